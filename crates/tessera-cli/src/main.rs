@@ -1,0 +1,420 @@
+//! `tessera`: inspect and read TileDB arrays.
+
+mod format;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tessera::fragment::OpenArray;
+use tessera::query::{Expr, Key, Query};
+use tessera::tile::storage::LocalFs;
+use tessera::tile::{datatype::Physical, Layout};
+
+#[derive(Parser)]
+#[command(
+    name = "tessera",
+    version,
+    about = "Inspect and read TileDB arrays (pure Rust, no libtiledb)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LayoutArg {
+    RowMajor,
+    ColMajor,
+    Global,
+    Unordered,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum FormatArg {
+    Jsonl,
+    Csv,
+    Arrow,
+    Parquet,
+    Null,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read cells as JSON lines (one object per cell), CSV, or nothing (for timing).
+    Read {
+        /// The array folder.
+        array: PathBuf,
+        /// Attributes to read, comma-separated (default: all, in schema order).
+        #[arg(long, value_delimiter = ',')]
+        attrs: Option<Vec<String>>,
+        /// `DIM=LO:HI[,LO:HI...]`, inclusive; repeat for several dimensions.
+        #[arg(long)]
+        subarray: Vec<String>,
+        /// Result layout (default: row-major for dense, unordered for sparse).
+        #[arg(long, value_enum)]
+        layout: Option<LayoutArg>,
+        /// Open at timestamp `T`, or at the range `T1:T2` (milliseconds).
+        #[arg(long)]
+        timestamp: Option<String>,
+        /// Keep cells satisfying a condition, e.g. `a > 5 and b is not null`.
+        #[arg(long = "where")]
+        condition: Option<String>,
+        /// AES-256-GCM key: 64 hex digits (or the 32-byte key itself).
+        #[arg(long)]
+        key: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: FormatArg,
+        /// Write to a file instead of stdout.
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+    /// Print the array schema.
+    Schema {
+        /// The array folder.
+        array: PathBuf,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// The schema in force at this timestamp.
+        #[arg(long)]
+        timestamp: Option<u64>,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
+    /// List the fragments.
+    Fragments {
+        /// The array folder.
+        array: PathBuf,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
+    /// Print the array metadata.
+    Meta {
+        /// The array folder.
+        array: PathBuf,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
+    /// Summarize an array.
+    Info {
+        /// The array folder.
+        array: PathBuf,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn parse_key(k: &Option<String>) -> Result<Option<[u8; 32]>, BoxError> {
+    let Some(k) = k else { return Ok(None) };
+    let mut out = [0u8; 32];
+    if k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()) {
+        for i in 0..32 {
+            out[i] = u8::from_str_radix(&k[2 * i..2 * i + 2], 16)?;
+        }
+    } else if k.len() == 32 {
+        out.copy_from_slice(k.as_bytes());
+    } else {
+        return Err("--key: expected 64 hex digits (32 bytes)".into());
+    }
+    Ok(Some(out))
+}
+
+fn parse_timestamp(t: &Option<String>) -> Result<(u64, u64), BoxError> {
+    match t {
+        None => Ok((0, u64::MAX)),
+        Some(t) => match t.split_once(':') {
+            Some((a, b)) => Ok((a.trim().parse()?, b.trim().parse()?)),
+            None => Ok((0, t.trim().parse()?)),
+        },
+    }
+}
+
+fn parse_bound(s: &str, t: tessera::tile::Datatype) -> Result<Key, BoxError> {
+    Ok(match t.physical() {
+        Physical::Int(_) | Physical::UInt(_) => Key::Int(
+            s.trim()
+                .parse::<i128>()
+                .map_err(|_| format!("`{s}` is not an integer"))?,
+        ),
+        Physical::Float(_) => Key::Float(
+            s.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("`{s}` is not a number"))?,
+        ),
+        Physical::Bytes => Key::Bytes(s.as_bytes().to_vec()),
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode, BoxError> {
+    match cli.command {
+        Command::Read {
+            array,
+            attrs,
+            subarray,
+            layout,
+            timestamp,
+            condition,
+            key,
+            format,
+            output,
+        } => {
+            let (t1, t2) = parse_timestamp(&timestamp)?;
+            let key = parse_key(&key)?;
+            let a = OpenArray::open(&LocalFs, &array, t1, t2, key)?;
+            let mut q = Query::new(&LocalFs, &a);
+            if let Some(attrs) = attrs {
+                q = q.attributes(attrs);
+            }
+            for s in &subarray {
+                let (dim, ranges) = s
+                    .split_once('=')
+                    .ok_or_else(|| format!("--subarray `{s}`: expected DIM=LO:HI"))?;
+                let d = a
+                    .schema
+                    .dimension(dim)
+                    .ok_or_else(|| format!("--subarray: the array has no dimension `{dim}`"))?;
+                for r in ranges.split(',') {
+                    let (lo, hi) = r
+                        .split_once(':')
+                        .ok_or_else(|| format!("--subarray `{s}`: expected LO:HI"))?;
+                    q = q.range(
+                        dim,
+                        parse_bound(lo, d.datatype)?,
+                        parse_bound(hi, d.datatype)?,
+                    );
+                }
+            }
+            if let Some(l) = layout {
+                q = q.layout(match l {
+                    LayoutArg::RowMajor => Layout::RowMajor,
+                    LayoutArg::ColMajor => Layout::ColMajor,
+                    LayoutArg::Global => Layout::GlobalOrder,
+                    LayoutArg::Unordered => Layout::Unordered,
+                });
+            }
+            if let Some(c) = condition {
+                q = q.condition(Expr::parse(&c, &a.schema)?);
+            }
+            if matches!(format, FormatArg::Arrow | FormatArg::Parquet) {
+                return Err(
+                    "--format arrow and parquet are not supported yet; use jsonl or csv".into(),
+                );
+            }
+            let r = q.execute()?;
+            if format == FormatArg::Null {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut sink: Box<dyn Write> = match output {
+                Some(p) => Box::new(
+                    std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?,
+                ),
+                None => Box::new(std::io::stdout().lock()),
+            };
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut sink);
+            let mut line = String::with_capacity(256);
+            let keys: Vec<String> = r
+                .columns
+                .iter()
+                .map(|c| serde_json::to_string(&c.name).expect("string"))
+                .collect();
+            if format == FormatArg::Csv {
+                let header: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
+                writeln!(w, "{}", header.join(","))?;
+            }
+            for i in 0..r.cell_count {
+                line.clear();
+                if format == FormatArg::Csv {
+                    for (k, c) in r.columns.iter().enumerate() {
+                        if k > 0 {
+                            line.push(',');
+                        }
+                        format::push_csv_value(&mut line, c, i);
+                    }
+                } else {
+                    line.push('{');
+                    for (k, c) in r.columns.iter().enumerate() {
+                        if k > 0 {
+                            line.push(',');
+                        }
+                        line.push_str(&keys[k]);
+                        line.push(':');
+                        format::push_value(&mut line, c, i);
+                    }
+                    line.push('}');
+                }
+                line.push('\n');
+                w.write_all(line.as_bytes())?;
+            }
+            w.flush()?;
+        }
+        Command::Schema {
+            array,
+            json,
+            timestamp,
+            key,
+        } => {
+            let key = parse_key(&key)?;
+            let files = tessera::schema::list_schemas(&LocalFs, &array)?;
+            let f = tessera::schema::schema_at(&files, timestamp.unwrap_or(u64::MAX))
+                .ok_or("not a TileDB array: no schema")?;
+            let s = tessera::schema::load_schema(&LocalFs, &array, f, key.as_ref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                print!("{}", tessera::schema::describe(&s));
+            }
+        }
+        Command::Fragments { array, json, key } => {
+            let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+            let list: Vec<serde_json::Value> = a
+                .fragments
+                .iter()
+                .map(|f| {
+                    let ned: Vec<serde_json::Value> = f.footer.non_empty_domain.as_ref().map_or(Vec::new(), |ned| {
+                        ned.iter()
+                            .zip(&f.schema.dimensions)
+                            .map(|(r, d)| {
+                                serde_json::json!([
+                                    tessera::schema::Value::decode(d.datatype, &r.lo).to_json(),
+                                    tessera::schema::Value::decode(d.datatype, &r.hi).to_json()
+                                ])
+                            })
+                            .collect()
+                    });
+                    serde_json::json!({
+                        "name": f.name,
+                        "timestamp_range": [f.timestamp_range().0, f.timestamp_range().1],
+                        "version": f.version().0,
+                        "sparse": !f.footer.dense,
+                        "cell_num": f.total_cell_num(),
+                        "nonempty_domain": ned,
+                        "schema_name": f.footer.schema_name.clone().unwrap_or_else(|| tessera::schema::LEGACY_SCHEMA_FILE.into()),
+                        "has_consolidated_metadata": a.consolidated_metadata.contains(&f.name),
+                    })
+                })
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for f in &list {
+                    println!(
+                        "{}  t={}  v{}  {}  cells={}  ned={}",
+                        f["name"].as_str().unwrap_or(""),
+                        f["timestamp_range"],
+                        f["version"],
+                        if f["sparse"].as_bool().unwrap_or(false) {
+                            "sparse"
+                        } else {
+                            "dense"
+                        },
+                        f["cell_num"],
+                        f["nonempty_domain"]
+                    );
+                }
+            }
+        }
+        Command::Meta { array, json, key } => {
+            let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+            let m = a.metadata(&LocalFs)?;
+            let obj: serde_json::Map<String, serde_json::Value> =
+                m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&obj)?);
+            } else {
+                for (k, v) in &obj {
+                    println!("{k} = {v}");
+                }
+            }
+        }
+        Command::Info { array, key } => {
+            let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+            let s = &a.schema;
+            let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().0).collect();
+            versions.sort_unstable();
+            versions.dedup();
+            println!("array: {}", array.display());
+            println!("type: {}", s.array_type);
+            println!(
+                "schema: {} (format version {}), {} schema file(s)",
+                s.name,
+                s.version,
+                a.schema_files.len()
+            );
+            println!(
+                "dimensions: {}",
+                s.dimensions
+                    .iter()
+                    .map(|d| format!("{} {}", d.name, d.datatype))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            println!(
+                "attributes: {}",
+                s.attributes
+                    .iter()
+                    .map(|d| format!("{} {}", d.name, d.datatype))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            println!(
+                "fragments: {} (format versions {:?})",
+                a.fragments.len(),
+                versions
+            );
+            println!(
+                "cells written: {}",
+                a.fragments.iter().map(|f| f.total_cell_num()).sum::<u64>()
+            );
+            println!("size on disk: {} bytes", dir_size(&array));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dir_size(p: &std::path::Path) -> u64 {
+    std::fs::read_dir(p).map_or(0, |rd| {
+        rd.flatten()
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => dir_size(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    })
+}
+
+fn main() -> ExitCode {
+    // A bug must not print a backtrace at users: one line, non-zero exit.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal error (please report): {info}");
+    }));
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            let mut msg = format!("error: {e}");
+            let mut src = e.source();
+            while let Some(s) = src {
+                msg.push_str(&format!("\n  caused by: {s}"));
+                src = s.source();
+            }
+            eprintln!("{msg}");
+            ExitCode::FAILURE
+        }
+        Err(_) => ExitCode::from(101),
+    }
+}

@@ -1,0 +1,317 @@
+//! `tessera schema`, `fragments` and `meta` against what TileDB-Py reported.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+fn run_json(args: &[&str]) -> Result<Value, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// TileDB-Py's filter class name for a filter type name.
+fn py_filter(name: &str) -> &str {
+    match name {
+        "NONE" => "NoOpFilter",
+        "GZIP" => "GzipFilter",
+        "ZSTD" => "ZstdFilter",
+        "LZ4" => "LZ4Filter",
+        "RLE" => "RleFilter",
+        "BZIP2" => "Bzip2Filter",
+        "DOUBLE_DELTA" => "DoubleDeltaFilter",
+        "BIT_WIDTH_REDUCTION" => "BitWidthReductionFilter",
+        "BITSHUFFLE" => "BitShuffleFilter",
+        "BYTESHUFFLE" => "ByteShuffleFilter",
+        "POSITIVE_DELTA" => "PositiveDeltaFilter",
+        "CHECKSUM_MD5" => "ChecksumMD5Filter",
+        "CHECKSUM_SHA256" => "ChecksumSHA256Filter",
+        "DICTIONARY" => "DictionaryFilter",
+        "SCALE_FLOAT" => "FloatScaleFilter",
+        "XOR" => "XORFilter",
+        "WEBP" => "WebpFilter",
+        "DELTA" => "DeltaFilter",
+        other => other,
+    }
+}
+
+fn filter_names(p: &Value) -> Vec<String> {
+    p["filters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let kind = &f["kind"];
+            let name = match kind {
+                Value::String(s) => s.clone(),
+                Value::Object(o) => o.keys().next().cloned().unwrap_or_default(),
+                _ => String::new(),
+            };
+            name
+        })
+        .collect()
+}
+
+fn py_names(p: &Value) -> Vec<String> {
+    p["filters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| f["name"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn rust_to_py(kind: &str) -> &'static str {
+    // serde names of FilterKind variants.
+    match kind {
+        "None" => "NoOpFilter",
+        "Gzip" => "GzipFilter",
+        "Zstd" => "ZstdFilter",
+        "Lz4" => "LZ4Filter",
+        "Rle" => "RleFilter",
+        "Bzip2" => "Bzip2Filter",
+        "DoubleDelta" => "DoubleDeltaFilter",
+        "BitWidthReduction" => "BitWidthReductionFilter",
+        "Bitshuffle" => "BitShuffleFilter",
+        "Byteshuffle" => "ByteShuffleFilter",
+        "PositiveDelta" => "PositiveDeltaFilter",
+        "ChecksumMd5" => "ChecksumMD5Filter",
+        "ChecksumSha256" => "ChecksumSHA256Filter",
+        "Dictionary" => "DictionaryFilter",
+        "ScaleFloat" => "FloatScaleFilter",
+        "Xor" => "XORFilter",
+        "Webp" => "WebpFilter",
+        "Delta" => "DeltaFilter",
+        _ => "?",
+    }
+}
+
+#[test]
+fn schemas_match_tiledb_py() {
+    let _ = py_filter;
+    let mut failures = Vec::new();
+    for path in common::cases() {
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let array = path.parent().unwrap().join("array");
+        let mut args = vec!["schema", array.to_str().unwrap(), "--json"];
+        let key = case["case"]["key"].as_str().map(str::to_owned);
+        if let Some(k) = &key {
+            args.extend(["--key", k.as_str()]);
+        }
+        let name = path.parent().unwrap().display().to_string();
+        let got = match run_json(&args) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let exp = &case["schema"];
+        let mut check = |what: &str, a: Value, b: Value| {
+            if a != b {
+                failures.push(format!("{name}: {what}: tessera {a}, TileDB-Py {b}"));
+            }
+        };
+        check(
+            "sparse",
+            Value::Bool(got["array_type"] == "Sparse"),
+            exp["sparse"].clone(),
+        );
+        if exp["sparse"] == true {
+            check(
+                "allows_duplicates",
+                got["allows_dups"].clone(),
+                exp["allows_duplicates"].clone(),
+            );
+        }
+        check("capacity", got["capacity"].clone(), exp["capacity"].clone());
+        let layout = |v: &Value| {
+            Value::String(
+                match v.as_str() {
+                    Some("RowMajor") => "row-major",
+                    Some("ColMajor") => "col-major",
+                    Some("Hilbert") => "hilbert",
+                    _ => "?",
+                }
+                .into(),
+            )
+        };
+        check(
+            "cell_order",
+            layout(&got["cell_order"]),
+            exp["cell_order"].clone(),
+        );
+        check(
+            "tile_order",
+            layout(&got["tile_order"]),
+            exp["tile_order"].clone(),
+        );
+        let gd = got["dimensions"].as_array().unwrap();
+        let ed = exp["dims"].as_array().unwrap();
+        check("dimension count", gd.len().into(), ed.len().into());
+        for (g, e) in gd.iter().zip(ed) {
+            check("dimension name", g["name"].clone(), e["name"].clone());
+            check(
+                "dimension var",
+                Value::Bool(g["cell_val_num"] == "Var"),
+                e["var"].clone(),
+            );
+            let gf: Vec<String> = filter_names(&g["filters"])
+                .iter()
+                .map(|k| rust_to_py(k).to_string())
+                .collect();
+            check(
+                &format!("filters of {}", e["name"]),
+                gf.into(),
+                py_names(&e["filters"]).into(),
+            );
+        }
+        let ga = got["attributes"].as_array().unwrap();
+        let ea = exp["attrs"].as_array().unwrap();
+        check("attribute count", ga.len().into(), ea.len().into());
+        for (g, e) in ga.iter().zip(ea) {
+            check("attribute name", g["name"].clone(), e["name"].clone());
+            check(
+                "attribute var",
+                Value::Bool(g["cell_val_num"] == "Var"),
+                e["var"].clone(),
+            );
+            check(
+                "attribute nullable",
+                g["nullable"].clone(),
+                e["nullable"].clone(),
+            );
+            let gf: Vec<String> = filter_names(&g["filters"])
+                .iter()
+                .map(|k| rust_to_py(k).to_string())
+                .collect();
+            check(
+                &format!("filters of {}", e["name"]),
+                gf.into(),
+                py_names(&e["filters"]).into(),
+            );
+            check(
+                &format!("chunk size of {}", e["name"]),
+                g["filters"]["max_chunk_size"].clone(),
+                e["filters"]["chunksize"].clone(),
+            );
+        }
+        for (k, pk) in [
+            ("coords_filters", "coords_filters"),
+            ("offsets_filters", "offsets_filters"),
+            ("validity_filters", "validity_filters"),
+        ] {
+            if exp.get(pk).is_some() {
+                let gf: Vec<String> = filter_names(&got[k])
+                    .iter()
+                    .map(|k| rust_to_py(k).to_string())
+                    .collect();
+                check(k, gf.into(), py_names(&exp[pk]).into());
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} schema differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn fragments_and_metadata_match_tiledb_py() {
+    let mut failures = Vec::new();
+    for path in common::cases() {
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let array = path.parent().unwrap().join("array");
+        let name = path.parent().unwrap().display().to_string();
+        let key = case["case"]["key"].as_str().map(str::to_owned);
+        let with_key = |mut a: Vec<String>| {
+            if let Some(k) = &key {
+                a.push("--key".into());
+                a.push(k.clone());
+            }
+            a
+        };
+        let a = with_key(vec![
+            "fragments".into(),
+            array.display().to_string(),
+            "--json".into(),
+        ]);
+        match run_json(&a.iter().map(String::as_str).collect::<Vec<_>>()) {
+            Err(e) => failures.push(format!("{name}: fragments: {e}")),
+            Ok(got) => {
+                let exp = case["fragments"].as_array().unwrap();
+                let got = got.as_array().unwrap();
+                if got.len() != exp.len() {
+                    failures.push(format!(
+                        "{name}: {} fragments, TileDB-Py lists {}",
+                        got.len(),
+                        exp.len()
+                    ));
+                } else {
+                    for (g, e) in got.iter().zip(exp) {
+                        for k in [
+                            "name",
+                            "timestamp_range",
+                            "version",
+                            "sparse",
+                            "cell_num",
+                            "nonempty_domain",
+                            "has_consolidated_metadata",
+                        ] {
+                            if g[k] != e[k] {
+                                failures.push(format!(
+                                    "{name}: fragment {}: {k}: tessera {}, TileDB-Py {}",
+                                    e["name"], g[k], e[k]
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let a = with_key(vec![
+            "meta".into(),
+            array.display().to_string(),
+            "--json".into(),
+        ]);
+        match run_json(&a.iter().map(String::as_str).collect::<Vec<_>>()) {
+            Err(e) => failures.push(format!("{name}: meta: {e}")),
+            Ok(got) => {
+                if got != case["metadata"] {
+                    failures.push(format!(
+                        "{name}: metadata {got}, TileDB-Py {}",
+                        case["metadata"]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn errors_are_one_clear_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["read", "/nonexistent/array"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let _ = Path::new("");
+}

@@ -1,0 +1,56 @@
+//! Decode throughput per filter on realistic data, beside the raw codec.
+#![allow(missing_docs)]
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use tessera_filters::{
+    filter_tile, unfilter_tile, Filter, FilterKind, FilterPipeline, TileContext,
+};
+use tessera_tile::{Datatype, FormatVersion};
+
+fn data(n: usize) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| ((i as f64 / 300.0).sin() * 1000.0 + (i % 7) as f64).to_le_bytes())
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let cells = data(1 << 20); // 8 MiB of float64
+    let ctx = TileContext::new(FormatVersion(22), 8);
+    let mut g = c.benchmark_group("unfilter");
+    g.throughput(Throughput::Bytes(cells.len() as u64));
+    g.sample_size(10);
+    let cases: Vec<(&str, Vec<FilterKind>)> = vec![
+        ("none", vec![]),
+        ("zstd", vec![FilterKind::Zstd { level: 3 }]),
+        ("lz4", vec![FilterKind::Lz4 { level: 0 }]),
+        ("gzip", vec![FilterKind::Gzip { level: 6 }]),
+        (
+            "byteshuffle+lz4",
+            vec![FilterKind::Byteshuffle, FilterKind::Lz4 { level: 0 }],
+        ),
+        ("bitshuffle", vec![FilterKind::Bitshuffle]),
+        (
+            "xor+zstd",
+            vec![FilterKind::Xor, FilterKind::Zstd { level: 3 }],
+        ),
+    ];
+    for (name, kinds) in cases {
+        let p = FilterPipeline::new(
+            kinds
+                .into_iter()
+                .map(|k| Filter::new(k, Datatype::Float64))
+                .collect(),
+            64 * 1024,
+        );
+        let tile = filter_tile(&p, &cells, &ctx).unwrap();
+        g.bench_function(name, |b| b.iter(|| unfilter_tile(&p, &tile, &ctx).unwrap()));
+    }
+    // The raw codec alone, for the overhead comparison.
+    let z = zstd::bulk::compress(&cells, 3).unwrap();
+    g.bench_function("raw zstd (one frame)", |b| {
+        b.iter(|| zstd::bulk::decompress(&z, cells.len()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

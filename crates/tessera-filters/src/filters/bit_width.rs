@@ -1,0 +1,149 @@
+//! Bit-width reduction (`format_spec/tile.md#bit-width-reduction-filter`).
+//!
+//! Metadata: `input length: u32, num windows: u32`, then per window
+//! `offset: T, bit width: u8, window length: u32`. Each window stores its
+//! values minus the offset in 8, 16, 32 or 64 bits (sign-extended for
+//! signed types). INT8/UINT8, floats and strings pass through unchanged, as
+//! do datetimes and times before version 20.
+
+use super::parts::check_alloc;
+use super::{integer_width, ChunkCx};
+use crate::FilterError;
+use tessera_tile::{Datatype, Reader};
+
+fn load(b: &[u8], signed: bool) -> u64 {
+    let mut x = [0u8; 8];
+    x[..b.len()].copy_from_slice(b);
+    let v = u64::from_le_bytes(x);
+    if signed && b.len() < 8 {
+        let sh = 64 - 8 * b.len() as u32;
+        (((v << sh) as i64) >> sh) as u64
+    } else {
+        v
+    }
+}
+
+fn supported(t: Datatype, cx: &ChunkCx<'_>) -> Option<(usize, bool)> {
+    match integer_width(t, cx.version) {
+        Some((w, s)) if w >= 2 => Some((w as usize, s)),
+        _ => None,
+    }
+}
+
+/// Reverse.
+pub(crate) fn reverse(
+    t: Datatype,
+    meta: &[u8],
+    data: &[u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+    let Some((w, signed)) = supported(t, cx) else {
+        return Ok((meta.to_vec(), data.to_vec()));
+    };
+    let mut m = Reader::new(meta, "bit width reduction filter metadata");
+    let orig_len = m.u32("length of input")? as u64;
+    let windows = m.u32("number of windows")?;
+    m.check_count("number of windows", windows as u64, w as u64 + 5)?;
+    let mut out = Vec::with_capacity(check_alloc(
+        orig_len,
+        cx,
+        "bit width reduction input length",
+    )?);
+    let mut d = Reader::new(data, "bit width reduction window data");
+    for _ in 0..windows {
+        let offset = load(m.bytes("window value offset", w as u64)?, signed);
+        let bits = m.u8("bit width of reduced type")? as usize;
+        let nbytes = m.u32("window length")? as u64;
+        if bits >= w * 8 || !nbytes.is_multiple_of(w as u64) {
+            out.extend_from_slice(d.bytes("window", nbytes)?);
+            continue;
+        }
+        if ![8, 16, 32].contains(&bits) {
+            return Err(m
+                .invalid("bit width of reduced type", format!("{bits} bits"))
+                .into());
+        }
+        let rw = bits / 8;
+        let count = nbytes / w as u64;
+        let src = d.bytes("window", count * rw as u64)?;
+        for v in src.chunks_exact(rw) {
+            let x = load(v, signed).wrapping_add(offset);
+            out.extend_from_slice(&x.to_le_bytes()[..w]);
+        }
+    }
+    if out.len() as u64 != orig_len {
+        return Err(FilterError::Size {
+            chunk: cx.chunk,
+            message: format!(
+                "bit width reduction produced {} bytes, metadata says {orig_len}",
+                out.len()
+            ),
+        });
+    }
+    Ok((m.rest().to_vec(), out))
+}
+
+/// Forward.
+pub(crate) fn forward(
+    t: Datatype,
+    max_window: u32,
+    meta: &[u8],
+    data: &[u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+    let Some((w, signed)) = supported(t, cx) else {
+        return Ok((meta.to_vec(), data.to_vec()));
+    };
+    let per_window = ((max_window as usize / w).max(1)) * w;
+    let whole = data.len() - data.len() % w;
+    let mut head = Vec::new();
+    let mut out = Vec::new();
+    let mut windows = 0u32;
+    let as_i128 = |b: &[u8]| -> i128 {
+        if signed {
+            load(b, true) as i64 as i128
+        } else {
+            load(b, false) as i128
+        }
+    };
+    for win in data[..whole].chunks(per_window) {
+        let vals: Vec<i128> = win.chunks_exact(w).map(as_i128).collect();
+        let (min, max) = (
+            vals.iter().copied().min().unwrap_or(0),
+            vals.iter().copied().max().unwrap_or(0),
+        );
+        let range = (max - min) as u128 + 1;
+        let bits = match 128 - range.leading_zeros() {
+            0..=8 => 8,
+            9..=16 => 16,
+            17..=32 => 32,
+            _ => 64,
+        };
+        head.extend_from_slice(&(min as u64).to_le_bytes()[..w]);
+        windows += 1;
+        if bits >= w * 8 {
+            head.push((w * 8) as u8);
+            head.extend_from_slice(&(win.len() as u32).to_le_bytes());
+            out.extend_from_slice(win);
+        } else {
+            head.push(bits as u8);
+            head.extend_from_slice(&(win.len() as u32).to_le_bytes());
+            for v in vals {
+                out.extend_from_slice(&((v - min) as u64).to_le_bytes()[..bits / 8]);
+            }
+        }
+    }
+    if whole < data.len() {
+        head.extend_from_slice(&[0u8; 8][..w]);
+        head.push((w * 8) as u8);
+        head.extend_from_slice(&((data.len() - whole) as u32).to_le_bytes());
+        out.extend_from_slice(&data[whole..]);
+        windows += 1;
+    }
+    let mut m = Vec::with_capacity(8 + head.len() + meta.len());
+    m.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    m.extend_from_slice(&windows.to_le_bytes());
+    m.extend_from_slice(&head);
+    m.extend_from_slice(meta);
+    Ok((m, out))
+}

@@ -1,0 +1,171 @@
+//! Compression filters: gzip, zstd, LZ4, bzip2, RLE, double delta and delta
+//! (`format_spec/tile.md#compression-filters`).
+//!
+//! Metadata: `num metadata parts: u32, num data parts: u32`, then
+//! `(original length: u32, compressed length: u32)` per part; the data holds
+//! the compressed metadata parts, then the compressed data parts.
+
+use super::{parts::check_alloc, ChunkCx, Filter, FilterKind};
+use crate::FilterError;
+use std::io::Read;
+use tessera_tile::{Datatype, Reader};
+
+fn name(f: &Filter) -> &'static str {
+    f.filter_type().name()
+}
+
+fn codec_type(f: &Filter) -> Datatype {
+    match &f.kind {
+        FilterKind::DoubleDelta {
+            reinterpret: Some(t),
+            ..
+        }
+        | FilterKind::Delta {
+            reinterpret: Some(t),
+            ..
+        } => *t,
+        _ => f.input_type,
+    }
+}
+
+/// Reverses a compression filter.
+pub(crate) fn reverse(
+    f: &Filter,
+    meta: &[u8],
+    data: &[u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+    let mut r = Reader::new(meta, "compression filter metadata");
+    let n_meta = r.u32("number of metadata parts")? as u64;
+    let n_data = r.u32("number of data parts")? as u64;
+    let total = r.check_count("number of parts", n_meta + n_data, 8)?;
+    let mut parts = Vec::with_capacity(total);
+    for _ in 0..total {
+        parts.push((
+            r.u32("part original length")? as u64,
+            r.u32("part compressed length")? as u64,
+        ));
+    }
+    let out_meta_len: u64 = parts[..n_meta as usize].iter().map(|p| p.0).sum();
+    let out_data_len: u64 = parts[n_meta as usize..].iter().map(|p| p.0).sum();
+    let mut out_meta = Vec::with_capacity(check_alloc(out_meta_len, cx, "decompressed metadata")?);
+    let mut out_data = Vec::with_capacity(check_alloc(out_data_len, cx, "decompressed data")?);
+    let mut d = Reader::new(data, "compressed chunk data");
+    for (i, (orig, comp)) in parts.into_iter().enumerate() {
+        let input = d.bytes("compressed part", comp)?;
+        let out = if (i as u64) < n_meta {
+            &mut out_meta
+        } else {
+            &mut out_data
+        };
+        let start = out.len();
+        out.resize(start + orig as usize, 0);
+        decompress(f, input, &mut out[start..], cx)?;
+    }
+    Ok((out_meta, out_data))
+}
+
+/// Decompresses `input` into exactly `out.len()` bytes.
+fn decompress(
+    f: &Filter,
+    input: &[u8],
+    out: &mut [u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(), FilterError> {
+    let n = name(f);
+    let err = |m: String| FilterError::codec(n, cx.chunk, m);
+    let expect = out.len();
+    let got = match &f.kind {
+        FilterKind::Gzip { .. } => {
+            // libtiledb's GZip uses zlib's deflate (a zlib stream, not gzip framing).
+            let mut dec = flate2::read::ZlibDecoder::new(input);
+            dec.read_exact(out).map_err(|e| err(e.to_string()))?;
+            let mut extra = [0u8; 1];
+            if dec.read(&mut extra).map_err(|e| err(e.to_string()))? != 0 {
+                return Err(err(format!(
+                    "stream holds more than the expected {expect} bytes"
+                )));
+            }
+            expect
+        }
+        FilterKind::Zstd { .. } => zstd::bulk::Decompressor::new()
+            .and_then(|mut d| d.decompress_to_buffer(input, out))
+            .map_err(|e| err(e.to_string()))?,
+        FilterKind::Lz4 { .. } => {
+            lz4_flex::block::decompress_into(input, out).map_err(|e| err(e.to_string()))?
+        }
+        FilterKind::Bzip2 { .. } => {
+            let mut dec = bzip2::read::BzDecoder::new(input);
+            dec.read_exact(out).map_err(|e| err(e.to_string()))?;
+            expect
+        }
+        FilterKind::Rle { .. } => super::rle::decompress(input, cx.cell_size, out).map_err(err)?,
+        FilterKind::DoubleDelta { .. } => {
+            super::double_delta::decompress(codec_type(f), input, out, cx.version).map_err(err)?
+        }
+        FilterKind::Delta { .. } => {
+            super::delta::decompress(codec_type(f), input, out).map_err(err)?
+        }
+        _ => unreachable!("not a compression filter"),
+    };
+    if got != expect {
+        return Err(err(format!("decompressed {got} bytes, expected {expect}")));
+    }
+    Ok(())
+}
+
+/// Runs a compression filter forward: the metadata (if any) and the data are
+/// each compressed as one part.
+pub(crate) fn forward(
+    f: &Filter,
+    meta: &[u8],
+    data: &[u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+    let mut out_meta = Vec::new();
+    let mut out_data = Vec::new();
+    let meta_parts: Vec<&[u8]> = if meta.is_empty() { vec![] } else { vec![meta] };
+    out_meta.extend_from_slice(&(meta_parts.len() as u32).to_le_bytes());
+    out_meta.extend_from_slice(&1u32.to_le_bytes());
+    for part in meta_parts.into_iter().chain(std::iter::once(data)) {
+        let c = compress(f, part, cx)?;
+        out_meta.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        out_meta.extend_from_slice(&(c.len() as u32).to_le_bytes());
+        out_data.extend_from_slice(&c);
+    }
+    Ok((out_meta, out_data))
+}
+
+fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, FilterError> {
+    use std::io::Write;
+    let n = name(f);
+    let err = |m: String| FilterError::codec(n, cx.chunk, m);
+    Ok(match &f.kind {
+        FilterKind::Gzip { level } => {
+            let lvl = if (0..=9).contains(level) {
+                *level as u32
+            } else {
+                6
+            };
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(lvl));
+            e.write_all(input).map_err(|e| err(e.to_string()))?;
+            e.finish().map_err(|e| err(e.to_string()))?
+        }
+        FilterKind::Zstd { level } => {
+            zstd::bulk::compress(input, *level).map_err(|e| err(e.to_string()))?
+        }
+        FilterKind::Lz4 { .. } => lz4_flex::block::compress(input),
+        FilterKind::Bzip2 { level } => {
+            let lvl = (*level).clamp(1, 9) as u32;
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(lvl));
+            e.write_all(input).map_err(|e| err(e.to_string()))?;
+            e.finish().map_err(|e| err(e.to_string()))?
+        }
+        FilterKind::Rle { .. } => super::rle::compress(input, cx.cell_size).map_err(err)?,
+        FilterKind::DoubleDelta { .. } => {
+            super::double_delta::compress(codec_type(f), input, cx.version).map_err(err)?
+        }
+        FilterKind::Delta { .. } => super::delta::compress(codec_type(f), input).map_err(err)?,
+        _ => unreachable!("not a compression filter"),
+    })
+}

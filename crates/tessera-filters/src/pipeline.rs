@@ -1,0 +1,398 @@
+//! The filter pipeline (`format_spec/filter_pipeline.md`) and running it
+//! over the chunks of a tile.
+
+use crate::filters::{dictionary, rle, ChunkCx, Filter, FilterKind, FilterType};
+use crate::{gates, EncryptionKey, FilterError};
+use rayon::prelude::*;
+use serde::Serialize;
+use tessera_tile::{tile::ChunkList, Datatype, FormatVersion, Reader};
+
+/// An ordered list of filters and the maximum chunk size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilterPipeline {
+    /// Maximum chunk size within a tile.
+    pub max_chunk_size: u32,
+    /// The filters, in the order they run when writing.
+    pub filters: Vec<Filter>,
+}
+
+/// Default maximum chunk size (64 KiB).
+pub const DEFAULT_MAX_CHUNK_SIZE: u32 = 64 * 1024;
+
+impl FilterPipeline {
+    /// A pipeline of `filters`.
+    pub fn new(filters: Vec<Filter>, max_chunk_size: u32) -> FilterPipeline {
+        FilterPipeline {
+            max_chunk_size,
+            filters,
+        }
+    }
+
+    /// The empty pipeline.
+    pub fn empty() -> FilterPipeline {
+        FilterPipeline::new(Vec::new(), DEFAULT_MAX_CHUNK_SIZE)
+    }
+
+    /// Parses a pipeline. `datatype` is the type of the field it filters;
+    /// from version 20 each filter receives the previous filter's output type.
+    pub fn parse(
+        r: &mut Reader<'_>,
+        version: FormatVersion,
+        datatype: Datatype,
+    ) -> Result<FilterPipeline, FilterError> {
+        let prev = r.set_structure("filter pipeline");
+        let max_chunk_size = r.u32("max chunk size")?;
+        let n = r.u32("number of filters")?;
+        let n = r.check_count("number of filters", n as u64, 5)?;
+        let mut filters = Vec::with_capacity(n);
+        let mut t = datatype;
+        for _ in 0..n {
+            let f = Filter::parse(r, version, t)?;
+            if version.has(gates::FILTER_DATATYPE_CHAINING) {
+                t = f.output_type(t);
+            }
+            filters.push(f);
+        }
+        r.set_structure(prev);
+        Ok(FilterPipeline {
+            max_chunk_size,
+            filters,
+        })
+    }
+
+    /// Serializes the pipeline as libtiledb does. (Schemas never hold the
+    /// internal encryption filter; generic tile headers of encrypted tiles do.)
+    pub fn serialize(&self, out: &mut Vec<u8>, version: FormatVersion) {
+        out.extend_from_slice(&self.max_chunk_size.to_le_bytes());
+        out.extend_from_slice(&(self.filters.len() as u32).to_le_bytes());
+        for f in &self.filters {
+            f.serialize(out, version);
+        }
+    }
+
+    /// This pipeline with the internal AES-256-GCM filter appended.
+    pub fn with_encryption(&self, key: Option<EncryptionKey>) -> FilterPipeline {
+        let mut p = self.clone();
+        let t = self
+            .filters
+            .last()
+            .map_or(Datatype::Any, |f| f.output_type(f.input_type));
+        p.filters
+            .push(Filter::new(FilterKind::Aes256Gcm { key }, t));
+        p
+    }
+
+    /// True if a filter of this type is in the pipeline.
+    pub fn has(&self, t: FilterType) -> bool {
+        self.filters.iter().any(|f| f.filter_type() == t)
+    }
+
+    /// True when the cell offsets of a var-sized field of `field_type` are
+    /// folded into its data tile (RLE or dictionary on strings), so the
+    /// offsets tile is not filtered: ASCII from 12 (RLE) and 13 (dictionary),
+    /// UTF-8 from 17. `schema_version` is the array schema's version.
+    pub fn offsets_in_data(&self, field_type: Datatype, schema_version: FormatVersion) -> bool {
+        let v = schema_version;
+        let ascii = field_type == Datatype::StringAscii;
+        let utf8 = field_type == Datatype::StringUtf8;
+        let utf8_ok = utf8 && v.has(gates::UTF8_OFFSETS_IN_DATA);
+        (self.has(FilterType::Rle)
+            && ((ascii && v.has(gates::RLE_ASCII_OFFSETS_IN_DATA)) || utf8_ok))
+            || (self.has(FilterType::Dictionary)
+                && ((ascii && v.has(gates::DICTIONARY_ASCII_OFFSETS_IN_DATA)) || utf8_ok))
+    }
+}
+
+/// What the pipeline needs to know about the tile it runs on.
+#[derive(Debug, Clone)]
+pub struct TileContext {
+    /// Format version the tile was written with.
+    pub version: FormatVersion,
+    /// Size of one cell (used by numeric RLE): the datatype size times the
+    /// number of values per cell for fixed-sized data, the datatype size for
+    /// var-sized data, 8 for offsets and 1 for validity.
+    pub cell_size: u64,
+    /// The unfiltered size the tile must have, when known.
+    pub expected_size: Option<u64>,
+    /// Decode chunks in parallel when the tile has several.
+    pub parallel: bool,
+}
+
+impl TileContext {
+    /// A context for a tile of `version` with cells of `cell_size` bytes.
+    pub fn new(version: FormatVersion, cell_size: u64) -> TileContext {
+        TileContext {
+            version,
+            cell_size,
+            expected_size: None,
+            parallel: true,
+        }
+    }
+
+    /// Requires the unfiltered tile to have `size` bytes.
+    pub fn expect_size(mut self, size: u64) -> TileContext {
+        self.expected_size = Some(size);
+        self
+    }
+
+    fn chunk(&self, chunk: usize, original_len: u32) -> ChunkCx<'_> {
+        ChunkCx {
+            version: self.version,
+            cell_size: self.cell_size.max(1),
+            chunk,
+            max_alloc: 2 * original_len as u64 + (1 << 20),
+            _marker: std::marker::PhantomData,
+        }
+    }
+}
+
+fn parse_chunks(tile: &[u8]) -> Result<ChunkList, FilterError> {
+    let mut r = Reader::new(tile, "tile");
+    let chunks = ChunkList::parse(&mut r)?;
+    Ok(chunks)
+}
+
+/// Runs the pipeline in reverse on one chunk, down to filter `stop` (exclusive).
+fn reverse_chunk(
+    p: &FilterPipeline,
+    stop: usize,
+    meta: &[u8],
+    data: &[u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+    let mut m = meta.to_vec();
+    let mut d = data.to_vec();
+    for f in p.filters[stop..].iter().rev() {
+        let (m2, d2) = f.reverse(&m, &d, cx)?;
+        m = m2;
+        d = d2;
+    }
+    Ok((m, d))
+}
+
+/// Reverses the pipeline on every chunk of `tile`, returning the cell bytes.
+pub fn unfilter_tile(
+    p: &FilterPipeline,
+    tile: &[u8],
+    ctx: &TileContext,
+) -> Result<Vec<u8>, FilterError> {
+    let chunks = parse_chunks(tile)?;
+    let total = chunks.original_size();
+    if let Some(expected) = ctx.expected_size {
+        if total != expected {
+            return Err(FilterError::Size {
+                chunk: 0,
+                message: format!(
+                    "the chunks unfilter to {total} bytes but the tile must have {expected}"
+                ),
+            });
+        }
+    }
+    let mut out = vec![0u8; total as usize];
+    // Split the output into one slice per chunk, then fill them (in parallel).
+    let mut slices = Vec::with_capacity(chunks.chunks.len());
+    let mut rest: &mut [u8] = &mut out;
+    for c in &chunks.chunks {
+        let (head, tail) = rest.split_at_mut(c.original_len as usize);
+        slices.push(head);
+        rest = tail;
+    }
+    let work = |(i, (c, dst)): (usize, (&tessera_tile::tile::Chunk, &mut &mut [u8]))| -> Result<(), FilterError> {
+        let cx = ctx.chunk(i, c.original_len);
+        let meta = &tile[c.metadata.clone()];
+        let data = &tile[c.data.clone()];
+        if p.filters.is_empty() {
+            if data.len() != dst.len() {
+                return Err(FilterError::Size { chunk: i, message: format!("unfiltered chunk has {} bytes, framing says {}", data.len(), dst.len()) });
+            }
+            dst.copy_from_slice(data);
+            return Ok(());
+        }
+        let (_, d) = reverse_chunk(p, 0, meta, data, &cx)?;
+        if d.len() != dst.len() {
+            return Err(FilterError::Size { chunk: i, message: format!("chunk unfiltered to {} bytes, framing says {}", d.len(), dst.len()) });
+        }
+        dst.copy_from_slice(&d);
+        Ok(())
+    };
+    if ctx.parallel && chunks.chunks.len() > 1 && total > 256 * 1024 {
+        chunks
+            .chunks
+            .par_iter()
+            .zip(slices.par_iter_mut())
+            .enumerate()
+            .try_for_each(work)?;
+    } else {
+        chunks
+            .chunks
+            .iter()
+            .zip(slices.iter_mut())
+            .enumerate()
+            .try_for_each(work)?;
+    }
+    Ok(out)
+}
+
+/// Reverses the pipeline on a var-sized string data tile whose cell offsets
+/// are folded into the data (see [`FilterPipeline::offsets_in_data`]).
+/// Returns the cell bytes and the cell offsets.
+pub fn unfilter_var_string_tile(
+    p: &FilterPipeline,
+    tile: &[u8],
+    ctx: &TileContext,
+) -> Result<(Vec<u8>, Vec<u64>), FilterError> {
+    let first = p
+        .filters
+        .first()
+        .ok_or_else(|| FilterError::Unsupported("empty pipeline has no string encoding".into()))?;
+    let chunks = parse_chunks(tile)?;
+    let mut data = Vec::new();
+    let mut offsets = Vec::new();
+    for (i, c) in chunks.chunks.iter().enumerate() {
+        let cx = ctx.chunk(i, c.original_len);
+        let (m, d) = reverse_chunk(p, 1, &tile[c.metadata.clone()], &tile[c.data.clone()], &cx)?;
+        let mut r = Reader::new(&m, "string encoding metadata");
+        r.u32("number of metadata parts")?;
+        r.u32("number of data parts")?;
+        let out_len = r.u32("uncompressed length")? as usize;
+        let in_len = r.u32("compressed length")? as u64;
+        r.u32("offsets length")?;
+        let input = Reader::new(&d, "string encoding data").bytes("encoded strings", in_len)?;
+        if out_len as u64 != c.original_len as u64 {
+            return Err(FilterError::Size {
+                chunk: i,
+                message: format!(
+                    "string encoding says {out_len} bytes, framing says {}",
+                    c.original_len
+                ),
+            });
+        }
+        let (bytes, offs) = match &first.kind {
+            FilterKind::Rle { .. } => {
+                let rw = r.u8("run length width")?;
+                let lw = r.u8("string length width")?;
+                rle::decompress_strings(input, rw, lw, out_len)
+            }
+            FilterKind::Dictionary { .. } => {
+                let iw = r.u8("id width")?;
+                let lw = r.u8("string length width")?;
+                let size = r.u32("dictionary size")?;
+                let dict = r.bytes("dictionary", size as u64)?;
+                dictionary::decompress(input, iw, lw, dict, out_len)
+            }
+            _ => {
+                return Err(FilterError::Unsupported(
+                    "offsets are folded into the data only under RLE or dictionary encoding".into(),
+                ))
+            }
+        }
+        .map_err(|e| FilterError::codec(first.filter_type().name(), i, e))?;
+        let base = data.len() as u64;
+        offsets.extend(offs.into_iter().map(|o| o + base));
+        data.extend_from_slice(&bytes);
+    }
+    Ok((data, offsets))
+}
+
+/// Runs the pipeline forward, producing the tile bytes libtiledb stores:
+/// `num chunks` then the chunks, split at `max_chunk_size` bytes (and at
+/// whole cells, as every version from 11 does).
+pub fn filter_tile(
+    p: &FilterPipeline,
+    cells: &[u8],
+    ctx: &TileContext,
+) -> Result<Vec<u8>, FilterError> {
+    let cell = ctx.cell_size.max(1) as usize;
+    let max = (p.max_chunk_size.max(1) as usize).max(cell);
+    let per_chunk = max - max % cell;
+    let pieces: Vec<&[u8]> = if cells.is_empty() || p.max_chunk_size == 0 {
+        vec![cells]
+    } else {
+        cells.chunks(per_chunk).collect()
+    };
+    let mut out = (pieces.len() as u64).to_le_bytes().to_vec();
+    for (i, piece) in pieces.iter().enumerate() {
+        let cx = ctx.chunk(i, piece.len() as u32);
+        let mut m = Vec::new();
+        let mut d = piece.to_vec();
+        for f in &p.filters {
+            let (m2, d2) = f.forward(&m, &d, &cx)?;
+            m = m2;
+            d = d2;
+        }
+        out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        out.extend_from_slice(&m);
+        out.extend_from_slice(&d);
+    }
+    Ok(out)
+}
+
+/// Runs the pipeline forward on var-sized strings whose offsets are folded
+/// into the data tile (the first filter is RLE or dictionary encoding): one
+/// chunk, as libtiledb writes it. `offsets` are the cell start offsets.
+pub fn filter_var_string_tile(
+    p: &FilterPipeline,
+    data: &[u8],
+    offsets: &[u64],
+    ctx: &TileContext,
+) -> Result<Vec<u8>, FilterError> {
+    let first = p
+        .filters
+        .first()
+        .ok_or_else(|| FilterError::Unsupported("empty pipeline has no string encoding".into()))?;
+    let mut strings = Vec::with_capacity(offsets.len());
+    for (i, &o) in offsets.iter().enumerate() {
+        let end = offsets.get(i + 1).copied().unwrap_or(data.len() as u64);
+        if o > end || end > data.len() as u64 {
+            return Err(FilterError::Unsupported(format!(
+                "offset {o} of cell {i} is out of order or out of range"
+            )));
+        }
+        strings.push(&data[o as usize..end as usize]);
+    }
+    let (encoded, mut extra) = match &first.kind {
+        FilterKind::Rle { .. } => {
+            let (e, rw, lw) = rle::compress_strings(&strings);
+            (e, vec![rw, lw])
+        }
+        FilterKind::Dictionary { .. } => {
+            let (e, iw, lw, dict) = dictionary::compress(&strings);
+            let mut x = vec![iw, lw];
+            x.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+            x.extend_from_slice(&dict);
+            (e, x)
+        }
+        _ => {
+            return Err(FilterError::Unsupported(
+                "offsets are folded into the data only under RLE or dictionary encoding".into(),
+            ))
+        }
+    };
+    let mut m = Vec::new();
+    for v in [
+        0u32,
+        1,
+        data.len() as u32,
+        encoded.len() as u32,
+        (offsets.len() * 8) as u32,
+    ] {
+        m.extend_from_slice(&v.to_le_bytes());
+    }
+    m.append(&mut extra);
+    let cx = ctx.chunk(0, data.len() as u32);
+    let mut d = encoded;
+    for f in &p.filters[1..] {
+        let (m2, d2) = f.forward(&m, &d, &cx)?;
+        m = m2;
+        d = d2;
+    }
+    let mut out = 1u64.to_le_bytes().to_vec();
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+    out.extend_from_slice(&m);
+    out.extend_from_slice(&d);
+    Ok(out)
+}

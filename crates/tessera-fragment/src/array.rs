@@ -1,0 +1,446 @@
+//! An array folder opened at a timestamp range
+//! (`format_spec/array_file_hierarchy.md`).
+//!
+//! Both hierarchies are read at once: fragments in the array folder with
+//! `.ok` commit files (before version 12; before version 5 a fragment counts
+//! as committed when its metadata file exists), and `__fragments/` with
+//! `__commits/*.wrt` and consolidated commits files (from version 12).
+
+use crate::array_metadata::{apply_entries, MetadataValue};
+use crate::condition::Condition;
+use crate::metadata::{FragmentMetadata, FRAGMENT_METADATA_FILE};
+use crate::{gates, FragmentError, TimestampedName};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_schema::{list_schemas, load_schema, schema_at, ArraySchema, SchemaFile};
+use tessera_tile::storage::{DirEntry, Storage};
+
+/// Folder of fragments (from version 12).
+pub const FRAGMENTS_FOLDER: &str = "__fragments";
+/// Folder of commit files (from version 12).
+pub const COMMITS_FOLDER: &str = "__commits";
+/// Folder of consolidated fragment metadata (from version 12).
+pub const FRAGMENT_META_FOLDER: &str = "__fragment_meta";
+/// Folder of array metadata.
+pub const METADATA_FOLDER: &str = "__meta";
+
+/// A delete condition that applies to the opened array.
+#[derive(Debug, Clone)]
+pub struct DeleteCondition {
+    /// The delete commit's file name.
+    pub name: String,
+    /// Its timestamp: cells written before it are deleted when they match.
+    pub timestamp: u64,
+    /// The condition.
+    pub condition: Condition,
+}
+
+/// A fragment folder that exists but is not visible, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFragment {
+    /// Folder name.
+    pub name: String,
+    /// Why it is not read.
+    pub reason: String,
+}
+
+/// An array folder opened at `[timestamp_start, timestamp_end]`.
+pub struct OpenArray {
+    /// The array folder.
+    pub path: PathBuf,
+    /// Opened from this timestamp (inclusive).
+    pub timestamp_start: u64,
+    /// Opened up to this timestamp (inclusive).
+    pub timestamp_end: u64,
+    /// Every schema file, oldest first.
+    pub schema_files: Vec<SchemaFile>,
+    /// The schema in force at `timestamp_end`.
+    pub schema: Arc<ArraySchema>,
+    /// The visible fragments, in write order.
+    pub fragments: Vec<FragmentMetadata>,
+    /// Fragments present but not visible.
+    pub skipped: Vec<SkippedFragment>,
+    /// Delete conditions in force, oldest first.
+    pub delete_conditions: Vec<DeleteCondition>,
+    /// Names of fragments whose footers a consolidated fragment metadata file holds.
+    pub consolidated_metadata: HashSet<String>,
+    /// The encryption key, if any.
+    pub key: Option<EncryptionKey>,
+    schemas: HashMap<String, Arc<ArraySchema>>,
+}
+
+impl std::fmt::Debug for OpenArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenArray")
+            .field("path", &self.path)
+            .field("fragments", &self.fragments.len())
+            .finish()
+    }
+}
+
+fn list(storage: &dyn Storage, p: &Path) -> Result<Vec<DirEntry>, FragmentError> {
+    storage.list(p).map_err(|e| FragmentError::io(p, e))
+}
+
+fn stem(name: &str) -> &str {
+    name.rsplit_once('.').map_or(name, |(s, _)| s)
+}
+
+fn ext(name: &str) -> &str {
+    name.rsplit_once('.').map_or("", |(_, e)| e)
+}
+
+/// The last path component of a URI or relative path in a commit, vacuum or ignore file.
+fn base_name(uri: &str) -> &str {
+    uri.trim_end_matches('/').rsplit('/').next().unwrap_or(uri)
+}
+
+impl OpenArray {
+    /// True when `(t1, t2)` is visible: fully inside the open range, or, for
+    /// names of format 14 and later (consolidation with timestamps), overlapping it.
+    pub fn overlaps(&self, name: &TimestampedName) -> bool {
+        overlaps(self.timestamp_start, self.timestamp_end, name)
+    }
+
+    /// Opens the array at `path`, at `[start, end]` (use `0, u64::MAX` for "now").
+    pub fn open(
+        storage: &dyn Storage,
+        path: &Path,
+        start: u64,
+        end: u64,
+        key: Option<EncryptionKey>,
+    ) -> Result<OpenArray, FragmentError> {
+        let schema_files = list_schemas(storage, path)?;
+        if schema_files.is_empty() {
+            return Err(FragmentError::invalid(
+                path.display().to_string(),
+                "not a TileDB array: no __array_schema.tdb and no schema in __schema/",
+            ));
+        }
+        let root = list(storage, path)?;
+        let frag_dir = path.join(FRAGMENTS_FOLDER);
+        let commits_dir = path.join(COMMITS_FOLDER);
+        let fragments_v12 = list(storage, &frag_dir)?;
+        let commits = list(storage, &commits_dir)?;
+
+        // Consolidated commits and ignore files.
+        let mut ignored = HashSet::new();
+        let mut con_commits = HashSet::new();
+        let mut deletes: Vec<(String, u64, Vec<u8>)> = Vec::new();
+        for e in commits.iter().filter(|e| ext(&e.name) == "ign") {
+            let p = commits_dir.join(&e.name);
+            let text = storage
+                .read_all(&p)
+                .map_err(|er| FragmentError::io(&p, er))?;
+            for line in String::from_utf8_lossy(&text)
+                .lines()
+                .filter(|l| !l.is_empty())
+            {
+                ignored.insert(base_name(line).to_owned());
+            }
+        }
+        for e in commits.iter().filter(|e| ext(&e.name) == "con") {
+            let p = commits_dir.join(&e.name);
+            let bytes = storage
+                .read_all(&p)
+                .map_err(|er| FragmentError::io(&p, er))?;
+            parse_consolidated_commits(&bytes, &mut con_commits, &mut deletes)
+                .map_err(|er| er.within(&e.name, "consolidated commits file"))?;
+        }
+
+        // Vacuum files: fragments they list were consolidated away.
+        let mut vacuumed = HashSet::new();
+        for (dir, entries) in [(path.to_path_buf(), &root), (commits_dir.clone(), &commits)] {
+            for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
+                let Some(tn) = TimestampedName::parse(&e.name) else {
+                    continue;
+                };
+                if !overlaps(start, end, &tn) {
+                    continue;
+                }
+                let p = dir.join(&e.name);
+                let text = storage
+                    .read_all(&p)
+                    .map_err(|er| FragmentError::io(&p, er))?;
+                for line in String::from_utf8_lossy(&text)
+                    .lines()
+                    .filter(|l| !l.is_empty())
+                {
+                    vacuumed.insert(base_name(line).to_owned());
+                }
+            }
+        }
+
+        // Candidate fragments of both hierarchies.
+        let root_names: HashSet<&str> = root.iter().map(|e| e.name.as_str()).collect();
+        let commit_names: HashSet<&str> = commits.iter().map(|e| e.name.as_str()).collect();
+        let mut candidates: Vec<(TimestampedName, String, PathBuf)> = Vec::new();
+        let mut skipped = Vec::new();
+        for e in root.iter().filter(|e| e.is_dir) {
+            let Some(tn) = TimestampedName::parse(&e.name) else {
+                continue;
+            };
+            let committed = root_names.contains(format!("{}.ok", e.name).as_str())
+                || (tn.implied_version() < gates::SPLIT_COORDINATES
+                    && storage.exists(&path.join(&e.name).join(FRAGMENT_METADATA_FILE)));
+            if committed {
+                candidates.push((tn, e.name.clone(), path.join(&e.name)));
+            } else {
+                skipped.push(SkippedFragment {
+                    name: e.name.clone(),
+                    reason: "not committed (no .ok file)".into(),
+                });
+            }
+        }
+        for e in fragments_v12.iter().filter(|e| e.is_dir) {
+            let Some(tn) = TimestampedName::parse(&e.name) else {
+                continue;
+            };
+            let wrt = format!("{}.wrt", e.name);
+            if (commit_names.contains(wrt.as_str()) || con_commits.contains(&wrt))
+                && !ignored.contains(&wrt)
+            {
+                candidates.push((tn, e.name.clone(), frag_dir.join(&e.name)));
+            } else {
+                skipped.push(SkippedFragment {
+                    name: e.name.clone(),
+                    reason: "not committed (no .wrt commit)".into(),
+                });
+            }
+        }
+        let mut visible = Vec::new();
+        for (tn, name, p) in candidates {
+            if vacuumed.contains(&name) {
+                skipped.push(SkippedFragment {
+                    name,
+                    reason: "consolidated into another fragment (listed in a vacuum file)".into(),
+                });
+            } else if !overlaps(start, end, &tn) {
+                skipped.push(SkippedFragment {
+                    name,
+                    reason: format!("timestamps [{}, {}] outside the open range", tn.t1, tn.t2),
+                });
+            } else {
+                visible.push((tn, name, p));
+            }
+        }
+        visible.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
+
+        // Schemas: every one a visible fragment names, and the one in force.
+        let current = schema_at(&schema_files, end)
+            .expect("schema files are not empty")
+            .clone();
+        let mut schemas: HashMap<String, Arc<ArraySchema>> = HashMap::new();
+        let load = |f: &SchemaFile| load_schema(storage, path, f, key.as_ref()).map(Arc::new);
+        let schema = load(&current)?;
+        schemas.insert(current.name.clone(), schema.clone());
+        for f in &schema_files {
+            if !schemas.contains_key(&f.name) {
+                // Loaded eagerly: fragments may name any of them; failures surface only when used.
+                if let Ok(s) = load(f) {
+                    schemas.insert(f.name.clone(), s);
+                }
+            }
+        }
+        let lookup = |n: &str| schemas.get(n).cloned();
+        let loaded: Vec<Result<FragmentMetadata, FragmentError>> = visible
+            .par_iter()
+            .map(|(_, _, p)| FragmentMetadata::load(storage, p, &lookup, key))
+            .collect();
+        let fragments = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
+
+        // Delete commits in force.
+        for e in commits.iter().filter(|e| ext(&e.name) == "del") {
+            let p = commits_dir.join(&e.name);
+            let bytes = storage
+                .read_all(&p)
+                .map_err(|er| FragmentError::io(&p, er))?;
+            let tn = TimestampedName::parse(&e.name)
+                .ok_or_else(|| FragmentError::invalid(&e.name, "not a timestamped name"))?;
+            deletes.push((e.name.clone(), tn.t1, bytes));
+        }
+        let mut delete_conditions = Vec::new();
+        for (name, ts, bytes) in deletes {
+            let Some(tn) = TimestampedName::parse(&name) else {
+                continue;
+            };
+            if !overlaps(start, end, &tn) || ignored.contains(&name) {
+                continue;
+            }
+            let tile = read_generic_tile(&bytes, key.as_ref(), 0)
+                .map_err(|e| FragmentError::from(e).within(&name, "delete commit"))?;
+            let condition =
+                Condition::parse(&tile.data).map_err(|e| e.within(&name, "delete condition"))?;
+            delete_conditions.push(DeleteCondition {
+                name,
+                timestamp: ts,
+                condition,
+            });
+        }
+        delete_conditions.sort_by(|a, b| (a.timestamp, &a.name).cmp(&(b.timestamp, &b.name)));
+
+        // Which fragments have consolidated footers.
+        let mut consolidated_metadata = HashSet::new();
+        let meta_dir = path.join(FRAGMENT_META_FOLDER);
+        let meta_files: Vec<PathBuf> = list(storage, &meta_dir)?
+            .into_iter()
+            .filter(|e| ext(&e.name) == "meta")
+            .map(|e| meta_dir.join(e.name))
+            .chain(
+                root.iter()
+                    .filter(|e| ext(&e.name) == "meta" && !e.is_dir)
+                    .map(|e| path.join(&e.name)),
+            )
+            .collect();
+        for p in meta_files {
+            if let Ok(bytes) = storage.read_all(&p) {
+                if let Ok(names) = consolidated_fragment_names(&bytes, key.as_ref()) {
+                    consolidated_metadata.extend(names);
+                }
+            }
+        }
+
+        Ok(OpenArray {
+            path: path.to_path_buf(),
+            timestamp_start: start,
+            timestamp_end: end,
+            schema_files,
+            schema,
+            fragments,
+            skipped,
+            delete_conditions,
+            consolidated_metadata,
+            key,
+            schemas,
+        })
+    }
+
+    /// A schema by file name.
+    pub fn schema_named(&self, name: &str) -> Option<Arc<ArraySchema>> {
+        self.schemas.get(name).cloned()
+    }
+
+    /// The array metadata visible at the open range: entries of every
+    /// metadata file in range, merged in timestamp order, deletions applied.
+    pub fn metadata(
+        &self,
+        storage: &dyn Storage,
+    ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
+        let dir = self.path.join(METADATA_FOLDER);
+        let entries = list(storage, &dir)?;
+        let mut vacuumed = HashSet::new();
+        for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
+            let p = dir.join(&e.name);
+            let text = storage
+                .read_all(&p)
+                .map_err(|er| FragmentError::io(&p, er))?;
+            for line in String::from_utf8_lossy(&text).lines() {
+                vacuumed.insert(base_name(line).to_owned());
+            }
+        }
+        let mut files: Vec<(TimestampedName, String)> = entries
+            .iter()
+            .filter(|e| !e.is_dir && ext(&e.name) != "vac" && !vacuumed.contains(&e.name))
+            .filter_map(|e| TimestampedName::parse(&e.name).map(|t| (t, e.name.clone())))
+            .filter(|(t, _)| t.t1 >= self.timestamp_start && t.t2 <= self.timestamp_end)
+            .collect();
+        files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
+        let mut map = BTreeMap::new();
+        for (_, name) in files {
+            let p = dir.join(&name);
+            let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
+            let tile = read_generic_tile(&bytes, self.key.as_ref(), 0)
+                .map_err(|e| FragmentError::from(e).within(&name, "array metadata"))?;
+            apply_entries(&tile.data, &mut map).map_err(|e| e.within(&name, "array metadata"))?;
+        }
+        Ok(map)
+    }
+}
+
+fn overlaps(start: u64, end: u64, tn: &TimestampedName) -> bool {
+    if tn.implied_version() >= gates::TIMESTAMPS && tn.version.is_some() {
+        tn.t1 <= end && start <= tn.t2
+    } else {
+        tn.t1 >= start && tn.t2 <= end
+    }
+}
+
+/// Parses a consolidated commits file: lines naming commits; delete and
+/// update commits are followed by the size and bytes of their condition tile.
+fn parse_consolidated_commits(
+    bytes: &[u8],
+    commits: &mut HashSet<String>,
+    deletes: &mut Vec<(String, u64, Vec<u8>)>,
+) -> Result<(), FragmentError> {
+    let mut i = 0;
+    while i < bytes.len() {
+        let nl = bytes[i..].iter().position(|&b| b == b'\n').ok_or_else(|| {
+            FragmentError::invalid(
+                "consolidated commits",
+                format!("entry at byte {i} has no newline"),
+            )
+        })?;
+        let uri = String::from_utf8_lossy(&bytes[i..i + nl]).into_owned();
+        i += nl + 1;
+        let name = base_name(&uri).to_owned();
+        match ext(&name) {
+            "del" | "upd" => {
+                let size_end = i
+                    .checked_add(8)
+                    .filter(|e| *e <= bytes.len())
+                    .ok_or_else(|| {
+                        FragmentError::invalid(
+                            "consolidated commits",
+                            format!("condition size truncated at byte {i}"),
+                        )
+                    })?;
+                let size = u64::from_le_bytes(bytes[i..size_end].try_into().expect("8 bytes"));
+                let end = (size_end as u64)
+                    .checked_add(size)
+                    .filter(|e| *e <= bytes.len() as u64)
+                    .ok_or_else(|| {
+                        FragmentError::invalid(
+                            "consolidated commits",
+                            format!("condition of {name} ({size} bytes) runs past the file"),
+                        )
+                    })? as usize;
+                if ext(&name) == "del" {
+                    let ts = TimestampedName::parse(&name).map_or(0, |t| t.t1);
+                    deletes.push((name, ts, bytes[size_end..end].to_vec()));
+                }
+                i = end;
+            }
+            _ => {
+                commits.insert(name);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Names of the fragments a consolidated fragment metadata file covers.
+fn consolidated_fragment_names(
+    bytes: &[u8],
+    key: Option<&EncryptionKey>,
+) -> Result<Vec<String>, FragmentError> {
+    let tile = read_generic_tile(bytes, key, 0)?;
+    let mut r = tessera_tile::Reader::new(&tile.data, "consolidated fragment metadata");
+    let n = r.u32("number of fragments")?;
+    let n = r.check_count("number of fragments", n as u64, 16)?;
+    let mut names = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = r.u64("fragment name length")?;
+        let name = r.string("fragment name", len)?;
+        r.u64("footer offset")?;
+        names.push(base_name(&name).to_owned());
+    }
+    Ok(names)
+}
+
+#[allow(unused)]
+fn _stem_used(s: &str) -> &str {
+    stem(s)
+}

@@ -1,0 +1,65 @@
+//! The error type of the fragment crate.
+
+/// Why an array folder or fragment could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FragmentError {
+    /// Malformed bytes.
+    #[error(transparent)]
+    Parse(#[from] tessera_tile::ParseError),
+    /// A generic tile could not be unfiltered.
+    #[error(transparent)]
+    Filter(#[from] tessera_filters::FilterError),
+    /// A schema problem.
+    #[error(transparent)]
+    Schema(#[from] tessera_schema::SchemaError),
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Something is wrong with a named fragment or file.
+    #[error("{what}: {message}")]
+    Invalid {
+        /// Fragment, file, section.
+        what: String,
+        /// Why.
+        message: String,
+    },
+    /// Context: the fragment and section an error happened in.
+    #[error("fragment {fragment}, {section}: {source}")]
+    In {
+        /// Fragment name.
+        fragment: String,
+        /// Section (footer, R-tree, tile offsets of `a`, ...).
+        section: String,
+        /// The error.
+        #[source]
+        source: Box<FragmentError>,
+    },
+}
+
+impl FragmentError {
+    pub(crate) fn invalid(what: impl Into<String>, message: impl Into<String>) -> FragmentError {
+        FragmentError::Invalid {
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> FragmentError {
+        FragmentError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+    pub(crate) fn within(self, fragment: &str, section: impl Into<String>) -> FragmentError {
+        FragmentError::In {
+            fragment: fragment.to_owned(),
+            section: section.into(),
+            source: Box::new(self),
+        }
+    }
+}

@@ -1,0 +1,497 @@
+//! Fragment metadata: the footer, read eagerly, and the sections it points
+//! to, read lazily and one field at a time.
+
+use crate::footer::{computed_footer_size, has_footer_length, peek_schema_name, Footer};
+use crate::rtree::RTree;
+use crate::{gates, FragmentError, TimestampedName};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_schema::ArraySchema;
+use tessera_tile::generic::BASE_SIZE;
+use tessera_tile::storage::Storage;
+use tessera_tile::{FormatVersion, Reader};
+
+/// The fragment metadata file name.
+pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
+
+/// Which file of a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Fixed-sized values, or the offsets of var-sized ones.
+    Fixed,
+    /// Var-sized values.
+    Var,
+    /// Validity bytes.
+    Validity,
+}
+
+/// A field of a fragment, by its position in the footer arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// Attribute `i` of the fragment's schema.
+    Attribute(usize),
+    /// Dimension `j`.
+    Dimension(usize),
+    /// The legacy zipped coordinates (`__coords.tdb`, before version 5).
+    Coords,
+    /// Per-cell timestamps (`t.tdb`).
+    Timestamps,
+    /// Delete timestamps (`dt.tdb`).
+    DeleteTimestamps,
+    /// Delete condition indexes (`dci.tdb`).
+    DeleteConditionIndex,
+}
+
+/// Everything known about one fragment without reading its data.
+#[derive(Debug)]
+pub struct FragmentMetadata {
+    /// Fragment folder name.
+    pub name: String,
+    /// Path of the fragment folder.
+    pub path: PathBuf,
+    /// The parsed folder name.
+    pub timestamped_name: TimestampedName,
+    /// The footer.
+    pub footer: Footer,
+    /// The schema the fragment was written with.
+    pub schema: Arc<ArraySchema>,
+    key: Option<EncryptionKey>,
+    metadata_file_size: u64,
+    rtree: OnceLock<RTree>,
+    offsets: Vec<[OnceLock<Arc<Vec<u64>>>; 4]>,
+}
+
+impl FragmentMetadata {
+    /// Reads a fragment's footer. `schemas` finds a schema by name (the
+    /// legacy schema answers to `__array_schema.tdb`).
+    pub fn load(
+        storage: &dyn Storage,
+        path: &Path,
+        schemas: &dyn Fn(&str) -> Option<Arc<ArraySchema>>,
+        key: Option<EncryptionKey>,
+    ) -> Result<FragmentMetadata, FragmentError> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tn = TimestampedName::parse(&name)
+            .ok_or_else(|| FragmentError::invalid(&name, "not a timestamped fragment name"))?;
+        let name_version = tn.implied_version();
+        if name_version > FormatVersion::LATEST.0 {
+            return Err(FragmentError::invalid(&name, format!("format version {name_version} in the fragment name is not supported (known: 1 to {})", FormatVersion::LATEST)));
+        }
+        if name_version < gates::FOOTER {
+            return Err(FragmentError::invalid(&name, format!("format version {name_version} fragments (TileDB 1.4 and 1.5, whole-file metadata) are not supported yet")));
+        }
+        let file = path.join(FRAGMENT_METADATA_FILE);
+        let size = storage
+            .size(&file)
+            .map_err(|e| FragmentError::io(&file, e))?;
+        let legacy = || {
+            schemas(tessera_schema::LEGACY_SCHEMA_FILE).ok_or_else(|| {
+                FragmentError::invalid(&name, "no legacy array schema for a pre-10 fragment")
+            })
+        };
+        let within = |e: FragmentError| e.within(&name, "footer");
+        // Locate the footer: its length ends the file from version 10 (and
+        // before that when a dimension is var-sized); else compute it.
+        let (footer_offset, schema) = if name_version >= gates::SCHEMA_NAME {
+            let tail = read_u64_tail(storage, &file, size).map_err(within)?;
+            let off = size.checked_sub(8 + tail).ok_or_else(|| {
+                FragmentError::invalid(
+                    &name,
+                    format!("footer length {tail} exceeds the file ({size} bytes)"),
+                )
+            })?;
+            let head = storage
+                .read_range(&file, off..size - 8)
+                .map_err(|e| FragmentError::io(&file, e))?;
+            let (_, sname) = peek_schema_name(&head).map_err(within)?;
+            let sname = sname.unwrap_or_default();
+            let schema = schemas(&sname).ok_or_else(|| {
+                FragmentError::invalid(
+                    &name,
+                    format!("written with schema {sname}, which the array does not have"),
+                )
+            })?;
+            (off, schema)
+        } else {
+            let schema = legacy()?;
+            let v = FormatVersion(name_version);
+            let off = if has_footer_length(&schema, v) {
+                let tail = read_u64_tail(storage, &file, size).map_err(within)?;
+                size.checked_sub(8 + tail)
+            } else {
+                size.checked_sub(computed_footer_size(&schema, v))
+            }
+            .ok_or_else(|| FragmentError::invalid(&name, "footer larger than the metadata file"))?;
+            (off, schema)
+        };
+        let bytes = storage
+            .read_range(&file, footer_offset..size)
+            .map_err(|e| FragmentError::io(&file, e))?;
+        let footer = Footer::parse(&bytes, &schema, footer_offset)
+            .map_err(|e| e.in_file_hint(&file))
+            .map_err(within)?;
+        if tn.version.is_some() && footer.version.0 != name_version {
+            return Err(FragmentError::invalid(
+                &name,
+                format!(
+                    "footer says format version {} but the name says {name_version}",
+                    footer.version
+                ),
+            ));
+        }
+        let n = footer.tile_offsets.len().max(footer.file_sizes.len());
+        Ok(FragmentMetadata {
+            name,
+            path: path.to_path_buf(),
+            timestamped_name: tn,
+            footer,
+            schema,
+            key,
+            metadata_file_size: size,
+            rtree: OnceLock::new(),
+            offsets: (0..n).map(|_| Default::default()).collect(),
+        })
+    }
+
+    /// Format version.
+    pub fn version(&self) -> FormatVersion {
+        self.footer.version
+    }
+
+    /// (t1, t2) of the fragment.
+    pub fn timestamp_range(&self) -> (u64, u64) {
+        (self.timestamped_name.t1, self.timestamped_name.t2)
+    }
+
+    /// Index of a field in the footer arrays.
+    pub fn field_index(&self, f: Field) -> Option<usize> {
+        let attrs = self.schema.attributes.len();
+        let dims = if self.version().has(gates::SPLIT_COORDINATES) {
+            self.schema.dimensions.len()
+        } else {
+            0
+        };
+        let base = attrs + 1 + dims;
+        let i = match f {
+            Field::Attribute(i) if i < attrs => i,
+            Field::Coords => attrs,
+            Field::Dimension(j) if j < dims => attrs + 1 + j,
+            Field::Timestamps if self.footer.has_timestamps => base,
+            Field::DeleteTimestamps if self.footer.has_delete_meta => {
+                base + self.footer.has_timestamps as usize
+            }
+            Field::DeleteConditionIndex if self.footer.has_delete_meta => {
+                base + self.footer.has_timestamps as usize + 1
+            }
+            _ => return None,
+        };
+        Some(i)
+    }
+
+    /// Number of data tiles.
+    pub fn tile_count(&self) -> u64 {
+        if self.footer.dense {
+            self.dense_tile_count()
+        } else {
+            self.footer.sparse_tile_num
+        }
+    }
+
+    fn dense_tile_count(&self) -> u64 {
+        let Some(ned) = &self.footer.non_empty_domain else {
+            return 0;
+        };
+        let mut n = 1u64;
+        for (d, r) in self.schema.dimensions.iter().zip(ned) {
+            let (Some((lo, _)), Some(ext)) = (d.domain_values(), d.tile_extent_value()) else {
+                return 0;
+            };
+            let (lo, ext) = (int(&lo), int(&ext));
+            let a = int(&tessera_schema::Value::decode(d.datatype, &r.lo));
+            let b = int(&tessera_schema::Value::decode(d.datatype, &r.hi));
+            if ext <= 0 || b < a {
+                return 0;
+            }
+            n = n.saturating_mul(((b - lo) / ext - (a - lo) / ext + 1) as u64);
+        }
+        n
+    }
+
+    /// Cells in data tile `t`.
+    pub fn cell_num(&self, t: u64) -> u64 {
+        if self.footer.dense {
+            self.schema
+                .dimensions
+                .iter()
+                .map(|d| d.tile_extent_value().map_or(1, |e| int(&e).max(1) as u64))
+                .product()
+        } else if t + 1 == self.footer.sparse_tile_num {
+            self.footer.last_tile_cell_num
+        } else {
+            self.schema.capacity
+        }
+    }
+
+    /// Total cells in the fragment.
+    pub fn total_cell_num(&self) -> u64 {
+        let n = self.tile_count();
+        if n == 0 {
+            return 0;
+        }
+        if self.footer.dense {
+            n.saturating_mul(self.cell_num(0))
+        } else {
+            (n - 1)
+                .saturating_mul(self.schema.capacity)
+                .saturating_add(self.footer.last_tile_cell_num)
+        }
+    }
+
+    /// The data file of a field.
+    pub fn data_file(&self, f: Field, kind: FileKind) -> PathBuf {
+        let suffix = match kind {
+            FileKind::Fixed => "",
+            FileKind::Var => "_var",
+            FileKind::Validity => "_validity",
+        };
+        let v = self.version();
+        let stem = match f {
+            Field::Timestamps => "t".to_string(),
+            Field::DeleteTimestamps => "dt".to_string(),
+            Field::DeleteConditionIndex => "dci".to_string(),
+            Field::Coords => "__coords".to_string(),
+            Field::Attribute(i) if v.has(gates::FILES_BY_INDEX) => format!("a{i}"),
+            Field::Dimension(j) if v.has(gates::FILES_BY_INDEX) => format!("d{j}"),
+            Field::Attribute(i) => legacy_name(&self.schema.attributes[i].name, v),
+            Field::Dimension(j) => legacy_name(&self.schema.dimensions[j].name, v),
+        };
+        self.path.join(format!("{stem}{suffix}.tdb"))
+    }
+
+    fn read_section(
+        &self,
+        storage: &dyn Storage,
+        offset: u64,
+        section: &str,
+    ) -> Result<Vec<u8>, FragmentError> {
+        let file = self.path.join(FRAGMENT_METADATA_FILE);
+        let within = |e: FragmentError| e.within(&self.name, section);
+        let end = offset
+            .checked_add(BASE_SIZE)
+            .filter(|e| *e <= self.metadata_file_size)
+            .ok_or_else(|| {
+                within(FragmentError::invalid(
+                    FRAGMENT_METADATA_FILE,
+                    format!(
+                        "section offset {offset} is past the end of the file ({} bytes)",
+                        self.metadata_file_size
+                    ),
+                ))
+            })?;
+        let head = storage
+            .read_range(&file, offset..end)
+            .map_err(|e| within(FragmentError::io(&file, e)))?;
+        let mut r = Reader::new(&head, "generic tile header").at_offset(offset);
+        r.skip("version", 4)?;
+        let persisted = r.u64("persisted size").map_err(|e| within(e.into()))?;
+        r.skip("sizes", 8 + 1 + 8 + 1)
+            .map_err(|e| within(e.into()))?;
+        let fp = r
+            .u32("filter pipeline size")
+            .map_err(|e| within(e.into()))? as u64;
+        let total = BASE_SIZE
+            .checked_add(fp)
+            .and_then(|x| x.checked_add(persisted));
+        let stop = total
+            .and_then(|t| offset.checked_add(t))
+            .filter(|s| *s <= self.metadata_file_size)
+            .ok_or_else(|| {
+                within(FragmentError::invalid(
+                    FRAGMENT_METADATA_FILE,
+                    format!("generic tile at {offset} runs past the end of the file"),
+                ))
+            })?;
+        let bytes = storage
+            .read_range(&file, offset..stop)
+            .map_err(|e| within(FragmentError::io(&file, e)))?;
+        let tile =
+            read_generic_tile(&bytes, self.key.as_ref(), offset).map_err(|e| within(e.into()))?;
+        Ok(tile.data)
+    }
+
+    /// The R-tree (read on first use).
+    pub fn rtree(&self, storage: &dyn Storage) -> Result<&RTree, FragmentError> {
+        if let Some(t) = self.rtree.get() {
+            return Ok(t);
+        }
+        let data = self.read_section(storage, self.footer.rtree_offset, "R-tree")?;
+        let t = RTree::parse(&data, self.version(), &self.schema.dimensions)
+            .map_err(|e| e.within(&self.name, "R-tree"))?;
+        Ok(self.rtree.get_or_init(|| t))
+    }
+
+    fn u64_section(
+        &self,
+        storage: &dyn Storage,
+        field: usize,
+        which: usize,
+        offsets: &[u64],
+        section: &str,
+    ) -> Result<Arc<Vec<u64>>, FragmentError> {
+        let slot = &self
+            .offsets
+            .get(field)
+            .ok_or_else(|| FragmentError::invalid(&self.name, format!("no field {field}")))?[which];
+        if let Some(v) = slot.get() {
+            return Ok(v.clone());
+        }
+        let off = *offsets.get(field).ok_or_else(|| {
+            FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
+        })?;
+        let data = self.read_section(storage, off, section)?;
+        let mut r = Reader::new(&data, "tile offsets");
+        let n = r
+            .u64("number of values")
+            .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
+        let v = r
+            .u64_array("values", n)
+            .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
+        Ok(slot.get_or_init(|| Arc::new(v)).clone())
+    }
+
+    /// Offsets of the tiles of a field's file.
+    pub fn tile_offsets(
+        &self,
+        storage: &dyn Storage,
+        field: usize,
+        kind: FileKind,
+    ) -> Result<Arc<Vec<u64>>, FragmentError> {
+        match kind {
+            FileKind::Fixed => {
+                self.u64_section(storage, field, 0, &self.footer.tile_offsets, "tile offsets")
+            }
+            FileKind::Var => self.u64_section(
+                storage,
+                field,
+                1,
+                &self.footer.tile_var_offsets,
+                "tile var offsets",
+            ),
+            FileKind::Validity => self.u64_section(
+                storage,
+                field,
+                2,
+                &self.footer.tile_validity_offsets,
+                "tile validity offsets",
+            ),
+        }
+    }
+
+    /// Unfiltered sizes of a var-sized field's value tiles.
+    pub fn tile_var_sizes(
+        &self,
+        storage: &dyn Storage,
+        field: usize,
+    ) -> Result<Arc<Vec<u64>>, FragmentError> {
+        self.u64_section(
+            storage,
+            field,
+            3,
+            &self.footer.tile_var_sizes,
+            "tile var sizes",
+        )
+    }
+
+    /// Size of a field's file, from the footer.
+    pub fn file_size(&self, field: usize, kind: FileKind) -> u64 {
+        let v = match kind {
+            FileKind::Fixed => &self.footer.file_sizes,
+            FileKind::Var => &self.footer.file_var_sizes,
+            FileKind::Validity => &self.footer.file_validity_sizes,
+        };
+        v.get(field).copied().unwrap_or(0)
+    }
+
+    /// The byte range of tile `t` in a field's file.
+    pub fn tile_range(
+        &self,
+        storage: &dyn Storage,
+        field: usize,
+        kind: FileKind,
+        t: u64,
+    ) -> Result<std::ops::Range<u64>, FragmentError> {
+        let offs = self.tile_offsets(storage, field, kind)?;
+        let t = t as usize;
+        let start = *offs.get(t).ok_or_else(|| {
+            FragmentError::invalid(
+                &self.name,
+                format!("tile {t} is past the {} tile offsets", offs.len()),
+            )
+        })?;
+        let end = offs
+            .get(t + 1)
+            .copied()
+            .unwrap_or_else(|| self.file_size(field, kind));
+        if end < start {
+            return Err(FragmentError::invalid(
+                &self.name,
+                format!("tile offsets decrease at tile {t} ({start} then {end})"),
+            ));
+        }
+        Ok(start..end)
+    }
+}
+
+fn read_u64_tail(storage: &dyn Storage, file: &Path, size: u64) -> Result<u64, FragmentError> {
+    if size < 8 {
+        return Err(FragmentError::invalid(
+            file.display().to_string(),
+            format!("{size} bytes is too short for a footer"),
+        ));
+    }
+    let b = storage
+        .read_range(file, size - 8..size)
+        .map_err(|e| FragmentError::io(file, e))?;
+    Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+}
+
+/// File stem of a field before version 9: its name, percent-encoded in version 8.
+fn legacy_name(name: &str, v: FormatVersion) -> String {
+    if v.0 != 8 {
+        return name.to_owned();
+    }
+    let mut out = String::new();
+    for c in name.chars() {
+        if "!#$%&'()*+,/:;=?@[]\"<>\\|".contains(c) {
+            out.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+pub(crate) fn int(v: &tessera_schema::Value) -> i128 {
+    match v {
+        tessera_schema::Value::Int(x) => *x as i128,
+        tessera_schema::Value::UInt(x) => *x as i128,
+        tessera_schema::Value::Float(x) => *x as i128,
+        tessera_schema::Value::Bytes(_) => 0,
+    }
+}
+
+trait InFileHint {
+    fn in_file_hint(self, file: &Path) -> FragmentError;
+}
+impl InFileHint for FragmentError {
+    fn in_file_hint(self, file: &Path) -> FragmentError {
+        match self {
+            FragmentError::Parse(p) => FragmentError::Parse(p.in_file(file.display().to_string())),
+            e => e,
+        }
+    }
+}

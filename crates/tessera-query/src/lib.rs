@@ -1,0 +1,20 @@
+//! Reads of TileDB arrays with libtiledb's results.
+//!
+//! [`Query`] reads an [`OpenArray`](tessera_fragment::OpenArray): attributes,
+//! ranges per dimension, a layout and a condition; it prunes fragments and
+//! tiles (non-empty domains, the dense tile grid, R-trees) before any data is
+//! read, then decodes the needed tiles in parallel with rayon and returns a
+//! columnar [`ReadResult`].
+
+pub mod condition;
+pub mod error;
+pub mod key;
+pub mod read;
+pub mod result;
+pub mod tiles;
+
+pub use condition::Expr;
+pub use error::QueryError;
+pub use key::Key;
+pub use read::Query;
+pub use result::{Column, ReadResult};

@@ -1,0 +1,930 @@
+//! Reads: the query builder and the dense and sparse readers.
+
+use crate::condition::Expr;
+use crate::key::Key;
+use crate::result::{ColumnBuilder, ReadResult};
+use crate::tiles::{read_field_tile, FieldSpec, FieldTile};
+use crate::QueryError;
+use rayon::prelude::*;
+use std::sync::Arc;
+use tessera_fragment::{Field, FragmentMetadata, OpenArray, Overlap};
+use tessera_schema::{ArraySchema, CellValNum, Range1D};
+use tessera_tile::storage::Storage;
+use tessera_tile::{Datatype, Layout};
+
+/// A read of an opened array.
+///
+/// ```no_run
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::{Key, Query};
+/// use tessera_tile::{storage::LocalFs, Layout};
+/// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+/// let result = Query::new(&LocalFs, &array)
+///     .attributes(["a"])
+///     .range("x", Key::Int(1), Key::Int(10))
+///     .layout(Layout::RowMajor)
+///     .execute()
+///     .unwrap();
+/// println!("{} cells", result.cell_count);
+/// ```
+pub struct Query<'a> {
+    storage: &'a dyn Storage,
+    array: &'a OpenArray,
+    attributes: Option<Vec<String>>,
+    ranges: Vec<Vec<(Key, Key)>>,
+    layout: Option<Layout>,
+    condition: Option<Expr>,
+    with_dimensions: bool,
+}
+
+impl<'a> Query<'a> {
+    /// A read of every attribute over the whole domain.
+    pub fn new(storage: &'a dyn Storage, array: &'a OpenArray) -> Self {
+        let n = array.schema.dimensions.len();
+        Query {
+            storage,
+            array,
+            attributes: None,
+            ranges: vec![Vec::new(); n],
+            layout: None,
+            condition: None,
+            with_dimensions: true,
+        }
+    }
+
+    /// Selects attributes, in output order.
+    pub fn attributes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.attributes = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds an inclusive range on a dimension (several ranges per dimension may be given).
+    pub fn range(mut self, dim: &str, lo: Key, hi: Key) -> Self {
+        if let Some(i) = self
+            .array
+            .schema
+            .dimensions
+            .iter()
+            .position(|d| d.name == dim)
+        {
+            self.ranges[i].push((lo, hi));
+        } else {
+            self.ranges.push(vec![(
+                Key::Bytes(dim.as_bytes().to_vec()),
+                Key::Bytes(Vec::new()),
+            )]);
+        }
+        self
+    }
+
+    /// Sets the result layout.
+    pub fn layout(mut self, l: Layout) -> Self {
+        self.layout = Some(l);
+        self
+    }
+
+    /// Keeps only cells satisfying `c`.
+    pub fn condition(mut self, c: Expr) -> Self {
+        self.condition = Some(c);
+        self
+    }
+
+    /// Whether to return the dimensions (default: yes).
+    pub fn dimensions(mut self, yes: bool) -> Self {
+        self.with_dimensions = yes;
+        self
+    }
+
+    /// Runs the read.
+    pub fn execute(self) -> Result<ReadResult, QueryError> {
+        let schema = self.array.schema.clone();
+        if self.ranges.len() != schema.dimensions.len() {
+            return Err(QueryError::Invalid(
+                "a range names a dimension the array does not have".into(),
+            ));
+        }
+        let attrs: Vec<String> = match &self.attributes {
+            Some(a) => a.clone(),
+            None => schema.attributes.iter().map(|a| a.name.clone()).collect(),
+        };
+        for a in &attrs {
+            if schema.attribute(a).is_none() {
+                return Err(QueryError::Invalid(format!(
+                    "the array has no attribute `{a}`"
+                )));
+            }
+        }
+        let layout = self.layout.unwrap_or(if schema.is_dense() {
+            Layout::RowMajor
+        } else {
+            Layout::Unordered
+        });
+        if schema.is_dense() {
+            self.dense(&schema, &attrs, layout)
+        } else {
+            self.sparse(&schema, &attrs, layout)
+        }
+    }
+
+    fn spec_for(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
+        let s = &frag.schema;
+        if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
+            return Some(FieldSpec::of(frag, Field::Attribute(i)));
+        }
+        s.dimensions
+            .iter()
+            .position(|d| d.name == name)
+            .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+    }
+
+    // ------------------------------------------------------------------ dense
+
+    fn dense(
+        &self,
+        schema: &Arc<ArraySchema>,
+        attrs: &[String],
+        layout: Layout,
+    ) -> Result<ReadResult, QueryError> {
+        let dims = &schema.dimensions;
+        let nd = dims.len();
+        // Domain, tile extents and the subarray, as integers.
+        let mut dom = Vec::with_capacity(nd);
+        for (j, d) in dims.iter().enumerate() {
+            d.domain_values().ok_or_else(|| {
+                QueryError::Invalid(format!("dimension `{}` has no domain", d.name))
+            })?;
+            let lo = Key::decode(d.datatype, &d.domain.as_ref().expect("domain").0)
+                .as_int()
+                .unwrap_or(0);
+            let hi_i = Key::decode(d.datatype, &d.domain.as_ref().expect("domain").1)
+                .as_int()
+                .unwrap_or(0);
+            let _ = j;
+            let ext = d
+                .tile_extent
+                .as_ref()
+                .and_then(|t| Key::decode(d.datatype, t).as_int())
+                .unwrap_or(hi_i - lo + 1)
+                .max(1);
+            dom.push((lo, hi_i, ext));
+        }
+        let cur = schema
+            .current_domain
+            .as_ref()
+            .and_then(|c| c.ndrectangle.clone());
+        let mut sub: Vec<Vec<(i128, i128)>> = Vec::with_capacity(nd);
+        for j in 0..nd {
+            let r: Vec<(i128, i128)> = if self.ranges[j].is_empty() {
+                match &cur {
+                    Some(rect) => vec![(
+                        Key::decode(dims[j].datatype, &rect[j].lo)
+                            .as_int()
+                            .unwrap_or(dom[j].0),
+                        Key::decode(dims[j].datatype, &rect[j].hi)
+                            .as_int()
+                            .unwrap_or(dom[j].1),
+                    )],
+                    None => vec![(dom[j].0, dom[j].1)],
+                }
+            } else {
+                self.ranges[j]
+                    .iter()
+                    .map(|(a, b)| (a.as_int().unwrap_or(0), b.as_int().unwrap_or(0)))
+                    .collect()
+            };
+            for (a, b) in &r {
+                if a > b || *a < dom[j].0 || *b > dom[j].1 {
+                    return Err(QueryError::Invalid(format!(
+                        "range [{a}, {b}] on `{}` is outside the domain [{}, {}]",
+                        dims[j].name, dom[j].0, dom[j].1
+                    )));
+                }
+            }
+            sub.push(r);
+        }
+        let counts: Vec<u64> = sub
+            .iter()
+            .map(|r| r.iter().map(|(a, b)| (b - a + 1) as u64).sum())
+            .collect();
+        let total = counts
+            .iter()
+            .try_fold(1u64, |acc, &c| acc.checked_mul(c))
+            .filter(|t| *t <= (1u64 << 40))
+            .ok_or_else(|| QueryError::Invalid("the subarray has too many cells".into()))?;
+        let n = total as usize;
+        // Strides of the result layout.
+        let mut strides = vec![0u64; nd];
+        let order: Vec<usize> = if layout == Layout::ColMajor {
+            (0..nd).collect()
+        } else {
+            (0..nd).rev().collect()
+        };
+        let mut s = 1u64;
+        for &j in &order {
+            strides[j] = s;
+            s *= counts[j];
+        }
+        // Position of coordinate c of dimension j in the subarray.
+        let pos_of = |j: usize, c: i128| -> Option<u64> {
+            let mut base = 0u64;
+            for (a, b) in &sub[j] {
+                if c >= *a && c <= *b {
+                    return Some(base + (c - a) as u64);
+                }
+                base += (b - a + 1) as u64;
+            }
+            None
+        };
+        // Outputs start as fill values.
+        struct Out {
+            fixed: Option<Vec<u8>>,
+            var: Option<Vec<(u32, u64, u64)>>,
+            validity: Option<Vec<u8>>,
+            cell: usize,
+        }
+        let mut bufs: Vec<Arc<Vec<u8>>> = Vec::new();
+        let mut outs: Vec<Out> = Vec::new();
+        for a in attrs {
+            let at = schema.attribute(a).expect("checked");
+            bufs.push(Arc::new(at.fill_value.clone()));
+            let fill_id = (bufs.len() - 1) as u32;
+            let cell = at.cell_size() as usize;
+            let mut fill = at.fill_value.clone();
+            fill.resize(if at.is_var() { fill.len() } else { cell }, 0);
+            outs.push(Out {
+                fixed: (!at.is_var()).then(|| fill.repeat(n)),
+                var: at
+                    .is_var()
+                    .then(|| vec![(fill_id, 0, at.fill_value.len() as u64); n]),
+                validity: at.nullable.then(|| vec![at.fill_validity as u8; n]),
+                cell,
+            });
+        }
+        // Fragments in write order: later ones overwrite.
+        for frag in &self.array.fragments {
+            let specs: Vec<Option<FieldSpec>> =
+                attrs.iter().map(|a| Self::spec_for(frag, a)).collect();
+            let mut writes: Vec<(u64, u64)> = Vec::new(); // (tile, _)
+            let Some(ned) = &frag.footer.non_empty_domain else {
+                continue;
+            };
+            let ned: Vec<(i128, i128)> = ned
+                .iter()
+                .zip(dims)
+                .map(|(r, d)| {
+                    (
+                        Key::decode(d.datatype, &r.lo).as_int().unwrap_or(0),
+                        Key::decode(d.datatype, &r.hi).as_int().unwrap_or(0),
+                    )
+                })
+                .collect();
+            if !frag.footer.dense {
+                self.dense_from_sparse(
+                    frag,
+                    &specs,
+                    attrs,
+                    &sub,
+                    &pos_of,
+                    &strides,
+                    &mut outs_view(&mut outs),
+                    &mut bufs,
+                )?;
+                continue;
+            }
+            // The fragment's tile grid.
+            let t_lo: Vec<i128> = (0..nd).map(|j| (ned[j].0 - dom[j].0) / dom[j].2).collect();
+            let t_n: Vec<i128> = (0..nd)
+                .map(|j| (ned[j].1 - dom[j].0) / dom[j].2 - t_lo[j] + 1)
+                .collect();
+            // Tiles meeting the subarray: per dimension, the tile coordinates any range touches.
+            let mut per_dim: Vec<Vec<i128>> = Vec::with_capacity(nd);
+            for j in 0..nd {
+                let mut v = Vec::new();
+                for (a, b) in &sub[j] {
+                    let (a, b) = ((*a).max(ned[j].0), (*b).min(ned[j].1));
+                    if a > b {
+                        continue;
+                    }
+                    for t in (a - dom[j].0) / dom[j].2..=(b - dom[j].0) / dom[j].2 {
+                        v.push(t);
+                    }
+                }
+                v.sort_unstable();
+                v.dedup();
+                per_dim.push(v);
+            }
+            if per_dim.iter().any(Vec::is_empty) {
+                continue;
+            }
+            let mut tiles: Vec<Vec<i128>> = vec![Vec::new()];
+            for v in &per_dim {
+                tiles = tiles
+                    .into_iter()
+                    .flat_map(|p| v.iter().map(move |t| [p.clone(), vec![*t]].concat()))
+                    .collect();
+            }
+            let tile_index = |tc: &[i128]| -> u64 {
+                let mut idx = 0i128;
+                let order: Vec<usize> = if schema.tile_order == Layout::ColMajor {
+                    (0..nd).rev().collect()
+                } else {
+                    (0..nd).collect()
+                };
+                for &j in &order {
+                    idx = idx * t_n[j] + (tc[j] - t_lo[j]);
+                }
+                idx as u64
+            };
+            writes.clear();
+            let key = self.array.key;
+            let decoded: Vec<(Vec<i128>, Vec<Option<FieldTile>>)> = tiles
+                .par_iter()
+                .map(|tc| {
+                    let t = tile_index(tc);
+                    let fields = specs
+                        .iter()
+                        .map(|s| {
+                            s.as_ref()
+                                .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                                .transpose()
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok((tc.clone(), fields))
+                })
+                .collect::<Result<_, QueryError>>()?;
+            for (tc, fields) in decoded {
+                // Box of the tile, clipped to the non-empty domain.
+                let lo: Vec<i128> = (0..nd)
+                    .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
+                    .collect();
+                let hi: Vec<i128> = (0..nd)
+                    .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
+                    .collect();
+                let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
+                // Cell strides within the tile (cell order).
+                let mut cs = vec![0i128; nd];
+                let corder: Vec<usize> = if schema.cell_order == Layout::ColMajor {
+                    (0..nd).collect()
+                } else {
+                    (0..nd).rev().collect()
+                };
+                let mut acc = 1i128;
+                for &j in &corder {
+                    cs[j] = acc;
+                    acc *= dom[j].2;
+                }
+                // For each subarray box inside the tile box, copy cells.
+                let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
+                for j in 0..nd {
+                    let mut nb = Vec::new();
+                    for b in &boxes {
+                        for (a, z) in &sub[j] {
+                            let (a, z) = ((*a).max(lo[j]), (*z).min(hi[j]));
+                            if a <= z {
+                                let mut x = b.clone();
+                                x.push((a, z));
+                                nb.push(x);
+                            }
+                        }
+                    }
+                    boxes = nb;
+                }
+                for bx in boxes {
+                    let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+                    loop {
+                        let mut cell = 0i128;
+                        let mut ri = 0u64;
+                        for j in 0..nd {
+                            cell += (c[j] - tile_lo[j]) * cs[j];
+                            ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
+                        }
+                        let (cell, ri) = (cell as usize, ri as usize);
+                        for (k, f) in fields.iter().enumerate() {
+                            let o = &mut outs[k];
+                            match f {
+                                Some(tile) => {
+                                    if cell >= tile.cells as usize {
+                                        return Err(QueryError::Invalid(format!(
+                                            "fragment {}: cell {cell} is past its tile",
+                                            frag.name
+                                        )));
+                                    }
+                                    if let Some(fx) = &mut o.fixed {
+                                        let v = tile.value(cell);
+                                        if v.len() == o.cell {
+                                            fx[ri * o.cell..(ri + 1) * o.cell].copy_from_slice(v);
+                                        }
+                                    }
+                                    if let Some(vv) = &mut o.var {
+                                        let offs = tile.offsets.as_ref().expect("var tile");
+                                        vv[ri] =
+                                            (u32::MAX, offs[cell], offs[cell + 1] - offs[cell]);
+                                    }
+                                    if let Some(val) = &mut o.validity {
+                                        val[ri] = tile.valid(cell) as u8;
+                                    }
+                                }
+                                None => {
+                                    // The fragment predates the attribute: its cells read the fill value.
+                                    let at = schema.attribute(&attrs[k]).expect("checked");
+                                    if let Some(fx) = &mut o.fixed {
+                                        fx[ri * o.cell..(ri + 1) * o.cell].copy_from_slice(
+                                            &at.fill_value[..o.cell.min(at.fill_value.len())],
+                                        );
+                                    }
+                                    if let Some(vv) = &mut o.var {
+                                        vv[ri] = (k as u32, 0, at.fill_value.len() as u64);
+                                    }
+                                    if let Some(val) = &mut o.validity {
+                                        val[ri] = at.fill_validity as u8;
+                                    }
+                                }
+                            }
+                        }
+                        // Var cells reference this tile's buffer: patch the marker below.
+                        let mut j = nd;
+                        loop {
+                            if j == 0 {
+                                break;
+                            }
+                            j -= 1;
+                            if c[j] < bx[j].1 {
+                                c[j] += 1;
+                                break;
+                            }
+                            c[j] = bx[j].0;
+                            if j == 0 {
+                                j = usize::MAX;
+                                break;
+                            }
+                        }
+                        if j == usize::MAX || (nd == 0) {
+                            break;
+                        }
+                    }
+                }
+                // Var-sized values of this tile: give the tile's buffer an id.
+                for (k, f) in fields.iter().enumerate() {
+                    if let (Some(tile), Some(vv)) = (f, &mut outs[k].var) {
+                        bufs.push(Arc::new(tile.data.clone()));
+                        let id = (bufs.len() - 1) as u32;
+                        for e in vv.iter_mut().filter(|e| e.0 == u32::MAX) {
+                            e.0 = id;
+                        }
+                    }
+                }
+            }
+        }
+        // Assemble columns: dimensions from positions, attributes from outputs.
+        let mut result = ReadResult {
+            cell_count: n,
+            columns: Vec::new(),
+        };
+        if self.with_dimensions {
+            let coords: Vec<Vec<i128>> = sub
+                .iter()
+                .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
+                .collect();
+            for (j, d) in dims.iter().enumerate() {
+                let w = d.datatype.size() as usize;
+                let mut data = Vec::with_capacity(n * w);
+                for i in 0..n as u64 {
+                    let p = (i / strides[j]) % counts[j];
+                    data.extend_from_slice(&coords[j][p as usize].to_le_bytes()[..w]);
+                }
+                result.columns.push(crate::result::Column {
+                    name: d.name.clone(),
+                    is_dimension: true,
+                    datatype: d.datatype,
+                    cell_val_num: CellValNum::Fixed(1),
+                    data,
+                    offsets: None,
+                    validity: None,
+                });
+            }
+        }
+        for (k, a) in attrs.iter().enumerate() {
+            let at = schema.attribute(a).expect("checked");
+            let o = &mut outs[k];
+            let (data, offsets) = match (&mut o.fixed, &o.var) {
+                (Some(f), _) => (std::mem::take(f), None),
+                (None, Some(v)) => {
+                    let mut data = Vec::new();
+                    let mut offs = Vec::with_capacity(n + 1);
+                    offs.push(0);
+                    for (id, start, len) in v {
+                        let b = &bufs[*id as usize];
+                        data.extend_from_slice(&b[*start as usize..(*start + *len) as usize]);
+                        offs.push(data.len() as u64);
+                    }
+                    (data, Some(offs))
+                }
+                _ => unreachable!(),
+            };
+            result.columns.push(crate::result::Column {
+                name: a.clone(),
+                is_dimension: false,
+                datatype: at.datatype,
+                cell_val_num: at.cell_val_num,
+                data,
+                offsets,
+                validity: o.validity.take(),
+            });
+        }
+        if let Some(c) = &self.condition {
+            result = filter_result(result, c);
+        }
+        let _ = bufs;
+        Ok(result)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn dense_from_sparse(
+        &self,
+        _frag: &FragmentMetadata,
+        _specs: &[Option<FieldSpec>],
+        _attrs: &[String],
+        _sub: &[Vec<(i128, i128)>],
+        _pos_of: &dyn Fn(usize, i128) -> Option<u64>,
+        _strides: &[u64],
+        _outs: &mut (),
+        _bufs: &mut Vec<Arc<Vec<u8>>>,
+    ) -> Result<(), QueryError> {
+        Err(QueryError::Invalid(
+            "sparse fragments in dense arrays are not supported yet".into(),
+        ))
+    }
+
+    // ----------------------------------------------------------------- sparse
+
+    fn sparse(
+        &self,
+        schema: &Arc<ArraySchema>,
+        attrs: &[String],
+        layout: Layout,
+    ) -> Result<ReadResult, QueryError> {
+        let dims = &schema.dimensions;
+        let nd = dims.len();
+        let dim_names: Vec<String> = dims.iter().map(|d| d.name.clone()).collect();
+        // Fields to decode: dimensions, selected attributes, and any the conditions read.
+        let deletes: Vec<(u64, String, Expr)> = self
+            .array
+            .delete_conditions
+            .iter()
+            .map(|d| (d.timestamp, d.name.clone(), Expr::from_stored(&d.condition)))
+            .collect();
+        let mut extra = Vec::new();
+        if let Some(c) = &self.condition {
+            c.fields(&mut extra);
+        }
+        for (_, _, e) in &deletes {
+            e.fields(&mut extra);
+        }
+        let mut fields: Vec<String> = attrs.to_vec();
+        for f in extra {
+            if !fields.contains(&f) && !dim_names.contains(&f) {
+                if schema.attribute(&f).is_none() {
+                    return Err(QueryError::Invalid(format!(
+                        "a condition names `{f}`, which the array does not have"
+                    )));
+                }
+                fields.push(f);
+            }
+        }
+        let key = self.array.key;
+        struct TileCells {
+            frag: usize,
+            dims: Vec<FieldTile>,
+            fields: Vec<Option<FieldTile>>,
+            times: Option<FieldTile>,
+            cells: Vec<u32>,
+        }
+        let mut tiles: Vec<TileCells> = Vec::new();
+        for (fi, frag) in self.array.fragments.iter().enumerate() {
+            if frag.footer.dense {
+                return Err(QueryError::Invalid(format!(
+                    "fragment {} is dense in a sparse array",
+                    frag.name
+                )));
+            }
+            if !frag
+                .version()
+                .has(tessera_fragment::gates::SPLIT_COORDINATES)
+            {
+                return Err(QueryError::Invalid(format!(
+                    "fragment {}: zipped coordinates (format {}) are not supported yet",
+                    frag.name,
+                    frag.version()
+                )));
+            }
+            let rt = frag.rtree(self.storage)?;
+            let ranges = &self.ranges;
+            let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+            let dim_specs: Vec<FieldSpec> = (0..nd)
+                .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+                .collect();
+            let specs: Vec<Option<FieldSpec>> =
+                fields.iter().map(|a| Self::spec_for(frag, a)).collect();
+            let ts_spec = frag
+                .footer
+                .has_timestamps
+                .then(|| FieldSpec::of(frag, Field::Timestamps));
+            let got: Vec<TileCells> = hits
+                .par_iter()
+                .map(|&(t, full)| {
+                    let dt: Vec<FieldTile> = dim_specs
+                        .iter()
+                        .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                        .collect::<Result<_, _>>()?;
+                    let n = dt.first().map_or(0, |d| d.cells) as usize;
+                    let mut cells: Vec<u32> = Vec::with_capacity(n);
+                    for i in 0..n {
+                        if full
+                            || (0..nd)
+                                .all(|j| in_ranges(&ranges[j], dims[j].datatype, dt[j].value(i)))
+                        {
+                            cells.push(i as u32);
+                        }
+                    }
+                    let fl = if cells.is_empty() {
+                        specs.iter().map(|_| None).collect()
+                    } else {
+                        specs
+                            .iter()
+                            .map(|s| {
+                                s.as_ref()
+                                    .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                                    .transpose()
+                            })
+                            .collect::<Result<Vec<_>, _>>()?
+                    };
+                    let times = match (&ts_spec, cells.is_empty()) {
+                        (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
+                        _ => None,
+                    };
+                    Ok(TileCells {
+                        frag: fi,
+                        dims: dt,
+                        fields: fl,
+                        times,
+                        cells,
+                    })
+                })
+                .collect::<Result<_, QueryError>>()?;
+            tiles.extend(got);
+        }
+        // Cell references with their timestamps.
+        let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);
+        let mut refs: Vec<(u32, u32, u64)> = Vec::new();
+        for (ti, tc) in tiles.iter().enumerate() {
+            let frag = &self.array.fragments[tc.frag];
+            let (ft, _) = frag.timestamp_range();
+            for &c in &tc.cells {
+                let ts = match &tc.times {
+                    Some(t) => u64::from_le_bytes(t.value(c as usize).try_into().unwrap_or([0; 8])),
+                    None => ft,
+                };
+                if tc.times.is_some() && (ts < start || ts > end) {
+                    continue;
+                }
+                refs.push((ti as u32, c, ts));
+            }
+        }
+        fn cell_field<'t>(
+            tc: &'t TileCells,
+            c: usize,
+            name: &str,
+            schema: &'t ArraySchema,
+            fields: &[String],
+        ) -> Option<(Datatype, &'t [u8], bool)> {
+            if let Some(j) = schema.dimensions.iter().position(|d| d.name == name) {
+                return Some((schema.dimensions[j].datatype, tc.dims[j].value(c), true));
+            }
+            let k = fields.iter().position(|f| f == name)?;
+            let at = schema.attribute(name)?;
+            match &tc.fields[k] {
+                Some(t) => Some((at.datatype, t.value(c), t.valid(c))),
+                None => Some((at.datatype, &at.fill_value, at.fill_validity)),
+            }
+        }
+        let get = |tc, c, n: &str| cell_field(tc, c, n, schema, &fields);
+        // Delete conditions: libtiledb stores the negation of the delete
+        // condition (the cells to keep); a cell written before the delete that
+        // does not satisfy it is gone.
+        if !deletes.is_empty() {
+            refs.retain(|&(ti, c, ts)| {
+                let tc = &tiles[ti as usize];
+                !deletes
+                    .iter()
+                    .any(|(dts, _, e)| ts < *dts && !e.eval(&|n| get(tc, c as usize, n)))
+            });
+        }
+        if let Some(cond) = &self.condition {
+            refs.retain(|&(ti, c, _)| cond.eval(&|n| get(&tiles[ti as usize], c as usize, n)));
+        }
+        let coord = |r: &(u32, u32, u64), j: usize| {
+            Key::decode(
+                dims[j].datatype,
+                tiles[r.0 as usize].dims[j].value(r.1 as usize),
+            )
+        };
+        // Duplicates: unless allowed, the newest write of a coordinate wins.
+        if !schema.allows_dups {
+            let mut idx: Vec<usize> = (0..refs.len()).collect();
+            let ckey = |i: usize| -> Vec<Key> { (0..nd).map(|j| coord(&refs[i], j)).collect() };
+            let keys: Vec<Vec<Key>> = (0..refs.len()).map(ckey).collect();
+            idx.sort_by(|&a, &b| {
+                keys[a]
+                    .cmp(&keys[b])
+                    .then((refs[a].2, tiles[refs[a].0 as usize].frag, a).cmp(&(
+                        refs[b].2,
+                        tiles[refs[b].0 as usize].frag,
+                        b,
+                    )))
+            });
+            let mut keep = Vec::with_capacity(refs.len());
+            for (p, &i) in idx.iter().enumerate() {
+                if idx.get(p + 1).is_none_or(|&nx| keys[nx] != keys[i]) {
+                    keep.push(refs[i]);
+                }
+            }
+            refs = keep;
+        }
+        // Order.
+        match layout {
+            Layout::RowMajor | Layout::ColMajor => {
+                let order: Vec<usize> = if layout == Layout::ColMajor {
+                    (0..nd).rev().collect()
+                } else {
+                    (0..nd).collect()
+                };
+                let keys: Vec<Vec<Key>> = refs
+                    .iter()
+                    .map(|r| order.iter().map(|&j| coord(r, j)).collect())
+                    .collect();
+                let mut idx: Vec<usize> = (0..refs.len()).collect();
+                idx.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
+                refs = idx.into_iter().map(|i| refs[i]).collect();
+            }
+            Layout::GlobalOrder | Layout::Unordered
+                if !schema.allows_dups || layout == Layout::GlobalOrder =>
+            {
+                let keys: Vec<Vec<Key>> = refs
+                    .iter()
+                    .map(|r| global_key(schema, &(0..nd).map(|j| coord(r, j)).collect::<Vec<_>>()))
+                    .collect();
+                let mut idx: Vec<usize> = (0..refs.len()).collect();
+                idx.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
+                refs = idx.into_iter().map(|i| refs[i]).collect();
+            }
+            _ => {}
+        }
+        // Assemble.
+        let n = refs.len();
+        let mut result = ReadResult {
+            cell_count: n,
+            columns: Vec::new(),
+        };
+        if self.with_dimensions {
+            for (j, d) in dims.iter().enumerate() {
+                let mut b = ColumnBuilder::new(&d.name, true, d.datatype, d.cell_val_num, false, n);
+                for r in &refs {
+                    b.push(tiles[r.0 as usize].dims[j].value(r.1 as usize), true);
+                }
+                result.columns.push(b.col);
+            }
+        }
+        for a in attrs {
+            let at = schema.attribute(a).expect("checked");
+            let k = fields.iter().position(|f| f == a).expect("selected");
+            let mut b = ColumnBuilder::new(a, false, at.datatype, at.cell_val_num, at.nullable, n);
+            for r in &refs {
+                match &tiles[r.0 as usize].fields[k] {
+                    Some(t) => b.push(t.value(r.1 as usize), t.valid(r.1 as usize)),
+                    None => b.push(&at.fill_value, at.fill_validity),
+                }
+            }
+            result.columns.push(b.col);
+        }
+        Ok(result)
+    }
+}
+
+fn outs_view<T>(_o: &mut T) {}
+
+/// True when a coordinate (raw bytes) falls in any range (or there are none).
+fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
+    if ranges.is_empty() {
+        return true;
+    }
+    let k = Key::decode(dt, v);
+    ranges.iter().any(|(a, b)| &k >= a && &k <= b)
+}
+
+/// How an MBR relates to the query ranges.
+fn mbr_overlap(
+    mbr: &[Range1D],
+    ranges: &[Vec<(Key, Key)>],
+    dims: &[tessera_schema::Dimension],
+) -> Overlap {
+    let mut full = true;
+    for (j, r) in mbr.iter().enumerate() {
+        if ranges[j].is_empty() {
+            continue;
+        }
+        let (lo, hi) = (
+            Key::decode(dims[j].datatype, &r.lo),
+            Key::decode(dims[j].datatype, &r.hi),
+        );
+        let mut any = false;
+        let mut covered = false;
+        for (a, b) in &ranges[j] {
+            if lo <= *b && *a <= hi {
+                any = true;
+                if *a <= lo && hi <= *b {
+                    covered = true;
+                }
+            }
+        }
+        if !any {
+            return Overlap::None;
+        }
+        full &= covered;
+    }
+    if full {
+        Overlap::Full
+    } else {
+        Overlap::Partial
+    }
+}
+
+/// The global-order sort key of a sparse cell: space tile in tile order, then the cell order.
+fn global_key(schema: &ArraySchema, c: &[Key]) -> Vec<Key> {
+    let nd = c.len();
+    let mut tile = Vec::with_capacity(nd);
+    for (j, d) in schema.dimensions.iter().enumerate() {
+        let t = match (d.domain.as_ref(), d.tile_extent.as_ref()) {
+            (Some((lo, _)), Some(ext)) => match (
+                Key::decode(d.datatype, lo),
+                Key::decode(d.datatype, ext),
+                &c[j],
+            ) {
+                (Key::Int(l), Key::Int(e), Key::Int(v)) if e > 0 => Key::Int((v - l) / e),
+                (Key::Float(l), Key::Float(e), Key::Float(v)) if e > 0.0 => {
+                    Key::Int(((v - l) / e).floor() as i128)
+                }
+                _ => Key::Int(0),
+            },
+            _ => Key::Int(0),
+        };
+        tile.push(t);
+    }
+    let torder: Vec<usize> = if schema.tile_order == Layout::ColMajor {
+        (0..nd).rev().collect()
+    } else {
+        (0..nd).collect()
+    };
+    let corder: Vec<usize> = if schema.cell_order == Layout::ColMajor {
+        (0..nd).rev().collect()
+    } else {
+        (0..nd).collect()
+    };
+    let mut k: Vec<Key> = torder.iter().map(|&j| tile[j].clone()).collect();
+    k.extend(corder.iter().map(|&j| c[j].clone()));
+    k
+}
+
+/// Keeps the cells of a result that satisfy `c`.
+fn filter_result(r: ReadResult, c: &Expr) -> ReadResult {
+    let rr = &r;
+    let keep: Vec<usize> = (0..r.cell_count)
+        .filter(|&i| {
+            c.eval(&|name: &str| {
+                rr.column(name)
+                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
+            })
+        })
+        .collect();
+    let columns = r
+        .columns
+        .iter()
+        .map(|col| {
+            let mut b = ColumnBuilder::new(
+                &col.name,
+                col.is_dimension,
+                col.datatype,
+                col.cell_val_num,
+                col.validity.is_some(),
+                keep.len(),
+            );
+            for &i in &keep {
+                b.push(col.value(i), col.is_valid(i));
+            }
+            b.col
+        })
+        .collect();
+    ReadResult {
+        columns,
+        cell_count: keep.len(),
+    }
+}

@@ -1,0 +1,108 @@
+//! Columnar read results: data, offsets and validity per field.
+
+use tessera_schema::CellValNum;
+use tessera_tile::Datatype;
+
+/// One field of a result.
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// Field name.
+    pub name: String,
+    /// True for dimensions.
+    pub is_dimension: bool,
+    /// Datatype of the values.
+    pub datatype: Datatype,
+    /// Values per cell.
+    pub cell_val_num: CellValNum,
+    /// The values of every cell, concatenated.
+    pub data: Vec<u8>,
+    /// For var-sized fields, the start of each cell in `data` plus a final end offset.
+    pub offsets: Option<Vec<u64>>,
+    /// For nullable attributes, one byte per cell (0 for null).
+    pub validity: Option<Vec<u8>>,
+}
+
+impl Column {
+    /// The bytes of cell `i`.
+    pub fn value(&self, i: usize) -> &[u8] {
+        match &self.offsets {
+            Some(o) => &self.data[o[i] as usize..o[i + 1] as usize],
+            None => {
+                let s = match self.cell_val_num {
+                    CellValNum::Fixed(n) => n as usize * self.datatype.size() as usize,
+                    CellValNum::Var => self.datatype.size() as usize,
+                };
+                &self.data[i * s..(i + 1) * s]
+            }
+        }
+    }
+
+    /// Whether cell `i` is non-null.
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v[i] != 0)
+    }
+}
+
+/// The cells a read returned.
+#[derive(Debug, Clone, Default)]
+pub struct ReadResult {
+    /// The columns: dimensions first (schema order), then attributes.
+    pub columns: Vec<Column>,
+    /// Number of cells.
+    pub cell_count: usize,
+}
+
+impl ReadResult {
+    /// The column with this name.
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+}
+
+/// Builds a column cell by cell.
+#[derive(Debug)]
+pub(crate) struct ColumnBuilder {
+    pub col: Column,
+}
+
+impl ColumnBuilder {
+    pub fn new(
+        name: &str,
+        is_dimension: bool,
+        datatype: Datatype,
+        cvn: CellValNum,
+        nullable: bool,
+        capacity: usize,
+    ) -> Self {
+        let fixed = match cvn {
+            CellValNum::Fixed(n) => n as usize * datatype.size() as usize,
+            CellValNum::Var => 0,
+        };
+        ColumnBuilder {
+            col: Column {
+                name: name.to_owned(),
+                is_dimension,
+                datatype,
+                cell_val_num: cvn,
+                data: Vec::with_capacity(capacity.saturating_mul(fixed.max(1)).min(1 << 30)),
+                offsets: cvn.is_var().then(|| {
+                    let mut v = Vec::with_capacity(capacity.saturating_add(1).min(1 << 27));
+                    v.push(0);
+                    v
+                }),
+                validity: nullable.then(|| Vec::with_capacity(capacity.min(1 << 30))),
+            },
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, value: &[u8], valid: bool) {
+        self.col.data.extend_from_slice(value);
+        if let Some(o) = &mut self.col.offsets {
+            o.push(self.col.data.len() as u64);
+        }
+        if let Some(v) = &mut self.col.validity {
+            v.push(valid as u8);
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Reading one tile of one field of a fragment: the byte ranges, the filter
+//! pipelines (with the encryption filter when the array has a key), and the
+//! var-sized offsets rules.
+
+use crate::QueryError;
+use tessera_filters::{unfilter_tile, unfilter_var_string_tile, FilterPipeline, TileContext};
+use tessera_fragment::{Field, FileKind, FragmentMetadata};
+use tessera_schema::CellValNum;
+use tessera_tile::storage::Storage;
+use tessera_tile::Datatype;
+
+/// How a field of a fragment is stored.
+#[derive(Debug, Clone)]
+pub struct FieldSpec {
+    /// Which field.
+    pub field: Field,
+    /// Its datatype.
+    pub datatype: Datatype,
+    /// Values per cell.
+    pub cell_val_num: CellValNum,
+    /// Its filter pipeline.
+    pub filters: FilterPipeline,
+    /// Whether it has a validity file.
+    pub nullable: bool,
+}
+
+impl FieldSpec {
+    /// The spec of an attribute, dimension or special field of the fragment's schema.
+    pub fn of(frag: &FragmentMetadata, field: Field) -> FieldSpec {
+        let s = &frag.schema;
+        match field {
+            Field::Attribute(i) => {
+                let a = &s.attributes[i];
+                FieldSpec {
+                    field,
+                    datatype: a.datatype,
+                    cell_val_num: a.cell_val_num,
+                    filters: a.filters.clone(),
+                    nullable: a.nullable,
+                }
+            }
+            Field::Dimension(j) => {
+                let d = &s.dimensions[j];
+                FieldSpec {
+                    field,
+                    datatype: d.datatype,
+                    cell_val_num: d.cell_val_num,
+                    filters: d.filters.clone(),
+                    nullable: false,
+                }
+            }
+            _ => FieldSpec {
+                field,
+                datatype: Datatype::UInt64,
+                cell_val_num: CellValNum::Fixed(1),
+                filters: s.coords_filters.clone(),
+                nullable: false,
+            },
+        }
+    }
+
+    /// Bytes of one fixed-sized cell (of one value for var-sized fields).
+    pub fn cell_size(&self) -> u64 {
+        match self.cell_val_num {
+            CellValNum::Fixed(n) => n as u64 * self.datatype.size(),
+            CellValNum::Var => self.datatype.size(),
+        }
+    }
+}
+
+/// One decoded tile of one field.
+#[derive(Debug, Clone, Default)]
+pub struct FieldTile {
+    /// Number of cells.
+    pub cells: u64,
+    /// Fixed-sized cells, or the values of var-sized ones.
+    pub data: Vec<u8>,
+    /// Start of each var-sized cell in `data`, plus a final end offset.
+    pub offsets: Option<Vec<u64>>,
+    /// One byte per cell, 0 for null.
+    pub validity: Option<Vec<u8>>,
+    /// Bytes per fixed-sized cell.
+    pub cell_size: usize,
+}
+
+impl FieldTile {
+    /// The bytes of cell `i`.
+    #[inline]
+    pub fn value(&self, i: usize) -> &[u8] {
+        match &self.offsets {
+            Some(o) => &self.data[o[i] as usize..o[i + 1] as usize],
+            None => &self.data[i * self.cell_size..(i + 1) * self.cell_size],
+        }
+    }
+    /// Whether cell `i` is valid (non-null).
+    #[inline]
+    pub fn valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v[i] != 0)
+    }
+}
+
+fn read(
+    storage: &dyn Storage,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    kind: FileKind,
+    t: u64,
+) -> Result<(Vec<u8>, String), QueryError> {
+    let idx = frag.field_index(spec.field).ok_or_else(|| {
+        QueryError::Invalid(format!("fragment {} has no {:?}", frag.name, spec.field))
+    })?;
+    let path = frag.data_file(spec.field, kind);
+    let range = frag.tile_range(storage, idx, kind, t)?;
+    let bytes = storage
+        .read_range(&path, range)
+        .map_err(|e| QueryError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+    Ok((
+        bytes,
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    ))
+}
+
+/// Reads and unfilters tile `t` of a field.
+pub fn read_field_tile(
+    storage: &dyn Storage,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+) -> Result<FieldTile, QueryError> {
+    let cells = frag.cell_num(t);
+    let v = frag.version();
+    let with_key = |p: &FilterPipeline| {
+        if key.is_some() {
+            p.with_encryption(key)
+        } else {
+            p.clone()
+        }
+    };
+    let tile_err = |file: &str, e: tessera_filters::FilterError| QueryError::Tile {
+        fragment: frag.name.clone(),
+        file: file.to_owned(),
+        tile: t,
+        source: Box::new(e),
+    };
+    let corrupt = |file: &str, m: String| QueryError::Corrupt {
+        fragment: frag.name.clone(),
+        file: file.to_owned(),
+        tile: t,
+        message: m,
+    };
+    let mut out = FieldTile {
+        cells,
+        cell_size: spec.cell_size() as usize,
+        ..Default::default()
+    };
+    if spec.cell_val_num.is_var() {
+        let idx = frag.field_index(spec.field).expect("field exists");
+        let var_size = *frag
+            .tile_var_sizes(storage, idx)?
+            .get(t as usize)
+            .ok_or_else(|| corrupt("var sizes", format!("no var tile size for tile {t}")))?;
+        let (vbytes, vfile) = read(storage, frag, spec, FileKind::Var, t)?;
+        let pipeline = with_key(&spec.filters);
+        let ctx = TileContext::new(v, spec.datatype.size());
+        let (data, mut offsets) = if spec
+            .filters
+            .offsets_in_data(spec.datatype, frag.schema.version)
+        {
+            unfilter_var_string_tile(&pipeline, &vbytes, &ctx).map_err(|e| tile_err(&vfile, e))?
+        } else {
+            let data = unfilter_tile(&pipeline, &vbytes, &ctx.clone().expect_size(var_size))
+                .map_err(|e| tile_err(&vfile, e))?;
+            let (obytes, ofile) = read(storage, frag, spec, FileKind::Fixed, t)?;
+            let octx = TileContext::new(v, 8).expect_size(cells * 8);
+            let raw = unfilter_tile(&with_key(&frag.schema.offsets_filters), &obytes, &octx)
+                .map_err(|e| tile_err(&ofile, e))?;
+            (
+                data,
+                raw.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+                    .collect(),
+            )
+        };
+        if offsets.len() as u64 != cells {
+            return Err(corrupt(
+                &vfile,
+                format!("{} offsets for {cells} cells", offsets.len()),
+            ));
+        }
+        offsets.push(data.len() as u64);
+        if offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(corrupt(
+                &vfile,
+                "cell offsets are not monotone or exceed the var tile".into(),
+            ));
+        }
+        out.data = data;
+        out.offsets = Some(offsets);
+    } else {
+        let (bytes, file) = read(storage, frag, spec, FileKind::Fixed, t)?;
+        let ctx = TileContext::new(v, spec.cell_size()).expect_size(cells * spec.cell_size());
+        out.data = unfilter_tile(&with_key(&spec.filters), &bytes, &ctx)
+            .map_err(|e| tile_err(&file, e))?;
+    }
+    if spec.nullable {
+        let (bytes, file) = read(storage, frag, spec, FileKind::Validity, t)?;
+        let ctx = TileContext::new(v, 1).expect_size(cells);
+        out.validity = Some(
+            unfilter_tile(&with_key(&frag.schema.validity_filters), &bytes, &ctx)
+                .map_err(|e| tile_err(&file, e))?,
+        );
+    }
+    Ok(out)
+}

@@ -1,0 +1,55 @@
+//! The error type of the schema crate.
+
+/// Why a schema could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// Malformed bytes.
+    #[error(transparent)]
+    Parse(#[from] tessera_tile::ParseError),
+    /// A filter pipeline could not be decoded.
+    #[error(transparent)]
+    Filter(#[from] tessera_filters::FilterError),
+    /// The schema contradicts itself.
+    #[error("invalid schema: {field}: {message}")]
+    Invalid {
+        /// The field at fault.
+        field: String,
+        /// Why.
+        message: String,
+    },
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An error in a named file.
+    #[error("{file}: {source}")]
+    InFile {
+        /// The file.
+        file: String,
+        /// The error.
+        #[source]
+        source: Box<SchemaError>,
+    },
+}
+
+impl SchemaError {
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> SchemaError {
+        SchemaError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Attaches the file the error happened in.
+    pub fn in_file(self, file: impl Into<String>) -> SchemaError {
+        SchemaError::InFile {
+            file: file.into(),
+            source: Box::new(self),
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! On-disk primitives of the TileDB array format.
+//!
+//! This is the lowest layer of tessera. It knows nothing about schemas or
+//! fragments; it gives the layers above:
+//!
+//! * [`Datatype`], [`Layout`], [`ArrayType`]: the enums stored on disk, with
+//!   their TileDB ids, names and sizes;
+//! * [`FormatVersion`]: the array format version and [`gates`], the one place
+//!   that says from which version each field of this crate's structures exists;
+//! * [`Reader`]: a bounded, position-tracking parser built on `nom` whose
+//!   errors name the file, the structure, the field and the byte offset, and
+//!   which checks every length read off disk against the bytes present before
+//!   allocating;
+//! * [`tile`]: the chunk framing of a data tile, and [`generic`]: the header of
+//!   a generic tile;
+//! * [`storage`]: the small I/O trait the decoders are driven by (read a byte
+//!   range, read several, list a folder) with a local filesystem implementation.
+//!
+//! Decoders here are sans-IO: they take bytes and return structures, so any
+//! storage (object stores, HTTP) can feed them.
+//!
+//! ```
+//! use tessera_tile::{tile::ChunkList, Reader};
+//! // A tile with one chunk of 4 original bytes, stored unfiltered.
+//! let mut bytes = Vec::new();
+//! bytes.extend_from_slice(&1u64.to_le_bytes());
+//! bytes.extend_from_slice(&4u32.to_le_bytes()); // original length
+//! bytes.extend_from_slice(&4u32.to_le_bytes()); // filtered length
+//! bytes.extend_from_slice(&0u32.to_le_bytes()); // metadata length
+//! bytes.extend_from_slice(&[1, 2, 3, 4]);
+//! let chunks = ChunkList::parse(&mut Reader::new(&bytes, "tile")).unwrap();
+//! assert_eq!(chunks.original_size(), 4);
+//! ```
+
+pub mod datatype;
+pub mod error;
+pub mod gates;
+pub mod generic;
+pub mod reader;
+pub mod storage;
+pub mod tile;
+
+pub use datatype::{ArrayType, Datatype, Layout};
+pub use error::{ParseError, ParseErrorKind};
+pub use gates::FormatVersion;
+pub use reader::Reader;

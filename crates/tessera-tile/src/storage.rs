@@ -1,0 +1,164 @@
+//! The I/O tessera's readers are driven by.
+//!
+//! Decoders never touch files; the layers that open arrays ask a
+//! [`Storage`] for byte ranges and folder listings. [`LocalFs`] serves a
+//! local filesystem; object stores plug in as separate adapter crates.
+
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// One entry of a folder listing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DirEntry {
+    /// File or folder name (no path).
+    pub name: String,
+    /// True for folders.
+    pub is_dir: bool,
+    /// Size in bytes (0 for folders).
+    pub size: u64,
+}
+
+/// Byte-range storage: all a reader needs.
+pub trait Storage: Send + Sync {
+    /// Reads `range` of the file at `path`. Fails if the file is shorter.
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>>;
+
+    /// Reads several ranges of one file. Implementations may coalesce them.
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
+        ranges
+            .iter()
+            .map(|r| self.read_range(path, r.clone()))
+            .collect()
+    }
+
+    /// Reads a whole file.
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let size = self.size(path)?;
+        self.read_range(path, 0..size)
+    }
+
+    /// Size of a file in bytes.
+    fn size(&self, path: &Path) -> io::Result<u64>;
+
+    /// Lists a folder. A missing folder lists as empty: git, and some object
+    /// stores, drop empty folders that libtiledb creates.
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
+
+    /// True if a file or folder exists at `path`.
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The local filesystem.
+#[derive(Debug, Clone, Default)]
+pub struct LocalFs;
+
+impl Storage for LocalFs {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path)?;
+        let len = f.metadata()?.len();
+        if range.start > range.end || range.end > len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{}: byte range {}..{} is outside the file ({} bytes)",
+                    path.display(),
+                    range.start,
+                    range.end,
+                    len
+                ),
+            ));
+        }
+        f.seek(SeekFrom::Start(range.start))?;
+        let mut buf = vec![0; (range.end - range.start) as usize];
+        f.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        Ok(std::fs::metadata(path)?.len())
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let rd = match std::fs::read_dir(path) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for e in rd {
+            let e = e?;
+            let md = e.metadata()?;
+            out.push(DirEntry {
+                name: e.file_name().to_string_lossy().into_owned(),
+                is_dir: md.is_dir(),
+                size: if md.is_dir() { 0 } else { md.len() },
+            });
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+/// A [`Storage`] wrapper that records every request, for I/O plan tests.
+#[derive(Debug)]
+pub struct Recording<S> {
+    inner: S,
+    root: PathBuf,
+    log: std::sync::Mutex<Vec<String>>,
+}
+
+impl<S: Storage> Recording<S> {
+    /// Records requests to `inner`; paths are logged relative to `root`.
+    pub fn new(inner: S, root: impl Into<PathBuf>) -> Self {
+        Recording {
+            inner,
+            root: root.into(),
+            log: Default::default(),
+        }
+    }
+
+    fn rel(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    }
+
+    /// The requests made so far, in order.
+    pub fn requests(&self) -> Vec<String> {
+        self.log.lock().expect("log lock").clone()
+    }
+
+    fn push(&self, s: String) {
+        self.log.lock().expect("log lock").push(s);
+    }
+}
+
+impl<S: Storage> Storage for Recording<S> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        self.push(format!(
+            "read {} {}..{}",
+            self.rel(path),
+            range.start,
+            range.end
+        ));
+        self.inner.read_range(path, range)
+    }
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        self.push(format!("size {}", self.rel(path)));
+        self.inner.size(path)
+    }
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        self.push(format!("list {}", self.rel(path)));
+        self.inner.list(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+}

@@ -1,0 +1,115 @@
+//! The chunk framing of a tile (`format_spec/tile.md`).
+//!
+//! A tile is `num chunks: u64` followed by that many chunks, each
+//! `original length: u32, filtered length: u32, metadata length: u32`,
+//! then the metadata and the filtered bytes.
+
+use crate::{ParseError, Reader};
+use serde::Serialize;
+use std::ops::Range;
+
+/// One chunk of a tile, located inside the tile's bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chunk {
+    /// Length of the chunk once every filter is reversed.
+    pub original_len: u32,
+    /// Where the chunk metadata lies, relative to the start of the tile.
+    pub metadata: Range<usize>,
+    /// Where the filtered chunk data lies, relative to the start of the tile.
+    pub data: Range<usize>,
+}
+
+/// The chunks of one tile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChunkList {
+    /// The chunks, in order.
+    pub chunks: Vec<Chunk>,
+    /// Bytes of the tile the framing covered.
+    pub framed_len: usize,
+}
+
+/// Smallest encoded chunk: three `u32` lengths.
+const CHUNK_HEADER: u64 = 12;
+
+impl ChunkList {
+    /// Parses the framing at the reader's position; the reader advances past
+    /// the whole tile. The chunk count is checked against the bytes present.
+    pub fn parse(r: &mut Reader<'_>) -> Result<ChunkList, ParseError> {
+        let prev = r.set_structure("tile chunk list");
+        let start = r.position();
+        let count = r.u64("number of chunks")?;
+        let n = r.check_count("number of chunks", count, CHUNK_HEADER)?;
+        let mut chunks = Vec::with_capacity(n);
+        for _ in 0..n {
+            let original_len = r.u32("original length of chunk")?;
+            let filtered_len = r.u32("filtered chunk length")?;
+            let metadata_len = r.u32("chunk metadata length")?;
+            let m0 = r.position() - start;
+            r.skip("chunk metadata", metadata_len as u64)?;
+            let d0 = r.position() - start;
+            r.skip("chunk filtered data", filtered_len as u64)?;
+            chunks.push(Chunk {
+                original_len,
+                metadata: m0..m0 + metadata_len as usize,
+                data: d0..d0 + filtered_len as usize,
+            });
+        }
+        r.set_structure(prev);
+        Ok(ChunkList {
+            chunks,
+            framed_len: r.position() - start,
+        })
+    }
+
+    /// Sum of the original lengths: the size of the unfiltered tile.
+    pub fn original_size(&self) -> u64 {
+        self.chunks.iter().map(|c| c.original_len as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tile(chunks: &[(&[u8], &[u8], u32)]) -> Vec<u8> {
+        let mut v = (chunks.len() as u64).to_le_bytes().to_vec();
+        for (meta, data, orig) in chunks {
+            v.extend_from_slice(&orig.to_le_bytes());
+            v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            v.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+            v.extend_from_slice(meta);
+            v.extend_from_slice(data);
+        }
+        v
+    }
+
+    #[test]
+    fn parses_chunks() {
+        let t = tile(&[(b"mm", b"abc", 3), (b"", b"de", 2)]);
+        let l = ChunkList::parse(&mut Reader::new(&t, "t")).unwrap();
+        assert_eq!(l.chunks.len(), 2);
+        assert_eq!(&t[l.chunks[0].metadata.clone()], b"mm");
+        assert_eq!(&t[l.chunks[1].data.clone()], b"de");
+        assert_eq!(l.original_size(), 5);
+        assert_eq!(l.framed_len, t.len());
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let t = tile(&[(b"mm", b"abc", 3), (b"", b"de", 2)]);
+        for cut in 0..t.len() {
+            assert!(
+                ChunkList::parse(&mut Reader::new(&t[..cut], "t")).is_err(),
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn absurd_chunk_count_is_rejected() {
+        let mut t = u64::MAX.to_le_bytes().to_vec();
+        t.extend_from_slice(&[0; 12]);
+        let e = ChunkList::parse(&mut Reader::new(&t, "t")).unwrap_err();
+        assert_eq!(e.field, "number of chunks");
+    }
+}

@@ -1,0 +1,248 @@
+//! Project tasks: `cargo xtask fixtures [--check] [--version V]...`.
+//!
+//! `fixtures` regenerates `testdata/tiledb-<version>/` with the real libtiledb:
+//! one Python venv per pinned TileDB-Py version under `target/tiledb-py/`,
+//! `xtask/fixtures/generate.py` writes the arrays with that version, and
+//! `xtask/fixtures/read.py` records what TileDB-Py reads back, both with the
+//! writing version and with the newest one. The newest reader's answer is
+//! the expectation; where the two disagree the case records both and why.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// TileDB-Py versions pinned for fixtures (libtiledb 2.13 to 2.30).
+const VERSIONS: &[&str] = &["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"];
+/// The reader whose answers are the expectations.
+const NEWEST: &str = "0.36.1";
+
+type Error = Box<dyn std::error::Error>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn run(cmd: &mut Command) -> Result<std::process::Output, Error> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(out)
+}
+
+/// The venv of a TileDB-Py version, created and installed on first use.
+fn venv(version: &str) -> Result<PathBuf, Error> {
+    let dir = root().join("target/tiledb-py").join(version);
+    let py = dir.join("bin/python");
+    if !py.exists() {
+        eprintln!("creating venv for TileDB-Py {version}");
+        run(Command::new("python3").args(["-m", "venv"]).arg(&dir))?;
+        let numpy = if version < "0.30" { "numpy<2" } else { "numpy" };
+        run(Command::new(dir.join("bin/pip")).args([
+            "install",
+            "-q",
+            &format!("tiledb=={version}"),
+            numpy,
+        ]))?;
+    }
+    Ok(py)
+}
+
+fn read_case(py: &Path, case: &Path) -> Result<Value, Error> {
+    let out = run(Command::new(py)
+        .arg(root().join("xtask/fixtures/read.py"))
+        .arg(case))?;
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// Why the writer's TileDB-Py may read differently (known reader bugs).
+fn known_reason(writer: &str) -> &'static str {
+    match writer {
+        "0.19.1" => "TileDB-Py 0.19.1 returns no validity masks (nulls read as values); the newest reader is right",
+        "0.23.5" | "0.25.1" => "TileDB-Py of this version inverts validity masks in multi_index results; the newest reader is right",
+        _ => "the readers disagree; the newest libtiledb reader is taken as right",
+    }
+}
+
+fn generate(version: &str, out_root: &Path) -> Result<Vec<String>, Error> {
+    let py = venv(version)?;
+    let newest = venv(NEWEST)?;
+    let dir = out_root.join(format!("tiledb-{version}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let out = run(Command::new(&py)
+        .arg(root().join("xtask/fixtures/generate.py"))
+        .arg(&dir))?;
+    let made: Value = serde_json::from_slice(&out.stdout)?;
+    let cases: Vec<String> = made["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_owned))
+        .collect();
+    for (i, case) in cases.iter().enumerate() {
+        eprintln!("[{version}] {}/{} {case}", i + 1, cases.len());
+        let cdir = dir.join(case);
+        let mut expected = read_case(&newest, &cdir)?;
+        let by_writer = read_case(&py, &cdir)?;
+        let mut disagreements = Vec::new();
+        if let (Some(a), Some(b)) = (
+            expected["queries"].as_array(),
+            by_writer["queries"].as_array(),
+        ) {
+            for (qa, qb) in a.iter().zip(b) {
+                if qa.get("rows") != qb.get("rows") {
+                    // Keep the first rows that differ, not whole copies.
+                    let (ra, rb) = (
+                        qa["rows"].as_array().cloned().unwrap_or_default(),
+                        qb["rows"].as_array().cloned().unwrap_or_default(),
+                    );
+                    let diff: Vec<Value> = ra
+                        .iter()
+                        .zip(&rb)
+                        .filter(|(a, b)| a != b)
+                        .take(3)
+                        .map(|(a, b)| json!({"newest": a, "writer": b}))
+                        .collect();
+                    disagreements.push(json!({
+                        "query": qa["name"],
+                        "rows": [ra.len(), rb.len()],
+                        "first_differences": diff,
+                        "writer_error": qb.get("error").cloned().unwrap_or(Value::Null),
+                        "reason": known_reason(version),
+                    }));
+                }
+            }
+        }
+        let case_info: Value =
+            serde_json::from_str(&std::fs::read_to_string(cdir.join("case.json"))?)?;
+        expected["case"] = case_info;
+        expected["writer"] =
+            json!({"tiledb_py": by_writer["tiledb_py"], "libtiledb": by_writer["libtiledb"]});
+        expected["disagreements"] = Value::Array(disagreements);
+        std::fs::write(cdir.join("expected.json"), render(&expected))?;
+        std::fs::remove_file(cdir.join("case.json"))?;
+    }
+    Ok(cases)
+}
+
+/// JSON with one top-level field per line and one result row per line:
+/// small, and readable in diffs.
+fn render(v: &Value) -> String {
+    let mut out = String::from("{\n");
+    let obj = v.as_object().expect("object");
+    for (i, (k, val)) in obj.iter().enumerate() {
+        out.push_str(&format!("  {}: ", serde_json::to_string(k).expect("key")));
+        if k == "queries" {
+            out.push_str("[\n");
+            let qs = val.as_array().cloned().unwrap_or_default();
+            for (j, q) in qs.iter().enumerate() {
+                let mut q = q.clone();
+                let rows = q.as_object_mut().and_then(|o| o.remove("rows"));
+                let head = serde_json::to_string(&q).expect("query");
+                out.push_str("    ");
+                out.push_str(&head[..head.len() - 1]);
+                if let Some(Value::Array(rows)) = rows {
+                    out.push_str(",\n     \"rows\": [");
+                    for (r, row) in rows.iter().enumerate() {
+                        out.push_str(if r == 0 { "\n      " } else { ",\n      " });
+                        out.push_str(&serde_json::to_string(row).expect("row"));
+                    }
+                    out.push(']');
+                }
+                out.push('}');
+                out.push_str(if j + 1 < qs.len() { ",\n" } else { "\n" });
+            }
+            out.push_str("  ]");
+        } else {
+            out.push_str(&serde_json::to_string(val).expect("value"));
+        }
+        out.push_str(if i + 1 < obj.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// The parts of an expectation that must not drift (names carry UUIDs and
+/// schema-creation times, which change on every regeneration).
+fn stable(v: &Value) -> Value {
+    json!({
+        "schema": v["schema"],
+        "metadata": v["metadata"],
+        "queries": v["queries"],
+        "fragments": v["fragments"].as_array().map(|fs| fs.iter().map(|f| json!({
+            "timestamp_range": f["timestamp_range"], "version": f["version"], "cell_num": f["cell_num"],
+            "nonempty_domain": f["nonempty_domain"], "sparse": f["sparse"]})).collect::<Vec<_>>()),
+    })
+}
+
+fn fixtures(args: &[String]) -> Result<(), Error> {
+    let check = args.iter().any(|a| a == "--check");
+    let versions: Vec<&str> = {
+        let picked: Vec<&str> = args
+            .windows(2)
+            .filter(|w| w[0] == "--version")
+            .map(|w| w[1].as_str())
+            .collect();
+        if picked.is_empty() {
+            VERSIONS.to_vec()
+        } else {
+            picked
+        }
+    };
+    let testdata = root().join("testdata");
+    let out_root = if check {
+        root().join("target/fixtures-check")
+    } else {
+        testdata.clone()
+    };
+    let mut drift = 0;
+    for v in versions {
+        let cases = generate(v, &out_root)?;
+        if check {
+            for c in cases {
+                let new = out_root
+                    .join(format!("tiledb-{v}"))
+                    .join(&c)
+                    .join("expected.json");
+                let old = testdata
+                    .join(format!("tiledb-{v}"))
+                    .join(&c)
+                    .join("expected.json");
+                let parse = |p: &Path| -> Option<Value> {
+                    serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
+                };
+                match (parse(&old), parse(&new)) {
+                    (Some(a), Some(b)) if stable(&a) == stable(&b) => {}
+                    (None, _) => {
+                        drift += 1;
+                        println!("drift: tiledb-{v}/{c}: not committed");
+                    }
+                    _ => {
+                        drift += 1;
+                        println!("drift: tiledb-{v}/{c}: expectations differ");
+                    }
+                }
+            }
+        }
+    }
+    if check && drift > 0 {
+        return Err(format!("{drift} case(s) drifted from the committed testdata").into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("fixtures") => fixtures(&args[1..]),
+        _ => Err("usage: cargo xtask fixtures [--check] [--version V]...".into()),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
