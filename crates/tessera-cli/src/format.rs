@@ -4,7 +4,8 @@
 //! shortest round-trip form (float32 cells: shortest that round-trips as
 //! float32), NaN and infinities as the strings "NaN", "inf", "-inf"; BOOL as
 //! true/false; DATETIME_* and TIME_* as the raw integer; STRING_ASCII,
-//! STRING_UTF8 and CHAR as a JSON string; BLOB as lowercase hex;
+//! STRING_UTF8 and CHAR as a JSON string (trailing NUL bytes dropped, as
+//! TileDB-Py does); BLOB as lowercase hex;
 //! multi-value or var-sized numeric cells as a JSON array; null as null.
 
 use tessera::query::Column;
@@ -47,6 +48,14 @@ fn push_f32(out: &mut String, v: f32) {
     }
 }
 
+/// A string cell as text. Trailing NUL bytes are dropped, as TileDB-Py
+/// (numpy) does: the default fill of a var-sized string cell is one NUL byte
+/// and reads as "".
+fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    let end = b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
+    String::from_utf8_lossy(&b[..end])
+}
+
 /// Writes one scalar of `t` from exactly `b`.
 fn push_scalar(out: &mut String, t: Datatype, b: &[u8]) {
     let mut x = [0u8; 8];
@@ -85,7 +94,7 @@ pub fn push_value(out: &mut String, col: &Column, i: usize) {
     let b = col.value(i);
     let t = col.datatype;
     if t.is_string() {
-        push_json_str(out, &String::from_utf8_lossy(b));
+        push_json_str(out, &text(b));
     } else if t.is_blob() || t == Datatype::Any {
         push_hex(out, b);
     } else if col.cell_val_num == CellValNum::Fixed(1) {

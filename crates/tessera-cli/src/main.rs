@@ -1,6 +1,7 @@
 //! `tessera`: inspect and read TileDB arrays.
 
 mod format;
+mod verify;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -103,6 +104,28 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
+    /// Read every generic tile and data tile; report each problem. Exit 0 only when all is sound.
+    Verify {
+        /// The array folder.
+        array: PathBuf,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
+    /// Show the framing of the tile at an offset (format debugging).
+    DumpTile {
+        /// A data file, or a generic tile file with --generic.
+        file: PathBuf,
+        /// Byte offset of the tile.
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        /// The tile is a generic tile (schema, metadata, fragment metadata section).
+        #[arg(long)]
+        generic: bool,
+        /// AES-256-GCM key, for encrypted generic tiles.
         #[arg(long)]
         key: Option<String>,
     },
@@ -340,6 +363,107 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                 }
             }
         }
+        Command::Verify { array, key } => {
+            let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+            let problems = verify::verify(&LocalFs, &a, &mut |_, _| {});
+            if problems.is_empty() {
+                println!(
+                    "{}: {} fragment(s) verified, no problems",
+                    array.display(),
+                    a.fragments.len()
+                );
+            } else {
+                for p in &problems {
+                    println!("{p}");
+                }
+                eprintln!("error: {} problem(s) found", problems.len());
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::DumpTile {
+            file,
+            offset,
+            generic,
+            key,
+        } => {
+            let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let start = usize::try_from(offset)
+                .ok()
+                .filter(|o| *o <= bytes.len())
+                .ok_or_else(|| {
+                    format!(
+                        "offset {offset} is past the end of {} ({} bytes)",
+                        file.display(),
+                        bytes.len()
+                    )
+                })?;
+            let tail = &bytes[start..];
+            let mut r = tessera::tile::Reader::new(tail, "tile").at_offset(offset);
+            if generic {
+                let h = tessera::tile::generic::GenericTileHeader::parse(&mut r)?;
+                println!("generic tile header: version {} persisted {} tile size {} datatype {} cell size {} encryption {:?} pipeline {} bytes", h.version, h.persisted_size, h.tile_size, h.datatype, h.cell_size, h.encryption, h.filter_pipeline.len());
+                let dt = tessera::tile::Datatype::from_id(h.datatype)
+                    .unwrap_or(tessera::tile::Datatype::Any);
+                let p = tessera::filters::FilterPipeline::parse(
+                    &mut tessera::tile::Reader::new(&h.filter_pipeline, "filter pipeline"),
+                    h.version,
+                    dt,
+                )?;
+                println!(
+                    "filters: {:?} (max chunk {})",
+                    p.filters
+                        .iter()
+                        .map(|f| f.filter_type().name())
+                        .collect::<Vec<_>>(),
+                    p.max_chunk_size
+                );
+            }
+            let at = r.file_offset();
+            let chunks = tessera::tile::tile::ChunkList::parse(&mut r)?;
+            println!(
+                "tile at {at}: {} chunk(s), {} bytes unfiltered, {} bytes framed",
+                chunks.chunks.len(),
+                chunks.original_size(),
+                chunks.framed_len
+            );
+            let base = (at - offset) as usize;
+            for (i, c) in chunks.chunks.iter().enumerate() {
+                println!(
+                    "  chunk {i}: original {} filtered {} metadata {}",
+                    c.original_len,
+                    c.data.len(),
+                    c.metadata.len()
+                );
+            }
+            if generic {
+                let t =
+                    tessera::filters::read_generic_tile(tail, parse_key(&key)?.as_ref(), offset)?;
+                let preview: String = t
+                    .data
+                    .iter()
+                    .take(64)
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                println!(
+                    "decoded ({} bytes): {preview}{}",
+                    t.data.len(),
+                    if t.data.len() > 64 { " ..." } else { "" }
+                );
+            } else if let Some(c) = chunks.chunks.first() {
+                let d = &tail[base + c.data.start..base + c.data.end];
+                let preview: String = d
+                    .iter()
+                    .take(64)
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                println!(
+                    "chunk 0 filtered data: {preview}{}",
+                    if d.len() > 64 { " ..." } else { "" }
+                );
+            }
+        }
         Command::Info { array, key } => {
             let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
             let s = &a.schema;
@@ -409,7 +533,11 @@ fn main() -> ExitCode {
             let mut msg = format!("error: {e}");
             let mut src = e.source();
             while let Some(s) = src {
-                msg.push_str(&format!("\n  caused by: {s}"));
+                // Wrappers repeat their cause in their own message: skip echoes.
+                let text = s.to_string();
+                if !msg.contains(&text) {
+                    msg.push_str(&format!("\n  caused by: {text}"));
+                }
                 src = s.source();
             }
             eprintln!("{msg}");

@@ -532,7 +532,41 @@ impl<'a> Query<'a> {
             });
         }
         if let Some(c) = &self.condition {
-            result = filter_result(result, c);
+            // Dense reads keep every cell; cells failing the condition read
+            // as fill values, as in libtiledb.
+            result = fill_unmatched(result, c, schema);
+        }
+        if layout == Layout::GlobalOrder {
+            // Global order: space tiles in tile order, cells in cell order.
+            let coords: Vec<Vec<i128>> = sub
+                .iter()
+                .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
+                .collect();
+            let key = |i: usize| -> Vec<i128> {
+                let c: Vec<i128> = (0..nd)
+                    .map(|j| coords[j][((i as u64 / strides[j]) % counts[j]) as usize])
+                    .collect();
+                let t: Vec<i128> = (0..nd).map(|j| (c[j] - dom[j].0) / dom[j].2).collect();
+                let torder: Vec<usize> = if schema.tile_order == Layout::ColMajor {
+                    (0..nd).rev().collect()
+                } else {
+                    (0..nd).collect()
+                };
+                let corder: Vec<usize> = if schema.cell_order == Layout::ColMajor {
+                    (0..nd).rev().collect()
+                } else {
+                    (0..nd).collect()
+                };
+                torder
+                    .iter()
+                    .map(|&j| t[j])
+                    .chain(corder.iter().map(|&j| c[j]))
+                    .collect()
+            };
+            let keys: Vec<Vec<i128>> = (0..n).map(key).collect();
+            let mut perm: Vec<usize> = (0..n).collect();
+            perm.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+            result = permute(result, &perm);
         }
         let _ = bufs;
         Ok(result)
@@ -894,17 +928,8 @@ fn global_key(schema: &ArraySchema, c: &[Key]) -> Vec<Key> {
     k
 }
 
-/// Keeps the cells of a result that satisfy `c`.
-fn filter_result(r: ReadResult, c: &Expr) -> ReadResult {
-    let rr = &r;
-    let keep: Vec<usize> = (0..r.cell_count)
-        .filter(|&i| {
-            c.eval(&|name: &str| {
-                rr.column(name)
-                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
-            })
-        })
-        .collect();
+/// Reorders the cells of a result: cell `k` of the output is cell `perm[k]`.
+fn permute(r: ReadResult, perm: &[usize]) -> ReadResult {
     let columns = r
         .columns
         .iter()
@@ -915,9 +940,9 @@ fn filter_result(r: ReadResult, c: &Expr) -> ReadResult {
                 col.datatype,
                 col.cell_val_num,
                 col.validity.is_some(),
-                keep.len(),
+                perm.len(),
             );
-            for &i in &keep {
+            for &i in perm {
                 b.push(col.value(i), col.is_valid(i));
             }
             b.col
@@ -925,6 +950,48 @@ fn filter_result(r: ReadResult, c: &Expr) -> ReadResult {
         .collect();
     ReadResult {
         columns,
-        cell_count: keep.len(),
+        cell_count: perm.len(),
+    }
+}
+
+/// Replaces the attribute values of cells failing `c` with fill values (dense reads).
+fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
+    let rr = &r;
+    let pass: Vec<bool> = (0..r.cell_count)
+        .map(|i| {
+            c.eval(&|name: &str| {
+                rr.column(name)
+                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
+            })
+        })
+        .collect();
+    let columns = r
+        .columns
+        .iter()
+        .map(|col| {
+            if col.is_dimension {
+                return col.clone();
+            }
+            let at = schema.attribute(&col.name);
+            let mut b = ColumnBuilder::new(
+                &col.name,
+                false,
+                col.datatype,
+                col.cell_val_num,
+                col.validity.is_some(),
+                r.cell_count,
+            );
+            for (i, ok) in pass.iter().enumerate() {
+                match (ok, at) {
+                    (false, Some(at)) => b.push(&at.fill_value, at.fill_validity),
+                    _ => b.push(col.value(i), col.is_valid(i)),
+                }
+            }
+            b.col
+        })
+        .collect();
+    ReadResult {
+        columns,
+        cell_count: r.cell_count,
     }
 }

@@ -1,0 +1,138 @@
+//! `tessera verify`: read every generic tile and data tile of every fragment
+//! and report each problem with its fragment, file and tile.
+
+use tessera::fragment::{Field, FileKind, OpenArray, Overlap};
+use tessera::query::tiles::{read_field_tile, FieldSpec};
+use tessera::query::Key;
+use tessera::tile::storage::Storage;
+
+/// Checks an opened array; returns the problems found.
+pub fn verify(
+    storage: &dyn Storage,
+    a: &OpenArray,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Err(e) = a.metadata(storage) {
+        problems.push(format!("array metadata: {e}"));
+    }
+    let total = a.fragments.len();
+    for (fi, f) in a.fragments.iter().enumerate() {
+        progress(fi, total);
+        let s = &f.schema;
+        let mut fields: Vec<Field> = (0..s.attributes.len()).map(Field::Attribute).collect();
+        if !f.footer.dense {
+            fields.extend((0..s.dimensions.len()).map(Field::Dimension));
+        }
+        if f.footer.has_timestamps {
+            fields.push(Field::Timestamps);
+        }
+        if f.footer.has_delete_meta {
+            fields.extend([Field::DeleteTimestamps, Field::DeleteConditionIndex]);
+        }
+        let tiles = f.tile_count();
+        // Tile offsets: one per tile, increasing, inside the file.
+        for field in &fields {
+            let Some(idx) = f.field_index(*field) else {
+                continue;
+            };
+            let spec = FieldSpec::of(f, *field);
+            let mut kinds = vec![FileKind::Fixed];
+            if spec.cell_val_num.is_var() {
+                kinds.push(FileKind::Var);
+            }
+            if spec.nullable {
+                kinds.push(FileKind::Validity);
+            }
+            for kind in kinds {
+                let file = f.data_file(*field, kind);
+                let name = file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match f.tile_offsets(storage, idx, kind) {
+                    Err(e) => {
+                        problems.push(format!("fragment {}: {name}: tile offsets: {e}", f.name))
+                    }
+                    Ok(offs) => {
+                        if offs.len() as u64 != tiles {
+                            problems.push(format!(
+                                "fragment {}: {name}: {} tile offsets for {tiles} tiles",
+                                f.name,
+                                offs.len()
+                            ));
+                        }
+                        if offs.windows(2).any(|w| w[0] > w[1]) {
+                            problems.push(format!(
+                                "fragment {}: {name}: tile offsets decrease",
+                                f.name
+                            ));
+                        }
+                        match storage.size(&file) {
+                            Ok(size) if size != f.file_size(idx, kind) => problems.push(format!(
+                                "fragment {}: {name}: {size} bytes on disk, the footer says {}",
+                                f.name,
+                                f.file_size(idx, kind)
+                            )),
+                            Err(e) => problems.push(format!("fragment {}: {name}: {e}", f.name)),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            for t in 0..tiles {
+                // The error names the fragment, the file and the tile.
+                if let Err(e) = read_field_tile(storage, f, &spec, t, a.key) {
+                    problems.push(e.to_string());
+                }
+            }
+        }
+        // The R-tree: one leaf per tile, and every cell of a sparse tile inside its MBR.
+        if !f.footer.dense {
+            match f.rtree(storage) {
+                Err(e) => problems.push(format!("fragment {}: R-tree: {e}", f.name)),
+                Ok(rt) => {
+                    if rt.leaves().len() as u64 != tiles {
+                        problems.push(format!(
+                            "fragment {}: R-tree has {} leaves for {tiles} tiles",
+                            f.name,
+                            rt.leaves().len()
+                        ));
+                    }
+                    for (t, mbr) in rt.leaves().iter().enumerate() {
+                        for (j, d) in s.dimensions.iter().enumerate() {
+                            let Ok(tile) = read_field_tile(
+                                storage,
+                                f,
+                                &FieldSpec::of(f, Field::Dimension(j)),
+                                t as u64,
+                                a.key,
+                            ) else {
+                                continue;
+                            };
+                            let (lo, hi) = (
+                                Key::decode(d.datatype, &mbr[j].lo),
+                                Key::decode(d.datatype, &mbr[j].hi),
+                            );
+                            if (0..tile.cells as usize).any(|c| {
+                                let k = Key::decode(d.datatype, tile.value(c));
+                                k < lo || k > hi
+                            }) {
+                                problems.push(format!("fragment {}: tile {t}: a coordinate of `{}` lies outside its MBR", f.name, d.name));
+                            }
+                        }
+                    }
+                    let all = rt.tiles_overlapping(&|_| Overlap::Partial);
+                    if all.len() != rt.leaves().len() {
+                        problems.push(format!(
+                            "fragment {}: R-tree levels do not cover the leaves",
+                            f.name
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    progress(total, total);
+    problems
+}

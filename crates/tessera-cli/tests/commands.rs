@@ -1,0 +1,163 @@
+//! `verify`, `info`, `schema` and error messages of the `tessera` command.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn tessera(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Replaces timestamped names (`__t1_t2_<32 hex>[_v]`), which change on regeneration.
+fn redact(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    'scan: while i < b.len() {
+        if b[i..].starts_with(b"__") {
+            // t1, t2, uuid, then an optional version.
+            let mut j = i + 2;
+            for _ in 0..2 {
+                let start = j;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                if j == start || j >= b.len() || b[j] != b'_' {
+                    out.push_str("__");
+                    i += 2;
+                    continue 'scan;
+                }
+                j += 1;
+            }
+            if b.len() >= j + 32 && b[j..j + 32].iter().all(u8::is_ascii_hexdigit) {
+                j += 32;
+                if j < b.len() && b[j] == b'_' && b.get(j + 1).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                    while j < b.len() && b[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                }
+                out.push_str("<timestamped name>");
+                i = j;
+                continue;
+            }
+            out.push_str("__");
+            i += 2;
+            continue;
+        }
+        let ch = s[i..].chars().next().expect("char");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+#[test]
+fn verify_passes_on_every_fixture() {
+    let mut failures = Vec::new();
+    for case in common::cases() {
+        let array = case.parent().unwrap().join("array");
+        let expected: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&case).unwrap()).unwrap();
+        let mut args = vec!["verify".to_string(), array.display().to_string()];
+        if let Some(k) = expected["case"]["key"].as_str() {
+            args.push("--key".into());
+            args.push(k.into());
+        }
+        let (ok, out, err) = tessera(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        if !ok {
+            failures.push(format!("{}: {out}{err}", array.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (s, d) = (e.path(), to.join(e.file_name()));
+        if s.is_dir() {
+            copy_dir(&s, &d)
+        } else {
+            std::fs::copy(&s, &d).unwrap();
+        }
+    }
+}
+
+#[test]
+fn verify_finds_corruption() {
+    let src = common::testdata().join("tiledb-0.36.1/filter_sha256/array");
+    let dst = std::env::temp_dir().join(format!("tessera-verify-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dst);
+    copy_dir(&src, &dst);
+    let frag = std::fs::read_dir(dst.join("__fragments"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let data = frag.join("a0.tdb");
+    let mut b = std::fs::read(&data).unwrap();
+    let n = b.len();
+    b[n - 3] ^= 0x01; // inside the last tile's payload
+    std::fs::write(&data, b).unwrap();
+    let (ok, out, err) = tessera(&["verify", dst.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dst);
+    assert!(!ok, "verify passed a corrupted array");
+    assert!(out.contains("a0.tdb") && out.contains("tile"), "{out}{err}");
+}
+
+#[test]
+fn info_and_schema_snapshots() {
+    let array = common::testdata().join("tiledb-0.36.1/sparse_strings/array");
+    let a = array.to_str().unwrap();
+    let (ok, info, _) = tessera(&["info", a]);
+    assert!(ok);
+    let info = info.replace(a, "ARRAY");
+    let info: String = info
+        .lines()
+        .filter(|l| !l.starts_with("size on disk"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("info_sparse_strings", redact(&info));
+    let (ok, schema, _) = tessera(&["schema", a]);
+    assert!(ok);
+    insta::assert_snapshot!("schema_sparse_strings", redact(&schema));
+    let dense = common::testdata().join("tiledb-0.19.1/dense_2d_types/array");
+    let (ok, schema, _) = tessera(&["schema", dense.to_str().unwrap()]);
+    assert!(ok);
+    insta::assert_snapshot!("schema_dense_2d_types_v16", redact(&schema));
+}
+
+#[test]
+fn error_message_snapshots() {
+    let (ok, _, err) = tessera(&["read", "/nonexistent/array"]);
+    assert!(!ok);
+    insta::assert_snapshot!("error_not_an_array", err);
+    let array = common::testdata().join("tiledb-0.36.1/encrypted/array");
+    let (ok, _, err) = tessera(&["read", array.to_str().unwrap()]);
+    assert!(!ok);
+    insta::assert_snapshot!(
+        "error_missing_key",
+        redact(&err.replace(array.to_str().unwrap(), "ARRAY"))
+    );
+    let (ok, _, err) = tessera(&["read", array.to_str().unwrap(), "--key", &"00".repeat(32)]);
+    assert!(!ok);
+    insta::assert_snapshot!(
+        "error_wrong_key",
+        redact(&err.replace(array.to_str().unwrap(), "ARRAY"))
+    );
+    let dense = common::testdata().join("tiledb-0.36.1/dense_1d_fragments/array");
+    let (ok, _, err) = tessera(&["read", dense.to_str().unwrap(), "--subarray", "x=0:5"]);
+    assert!(!ok);
+    insta::assert_snapshot!("error_range_outside_domain", err);
+}

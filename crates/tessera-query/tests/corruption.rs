@@ -1,0 +1,111 @@
+//! Hostile input: truncate every file of several fixtures at many points and
+//! flip bytes in every region; opening and reading must return an error or a
+//! result, never panic.
+
+use std::path::{Path, PathBuf};
+use tessera_fragment::OpenArray;
+use tessera_query::Query;
+use tessera_tile::storage::LocalFs;
+
+const CASES: &[&str] = &[
+    "tiledb-0.36.1/dense_1d_fragments",
+    "tiledb-0.36.1/sparse_strings",
+    "tiledb-0.36.1/filter_pipeline",
+    "tiledb-0.36.1/filter_strings",
+    "tiledb-0.36.1/consolidated",
+    "tiledb-0.36.1/deletes",
+    "tiledb-0.19.1/dense_nullable_var",
+    "tiledb-0.19.1/filter_double_delta",
+    "tiledb-0.23.5/enumerations",
+    "tiledb-0.36.1/encrypted",
+];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (s, d) = (e.path(), to.join(e.file_name()));
+        if s.is_dir() {
+            copy_dir(&s, &d);
+        } else {
+            std::fs::copy(&s, &d).unwrap();
+        }
+    }
+}
+
+/// Opens and reads everything; returns whether it succeeded. Panics propagate.
+fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
+    match OpenArray::open(&LocalFs, array, 0, u64::MAX, key) {
+        Ok(a) => Query::new(&LocalFs, &a).execute().is_ok() && a.metadata(&LocalFs).is_ok(),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn corrupted_fixtures_never_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let work = std::env::temp_dir().join(format!("tessera-corruption-{}", std::process::id()));
+    let mut tried = 0usize;
+    let mut panics = Vec::new();
+    for case in CASES {
+        let src = root.join(case).join("array");
+        if !src.exists() {
+            continue;
+        }
+        let key = case
+            .ends_with("encrypted")
+            .then_some(*b"0123456789abcdeF0123456789abcdeF");
+        let mut all = Vec::new();
+        files(&src, &mut all);
+        for f in all {
+            let rel = f.strip_prefix(&src).unwrap().to_path_buf();
+            let original = std::fs::read(&f).unwrap();
+            let n = original.len();
+            // Truncation points and byte flips spread over the file, ends included.
+            let mut edits: Vec<(&str, usize)> = Vec::new();
+            let step = (n / 24).max(1);
+            for p in (0..n)
+                .step_by(step)
+                .chain([n.saturating_sub(1), n.saturating_sub(8)])
+            {
+                edits.push(("truncate", p));
+                edits.push(("flip", p));
+            }
+            for (kind, at) in edits {
+                let dst = work.join("a");
+                let _ = std::fs::remove_dir_all(&dst);
+                copy_dir(&src, &dst);
+                let mut bytes = original.clone();
+                match kind {
+                    "truncate" => bytes.truncate(at),
+                    _ if at < n => bytes[at] ^= 0xA5,
+                    _ => continue,
+                }
+                std::fs::write(dst.join(&rel), &bytes).unwrap();
+                tried += 1;
+                let r = std::panic::catch_unwind(|| attempt(&dst, key));
+                if r.is_err() {
+                    panics.push(format!("{case}/{} {kind} at {at}", rel.display()));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(tried > 100, "only {tried} corruptions tried");
+    assert!(
+        panics.is_empty(),
+        "{} of {tried} corruptions panicked:\n{}",
+        panics.len(),
+        panics.join("\n")
+    );
+}
