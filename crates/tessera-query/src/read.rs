@@ -756,29 +756,62 @@ impl<'a> Query<'a> {
         if let Some(cond) = &self.condition {
             refs.retain(|&(ti, c, _)| cond.eval(&|n| get(&tiles[ti as usize], c as usize, n)));
         }
-        let coord = |r: &(u32, u32, u64), j: usize| {
-            Key::decode(
-                dims[j].datatype,
-                tiles[r.0 as usize].dims[j].value(r.1 as usize),
+        // Coordinates compare in place, without building keys.
+        let cval = |r: &(u32, u32, u64), j: usize| tiles[r.0 as usize].dims[j].value(r.1 as usize);
+        let cmp_dims =
+            |x: &(u32, u32, u64), y: &(u32, u32, u64), order: &[usize]| -> std::cmp::Ordering {
+                for &j in order {
+                    let o = compare_values(dims[j].datatype, cval(x, j), cval(y, j));
+                    if o.is_ne() {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            };
+        let row: Vec<usize> = (0..nd).collect();
+        let col: Vec<usize> = (0..nd).rev().collect();
+        let global = |x: &(u32, u32, u64), y: &(u32, u32, u64)| -> std::cmp::Ordering {
+            let torder = if schema.tile_order == Layout::ColMajor {
+                &col
+            } else {
+                &row
+            };
+            for &j in torder {
+                let o = tile_coord(&dims[j], cval(x, j)).cmp(&tile_coord(&dims[j], cval(y, j)));
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            cmp_dims(
+                x,
+                y,
+                if schema.cell_order == Layout::ColMajor {
+                    &col
+                } else {
+                    &row
+                },
             )
         };
+        // Each fragment is stored in global order without duplicates: a
+        // single fragment needs neither deduplication nor re-sorting.
+        let single = self.array.fragments.len() <= 1;
         // Duplicates: unless allowed, the newest write of a coordinate wins.
-        if !schema.allows_dups {
+        if !schema.allows_dups && !single {
+            let frag_of = |r: &(u32, u32, u64)| tiles[r.0 as usize].frag;
             let mut idx: Vec<usize> = (0..refs.len()).collect();
-            let ckey = |i: usize| -> Vec<Key> { (0..nd).map(|j| coord(&refs[i], j)).collect() };
-            let keys: Vec<Vec<Key>> = (0..refs.len()).map(ckey).collect();
             idx.sort_by(|&a, &b| {
-                keys[a]
-                    .cmp(&keys[b])
-                    .then((refs[a].2, tiles[refs[a].0 as usize].frag, a).cmp(&(
-                        refs[b].2,
-                        tiles[refs[b].0 as usize].frag,
-                        b,
-                    )))
+                cmp_dims(&refs[a], &refs[b], &row).then((refs[a].2, frag_of(&refs[a]), a).cmp(&(
+                    refs[b].2,
+                    frag_of(&refs[b]),
+                    b,
+                )))
             });
             let mut keep = Vec::with_capacity(refs.len());
             for (p, &i) in idx.iter().enumerate() {
-                if idx.get(p + 1).is_none_or(|&nx| keys[nx] != keys[i]) {
+                if idx
+                    .get(p + 1)
+                    .is_none_or(|&nx| cmp_dims(&refs[nx], &refs[i], &row).is_ne())
+                {
                     keep.push(refs[i]);
                 }
             }
@@ -786,30 +819,13 @@ impl<'a> Query<'a> {
         }
         // Order.
         match layout {
-            Layout::RowMajor | Layout::ColMajor => {
-                let order: Vec<usize> = if layout == Layout::ColMajor {
-                    (0..nd).rev().collect()
-                } else {
-                    (0..nd).collect()
-                };
-                let keys: Vec<Vec<Key>> = refs
-                    .iter()
-                    .map(|r| order.iter().map(|&j| coord(r, j)).collect())
-                    .collect();
-                let mut idx: Vec<usize> = (0..refs.len()).collect();
-                idx.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
-                refs = idx.into_iter().map(|i| refs[i]).collect();
-            }
+            Layout::RowMajor => refs.sort_by(|x, y| cmp_dims(x, y, &row)),
+            Layout::ColMajor => refs.sort_by(|x, y| cmp_dims(x, y, &col)),
             Layout::GlobalOrder | Layout::Unordered
-                if !schema.allows_dups || layout == Layout::GlobalOrder =>
+                if !(single && schema.cell_order != Layout::Hilbert)
+                    && (!schema.allows_dups || layout == Layout::GlobalOrder) =>
             {
-                let keys: Vec<Vec<Key>> = refs
-                    .iter()
-                    .map(|r| global_key(schema, &(0..nd).map(|j| coord(r, j)).collect::<Vec<_>>()))
-                    .collect();
-                let mut idx: Vec<usize> = (0..refs.len()).collect();
-                idx.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
-                refs = idx.into_iter().map(|i| refs[i]).collect();
+                refs.sort_by(global)
             }
             _ => {}
         }
@@ -892,40 +908,30 @@ fn mbr_overlap(
     }
 }
 
-/// The global-order sort key of a sparse cell: space tile in tile order, then the cell order.
-fn global_key(schema: &ArraySchema, c: &[Key]) -> Vec<Key> {
-    let nd = c.len();
-    let mut tile = Vec::with_capacity(nd);
-    for (j, d) in schema.dimensions.iter().enumerate() {
-        let t = match (d.domain.as_ref(), d.tile_extent.as_ref()) {
-            (Some((lo, _)), Some(ext)) => match (
-                Key::decode(d.datatype, lo),
-                Key::decode(d.datatype, ext),
-                &c[j],
-            ) {
-                (Key::Int(l), Key::Int(e), Key::Int(v)) if e > 0 => Key::Int((v - l) / e),
-                (Key::Float(l), Key::Float(e), Key::Float(v)) if e > 0.0 => {
-                    Key::Int(((v - l) / e).floor() as i128)
-                }
-                _ => Key::Int(0),
-            },
-            _ => Key::Int(0),
-        };
-        tile.push(t);
+/// Orders two values of `t` as TileDB orders coordinates (strings bytewise).
+fn compare_values(t: Datatype, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    match t.physical() {
+        tessera_tile::datatype::Physical::Bytes => a.cmp(b),
+        _ => Key::decode(t, a).cmp(&Key::decode(t, b)),
     }
-    let torder: Vec<usize> = if schema.tile_order == Layout::ColMajor {
-        (0..nd).rev().collect()
-    } else {
-        (0..nd).collect()
-    };
-    let corder: Vec<usize> = if schema.cell_order == Layout::ColMajor {
-        (0..nd).rev().collect()
-    } else {
-        (0..nd).collect()
-    };
-    let mut k: Vec<Key> = torder.iter().map(|&j| tile[j].clone()).collect();
-    k.extend(corder.iter().map(|&j| c[j].clone()));
-    k
+}
+
+/// The space tile a coordinate falls in (0 for dimensions without tiling).
+fn tile_coord(d: &tessera_schema::Dimension, v: &[u8]) -> Key {
+    match (d.domain.as_ref(), d.tile_extent.as_ref()) {
+        (Some((lo, _)), Some(ext)) => match (
+            Key::decode(d.datatype, lo),
+            Key::decode(d.datatype, ext),
+            Key::decode(d.datatype, v),
+        ) {
+            (Key::Int(l), Key::Int(e), Key::Int(x)) if e > 0 => Key::Int((x - l) / e),
+            (Key::Float(l), Key::Float(e), Key::Float(x)) if e > 0.0 => {
+                Key::Int(((x - l) / e).floor() as i128)
+            }
+            _ => Key::Int(0),
+        },
+        _ => Key::Int(0),
+    }
 }
 
 /// Reorders the cells of a result: cell `k` of the output is cell `perm[k]`.
