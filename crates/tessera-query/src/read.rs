@@ -641,16 +641,9 @@ impl<'a> Query<'a> {
                     frag.name
                 )));
             }
-            if !frag
+            let legacy_coords = !frag
                 .version()
-                .has(tessera_fragment::gates::SPLIT_COORDINATES)
-            {
-                return Err(QueryError::Invalid(format!(
-                    "fragment {}: zipped coordinates (format {}) are not supported yet",
-                    frag.name,
-                    frag.version()
-                )));
-            }
+                .has(tessera_fragment::gates::SPLIT_COORDINATES);
             let rt = frag.rtree(self.storage)?;
             let ranges = &self.ranges;
             let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
@@ -666,10 +659,27 @@ impl<'a> Query<'a> {
             let got: Vec<TileCells> = hits
                 .par_iter()
                 .map(|&(t, full)| {
-                    let dt: Vec<FieldTile> = dim_specs
-                        .iter()
-                        .map(|s| read_field_tile(self.storage, frag, s, t, key))
-                        .collect::<Result<_, _>>()?;
+                    let dt: Vec<FieldTile> = if legacy_coords {
+                        // Before format 5 all coordinates share one tile.
+                        let c = read_field_tile(
+                            self.storage,
+                            frag,
+                            &FieldSpec::of(frag, Field::Coords),
+                            t,
+                            key,
+                        )?;
+                        crate::tiles::split_coords(
+                            &c,
+                            nd,
+                            dims[0].coord_size() as usize,
+                            frag.coords_zipped(),
+                        )
+                    } else {
+                        dim_specs
+                            .iter()
+                            .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                            .collect::<Result<_, _>>()?
+                    };
                     let n = dt.first().map_or(0, |d| d.cells) as usize;
                     let mut cells: Vec<u32> = Vec::with_capacity(n);
                     for i in 0..n {

@@ -218,3 +218,35 @@ pub fn read_field_tile(
     }
     Ok(out)
 }
+
+/// Splits a legacy coordinates tile into one tile per dimension. Zipped
+/// tiles interleave the coordinates cell by cell; unzipped ones store each
+/// dimension's coordinates together.
+pub fn split_coords(
+    tile: &FieldTile,
+    dims: usize,
+    coord_size: usize,
+    zipped: bool,
+) -> Vec<FieldTile> {
+    let cells = tile.cells as usize;
+    (0..dims)
+        .map(|j| {
+            let mut data = Vec::with_capacity(cells * coord_size);
+            for i in 0..cells {
+                let at = if zipped {
+                    (i * dims + j) * coord_size
+                } else {
+                    (j * cells + i) * coord_size
+                };
+                data.extend_from_slice(&tile.data[at..at + coord_size]);
+            }
+            FieldTile {
+                cells: tile.cells,
+                data,
+                offsets: None,
+                validity: None,
+                cell_size: coord_size,
+            }
+        })
+        .collect()
+}
