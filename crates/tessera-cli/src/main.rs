@@ -438,30 +438,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             if generic {
                 let t =
                     tessera::filters::read_generic_tile(tail, parse_key(&key)?.as_ref(), offset)?;
-                let preview: String = t
-                    .data
-                    .iter()
-                    .take(64)
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                println!(
-                    "decoded ({} bytes): {preview}{}",
-                    t.data.len(),
-                    if t.data.len() > 64 { " ..." } else { "" }
-                );
+                println!("decoded ({} bytes): {}", t.data.len(), hex_preview(&t.data));
             } else if let Some(c) = chunks.chunks.first() {
                 let d = &tail[base + c.data.start..base + c.data.end];
-                let preview: String = d
-                    .iter()
-                    .take(64)
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                println!(
-                    "chunk 0 filtered data: {preview}{}",
-                    if d.len() > 64 { " ..." } else { "" }
-                );
+                println!("chunk 0 filtered data: {}", hex_preview(d));
             }
         }
         Command::Info { array, key } => {
@@ -507,6 +487,16 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first 64 bytes as hex, for `dump-tile`.
+fn hex_preview(b: &[u8]) -> String {
+    let head: Vec<String> = b.iter().take(64).map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}{}",
+        head.join(" "),
+        if b.len() > 64 { " ..." } else { "" }
+    )
 }
 
 fn dir_size(p: &std::path::Path) -> u64 {

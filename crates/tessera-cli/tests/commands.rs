@@ -2,20 +2,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
+use common::tessera;
 
-fn tessera(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use std::path::Path;
 
 /// Replaces timestamped names (`__t1_t2_<32 hex>[_v]`), which change on regeneration.
 fn redact(s: &str) -> String {

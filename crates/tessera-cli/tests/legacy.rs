@@ -1,8 +1,10 @@
 //! Arrays written by old TileDB releases (`../shared/legacy-arrays`, see its
 //! README). Skipped, with a message, when that folder is absent.
 
+mod common;
+
+use common::tessera;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn legacy() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/legacy-arrays");
@@ -12,18 +14,6 @@ fn legacy() -> Option<PathBuf> {
         eprintln!("skipping: {} is absent", p.display());
         None
     }
-}
-
-fn tessera(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
+#[allow(dead_code)] // not every test file uses every helper
 /// Every `expected.json` under `testdata/tiledb-*/`.
 pub fn cases() -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -29,4 +30,18 @@ pub fn cases() -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Runs the built `tessera` binary: (success, stdout, stderr).
+#[allow(dead_code)] // not every test file uses every helper
+pub fn tessera(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
