@@ -295,10 +295,25 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             let f = tessera::schema::schema_at(&files, timestamp.unwrap_or(u64::MAX))
                 .ok_or("not a TileDB array: no schema")?;
             let s = tessera::schema::load_schema(&LocalFs, &array, f, key.as_ref())?;
+            let enums = tessera::schema::load_enumerations(&LocalFs, &array, &s, key.as_ref())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
+                let mut v = serde_json::to_value(&s)?;
+                let loaded: Vec<serde_json::Value> = enums
+                    .iter()
+                    .map(|e| {
+                        serde_json::json!({
+                            "name": e.name,
+                            "datatype": e.datatype,
+                            "ordered": e.ordered,
+                            "values": e.values.iter().map(|x| tessera::schema::enumeration_value(e, x)).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                v["enumeration_values"] = loaded.into();
+                println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 print!("{}", tessera::schema::describe(&s));
+                print!("{}", tessera::schema::describe_enumerations(&enums));
             }
         }
         Command::Fragments { array, json, key } => {

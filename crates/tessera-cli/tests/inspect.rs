@@ -114,6 +114,25 @@ fn schemas_match_tiledb_py() {
             }
         };
         let exp = &case["schema"];
+        let mut enum_failures = Vec::new();
+        if let Some(enums) = case["enumerations"].as_object() {
+            for (ename, e) in enums {
+                let got_e = got["enumeration_values"]
+                    .as_array()
+                    .and_then(|v| v.iter().find(|x| x["name"] == ename.as_str()));
+                match got_e {
+                    None => enum_failures.push(format!("{name}: enumeration {ename} missing")),
+                    Some(g) => {
+                        if g["values"] != e["values"] || g["ordered"] != e["ordered"] {
+                            enum_failures.push(format!(
+                                "{name}: enumeration {ename}: tessera {} {}, TileDB-Py {} {}",
+                                g["ordered"], g["values"], e["ordered"], e["values"]
+                            ));
+                        }
+                    }
+                }
+            }
+        }
         let mut check = |what: &str, a: Value, b: Value| {
             if a != b {
                 failures.push(format!("{name}: {what}: tessera {a}, TileDB-Py {b}"));
@@ -219,6 +238,7 @@ fn schemas_match_tiledb_py() {
                 check(k, gf.into(), py_names(&exp[pk]).into());
             }
         }
+        failures.extend(enum_failures);
     }
     assert!(
         failures.is_empty(),

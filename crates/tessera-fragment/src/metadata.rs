@@ -60,6 +60,7 @@ pub struct FragmentMetadata {
     metadata_file_size: u64,
     rtree: OnceLock<RTree>,
     offsets: Vec<[OnceLock<Arc<Vec<u64>>>; 4]>,
+    processed: OnceLock<Vec<String>>,
 }
 
 impl FragmentMetadata {
@@ -159,6 +160,7 @@ impl FragmentMetadata {
             metadata_file_size: size,
             rtree: OnceLock::new(),
             offsets: (0..n).map(|_| Default::default()).collect(),
+            processed: OnceLock::new(),
         })
     }
 
@@ -290,6 +292,7 @@ impl FragmentMetadata {
             metadata_file_size: bytes.len() as u64,
             rtree,
             offsets: slots,
+            processed: OnceLock::new(),
         })
     }
 
@@ -517,6 +520,35 @@ impl FragmentMetadata {
             .u64_array("values", n)
             .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
         Ok(slot.get_or_init(|| Arc::new(v)).clone())
+    }
+
+    /// Names of the delete and update commits already applied to this
+    /// fragment (format 16 and later; read on first use).
+    pub fn processed_conditions(&self, storage: &dyn Storage) -> Result<&[String], FragmentError> {
+        if let Some(p) = self.processed.get() {
+            return Ok(p);
+        }
+        let mut names = Vec::new();
+        if let Some(off) = self.footer.processed_conditions_offset {
+            let data = self.read_section(storage, off, "processed conditions")?;
+            let mut r = Reader::new(&data, "processed conditions");
+            let n = r
+                .u64("number of processed conditions")
+                .map_err(|e| FragmentError::from(e).within(&self.name, "processed conditions"))?;
+            let n = r
+                .check_count("number of processed conditions", n, 8)
+                .map_err(|e| FragmentError::from(e).within(&self.name, "processed conditions"))?;
+            for _ in 0..n {
+                let len = r.u64("condition size").map_err(|e| {
+                    FragmentError::from(e).within(&self.name, "processed conditions")
+                })?;
+                let name = r.string("condition", len).map_err(|e| {
+                    FragmentError::from(e).within(&self.name, "processed conditions")
+                })?;
+                names.push(name);
+            }
+        }
+        Ok(self.processed.get_or_init(|| names))
     }
 
     /// Offsets of the tiles of a field's file.

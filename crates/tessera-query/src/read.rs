@@ -631,6 +631,7 @@ impl<'a> Query<'a> {
             dims: Vec<FieldTile>,
             fields: Vec<Option<FieldTile>>,
             times: Option<FieldTile>,
+            delete_times: Option<FieldTile>,
             cells: Vec<u32>,
         }
         let mut tiles: Vec<TileCells> = Vec::new();
@@ -656,6 +657,10 @@ impl<'a> Query<'a> {
                 .footer
                 .has_timestamps
                 .then(|| FieldSpec::of(frag, Field::Timestamps));
+            let dt_spec = frag
+                .footer
+                .has_delete_meta
+                .then(|| FieldSpec::of(frag, Field::DeleteTimestamps));
             let got: Vec<TileCells> = hits
                 .par_iter()
                 .map(|&(t, full)| {
@@ -706,11 +711,16 @@ impl<'a> Query<'a> {
                         (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
                         _ => None,
                     };
+                    let delete_times = match (&dt_spec, cells.is_empty()) {
+                        (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
+                        _ => None,
+                    };
                     Ok(TileCells {
                         frag: fi,
                         dims: dt,
                         fields: fl,
                         times,
+                        delete_times,
                         cells,
                     })
                 })
@@ -730,6 +740,14 @@ impl<'a> Query<'a> {
                 };
                 if tc.times.is_some() && (ts < start || ts > end) {
                     continue;
+                }
+                // Consolidated deletes: a cell deleted at or before the open time is gone.
+                if let Some(d) = &tc.delete_times {
+                    let dt =
+                        u64::from_le_bytes(d.value(c as usize).try_into().unwrap_or([0xff; 8]));
+                    if !(dt > end || (end == u64::MAX && dt == u64::MAX)) {
+                        continue;
+                    }
                 }
                 refs.push((ti as u32, c, ts));
             }
@@ -755,12 +773,26 @@ impl<'a> Query<'a> {
         // Delete conditions: libtiledb stores the negation of the delete
         // condition (the cells to keep); a cell written before the delete that
         // does not satisfy it is gone.
+        // Commits a fragment lists as processed were applied when it was
+        // consolidated: they are not applied to it again.
         if !deletes.is_empty() {
+            let processed: Vec<Vec<bool>> = self
+                .array
+                .fragments
+                .iter()
+                .map(|f| {
+                    let done = f.processed_conditions(self.storage)?;
+                    Ok(deletes
+                        .iter()
+                        .map(|(_, name, _)| done.iter().any(|d| d == name))
+                        .collect())
+                })
+                .collect::<Result<_, QueryError>>()?;
             refs.retain(|&(ti, c, ts)| {
                 let tc = &tiles[ti as usize];
-                !deletes
-                    .iter()
-                    .any(|(dts, _, e)| ts < *dts && !e.eval(&|n| get(tc, c as usize, n)))
+                !deletes.iter().enumerate().any(|(k, (dts, _, e))| {
+                    !processed[tc.frag][k] && ts < *dts && !e.eval(&|n| get(tc, c as usize, n))
+                })
             });
         }
         if let Some(cond) = &self.condition {

@@ -135,3 +135,41 @@ pub fn describe(s: &ArraySchema) -> String {
     }
     o
 }
+
+/// The values of enumerations, one line each.
+pub fn describe_enumerations(enums: &[crate::Enumeration]) -> String {
+    let mut o = String::new();
+    for e in enums {
+        let vals: Vec<String> = e
+            .values
+            .iter()
+            .map(|v| enumeration_value(e, v).to_string())
+            .collect();
+        let _ = writeln!(
+            o,
+            "  enumeration {} ({}, {}): [{}]",
+            e.name,
+            e.datatype,
+            if e.ordered { "ordered" } else { "unordered" },
+            vals.join(", ")
+        );
+    }
+    o
+}
+
+/// One enumeration value as JSON (strings as text, numbers decoded).
+pub fn enumeration_value(e: &crate::Enumeration, v: &[u8]) -> serde_json::Value {
+    if e.datatype.is_string() {
+        return String::from_utf8_lossy(v).into_owned().into();
+    }
+    let w = e.datatype.size() as usize;
+    let vals: Vec<serde_json::Value> = v
+        .chunks_exact(w.max(1))
+        .map(|b| Value::decode(e.datatype, b).to_json())
+        .collect();
+    if vals.len() == 1 {
+        vals.into_iter().next().unwrap_or(serde_json::Value::Null)
+    } else {
+        vals.into()
+    }
+}

@@ -23,7 +23,7 @@ pub mod gates;
 pub mod schema;
 pub mod value;
 
-pub use describe::describe;
+pub use describe::{describe, describe_enumerations, enumeration_value};
 pub use enumeration::Enumeration;
 pub use error::SchemaError;
 pub use schema::{
