@@ -298,6 +298,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             let enums = tessera::schema::load_enumerations(&LocalFs, &array, &s, key.as_ref())?;
             if json {
                 let mut v = serde_json::to_value(&s)?;
+                add_typed_values(&mut v, &s);
                 let loaded: Vec<serde_json::Value> = enums
                     .iter()
                     .map(|e| {
@@ -502,6 +503,49 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Adds decoded domains, tile extents, current domain and fill values to a
+/// schema's JSON (the raw fields stay as they are stored).
+fn add_typed_values(v: &mut serde_json::Value, s: &tessera::schema::ArraySchema) {
+    use tessera::schema::Value;
+    for (j, d) in s.dimensions.iter().enumerate() {
+        if let Some((lo, hi)) = d.domain_values() {
+            v["dimensions"][j]["domain_values"] = serde_json::json!([lo.to_json(), hi.to_json()]);
+        }
+        v["dimensions"][j]["tile_extent_value"] = d
+            .tile_extent_value()
+            .map_or(serde_json::Value::Null, |e| e.to_json());
+    }
+    for (i, a) in s.attributes.iter().enumerate() {
+        let w = a.datatype.size() as usize;
+        let vals: Vec<serde_json::Value> = if a.datatype.is_string() {
+            vec![String::from_utf8_lossy(&a.fill_value).into_owned().into()]
+        } else {
+            a.fill_value
+                .chunks_exact(w.max(1))
+                .map(|b| Value::decode(a.datatype, b).to_json())
+                .collect()
+        };
+        v["attributes"][i]["fill_value_values"] = vals.into();
+    }
+    if let Some(rect) = s
+        .current_domain
+        .as_ref()
+        .and_then(|c| c.ndrectangle.as_ref())
+    {
+        let r: Vec<serde_json::Value> = rect
+            .iter()
+            .zip(&s.dimensions)
+            .map(|(r, d)| {
+                serde_json::json!([
+                    Value::decode(d.datatype, &r.lo).to_json(),
+                    Value::decode(d.datatype, &r.hi).to_json()
+                ])
+            })
+            .collect();
+        v["current_domain_values"] = r.into();
+    }
 }
 
 /// The first 64 bytes as hex, for `dump-tile`.

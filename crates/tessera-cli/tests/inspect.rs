@@ -115,6 +115,7 @@ fn schemas_match_tiledb_py() {
         };
         let exp = &case["schema"];
         let mut enum_failures = Vec::new();
+        let mut failures_fill: Vec<String> = Vec::new();
         if let Some(enums) = case["enumerations"].as_object() {
             for (ename, e) in enums {
                 let got_e = got["enumeration_values"]
@@ -174,6 +175,97 @@ fn schemas_match_tiledb_py() {
                 layout(&got["tile_order"]),
                 exp["tile_order"].clone(),
             );
+        }
+        // Datatypes, as TileDB-Py names them.
+        let py_dtype = |t: &Value| -> Option<&'static str> {
+            Some(match t.as_str()? {
+                "Int8" => "int8",
+                "UInt8" => "uint8",
+                "Int16" => "int16",
+                "UInt16" => "uint16",
+                "Int32" => "int32",
+                "UInt32" => "uint32",
+                "Int64" => "int64",
+                "UInt64" => "uint64",
+                "Float32" => "float32",
+                "Float64" => "float64",
+                "Bool" => "bool",
+                "DatetimeDay" => "datetime64[D]",
+                "DatetimeMs" => "datetime64[ms]",
+                "DatetimeNs" => "datetime64[ns]",
+                _ => return None,
+            })
+        };
+        for (g, e) in got["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(exp["dims"].as_array().unwrap())
+        {
+            if let Some(t) = py_dtype(&g["datatype"]) {
+                check(
+                    &format!("dtype of {}", e["name"]),
+                    t.into(),
+                    e["dtype"].clone(),
+                );
+            }
+            if e["var"] == false {
+                let num = |v: &Value| v.as_f64().map(Value::from).unwrap_or(v.clone());
+                let gdom: Vec<Value> = g["domain_values"]
+                    .as_array()
+                    .map(|a| a.iter().map(num).collect())
+                    .unwrap_or_default();
+                let edom: Vec<Value> = e["domain"]
+                    .as_array()
+                    .map(|a| a.iter().map(num).collect())
+                    .unwrap_or_default();
+                check(
+                    &format!("domain of {}", e["name"]),
+                    gdom.into(),
+                    edom.into(),
+                );
+                check(
+                    &format!("tile of {}", e["name"]),
+                    num(&g["tile_extent_value"]),
+                    num(&e["tile"]),
+                );
+            }
+        }
+        for (g, e) in got["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(exp["attrs"].as_array().unwrap())
+        {
+            let cvn = &g["cell_val_num"];
+            if cvn.get("Fixed") == Some(&Value::from(1)) {
+                if let Some(t) = py_dtype(&g["datatype"]) {
+                    check(
+                        &format!("dtype of {}", e["name"]),
+                        t.into(),
+                        e["dtype"].clone(),
+                    );
+                }
+                if !e["fill"].is_null() && !e["nullable"].as_bool().unwrap_or(false) {
+                    let gf = g["fill_value_values"][0].clone();
+                    let gf = if g["datatype"] == "Bool" {
+                        Value::Bool(gf.as_u64() == Some(1))
+                    } else {
+                        gf
+                    };
+                    let f32 = g["datatype"] == "Float32";
+                    let same = match (gf.as_f64(), e["fill"].as_f64()) {
+                        (Some(a), Some(b)) if f32 => (a as f32) == (b as f32),
+                        _ => gf == e["fill"],
+                    };
+                    if !same {
+                        failures_fill.push(format!(
+                            "{name}: fill of {}: tessera {gf}, TileDB-Py {}",
+                            e["name"], e["fill"]
+                        ));
+                    }
+                }
+            }
         }
         let gd = got["dimensions"].as_array().unwrap();
         let ed = exp["dims"].as_array().unwrap();
@@ -239,6 +331,7 @@ fn schemas_match_tiledb_py() {
             }
         }
         failures.extend(enum_failures);
+        failures.extend(failures_fill);
     }
     assert!(
         failures.is_empty(),

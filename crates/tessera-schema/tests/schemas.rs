@@ -144,3 +144,116 @@ fn bad_ids_name_the_field() {
         "{e}"
     );
 }
+
+/// The JSON form of every fixture schema, one line each, names redacted.
+#[test]
+fn fixture_schema_json_snapshots() {
+    let mut versions: Vec<_> = std::fs::read_dir(root())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    versions.sort();
+    for v in versions {
+        let mut cases: Vec<_> = std::fs::read_dir(&v)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        cases.sort();
+        let mut text = String::new();
+        for c in cases {
+            let array = c.join("array");
+            let key = array
+                .to_string_lossy()
+                .contains("encrypted")
+                .then_some(&KEY);
+            let files = list_schemas(&LocalFs, &array).unwrap();
+            for f in &files {
+                let Ok(s) = load_schema(&LocalFs, &array, f, key) else {
+                    continue;
+                };
+                let mut j = serde_json::to_value(&s).unwrap();
+                j["name"] = "<schema file>".into();
+                j["timestamp_range"] = serde_json::Value::Null;
+                if let Some(es) = j["enumerations"].as_array_mut() {
+                    for e in es {
+                        e["path"] = "<enumeration file>".into();
+                    }
+                }
+                let _ = writeln!(text, "{}: {}", c.file_name().unwrap().to_string_lossy(), j);
+            }
+        }
+        let name = v.file_name().unwrap().to_string_lossy().replace('.', "_");
+        insta::assert_snapshot!(format!("schema_json_{name}"), text);
+    }
+}
+
+/// Opening at a timestamp uses the newest schema not after it; the legacy
+/// file counts as the oldest; when every schema is newer, the oldest.
+#[test]
+fn schema_at_a_timestamp() {
+    use tessera_schema::{schema_at, SchemaFile};
+    let f = |t: u64, n: &str| SchemaFile {
+        timestamp_range: (t, t),
+        name: n.into(),
+        relative_path: n.into(),
+    };
+    let files = vec![
+        f(0, "__array_schema.tdb"),
+        f(10, "__10_10_a"),
+        f(20, "__20_20_b"),
+    ];
+    assert_eq!(schema_at(&files, 5).unwrap().name, "__array_schema.tdb");
+    assert_eq!(schema_at(&files, 10).unwrap().name, "__10_10_a");
+    assert_eq!(schema_at(&files, 19).unwrap().name, "__10_10_a");
+    assert_eq!(schema_at(&files, u64::MAX).unwrap().name, "__20_20_b");
+    let newer = vec![f(10, "__10_10_a")];
+    assert_eq!(schema_at(&newer, 1).unwrap().name, "__10_10_a");
+}
+
+/// An array holding both a legacy schema file and `__schema/` lists both,
+/// the legacy one first.
+#[test]
+fn legacy_and_timestamped_schemas_together() {
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/legacy-arrays");
+    let src = root().join("tiledb-0.36.1/dense_1d_fragments/array/__schema");
+    if !legacy.exists() {
+        eprintln!("skipping: {} is absent", legacy.display());
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tessera-both-schemas-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("__schema")).unwrap();
+    std::fs::copy(
+        legacy.join("non_split_coords_v1_4_0/__array_schema.tdb"),
+        dir.join("__array_schema.tdb"),
+    )
+    .unwrap();
+    for e in std::fs::read_dir(&src)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+    {
+        std::fs::copy(e.path(), dir.join("__schema").join(e.file_name())).unwrap();
+    }
+    let files = list_schemas(&LocalFs, &dir).unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0].name, "__array_schema.tdb");
+    assert_eq!(
+        load_schema(&LocalFs, &dir, &files[0], None)
+            .unwrap()
+            .version
+            .0,
+        1
+    );
+    assert_eq!(
+        load_schema(&LocalFs, &dir, &files[1], None)
+            .unwrap()
+            .version
+            .0,
+        22
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
