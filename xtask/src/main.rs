@@ -1,4 +1,5 @@
-//! Project tasks: `cargo xtask fixtures [--check] [--version V]...`.
+//! Project tasks: `cargo xtask fixtures [--check] [--version V]... [--case C]...`
+//! and `cargo xtask fuzz [--time S] [--target T]...`.
 //!
 //! `fixtures` regenerates `testdata/tiledb-<version>/` with the real libtiledb:
 //! one Python venv per pinned TileDB-Py version under `target/tiledb-py/`,
@@ -67,15 +68,20 @@ fn known_reason(writer: &str) -> &'static str {
     }
 }
 
-fn generate(version: &str, out_root: &Path) -> Result<Vec<String>, Error> {
+/// Writes the cases of one version; `only` limits it to some cases (the
+/// others are left as they are, so adding a case does not rewrite them all).
+fn generate(version: &str, out_root: &Path, only: &[&str]) -> Result<Vec<String>, Error> {
     let py = venv(version)?;
     let newest = venv(NEWEST)?;
     let dir = out_root.join(format!("tiledb-{version}"));
-    let _ = std::fs::remove_dir_all(&dir);
+    if only.is_empty() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     std::fs::create_dir_all(&dir)?;
     let out = run(Command::new(&py)
         .arg(root().join("xtask/fixtures/generate.py"))
-        .arg(&dir))?;
+        .arg(&dir)
+        .args(only))?;
     let made: Value = serde_json::from_slice(&out.stdout)?;
     let cases: Vec<String> = made["cases"]
         .as_array()
@@ -193,6 +199,11 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
             picked
         }
     };
+    let only: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--case")
+        .map(|w| w[1].as_str())
+        .collect();
     let testdata = root().join("testdata");
     let out_root = if check {
         root().join("target/fixtures-check")
@@ -201,7 +212,7 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
     };
     let mut drift = 0;
     for v in versions {
-        let cases = generate(v, &out_root)?;
+        let cases = generate(v, &out_root, &only)?;
         if check {
             for c in cases {
                 let new = out_root
@@ -235,11 +246,100 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Fuzz targets under `fuzz/` (cargo-fuzz, nightly).
+const FUZZ_TARGETS: &[&str] = &[
+    "generic_tile",
+    "chunk_framing",
+    "filter_pipeline",
+    "filter_reverse",
+    "array_schema",
+    "enumeration",
+    "fragment_footer",
+    "rtree",
+    "delete_condition",
+    "array_metadata",
+    "timestamped_name",
+];
+
+/// Seeds a corpus with small files from testdata (every kind of structure).
+fn seed_corpus(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir)?;
+    let mut stack = vec![
+        root().join("testdata/tiledb-0.36.1"),
+        root().join("testdata/tiledb-0.19.1"),
+    ];
+    let mut n = 0;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if e.metadata()?.len() <= 64 * 1024 && p.extension().is_none_or(|x| x != "json")
+            {
+                std::fs::copy(&p, dir.join(format!("seed-{n}")))?;
+                n += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask fuzz [--time SECONDS] [--target NAME]...`: runs each target
+/// for a bounded time on the nightly toolchain and reports the outcome.
+fn fuzz(args: &[String]) -> Result<(), Error> {
+    let time: u64 = args
+        .windows(2)
+        .find(|w| w[0] == "--time")
+        .map(|w| w[1].parse())
+        .transpose()?
+        .unwrap_or(60);
+    let picked: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--target")
+        .map(|w| w[1].as_str())
+        .collect();
+    let targets: Vec<&str> = if picked.is_empty() {
+        FUZZ_TARGETS.to_vec()
+    } else {
+        picked
+    };
+    let mut failed = Vec::new();
+    for t in targets {
+        let corpus = root().join("target/fuzz-corpus").join(t);
+        if !corpus.exists() {
+            seed_corpus(&corpus)?;
+        }
+        eprintln!("fuzzing {t} for {time} s");
+        let status = Command::new("cargo")
+            .current_dir(root().join("fuzz"))
+            .args(["+nightly", "fuzz", "run", t])
+            .arg(&corpus)
+            .args([
+                "--",
+                &format!("-max_total_time={time}"),
+                "-rss_limit_mb=2048",
+                "-timeout=10",
+                "-print_final_stats=1",
+            ])
+            .status()?;
+        if !status.success() {
+            failed.push(t);
+        }
+    }
+    if failed.is_empty() {
+        println!("no crashes");
+        Ok(())
+    } else {
+        Err(format!("crashes in {failed:?}: see fuzz/artifacts/").into())
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("fixtures") => fixtures(&args[1..]),
-        _ => Err("usage: cargo xtask fixtures [--check] [--version V]...".into()),
+        Some("fuzz") => fuzz(&args[1..]),
+        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]...".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

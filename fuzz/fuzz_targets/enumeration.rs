@@ -1,0 +1,5 @@
+#![no_main]
+//! Enumeration payloads.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = tessera_schema::Enumeration::parse(data);
+});
