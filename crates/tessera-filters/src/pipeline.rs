@@ -116,7 +116,14 @@ pub struct TileContext {
     pub expected_size: Option<u64>,
     /// Decode chunks in parallel when the tile has several.
     pub parallel: bool,
+    /// Largest unfiltered tile accepted: chunk lengths come off disk and are
+    /// checked against it before anything is allocated.
+    pub max_tile_size: u64,
 }
+
+/// Default for [`TileContext::max_tile_size`]: 1 GiB. libtiledb's tiles are
+/// typically a few megabytes; a larger claim is almost surely corruption.
+pub const DEFAULT_MAX_TILE_SIZE: u64 = 1 << 30;
 
 impl TileContext {
     /// A context for a tile of `version` with cells of `cell_size` bytes.
@@ -126,6 +133,7 @@ impl TileContext {
             cell_size,
             expected_size: None,
             parallel: true,
+            max_tile_size: DEFAULT_MAX_TILE_SIZE,
         }
     }
 
@@ -140,15 +148,27 @@ impl TileContext {
             version: self.version,
             cell_size: self.cell_size.max(1),
             chunk,
-            max_alloc: 2 * original_len as u64 + (1 << 20),
+            // Intermediate buffers never exceed the chunk's final size by more
+            // than the filters' own metadata.
+            max_alloc: original_len as u64 + (1 << 20),
             _marker: std::marker::PhantomData,
         }
     }
 }
 
-fn parse_chunks(tile: &[u8]) -> Result<ChunkList, FilterError> {
+fn parse_chunks(tile: &[u8], ctx: &TileContext) -> Result<ChunkList, FilterError> {
     let mut r = Reader::new(tile, "tile");
     let chunks = ChunkList::parse(&mut r)?;
+    let total = chunks.original_size();
+    if total > ctx.max_tile_size {
+        return Err(FilterError::Size {
+            chunk: 0,
+            message: format!(
+                "the chunks claim {total} unfiltered bytes, more than the {} a tile may have",
+                ctx.max_tile_size
+            ),
+        });
+    }
     Ok(chunks)
 }
 
@@ -176,7 +196,7 @@ pub fn unfilter_tile(
     tile: &[u8],
     ctx: &TileContext,
 ) -> Result<Vec<u8>, FilterError> {
-    let chunks = parse_chunks(tile)?;
+    let chunks = parse_chunks(tile, ctx)?;
     let total = chunks.original_size();
     if let Some(expected) = ctx.expected_size {
         if total != expected {
@@ -245,7 +265,7 @@ pub fn unfilter_var_string_tile(
         .filters
         .first()
         .ok_or_else(|| FilterError::Unsupported("empty pipeline has no string encoding".into()))?;
-    let chunks = parse_chunks(tile)?;
+    let chunks = parse_chunks(tile, ctx)?;
     let mut data = Vec::new();
     let mut offsets = Vec::new();
     for (i, c) in chunks.chunks.iter().enumerate() {

@@ -7,6 +7,9 @@ use serde::Serialize;
 use tessera_filters::FilterPipeline;
 use tessera_tile::{ArrayType, Datatype, FormatVersion, Layout, Reader};
 
+/// Largest fixed-sized cell accepted, in bytes.
+pub const MAX_CELL_SIZE: u64 = 1 << 20;
+
 /// The number of values per cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum CellValNum {
@@ -382,7 +385,22 @@ impl ArraySchema {
             r.set_structure("attribute");
             let name = name_u32(&mut r, "attribute name")?;
             let datatype = datatype(&mut r, "attribute datatype")?;
+            let cvn_at = r.position();
             let cell_val_num = CellValNum::from_raw(r.u32("cell val num")?);
+            if let CellValNum::Fixed(n) = cell_val_num {
+                // A cell is materialized whole (fill values, results): refuse absurd sizes.
+                if n as u64 * datatype.size() > MAX_CELL_SIZE {
+                    return Err(r
+                        .invalid_at(
+                            cvn_at,
+                            "cell val num",
+                            format!(
+                                "{n} values of {datatype} exceed {MAX_CELL_SIZE} bytes per cell"
+                            ),
+                        )
+                        .into());
+                }
+            }
             let filters = FilterPipeline::parse(&mut r, version, datatype)?;
             let fill_value = if version.has(gates::FILL_VALUE) {
                 let n = r.u64("fill value size")?;
