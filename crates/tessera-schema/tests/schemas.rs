@@ -12,6 +12,22 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
+/// The `testdata/tiledb-<version>` folders, sorted.
+fn version_dirs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("tiledb-"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// The schema's text with names that change on regeneration replaced.
 fn stable_text(s: &ArraySchema) -> String {
     let mut t = describe(s).replace(&s.name, "<schema file>");
@@ -41,13 +57,7 @@ fn schemas_of(array: &Path) -> String {
 
 #[test]
 fn fixture_schema_snapshots() {
-    let mut versions: Vec<_> = std::fs::read_dir(root())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    versions.sort();
+    let versions = version_dirs();
     for v in versions {
         let mut cases: Vec<_> = std::fs::read_dir(&v)
             .unwrap()
@@ -148,13 +158,7 @@ fn bad_ids_name_the_field() {
 /// The JSON form of every fixture schema, one line each, names redacted.
 #[test]
 fn fixture_schema_json_snapshots() {
-    let mut versions: Vec<_> = std::fs::read_dir(root())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    versions.sort();
+    let versions = version_dirs();
     for v in versions {
         let mut cases: Vec<_> = std::fs::read_dir(&v)
             .unwrap()
