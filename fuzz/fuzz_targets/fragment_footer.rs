@@ -1,19 +1,9 @@
 #![no_main]
 //! Fragment footers, against a real schema of two attributes and two dimensions.
-use std::sync::OnceLock;
-use tessera_schema::{list_schemas, load_schema, ArraySchema};
-use tessera_tile::storage::LocalFs;
-
-fn schema() -> &'static ArraySchema {
-    static S: OnceLock<ArraySchema> = OnceLock::new();
-    S.get_or_init(|| {
-        let a = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/tiledb-0.36.1/sparse_strings/array");
-        let f = list_schemas(&LocalFs, &a).unwrap();
-        load_schema(&LocalFs, &a, f.last().unwrap(), None).unwrap()
-    })
-}
+#[path = "common.rs"]
+mod common;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = tessera_fragment::footer::Footer::parse(data, schema(), 0);
+    let _ = tessera_fragment::footer::Footer::parse(data, common::schema(), 0);
     let _ = tessera_fragment::footer::peek_schema_name(data);
 });

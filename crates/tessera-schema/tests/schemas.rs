@@ -12,20 +12,27 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
-/// The `testdata/tiledb-<version>` folders, sorted.
-fn version_dirs() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root())
+/// The entries of a folder, sorted.
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The `testdata/tiledb-<version>` folders, sorted.
+fn version_dirs() -> Vec<PathBuf> {
+    sorted_entries(&root())
+        .into_iter()
         .filter(|p| {
             p.is_dir()
                 && p.file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with("tiledb-"))
         })
-        .collect();
-    v.sort();
-    v
+        .collect()
 }
 
 /// The schema's text with names that change on regeneration replaced.
@@ -59,12 +66,7 @@ fn schemas_of(array: &Path) -> String {
 fn fixture_schema_snapshots() {
     let versions = version_dirs();
     for v in versions {
-        let mut cases: Vec<_> = std::fs::read_dir(&v)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        cases.sort();
+        let cases = sorted_entries(&v);
         let mut text = String::new();
         for c in cases {
             let _ = writeln!(text, "== {}", c.file_name().unwrap().to_string_lossy());
@@ -160,12 +162,7 @@ fn bad_ids_name_the_field() {
 fn fixture_schema_json_snapshots() {
     let versions = version_dirs();
     for v in versions {
-        let mut cases: Vec<_> = std::fs::read_dir(&v)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        cases.sort();
+        let cases = sorted_entries(&v);
         let mut text = String::new();
         for c in cases {
             let array = c.join("array");
