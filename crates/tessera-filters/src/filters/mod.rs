@@ -394,7 +394,7 @@ impl Filter {
                 byte_width,
             } => float_scale::reverse(t, *scale, *offset, *byte_width, meta, data, cx),
             K::Xor => xor::reverse(t, meta, data, cx),
-            K::Webp { .. } => webp::reverse(meta, data, cx),
+            K::Webp { format, .. } => webp::reverse(*format, meta, data, cx),
             K::Aes256Gcm { key } => encryption::reverse(key.as_ref(), meta, data, cx),
         }
     }
