@@ -44,10 +44,48 @@ fn bench(c: &mut Criterion) {
         let tile = filter_tile(&p, &cells, &ctx).unwrap();
         g.bench_function(name, |b| b.iter(|| unfilter_tile(&p, &tile, &ctx).unwrap()));
     }
-    // The raw codec alone, for the overhead comparison.
-    let z = zstd::bulk::compress(&cells, 3).unwrap();
-    g.bench_function("raw zstd (one frame)", |b| {
-        b.iter(|| zstd::bulk::decompress(&z, cells.len()).unwrap())
+    // Like for like with the raw codecs: one thread, 64 KiB chunks.
+    let serial = TileContext {
+        parallel: false,
+        ..ctx.clone()
+    };
+    for (name, kind) in [
+        ("zstd, 1 thread", FilterKind::Zstd { level: 3 }),
+        ("lz4, 1 thread", FilterKind::Lz4 { level: 0 }),
+    ] {
+        let p = FilterPipeline::new(vec![Filter::new(kind, Datatype::Float64)], 64 * 1024);
+        let tile = filter_tile(&p, &cells, &serial).unwrap();
+        g.bench_function(name, |b| {
+            b.iter(|| unfilter_tile(&p, &tile, &serial).unwrap())
+        });
+    }
+    // The raw codecs alone on the same 64 KiB chunks, one thread.
+    let zframes: Vec<Vec<u8>> = cells
+        .chunks(64 * 1024)
+        .map(|c| zstd::bulk::compress(c, 3).unwrap())
+        .collect();
+    g.bench_function("raw zstd, 64 KiB frames, 1 thread", |b| {
+        b.iter(|| {
+            let mut out = vec![0u8; cells.len()];
+            let mut d = zstd::bulk::Decompressor::new().unwrap();
+            for (f, o) in zframes.iter().zip(out.chunks_mut(64 * 1024)) {
+                d.decompress_to_buffer(f, o).unwrap();
+            }
+            out
+        })
+    });
+    let lframes: Vec<Vec<u8>> = cells
+        .chunks(64 * 1024)
+        .map(lz4_flex::block::compress)
+        .collect();
+    g.bench_function("raw lz4, 64 KiB blocks, 1 thread", |b| {
+        b.iter(|| {
+            let mut out = vec![0u8; cells.len()];
+            for (f, o) in lframes.iter().zip(out.chunks_mut(64 * 1024)) {
+                lz4_flex::block::decompress_into(f, o).unwrap();
+            }
+            out
+        })
     });
     g.finish();
 }

@@ -180,14 +180,63 @@ fn reverse_chunk(
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
-    let mut m = meta.to_vec();
-    let mut d = data.to_vec();
+    let mut m = std::borrow::Cow::Borrowed(meta);
+    let mut d = std::borrow::Cow::Borrowed(data);
     for f in p.filters[stop..].iter().rev() {
         let (m2, d2) = f.reverse(&m, &d, cx)?;
-        m = m2;
-        d = d2;
+        m = m2.into();
+        d = d2.into();
     }
-    Ok((m, d))
+    Ok((m.into_owned(), d.into_owned()))
+}
+
+/// Reverses one chunk into `dst`, which has the chunk's original length.
+/// The last reverse step decompresses straight into `dst` when it can.
+fn reverse_chunk_into(
+    p: &FilterPipeline,
+    meta: &[u8],
+    data: &[u8],
+    dst: &mut [u8],
+    cx: &ChunkCx<'_>,
+) -> Result<(), FilterError> {
+    let first = &p.filters[0];
+    let want = dst.len();
+    let size = |got: usize| FilterError::Size {
+        chunk: cx.chunk,
+        message: format!("chunk unfiltered to {got} bytes, framing says {want}"),
+    };
+    if matches!(
+        first.kind,
+        FilterKind::Gzip { .. }
+            | FilterKind::Zstd { .. }
+            | FilterKind::Lz4 { .. }
+            | FilterKind::Bzip2 { .. }
+    ) {
+        let (m, d) = if p.filters.len() > 1 {
+            let (m, d) = reverse_chunk(p, 1, meta, data, cx)?;
+            (std::borrow::Cow::Owned(m), std::borrow::Cow::Owned(d))
+        } else {
+            (
+                std::borrow::Cow::Borrowed(meta),
+                std::borrow::Cow::Borrowed(data),
+            )
+        };
+        if crate::filters::compression::reverse_into(first, &m, &d, dst, cx)? {
+            return Ok(());
+        }
+        let (_, out) = first.reverse(&m, &d, cx)?;
+        if out.len() != dst.len() {
+            return Err(size(out.len()));
+        }
+        dst.copy_from_slice(&out);
+        return Ok(());
+    }
+    let (_, out) = reverse_chunk(p, 0, meta, data, cx)?;
+    if out.len() != dst.len() {
+        return Err(size(out.len()));
+    }
+    dst.copy_from_slice(&out);
+    Ok(())
 }
 
 /// Reverses the pipeline on every chunk of `tile`, returning the cell bytes.
@@ -228,12 +277,7 @@ pub fn unfilter_tile(
             dst.copy_from_slice(data);
             return Ok(());
         }
-        let (_, d) = reverse_chunk(p, 0, meta, data, &cx)?;
-        if d.len() != dst.len() {
-            return Err(FilterError::Size { chunk: i, message: format!("chunk unfiltered to {} bytes, framing says {}", d.len(), dst.len()) });
-        }
-        dst.copy_from_slice(&d);
-        Ok(())
+        reverse_chunk_into(p, meta, data, dst, &cx)
     };
     if ctx.parallel && chunks.chunks.len() > 1 && total > 256 * 1024 {
         chunks

@@ -389,6 +389,76 @@ impl<'a> Query<'a> {
                     }
                     boxes = nb;
                 }
+                // Fast path: when the innermost result dimension is also the
+                // innermost cell dimension, a box row is one contiguous run in
+                // both the tile and the result: copy it whole.
+                let inner = if layout == Layout::ColMajor {
+                    0
+                } else {
+                    nd - 1
+                };
+                let runs = cs[inner] == 1
+                    && strides[inner] == 1
+                    && fields.iter().zip(&outs).all(|(f, o)| {
+                        o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
+                    });
+                let mut boxes = boxes;
+                if runs {
+                    for bx in std::mem::take(&mut boxes) {
+                        let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
+                        let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+                        loop {
+                            let mut cell = 0i128;
+                            let mut ri = 0u64;
+                            for j in 0..nd {
+                                cell += (c[j] - tile_lo[j]) * cs[j];
+                                ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
+                            }
+                            let (cell, ri) = (cell as usize, ri as usize);
+                            for (k, f) in fields.iter().enumerate() {
+                                let (o, tile) = (&mut outs[k], f.as_ref().expect("checked"));
+                                let w = o.cell;
+                                if (cell + len) * w > tile.data.len() {
+                                    return Err(QueryError::Invalid(format!(
+                                        "fragment {}: cells {cell}..{} are past its tile",
+                                        frag.name,
+                                        cell + len
+                                    )));
+                                }
+                                if let Some(fx) = &mut o.fixed {
+                                    fx[ri * w..(ri + len) * w]
+                                        .copy_from_slice(&tile.data[cell * w..(cell + len) * w]);
+                                }
+                                if let Some(val) = &mut o.validity {
+                                    match &tile.validity {
+                                        Some(v) => {
+                                            val[ri..ri + len].copy_from_slice(&v[cell..cell + len])
+                                        }
+                                        None => val[ri..ri + len].fill(1),
+                                    }
+                                }
+                            }
+                            // Next row: advance the other dimensions.
+                            let mut j = nd;
+                            let mut done = true;
+                            while j > 0 {
+                                j -= 1;
+                                if j == inner {
+                                    continue;
+                                }
+                                if c[j] < bx[j].1 {
+                                    c[j] += 1;
+                                    done = false;
+                                    break;
+                                }
+                                c[j] = bx[j].0;
+                            }
+                            if done {
+                                break;
+                            }
+                        }
+                    }
+                }
                 for bx in boxes {
                     let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                     loop {

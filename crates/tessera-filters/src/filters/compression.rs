@@ -28,6 +28,10 @@ fn codec_type(f: &Filter) -> Datatype {
     }
 }
 
+thread_local! {
+    static ZSTD: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Reverses a compression filter.
 pub(crate) fn reverse(
     f: &Filter,
@@ -65,6 +69,44 @@ pub(crate) fn reverse(
     Ok((out_meta, out_data))
 }
 
+/// Reverses a compression filter straight into `dst` when its output is
+/// exactly the data parts (no metadata parts) and they fill `dst`: the last
+/// reverse step of most pipelines, so the tile is written without a copy.
+/// Returns `false`, having done nothing, when that does not apply.
+pub(crate) fn reverse_into(
+    f: &Filter,
+    meta: &[u8],
+    data: &[u8],
+    dst: &mut [u8],
+    cx: &ChunkCx<'_>,
+) -> Result<bool, FilterError> {
+    let mut r = Reader::new(meta, "compression filter metadata");
+    let n_meta = r.u32("number of metadata parts")?;
+    let n_data = r.u32("number of data parts")? as u64;
+    if n_meta != 0 {
+        return Ok(false);
+    }
+    let n = r.check_count("number of parts", n_data, 8)?;
+    let mut parts = Vec::with_capacity(n);
+    for _ in 0..n {
+        parts.push((
+            r.u32("part original length")? as usize,
+            r.u32("part compressed length")? as u64,
+        ));
+    }
+    if parts.iter().map(|p| p.0 as u64).sum::<u64>() != dst.len() as u64 {
+        return Ok(false);
+    }
+    let mut d = Reader::new(data, "compressed chunk data");
+    let mut at = 0;
+    for (orig, comp) in parts {
+        let input = d.bytes("compressed part", comp)?;
+        decompress(f, input, &mut dst[at..at + orig], cx)?;
+        at += orig;
+    }
+    Ok(true)
+}
+
 /// Decompresses `input` into exactly `out.len()` bytes.
 fn decompress(
     f: &Filter,
@@ -88,9 +130,17 @@ fn decompress(
             }
             expect
         }
-        FilterKind::Zstd { .. } => zstd::bulk::Decompressor::new()
-            .and_then(|mut d| d.decompress_to_buffer(input, out))
-            .map_err(|e| err(e.to_string()))?,
+        FilterKind::Zstd { .. } => ZSTD.with(|cell| -> Result<usize, FilterError> {
+            // One decompression context per thread: creating one per chunk
+            // costs as much as decoding a 64 KiB chunk.
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| err(e.to_string()))?);
+            }
+            let d = slot.as_mut().expect("set above");
+            d.decompress_to_buffer(input, out)
+                .map_err(|e| err(e.to_string()))
+        })?,
         FilterKind::Lz4 { .. } => {
             lz4_flex::block::decompress_into(input, out).map_err(|e| err(e.to_string()))?
         }
