@@ -402,7 +402,6 @@ impl<'a> Query<'a> {
                     && fields.iter().zip(&outs).all(|(f, o)| {
                         o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
                     });
-                let mut boxes = boxes;
                 if runs {
                     for bx in std::mem::take(&mut boxes) {
                         let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
