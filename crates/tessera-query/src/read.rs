@@ -389,6 +389,15 @@ impl<'a> Query<'a> {
                     }
                     boxes = nb;
                 }
+                // A coordinate's position in the tile (cell order) and in the result.
+                let locate = |c: &[i128]| -> (usize, usize) {
+                    let (mut cell, mut ri) = (0i128, 0u64);
+                    for j in 0..nd {
+                        cell += (c[j] - tile_lo[j]) * cs[j];
+                        ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
+                    }
+                    (cell as usize, ri as usize)
+                };
                 // Fast path: when the innermost result dimension is also the
                 // innermost cell dimension, a box row is one contiguous run in
                 // both the tile and the result: copy it whole.
@@ -407,13 +416,7 @@ impl<'a> Query<'a> {
                         let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
                         let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                         loop {
-                            let mut cell = 0i128;
-                            let mut ri = 0u64;
-                            for j in 0..nd {
-                                cell += (c[j] - tile_lo[j]) * cs[j];
-                                ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
-                            }
-                            let (cell, ri) = (cell as usize, ri as usize);
+                            let (cell, ri) = locate(&c);
                             for (k, f) in fields.iter().enumerate() {
                                 let (o, tile) = (&mut outs[k], f.as_ref().expect("checked"));
                                 let w = o.cell;
@@ -461,13 +464,7 @@ impl<'a> Query<'a> {
                 for bx in boxes {
                     let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                     loop {
-                        let mut cell = 0i128;
-                        let mut ri = 0u64;
-                        for j in 0..nd {
-                            cell += (c[j] - tile_lo[j]) * cs[j];
-                            ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
-                        }
-                        let (cell, ri) = (cell as usize, ri as usize);
+                        let (cell, ri) = locate(&c);
                         for (k, f) in fields.iter().enumerate() {
                             let o = &mut outs[k];
                             match f {
