@@ -214,16 +214,14 @@ impl<'a> Query<'a> {
         let n = total as usize;
         // Strides of the result layout.
         let mut strides = vec![0u64; nd];
-        let order: Vec<usize> = if layout == Layout::ColMajor {
-            (0..nd).collect()
-        } else {
-            (0..nd).rev().collect()
-        };
         let mut s = 1u64;
-        for &j in &order {
+        for j in major_order(layout, nd).into_iter().rev() {
             strides[j] = s;
             s *= counts[j];
         }
+        // Dimensions from slowest to fastest in the schema's tile and cell orders.
+        let tile_order = major_order(schema.tile_order, nd);
+        let cell_order = major_order(schema.cell_order, nd);
         // Position of coordinate c of dimension j in the subarray.
         let pos_of = |j: usize, c: i128| -> Option<u64> {
             let mut base = 0u64;
@@ -325,12 +323,7 @@ impl<'a> Query<'a> {
             }
             let tile_index = |tc: &[i128]| -> u64 {
                 let mut idx = 0i128;
-                let order: Vec<usize> = if schema.tile_order == Layout::ColMajor {
-                    (0..nd).rev().collect()
-                } else {
-                    (0..nd).collect()
-                };
-                for &j in &order {
+                for &j in &tile_order {
                     idx = idx * t_n[j] + (tc[j] - t_lo[j]);
                 }
                 idx as u64
@@ -363,13 +356,8 @@ impl<'a> Query<'a> {
                 let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
                 // Cell strides within the tile (cell order).
                 let mut cs = vec![0i128; nd];
-                let corder: Vec<usize> = if schema.cell_order == Layout::ColMajor {
-                    (0..nd).collect()
-                } else {
-                    (0..nd).rev().collect()
-                };
                 let mut acc = 1i128;
-                for &j in &corder {
+                for &j in cell_order.iter().rev() {
                     cs[j] = acc;
                     acc *= dom[j].2;
                 }
@@ -612,21 +600,10 @@ impl<'a> Query<'a> {
                 let c: Vec<i128> = (0..nd)
                     .map(|j| coords[j][((i as u64 / strides[j]) % counts[j]) as usize])
                     .collect();
-                let t: Vec<i128> = (0..nd).map(|j| (c[j] - dom[j].0) / dom[j].2).collect();
-                let torder: Vec<usize> = if schema.tile_order == Layout::ColMajor {
-                    (0..nd).rev().collect()
-                } else {
-                    (0..nd).collect()
-                };
-                let corder: Vec<usize> = if schema.cell_order == Layout::ColMajor {
-                    (0..nd).rev().collect()
-                } else {
-                    (0..nd).collect()
-                };
-                torder
+                tile_order
                     .iter()
-                    .map(|&j| t[j])
-                    .chain(corder.iter().map(|&j| c[j]))
+                    .map(|&j| (c[j] - dom[j].0) / dom[j].2)
+                    .chain(cell_order.iter().map(|&j| c[j]))
                     .collect()
             };
             let keys: Vec<Vec<i128>> = (0..n).map(key).collect();
@@ -876,29 +853,36 @@ impl<'a> Query<'a> {
                 }
                 std::cmp::Ordering::Equal
             };
-        let row: Vec<usize> = (0..nd).collect();
-        let col: Vec<usize> = (0..nd).rev().collect();
+        let row = major_order(Layout::RowMajor, nd);
+        let col = major_order(Layout::ColMajor, nd);
+        let (tile_order, cell_order) = (
+            major_order(schema.tile_order, nd),
+            major_order(schema.cell_order, nd),
+        );
+        // Each dimension's (domain start, tile extent), decoded once for the sort.
+        let tiling: Vec<Option<(Key, Key)>> = dims
+            .iter()
+            .map(|d| match (d.domain.as_ref(), d.tile_extent.as_ref()) {
+                (Some((lo, _)), Some(ext)) => {
+                    Some((Key::decode(d.datatype, lo), Key::decode(d.datatype, ext)))
+                }
+                _ => None,
+            })
+            .collect();
+        let tile_of = |r: &(u32, u32, u64), j: usize| {
+            tile_coord(
+                tiling[j].as_ref(),
+                Key::decode(dims[j].datatype, cval(r, j)),
+            )
+        };
         let global = |x: &(u32, u32, u64), y: &(u32, u32, u64)| -> std::cmp::Ordering {
-            let torder = if schema.tile_order == Layout::ColMajor {
-                &col
-            } else {
-                &row
-            };
-            for &j in torder {
-                let o = tile_coord(&dims[j], cval(x, j)).cmp(&tile_coord(&dims[j], cval(y, j)));
+            for &j in &tile_order {
+                let o = tile_of(x, j).cmp(&tile_of(y, j));
                 if o.is_ne() {
                     return o;
                 }
             }
-            cmp_dims(
-                x,
-                y,
-                if schema.cell_order == Layout::ColMajor {
-                    &col
-                } else {
-                    &row
-                },
-            )
+            cmp_dims(x, y, &cell_order)
         };
         // Each fragment is stored in global order without duplicates: a
         // single fragment needs neither deduplication nor re-sorting.
@@ -1024,21 +1008,26 @@ fn compare_values(t: Datatype, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     }
 }
 
-/// The space tile a coordinate falls in (0 for dimensions without tiling).
-fn tile_coord(d: &tessera_schema::Dimension, v: &[u8]) -> Key {
-    match (d.domain.as_ref(), d.tile_extent.as_ref()) {
-        (Some((lo, _)), Some(ext)) => match (
-            Key::decode(d.datatype, lo),
-            Key::decode(d.datatype, ext),
-            Key::decode(d.datatype, v),
-        ) {
-            (Key::Int(l), Key::Int(e), Key::Int(x)) if e > 0 => Key::Int((x - l) / e),
-            (Key::Float(l), Key::Float(e), Key::Float(x)) if e > 0.0 => {
-                Key::Int(((x - l) / e).floor() as i128)
-            }
-            _ => Key::Int(0),
-        },
+/// The space tile a coordinate falls in, given the dimension's (domain
+/// start, tile extent); 0 for dimensions without tiling.
+fn tile_coord(tiling: Option<&(Key, Key)>, v: Key) -> Key {
+    match (tiling, v) {
+        (Some((Key::Int(l), Key::Int(e))), Key::Int(x)) if *e > 0 => Key::Int((x - l) / e),
+        (Some((Key::Float(l), Key::Float(e))), Key::Float(x)) if *e > 0.0 => {
+            Key::Int(((x - l) / e).floor() as i128)
+        }
         _ => Key::Int(0),
+    }
+}
+
+/// Dimensions from the slowest-varying to the fastest under a layout:
+/// column-major reverses them; row-major (and Hilbert, whose tiles TileDB
+/// orders row-major) keeps them.
+fn major_order(l: Layout, nd: usize) -> Vec<usize> {
+    if l == Layout::ColMajor {
+        (0..nd).rev().collect()
+    } else {
+        (0..nd).collect()
     }
 }
 
