@@ -200,12 +200,7 @@ fn reverse_chunk_into(
     cx: &ChunkCx<'_>,
 ) -> Result<(), FilterError> {
     let first = &p.filters[0];
-    let want = dst.len();
-    let size = |got: usize| FilterError::Size {
-        chunk: cx.chunk,
-        message: format!("chunk unfiltered to {got} bytes, framing says {want}"),
-    };
-    if matches!(
+    let out = if matches!(
         first.kind,
         FilterKind::Gzip { .. }
             | FilterKind::Zstd { .. }
@@ -224,16 +219,19 @@ fn reverse_chunk_into(
         if crate::filters::compression::reverse_into(first, &m, &d, dst, cx)? {
             return Ok(());
         }
-        let (_, out) = first.reverse(&m, &d, cx)?;
-        if out.len() != dst.len() {
-            return Err(size(out.len()));
-        }
-        dst.copy_from_slice(&out);
-        return Ok(());
-    }
-    let (_, out) = reverse_chunk(p, 0, meta, data, cx)?;
+        first.reverse(&m, &d, cx)?.1
+    } else {
+        reverse_chunk(p, 0, meta, data, cx)?.1
+    };
     if out.len() != dst.len() {
-        return Err(size(out.len()));
+        return Err(FilterError::Size {
+            chunk: cx.chunk,
+            message: format!(
+                "chunk unfiltered to {} bytes, framing says {}",
+                out.len(),
+                dst.len()
+            ),
+        });
     }
     dst.copy_from_slice(&out);
     Ok(())

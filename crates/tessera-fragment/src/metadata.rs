@@ -531,22 +531,17 @@ impl FragmentMetadata {
         let mut names = Vec::new();
         if let Some(off) = self.footer.processed_conditions_offset {
             let data = self.read_section(storage, off, "processed conditions")?;
-            let mut r = Reader::new(&data, "processed conditions");
-            let n = r
-                .u64("number of processed conditions")
+            let parse = |names: &mut Vec<String>| -> Result<(), tessera_tile::ParseError> {
+                let mut r = Reader::new(&data, "processed conditions");
+                let n = r.u64("number of processed conditions")?;
+                for _ in 0..r.check_count("number of processed conditions", n, 8)? {
+                    let len = r.u64("condition size")?;
+                    names.push(r.string("condition", len)?);
+                }
+                Ok(())
+            };
+            parse(&mut names)
                 .map_err(|e| FragmentError::from(e).within(&self.name, "processed conditions"))?;
-            let n = r
-                .check_count("number of processed conditions", n, 8)
-                .map_err(|e| FragmentError::from(e).within(&self.name, "processed conditions"))?;
-            for _ in 0..n {
-                let len = r.u64("condition size").map_err(|e| {
-                    FragmentError::from(e).within(&self.name, "processed conditions")
-                })?;
-                let name = r.string("condition", len).map_err(|e| {
-                    FragmentError::from(e).within(&self.name, "processed conditions")
-                })?;
-                names.push(name);
-            }
         }
         Ok(self.processed.get_or_init(|| names))
     }
