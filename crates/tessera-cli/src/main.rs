@@ -381,7 +381,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         }
         Command::Verify { array, key } => {
             let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
-            let problems = verify::verify(&LocalFs, &a, &mut |_, _| {});
+            let problems = verify::verify(&LocalFs, &a);
             if problems.is_empty() {
                 println!(
                     "{}: {} fragment(s) verified, no problems",
@@ -518,15 +518,7 @@ fn add_typed_values(v: &mut serde_json::Value, s: &tessera::schema::ArraySchema)
             .map_or(serde_json::Value::Null, |e| e.to_json());
     }
     for (i, a) in s.attributes.iter().enumerate() {
-        let w = a.datatype.size() as usize;
-        let vals: Vec<serde_json::Value> = if a.datatype.is_string() {
-            vec![String::from_utf8_lossy(&a.fill_value).into_owned().into()]
-        } else {
-            a.fill_value
-                .chunks_exact(w.max(1))
-                .map(|b| Value::decode(a.datatype, b).to_json())
-                .collect()
-        };
+        let vals = tessera::schema::value::values_to_json(a.datatype, &a.fill_value);
         v["attributes"][i]["fill_value_values"] = vals.into();
     }
     if let Some(rect) = s

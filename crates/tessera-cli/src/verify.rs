@@ -7,18 +7,12 @@ use tessera::query::Key;
 use tessera::tile::storage::Storage;
 
 /// Checks an opened array; returns the problems found.
-pub fn verify(
-    storage: &dyn Storage,
-    a: &OpenArray,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Vec<String> {
+pub fn verify(storage: &dyn Storage, a: &OpenArray) -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(e) = a.metadata(storage) {
         problems.push(format!("array metadata: {e}"));
     }
-    let total = a.fragments.len();
-    for (fi, f) in a.fragments.iter().enumerate() {
-        progress(fi, total);
+    for f in &a.fragments {
         let s = &f.schema;
         let mut fields: Vec<Field> = (0..s.attributes.len()).map(Field::Attribute).collect();
         if !f.footer.dense {
@@ -31,6 +25,33 @@ pub fn verify(
             fields.extend([Field::DeleteTimestamps, Field::DeleteConditionIndex]);
         }
         let tiles = f.tile_count();
+        // The R-tree of a sparse fragment: one leaf per tile, levels covering the leaves.
+        let rtree = if f.footer.dense {
+            None
+        } else {
+            match f.rtree(storage) {
+                Err(e) => {
+                    problems.push(format!("fragment {}: R-tree: {e}", f.name));
+                    None
+                }
+                Ok(rt) => {
+                    if rt.leaves().len() as u64 != tiles {
+                        problems.push(format!(
+                            "fragment {}: R-tree has {} leaves for {tiles} tiles",
+                            f.name,
+                            rt.leaves().len()
+                        ));
+                    }
+                    if rt.tiles_overlapping(&|_| Overlap::Partial).len() != rt.leaves().len() {
+                        problems.push(format!(
+                            "fragment {}: R-tree levels do not cover the leaves",
+                            f.name
+                        ));
+                    }
+                    Some(rt)
+                }
+            }
+        };
         // Tile offsets: one per tile, increasing, inside the file.
         for field in &fields {
             let Some(idx) = f.field_index(*field) else {
@@ -82,37 +103,18 @@ pub fn verify(
             }
             for t in 0..tiles {
                 // The error names the fragment, the file and the tile.
-                if let Err(e) = read_field_tile(storage, f, &spec, t, a.key) {
-                    problems.push(e.to_string());
-                }
-            }
-        }
-        // The R-tree: one leaf per tile, and every cell of a sparse tile inside its MBR.
-        if !f.footer.dense {
-            match f.rtree(storage) {
-                Err(e) => problems.push(format!("fragment {}: R-tree: {e}", f.name)),
-                Ok(rt) => {
-                    if rt.leaves().len() as u64 != tiles {
-                        problems.push(format!(
-                            "fragment {}: R-tree has {} leaves for {tiles} tiles",
-                            f.name,
-                            rt.leaves().len()
-                        ));
-                    }
-                    for (t, mbr) in rt.leaves().iter().enumerate() {
-                        for (j, d) in s.dimensions.iter().enumerate() {
-                            let Ok(tile) = read_field_tile(
-                                storage,
-                                f,
-                                &FieldSpec::of(f, Field::Dimension(j)),
-                                t as u64,
-                                a.key,
-                            ) else {
+                match read_field_tile(storage, f, &spec, t, a.key) {
+                    Err(e) => problems.push(e.to_string()),
+                    // Sparse coordinates must lie inside their tile's MBR.
+                    Ok(tile) => {
+                        if let (Field::Dimension(j), Some(rt)) = (field, rtree) {
+                            let d = &s.dimensions[*j];
+                            let Some(mbr) = rt.leaves().get(t as usize) else {
                                 continue;
                             };
                             let (lo, hi) = (
-                                Key::decode(d.datatype, &mbr[j].lo),
-                                Key::decode(d.datatype, &mbr[j].hi),
+                                Key::decode(d.datatype, &mbr[*j].lo),
+                                Key::decode(d.datatype, &mbr[*j].hi),
                             );
                             if (0..tile.cells as usize).any(|c| {
                                 let k = Key::decode(d.datatype, tile.value(c));
@@ -122,17 +124,9 @@ pub fn verify(
                             }
                         }
                     }
-                    let all = rt.tiles_overlapping(&|_| Overlap::Partial);
-                    if all.len() != rt.leaves().len() {
-                        problems.push(format!(
-                            "fragment {}: R-tree levels do not cover the leaves",
-                            f.name
-                        ));
-                    }
                 }
             }
         }
     }
-    progress(total, total);
     problems
 }

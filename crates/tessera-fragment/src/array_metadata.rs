@@ -54,9 +54,6 @@ pub fn apply_entries(
 impl MetadataValue {
     /// As JSON: numbers (a list when more than one), strings for text types, hex for blobs.
     pub fn to_json(&self) -> serde_json::Value {
-        if self.datatype.is_string() {
-            return String::from_utf8_lossy(&self.bytes).into_owned().into();
-        }
         if self.datatype.is_blob() || matches!(self.datatype, Datatype::Any) {
             return self
                 .bytes
@@ -65,15 +62,7 @@ impl MetadataValue {
                 .collect::<String>()
                 .into();
         }
-        let vals: Vec<serde_json::Value> = self
-            .bytes
-            .chunks_exact(self.datatype.size() as usize)
-            .map(|b| tessera_schema::Value::decode(self.datatype, b).to_json())
-            .collect();
-        if vals.len() == 1 {
-            vals.into_iter().next().unwrap_or(serde_json::Value::Null)
-        } else {
-            vals.into()
-        }
+        use tessera_schema::value::{scalar_or_list, values_to_json};
+        scalar_or_list(values_to_json(self.datatype, &self.bytes))
     }
 }

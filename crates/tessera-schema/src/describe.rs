@@ -159,17 +159,5 @@ pub fn describe_enumerations(enums: &[crate::Enumeration]) -> String {
 
 /// One enumeration value as JSON (strings as text, numbers decoded).
 pub fn enumeration_value(e: &crate::Enumeration, v: &[u8]) -> serde_json::Value {
-    if e.datatype.is_string() {
-        return String::from_utf8_lossy(v).into_owned().into();
-    }
-    let w = e.datatype.size() as usize;
-    let vals: Vec<serde_json::Value> = v
-        .chunks_exact(w.max(1))
-        .map(|b| Value::decode(e.datatype, b).to_json())
-        .collect();
-    if vals.len() == 1 {
-        vals.into_iter().next().unwrap_or(serde_json::Value::Null)
-    } else {
-        vals.into()
-    }
+    crate::value::scalar_or_list(crate::value::values_to_json(e.datatype, v))
 }

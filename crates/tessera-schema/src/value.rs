@@ -71,3 +71,24 @@ impl Value {
         }
     }
 }
+
+/// The values packed in `bytes` as JSON: one text value for string types,
+/// otherwise each value of `t` decoded.
+pub fn values_to_json(t: Datatype, bytes: &[u8]) -> Vec<serde_json::Value> {
+    if t.is_string() {
+        return vec![String::from_utf8_lossy(bytes).into_owned().into()];
+    }
+    bytes
+        .chunks_exact(t.size().max(1) as usize)
+        .map(|b| Value::decode(t, b).to_json())
+        .collect()
+}
+
+/// The value itself when there is exactly one, else the list.
+pub fn scalar_or_list(mut v: Vec<serde_json::Value>) -> serde_json::Value {
+    if v.len() == 1 {
+        v.pop().unwrap_or(serde_json::Value::Null)
+    } else {
+        v.into()
+    }
+}
