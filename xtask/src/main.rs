@@ -259,7 +259,18 @@ const FUZZ_TARGETS: &[&str] = &[
     "delete_condition",
     "array_metadata",
     "timestamped_name",
+    "array_folder",
 ];
+
+/// Seeds for `array_folder`: every file of every fixture with its selector.
+fn seed_array_folder(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir)?;
+    let fixtures = tessera::fuzzing::load_fixtures(&root().join("testdata"))?;
+    for (n, seed) in tessera::fuzzing::seeds(&fixtures).into_iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{n}")), seed)?;
+    }
+    Ok(())
+}
 
 /// Seeds a corpus with small files from testdata (every kind of structure).
 fn seed_corpus(dir: &Path) -> Result<(), Error> {
@@ -307,7 +318,11 @@ fn fuzz(args: &[String]) -> Result<(), Error> {
     for t in targets {
         let corpus = root().join("target/fuzz-corpus").join(t);
         if !corpus.exists() {
-            seed_corpus(&corpus)?;
+            if t == "array_folder" {
+                seed_array_folder(&corpus)?;
+            } else {
+                seed_corpus(&corpus)?;
+            }
         }
         eprintln!("fuzzing {t} for {time} s");
         let status = Command::new("cargo")

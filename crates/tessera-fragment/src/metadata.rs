@@ -104,12 +104,15 @@ impl FragmentMetadata {
         // before that when a dimension is var-sized); else compute it.
         let (footer_offset, schema) = if name_version >= gates::SCHEMA_NAME {
             let tail = read_u64_tail(storage, &file, size).map_err(within)?;
-            let off = size.checked_sub(8 + tail).ok_or_else(|| {
-                FragmentError::invalid(
-                    &name,
-                    format!("footer length {tail} exceeds the file ({size} bytes)"),
-                )
-            })?;
+            let off = tail
+                .checked_add(8)
+                .and_then(|n| size.checked_sub(n))
+                .ok_or_else(|| {
+                    FragmentError::invalid(
+                        &name,
+                        format!("footer length {tail} exceeds the file ({size} bytes)"),
+                    )
+                })?;
             let head = storage
                 .read_range(&file, off..size - 8)
                 .map_err(|e| FragmentError::io(&file, e))?;
@@ -127,7 +130,7 @@ impl FragmentMetadata {
             let v = FormatVersion(name_version);
             let off = if has_footer_length(&schema, v) {
                 let tail = read_u64_tail(storage, &file, size).map_err(within)?;
-                size.checked_sub(8 + tail)
+                tail.checked_add(8).and_then(|n| size.checked_sub(n))
             } else {
                 size.checked_sub(computed_footer_size(&schema, v))
             }

@@ -162,3 +162,111 @@ impl<S: Storage> Storage for Recording<S> {
         self.inner.exists(path)
     }
 }
+
+/// Files held in memory: for tests, fuzzing, and arrays fetched whole.
+///
+/// Folders are implied by the paths of the files they hold.
+///
+/// ```
+/// use std::path::Path;
+/// use tessera_tile::storage::{Memory, Storage};
+///
+/// let mut m = Memory::default();
+/// m.insert("a/__schema/s1", b"abc".to_vec());
+/// assert_eq!(m.read_range(Path::new("a/__schema/s1"), 1..3).unwrap(), b"bc");
+/// let names: Vec<_> = m.list(Path::new("a")).unwrap().into_iter().map(|e| e.name).collect();
+/// assert_eq!(names, ["__schema"]);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Memory {
+    files: std::collections::BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl Memory {
+    /// Adds or replaces the file at `path`.
+    pub fn insert(&mut self, path: impl Into<PathBuf>, bytes: Vec<u8>) {
+        self.files.insert(path.into(), bytes);
+    }
+
+    /// Copies every file under `root` on the local filesystem, keeping their paths.
+    pub fn load_dir(root: &Path) -> io::Result<Memory> {
+        let mut m = Memory::default();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir)? {
+                let p = e?.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    m.insert(p.clone(), std::fs::read(&p)?);
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// The files held, in path order.
+    pub fn files(&self) -> impl Iterator<Item = (&Path, &[u8])> {
+        self.files.iter().map(|(p, b)| (p.as_path(), b.as_slice()))
+    }
+
+    fn get(&self, path: &Path) -> io::Result<&[u8]> {
+        self.files.get(path).map(Vec::as_slice).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: no such file", path.display()),
+            )
+        })
+    }
+}
+
+impl Storage for Memory {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        let b = self.get(path)?;
+        if range.start > range.end || range.end > b.len() as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{}: byte range {}..{} is outside the file ({} bytes)",
+                    path.display(),
+                    range.start,
+                    range.end,
+                    b.len()
+                ),
+            ));
+        }
+        Ok(b[range.start as usize..range.end as usize].to_vec())
+    }
+
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        Ok(self.get(path)?.len() as u64)
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut out: std::collections::BTreeMap<String, DirEntry> = Default::default();
+        for (p, b) in self.files.range(path.to_path_buf()..) {
+            let Ok(rest) = p.strip_prefix(path) else {
+                break;
+            };
+            let mut parts = rest.components();
+            let Some(first) = parts.next() else { continue };
+            let name = first.as_os_str().to_string_lossy().into_owned();
+            let is_dir = parts.next().is_some();
+            out.entry(name.clone()).or_insert(DirEntry {
+                name,
+                is_dir,
+                size: if is_dir { 0 } else { b.len() as u64 },
+            });
+        }
+        Ok(out.into_values().collect())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+            || self
+                .files
+                .range(path.to_path_buf()..)
+                .next()
+                .is_some_and(|(p, _)| p != path && p.starts_with(path))
+    }
+}

@@ -36,3 +36,80 @@ pub fn open(
 ) -> Result<OpenArray, tessera_fragment::FragmentError> {
     OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, key)
 }
+
+pub mod fuzzing {
+    //! Whole-folder mutation, shared by the `array_folder` fuzz target, the
+    //! seeds `cargo xtask fuzz` writes for it, and the known-bad corpus test.
+    //!
+    //! An input is: byte 0 picks a fixture of [`ARRAY_FOLDER_FIXTURES`],
+    //! bytes 1..3 (little endian) a file of it in path order, the rest
+    //! replaces that file's content.
+
+    use std::path::{Path, PathBuf};
+    use tessera_tile::storage::Memory;
+
+    /// testdata/tiledb-0.36.1 cases the target mutates: between them they
+    /// hold every commits-folder file kind, consolidated fragment metadata,
+    /// delete conditions, evolution, nullable and var-sized tiles.
+    pub const ARRAY_FOLDER_FIXTURES: &[&str] = &[
+        "consolidated",
+        "deletes",
+        "deletes_consolidated",
+        "vacuumed",
+        "sparse_strings",
+        "dense_nullable_var",
+        "schema_evolution",
+        "array_metadata",
+    ];
+
+    /// Each fixture's array folder, loaded into memory.
+    pub fn load_fixtures(testdata: &Path) -> std::io::Result<Vec<(PathBuf, Memory)>> {
+        ARRAY_FOLDER_FIXTURES
+            .iter()
+            .map(|c| {
+                let a = testdata.join("tiledb-0.36.1").join(c).join("array");
+                Memory::load_dir(&a).map(|m| (a, m))
+            })
+            .collect()
+    }
+
+    /// The fixture folder with one file replaced as `data` says; `None` when
+    /// `data` is shorter than its 3-byte selector.
+    pub fn mutate(fixtures: &[(PathBuf, Memory)], data: &[u8]) -> Option<(PathBuf, Memory)> {
+        let (path, base) = fixtures.get(*data.first()? as usize % fixtures.len())?;
+        let pick = u16::from_le_bytes([*data.get(1)?, *data.get(2)?]) as usize;
+        let file = base
+            .files()
+            .nth(pick % base.files().count())?
+            .0
+            .to_path_buf();
+        let mut m = base.clone();
+        m.insert(file, data[3..].to_vec());
+        Some((path.clone(), m))
+    }
+
+    /// Opens the mutated array, reads its metadata and every cell; the first error, as text.
+    pub fn open_and_read(path: &Path, m: &Memory) -> Result<(), String> {
+        let array =
+            crate::OpenArray::open(m, path, 0, u64::MAX, None).map_err(|e| e.to_string())?;
+        array.metadata(m).map_err(|e| e.to_string())?;
+        crate::Query::new(m, &array)
+            .execute()
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Seed inputs: every file of every fixture, with its selector.
+    pub fn seeds(fixtures: &[(PathBuf, Memory)]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for (i, (_, m)) in fixtures.iter().enumerate() {
+            for (j, (_, bytes)) in m.files().enumerate() {
+                let mut s = vec![i as u8];
+                s.extend_from_slice(&(j as u16).to_le_bytes());
+                s.extend_from_slice(bytes);
+                out.push(s);
+            }
+        }
+        out
+    }
+}

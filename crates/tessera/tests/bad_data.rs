@@ -8,6 +8,9 @@ use tessera::schema::ArraySchema;
 use tessera::tile::{tile::ChunkList, Reader};
 
 fn decode(decoder: &str, data: &[u8]) -> Result<(), String> {
+    use std::sync::OnceLock;
+    static FIXTURES: OnceLock<Vec<(std::path::PathBuf, tessera::tile::storage::Memory)>> =
+        OnceLock::new();
     let s = |e: &dyn std::fmt::Display| e.to_string();
     match decoder {
         "array_schema" => ArraySchema::parse(data, "__1_1_0123456789abcdef0123456789abcdef")
@@ -26,6 +29,14 @@ fn decode(decoder: &str, data: &[u8]) -> Result<(), String> {
         }
         "delete_condition" => Condition::parse(data).map(drop).map_err(|e| s(&e)),
         "array_metadata" => apply_entries(data, &mut Default::default()).map_err(|e| s(&e)),
+        "array_folder" => {
+            let fixtures = FIXTURES.get_or_init(|| {
+                let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+                tessera::fuzzing::load_fixtures(&t).unwrap()
+            });
+            let (path, m) = tessera::fuzzing::mutate(fixtures, data).ok_or("input too short")?;
+            tessera::fuzzing::open_and_read(&path, &m)
+        }
         other => panic!("testdata/bad/{other}: no decoder is known for this folder"),
     }
 }
