@@ -1,6 +1,7 @@
 //! `tessera`: inspect and read TileDB arrays.
 
 mod format;
+mod output;
 mod verify;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -70,6 +71,10 @@ enum Command {
         /// Write to a file instead of stdout.
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
+        /// Memory budget: the read proceeds in batches of about this many
+        /// bytes (decoded tiles plus results), e.g. `64M`, `2G`.
+        #[arg(long, default_value = "1G", value_parser = parse_size)]
+        budget: u64,
     },
     /// Print the array schema.
     Schema {
@@ -156,6 +161,23 @@ fn parse_key(k: &Option<String>) -> Result<Option<[u8; 32]>, BoxError> {
     Ok(Some(out))
 }
 
+/// A byte count with an optional K, M or G suffix (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{s}` is not a size (e.g. 4096, 64M, 2G)"))
+}
+
 fn parse_timestamp(t: &Option<String>) -> Result<(u64, u64), BoxError> {
     match t {
         None => Ok((0, u64::MAX)),
@@ -194,6 +216,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             key,
             format,
             output,
+            budget,
         } => {
             let (t1, t2) = parse_timestamp(&timestamp)?;
             let key = parse_key(&key)?;
@@ -237,52 +260,18 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                     "--format arrow and parquet are not supported yet; use jsonl or csv".into(),
                 );
             }
-            let r = q.execute()?;
-            if format == FormatArg::Null {
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut sink: Box<dyn Write> = match output {
+            let batches = q.batches(budget)?;
+            let sink: Box<dyn Write> = match output {
                 Some(p) => Box::new(
                     std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?,
                 ),
                 None => Box::new(std::io::stdout().lock()),
             };
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut sink);
-            let mut line = String::with_capacity(256);
-            let keys: Vec<String> = r
-                .columns
-                .iter()
-                .map(|c| serde_json::to_string(&c.name).expect("string"))
-                .collect();
-            if format == FormatArg::Csv {
-                let header: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
-                writeln!(w, "{}", header.join(","))?;
+            let mut out = output::Writer::new(format, sink);
+            for batch in batches {
+                out.write(&batch?)?;
             }
-            for i in 0..r.cell_count {
-                line.clear();
-                if format == FormatArg::Csv {
-                    for (k, c) in r.columns.iter().enumerate() {
-                        if k > 0 {
-                            line.push(',');
-                        }
-                        format::push_csv_value(&mut line, c, i);
-                    }
-                } else {
-                    line.push('{');
-                    for (k, c) in r.columns.iter().enumerate() {
-                        if k > 0 {
-                            line.push(',');
-                        }
-                        line.push_str(&keys[k]);
-                        line.push(':');
-                        format::push_value(&mut line, c, i);
-                    }
-                    line.push('}');
-                }
-                line.push('\n');
-                w.write_all(line.as_bytes())?;
-            }
-            w.flush()?;
+            out.finish()?;
         }
         Command::Schema {
             array,

@@ -6,6 +6,7 @@
 //! read, then decodes the needed tiles in parallel with rayon and returns a
 //! columnar [`ReadResult`].
 
+pub mod batch;
 pub mod condition;
 pub mod error;
 pub mod key;
@@ -13,6 +14,7 @@ pub mod read;
 pub mod result;
 pub mod tiles;
 
+pub use batch::Batches;
 pub use condition::Expr;
 pub use error::QueryError;
 pub use key::Key;

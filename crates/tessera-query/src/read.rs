@@ -27,14 +27,66 @@ use tessera_tile::{Datatype, Layout};
 ///     .unwrap();
 /// println!("{} cells", result.cell_count);
 /// ```
+#[derive(Clone)]
 pub struct Query<'a> {
-    storage: &'a dyn Storage,
-    array: &'a OpenArray,
-    attributes: Option<Vec<String>>,
-    ranges: Vec<Vec<(Key, Key)>>,
+    pub(crate) storage: &'a dyn Storage,
+    pub(crate) array: &'a OpenArray,
+    pub(crate) attributes: Option<Vec<String>>,
+    pub(crate) ranges: Vec<Vec<(Key, Key)>>,
     layout: Option<Layout>,
     condition: Option<Expr>,
-    with_dimensions: bool,
+    pub(crate) with_dimensions: bool,
+}
+
+/// A dense dimension's tile grid: domain, tile extent, and the range a
+/// read covers by default (the current domain where one is set).
+pub(crate) struct Grid {
+    pub lo: i128,
+    pub hi: i128,
+    pub ext: i128,
+    pub start: i128,
+    pub end: i128,
+}
+
+/// The tile grid of dimension `j` (integer dimensions; others error).
+pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryError> {
+    let d = &schema.dimensions[j];
+    let (lo, hi) = d
+        .domain
+        .as_ref()
+        .and_then(|(a, b)| {
+            Some((
+                Key::decode(d.datatype, a).as_int()?,
+                Key::decode(d.datatype, b).as_int()?,
+            ))
+        })
+        .ok_or_else(|| {
+            QueryError::Invalid(format!("dimension `{}` has no integer domain", d.name))
+        })?;
+    let ext = d
+        .tile_extent
+        .as_ref()
+        .and_then(|t| Key::decode(d.datatype, t).as_int())
+        .unwrap_or(hi - lo + 1)
+        .max(1);
+    let (start, end) = schema
+        .current_domain
+        .as_ref()
+        .and_then(|c| c.ndrectangle.as_ref())
+        .and_then(|rect| {
+            Some((
+                Key::decode(d.datatype, &rect.get(j)?.lo).as_int()?,
+                Key::decode(d.datatype, &rect.get(j)?.hi).as_int()?,
+            ))
+        })
+        .unwrap_or((lo, hi));
+    Ok(Grid {
+        lo,
+        hi,
+        ext,
+        start,
+        end,
+    })
 }
 
 impl<'a> Query<'a> {
@@ -114,16 +166,21 @@ impl<'a> Query<'a> {
                 )));
             }
         }
-        let layout = self.layout.unwrap_or(if schema.is_dense() {
-            Layout::RowMajor
-        } else {
-            Layout::Unordered
-        });
+        let layout = self.resolved_layout();
         if schema.is_dense() {
             self.dense(&schema, &attrs, layout)
         } else {
             self.sparse(&schema, &attrs, layout)
         }
+    }
+
+    /// The layout asked for, or the default: row-major for dense, unordered for sparse.
+    pub(crate) fn resolved_layout(&self) -> Layout {
+        self.layout.unwrap_or(if self.array.schema.is_dense() {
+            Layout::RowMajor
+        } else {
+            Layout::Unordered
+        })
     }
 
     fn spec_for(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
@@ -149,43 +206,12 @@ impl<'a> Query<'a> {
         let nd = dims.len();
         // Domain, tile extents and the subarray, as integers.
         let mut dom = Vec::with_capacity(nd);
-        for (j, d) in dims.iter().enumerate() {
-            d.domain_values().ok_or_else(|| {
-                QueryError::Invalid(format!("dimension `{}` has no domain", d.name))
-            })?;
-            let lo = Key::decode(d.datatype, &d.domain.as_ref().expect("domain").0)
-                .as_int()
-                .unwrap_or(0);
-            let hi_i = Key::decode(d.datatype, &d.domain.as_ref().expect("domain").1)
-                .as_int()
-                .unwrap_or(0);
-            let _ = j;
-            let ext = d
-                .tile_extent
-                .as_ref()
-                .and_then(|t| Key::decode(d.datatype, t).as_int())
-                .unwrap_or(hi_i - lo + 1)
-                .max(1);
-            dom.push((lo, hi_i, ext));
-        }
-        let cur = schema
-            .current_domain
-            .as_ref()
-            .and_then(|c| c.ndrectangle.clone());
         let mut sub: Vec<Vec<(i128, i128)>> = Vec::with_capacity(nd);
         for j in 0..nd {
+            let g = dense_grid(schema, j)?;
+            dom.push((g.lo, g.hi, g.ext));
             let r: Vec<(i128, i128)> = if self.ranges[j].is_empty() {
-                match &cur {
-                    Some(rect) => vec![(
-                        Key::decode(dims[j].datatype, &rect[j].lo)
-                            .as_int()
-                            .unwrap_or(dom[j].0),
-                        Key::decode(dims[j].datatype, &rect[j].hi)
-                            .as_int()
-                            .unwrap_or(dom[j].1),
-                    )],
-                    None => vec![(dom[j].0, dom[j].1)],
-                }
+                vec![(g.start, g.end)]
             } else {
                 self.ranges[j]
                     .iter()
@@ -964,7 +990,7 @@ fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
 }
 
 /// How an MBR relates to the query ranges.
-fn mbr_overlap(
+pub(crate) fn mbr_overlap(
     mbr: &[Range1D],
     ranges: &[Vec<(Key, Key)>],
     dims: &[tessera_schema::Dimension],

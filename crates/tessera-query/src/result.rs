@@ -57,6 +57,26 @@ impl ReadResult {
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
     }
+
+    /// Appends the cells of `other`, a result with the same columns (the
+    /// next batch of the same read). An empty `self` takes `other` whole.
+    pub fn append(&mut self, other: ReadResult) {
+        if self.columns.is_empty() {
+            *self = other;
+            return;
+        }
+        for (c, o) in self.columns.iter_mut().zip(other.columns) {
+            if let (Some(offs), Some(oo)) = (&mut c.offsets, &o.offsets) {
+                let base = c.data.len() as u64;
+                offs.extend(oo.iter().skip(1).map(|x| x + base));
+            }
+            c.data.extend_from_slice(&o.data);
+            if let (Some(v), Some(ov)) = (&mut c.validity, &o.validity) {
+                v.extend_from_slice(ov);
+            }
+        }
+        self.cell_count += other.cell_count;
+    }
 }
 
 /// Builds a column cell by cell.

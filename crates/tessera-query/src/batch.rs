@@ -1,0 +1,418 @@
+//! Reads in batches within a memory budget (libtiledb's incomplete queries).
+//!
+//! The subarray is cut into pieces whose estimated footprint (the tiles a
+//! piece decodes plus its result) fits the budget; each piece is read as its
+//! own query, in an order that makes the concatenated batches exactly the
+//! one-shot result in the requested layout:
+//!
+//! - row-major (col-major): pieces cut the slowest (fastest) dimension that
+//!   still holds more than one coordinate, so each batch is a contiguous run;
+//! - global order: pieces first cut whole space tiles along the tile order,
+//!   then, inside one tile, cells along the cell order;
+//! - unordered (sparse): any cut.
+//!
+//! Estimates come from metadata only: the dense tile grid, R-tree leaves
+//! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
+//! that cannot be cut further (one coordinate, one string range, one Hilbert
+//! curve) is read whole, even over budget.
+
+use crate::key::Key;
+use crate::read::{dense_grid, Query};
+use crate::result::ReadResult;
+use crate::QueryError;
+use std::collections::VecDeque;
+use tessera_fragment::Field;
+use tessera_schema::Range1D;
+use tessera_tile::{Datatype, Layout};
+
+/// Per-dimension inclusive ranges of one piece; an empty list means "all".
+type Piece = Vec<Ranges>;
+/// Inclusive ranges on one dimension.
+type Ranges = Vec<(Key, Key)>;
+
+/// An iterator over the batches of a read; see [`Query::batches`].
+pub struct Batches<'a> {
+    query: Query<'a>,
+    budget: u64,
+    pieces: VecDeque<Piece>,
+    /// Decoded bytes per cell of every field read, var-sized ones averaged.
+    cell_bytes: f64,
+    layout: Layout,
+    failed: bool,
+}
+
+impl<'a> Query<'a> {
+    /// Reads in batches of about `budget` bytes each (decoded tiles plus
+    /// result), in the query's layout; concatenated, the batches are exactly
+    /// what [`Query::execute`] returns (for sparse reads without an order,
+    /// the same cells).
+    ///
+    /// ```no_run
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::Query;
+    /// use tessera_tile::storage::LocalFs;
+    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// for batch in Query::new(&LocalFs, &array).batches(64 << 20).unwrap() {
+    ///     println!("{} cells", batch.unwrap().cell_count);
+    /// }
+    /// ```
+    pub fn batches(self, budget: u64) -> Result<Batches<'a>, QueryError> {
+        let schema = self.array.schema.clone();
+        let layout = self.resolved_layout();
+        let mut first = Piece::new();
+        let dense = schema.is_dense();
+        for (j, d) in schema.dimensions.iter().enumerate() {
+            if !self.ranges.get(j).is_none_or(Vec::is_empty) {
+                let mut r = self.ranges[j].clone();
+                if !dense {
+                    // Sparse membership is a union: sorted, merged ranges
+                    // select the same cells and cut in order.
+                    r.sort();
+                    let mut m: Vec<(Key, Key)> = Vec::with_capacity(r.len());
+                    for (a, b) in r {
+                        match m.last_mut() {
+                            Some(l) if a <= l.1 => l.1 = l.1.clone().max(b),
+                            _ => m.push((a, b)),
+                        }
+                    }
+                    r = m;
+                }
+                first.push(r);
+            } else if dense {
+                let g = dense_grid(&schema, j)?;
+                first.push(vec![(Key::Int(g.start), Key::Int(g.end))]);
+            } else {
+                // Sparse: the union of the fragments' non-empty domains.
+                let mut lo: Option<Key> = None;
+                let mut hi: Option<Key> = None;
+                for f in &self.array.fragments {
+                    if let Some(ned) = &f.footer.non_empty_domain {
+                        let (a, b) = (
+                            Key::decode(d.datatype, &ned[j].lo),
+                            Key::decode(d.datatype, &ned[j].hi),
+                        );
+                        lo = Some(lo.map_or(a.clone(), |l| l.min(a)));
+                        hi = Some(hi.map_or(b.clone(), |h| h.max(b)));
+                    }
+                }
+                match (lo, hi) {
+                    (Some(a), Some(b)) if !d.is_var() => first.push(vec![(a, b)]),
+                    _ => first.push(Vec::new()),
+                }
+            }
+        }
+        let cell_bytes = self.cell_bytes()?;
+        Ok(Batches {
+            query: self,
+            budget: budget.max(1),
+            pieces: VecDeque::from([first]),
+            cell_bytes,
+            layout,
+            failed: false,
+        })
+    }
+
+    /// Decoded bytes per cell over the fields a read decodes: fixed sizes,
+    /// validity bytes, offsets, and var-sized data averaged from the
+    /// fragments' tile var sizes (the largest average of any fragment).
+    fn cell_bytes(&self) -> Result<f64, QueryError> {
+        let schema = &self.array.schema;
+        let attrs: Vec<usize> = match &self.attributes {
+            Some(names) => names
+                .iter()
+                .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+                .collect(),
+            None => (0..schema.attributes.len()).collect(),
+        };
+        let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
+        if !schema.is_dense() || self.with_dimensions {
+            fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
+        }
+        let mut total = 0.0;
+        for f in fields {
+            let (var, fixed, nullable) = match f {
+                Field::Attribute(i) => {
+                    let a = &schema.attributes[i];
+                    (a.is_var(), a.cell_size(), a.nullable)
+                }
+                Field::Dimension(j) => {
+                    let d = &schema.dimensions[j];
+                    (d.is_var(), d.coord_size(), false)
+                }
+                _ => unreachable!("only attributes and dimensions"),
+            };
+            total += nullable as u8 as f64;
+            if !var {
+                total += fixed as f64;
+                continue;
+            }
+            let mut avg: f64 = 8.0;
+            for frag in &self.array.fragments {
+                let Some(idx) = frag.field_index(f) else {
+                    continue;
+                };
+                let cells = frag.total_cell_num();
+                if cells == 0 {
+                    continue;
+                }
+                let sizes = frag.tile_var_sizes(self.storage, idx)?;
+                avg = avg.max(sizes.iter().sum::<u64>() as f64 / cells as f64);
+            }
+            total += 8.0 + avg;
+        }
+        Ok(total.max(1.0))
+    }
+}
+
+impl Batches<'_> {
+    /// Estimated footprint of a piece: the cells of every tile it
+    /// overlaps (decoded) plus the cells it returns, at `cell_bytes` each;
+    /// and the number of tiles it overlaps.
+    fn estimate(&self, piece: &Piece) -> Result<(f64, u64), QueryError> {
+        let array = self.query.array;
+        let schema = &array.schema;
+        let mut tile_cells = 0u64;
+        let mut result_cells = 0u64;
+        let mut tile_count = 0u64;
+        if schema.is_dense() {
+            let mut cells = 1u64;
+            let mut tiles = 1u64;
+            let mut per_tile = 1u64;
+            for (j, r) in piece.iter().enumerate() {
+                let g = dense_grid(schema, j)?;
+                let mut n = 0u64;
+                let mut t = 0u64;
+                for (a, b) in r {
+                    let (a, b) = (a.as_int().unwrap_or(0), b.as_int().unwrap_or(0));
+                    n = n.saturating_add((b - a + 1).max(0) as u64);
+                    t = t.saturating_add(((b - g.lo) / g.ext - (a - g.lo) / g.ext + 1) as u64);
+                }
+                cells = cells.saturating_mul(n);
+                tiles = tiles.saturating_mul(t);
+                per_tile = per_tile.saturating_mul(g.ext as u64);
+            }
+            result_cells = cells;
+            // Fragments are applied one after another: at most one
+            // fragment's tiles are held at a time.
+            tile_cells = tiles.saturating_mul(per_tile);
+            tile_count = tiles;
+        } else {
+            for frag in &array.fragments {
+                let rt = frag.rtree(self.query.storage)?;
+                let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| {
+                    crate::read::mbr_overlap(mbr, piece, &schema.dimensions)
+                });
+                tile_count += hits.len() as u64;
+                for (t, _) in hits {
+                    tile_cells = tile_cells.saturating_add(frag.cell_num(t));
+                }
+            }
+            result_cells = result_cells.max(tile_cells);
+        }
+        Ok((
+            (tile_cells as f64 + result_cells as f64) * self.cell_bytes,
+            tile_count,
+        ))
+    }
+
+    /// Cuts a piece in two, keeping the layout's order; `None` if it cannot be cut.
+    fn split(&self, piece: &Piece) -> Option<(Piece, Piece)> {
+        let schema = &self.query.array.schema;
+        let nd = piece.len();
+        let major = |l: Layout| -> Vec<usize> {
+            if l == Layout::ColMajor {
+                (0..nd).rev().collect()
+            } else {
+                (0..nd).collect()
+            }
+        };
+        let types: Vec<Datatype> = schema.dimensions.iter().map(|d| d.datatype).collect();
+        match self.layout {
+            Layout::GlobalOrder => {
+                if schema.cell_order == Layout::Hilbert {
+                    return None;
+                }
+                // Whole tiles first, along the tile order.
+                for j in major(schema.tile_order) {
+                    let g = dense_grid(schema, j).ok()?;
+                    if spans_tiles(&piece[j], g.lo, g.ext)? {
+                        return cut(piece, j, types[j], Some((g.lo, g.ext)));
+                    }
+                }
+                // One tile: cells along the cell order.
+                first_cut(piece, &major(schema.cell_order), &types)
+            }
+            Layout::ColMajor => first_cut(piece, &major(Layout::ColMajor), &types),
+            Layout::RowMajor => first_cut(piece, &major(Layout::RowMajor), &types),
+            _ => {
+                // Unordered: cut the dimension with the widest integer range first.
+                let mut order: Vec<usize> = (0..nd).collect();
+                order.sort_by_key(|&j| std::cmp::Reverse(width(&piece[j])));
+                order
+                    .into_iter()
+                    .find_map(|j| cut(piece, j, types[j], None))
+            }
+        }
+    }
+}
+
+/// Cuts along the first dimension of `order` holding more than one
+/// coordinate; if that one cannot be cut, the piece cannot be (the order
+/// would break).
+fn first_cut(piece: &Piece, order: &[usize], types: &[Datatype]) -> Option<(Piece, Piece)> {
+    for &j in order {
+        let r = &piece[j];
+        let single = r.len() == 1 && r[0].0 == r[0].1;
+        if !single {
+            return cut(piece, j, types[j], None);
+        }
+    }
+    None
+}
+
+/// Coordinates in an integer range list (0 for others, which sort last).
+fn width(r: &[(Key, Key)]) -> i128 {
+    r.iter()
+        .map(|(a, b)| match (a, b) {
+            (Key::Int(a), Key::Int(b)) => b - a + 1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Whether a range list covers more than one space tile; `None` when the
+/// dimension's ranges are not integers (no tile arithmetic).
+fn spans_tiles(r: &[(Key, Key)], lo: i128, ext: i128) -> Option<bool> {
+    if r.len() > 1 {
+        // Several ranges: they may sit in one tile, but order across them
+        // follows the ranges; only cut at range boundaries inside one tile.
+        let tiles: Vec<i128> = r
+            .iter()
+            .map(|(a, b)| Some(((a.as_int()? - lo) / ext, (b.as_int()? - lo) / ext)))
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .flat_map(|(x, y)| [x, y])
+            .collect();
+        return Some(tiles.iter().any(|t| *t != tiles[0]));
+    }
+    let (a, b) = (r.first()?.0.as_int()?, r.first()?.1.as_int()?);
+    Some((a - lo) / ext != (b - lo) / ext)
+}
+
+/// Cuts dimension `j` of a piece in two: a list of several ranges in
+/// half, else the one range at its middle (at a space-tile boundary when
+/// `tiles` is given).
+fn cut(
+    piece: &Piece,
+    j: usize,
+    t: Datatype,
+    tiles: Option<(i128, i128)>,
+) -> Option<(Piece, Piece)> {
+    let r = &piece[j];
+    let (left, right): (Ranges, Ranges) = if r.len() > 1 && tiles.is_none() {
+        let h = r.len() / 2;
+        (r[..h].to_vec(), r[h..].to_vec())
+    } else if r.len() > 1 {
+        // Tile-aligned cut of several ranges: at the first range starting in a later tile.
+        let (lo, ext) = tiles?;
+        let t0 = (r[0].0.as_int()? - lo) / ext;
+        let h = r
+            .iter()
+            .position(|(a, _)| a.as_int().is_some_and(|a| (a - lo) / ext != t0))?;
+        if h == 0 {
+            return None;
+        }
+        (r[..h].to_vec(), r[h..].to_vec())
+    } else {
+        let (a, b) = r.first()?;
+        match (a, b) {
+            (Key::Int(a), Key::Int(b)) if a < b => {
+                let mut m = a + (b - a + 1) / 2; // first coordinate of the right half
+                if let Some((lo, ext)) = tiles {
+                    // The tile boundary nearest the middle, strictly inside (a, b].
+                    let first = lo + ((a - lo) / ext + 1) * ext;
+                    let last = lo + ((b - lo) / ext) * ext;
+                    if first > *b {
+                        return None;
+                    }
+                    m = (lo + ((m - lo) / ext) * ext).clamp(first, last);
+                }
+                (
+                    vec![(Key::Int(*a), Key::Int(m - 1))],
+                    vec![(Key::Int(m), Key::Int(*b))],
+                )
+            }
+            (Key::Float(a), Key::Float(b)) if a < b && tiles.is_none() => {
+                let m = a + (b - a) / 2.0;
+                // The next representable value of the dimension's own type.
+                let (m, next) = if t == Datatype::Float32 {
+                    let m = m as f32;
+                    (f64::from(m), f64::from(m.next_up()))
+                } else {
+                    (m, m.next_up())
+                };
+                if !(m >= *a && next <= *b) {
+                    return None;
+                }
+                (
+                    vec![(Key::Float(*a), Key::Float(m))],
+                    vec![(Key::Float(next), Key::Float(*b))],
+                )
+            }
+            _ => return None,
+        }
+    };
+    let mut l = piece.clone();
+    let mut rr = piece.clone();
+    l[j] = left;
+    rr[j] = right;
+    Some((l, rr))
+}
+
+impl Batches<'_> {
+    fn try_split(&self, piece: &Piece) -> Result<Option<(Piece, Piece)>, QueryError> {
+        let (bytes, tiles) = self.estimate(piece)?;
+        if bytes <= self.budget as f64 || tiles <= 1 {
+            return Ok(None);
+        }
+        let Some((a, b)) = self.split(piece) else {
+            return Ok(None);
+        };
+        let fewer = self.estimate(&a)?.1 < tiles || self.estimate(&b)?.1 < tiles;
+        Ok(fewer.then_some((a, b)))
+    }
+}
+
+impl Iterator for Batches<'_> {
+    type Item = Result<ReadResult, QueryError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let piece = self.pieces.pop_front()?;
+            // Cut while over budget, as long as a cut leaves a half
+            // touching fewer tiles: a batch holds at least one tile.
+            match self.try_split(&piece) {
+                Ok(Some((a, b))) => {
+                    self.pieces.push_front(b);
+                    self.pieces.push_front(a);
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+            let mut q = self.query.clone();
+            q.ranges = piece;
+            let r = q.execute();
+            if r.is_err() {
+                self.failed = true;
+            }
+            return Some(r);
+        }
+    }
+}

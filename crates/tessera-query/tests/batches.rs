@@ -1,0 +1,130 @@
+//! Batched reads: for every fixture array and layout, the batches read
+//! within a small memory budget, concatenated, equal the one-shot read
+//! (exactly where the layout fixes an order, as a multiset otherwise).
+
+use std::path::Path;
+use tessera_fragment::OpenArray;
+use tessera_query::{Key, Query, ReadResult};
+use tessera_tile::{storage::LocalFs, Layout};
+
+/// Each cell as its field values, for multiset comparison.
+fn rows(r: &ReadResult) -> Vec<Vec<(Vec<u8>, bool)>> {
+    (0..r.cell_count)
+        .map(|i| {
+            r.columns
+                .iter()
+                .map(|c| (c.value(i).to_vec(), c.is_valid(i)))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn batches_concatenate_to_the_one_shot_read() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let (mut compared, mut split) = (0, 0);
+    let mut problems = Vec::new();
+    for version in std::fs::read_dir(&root).unwrap().flatten() {
+        if !version.file_name().to_string_lossy().starts_with("tiledb-") {
+            continue;
+        }
+        for case in std::fs::read_dir(version.path()).unwrap().flatten() {
+            let name = case.file_name().to_string_lossy().into_owned();
+            if name.ends_with("_large") {
+                continue; // thousands of pieces at these budgets; covered by the budget example
+            }
+            let Ok(array) =
+                OpenArray::open(&LocalFs, &case.path().join("array"), 0, u64::MAX, None)
+            else {
+                continue; // encrypted without its key
+            };
+            let dense = array.schema.is_dense();
+            let layouts: &[Layout] = if dense {
+                &[Layout::RowMajor, Layout::ColMajor, Layout::GlobalOrder]
+            } else {
+                &[
+                    Layout::Unordered,
+                    Layout::RowMajor,
+                    Layout::ColMajor,
+                    Layout::GlobalOrder,
+                ]
+            };
+            // Two ranges on the first dimension, when it has integers to cut.
+            let d0 = &array.schema.dimensions[0];
+            let span = array
+                .fragments
+                .first()
+                .and_then(|f| f.footer.non_empty_domain.as_ref())
+                .map(|ned| {
+                    (
+                        Key::decode(d0.datatype, &ned[0].lo),
+                        Key::decode(d0.datatype, &ned[0].hi),
+                    )
+                });
+            let ranges = match span {
+                Some((Key::Int(lo), Key::Int(hi))) if hi - lo >= 4 => {
+                    let w = hi - lo;
+                    vec![(lo, lo + w / 3), (lo + w / 2, hi)]
+                }
+                _ => Vec::new(),
+            };
+            let query = || {
+                let mut q = Query::new(&LocalFs, &array);
+                for (a, b) in &ranges {
+                    q = q.range(&d0.name, Key::Int(*a), Key::Int(*b));
+                }
+                q
+            };
+            for (&layout, sub) in layouts.iter().flat_map(|l| [(l, false), (l, true)]) {
+                if sub && ranges.is_empty() {
+                    continue;
+                }
+                let q = || {
+                    if sub {
+                        query()
+                    } else {
+                        Query::new(&LocalFs, &array)
+                    }
+                };
+                let Ok(whole) = q().layout(layout).execute() else {
+                    continue;
+                };
+                for budget in [1u64, 5000] {
+                    let mut got = ReadResult::default();
+                    let mut n = 0;
+                    let batches = q().layout(layout).batches(budget).unwrap();
+                    for b in batches {
+                        got.append(b.unwrap());
+                        n += 1;
+                    }
+                    compared += 1;
+                    split += (n > 1) as usize;
+                    let what = format!(
+                        "{}/{name} {layout:?} subarray {sub} budget {budget} ({n} batches)",
+                        version.file_name().to_string_lossy()
+                    );
+                    if got.cell_count != whole.cell_count {
+                        problems.push(format!(
+                            "{what}: {} cells, one-shot {}",
+                            got.cell_count, whole.cell_count
+                        ));
+                        continue;
+                    }
+                    let (mut a, mut b) = (rows(&got), rows(&whole));
+                    if layout == Layout::Unordered {
+                        a.sort();
+                        b.sort();
+                    }
+                    if a != b {
+                        problems.push(format!("{what}: cells differ"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        compared > 300 && split > 200,
+        "{compared} reads compared, {split} split"
+    );
+}
