@@ -43,7 +43,7 @@ enum FormatArg {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Read cells as JSON lines (one object per cell), CSV, or nothing (for timing).
+    /// Read cells as JSON lines (one object per cell), CSV, Arrow IPC, Parquet, or nothing (for timing).
     Read {
         /// The array folder.
         array: PathBuf,
@@ -255,21 +255,16 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             if let Some(c) = condition {
                 q = q.condition(Expr::parse(&c, &a.schema)?);
             }
-            if matches!(format, FormatArg::Arrow | FormatArg::Parquet) {
-                return Err(
-                    "--format arrow and parquet are not supported yet; use jsonl or csv".into(),
-                );
-            }
             let batches = q.batches(budget)?;
-            let sink: Box<dyn Write> = match output {
+            let sink: Box<dyn Write + Send> = match output {
                 Some(p) => Box::new(
                     std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?,
                 ),
-                None => Box::new(std::io::stdout().lock()),
+                None => Box::new(std::io::stdout()),
             };
             let mut out = output::Writer::new(format, sink);
             for batch in batches {
-                out.write(&batch?)?;
+                out.write(batch?)?;
             }
             out.finish()?;
         }

@@ -1,37 +1,74 @@
-//! Result writers: JSON lines, CSV, or nothing, one batch at a time.
+//! Result writers: JSON lines, CSV, Arrow IPC, Parquet, or nothing, one
+//! batch at a time.
 
-use crate::{format, FormatArg};
+use crate::{format, BoxError, FormatArg};
 use std::io::Write;
 use tessera::query::ReadResult;
 
+type Sink = std::io::BufWriter<Box<dyn Write + Send>>;
+
+/// Columnar writers, created at the first batch (which fixes the schema).
+enum Columnar {
+    None,
+    Arrow(arrow_ipc::writer::FileWriter<Sink>),
+    Parquet(parquet::arrow::ArrowWriter<Sink>),
+}
+
 /// Writes batches of one read in one format.
-pub struct Writer<'w> {
+pub struct Writer {
     format: FormatArg,
-    w: std::io::BufWriter<Box<dyn Write + 'w>>,
+    w: Option<Sink>,
+    columnar: Columnar,
     line: String,
     started: bool,
 }
 
-impl<'w> Writer<'w> {
-    pub fn new(format: FormatArg, sink: Box<dyn Write + 'w>) -> Self {
+impl Writer {
+    pub fn new(format: FormatArg, sink: Box<dyn Write + Send>) -> Self {
         Writer {
             format,
-            w: std::io::BufWriter::with_capacity(1 << 20, sink),
+            w: Some(std::io::BufWriter::with_capacity(1 << 20, sink)),
+            columnar: Columnar::None,
             line: String::with_capacity(256),
             started: false,
         }
     }
 
     /// Writes the cells of one batch.
-    pub fn write(&mut self, r: &ReadResult) -> std::io::Result<()> {
+    pub fn write(&mut self, r: ReadResult) -> Result<(), BoxError> {
         let first = !self.started;
         self.started = true;
+        if matches!(self.format, FormatArg::Arrow | FormatArg::Parquet) {
+            let rb = r.into_record_batch()?;
+            if first {
+                let w = self.w.take().expect("the sink, until the first batch");
+                self.columnar = if self.format == FormatArg::Arrow {
+                    Columnar::Arrow(arrow_ipc::writer::FileWriter::try_new(w, &rb.schema())?)
+                } else {
+                    let props = parquet::file::properties::WriterProperties::builder()
+                        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+                        .build();
+                    Columnar::Parquet(parquet::arrow::ArrowWriter::try_new(
+                        w,
+                        rb.schema(),
+                        Some(props),
+                    )?)
+                };
+            }
+            match &mut self.columnar {
+                Columnar::Arrow(a) => a.write(&rb)?,
+                Columnar::Parquet(p) => p.write(&rb)?,
+                Columnar::None => unreachable!("created above"),
+            }
+            return Ok(());
+        }
+        let w = self.w.as_mut().expect("text formats keep the sink");
         match self.format {
-            FormatArg::Null => Ok(()),
+            FormatArg::Null | FormatArg::Arrow | FormatArg::Parquet => Ok(()),
             FormatArg::Csv => {
                 if first {
                     let header: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
-                    writeln!(self.w, "{}", header.join(","))?;
+                    writeln!(w, "{}", header.join(","))?;
                 }
                 for i in 0..r.cell_count {
                     self.line.clear();
@@ -42,11 +79,11 @@ impl<'w> Writer<'w> {
                         format::push_csv_value(&mut self.line, c, i);
                     }
                     self.line.push('\n');
-                    self.w.write_all(self.line.as_bytes())?;
+                    w.write_all(self.line.as_bytes())?;
                 }
                 Ok(())
             }
-            FormatArg::Jsonl | FormatArg::Arrow | FormatArg::Parquet => {
+            FormatArg::Jsonl => {
                 let keys: Vec<String> = r
                     .columns
                     .iter()
@@ -64,15 +101,25 @@ impl<'w> Writer<'w> {
                         format::push_value(&mut self.line, c, i);
                     }
                     self.line.push_str("}\n");
-                    self.w.write_all(self.line.as_bytes())?;
+                    w.write_all(self.line.as_bytes())?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// Flushes what is buffered.
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.w.flush()
+    /// Flushes what is buffered and closes columnar files.
+    pub fn finish(self) -> Result<(), BoxError> {
+        match self.columnar {
+            Columnar::Arrow(mut a) => a.finish()?,
+            Columnar::Parquet(p) => {
+                p.close()?;
+            }
+            Columnar::None => {}
+        }
+        if let Some(mut w) = self.w {
+            w.flush()?;
+        }
+        Ok(())
     }
 }

@@ -6,6 +6,8 @@
 //! read, then decodes the needed tiles in parallel with rayon and returns a
 //! columnar [`ReadResult`].
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod batch;
 pub mod condition;
 pub mod error;

@@ -1,0 +1,264 @@
+//! Results as Arrow `RecordBatch`es (feature `arrow`, on by default).
+//!
+//! Each column becomes one Arrow field, named as in the array, with the
+//! TileDB datatype in the field metadata (`tiledb.datatype`) and
+//! `tiledb.dimension` set on dimensions:
+//!
+//! | TileDB | Arrow |
+//! |---|---|
+//! | INT8 ... UINT64, FLOAT32, FLOAT64 | the same primitive |
+//! | BOOL | Boolean |
+//! | DATETIME_SEC/MS/US/NS | Timestamp (no time zone) |
+//! | other DATETIME_*, TIME_* | Int64 (raw, as in the JSONL contract) |
+//! | STRING_ASCII, STRING_UTF8 | Utf8, one string per cell |
+//! | CHAR, BLOB, GEOM_*, STRING_UTF16/32, STRING_UCS2/4 | Binary, one value per cell |
+//! | multi-value numeric cells | FixedSizeList |
+//! | var-sized numeric cells | List |
+//!
+//! Nullable attributes carry a validity bitmap. Buffers of fixed-sized
+//! numeric columns are moved, not copied, when their allocation is aligned.
+
+use crate::result::{Column, ReadResult};
+use crate::QueryError;
+use arrow_array::types::*;
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeListArray, ListArray,
+    PrimitiveArray, RecordBatch, StringArray,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tessera_schema::CellValNum;
+use tessera_tile::Datatype;
+
+/// How one TileDB datatype's values are laid out in Arrow.
+enum Kind {
+    Primitive(DataType),
+    Boolean,
+    Utf8,
+    Binary,
+}
+
+fn kind(t: Datatype) -> Kind {
+    use Datatype as D;
+    match t {
+        D::Int8 => Kind::Primitive(DataType::Int8),
+        D::UInt8 => Kind::Primitive(DataType::UInt8),
+        D::Int16 => Kind::Primitive(DataType::Int16),
+        D::UInt16 => Kind::Primitive(DataType::UInt16),
+        D::Int32 => Kind::Primitive(DataType::Int32),
+        D::UInt32 => Kind::Primitive(DataType::UInt32),
+        D::Int64 => Kind::Primitive(DataType::Int64),
+        D::UInt64 => Kind::Primitive(DataType::UInt64),
+        D::Float32 => Kind::Primitive(DataType::Float32),
+        D::Float64 => Kind::Primitive(DataType::Float64),
+        D::Bool => Kind::Boolean,
+        D::DatetimeSec => Kind::Primitive(DataType::Timestamp(TimeUnit::Second, None)),
+        D::DatetimeMs => Kind::Primitive(DataType::Timestamp(TimeUnit::Millisecond, None)),
+        D::DatetimeUs => Kind::Primitive(DataType::Timestamp(TimeUnit::Microsecond, None)),
+        D::DatetimeNs => Kind::Primitive(DataType::Timestamp(TimeUnit::Nanosecond, None)),
+        D::StringAscii | D::StringUtf8 => Kind::Utf8,
+        t if t.size() == 8 && !t.is_string() && !t.is_blob() => Kind::Primitive(DataType::Int64),
+        _ => Kind::Binary,
+    }
+}
+
+/// The Arrow field a column becomes.
+pub fn arrow_field(c: &Column) -> Field {
+    let value = match kind(c.datatype) {
+        Kind::Primitive(t) => t,
+        Kind::Boolean => DataType::Boolean,
+        Kind::Utf8 => DataType::Utf8,
+        Kind::Binary => DataType::Binary,
+    };
+    let is_cell_string = matches!(kind(c.datatype), Kind::Utf8 | Kind::Binary);
+    let data_type = match c.cell_val_num {
+        _ if is_cell_string => value,
+        CellValNum::Fixed(1) => value,
+        CellValNum::Fixed(n) => {
+            DataType::FixedSizeList(Arc::new(Field::new("item", value, false)), n as i32)
+        }
+        CellValNum::Var => DataType::List(Arc::new(Field::new("item", value, false))),
+    };
+    let mut meta = HashMap::from([("tiledb.datatype".to_owned(), c.datatype.name().to_owned())]);
+    if c.is_dimension {
+        meta.insert("tiledb.dimension".to_owned(), "true".to_owned());
+    }
+    Field::new(&c.name, data_type, c.validity.is_some()).with_metadata(meta)
+}
+
+/// Typed values from little-endian bytes, moved when aligned.
+fn primitive<T: ArrowPrimitiveType>(data: Vec<u8>, t: &DataType) -> ArrayRef {
+    let n = data.len() / std::mem::size_of::<T::Native>();
+    let mut buf = Buffer::from_vec(data);
+    if buf.as_ptr().align_offset(std::mem::align_of::<T::Native>()) != 0 {
+        buf = Buffer::from_slice_ref(buf.as_slice());
+    }
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::new(buf, 0, n), None).with_data_type(t.clone()))
+}
+
+fn values(t: &DataType, data: Vec<u8>) -> ArrayRef {
+    match t {
+        DataType::Int8 => primitive::<Int8Type>(data, t),
+        DataType::UInt8 => primitive::<UInt8Type>(data, t),
+        DataType::Int16 => primitive::<Int16Type>(data, t),
+        DataType::UInt16 => primitive::<UInt16Type>(data, t),
+        DataType::Int32 => primitive::<Int32Type>(data, t),
+        DataType::UInt32 => primitive::<UInt32Type>(data, t),
+        DataType::Int64 => primitive::<Int64Type>(data, t),
+        DataType::UInt64 => primitive::<UInt64Type>(data, t),
+        DataType::Float32 => primitive::<Float32Type>(data, t),
+        DataType::Float64 => primitive::<Float64Type>(data, t),
+        DataType::Timestamp(TimeUnit::Second, _) => primitive::<TimestampSecondType>(data, t),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            primitive::<TimestampMillisecondType>(data, t)
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            primitive::<TimestampMicrosecondType>(data, t)
+        }
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+            primitive::<TimestampNanosecondType>(data, t)
+        }
+        _ => unreachable!("kind() yields only these primitive types"),
+    }
+}
+
+/// Converts one column, consuming its buffers.
+pub fn arrow_array(c: Column) -> Result<ArrayRef, QueryError> {
+    let field = arrow_field(&c);
+    let too_big = || {
+        QueryError::Invalid(format!(
+            "column `{}`: more than 2 GiB of values in one batch; read with a smaller memory budget",
+            c.name
+        ))
+    };
+    let cells = c
+        .validity
+        .as_ref()
+        .map(Vec::len)
+        .or_else(|| c.offsets.as_ref().map(|o| o.len().saturating_sub(1)));
+    let width = c.datatype.size() as usize;
+    let per_cell = match c.cell_val_num {
+        CellValNum::Fixed(n) => n as usize * width,
+        CellValNum::Var => 0,
+    };
+    let n = cells.unwrap_or(c.data.len().checked_div(per_cell).unwrap_or(0));
+    let nulls = c
+        .validity
+        .as_ref()
+        .map(|v| NullBuffer::new(BooleanBuffer::from_iter(v.iter().map(|&b| b != 0))));
+    // Offsets of each cell in bytes (var) or computed from the cell size.
+    let byte_offsets = |c: &Column| -> Result<OffsetBuffer<i32>, QueryError> {
+        let offs: Vec<i32> = match &c.offsets {
+            Some(o) => o
+                .iter()
+                .map(|&x| i32::try_from(x).map_err(|_| too_big()))
+                .collect::<Result<_, _>>()?,
+            None => (0..=n)
+                .map(|i| i32::try_from(i * per_cell).map_err(|_| too_big()))
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(OffsetBuffer::new(ScalarBuffer::from(offs)))
+    };
+    let invalid =
+        |e: arrow_schema::ArrowError| QueryError::Invalid(format!("column `{}`: {e}", c.name));
+    let array: ArrayRef = match kind(c.datatype) {
+        Kind::Utf8 => {
+            let offsets = byte_offsets(&c)?;
+            Arc::new(
+                StringArray::try_new(offsets, Buffer::from_vec(c.data), nulls).map_err(invalid)?,
+            )
+        }
+        Kind::Binary => {
+            let offsets = byte_offsets(&c)?;
+            Arc::new(
+                BinaryArray::try_new(offsets, Buffer::from_vec(c.data), nulls).map_err(invalid)?,
+            )
+        }
+        k => {
+            let element = |data: Vec<u8>| -> ArrayRef {
+                match &k {
+                    Kind::Primitive(t) => values(t, data),
+                    _ => Arc::new(BooleanArray::from_iter(data.iter().map(|&b| Some(b != 0)))),
+                }
+            };
+            let inner = match field.data_type() {
+                DataType::FixedSizeList(f, _) | DataType::List(f) => f.clone(),
+                _ => {
+                    let v = element(c.data);
+                    return Ok(match nulls {
+                        Some(nb) => {
+                            let d = v.to_data().into_builder().nulls(Some(nb));
+                            arrow_array::make_array(d.build().map_err(invalid)?)
+                        }
+                        None => v,
+                    });
+                }
+            };
+            match c.cell_val_num {
+                CellValNum::Fixed(m) => Arc::new(
+                    FixedSizeListArray::try_new(inner, m as i32, element(c.data), nulls)
+                        .map_err(invalid)?,
+                ),
+                CellValNum::Var => {
+                    // Element offsets: byte offsets over the value width.
+                    let offs: Vec<i32> = c
+                        .offsets
+                        .as_ref()
+                        .map(|o| {
+                            o.iter()
+                                .map(|&x| i32::try_from(x / width as u64).map_err(|_| too_big()))
+                                .collect::<Result<_, _>>()
+                        })
+                        .transpose()?
+                        .unwrap_or_else(|| vec![0]);
+                    Arc::new(
+                        ListArray::try_new(
+                            inner,
+                            OffsetBuffer::new(ScalarBuffer::from(offs)),
+                            element(c.data),
+                            nulls,
+                        )
+                        .map_err(invalid)?,
+                    )
+                }
+            }
+        }
+    };
+    Ok(array)
+}
+
+impl ReadResult {
+    /// The cells as an Arrow `RecordBatch`, one field per column (see the
+    /// [module docs](crate::arrow) for the type mapping). Consumes the
+    /// result; fixed-sized numeric buffers move without copying.
+    ///
+    /// ```no_run
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::Query;
+    /// use tessera_tile::storage::LocalFs;
+    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// for batch in Query::new(&LocalFs, &array).batches(64 << 20).unwrap() {
+    ///     let rb = batch.unwrap().into_record_batch().unwrap();
+    ///     println!("{} rows, schema {:?}", rb.num_rows(), rb.schema());
+    /// }
+    /// ```
+    pub fn into_record_batch(self) -> Result<RecordBatch, QueryError> {
+        let n = self.cell_count;
+        let fields: Vec<Field> = self.columns.iter().map(arrow_field).collect();
+        let arrays = self
+            .columns
+            .into_iter()
+            .map(arrow_array)
+            .collect::<Result<Vec<_>, _>>()?;
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+        RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
+            .map_err(|e| QueryError::Invalid(format!("building the record batch: {e}")))
+    }
+
+    /// The Arrow schema [`into_record_batch`](Self::into_record_batch) produces.
+    pub fn arrow_schema(&self) -> Schema {
+        Schema::new(self.columns.iter().map(arrow_field).collect::<Vec<_>>())
+    }
+}
