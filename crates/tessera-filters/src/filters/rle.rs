@@ -12,7 +12,9 @@ pub(crate) fn decompress(input: &[u8], value_size: u64, out: &mut [u8]) -> Resul
     if vs == 0 {
         return Err("cell size 0".into());
     }
-    let run = vs + 2;
+    let run = vs
+        .checked_add(2)
+        .ok_or_else(|| format!("cell size {value_size} is too large"))?;
     if !input.len().is_multiple_of(run) {
         return Err(format!(
             "{} bytes is not a whole number of {run}-byte runs",
@@ -22,10 +24,13 @@ pub(crate) fn decompress(input: &[u8], value_size: u64, out: &mut [u8]) -> Resul
     let mut o = 0usize;
     for r in input.chunks_exact(run) {
         let len = u16::from_be_bytes([r[vs], r[vs + 1]]) as usize;
-        let end = o + len * vs;
-        if end > out.len() {
+        let end = len
+            .checked_mul(vs)
+            .and_then(|n| n.checked_add(o))
+            .filter(|&e| e <= out.len());
+        let Some(end) = end else {
             return Err(format!("runs expand past the expected {} bytes", out.len()));
-        }
+        };
         if vs == 1 {
             out[o..end].fill(r[0]);
         } else {
