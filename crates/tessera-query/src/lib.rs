@@ -11,6 +11,7 @@ pub mod arrow;
 pub mod batch;
 pub mod condition;
 pub mod error;
+pub mod hilbert;
 pub mod key;
 pub mod read;
 pub mod result;

@@ -940,8 +940,25 @@ impl<'a> Query<'a> {
             Layout::RowMajor => refs.sort_by(|x, y| cmp_dims(x, y, &row)),
             Layout::ColMajor => refs.sort_by(|x, y| cmp_dims(x, y, &col)),
             Layout::GlobalOrder | Layout::Unordered
-                if !(single && schema.cell_order != Layout::Hilbert)
-                    && (!schema.allows_dups || layout == Layout::GlobalOrder) =>
+                if schema.cell_order == Layout::Hilbert
+                    && (!single || layout == Layout::GlobalOrder) =>
+            {
+                // Hilbert value of the coordinates, ties broken row-major.
+                let bits = crate::hilbert::bits(nd);
+                let mut keyed: Vec<(u64, (u32, u32, u64))> = refs
+                    .iter()
+                    .map(|r| {
+                        let mut p: Vec<u64> = (0..nd)
+                            .map(|j| crate::hilbert::map_coordinate(&dims[j], cval(r, j), bits))
+                            .collect();
+                        (crate::hilbert::index(&mut p, bits), *r)
+                    })
+                    .collect();
+                keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| cmp_dims(&a.1, &b.1, &row)));
+                refs = keyed.into_iter().map(|k| k.1).collect();
+            }
+            Layout::GlobalOrder | Layout::Unordered
+                if !single && (!schema.allows_dups || layout == Layout::GlobalOrder) =>
             {
                 refs.sort_by(global)
             }
