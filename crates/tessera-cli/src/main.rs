@@ -2,6 +2,7 @@
 
 mod format;
 mod output;
+mod progress;
 mod verify;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -263,9 +264,15 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                 None => Box::new(std::io::stdout()),
             };
             let mut out = output::Writer::new(format, sink);
-            for batch in batches {
-                out.write(batch?)?;
+            let bar = progress::spinner("reading");
+            let mut cells = 0u64;
+            for (n, batch) in batches.enumerate() {
+                let batch = batch?;
+                cells += batch.cell_count as u64;
+                bar.set_message(format!("{cells} cells, {} batch(es)", n + 1));
+                out.write(batch)?;
             }
+            bar.finish_and_clear();
             out.finish()?;
         }
         Command::Schema {
@@ -365,7 +372,9 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         }
         Command::Verify { array, key } => {
             let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
-            let problems = verify::verify(&LocalFs, &a);
+            let bar = progress::bar(a.fragments.len() as u64, "verifying fragments");
+            let problems = verify::verify(&LocalFs, &a, &|| bar.inc(1));
+            bar.finish_and_clear();
             if problems.is_empty() {
                 println!(
                     "{}: {} fragment(s) verified, no problems",

@@ -6,8 +6,9 @@ use tessera::query::tiles::{read_field_tile, FieldSpec};
 use tessera::query::Key;
 use tessera::tile::storage::Storage;
 
-/// Checks an opened array; returns the problems found.
-pub fn verify(storage: &dyn Storage, a: &OpenArray) -> Vec<String> {
+/// Checks an opened array; returns the problems found. `done` is called
+/// after each fragment.
+pub fn verify(storage: &dyn Storage, a: &OpenArray, done: &dyn Fn()) -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(e) = a.metadata(storage) {
         problems.push(format!("array metadata: {e}"));
@@ -127,6 +128,7 @@ pub fn verify(storage: &dyn Storage, a: &OpenArray) -> Vec<String> {
                 }
             }
         }
+        done();
     }
     problems
 }
