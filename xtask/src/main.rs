@@ -8,6 +8,8 @@
 //! writing version and with the newest one. The newest reader's answer is
 //! the expectation; where the two disagree the case records both and why.
 
+mod bench;
+
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -354,7 +356,9 @@ fn main() {
     let r = match args.first().map(String::as_str) {
         Some("fixtures") => fixtures(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
-        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]...".into()),
+        Some("bench") => bench::bench(&args[1..]),
+        Some("floor") => bench::floor(&args[1..]),
+        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N]".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

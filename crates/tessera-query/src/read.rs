@@ -566,11 +566,20 @@ impl<'a> Query<'a> {
                 .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
                 .collect();
             for (j, d) in dims.iter().enumerate() {
+                // Each coordinate repeats `strides[j]` times in a row; that
+                // cycle repeats until the result is full: build it once, copy it.
                 let w = d.datatype.size() as usize;
                 let mut data = Vec::with_capacity(n * w);
-                for i in 0..n as u64 {
-                    let p = (i / strides[j]) % counts[j];
-                    data.extend_from_slice(&coords[j][p as usize].to_le_bytes()[..w]);
+                for c in &coords[j] {
+                    let b = &c.to_le_bytes()[..w];
+                    for _ in 0..strides[j] {
+                        data.extend_from_slice(b);
+                    }
+                }
+                let cycle = data.len();
+                while data.len() < n * w {
+                    let take = cycle.min(n * w - data.len());
+                    data.extend_from_within(..take);
                 }
                 result.columns.push(crate::result::Column {
                     name: d.name.clone(),

@@ -1,0 +1,123 @@
+"""Side by side: `tessera read --format null` against libtiledb (TileDB-Py),
+and the floor (read + raw decode only), as whole processes, alternating.
+
+Usage: bench.py BENCH_DIR TESSERA FLOOR ROUNDS OUT_MD
+Peak RSS comes from wait4; libtiledb's in-process read time is reported
+beside its whole-process time so interpreter start-up does not flatter us.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+bench, tessera, floor, rounds, out_md = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+py = sys.executable
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, env=None):
+    """Wall seconds, peak RSS (MiB) and stdout of one process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-2000:]}")
+    return dt, ru.ru_maxrss / 1024, out.decode()
+
+
+def quarter(n):
+    return f"{n * 45 // 100}:{n * 55 // 100 - 1}"
+
+
+def side(name):
+    # Dense sides: from the array's schema, via our own CLI.
+    info = subprocess.run([tessera, "schema", os.path.join(bench, name), "--json"], capture_output=True, text=True, check=True).stdout
+    import json
+
+    d = json.loads(info)["dimensions"][0]["domain_values"]
+    return int(d[1]) + 1
+
+
+cases = []
+for name in ["dense_f64_zstd", "dense_i32_raw", "dense_f32_fragments"]:
+    n = side(name)
+    cases += [
+        (name, "full read", None, None, None),
+        (name, "1 % subarray", None, f"{quarter(n)},{quarter(n)}", None),
+    ]
+big = 2**40
+cases += [
+    ("sparse_2d", "full read", None, None, None),
+    ("sparse_2d", "one attribute (v), no coordinates", "v", None, None),
+    ("sparse_2d", "1 % subarray", None, f"0:{big // 10},0:{big // 10}", None),
+    ("sparse_2d", "condition k < 10", None, None, "k < 10"),
+    ("sparse_strings", "full read", None, None, None),
+    ("sparse_strings", "1 % subarray", None, f"0:{2**62 // 100}", None),
+    ("sparse_strings", "condition s < 'b'", None, None, "s < 'b'"),
+]
+
+
+def tessera_cmd(arr, attrs, sub, cond):
+    cmd = [tessera, "read", arr, "--format", "null"]
+    if attrs:
+        cmd += ["--attrs", attrs]
+    if sub:
+        dims = ["r", "c"] if "dense" in arr else (["x", "y"] if "sparse_2d" in arr else ["i"])
+        for d, r in zip(dims, sub.split(",")):
+            cmd += ["--subarray", f"{d}={r}"]
+    if cond:
+        cmd += ["--where", cond]
+    return cmd
+
+
+def stats(v):
+    return min(v), statistics.median(v)
+
+
+rows = []
+startup = [run([py, "-c", "import tiledb"])[0] for _ in range(rounds)]
+for name, label, attrs, sub, cond in cases:
+    arr = os.path.join(bench, name)
+    res = {}
+    for threads in ["all", "1"]:
+        env = dict(os.environ)
+        if threads == "1":
+            env["RAYON_NUM_THREADS"] = "1"
+        t, l, lin, rt, rl = [], [], [], [], []
+        for _ in range(rounds):
+            dt, rss, _ = run(tessera_cmd(arr, attrs, sub, cond), env)
+            t.append(dt)
+            rt.append(rss)
+            dt, rss, o = run(
+                [py, os.path.join(here, "libtiledb_read.py"), arr, attrs or "-", sub or "-", cond or "-", "1" if threads == "1" else "0"]
+            )
+            l.append(dt)
+            lin.append(float(o.strip()))
+            rl.append(rss)
+        res[threads] = (t, l, lin, max(rt), max(rl))
+    fl = None
+    if label == "full read":
+        fl = [run([floor, "floor", arr])[0] for _ in range(rounds)]
+    rows.append((name, label, res, fl))
+    t, l, lin, _, _ = res["all"]
+    print(f"{name} / {label}: tessera {min(t):.3f}s, libtiledb {min(l):.3f}s ({min(lin):.3f}s in-process)", flush=True)
+
+f = lambda v: f"{stats(v)[0]:.3f} / {stats(v)[1]:.3f}"
+with open(out_md, "w") as o:
+    o.write(f"Python start-up + `import tiledb`: {f(startup)} s (best / median).\n\n")
+    o.write("| array | case | tessera s | libtiledb s (process) | libtiledb s (read only) | ratio vs read only | tessera 1 thread | libtiledb 1 thread (read only) | RSS tessera / libtiledb MiB | floor s | tessera / floor |\n")
+    o.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for name, label, res, fl in rows:
+        t, l, lin, rt, rl = res["all"]
+        t1, _, lin1, _, _ = res["1"]
+        ratio = statistics.median(t) / statistics.median(lin)
+        floor_s = f(fl) if fl else ""
+        frac = f"{min(fl) / min(t):.0%}" if fl else ""
+        o.write(
+            f"| {name} | {label} | {f(t)} | {f(l)} | {f(lin)} | {ratio:.2f} | {f(t1)} | {f(lin1)} | {rt:.0f} / {rl:.0f} | {floor_s} | {frac} |\n"
+        )
+print("wrote", out_md)

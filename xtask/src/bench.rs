@@ -1,0 +1,181 @@
+//! `cargo xtask bench`: tessera against libtiledb on the same arrays, and
+//! `xtask floor`, the physical limit of a read: data files read and each
+//! chunk decoded by its raw codec, nothing else. Pipelines of more than one
+//! filter (byteshuffle then LZ4) go through tessera's own pipeline instead,
+//! as the raw codec alone cannot undo them.
+
+use crate::{root, venv, Error};
+use rayon::prelude::*;
+use std::path::Path;
+use std::process::Command;
+use tessera::filters::{unfilter_tile, FilterKind, FilterPipeline, TileContext};
+use tessera::fragment::{Field, FileKind, OpenArray};
+use tessera::tile::storage::{LocalFs, Storage};
+use tessera::tile::{tile::ChunkList, Reader};
+
+/// Reads every tile of every attribute (and, for sparse arrays, dimension)
+/// and decodes each chunk with the raw codec of its pipeline's compressor.
+pub fn floor(args: &[String]) -> Result<(), Error> {
+    let path = args.first().ok_or("usage: xtask floor ARRAY")?;
+    let a = OpenArray::open(&LocalFs, Path::new(path), 0, u64::MAX, None)?;
+    let mut jobs = Vec::new();
+    for f in &a.fragments {
+        let s = &f.schema;
+        let mut fields: Vec<(Field, &FilterPipeline, bool, u64)> = s
+            .attributes
+            .iter()
+            .enumerate()
+            .map(|(i, at)| {
+                (
+                    Field::Attribute(i),
+                    &at.filters,
+                    at.is_var(),
+                    at.cell_size(),
+                )
+            })
+            .collect();
+        if !f.footer.dense {
+            fields.extend(
+                s.dimensions
+                    .iter()
+                    .enumerate()
+                    .map(|(j, d)| (Field::Dimension(j), &d.filters, d.is_var(), d.coord_size())),
+            );
+        }
+        for (field, pipe, var, size) in fields {
+            let Some(idx) = f.field_index(field) else {
+                continue;
+            };
+            let kinds: &[FileKind] = if var {
+                &[FileKind::Fixed, FileKind::Var]
+            } else {
+                &[FileKind::Fixed]
+            };
+            for &kind in kinds {
+                let file = f.data_file(field, kind);
+                for t in 0..f.tile_count() {
+                    let cell = if kind == FileKind::Var {
+                        1
+                    } else if var {
+                        8
+                    } else {
+                        size
+                    };
+                    jobs.push((
+                        file.clone(),
+                        f.tile_range(&LocalFs, idx, kind, t)?,
+                        pipe,
+                        TileContext::new(f.version(), cell),
+                    ));
+                }
+            }
+        }
+    }
+    let bytes: u64 = jobs
+        .par_iter()
+        .map(|(file, range, pipe, ctx)| -> Result<u64, String> {
+            let tile = LocalFs
+                .read_range(file, range.clone())
+                .map_err(|e| e.to_string())?;
+            if pipe.filters.len() > 1 {
+                let cells = unfilter_tile(pipe, &tile, ctx).map_err(|e| e.to_string())?;
+                return Ok(cells.len() as u64);
+            }
+            let chunks =
+                ChunkList::parse(&mut Reader::new(&tile, "tile")).map_err(|e| e.to_string())?;
+            let codec = pipe.filters.iter().find_map(|f| match f.kind {
+                FilterKind::Zstd { .. } => Some(true),
+                FilterKind::Lz4 { .. } => Some(false),
+                _ => None,
+            });
+            let mut out = 0;
+            for c in &chunks.chunks {
+                let data = &tile[c.data.clone()];
+                let n = c.original_len as usize;
+                let decoded = match codec {
+                    Some(true) => zstd::bulk::decompress(data, n).map_err(|e| e.to_string())?,
+                    Some(false) => {
+                        lz4_flex::block::decompress(data, n).map_err(|e| e.to_string())?
+                    }
+                    None => data.to_vec(),
+                };
+                out += decoded.len() as u64;
+            }
+            Ok(out)
+        })
+        .sum::<Result<u64, String>>()?;
+    println!("{bytes} bytes decoded from {} tiles", jobs.len());
+    Ok(())
+}
+
+/// `cargo xtask bench [--scale S] [--rounds N]`.
+pub fn bench(args: &[String]) -> Result<(), Error> {
+    let opt = |name: &str, default: &str| -> String {
+        args.windows(2)
+            .find(|w| w[0] == name)
+            .map_or(default.to_owned(), |w| w[1].clone())
+    };
+    let scale = opt("--scale", "1");
+    let rounds = opt("--rounds", "5");
+    let python = venv("0.36.1")?;
+    let dir = root().join("target/bench").join(format!("scale-{scale}"));
+    eprintln!("generating benchmark arrays in {} (once)", dir.display());
+    let st = Command::new(&python)
+        .arg(root().join("xtask/bench/generate.py"))
+        .arg(&dir)
+        .arg(&scale)
+        .status()?;
+    if !st.success() {
+        return Err("generating the benchmark arrays failed".into());
+    }
+    eprintln!("building release binaries");
+    let st = Command::new("cargo")
+        .current_dir(root())
+        .args(["build", "--release", "-p", "tessera-cli", "-p", "xtask"])
+        .status()?;
+    if !st.success() {
+        return Err("cargo build --release failed".into());
+    }
+    let results = dir.join("results.md");
+    let st = Command::new(&python)
+        .arg(root().join("xtask/bench/bench.py"))
+        .arg(&dir)
+        .arg(root().join("target/release/tessera"))
+        .arg(root().join("target/release/xtask"))
+        .arg(&rounds)
+        .arg(&results)
+        .status()?;
+    if !st.success() {
+        return Err("the benchmark failed".into());
+    }
+    // The table goes into docs/PERFORMANCE.md between the markers.
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let table = format!(
+        "Run: `cargo xtask bench --scale {scale} --rounds {rounds}`; {cores} cores available ({cpu}). \
+         Times are best / median of {rounds} alternating rounds, whole processes, page cache warm. \
+         The ratio is tessera's whole process over libtiledb's read alone (its interpreter start-up and \
+         import excluded), medians.\n\n{}",
+        std::fs::read_to_string(&results)?
+    );
+    let doc = root().join("docs/PERFORMANCE.md");
+    let text = std::fs::read_to_string(&doc)?;
+    let (start, end) = ("<!-- bench:start -->", "<!-- bench:end -->");
+    let new = match (text.find(start), text.find(end)) {
+        (Some(a), Some(b)) if a < b => {
+            format!("{}{start}\n{table}\n{}", &text[..a], &text[b..])
+        }
+        _ => format!("{text}\n{start}\n{table}\n{end}\n"),
+    };
+    std::fs::write(&doc, new)?;
+    println!("{table}");
+    Ok(())
+}
