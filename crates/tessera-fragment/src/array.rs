@@ -245,10 +245,41 @@ impl OpenArray {
                 }
             }
         }
+        // Which fragments have consolidated footers.
+        let mut consolidated_metadata = HashSet::new();
+        let meta_dir = path.join(FRAGMENT_META_FOLDER);
+        let meta_files: Vec<PathBuf> = list(storage, &meta_dir)?
+            .into_iter()
+            .filter(|e| ext(&e.name) == "meta")
+            .map(|e| meta_dir.join(e.name))
+            .chain(
+                root.iter()
+                    .filter(|e| ext(&e.name) == "meta" && !e.is_dir)
+                    .map(|e| path.join(&e.name)),
+            )
+            .collect();
+        // Footers from them: a fragment they list needs no read of its own
+        // metadata file to open. An unreadable file is skipped: the
+        // fragments' own footers still serve.
+        let mut footers: HashMap<String, Vec<u8>> = HashMap::new();
+        for p in meta_files {
+            if let Ok(bytes) = storage.read_all(&p) {
+                if let Ok(listed) = consolidated_footers(&bytes, key.as_ref()) {
+                    for (name, footer) in listed {
+                        consolidated_metadata.insert(name.clone());
+                        footers.insert(name, footer);
+                    }
+                }
+            }
+        }
+
         let lookup = |n: &str| schemas.get(n).cloned();
         let loaded: Vec<Result<FragmentMetadata, FragmentError>> = visible
             .par_iter()
-            .map(|(_, _, p)| FragmentMetadata::load(storage, p, &lookup, key))
+            .map(|(_, name, p)| {
+                let footer = footers.get(name).map(Vec::as_slice);
+                FragmentMetadata::load_with_footer(storage, p, &lookup, key, footer)
+            })
             .collect();
         let fragments = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
 
@@ -281,27 +312,6 @@ impl OpenArray {
             });
         }
         delete_conditions.sort_by(|a, b| (a.timestamp, &a.name).cmp(&(b.timestamp, &b.name)));
-
-        // Which fragments have consolidated footers.
-        let mut consolidated_metadata = HashSet::new();
-        let meta_dir = path.join(FRAGMENT_META_FOLDER);
-        let meta_files: Vec<PathBuf> = list(storage, &meta_dir)?
-            .into_iter()
-            .filter(|e| ext(&e.name) == "meta")
-            .map(|e| meta_dir.join(e.name))
-            .chain(
-                root.iter()
-                    .filter(|e| ext(&e.name) == "meta" && !e.is_dir)
-                    .map(|e| path.join(&e.name)),
-            )
-            .collect();
-        for p in meta_files {
-            if let Ok(bytes) = storage.read_all(&p) {
-                if let Ok(names) = consolidated_fragment_names(&bytes, key.as_ref()) {
-                    consolidated_metadata.extend(names);
-                }
-            }
-        }
 
         Ok(OpenArray {
             path: path.to_path_buf(),
@@ -422,22 +432,40 @@ fn parse_consolidated_commits(
 }
 
 /// Names of the fragments a consolidated fragment metadata file covers.
-fn consolidated_fragment_names(
+/// A consolidated fragment metadata file: the fragments it lists, each with
+/// its footer. The payload holds a count, then (name length, name, footer
+/// offset) per fragment, then the footers, each running to the next's offset.
+fn consolidated_footers(
     bytes: &[u8],
     key: Option<&EncryptionKey>,
-) -> Result<Vec<String>, FragmentError> {
+) -> Result<Vec<(String, Vec<u8>)>, FragmentError> {
     let tile = read_generic_tile(bytes, key, 0)?;
-    let mut r = tessera_tile::Reader::new(&tile.data, "consolidated fragment metadata");
+    let data = &tile.data;
+    let mut r = tessera_tile::Reader::new(data, "consolidated fragment metadata");
     let n = r.u32("number of fragments")?;
     let n = r.check_count("number of fragments", n as u64, 16)?;
-    let mut names = Vec::with_capacity(n);
+    let mut listed = Vec::with_capacity(n);
     for _ in 0..n {
         let len = r.u64("fragment name length")?;
         let name = r.string("fragment name", len)?;
-        r.u64("footer offset")?;
-        names.push(base_name(&name).to_owned());
+        let offset = r.u64("footer offset")?;
+        listed.push((base_name(&name).to_owned(), offset));
     }
-    Ok(names)
+    let mut out = Vec::with_capacity(n);
+    for (i, (name, start)) in listed.iter().enumerate() {
+        let end = listed.get(i + 1).map_or(data.len() as u64, |x| x.1);
+        if *start > end || end > data.len() as u64 {
+            return Err(FragmentError::invalid(
+                "consolidated fragment metadata",
+                format!(
+                    "footer of {name} at {start}..{end} is outside the {} bytes",
+                    data.len()
+                ),
+            ));
+        }
+        out.push((name.clone(), data[*start as usize..end as usize].to_vec()));
+    }
+    Ok(out)
 }
 
 #[allow(unused)]

@@ -72,6 +72,20 @@ impl FragmentMetadata {
         schemas: &dyn Fn(&str) -> Option<Arc<ArraySchema>>,
         key: Option<EncryptionKey>,
     ) -> Result<FragmentMetadata, FragmentError> {
+        Self::load_with_footer(storage, path, schemas, key, None)
+    }
+
+    /// Like [`load`](Self::load), but with the footer's bytes already at
+    /// hand (from a consolidated fragment metadata file), so the fragment's
+    /// own metadata file is not touched until a section is needed. Used for
+    /// formats 10 and later, whose footers name their schema.
+    pub fn load_with_footer(
+        storage: &dyn Storage,
+        path: &Path,
+        schemas: &dyn Fn(&str) -> Option<Arc<ArraySchema>>,
+        key: Option<EncryptionKey>,
+        consolidated: Option<&[u8]>,
+    ) -> Result<FragmentMetadata, FragmentError> {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -83,6 +97,32 @@ impl FragmentMetadata {
             return Err(FragmentError::invalid(&name, format!("format version {name_version} in the fragment name is not supported (known: 1 to {})", FormatVersion::LATEST)));
         }
         let file = path.join(FRAGMENT_METADATA_FILE);
+        if let (Some(bytes), true) = (consolidated, name_version >= gates::SCHEMA_NAME) {
+            let within = |e: FragmentError| e.within(&name, "consolidated footer");
+            let (_, sname) = peek_schema_name(bytes).map_err(within)?;
+            let sname = sname.unwrap_or_default();
+            let schema = schemas(&sname).ok_or_else(|| {
+                FragmentError::invalid(
+                    &name,
+                    format!("written with schema {sname}, which the array does not have"),
+                )
+            })?;
+            let footer = Footer::parse(bytes, &schema, 0).map_err(within)?;
+            let n = footer.tile_offsets.len().max(footer.file_sizes.len());
+            return Ok(FragmentMetadata {
+                name,
+                path: path.to_path_buf(),
+                timestamped_name: tn,
+                footer,
+                schema,
+                key,
+                // Unknown without asking: section reads are bounded by the storage instead.
+                metadata_file_size: u64::MAX,
+                rtree: OnceLock::new(),
+                offsets: (0..n).map(|_| Default::default()).collect(),
+                processed: OnceLock::new(),
+            });
+        }
         if name_version < gates::FOOTER {
             let schema = schemas(tessera_schema::LEGACY_SCHEMA_FILE).ok_or_else(|| {
                 FragmentError::invalid(&name, "no legacy array schema for a format 1 or 2 fragment")
@@ -100,6 +140,36 @@ impl FragmentMetadata {
             })
         };
         let within = |e: FragmentError| e.within(&name, "footer");
+        // One request for the file's end usually holds the whole footer
+        // (three round trips on an object store otherwise).
+        let tail_start = size.saturating_sub(FOOTER_READ);
+        let tail_bytes = storage
+            .read_range(&file, tail_start..size)
+            .map_err(|e| FragmentError::io(&file, e))?;
+        let range = |r: std::ops::Range<u64>| -> Result<Vec<u8>, FragmentError> {
+            if r.start >= tail_start && r.start <= r.end && r.end <= size {
+                let (a, b) = (
+                    (r.start - tail_start) as usize,
+                    (r.end - tail_start) as usize,
+                );
+                return Ok(tail_bytes[a..b].to_vec());
+            }
+            storage
+                .read_range(&file, r)
+                .map_err(|e| FragmentError::io(&file, e))
+        };
+        let read_u64_tail =
+            |_: &dyn Storage, file: &Path, size: u64| -> Result<u64, FragmentError> {
+                if size < 8 {
+                    return Err(FragmentError::invalid(
+                        file.display().to_string(),
+                        format!("{size} bytes is too short for a footer"),
+                    ));
+                }
+                Ok(u64::from_le_bytes(
+                    range(size - 8..size)?.try_into().expect("8 bytes"),
+                ))
+            };
         // Locate the footer: its length ends the file from version 10 (and
         // before that when a dimension is var-sized); else compute it.
         let (footer_offset, schema) = if name_version >= gates::SCHEMA_NAME {
@@ -113,9 +183,7 @@ impl FragmentMetadata {
                         format!("footer length {tail} exceeds the file ({size} bytes)"),
                     )
                 })?;
-            let head = storage
-                .read_range(&file, off..size - 8)
-                .map_err(|e| FragmentError::io(&file, e))?;
+            let head = range(off..size - 8)?;
             let (_, sname) = peek_schema_name(&head).map_err(within)?;
             let sname = sname.unwrap_or_default();
             let schema = schemas(&sname).ok_or_else(|| {
@@ -137,9 +205,7 @@ impl FragmentMetadata {
             .ok_or_else(|| FragmentError::invalid(&name, "footer larger than the metadata file"))?;
             (off, schema)
         };
-        let bytes = storage
-            .read_range(&file, footer_offset..size)
-            .map_err(|e| FragmentError::io(&file, e))?;
+        let bytes = range(footer_offset..size)?;
         let footer = Footer::parse(&bytes, &schema, footer_offset)
             .map_err(|e| e.in_file_hint(&file))
             .map_err(within)?;
@@ -632,18 +698,8 @@ impl FragmentMetadata {
     }
 }
 
-fn read_u64_tail(storage: &dyn Storage, file: &Path, size: u64) -> Result<u64, FragmentError> {
-    if size < 8 {
-        return Err(FragmentError::invalid(
-            file.display().to_string(),
-            format!("{size} bytes is too short for a footer"),
-        ));
-    }
-    let b = storage
-        .read_range(file, size - 8..size)
-        .map_err(|e| FragmentError::io(file, e))?;
-    Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
-}
+/// Bytes read from the end of a fragment metadata file to find its footer.
+const FOOTER_READ: u64 = 16 << 10;
 
 /// File stem of a field before version 9: its name, percent-encoded in version 8.
 fn legacy_name(name: &str, v: FormatVersion) -> String {

@@ -61,12 +61,10 @@ impl Storage for LocalFs {
         if range.start > range.end || range.end > len {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
+                // Callers name the file; the error says what was wrong with it.
                 format!(
-                    "{}: byte range {}..{} is outside the file ({} bytes)",
-                    path.display(),
-                    range.start,
-                    range.end,
-                    len
+                    "byte range {}..{} is outside the file ({} bytes)",
+                    range.start, range.end, len
                 ),
             ));
         }
@@ -78,6 +76,10 @@ impl Storage for LocalFs {
 
     fn size(&self, path: &Path) -> io::Result<u64> {
         Ok(std::fs::metadata(path)?.len())
+    }
+
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
     }
 
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
@@ -150,6 +152,10 @@ impl<S: Storage> Storage for Recording<S> {
         ));
         self.inner.read_range(path, range)
     }
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.push(format!("read {} (whole file)", self.rel(path)));
+        self.inner.read_all(path)
+    }
     fn size(&self, path: &Path) -> io::Result<u64> {
         self.push(format!("size {}", self.rel(path)));
         self.inner.size(path)
@@ -211,12 +217,10 @@ impl Memory {
     }
 
     fn get(&self, path: &Path) -> io::Result<&[u8]> {
-        self.files.get(path).map(Vec::as_slice).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{}: no such file", path.display()),
-            )
-        })
+        self.files
+            .get(path)
+            .map(Vec::as_slice)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
     }
 }
 
@@ -227,8 +231,7 @@ impl Storage for Memory {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 format!(
-                    "{}: byte range {}..{} is outside the file ({} bytes)",
-                    path.display(),
+                    "byte range {}..{} is outside the file ({} bytes)",
                     range.start,
                     range.end,
                     b.len()
@@ -240,6 +243,10 @@ impl Storage for Memory {
 
     fn size(&self, path: &Path) -> io::Result<u64> {
         Ok(self.get(path)?.len() as u64)
+    }
+
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.get(path).map(<[u8]>::to_vec)
     }
 
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {

@@ -1,0 +1,58 @@
+//! The I/O plan: the exact files listed and byte ranges read to open an
+//! array and to answer typical reads, snapshot-tested so that a change that
+//! multiplies requests (costly on object stores) fails here. Requests made
+//! in parallel are sorted; their number and ranges are what matter.
+
+use std::path::Path;
+use tessera_fragment::OpenArray;
+use tessera_query::{Key, Query};
+use tessera_tile::storage::{LocalFs, Recording};
+
+fn plan(case: &str, read: impl Fn(&Recording<LocalFs>, &OpenArray)) -> String {
+    let array = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(case)
+        .join("array");
+    let rec = Recording::new(LocalFs, &array);
+    let a = OpenArray::open(&rec, &array, 0, u64::MAX, None).unwrap();
+    let mut open = rec.requests();
+    open.sort();
+    let n = open.len();
+    read(&rec, &a);
+    let mut reads = rec.requests().split_off(n);
+    reads.sort();
+    format!(
+        "open ({} requests):\n  {}\nread ({} requests):\n  {}\n",
+        open.len(),
+        open.join("\n  "),
+        reads.len(),
+        reads.join("\n  ")
+    )
+}
+
+#[test]
+fn consolidated_footers_spare_the_fragment_metadata_files() {
+    let p = plan("tiledb-0.36.1/consolidated", |_, _| {});
+    // Every fragment is listed in the consolidated .meta file: opening reads
+    // no fragment's own metadata file.
+    assert!(!p.contains("__fragment_metadata.tdb"), "{p}");
+    insta::assert_snapshot!(p);
+}
+
+#[test]
+fn sparse_subarray_read() {
+    insta::assert_snapshot!(plan("tiledb-0.36.1/sparse_2d", |s, a| {
+        let d = &a.schema.dimensions[0].name;
+        Query::new(s, a)
+            .range(d, Key::Int(0), Key::Int(3))
+            .execute()
+            .unwrap();
+    }));
+}
+
+#[test]
+fn dense_full_read_over_fragments() {
+    insta::assert_snapshot!(plan("tiledb-0.36.1/dense_1d_fragments", |s, a| {
+        Query::new(s, a).execute().unwrap();
+    }));
+}
