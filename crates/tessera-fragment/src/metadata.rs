@@ -61,6 +61,9 @@ pub struct FragmentMetadata {
     rtree: OnceLock<RTree>,
     offsets: Vec<[OnceLock<Arc<Vec<u64>>>; 4]>,
     processed: OnceLock<Vec<String>>,
+    /// Held while a lazy section loads, so that concurrent readers of the
+    /// same fragment read each section once.
+    section_lock: std::sync::Mutex<()>,
 }
 
 impl FragmentMetadata {
@@ -121,6 +124,7 @@ impl FragmentMetadata {
                 rtree: OnceLock::new(),
                 offsets: (0..n).map(|_| Default::default()).collect(),
                 processed: OnceLock::new(),
+                section_lock: Default::default(),
             });
         }
         if name_version < gates::FOOTER {
@@ -230,6 +234,7 @@ impl FragmentMetadata {
             rtree: OnceLock::new(),
             offsets: (0..n).map(|_| Default::default()).collect(),
             processed: OnceLock::new(),
+            section_lock: Default::default(),
         })
     }
 
@@ -362,6 +367,7 @@ impl FragmentMetadata {
             rtree,
             offsets: slots,
             processed: OnceLock::new(),
+            section_lock: Default::default(),
         })
     }
 
@@ -556,6 +562,10 @@ impl FragmentMetadata {
         if let Some(t) = self.rtree.get() {
             return Ok(t);
         }
+        let _loading = self.section_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = self.rtree.get() {
+            return Ok(t);
+        }
         let data = self.read_section(storage, self.footer.rtree_offset, "R-tree")?;
         let t = RTree::parse(&data, self.version(), &self.schema.dimensions)
             .map_err(|e| e.within(&self.name, "R-tree"))?;
@@ -574,6 +584,10 @@ impl FragmentMetadata {
             .offsets
             .get(field)
             .ok_or_else(|| FragmentError::invalid(&self.name, format!("no field {field}")))?[which];
+        if let Some(v) = slot.get() {
+            return Ok(v.clone());
+        }
+        let _loading = self.section_lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = slot.get() {
             return Ok(v.clone());
         }

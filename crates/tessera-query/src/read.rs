@@ -631,19 +631,31 @@ impl<'a> Query<'a> {
                 .iter()
                 .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
                 .collect();
-            let key = |i: usize| -> Vec<i128> {
-                let c: Vec<i128> = (0..nd)
-                    .map(|j| coords[j][((i as u64 / strides[j]) % counts[j]) as usize])
-                    .collect();
-                tile_order
-                    .iter()
-                    .map(|&j| (c[j] - dom[j].0) / dom[j].2)
-                    .chain(cell_order.iter().map(|&j| c[j]))
-                    .collect()
+            // One number per cell: its space tile's rank in tile order (over
+            // the domain's tile grid), then its rank inside the tile in cell order.
+            let tiles_per_dim: Vec<u128> = (0..nd)
+                .map(|j| ((dom[j].1 - dom[j].0) / dom[j].2 + 1) as u128)
+                .collect();
+            let cells_per_tile: u128 = (0..nd).map(|j| dom[j].2 as u128).product();
+            let key = |i: usize| -> u128 {
+                let (mut t, mut c) = (0u128, 0u128);
+                for &j in &tile_order {
+                    let x = coords[j][((i as u64 / strides[j]) % counts[j]) as usize];
+                    t = t * tiles_per_dim[j] + ((x - dom[j].0) / dom[j].2) as u128;
+                }
+                for &j in &cell_order {
+                    let x = coords[j][((i as u64 / strides[j]) % counts[j]) as usize];
+                    c = c * dom[j].2 as u128 + ((x - dom[j].0) % dom[j].2) as u128;
+                }
+                t * cells_per_tile + c
             };
-            let keys: Vec<Vec<i128>> = (0..n).map(key).collect();
+            let keys: Vec<u128> = (0..n).map(key).collect();
+            if keys.windows(2).all(|w| w[0] <= w[1]) {
+                // Already in global order (one tile read in its cell order).
+                return Ok(result);
+            }
             let mut perm: Vec<usize> = (0..n).collect();
-            perm.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+            perm.sort_by_key(|&i| keys[i]);
             result = permute(result, &perm);
         }
         let _ = bufs;
