@@ -120,34 +120,44 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
     let python = venv("0.36.1")?;
     let dir = root().join("target/bench").join(format!("scale-{scale}"));
     eprintln!("generating benchmark arrays in {} (once)", dir.display());
-    let st = Command::new(&python)
-        .arg(root().join("xtask/bench/generate.py"))
-        .arg(&dir)
-        .arg(&scale)
-        .status()?;
-    if !st.success() {
-        return Err("generating the benchmark arrays failed".into());
-    }
+    // Runs a step with its output on the terminal.
+    let step = |cmd: &mut Command, what: &str| -> Result<(), Error> {
+        if cmd.status()?.success() {
+            Ok(())
+        } else {
+            Err(format!("{what} failed").into())
+        }
+    };
+    step(
+        Command::new(&python)
+            .arg(root().join("xtask/bench/generate.py"))
+            .arg(&dir)
+            .arg(&scale),
+        "generating the benchmark arrays",
+    )?;
     eprintln!("building release binaries");
-    let st = Command::new("cargo")
-        .current_dir(root())
-        .args(["build", "--release", "-p", "tessera-cli", "-p", "xtask"])
-        .status()?;
-    if !st.success() {
-        return Err("cargo build --release failed".into());
-    }
+    step(
+        Command::new("cargo").current_dir(root()).args([
+            "build",
+            "--release",
+            "-p",
+            "tessera-cli",
+            "-p",
+            "xtask",
+        ]),
+        "cargo build --release",
+    )?;
     let results = dir.join("results.md");
-    let st = Command::new(&python)
-        .arg(root().join("xtask/bench/bench.py"))
-        .arg(&dir)
-        .arg(root().join("target/release/tessera"))
-        .arg(root().join("target/release/xtask"))
-        .arg(&rounds)
-        .arg(&results)
-        .status()?;
-    if !st.success() {
-        return Err("the benchmark failed".into());
-    }
+    step(
+        Command::new(&python)
+            .arg(root().join("xtask/bench/bench.py"))
+            .arg(&dir)
+            .arg(root().join("target/release/tessera"))
+            .arg(root().join("target/release/xtask"))
+            .arg(&rounds)
+            .arg(&results),
+        "the benchmark",
+    )?;
     // The table goes into docs/PERFORMANCE.md between the markers.
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()

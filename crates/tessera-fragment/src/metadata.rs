@@ -100,32 +100,23 @@ impl FragmentMetadata {
             return Err(FragmentError::invalid(&name, format!("format version {name_version} in the fragment name is not supported (known: 1 to {})", FormatVersion::LATEST)));
         }
         let file = path.join(FRAGMENT_METADATA_FILE);
-        if let (Some(bytes), true) = (consolidated, name_version >= gates::SCHEMA_NAME) {
-            let within = |e: FragmentError| e.within(&name, "consolidated footer");
-            let (_, sname) = peek_schema_name(bytes).map_err(within)?;
+        // The schema a footer of format 10 or later names.
+        let named_schema = |head: &[u8], within: &dyn Fn(FragmentError) -> FragmentError| {
+            let (_, sname) = peek_schema_name(head).map_err(within)?;
             let sname = sname.unwrap_or_default();
-            let schema = schemas(&sname).ok_or_else(|| {
+            schemas(&sname).ok_or_else(|| {
                 FragmentError::invalid(
                     &name,
                     format!("written with schema {sname}, which the array does not have"),
                 )
-            })?;
+            })
+        };
+        if let (Some(bytes), true) = (consolidated, name_version >= gates::SCHEMA_NAME) {
+            let within = |e: FragmentError| e.within(&name, "consolidated footer");
+            let schema = named_schema(bytes, &within)?;
             let footer = Footer::parse(bytes, &schema, 0).map_err(within)?;
-            let n = footer.tile_offsets.len().max(footer.file_sizes.len());
-            return Ok(FragmentMetadata {
-                name,
-                path: path.to_path_buf(),
-                timestamped_name: tn,
-                footer,
-                schema,
-                key,
-                // Unknown without asking: section reads are bounded by the storage instead.
-                metadata_file_size: u64::MAX,
-                rtree: OnceLock::new(),
-                offsets: (0..n).map(|_| Default::default()).collect(),
-                processed: OnceLock::new(),
-                section_lock: Default::default(),
-            });
+            // The file's size is not asked for: section reads are bounded by the storage instead.
+            return Self::assemble(name, path, tn, footer, schema, key, u64::MAX);
         }
         if name_version < gates::FOOTER {
             let schema = schemas(tessera_schema::LEGACY_SCHEMA_FILE).ok_or_else(|| {
@@ -188,15 +179,7 @@ impl FragmentMetadata {
                     )
                 })?;
             let head = range(off..size - 8)?;
-            let (_, sname) = peek_schema_name(&head).map_err(within)?;
-            let sname = sname.unwrap_or_default();
-            let schema = schemas(&sname).ok_or_else(|| {
-                FragmentError::invalid(
-                    &name,
-                    format!("written with schema {sname}, which the array does not have"),
-                )
-            })?;
-            (off, schema)
+            (off, named_schema(&head, &within)?)
         } else {
             let schema = legacy()?;
             let v = FormatVersion(name_version);
@@ -213,6 +196,21 @@ impl FragmentMetadata {
         let footer = Footer::parse(&bytes, &schema, footer_offset)
             .map_err(|e| e.in_file_hint(&file))
             .map_err(within)?;
+        Self::assemble(name, path, tn, footer, schema, key, size)
+    }
+
+    /// A fragment from its parsed footer, once the footer agrees with the
+    /// version the fragment's name implies.
+    fn assemble(
+        name: String,
+        path: &Path,
+        tn: TimestampedName,
+        footer: Footer,
+        schema: Arc<ArraySchema>,
+        key: Option<EncryptionKey>,
+        metadata_file_size: u64,
+    ) -> Result<FragmentMetadata, FragmentError> {
+        let name_version = tn.implied_version();
         if tn.version.is_some() && footer.version.0 != name_version {
             return Err(FragmentError::invalid(
                 &name,
@@ -230,7 +228,7 @@ impl FragmentMetadata {
             footer,
             schema,
             key,
-            metadata_file_size: size,
+            metadata_file_size,
             rtree: OnceLock::new(),
             offsets: (0..n).map(|_| Default::default()).collect(),
             processed: OnceLock::new(),
