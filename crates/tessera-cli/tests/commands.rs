@@ -125,6 +125,10 @@ fn info_and_schema_snapshots() {
     let (ok, schema, _) = tessera(&["schema", dense.to_str().unwrap()]);
     assert!(ok);
     insta::assert_snapshot!("schema_dense_2d_types_v16", redact(&schema));
+    let consolidated = common::testdata().join("tiledb-0.36.1/consolidated/array");
+    let (ok, frags, _) = tessera(&["fragments", consolidated.to_str().unwrap()]);
+    assert!(ok);
+    insta::assert_snapshot!("fragments_consolidated", redact(&frags));
 }
 
 #[test]
@@ -149,4 +153,47 @@ fn error_message_snapshots() {
     let (ok, _, err) = tessera(&["read", dense.to_str().unwrap(), "--subarray", "x=0:5"]);
     assert!(!ok);
     insta::assert_snapshot!("error_range_outside_domain", err);
+}
+
+/// Corrupts every checksummed data file of a copy at once (one flipped byte
+/// in each file's last tile): verify must name each of them.
+#[test]
+fn verify_reports_every_corrupted_file() {
+    for case in ["tiledb-0.36.1/filter_md5", "tiledb-0.36.1/filter_sha256"] {
+        let src = common::testdata().join(case).join("array");
+        let dst = std::env::temp_dir().join(format!(
+            "tessera-verify-all-{}-{}",
+            std::process::id(),
+            case.replace('/', "_")
+        ));
+        let _ = std::fs::remove_dir_all(&dst);
+        copy_dir(&src, &dst);
+        let mut corrupted = Vec::new();
+        for frag in std::fs::read_dir(dst.join("__fragments"))
+            .unwrap()
+            .flatten()
+        {
+            for f in std::fs::read_dir(frag.path()).unwrap().flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if name.starts_with("__") || !name.ends_with(".tdb") {
+                    continue;
+                }
+                let mut b = std::fs::read(f.path()).unwrap();
+                let n = b.len();
+                b[n - 3] ^= 0x10;
+                std::fs::write(f.path(), b).unwrap();
+                corrupted.push(name);
+            }
+        }
+        assert!(!corrupted.is_empty(), "{case}: no data file");
+        let (ok, out, err) = tessera(&["verify", dst.to_str().unwrap()]);
+        let _ = std::fs::remove_dir_all(&dst);
+        assert!(!ok, "{case}: verify passed a corrupted array");
+        for name in &corrupted {
+            assert!(
+                out.contains(name.as_str()),
+                "{case}: {name} not reported:\n{out}{err}"
+            );
+        }
+    }
 }
