@@ -245,8 +245,7 @@ impl OpenArray {
                 }
             }
         }
-        // Which fragments have consolidated footers.
-        let mut consolidated_metadata = HashSet::new();
+        // Consolidated fragment metadata files.
         let meta_dir = path.join(FRAGMENT_META_FOLDER);
         let meta_files: Vec<PathBuf> = list(storage, &meta_dir)?
             .into_iter()
@@ -265,10 +264,7 @@ impl OpenArray {
         for p in meta_files {
             if let Ok(bytes) = storage.read_all(&p) {
                 if let Ok(listed) = consolidated_footers(&bytes, key.as_ref()) {
-                    for (name, footer) in listed {
-                        consolidated_metadata.insert(name.clone());
-                        footers.insert(name, footer);
-                    }
+                    footers.extend(listed);
                 }
             }
         }
@@ -322,7 +318,7 @@ impl OpenArray {
             fragments,
             skipped,
             delete_conditions,
-            consolidated_metadata,
+            consolidated_metadata: footers.into_keys().collect(),
             key,
             schemas,
         })
@@ -431,7 +427,6 @@ fn parse_consolidated_commits(
     Ok(())
 }
 
-/// Names of the fragments a consolidated fragment metadata file covers.
 /// A consolidated fragment metadata file: the fragments it lists, each with
 /// its footer. The payload holds a count, then (name length, name, footer
 /// offset) per fragment, then the footers, each running to the next's offset.

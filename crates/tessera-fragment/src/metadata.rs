@@ -153,22 +153,22 @@ impl FragmentMetadata {
                 .read_range(&file, r)
                 .map_err(|e| FragmentError::io(&file, e))
         };
-        let read_u64_tail =
-            |_: &dyn Storage, file: &Path, size: u64| -> Result<u64, FragmentError> {
-                if size < 8 {
-                    return Err(FragmentError::invalid(
-                        file.display().to_string(),
-                        format!("{size} bytes is too short for a footer"),
-                    ));
-                }
-                Ok(u64::from_le_bytes(
-                    range(size - 8..size)?.try_into().expect("8 bytes"),
-                ))
-            };
+        // The footer length that ends the file.
+        let footer_length = || -> Result<u64, FragmentError> {
+            if size < 8 {
+                return Err(FragmentError::invalid(
+                    file.display().to_string(),
+                    format!("{size} bytes is too short for a footer"),
+                ));
+            }
+            Ok(u64::from_le_bytes(
+                range(size - 8..size)?.try_into().expect("8 bytes"),
+            ))
+        };
         // Locate the footer: its length ends the file from version 10 (and
         // before that when a dimension is var-sized); else compute it.
         let (footer_offset, schema) = if name_version >= gates::SCHEMA_NAME {
-            let tail = read_u64_tail(storage, &file, size).map_err(within)?;
+            let tail = footer_length().map_err(within)?;
             let off = tail
                 .checked_add(8)
                 .and_then(|n| size.checked_sub(n))
@@ -184,7 +184,7 @@ impl FragmentMetadata {
             let schema = legacy()?;
             let v = FormatVersion(name_version);
             let off = if has_footer_length(&schema, v) {
-                let tail = read_u64_tail(storage, &file, size).map_err(within)?;
+                let tail = footer_length().map_err(within)?;
                 tail.checked_add(8).and_then(|n| size.checked_sub(n))
             } else {
                 size.checked_sub(computed_footer_size(&schema, v))
@@ -338,8 +338,9 @@ impl FragmentMetadata {
             tile_global_order_offsets: None,
             size: 0,
         };
-        let slots: Vec<[OnceLock<Arc<Vec<u64>>>; 4]> =
-            (0..attrs + 1).map(|_| Default::default()).collect();
+        // The sections are already read: fill the lazy slots.
+        let m = Self::assemble(name, path, tn, footer, schema, key, bytes.len() as u64)?;
+        let slots = &m.offsets;
         for (i, o) in offsets.into_iter().enumerate() {
             let _ = slots[i][0].set(Arc::new(o));
         }
@@ -349,24 +350,11 @@ impl FragmentMetadata {
         for (i, o) in var_sizes.into_iter().enumerate() {
             let _ = slots[i][3].set(Arc::new(o));
         }
-        let rtree = OnceLock::new();
-        let _ = rtree.set(RTree {
+        let _ = m.rtree.set(RTree {
             fanout: 10,
             levels: vec![leaves],
         });
-        Ok(FragmentMetadata {
-            name,
-            path: path.to_path_buf(),
-            timestamped_name: tn,
-            footer,
-            schema,
-            key,
-            metadata_file_size: bytes.len() as u64,
-            rtree,
-            offsets: slots,
-            processed: OnceLock::new(),
-            section_lock: Default::default(),
-        })
+        Ok(m)
     }
 
     /// Coordinates are zipped (cell by cell) in a legacy `__coords.tdb` tile:

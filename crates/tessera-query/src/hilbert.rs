@@ -9,6 +9,7 @@
 //! the Hilbert curve", AIP Conf. Proc. 707, 2004), bits read most
 //! significant first across dimensions.
 
+use crate::key::Key;
 use tessera_schema::Dimension;
 use tessera_tile::datatype::Physical;
 
@@ -17,41 +18,80 @@ pub fn bits(nd: usize) -> u32 {
     63 / nd.max(1) as u32
 }
 
-/// Maps one coordinate (its raw bytes) onto `[0, 2^bits - 1]`.
-pub fn map_coordinate(d: &Dimension, v: &[u8], bits: u32) -> u64 {
-    let max = (1u64 << bits) - 1;
-    let num = |b: &[u8]| -> f64 {
-        let mut x = [0u8; 8];
-        let n = b.len().min(8);
-        x[..n].copy_from_slice(&b[..n]);
-        match d.datatype.physical() {
-            Physical::Int(w) => {
-                let sh = 64 - 8 * w as u32;
-                (((u64::from_le_bytes(x) << sh) as i64) >> sh) as f64
-            }
-            Physical::UInt(_) => u64::from_le_bytes(x) as f64,
-            Physical::Float(4) => f32::from_le_bytes([x[0], x[1], x[2], x[3]]) as f64,
-            Physical::Float(_) => f64::from_le_bytes(x),
-            Physical::Bytes => 0.0,
-        }
-    };
-    if d.datatype.physical() == Physical::Bytes {
-        // The first 8 bytes, big-endian; libtiledb widens each byte as a
-        // signed char, so a byte of 0x80 or more sets every higher bit.
-        let mut r = 0u64;
-        for i in 0..8 {
-            r <<= 8;
-            if let Some(&b) = v.get(i) {
-                r |= b as i8 as i64 as u64;
-            }
-        }
-        return r >> (64 - bits);
+/// Hilbert values of cells of one array: the domain of each dimension is
+/// decoded once, not per cell.
+pub struct Mapping {
+    bits: u32,
+    /// Per dimension: `None` for strings, else the domain as doubles.
+    domains: Vec<Option<(f64, f64)>>,
+}
+
+/// A coordinate as a double, as libtiledb converts it (strings: none).
+fn as_f64(k: Key) -> Option<f64> {
+    match k {
+        Key::Int(v) => Some(v as f64),
+        Key::Float(v) => Some(v),
+        Key::Bytes(_) => None,
     }
-    let Some((lo, hi)) = &d.domain else {
-        return 0;
-    };
-    let (lo, hi) = (num(lo), num(hi));
-    ((num(v) - lo) / (hi - lo) * max as f64) as u64
+}
+
+impl Mapping {
+    /// The mapping for these dimensions.
+    pub fn new(dims: &[Dimension]) -> Mapping {
+        let domains = dims
+            .iter()
+            .map(|d| {
+                if d.datatype.physical() == Physical::Bytes {
+                    return None;
+                }
+                let (lo, hi) = d.domain.as_ref()?;
+                Some((
+                    as_f64(Key::decode(d.datatype, lo))?,
+                    as_f64(Key::decode(d.datatype, hi))?,
+                ))
+            })
+            .collect();
+        Mapping {
+            bits: bits(dims.len()),
+            domains,
+        }
+    }
+
+    /// Maps coordinate `v` (raw bytes) of dimension `j` onto `[0, 2^bits - 1]`.
+    pub fn coordinate(&self, dims: &[Dimension], j: usize, v: &[u8]) -> u64 {
+        let bits = self.bits;
+        if bits == 0 {
+            return 0;
+        }
+        match self.domains[j] {
+            Some((lo, hi)) => {
+                let max = (1u64 << bits) - 1;
+                let x = as_f64(Key::decode(dims[j].datatype, v)).unwrap_or(lo);
+                ((x - lo) / (hi - lo) * max as f64) as u64
+            }
+            None if dims[j].datatype.physical() == Physical::Bytes => {
+                // The first 8 bytes, big-endian; libtiledb widens each byte as a
+                // signed char, so a byte of 0x80 or more sets every higher bit.
+                let mut r = 0u64;
+                for i in 0..8 {
+                    r <<= 8;
+                    if let Some(&b) = v.get(i) {
+                        r |= b as i8 as i64 as u64;
+                    }
+                }
+                r >> (64 - bits)
+            }
+            None => 0,
+        }
+    }
+
+    /// The Hilbert value of a cell, given its coordinates' bytes.
+    pub fn value<'v>(&self, dims: &[Dimension], coord: impl Fn(usize) -> &'v [u8]) -> u64 {
+        let mut p: Vec<u64> = (0..dims.len())
+            .map(|j| self.coordinate(dims, j, coord(j)))
+            .collect();
+        index(&mut p, self.bits)
+    }
 }
 
 /// The Hilbert index of a point whose coordinates each have `bits` bits.

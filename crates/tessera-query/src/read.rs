@@ -965,15 +965,10 @@ impl<'a> Query<'a> {
                     && (!single || layout == Layout::GlobalOrder) =>
             {
                 // Hilbert value of the coordinates, ties broken row-major.
-                let bits = crate::hilbert::bits(nd);
+                let h = crate::hilbert::Mapping::new(dims);
                 let mut keyed: Vec<(u64, (u32, u32, u64))> = refs
                     .iter()
-                    .map(|r| {
-                        let mut p: Vec<u64> = (0..nd)
-                            .map(|j| crate::hilbert::map_coordinate(&dims[j], cval(r, j), bits))
-                            .collect();
-                        (crate::hilbert::index(&mut p, bits), *r)
-                    })
+                    .map(|r| (h.value(dims, |j| cval(r, j)), *r))
                     .collect();
                 keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| cmp_dims(&a.1, &b.1, &row)));
                 refs = keyed.into_iter().map(|k| k.1).collect();

@@ -24,7 +24,7 @@ fn stored_order_is_our_hilbert_order() {
             "one fragment: reads keep its stored order"
         );
         let dims = &a.schema.dimensions;
-        let bits = hilbert::bits(dims.len());
+        let h = hilbert::Mapping::new(dims);
         // Unordered reads of a single fragment come in stored order.
         let stored = Query::new(&LocalFs, &a)
             .layout(Layout::Unordered)
@@ -34,14 +34,7 @@ fn stored_order_is_our_hilbert_order() {
             .layout(Layout::GlobalOrder)
             .execute()
             .unwrap();
-        let key = |i: usize| {
-            let mut p: Vec<u64> = dims
-                .iter()
-                .enumerate()
-                .map(|(j, d)| hilbert::map_coordinate(d, stored.columns[j].value(i), bits))
-                .collect();
-            hilbert::index(&mut p, bits)
-        };
+        let key = |i: usize| h.value(dims, |j| stored.columns[j].value(i));
         let keys: Vec<u64> = (0..stored.cell_count).map(key).collect();
         assert!(keys.len() > 100);
         assert!(
