@@ -17,7 +17,7 @@
 //! curve) is read whole, even over budget.
 
 use crate::key::Key;
-use crate::read::{dense_grid, Query};
+use crate::read::{dense_grid, major_order, Query};
 use crate::result::ReadResult;
 use crate::QueryError;
 use std::collections::VecDeque;
@@ -171,10 +171,8 @@ impl Batches<'_> {
     fn estimate(&self, piece: &Piece) -> Result<(f64, u64), QueryError> {
         let array = self.query.array;
         let schema = &array.schema;
-        let mut tile_cells = 0u64;
-        let mut result_cells = 0u64;
-        let mut tile_count = 0u64;
-        if schema.is_dense() {
+        // (decoded tile cells, result cells, tiles)
+        let (tile_cells, result_cells, tile_count) = if schema.is_dense() {
             let mut cells = 1u64;
             let mut tiles = 1u64;
             let mut per_tile = 1u64;
@@ -191,24 +189,24 @@ impl Batches<'_> {
                 tiles = tiles.saturating_mul(t);
                 per_tile = per_tile.saturating_mul(g.ext as u64);
             }
-            result_cells = cells;
             // Fragments are applied one after another: at most one
             // fragment's tiles are held at a time.
-            tile_cells = tiles.saturating_mul(per_tile);
-            tile_count = tiles;
+            (tiles.saturating_mul(per_tile), cells, tiles)
         } else {
+            // Every cell of an overlapping tile may be returned.
+            let (mut cells, mut tiles) = (0u64, 0u64);
             for frag in &array.fragments {
                 let rt = frag.rtree(self.query.storage)?;
                 let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| {
                     crate::read::mbr_overlap(mbr, piece, &schema.dimensions)
                 });
-                tile_count += hits.len() as u64;
+                tiles += hits.len() as u64;
                 for (t, _) in hits {
-                    tile_cells = tile_cells.saturating_add(frag.cell_num(t));
+                    cells = cells.saturating_add(frag.cell_num(t));
                 }
             }
-            result_cells = result_cells.max(tile_cells);
-        }
+            (cells, cells, tiles)
+        };
         Ok((
             (tile_cells as f64 + result_cells as f64) * self.cell_bytes,
             tile_count,
@@ -219,13 +217,7 @@ impl Batches<'_> {
     fn split(&self, piece: &Piece) -> Option<(Piece, Piece)> {
         let schema = &self.query.array.schema;
         let nd = piece.len();
-        let major = |l: Layout| -> Vec<usize> {
-            if l == Layout::ColMajor {
-                (0..nd).rev().collect()
-            } else {
-                (0..nd).collect()
-            }
-        };
+        let major = |l: Layout| major_order(l, nd);
         let types: Vec<Datatype> = schema.dimensions.iter().map(|d| d.datatype).collect();
         match self.layout {
             Layout::GlobalOrder => {

@@ -1082,7 +1082,7 @@ fn tile_coord(tiling: Option<&(Key, Key)>, v: Key) -> Key {
 /// Dimensions from the slowest-varying to the fastest under a layout:
 /// column-major reverses them; row-major (and Hilbert, whose tiles TileDB
 /// orders row-major) keeps them.
-fn major_order(l: Layout, nd: usize) -> Vec<usize> {
+pub(crate) fn major_order(l: Layout, nd: usize) -> Vec<usize> {
     if l == Layout::ColMajor {
         (0..nd).rev().collect()
     } else {
