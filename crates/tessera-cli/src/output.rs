@@ -108,18 +108,15 @@ impl Writer {
         }
     }
 
-    /// Flushes what is buffered and closes columnar files.
+    /// Closes columnar files and flushes, so that a failed write is an
+    /// error here rather than lost when the buffer drops.
     pub fn finish(self) -> Result<(), BoxError> {
-        match self.columnar {
-            Columnar::Arrow(mut a) => a.finish()?,
-            Columnar::Parquet(p) => {
-                p.close()?;
-            }
-            Columnar::None => {}
-        }
-        if let Some(mut w) = self.w {
-            w.flush()?;
-        }
+        let mut w = match self.columnar {
+            Columnar::Arrow(a) => a.into_inner()?,
+            Columnar::Parquet(p) => p.into_inner()?,
+            Columnar::None => self.w.expect("text formats keep the sink"),
+        };
+        w.flush()?;
         Ok(())
     }
 }

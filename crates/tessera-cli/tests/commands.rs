@@ -197,3 +197,20 @@ fn verify_reports_every_corrupted_file() {
         }
     }
 }
+
+/// Progress goes to stderr only on a terminal: through a pipe a successful
+/// read or verify prints nothing there, even in many batches.
+#[test]
+fn no_progress_output_through_a_pipe() {
+    let a = common::testdata().join("tiledb-0.36.1/consolidated/array");
+    let a = a.to_str().unwrap();
+    for args in [
+        vec!["read", a, "--budget", "1"],
+        vec!["read", a, "--format", "null"],
+        vec!["verify", a],
+    ] {
+        let (ok, _, err) = tessera(&args);
+        assert!(ok, "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} wrote to stderr: {err}");
+    }
+}
