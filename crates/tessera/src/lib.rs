@@ -80,7 +80,7 @@ pub mod fuzzing {
         let pick = u16::from_le_bytes([*data.get(1)?, *data.get(2)?]) as usize;
         let file = base
             .files()
-            .nth(pick % base.files().count())?
+            .nth(pick.checked_rem(base.files().count())?)?
             .0
             .to_path_buf();
         let mut m = base.clone();
