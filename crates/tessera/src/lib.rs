@@ -76,7 +76,7 @@ pub mod fuzzing {
     /// The fixture folder with one file replaced as `data` says; `None` when
     /// `data` is shorter than its 3-byte selector.
     pub fn mutate(fixtures: &[(PathBuf, Memory)], data: &[u8]) -> Option<(PathBuf, Memory)> {
-        let (path, base) = fixtures.get(*data.first()? as usize % fixtures.len())?;
+        let (path, base) = fixtures.get((*data.first()? as usize).checked_rem(fixtures.len())?)?;
         let pick = u16::from_le_bytes([*data.get(1)?, *data.get(2)?]) as usize;
         let file = base
             .files()
