@@ -102,6 +102,18 @@ enum Command {
         #[arg(long)]
         key: Option<String>,
     },
+    /// List the delete and update commits in force, with their conditions
+    /// (as stored: the cells to keep) and, for updates, the values they set.
+    Commits {
+        /// The array folder.
+        array: PathBuf,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+    },
     /// Print the array metadata.
     Meta {
         /// The array folder.
@@ -342,7 +354,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             } else {
                 for f in &list {
                     println!(
-                        "{}  t={}  v{}  {}  cells={}  ned={}",
+                        "{}  t={}  v{}  {}  cells={}  ned={}{}",
                         f["name"].as_str().unwrap_or(""),
                         f["timestamp_range"],
                         f["version"],
@@ -352,8 +364,75 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                             "dense"
                         },
                         f["cell_num"],
-                        f["nonempty_domain"]
+                        f["nonempty_domain"],
+                        if f["has_consolidated_metadata"].as_bool().unwrap_or(false) {
+                            "  (consolidated metadata)"
+                        } else {
+                            ""
+                        }
                     );
+                }
+            }
+        }
+        Command::Commits { array, json, key } => {
+            let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+            let s = &a.schema;
+            let datatype_of = |f: &str| {
+                s.attribute(f).map(|x| x.datatype).or_else(|| {
+                    s.dimensions
+                        .iter()
+                        .find(|d| d.name == f)
+                        .map(|d| d.datatype)
+                })
+            };
+            let list: Vec<serde_json::Value> = a
+                .delete_conditions
+                .iter()
+                .map(|c| {
+                    let values = c.update_values.as_ref().map(|vs| {
+                        vs.iter()
+                            .map(|v| {
+                                let shown = match datatype_of(&v.field) {
+                                    Some(t) => {
+                                        tessera::schema::Value::decode(t, &v.value).to_json()
+                                    }
+                                    None => serde_json::Value::Null,
+                                };
+                                serde_json::json!({"field": v.field, "value": shown})
+                            })
+                            .collect::<Vec<_>>()
+                    });
+                    serde_json::json!({
+                        "name": c.name,
+                        "kind": if c.is_update() { "update" } else { "delete" },
+                        "timestamp": c.timestamp,
+                        "keeps": c.condition.display_with(&datatype_of),
+                        "update_values": values,
+                    })
+                })
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for c in &list {
+                    print!(
+                        "{}  {}  t={}  keeps cells where {}",
+                        c["name"].as_str().unwrap_or(""),
+                        c["kind"].as_str().unwrap_or(""),
+                        c["timestamp"],
+                        c["keeps"].as_str().unwrap_or("")
+                    );
+                    if let Some(vs) = c["update_values"].as_array() {
+                        let set: Vec<String> = vs
+                            .iter()
+                            .map(|v| {
+                                format!("{} = {}", v["field"].as_str().unwrap_or(""), v["value"])
+                            })
+                            .collect();
+                        // libtiledb stores update values but does not apply them on read.
+                        print!("; sets {} (not applied on read)", set.join(", "));
+                    }
+                    println!();
                 }
             }
         }

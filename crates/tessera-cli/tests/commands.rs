@@ -132,6 +132,24 @@ fn info_and_schema_snapshots() {
 }
 
 #[test]
+fn commits_snapshots() {
+    // An update commit (its values reported, not applied) and two delete
+    // commits, one of them served from a consolidated commits file.
+    let mut all = String::new();
+    for case in ["updates", "deletes", "deletes_consolidated"] {
+        let array = common::testdata().join(format!("tiledb-0.36.1/{case}/array"));
+        let (ok, out, err) = tessera(&["commits", array.to_str().unwrap()]);
+        assert!(ok, "{err}");
+        all += &format!("{case}:\n{out}");
+    }
+    insta::assert_snapshot!("commits", redact(&all));
+    let array = common::testdata().join("tiledb-0.36.1/updates/array");
+    let (ok, out, _) = tessera(&["commits", "--json", array.to_str().unwrap()]);
+    assert!(ok);
+    insta::assert_snapshot!("commits_json_update", redact(&out));
+}
+
+#[test]
 fn error_message_snapshots() {
     let (ok, _, err) = tessera(&["read", "/nonexistent/array"]);
     assert!(!ok);

@@ -7,7 +7,7 @@
 //! `__commits/*.wrt` and consolidated commits files (from version 12).
 
 use crate::array_metadata::{apply_entries, MetadataValue};
-use crate::condition::Condition;
+use crate::condition::{Condition, UpdateValue};
 use crate::metadata::{FragmentMetadata, FRAGMENT_METADATA_FILE};
 use crate::{gates, FragmentError, TimestampedName};
 use rayon::prelude::*;
@@ -27,15 +27,31 @@ pub const FRAGMENT_META_FOLDER: &str = "__fragment_meta";
 /// Folder of array metadata.
 pub const METADATA_FOLDER: &str = "__meta";
 
-/// A delete condition that applies to the opened array.
+/// A delete or update commit that applies to the opened array.
+///
+/// libtiledb (checked from 2.13 to 2.30) reads an update commit like a delete
+/// commit: cells written before it that its condition removes are gone, and
+/// the values it sets are not applied. Readers here do the same; the values
+/// are kept for reporting.
 #[derive(Debug, Clone)]
 pub struct DeleteCondition {
-    /// The delete commit's file name.
+    /// The commit's file name (`.del` or `.upd`).
     pub name: String,
-    /// Its timestamp: cells written before it are deleted when they match.
+    /// Its timestamp: cells written before it are deleted unless they satisfy
+    /// the stored condition.
     pub timestamp: u64,
-    /// The condition.
+    /// The stored condition: the negation of the one the writer gave, i.e.
+    /// the cells to keep.
     pub condition: Condition,
+    /// For an update commit, the values it sets; `None` for a delete.
+    pub update_values: Option<Vec<UpdateValue>>,
+}
+
+impl DeleteCondition {
+    /// True for an update commit (`.upd`).
+    pub fn is_update(&self) -> bool {
+        self.update_values.is_some()
+    }
 }
 
 /// A fragment folder that exists but is not visible, and why.
@@ -63,7 +79,7 @@ pub struct OpenArray {
     pub fragments: Vec<FragmentMetadata>,
     /// Fragments present but not visible.
     pub skipped: Vec<SkippedFragment>,
-    /// Delete conditions in force, oldest first.
+    /// Delete and update commits in force, oldest first.
     pub delete_conditions: Vec<DeleteCondition>,
     /// Names of fragments whose footers a consolidated fragment metadata file holds.
     pub consolidated_metadata: HashSet<String>,
@@ -83,10 +99,6 @@ impl std::fmt::Debug for OpenArray {
 
 fn list(storage: &dyn Storage, p: &Path) -> Result<Vec<DirEntry>, FragmentError> {
     storage.list(p).map_err(|e| FragmentError::io(p, e))
-}
-
-fn stem(name: &str) -> &str {
-    name.rsplit_once('.').map_or(name, |(s, _)| s)
 }
 
 fn ext(name: &str) -> &str {
@@ -279,8 +291,11 @@ impl OpenArray {
             .collect();
         let fragments = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
 
-        // Delete commits in force.
-        for e in commits.iter().filter(|e| ext(&e.name) == "del") {
+        // Delete and update commits in force.
+        for e in commits
+            .iter()
+            .filter(|e| matches!(ext(&e.name), "del" | "upd"))
+        {
             let p = commits_dir.join(&e.name);
             let bytes = storage
                 .read_all(&p)
@@ -297,14 +312,28 @@ impl OpenArray {
             if !overlaps(start, end, &tn) || ignored.contains(&name) {
                 continue;
             }
+            let update = ext(&name) == "upd";
+            let what = if update {
+                "update commit"
+            } else {
+                "delete commit"
+            };
             let tile = read_generic_tile(&bytes, key.as_ref(), 0)
-                .map_err(|e| FragmentError::from(e).within(&name, "delete commit"))?;
-            let condition =
-                Condition::parse(&tile.data).map_err(|e| e.within(&name, "delete condition"))?;
+                .map_err(|e| FragmentError::from(e).within(&name, what))?;
+            let (condition, update_values) = if update {
+                let (c, v) = Condition::parse_update(&tile.data)
+                    .map_err(|e| e.within(&name, "update condition"))?;
+                (c, Some(v))
+            } else {
+                let c = Condition::parse(&tile.data)
+                    .map_err(|e| e.within(&name, "delete condition"))?;
+                (c, None)
+            };
             delete_conditions.push(DeleteCondition {
                 name,
                 timestamp: ts,
                 condition,
+                update_values,
             });
         }
         delete_conditions.sort_by(|a, b| (a.timestamp, &a.name).cmp(&(b.timestamp, &b.name)));
@@ -413,10 +442,8 @@ fn parse_consolidated_commits(
                             format!("condition of {name} ({size} bytes) runs past the file"),
                         )
                     })? as usize;
-                if ext(&name) == "del" {
-                    let ts = TimestampedName::parse(&name).map_or(0, |t| t.t1);
-                    deletes.push((name, ts, bytes[size_end..end].to_vec()));
-                }
+                let ts = TimestampedName::parse(&name).map_or(0, |t| t.t1);
+                deletes.push((name, ts, bytes[size_end..end].to_vec()));
                 i = end;
             }
             _ => {
@@ -461,9 +488,4 @@ fn consolidated_footers(
         out.push((name.clone(), data[*start as usize..end as usize].to_vec()));
     }
     Ok(out)
-}
-
-#[allow(unused)]
-fn _stem_used(s: &str) -> &str {
-    stem(s)
 }

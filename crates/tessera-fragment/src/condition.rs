@@ -1,9 +1,17 @@
-//! Serialized query conditions, as delete commit files store them
-//! (`format_spec/delete_commit_file.md`).
+//! Serialized query conditions, as delete and update commit files store
+//! them (`format_spec/delete_commit_file.md`, `format_spec/update_commit_file.md`).
+//!
+//! libtiledb serializes the *negation* of the condition the user gave: the
+//! stored tree selects the cells to keep.
 
 use crate::FragmentError;
 use serde::Serialize;
-use tessera_tile::Reader;
+use tessera_schema::Value;
+use tessera_tile::{Datatype, Reader};
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 /// Comparison operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,13 +75,101 @@ pub enum Condition {
 /// Deepest tree accepted (a corrupt file must not exhaust the stack).
 pub const MAX_DEPTH: usize = 64;
 
+/// One value an update commit sets: `field = value`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UpdateValue {
+    /// Field name.
+    pub field: String,
+    /// Value bytes, in the field's datatype.
+    pub value: Vec<u8>,
+}
+
 impl Condition {
-    /// Parses a serialized condition.
+    /// Parses a serialized condition (a delete commit's tile).
     pub fn parse(bytes: &[u8]) -> Result<Condition, FragmentError> {
         let mut r = Reader::new(bytes, "delete condition");
         let c = Self::node(&mut r, 0)?;
         r.finish()?;
         Ok(c)
+    }
+
+    /// Parses an update commit's tile: the condition tree, then the number
+    /// of update values (u64) and each value as (u64 field name size, name,
+    /// u64 value size, value).
+    pub fn parse_update(bytes: &[u8]) -> Result<(Condition, Vec<UpdateValue>), FragmentError> {
+        let mut r = Reader::new(bytes, "update condition");
+        let c = Self::node(&mut r, 0)?;
+        r.set_structure("update values");
+        let n = r.u64("number of update values")?;
+        // Each value takes at least its two sizes.
+        let n = r.check_count("number of update values", n, 16)?;
+        let mut values = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = r.u64("field name size")?;
+            let field = r.string("field name", len)?;
+            let len = r.u64("value size")?;
+            let value = r.bytes("value", len)?.to_vec();
+            values.push(UpdateValue { field, value });
+        }
+        r.finish()?;
+        Ok((c, values))
+    }
+
+    /// The condition as text, values decoded with `datatype_of(field)`
+    /// (raw hex when the field is unknown), e.g. `(a <= 6 AND b IS NOT NULL)`.
+    pub fn display_with(&self, datatype_of: &dyn Fn(&str) -> Option<Datatype>) -> String {
+        match self {
+            Condition::Compare {
+                field,
+                op,
+                value,
+                offsets,
+            } => {
+                let show = |v: &[u8]| match datatype_of(field) {
+                    Some(t) => Value::decode(t, v).to_json().to_string(),
+                    None => format!("0x{}", hex(v)),
+                };
+                let sym = match op {
+                    CompareOp::Lt => "<",
+                    CompareOp::Le => "<=",
+                    CompareOp::Gt => ">",
+                    CompareOp::Ge => ">=",
+                    CompareOp::Eq => "==",
+                    CompareOp::Ne => "!=",
+                    CompareOp::In => "IN",
+                    CompareOp::NotIn => "NOT IN",
+                    CompareOp::AlwaysTrue => return "TRUE".into(),
+                    CompareOp::AlwaysFalse => return "FALSE".into(),
+                };
+                match (op, offsets) {
+                    (CompareOp::Eq, _) if value.is_empty() => format!("{field} IS NULL"),
+                    (CompareOp::Ne, _) if value.is_empty() => format!("{field} IS NOT NULL"),
+                    (_, Some(offs)) => {
+                        let mut members = Vec::with_capacity(offs.len());
+                        for (i, &o) in offs.iter().enumerate() {
+                            let end = offs.get(i + 1).copied().unwrap_or(value.len() as u64);
+                            match value.get(o as usize..end as usize) {
+                                Some(m) => members.push(show(m)),
+                                None => members.push("?".into()),
+                            }
+                        }
+                        format!("{field} {sym} [{}]", members.join(", "))
+                    }
+                    _ => format!("{field} {sym} {}", show(value)),
+                }
+            }
+            Condition::Combine { op, children } => {
+                let parts: Vec<String> = children
+                    .iter()
+                    .map(|c| c.display_with(datatype_of))
+                    .collect();
+                match op {
+                    CombineOp::Not => format!("NOT ({})", parts.join(", ")),
+                    CombineOp::And => format!("({})", parts.join(" AND ")),
+                    CombineOp::Or => format!("({})", parts.join(" OR ")),
+                }
+            }
+        }
     }
 
     fn node(r: &mut Reader<'_>, depth: usize) -> Result<Condition, FragmentError> {

@@ -27,7 +27,7 @@ pub mod name;
 pub mod rtree;
 
 pub use array::{DeleteCondition, OpenArray, SkippedFragment};
-pub use condition::Condition;
+pub use condition::{Condition, UpdateValue};
 pub use error::FragmentError;
 pub use footer::Footer;
 pub use metadata::{Field, FileKind, FragmentMetadata};
