@@ -25,6 +25,7 @@ pub mod gates;
 pub mod metadata;
 pub mod name;
 pub mod rtree;
+pub mod tile_metadata;
 
 pub use array::{DeleteCondition, OpenArray, SkippedFragment};
 pub use condition::{Condition, UpdateValue};
@@ -33,3 +34,4 @@ pub use footer::Footer;
 pub use metadata::{Field, FileKind, FragmentMetadata};
 pub use name::TimestampedName;
 pub use rtree::{Overlap, RTree};
+pub use tile_metadata::{FieldSummary, Sum, TileBounds};

@@ -3,6 +3,7 @@
 
 use crate::footer::{computed_footer_size, has_footer_length, peek_schema_name, Footer};
 use crate::rtree::RTree;
+use crate::tile_metadata::{parse_summary, FieldSummary, TileBounds};
 use crate::{gates, FragmentError, TimestampedName};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -59,7 +60,14 @@ pub struct FragmentMetadata {
     key: Option<EncryptionKey>,
     metadata_file_size: u64,
     rtree: OnceLock<RTree>,
-    offsets: Vec<[OnceLock<Arc<Vec<u64>>>; 4]>,
+    /// Per field: tile offsets, var offsets, validity offsets, var sizes,
+    /// sums, null counts.
+    offsets: Vec<[OnceLock<Arc<Vec<u64>>>; 6]>,
+    /// Per field: tile mins, tile maxes.
+    bounds: Vec<[OnceLock<Arc<TileBounds>>; 2]>,
+    /// Per dimension: tile global order mins, maxes (format 23).
+    global_order: Vec<[OnceLock<Arc<TileBounds>>; 2]>,
+    summary: OnceLock<Vec<FieldSummary>>,
     processed: OnceLock<Vec<String>>,
     /// Held while a lazy section loads, so that concurrent readers of the
     /// same fragment read each section once.
@@ -221,6 +229,7 @@ impl FragmentMetadata {
             ));
         }
         let n = footer.tile_offsets.len().max(footer.file_sizes.len());
+        let dims = schema.dimensions.len();
         Ok(FragmentMetadata {
             name,
             path: path.to_path_buf(),
@@ -231,6 +240,9 @@ impl FragmentMetadata {
             metadata_file_size,
             rtree: OnceLock::new(),
             offsets: (0..n).map(|_| Default::default()).collect(),
+            bounds: (0..n).map(|_| Default::default()).collect(),
+            global_order: (0..dims).map(|_| Default::default()).collect(),
+            summary: OnceLock::new(),
             processed: OnceLock::new(),
             section_lock: Default::default(),
         })
@@ -543,19 +555,31 @@ impl FragmentMetadata {
         Ok(tile.data)
     }
 
-    /// The R-tree (read on first use).
-    pub fn rtree(&self, storage: &dyn Storage) -> Result<&RTree, FragmentError> {
-        if let Some(t) = self.rtree.get() {
-            return Ok(t);
+    /// The value of a lazily loaded section: loaded once, under the
+    /// fragment's section lock, so concurrent readers do not read it twice.
+    fn lazy<'s, T>(
+        &self,
+        slot: &'s OnceLock<T>,
+        load: impl FnOnce() -> Result<T, FragmentError>,
+    ) -> Result<&'s T, FragmentError> {
+        if let Some(v) = slot.get() {
+            return Ok(v);
         }
         let _loading = self.section_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = self.rtree.get() {
-            return Ok(t);
+        if let Some(v) = slot.get() {
+            return Ok(v);
         }
-        let data = self.read_section(storage, self.footer.rtree_offset, "R-tree")?;
-        let t = RTree::parse(&data, self.version(), &self.schema.dimensions)
-            .map_err(|e| e.within(&self.name, "R-tree"))?;
-        Ok(self.rtree.get_or_init(|| t))
+        let v = load()?;
+        Ok(slot.get_or_init(|| v))
+    }
+
+    /// The R-tree (read on first use).
+    pub fn rtree(&self, storage: &dyn Storage) -> Result<&RTree, FragmentError> {
+        self.lazy(&self.rtree, || {
+            let data = self.read_section(storage, self.footer.rtree_offset, "R-tree")?;
+            RTree::parse(&data, self.version(), &self.schema.dimensions)
+                .map_err(|e| e.within(&self.name, "R-tree"))
+        })
     }
 
     fn u64_section(
@@ -570,33 +594,34 @@ impl FragmentMetadata {
             .offsets
             .get(field)
             .ok_or_else(|| FragmentError::invalid(&self.name, format!("no field {field}")))?[which];
-        if let Some(v) = slot.get() {
-            return Ok(v.clone());
-        }
-        let _loading = self.section_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(v) = slot.get() {
-            return Ok(v.clone());
-        }
-        let off = *offsets.get(field).ok_or_else(|| {
-            FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
-        })?;
-        let data = self.read_section(storage, off, section)?;
-        let mut r = Reader::new(&data, "tile offsets");
-        let n = r
-            .u64("number of values")
-            .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
-        let v = r
-            .u64_array("values", n)
-            .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
-        Ok(slot.get_or_init(|| Arc::new(v)).clone())
+        self.lazy(slot, || {
+            let off = *offsets.get(field).ok_or_else(|| {
+                FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
+            })?;
+            let data = self.read_section(storage, off, section)?;
+            let mut r = Reader::new(&data, "tile offsets");
+            let n = r
+                .u64("number of values")
+                .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
+            let v = r
+                .u64_array("values", n)
+                .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
+            Ok(Arc::new(v))
+        })
+        .cloned()
     }
 
     /// Names of the delete and update commits already applied to this
     /// fragment (format 16 and later; read on first use).
     pub fn processed_conditions(&self, storage: &dyn Storage) -> Result<&[String], FragmentError> {
-        if let Some(p) = self.processed.get() {
-            return Ok(p);
-        }
+        self.lazy(&self.processed, || self.load_processed_conditions(storage))
+            .map(Vec::as_slice)
+    }
+
+    fn load_processed_conditions(
+        &self,
+        storage: &dyn Storage,
+    ) -> Result<Vec<String>, FragmentError> {
         let mut names = Vec::new();
         if let Some(off) = self.footer.processed_conditions_offset {
             let data = self.read_section(storage, off, "processed conditions")?;
@@ -612,7 +637,172 @@ impl FragmentMetadata {
             parse(&mut names)
                 .map_err(|e| FragmentError::from(e).within(&self.name, "processed conditions"))?;
         }
-        Ok(self.processed.get_or_init(|| names))
+        Ok(names)
+    }
+
+    /// Bytes of one value of a field's tile bounds; `None` when var-sized.
+    fn bound_cell_size(&self, f: Field) -> Result<Option<u64>, FragmentError> {
+        Ok(match f {
+            Field::Attribute(i) => {
+                let a = &self.schema.attributes[i];
+                (!a.is_var()).then(|| a.cell_size())
+            }
+            Field::Dimension(j) => {
+                let d = &self.schema.dimensions[j];
+                (!d.is_var()).then(|| d.coord_size())
+            }
+            Field::Timestamps | Field::DeleteTimestamps | Field::DeleteConditionIndex => Some(8),
+            Field::Coords => {
+                return Err(FragmentError::invalid(
+                    &self.name,
+                    "zipped coordinates have no tile metadata",
+                ))
+            }
+        })
+    }
+
+    fn checked_field(&self, f: Field) -> Result<usize, FragmentError> {
+        self.field_index(f)
+            .ok_or_else(|| FragmentError::invalid(&self.name, format!("no field {f:?}")))
+    }
+
+    fn bounds_section(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+        which: usize,
+    ) -> Result<Arc<TileBounds>, FragmentError> {
+        let i = self.checked_field(f)?;
+        let cell_size = self.bound_cell_size(f)?;
+        let (offsets, section) = if which == 0 {
+            (&self.footer.tile_min_offsets, "tile mins")
+        } else {
+            (&self.footer.tile_max_offsets, "tile maxes")
+        };
+        let Some(&off) = offsets.get(i) else {
+            // Before format 11 there is no tile metadata.
+            return Ok(Arc::default());
+        };
+        self.lazy(&self.bounds[i][which], || {
+            let data = self.read_section(storage, off, section)?;
+            TileBounds::parse(&data, cell_size)
+                .map(Arc::new)
+                .map_err(|e| FragmentError::from(e).within(&self.name, section))
+        })
+        .cloned()
+    }
+
+    /// Per-tile minimum values of a field (format 11 and later; empty before,
+    /// and for fields libtiledb keeps none for). Read on first use.
+    pub fn tile_mins(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+    ) -> Result<Arc<TileBounds>, FragmentError> {
+        self.bounds_section(storage, f, 0)
+    }
+
+    /// Per-tile maximum values of a field; see [`tile_mins`](Self::tile_mins).
+    pub fn tile_maxes(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+    ) -> Result<Arc<TileBounds>, FragmentError> {
+        self.bounds_section(storage, f, 1)
+    }
+
+    /// Per-tile sums of a field, as stored bits (read them with
+    /// [`Sum::from_bits`](crate::tile_metadata::Sum::from_bits)); empty before format 11.
+    pub fn tile_sums(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+    ) -> Result<Arc<Vec<u64>>, FragmentError> {
+        let i = self.checked_field(f)?;
+        if self.footer.tile_sum_offsets.is_empty() {
+            return Ok(Arc::default());
+        }
+        self.u64_section(storage, i, 4, &self.footer.tile_sum_offsets, "tile sums")
+    }
+
+    /// Per-tile null counts of a field; empty before format 11.
+    pub fn tile_null_counts(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+    ) -> Result<Arc<Vec<u64>>, FragmentError> {
+        let i = self.checked_field(f)?;
+        if self.footer.tile_null_count_offsets.is_empty() {
+            return Ok(Arc::default());
+        }
+        self.u64_section(
+            storage,
+            i,
+            5,
+            &self.footer.tile_null_count_offsets,
+            "tile null counts",
+        )
+    }
+
+    /// Fragment-level min, max, sum and null count of every field, in
+    /// footer order (format 12 and later; empty before). Read on first use.
+    pub fn fragment_summary(
+        &self,
+        storage: &dyn Storage,
+    ) -> Result<&[FieldSummary], FragmentError> {
+        self.lazy(&self.summary, || {
+            let Some(off) = self.footer.fragment_summary_offset else {
+                return Ok(Vec::new());
+            };
+            let section = "fragment min max sum null count";
+            let data = self.read_section(storage, off, section)?;
+            parse_summary(&data, self.footer.tile_offsets.len())
+                .map_err(|e| FragmentError::from(e).within(&self.name, section))
+        })
+        .map(Vec::as_slice)
+    }
+
+    /// One field's fragment-level summary.
+    pub fn field_summary(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+    ) -> Result<Option<&FieldSummary>, FragmentError> {
+        let i = self.checked_field(f)?;
+        Ok(self.fragment_summary(storage)?.get(i))
+    }
+
+    /// The first and last coordinates in global order of each tile, for
+    /// dimension `dim` (format 23 sparse fragments; `None` when absent).
+    pub fn tile_global_order_bounds(
+        &self,
+        storage: &dyn Storage,
+        dim: usize,
+    ) -> Result<Option<GlobalOrderBounds>, FragmentError> {
+        let Some((mins, maxes)) = &self.footer.tile_global_order_offsets else {
+            return Ok(None);
+        };
+        let d = self
+            .schema
+            .dimensions
+            .get(dim)
+            .ok_or_else(|| FragmentError::invalid(&self.name, format!("no dimension {dim}")))?;
+        let cell_size = (!d.is_var()).then(|| d.coord_size());
+        let load = |which: usize, offsets: &[u64], section: &'static str| {
+            let off = *offsets.get(dim).ok_or_else(|| {
+                FragmentError::invalid(&self.name, format!("no {section} for dimension {dim}"))
+            })?;
+            self.lazy(&self.global_order[dim][which], || {
+                let data = self.read_section(storage, off, section)?;
+                TileBounds::parse(&data, cell_size)
+                    .map(Arc::new)
+                    .map_err(|e| FragmentError::from(e).within(&self.name, section))
+            })
+            .cloned()
+        };
+        let lo = load(0, mins, "tile global order mins")?;
+        let hi = load(1, maxes, "tile global order maxes")?;
+        Ok(Some((lo, hi)))
     }
 
     /// Offsets of the tiles of a field's file.
@@ -697,6 +887,9 @@ impl FragmentMetadata {
         Ok(start..end)
     }
 }
+
+/// A dimension's first and last coordinates in global order, per tile.
+pub type GlobalOrderBounds = (Arc<TileBounds>, Arc<TileBounds>);
 
 /// Bytes read from the end of a fragment metadata file to find its footer.
 const FOOTER_READ: u64 = 16 << 10;

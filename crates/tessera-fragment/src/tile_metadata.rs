@@ -1,0 +1,220 @@
+//! Tile metadata: per-tile mins, maxes, sums and null counts, and the
+//! fragment-level summary (`format_spec/fragment.md#tile-mins-maxes`,
+//! `#tile-sums`, `#tile-null-count`, `#tile-fragment-min-max-sum-null-count`),
+//! from format 11 (the summary from 12). Version 23's tile global order
+//! bounds share the mins/maxes layout.
+//!
+//! Before format 21, libtiledb could write wrong tile metadata for nullable
+//! fixed-size strings in dense arrays; [`trusted`] says when to rely on it.
+
+use tessera_tile::{ParseError, Reader};
+
+/// Per-tile minimum (or maximum) values of one field. For fixed-sized
+/// fields the buffer holds one cell per tile; for var-sized ones it holds
+/// an offset per tile into a buffer of values. A field libtiledb keeps no
+/// bounds for has none ([`len`](Self::len) is 0).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TileBounds {
+    fixed: Vec<u8>,
+    var: Vec<u8>,
+    /// Bytes per value for a fixed-sized field; `None` when var-sized.
+    cell_size: Option<usize>,
+}
+
+impl TileBounds {
+    /// Parses the generic tile's payload: fixed buffer size (u64), var
+    /// buffer size (u64), fixed buffer, var buffer. The order differs from
+    /// the spec's table; this is what libtiledb writes and reads.
+    /// `cell_size` is `None` for var-sized fields.
+    pub fn parse(data: &[u8], cell_size: Option<u64>) -> Result<TileBounds, ParseError> {
+        let mut r = Reader::new(data, "tile mins/maxes");
+        let fixed_len = r.u64("buffer size")?;
+        let var_len = r.u64("var buffer size")?;
+        let fixed = r.bytes("buffer", fixed_len)?.to_vec();
+        let var = r.bytes("var buffer", var_len)?.to_vec();
+        r.finish()?;
+        // Var-sized fields keep a u64 offset per tile.
+        let step = cell_size.unwrap_or(8);
+        if step == 0 || !(fixed.len() as u64).is_multiple_of(step) {
+            return Err(r.invalid_at(
+                0,
+                "buffer size",
+                format!(
+                    "{} bytes is not a whole number of {step}-byte values",
+                    fixed.len()
+                ),
+            ));
+        }
+        let b = TileBounds {
+            fixed,
+            var,
+            cell_size: cell_size.map(|n| n as usize),
+        };
+        if b.cell_size.is_none() {
+            // Offsets must rise and stay inside the var buffer, so that
+            // `get` needs no checks of its own.
+            let mut prev = 0;
+            for t in 0..b.len() {
+                let o = b.offset(t);
+                if o < prev || o > b.var.len() as u64 {
+                    return Err(r.invalid_at(
+                        16 + 8 * t,
+                        "offset",
+                        format!(
+                            "offset {o} of tile {t} is below the previous one or past the {}-byte var buffer",
+                            b.var.len()
+                        ),
+                    ));
+                }
+                prev = o;
+            }
+        }
+        Ok(b)
+    }
+
+    fn offset(&self, t: usize) -> u64 {
+        u64::from_le_bytes(self.fixed[8 * t..8 * t + 8].try_into().expect("8 bytes"))
+    }
+
+    /// Number of tiles with a value.
+    pub fn len(&self) -> usize {
+        match self.cell_size {
+            Some(n) => self.fixed.len() / n,
+            None => self.fixed.len() / 8,
+        }
+    }
+
+    /// True when the field has no bounds.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of tile `t` (its bytes, in the field's datatype).
+    pub fn get(&self, t: usize) -> Option<&[u8]> {
+        if t >= self.len() {
+            return None;
+        }
+        match self.cell_size {
+            Some(n) => Some(&self.fixed[n * t..n * (t + 1)]),
+            None => {
+                let start = self.offset(t) as usize;
+                let end = if t + 1 < self.len() {
+                    self.offset(t + 1) as usize
+                } else {
+                    self.var.len()
+                };
+                Some(&self.var[start..end])
+            }
+        }
+    }
+}
+
+/// One field's fragment-level metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSummary {
+    /// Minimum value over the fragment (bytes of the field's datatype; empty when not kept).
+    pub min: Vec<u8>,
+    /// Maximum value.
+    pub max: Vec<u8>,
+    /// Sum, as the bits of an `i64` (signed integers), `u64` (unsigned) or
+    /// `f64` (floats); see [`Sum`].
+    pub sum: u64,
+    /// Null cells.
+    pub null_count: u64,
+}
+
+/// Parses the fragment min/max/sum/null count payload: for each of `fields`
+/// fields, (u64 min size, min, u64 max size, max, u64 sum, u64 null count).
+pub fn parse_summary(data: &[u8], fields: usize) -> Result<Vec<FieldSummary>, ParseError> {
+    let mut r = Reader::new(data, "fragment min max sum null count");
+    // Each field takes at least 32 bytes.
+    let n = r.check_count("number of fields", fields as u64, 32)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = r.u64("min size")?;
+        let min = r.bytes("min", len)?.to_vec();
+        let len = r.u64("max size")?;
+        let max = r.bytes("max", len)?.to_vec();
+        let sum = r.u64("sum")?;
+        let null_count = r.u64("null count")?;
+        out.push(FieldSummary {
+            min,
+            max,
+            sum,
+            null_count,
+        });
+    }
+    r.finish()?;
+    Ok(out)
+}
+
+/// A tile or fragment sum, read as the type libtiledb accumulates in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sum {
+    /// Signed integers (saturating at the `i64` bounds).
+    Int(i64),
+    /// Unsigned integers (saturating at `u64::MAX`).
+    UInt(u64),
+    /// Floating point.
+    Float(f64),
+}
+
+impl Sum {
+    /// Reads stored sum bits for a field of datatype `t`; `None` for types
+    /// libtiledb does not sum.
+    pub fn from_bits(t: tessera_tile::Datatype, bits: u64) -> Option<Sum> {
+        use tessera_tile::Datatype as D;
+        Some(match t {
+            D::Float32 | D::Float64 => Sum::Float(f64::from_bits(bits)),
+            D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => Sum::UInt(bits),
+            D::Int8 | D::Int16 | D::Int32 | D::Int64 => Sum::Int(bits as i64),
+            _ => return None,
+        })
+    }
+}
+
+/// Whether tile metadata of a field can be relied on: not for nullable
+/// fixed-size strings in dense fragments before format 21.
+pub fn trusted(version: u32, dense: bool, nullable: bool, string_fixed: bool) -> bool {
+    version >= 21 || !(dense && nullable && string_fixed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(fixed: &[u8], var: &[u8]) -> Vec<u8> {
+        let mut b = (fixed.len() as u64).to_le_bytes().to_vec();
+        b.extend_from_slice(&(var.len() as u64).to_le_bytes());
+        b.extend_from_slice(fixed);
+        b.extend_from_slice(var);
+        b
+    }
+
+    #[test]
+    fn fixed_and_var_bounds() {
+        let b = TileBounds::parse(&payload(&[1, 0, 2, 0], &[]), Some(2)).unwrap();
+        assert_eq!(
+            (b.len(), b.get(1), b.get(2)),
+            (2, Some(&[2u8, 0][..]), None)
+        );
+        let offs: Vec<u8> = [0u64, 3].iter().flat_map(|o| o.to_le_bytes()).collect();
+        let b = TileBounds::parse(&payload(&offs, b"abcde"), None).unwrap();
+        assert_eq!((b.get(0), b.get(1)), (Some(&b"abc"[..]), Some(&b"de"[..])));
+        let empty = TileBounds::parse(&payload(&[], &[]), Some(4)).unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn bad_bounds_are_errors() {
+        assert!(TileBounds::parse(&payload(&[1, 0, 2], &[]), Some(2)).is_err());
+        let offs: Vec<u8> = [4u64, 2].iter().flat_map(|o| o.to_le_bytes()).collect();
+        assert!(TileBounds::parse(&payload(&offs, b"abcde"), None).is_err());
+        let offs: Vec<u8> = 9u64.to_le_bytes().to_vec();
+        assert!(TileBounds::parse(&payload(&offs, b"abcde"), None).is_err());
+        let mut b = payload(&[1, 2], &[]);
+        b[0] = 200; // buffer size past the payload
+        assert!(TileBounds::parse(&b, Some(2)).is_err());
+        assert!(parse_summary(&[0; 8], usize::MAX).is_err());
+    }
+}
