@@ -137,7 +137,10 @@ fn reads_match_tiledb_py() {
         // budget allows (one tile each), which must concatenate to the same rows.
         let queries = case["queries"].as_array().unwrap();
         for (q, budget) in queries.iter().flat_map(|q| [(q, "1G"), (q, "1")]) {
-            if q.get("error").is_some() {
+            // A query TileDB-Py errored on has no rows to compare; one the
+            // case marks `libtiledb_inconsistent` contradicts libtiledb's own
+            // answer to another query of the case (see testdata/README.md).
+            if q.get("error").is_some() || q.get("libtiledb_inconsistent").is_some() {
                 continue;
             }
             let out = Command::new(bin)

@@ -260,14 +260,8 @@ impl<'a> Query<'a> {
             None
         };
         // Outputs start as fill values.
-        struct Out {
-            fixed: Option<Vec<u8>>,
-            var: Option<Vec<(u32, u64, u64)>>,
-            validity: Option<Vec<u8>>,
-            cell: usize,
-        }
         let mut bufs: Vec<Arc<Vec<u8>>> = Vec::new();
-        let mut outs: Vec<Out> = Vec::new();
+        let mut outs: Vec<DenseOut> = Vec::new();
         for a in attrs {
             let at = schema.attribute(a).expect("checked");
             bufs.push(Arc::new(at.fill_value.clone()));
@@ -275,7 +269,7 @@ impl<'a> Query<'a> {
             let cell = at.cell_size() as usize;
             let mut fill = at.fill_value.clone();
             fill.resize(if at.is_var() { fill.len() } else { cell }, 0);
-            outs.push(Out {
+            outs.push(DenseOut {
                 fixed: (!at.is_var()).then(|| fill.repeat(n)),
                 var: at
                     .is_var()
@@ -284,8 +278,13 @@ impl<'a> Query<'a> {
                 cell,
             });
         }
-        // Fragments in write order: later ones overwrite.
-        for frag in &self.array.fragments {
+        // Fragments in write order: later ones overwrite. Sparse fragments
+        // (possible before TileDB 2.5) come after every dense one: libtiledb
+        // (2.13 to 2.30) lets their cells win over later dense writes.
+        let mut order: Vec<usize> = (0..self.array.fragments.len()).collect();
+        order.sort_by_key(|&i| !self.array.fragments[i].footer.dense);
+        for fi in order {
+            let frag = &self.array.fragments[fi];
             let specs: Vec<Option<FieldSpec>> =
                 attrs.iter().map(|a| Self::spec_for(frag, a)).collect();
             let mut writes: Vec<(u64, u64)> = Vec::new(); // (tile, _)
@@ -303,16 +302,29 @@ impl<'a> Query<'a> {
                 })
                 .collect();
             if !frag.footer.dense {
-                self.dense_from_sparse(
-                    frag,
-                    &specs,
-                    attrs,
-                    &sub,
-                    &pos_of,
-                    &strides,
-                    &mut outs_view(&mut outs),
-                    &mut bufs,
-                )?;
+                // A sparse fragment (TileDB before 2.5 accepted unordered
+                // writes to dense arrays): its cells overwrite theirs.
+                for tc in self.sparse_tiles(fi, frag, attrs)? {
+                    for &c in &tc.cells {
+                        let mut ri = 0u64;
+                        let mut inside = true;
+                        for (j, d) in dims.iter().enumerate() {
+                            let x = Key::decode(d.datatype, tc.dims[j].value(c as usize));
+                            match x.as_int().and_then(|x| pos_of(j, x)) {
+                                Some(p) => ri += p * strides[j],
+                                None => inside = false,
+                            }
+                        }
+                        if !inside {
+                            continue;
+                        }
+                        for (k, o) in outs.iter_mut().enumerate() {
+                            let at = schema.attribute(&attrs[k]).expect("checked");
+                            put_cell(o, tc.fields[k].as_ref(), c as usize, ri as usize, at, k)?;
+                        }
+                    }
+                    name_var_buffers(&tc.fields, &mut outs, &mut bufs);
+                }
                 continue;
             }
             // The fragment's tile grid.
@@ -479,47 +491,11 @@ impl<'a> Query<'a> {
                     let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                     loop {
                         let (cell, ri) = locate(&c);
-                        for (k, f) in fields.iter().enumerate() {
-                            let o = &mut outs[k];
-                            match f {
-                                Some(tile) => {
-                                    if cell >= tile.cells as usize {
-                                        return Err(QueryError::Invalid(format!(
-                                            "fragment {}: cell {cell} is past its tile",
-                                            frag.name
-                                        )));
-                                    }
-                                    if let Some(fx) = &mut o.fixed {
-                                        let v = tile.value(cell);
-                                        if v.len() == o.cell {
-                                            fx[ri * o.cell..(ri + 1) * o.cell].copy_from_slice(v);
-                                        }
-                                    }
-                                    if let Some(vv) = &mut o.var {
-                                        let offs = tile.offsets.as_ref().expect("var tile");
-                                        vv[ri] =
-                                            (u32::MAX, offs[cell], offs[cell + 1] - offs[cell]);
-                                    }
-                                    if let Some(val) = &mut o.validity {
-                                        val[ri] = tile.valid(cell) as u8;
-                                    }
-                                }
-                                None => {
-                                    // The fragment predates the attribute: its cells read the fill value.
-                                    let at = schema.attribute(&attrs[k]).expect("checked");
-                                    if let Some(fx) = &mut o.fixed {
-                                        fx[ri * o.cell..(ri + 1) * o.cell].copy_from_slice(
-                                            &at.fill_value[..o.cell.min(at.fill_value.len())],
-                                        );
-                                    }
-                                    if let Some(vv) = &mut o.var {
-                                        vv[ri] = (k as u32, 0, at.fill_value.len() as u64);
-                                    }
-                                    if let Some(val) = &mut o.validity {
-                                        val[ri] = at.fill_validity as u8;
-                                    }
-                                }
-                            }
+                        for (k, o) in outs.iter_mut().enumerate() {
+                            let at = schema.attribute(&attrs[k]).expect("checked");
+                            put_cell(o, fields[k].as_ref(), cell, ri, at, k).map_err(|e| {
+                                QueryError::Invalid(format!("fragment {}: {e}", frag.name))
+                            })?;
                         }
                         // Var cells reference this tile's buffer: patch the marker below.
                         let mut j = nd;
@@ -543,16 +519,7 @@ impl<'a> Query<'a> {
                         }
                     }
                 }
-                // Var-sized values of this tile: give the tile's buffer an id.
-                for (k, f) in fields.iter().enumerate() {
-                    if let (Some(tile), Some(vv)) = (f, &mut outs[k].var) {
-                        bufs.push(Arc::new(tile.data.clone()));
-                        let id = (bufs.len() - 1) as u32;
-                        for e in vv.iter_mut().filter(|e| e.0 == u32::MAX) {
-                            e.0 = id;
-                        }
-                    }
-                }
+                name_var_buffers(&fields, &mut outs, &mut bufs);
             }
         }
         // Assemble columns: dimensions from positions, attributes from outputs.
@@ -662,24 +629,103 @@ impl<'a> Query<'a> {
         Ok(result)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn dense_from_sparse(
-        &self,
-        _frag: &FragmentMetadata,
-        _specs: &[Option<FieldSpec>],
-        _attrs: &[String],
-        _sub: &[Vec<(i128, i128)>],
-        _pos_of: &dyn Fn(usize, i128) -> Option<u64>,
-        _strides: &[u64],
-        _outs: &mut (),
-        _bufs: &mut Vec<Arc<Vec<u8>>>,
-    ) -> Result<(), QueryError> {
-        Err(QueryError::Invalid(
-            "sparse fragments in dense arrays are not supported yet".into(),
-        ))
-    }
-
     // ----------------------------------------------------------------- sparse
+
+    /// Reads the tiles of sparse fragment `frag` (number `fi`) that meet
+    /// the subarray: coordinates, the cells inside the ranges, and `fields`
+    /// (plus per-cell and delete timestamps when the fragment has them) of
+    /// the tiles with any such cell.
+    fn sparse_tiles(
+        &self,
+        fi: usize,
+        frag: &FragmentMetadata,
+        fields: &[String],
+    ) -> Result<Vec<TileCells>, QueryError> {
+        let dims = &frag.schema.dimensions;
+        let nd = dims.len();
+        let key = self.array.key;
+        let legacy_coords = !frag
+            .version()
+            .has(tessera_fragment::gates::SPLIT_COORDINATES);
+        let rt = frag.rtree(self.storage)?;
+        let ranges = &self.ranges;
+        let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+        let dim_specs: Vec<FieldSpec> = (0..nd)
+            .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+            .collect();
+        let specs: Vec<Option<FieldSpec>> =
+            fields.iter().map(|a| Self::spec_for(frag, a)).collect();
+        let ts_spec = frag
+            .footer
+            .has_timestamps
+            .then(|| FieldSpec::of(frag, Field::Timestamps));
+        let dt_spec = frag
+            .footer
+            .has_delete_meta
+            .then(|| FieldSpec::of(frag, Field::DeleteTimestamps));
+        hits.par_iter()
+            .map(|&(t, full)| {
+                let dt: Vec<FieldTile> = if legacy_coords {
+                    // Before format 5 all coordinates share one tile.
+                    let c = read_field_tile(
+                        self.storage,
+                        frag,
+                        &FieldSpec::of(frag, Field::Coords),
+                        t,
+                        key,
+                    )?;
+                    crate::tiles::split_coords(
+                        &c,
+                        nd,
+                        dims[0].coord_size() as usize,
+                        frag.coords_zipped(),
+                    )
+                } else {
+                    dim_specs
+                        .iter()
+                        .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                        .collect::<Result<_, _>>()?
+                };
+                let n = dt.first().map_or(0, |d| d.cells) as usize;
+                let mut cells: Vec<u32> = Vec::with_capacity(n);
+                for i in 0..n {
+                    if full
+                        || (0..nd).all(|j| in_ranges(&ranges[j], dims[j].datatype, dt[j].value(i)))
+                    {
+                        cells.push(i as u32);
+                    }
+                }
+                let fl = if cells.is_empty() {
+                    specs.iter().map(|_| None).collect()
+                } else {
+                    specs
+                        .iter()
+                        .map(|s| {
+                            s.as_ref()
+                                .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                                .transpose()
+                        })
+                        .collect::<Result<Vec<_>, _>>()?
+                };
+                let times = match (&ts_spec, cells.is_empty()) {
+                    (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
+                    _ => None,
+                };
+                let delete_times = match (&dt_spec, cells.is_empty()) {
+                    (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
+                    _ => None,
+                };
+                Ok(TileCells {
+                    frag: fi,
+                    dims: dt,
+                    fields: fl,
+                    times,
+                    delete_times,
+                    cells,
+                })
+            })
+            .collect()
+    }
 
     fn sparse(
         &self,
@@ -715,15 +761,6 @@ impl<'a> Query<'a> {
                 fields.push(f);
             }
         }
-        let key = self.array.key;
-        struct TileCells {
-            frag: usize,
-            dims: Vec<FieldTile>,
-            fields: Vec<Option<FieldTile>>,
-            times: Option<FieldTile>,
-            delete_times: Option<FieldTile>,
-            cells: Vec<u32>,
-        }
         let mut tiles: Vec<TileCells> = Vec::new();
         for (fi, frag) in self.array.fragments.iter().enumerate() {
             if frag.footer.dense {
@@ -732,90 +769,7 @@ impl<'a> Query<'a> {
                     frag.name
                 )));
             }
-            let legacy_coords = !frag
-                .version()
-                .has(tessera_fragment::gates::SPLIT_COORDINATES);
-            let rt = frag.rtree(self.storage)?;
-            let ranges = &self.ranges;
-            let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
-            let dim_specs: Vec<FieldSpec> = (0..nd)
-                .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
-                .collect();
-            let specs: Vec<Option<FieldSpec>> =
-                fields.iter().map(|a| Self::spec_for(frag, a)).collect();
-            let ts_spec = frag
-                .footer
-                .has_timestamps
-                .then(|| FieldSpec::of(frag, Field::Timestamps));
-            let dt_spec = frag
-                .footer
-                .has_delete_meta
-                .then(|| FieldSpec::of(frag, Field::DeleteTimestamps));
-            let got: Vec<TileCells> = hits
-                .par_iter()
-                .map(|&(t, full)| {
-                    let dt: Vec<FieldTile> = if legacy_coords {
-                        // Before format 5 all coordinates share one tile.
-                        let c = read_field_tile(
-                            self.storage,
-                            frag,
-                            &FieldSpec::of(frag, Field::Coords),
-                            t,
-                            key,
-                        )?;
-                        crate::tiles::split_coords(
-                            &c,
-                            nd,
-                            dims[0].coord_size() as usize,
-                            frag.coords_zipped(),
-                        )
-                    } else {
-                        dim_specs
-                            .iter()
-                            .map(|s| read_field_tile(self.storage, frag, s, t, key))
-                            .collect::<Result<_, _>>()?
-                    };
-                    let n = dt.first().map_or(0, |d| d.cells) as usize;
-                    let mut cells: Vec<u32> = Vec::with_capacity(n);
-                    for i in 0..n {
-                        if full
-                            || (0..nd)
-                                .all(|j| in_ranges(&ranges[j], dims[j].datatype, dt[j].value(i)))
-                        {
-                            cells.push(i as u32);
-                        }
-                    }
-                    let fl = if cells.is_empty() {
-                        specs.iter().map(|_| None).collect()
-                    } else {
-                        specs
-                            .iter()
-                            .map(|s| {
-                                s.as_ref()
-                                    .map(|s| read_field_tile(self.storage, frag, s, t, key))
-                                    .transpose()
-                            })
-                            .collect::<Result<Vec<_>, _>>()?
-                    };
-                    let times = match (&ts_spec, cells.is_empty()) {
-                        (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
-                        _ => None,
-                    };
-                    let delete_times = match (&dt_spec, cells.is_empty()) {
-                        (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
-                        _ => None,
-                    };
-                    Ok(TileCells {
-                        frag: fi,
-                        dims: dt,
-                        fields: fl,
-                        times,
-                        delete_times,
-                        cells,
-                    })
-                })
-                .collect::<Result<_, QueryError>>()?;
-            tiles.extend(got);
+            tiles.extend(self.sparse_tiles(fi, frag, &fields)?);
         }
         // Cell references with their timestamps.
         let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);
@@ -1011,8 +965,6 @@ impl<'a> Query<'a> {
     }
 }
 
-fn outs_view<T>(_o: &mut T) {}
-
 /// True when a coordinate (raw bytes) falls in any range (or there are none).
 fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
     if ranges.is_empty() {
@@ -1057,6 +1009,92 @@ pub(crate) fn mbr_overlap(
     } else {
         Overlap::Partial
     }
+}
+
+/// One attribute's output of a dense read, filled in place.
+struct DenseOut {
+    fixed: Option<Vec<u8>>,
+    /// Var-sized cells as (buffer id, start, length); `u32::MAX` stands for
+    /// the tile being placed until [`name_var_buffers`] gives it an id.
+    var: Option<Vec<(u32, u64, u64)>>,
+    validity: Option<Vec<u8>>,
+    cell: usize,
+}
+
+/// Writes cell `cell` of `tile` (or, without a tile, the fill value of
+/// attribute number `k`: the fragment predates it) at result position `ri`.
+fn put_cell(
+    o: &mut DenseOut,
+    tile: Option<&FieldTile>,
+    cell: usize,
+    ri: usize,
+    at: &tessera_schema::Attribute,
+    k: usize,
+) -> Result<(), QueryError> {
+    match tile {
+        Some(tile) => {
+            if cell >= tile.cells as usize {
+                return Err(QueryError::Invalid(format!("cell {cell} is past its tile")));
+            }
+            if let Some(fx) = &mut o.fixed {
+                let v = tile.value(cell);
+                if v.len() == o.cell {
+                    fx[ri * o.cell..(ri + 1) * o.cell].copy_from_slice(v);
+                }
+            }
+            if let Some(vv) = &mut o.var {
+                let offs = tile.offsets.as_ref().expect("var tile");
+                vv[ri] = (u32::MAX, offs[cell], offs[cell + 1] - offs[cell]);
+            }
+            if let Some(val) = &mut o.validity {
+                val[ri] = tile.valid(cell) as u8;
+            }
+        }
+        None => {
+            if let Some(fx) = &mut o.fixed {
+                fx[ri * o.cell..(ri + 1) * o.cell]
+                    .copy_from_slice(&at.fill_value[..o.cell.min(at.fill_value.len())]);
+            }
+            if let Some(vv) = &mut o.var {
+                // Buffer `k` is attribute `k`'s fill value.
+                vv[ri] = (k as u32, 0, at.fill_value.len() as u64);
+            }
+            if let Some(val) = &mut o.validity {
+                val[ri] = at.fill_validity as u8;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Var-sized values just placed from one tile: keep the tile's buffer and
+/// give it an id.
+fn name_var_buffers(
+    fields: &[Option<FieldTile>],
+    outs: &mut [DenseOut],
+    bufs: &mut Vec<Arc<Vec<u8>>>,
+) {
+    for (f, o) in fields.iter().zip(outs.iter_mut()) {
+        if let (Some(tile), Some(vv)) = (f, &mut o.var) {
+            bufs.push(Arc::new(tile.data.clone()));
+            let id = (bufs.len() - 1) as u32;
+            for e in vv.iter_mut().filter(|e| e.0 == u32::MAX) {
+                e.0 = id;
+            }
+        }
+    }
+}
+
+/// The decoded tiles of one sparse tile and which of its cells the subarray selects.
+struct TileCells {
+    /// Index of the fragment.
+    frag: usize,
+    dims: Vec<FieldTile>,
+    fields: Vec<Option<FieldTile>>,
+    times: Option<FieldTile>,
+    delete_times: Option<FieldTile>,
+    /// Cells inside the subarray.
+    cells: Vec<u32>,
 }
 
 /// Orders two values of `t` as TileDB orders coordinates (strings bytewise).
