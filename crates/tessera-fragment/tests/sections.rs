@@ -1,0 +1,82 @@
+//! Corrupting any lazily loaded section of a real fragment's metadata file
+//! gives an error naming the fragment, the section and the byte offset.
+
+use std::path::PathBuf;
+use tessera_fragment::{Field, FileKind, FragmentMetadata, OpenArray};
+use tessera_tile::storage::{Memory, Storage};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array")
+}
+
+/// Loads one section through the public API; the name is what errors must say.
+fn load(f: &FragmentMetadata, s: &dyn Storage, section: &str) -> Result<(), String> {
+    let a = Field::Attribute(0);
+    let i = f.field_index(a).unwrap();
+    let r = match section {
+        "R-tree" => f.rtree(s).map(|_| ()),
+        "tile offsets" => f.tile_offsets(s, i, FileKind::Fixed).map(|_| ()),
+        "tile mins" => f.tile_mins(s, a).map(|_| ()),
+        "tile maxes" => f.tile_maxes(s, a).map(|_| ()),
+        "tile sums" => f.tile_sums(s, a).map(|_| ()),
+        "tile null counts" => f.tile_null_counts(s, a).map(|_| ()),
+        "fragment min max sum null count" => f.fragment_summary(s).map(|_| ()),
+        "processed conditions" => f.processed_conditions(s).map(|_| ()),
+        _ => unreachable!(),
+    };
+    r.map_err(|e| e.to_string())
+}
+
+#[test]
+fn corrupt_sections_are_named_with_their_offset() {
+    let clean = Memory::load_dir(&fixture()).unwrap();
+    let a = OpenArray::open(&clean, &fixture(), 0, u64::MAX, None).unwrap();
+    let frag = &a.fragments[0];
+    let ft = &frag.footer;
+    let i = frag.field_index(Field::Attribute(0)).unwrap();
+    let sections = [
+        ("R-tree", ft.rtree_offset),
+        ("tile offsets", ft.tile_offsets[i]),
+        ("tile mins", ft.tile_min_offsets[i]),
+        ("tile maxes", ft.tile_max_offsets[i]),
+        ("tile sums", ft.tile_sum_offsets[i]),
+        ("tile null counts", ft.tile_null_count_offsets[i]),
+        (
+            "fragment min max sum null count",
+            ft.fragment_summary_offset.unwrap(),
+        ),
+        (
+            "processed conditions",
+            ft.processed_conditions_offset.unwrap(),
+        ),
+    ];
+    let meta = frag.path.join("__fragment_metadata.tdb");
+    let original: Vec<u8> = clean
+        .files()
+        .find(|(p, _)| *p == meta)
+        .map(|(_, b)| b.to_vec())
+        .unwrap();
+    for (section, offset) in sections {
+        // Every section loads from the clean copy.
+        load(frag, &clean, section).unwrap_or_else(|e| panic!("{section}: {e}"));
+        // Two corruptions of the section's generic tile header: its
+        // persisted size and its filter pipeline size, both far past the file.
+        for how in ["persisted size", "filter pipeline size"] {
+            let mut bytes = original.clone();
+            let o = offset as usize;
+            match how {
+                "persisted size" => bytes[o + 4..o + 12].copy_from_slice(&u64::MAX.to_le_bytes()),
+                // version 4, persisted 8, tile size 8, datatype 1, cell size 8, encryption 1
+                _ => bytes[o + 30..o + 34].copy_from_slice(&u32::MAX.to_le_bytes()),
+            }
+            let mut bad = Memory::load_dir(&fixture()).unwrap();
+            bad.insert(meta.clone(), bytes);
+            // The footer is intact, so the array opens; the section fails.
+            let reopened = OpenArray::open(&bad, &fixture(), 0, u64::MAX, None).unwrap();
+            let e = load(&reopened.fragments[0], &bad, section).expect_err(section);
+            assert!(e.contains(&frag.name), "{how} of {section}: {e}");
+            assert!(e.contains(section), "{how} of {section}: {e}");
+            assert!(e.contains(&offset.to_string()), "{how} of {section}: {e}");
+        }
+    }
+}
