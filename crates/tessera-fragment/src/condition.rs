@@ -115,6 +115,28 @@ impl Condition {
         Ok((c, values))
     }
 
+    /// The values a comparison tests against: for IN and NOT IN, each set
+    /// member (parsing checked the offsets); otherwise the one value.
+    /// Empty for combinations.
+    pub fn members(&self) -> Vec<&[u8]> {
+        match self {
+            Condition::Compare {
+                value,
+                offsets: Some(offs),
+                ..
+            } => offs
+                .iter()
+                .enumerate()
+                .map(|(i, &o)| {
+                    let end = offs.get(i + 1).map_or(value.len(), |&e| e as usize);
+                    &value[o as usize..end]
+                })
+                .collect(),
+            Condition::Compare { value, .. } => vec![value.as_slice()],
+            Condition::Combine { .. } => Vec::new(),
+        }
+    }
+
     /// The condition as text, values decoded with `datatype_of(field)`
     /// (raw hex when the field is unknown), e.g. `(a <= 6 AND b IS NOT NULL)`.
     pub fn display_with(&self, datatype_of: &dyn Fn(&str) -> Option<Datatype>) -> String {
@@ -144,15 +166,8 @@ impl Condition {
                 match (op, offsets) {
                     (CompareOp::Eq, _) if value.is_empty() => format!("{field} IS NULL"),
                     (CompareOp::Ne, _) if value.is_empty() => format!("{field} IS NOT NULL"),
-                    (_, Some(offs)) => {
-                        let mut members = Vec::with_capacity(offs.len());
-                        for (i, &o) in offs.iter().enumerate() {
-                            let end = offs.get(i + 1).copied().unwrap_or(value.len() as u64);
-                            match value.get(o as usize..end as usize) {
-                                Some(m) => members.push(show(m)),
-                                None => members.push("?".into()),
-                            }
-                        }
+                    (_, Some(_)) => {
+                        let members: Vec<String> = self.members().into_iter().map(show).collect();
                         format!("{field} {sym} [{}]", members.join(", "))
                     }
                     _ => format!("{field} {sym} {}", show(value)),
@@ -205,7 +220,27 @@ impl Condition {
                 let value = r.bytes("value", n)?.to_vec();
                 let offsets = if matches!(op, CompareOp::In | CompareOp::NotIn) {
                     let n = r.u64("offsets size")?;
-                    Some(r.u64_array("offsets", n / 8)?)
+                    let at = r.position();
+                    let offs = r.u64_array("offsets", n / 8)?;
+                    // Members are slices of the value: offsets must rise
+                    // and stay inside it, so `members` can slice unchecked.
+                    let mut prev = 0;
+                    for (i, &o) in offs.iter().enumerate() {
+                        if o < prev || o > value.len() as u64 {
+                            return Err(r
+                                .invalid_at(
+                                    at + 8 * i,
+                                    "offsets",
+                                    format!(
+                                        "set member offset {o} is below the previous one or past the {}-byte value",
+                                        value.len()
+                                    ),
+                                )
+                                .into());
+                        }
+                        prev = o;
+                    }
+                    Some(offs)
                 } else {
                     None
                 };

@@ -57,33 +57,11 @@ impl Expr {
                 field: field.clone(),
                 negated: *op == CompareOp::Ne,
             },
-            Condition::Compare {
-                field,
-                op,
-                value,
-                offsets,
-            } => {
-                let values = match offsets {
-                    Some(offs) => offs
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &o)| {
-                            let end = offs
-                                .get(i + 1)
-                                .copied()
-                                .unwrap_or(value.len() as u64)
-                                .min(value.len() as u64);
-                            value[(o.min(end)) as usize..end as usize].to_vec()
-                        })
-                        .collect(),
-                    None => vec![value.clone()],
-                };
-                Expr::Compare {
-                    field: field.clone(),
-                    op: *op,
-                    values,
-                }
-            }
+            Condition::Compare { field, op, .. } => Expr::Compare {
+                field: field.clone(),
+                op: *op,
+                values: c.members().into_iter().map(<[u8]>::to_vec).collect(),
+            },
             Condition::Combine {
                 op: CombineOp::And,
                 children,
