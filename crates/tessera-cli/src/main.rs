@@ -217,6 +217,22 @@ fn parse_bound(s: &str, t: tessera::tile::Datatype) -> Result<Key, BoxError> {
     })
 }
 
+/// Prints records as one pretty JSON array, or one text line each.
+fn print_records(
+    json: bool,
+    list: &[serde_json::Value],
+    line: impl Fn(&serde_json::Value) -> String,
+) -> Result<(), BoxError> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(list)?);
+    } else {
+        for r in list {
+            println!("{}", line(r));
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
     match cli.command {
         Command::Read {
@@ -349,41 +365,34 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                     })
                 })
                 .collect();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
-            } else {
-                for f in &list {
-                    println!(
-                        "{}  t={}  v{}  {}  cells={}  ned={}{}",
-                        f["name"].as_str().unwrap_or(""),
-                        f["timestamp_range"],
-                        f["version"],
-                        if f["sparse"].as_bool().unwrap_or(false) {
-                            "sparse"
-                        } else {
-                            "dense"
-                        },
-                        f["cell_num"],
-                        f["nonempty_domain"],
-                        if f["has_consolidated_metadata"].as_bool().unwrap_or(false) {
-                            "  (consolidated metadata)"
-                        } else {
-                            ""
-                        }
-                    );
-                }
-            }
+            print_records(json, &list, |f| {
+                format!(
+                    "{}  t={}  v{}  {}  cells={}  ned={}{}",
+                    f["name"].as_str().unwrap_or(""),
+                    f["timestamp_range"],
+                    f["version"],
+                    if f["sparse"].as_bool().unwrap_or(false) {
+                        "sparse"
+                    } else {
+                        "dense"
+                    },
+                    f["cell_num"],
+                    f["nonempty_domain"],
+                    if f["has_consolidated_metadata"].as_bool().unwrap_or(false) {
+                        "  (consolidated metadata)"
+                    } else {
+                        ""
+                    }
+                )
+            })?;
         }
         Command::Commits { array, json, key } => {
             let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
             let s = &a.schema;
             let datatype_of = |f: &str| {
-                s.attribute(f).map(|x| x.datatype).or_else(|| {
-                    s.dimensions
-                        .iter()
-                        .find(|d| d.name == f)
-                        .map(|d| d.datatype)
-                })
+                s.attribute(f)
+                    .map(|x| x.datatype)
+                    .or_else(|| s.dimension(f).map(|d| d.datatype))
             };
             let list: Vec<serde_json::Value> = a
                 .delete_conditions
@@ -411,30 +420,24 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                     })
                 })
                 .collect();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
-            } else {
-                for c in &list {
-                    print!(
-                        "{}  {}  t={}  keeps cells where {}",
-                        c["name"].as_str().unwrap_or(""),
-                        c["kind"].as_str().unwrap_or(""),
-                        c["timestamp"],
-                        c["keeps"].as_str().unwrap_or("")
-                    );
-                    if let Some(vs) = c["update_values"].as_array() {
-                        let set: Vec<String> = vs
-                            .iter()
-                            .map(|v| {
-                                format!("{} = {}", v["field"].as_str().unwrap_or(""), v["value"])
-                            })
-                            .collect();
-                        // libtiledb stores update values but does not apply them on read.
-                        print!("; sets {} (not applied on read)", set.join(", "));
-                    }
-                    println!();
+            print_records(json, &list, |c| {
+                let mut line = format!(
+                    "{}  {}  t={}  keeps cells where {}",
+                    c["name"].as_str().unwrap_or(""),
+                    c["kind"].as_str().unwrap_or(""),
+                    c["timestamp"],
+                    c["keeps"].as_str().unwrap_or("")
+                );
+                if let Some(vs) = c["update_values"].as_array() {
+                    let set: Vec<String> = vs
+                        .iter()
+                        .map(|v| format!("{} = {}", v["field"].as_str().unwrap_or(""), v["value"]))
+                        .collect();
+                    // libtiledb stores update values but does not apply them on read.
+                    line += &format!("; sets {} (not applied on read)", set.join(", "));
                 }
-            }
+                line
+            })?;
         }
         Command::Meta { array, json, key } => {
             let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;

@@ -711,6 +711,23 @@ impl FragmentMetadata {
         self.bounds_section(storage, f, 1)
     }
 
+    /// A field's per-tile u64 section (sums, null counts); empty before
+    /// format 11, which has no tile metadata.
+    fn tile_counts(
+        &self,
+        storage: &dyn Storage,
+        f: Field,
+        which: usize,
+        offsets: &[u64],
+        section: &str,
+    ) -> Result<Arc<Vec<u64>>, FragmentError> {
+        let i = self.checked_field(f)?;
+        if offsets.is_empty() {
+            return Ok(Arc::default());
+        }
+        self.u64_section(storage, i, which, offsets, section)
+    }
+
     /// Per-tile sums of a field, as stored bits (read them with
     /// [`Sum::from_bits`](crate::tile_metadata::Sum::from_bits)); empty before format 11.
     pub fn tile_sums(
@@ -718,11 +735,7 @@ impl FragmentMetadata {
         storage: &dyn Storage,
         f: Field,
     ) -> Result<Arc<Vec<u64>>, FragmentError> {
-        let i = self.checked_field(f)?;
-        if self.footer.tile_sum_offsets.is_empty() {
-            return Ok(Arc::default());
-        }
-        self.u64_section(storage, i, 4, &self.footer.tile_sum_offsets, "tile sums")
+        self.tile_counts(storage, f, 4, &self.footer.tile_sum_offsets, "tile sums")
     }
 
     /// Per-tile null counts of a field; empty before format 11.
@@ -731,13 +744,9 @@ impl FragmentMetadata {
         storage: &dyn Storage,
         f: Field,
     ) -> Result<Arc<Vec<u64>>, FragmentError> {
-        let i = self.checked_field(f)?;
-        if self.footer.tile_null_count_offsets.is_empty() {
-            return Ok(Arc::default());
-        }
-        self.u64_section(
+        self.tile_counts(
             storage,
-            i,
+            f,
             5,
             &self.footer.tile_null_count_offsets,
             "tile null counts",

@@ -320,7 +320,8 @@ impl<'a> Query<'a> {
                         }
                         for (k, o) in outs.iter_mut().enumerate() {
                             let at = schema.attribute(&attrs[k]).expect("checked");
-                            put_cell(o, tc.fields[k].as_ref(), c as usize, ri as usize, at, k)?;
+                            let tile = tc.fields[k].as_ref();
+                            put_cell(o, tile, c as usize, ri as usize, at, k, &frag.name)?;
                         }
                     }
                     name_var_buffers(&tc.fields, &mut outs, &mut bufs);
@@ -493,9 +494,7 @@ impl<'a> Query<'a> {
                         let (cell, ri) = locate(&c);
                         for (k, o) in outs.iter_mut().enumerate() {
                             let at = schema.attribute(&attrs[k]).expect("checked");
-                            put_cell(o, fields[k].as_ref(), cell, ri, at, k).map_err(|e| {
-                                QueryError::Invalid(format!("fragment {}: {e}", frag.name))
-                            })?;
+                            put_cell(o, fields[k].as_ref(), cell, ri, at, k, &frag.name)?;
                         }
                         // Var cells reference this tile's buffer: patch the marker below.
                         let mut j = nd;
@@ -1030,11 +1029,14 @@ fn put_cell(
     ri: usize,
     at: &tessera_schema::Attribute,
     k: usize,
+    fragment: &str,
 ) -> Result<(), QueryError> {
     match tile {
         Some(tile) => {
             if cell >= tile.cells as usize {
-                return Err(QueryError::Invalid(format!("cell {cell} is past its tile")));
+                return Err(QueryError::Invalid(format!(
+                    "fragment {fragment}: cell {cell} is past its tile"
+                )));
             }
             if let Some(fx) = &mut o.fixed {
                 let v = tile.value(cell);

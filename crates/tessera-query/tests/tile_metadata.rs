@@ -54,12 +54,9 @@ fn observe(e: &mut Expected, spec: &FieldSpec, tile: &FieldTile, fixed_numeric: 
             continue;
         }
         let v = tile.value(i);
-        if fixed_numeric && v.iter().all(|_| true) {
-            if let Value::Float(x) = Value::decode(t, v) {
-                if x.is_nan() {
-                    continue;
-                }
-            }
+        // NaN takes no part in bounds or sums.
+        if fixed_numeric && matches!(Value::decode(t, v), Value::Float(x) if x.is_nan()) {
+            continue;
         }
         if e.min.as_deref().is_none_or(|m| compare(t, n, v, m).is_lt()) {
             e.min = Some(v.to_vec());
