@@ -3,12 +3,50 @@
 
 use crate::key::Key;
 use crate::QueryError;
+use std::cmp::Ordering;
 use tessera_fragment::condition::{CombineOp, CompareOp, Condition};
 use tessera_schema::ArraySchema;
 use tessera_tile::{datatype::Physical, Datatype};
 
 /// Gives a field's datatype, value bytes and validity for the cell being tested.
 pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)> + 'a;
+
+/// What tile or fragment metadata says of one field over some cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounds {
+    /// The least and greatest non-null value (NaN left out), when kept.
+    pub min_max: Option<(Key, Key)>,
+    /// (null cells, all cells), when the null count can be trusted.
+    pub nulls: Option<(u64, u64)>,
+}
+
+/// Gives a field's datatype and [`Bounds`], or `None` when nothing is known.
+pub type BoundsLookup<'a> = dyn Fn(&str) -> Option<(Datatype, Bounds)> + 'a;
+
+/// Compares a cell with a value as libtiledb's conditions do: floats by
+/// IEEE rules (NaN is unordered, -0 equals 0), the rest by [`Key`]'s order.
+fn ieee_cmp(a: &Key, b: &Key) -> Option<Ordering> {
+    match (a, b) {
+        (Key::Float(x), Key::Float(y)) => x.partial_cmp(y),
+        (Key::Float(x), Key::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Key::Int(x), Key::Float(y)) => (*x as f64).partial_cmp(y),
+        _ => Some(a.cmp(b)),
+    }
+}
+
+/// Whether comparison operator `op` holds for an ordering (`None`: unordered, only `!=` holds).
+fn holds(op: CompareOp, o: Option<Ordering>) -> bool {
+    match (op, o) {
+        (CompareOp::Ne, None) => true,
+        (_, None) => false,
+        (CompareOp::Lt, Some(o)) => o.is_lt(),
+        (CompareOp::Le, Some(o)) => o.is_le(),
+        (CompareOp::Gt, Some(o)) => o.is_gt(),
+        (CompareOp::Ge, Some(o)) => o.is_ge(),
+        (CompareOp::Eq, Some(o)) => o.is_eq(),
+        (_, Some(o)) => o.is_ne(),
+    }
+}
 
 /// A condition bound to field datatypes.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,26 +152,80 @@ impl Expr {
                     return false;
                 }
                 let cell = Key::decode(dt, bytes);
-                let key = |v: &Vec<u8>| Key::decode(dt, v);
+                let eq =
+                    |v: &Vec<u8>| ieee_cmp(&cell, &Key::decode(dt, v)) == Some(Ordering::Equal);
                 match op {
-                    CompareOp::In => values.iter().any(|v| cell == key(v)),
-                    CompareOp::NotIn => values.iter().all(|v| cell != key(v)),
+                    CompareOp::In => values.iter().any(eq),
+                    CompareOp::NotIn => !values.iter().any(eq),
                     CompareOp::AlwaysTrue => true,
                     CompareOp::AlwaysFalse => false,
                     _ => {
                         let Some(v) = values.first() else {
                             return false;
                         };
-                        let o = cell.cmp(&key(v));
-                        match op {
-                            CompareOp::Lt => o.is_lt(),
-                            CompareOp::Le => o.is_le(),
-                            CompareOp::Gt => o.is_gt(),
-                            CompareOp::Ge => o.is_ge(),
-                            CompareOp::Eq => o.is_eq(),
-                            _ => o.is_ne(),
-                        }
+                        holds(*op, ieee_cmp(&cell, &Key::decode(dt, v)))
                     }
+                }
+            }
+        }
+    }
+
+    /// False only when no cell described by `bounds` can satisfy the
+    /// condition, so a tile or fragment with those bounds need not be read.
+    /// Fields `bounds` knows nothing of (`None`) may hold anything.
+    ///
+    /// ```
+    /// use tessera_fragment::condition::CompareOp;
+    /// use tessera_query::condition::{Bounds, Expr};
+    /// use tessera_query::Key;
+    /// use tessera_tile::Datatype;
+    /// let e = Expr::Compare { field: "a".into(), op: CompareOp::Gt, values: vec![10i32.to_le_bytes().to_vec()] };
+    /// let tile = Bounds { min_max: Some((Key::Int(1), Key::Int(7))), nulls: Some((0, 100)) };
+    /// assert!(!e.may_match(&|_| Some((Datatype::Int32, tile.clone()))));
+    /// assert!(e.may_match(&|_| None));
+    /// ```
+    pub fn may_match(&self, bounds: &BoundsLookup<'_>) -> bool {
+        match self {
+            Expr::Const(b) => *b,
+            Expr::And(v) => v.iter().all(|e| e.may_match(bounds)),
+            Expr::Or(v) => v.iter().any(|e| e.may_match(bounds)),
+            // A negation holds where its operand fails, nulls included:
+            // bounds of values say nothing about that.
+            Expr::Not(_) => true,
+            Expr::IsNull { field, negated } => match bounds(field).and_then(|(_, b)| b.nulls) {
+                Some((nulls, cells)) if *negated => nulls < cells,
+                Some((nulls, _)) => nulls > 0,
+                None => true,
+            },
+            Expr::Compare { field, op, values } => {
+                let Some((dt, b)) = bounds(field) else {
+                    return true;
+                };
+                // Comparisons never hold on nulls.
+                if b.nulls.is_some_and(|(nulls, cells)| nulls == cells) {
+                    return false;
+                }
+                let Some((lo, hi)) = &b.min_max else {
+                    return true;
+                };
+                let within = |v: &Vec<u8>| {
+                    let v = Key::decode(dt, v);
+                    holds(CompareOp::Le, ieee_cmp(lo, &v)) && holds(CompareOp::Le, ieee_cmp(&v, hi))
+                };
+                let first = values.first().map(|v| Key::decode(dt, v));
+                match (op, first) {
+                    (CompareOp::AlwaysFalse, _) => false,
+                    (CompareOp::Eq, Some(_)) => within(&values[0]),
+                    (CompareOp::In, _) => values.iter().any(within),
+                    (CompareOp::Lt | CompareOp::Le, Some(v)) => holds(*op, ieee_cmp(lo, &v)),
+                    (CompareOp::Gt | CompareOp::Ge, Some(v)) => holds(*op, ieee_cmp(hi, &v)),
+                    // Float cells may be NaN, which no bounds include and
+                    // which differs from every value.
+                    (CompareOp::Ne | CompareOp::NotIn, _) if matches!(lo, Key::Float(_)) => true,
+                    (CompareOp::Ne | CompareOp::NotIn, _) => {
+                        !(lo == hi && values.iter().any(|v| Key::decode(dt, v) == *lo))
+                    }
+                    _ => true,
                 }
             }
         }
@@ -363,4 +455,78 @@ pub fn encode(lit: &str, dt: Datatype) -> Result<Vec<u8>, QueryError> {
             .to_vec(),
         Physical::Bytes => unq.as_bytes().to_vec(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on_f64(op: CompareOp, cell: f64, lit: f64) -> bool {
+        let e = Expr::Compare {
+            field: "x".into(),
+            op,
+            values: vec![lit.to_le_bytes().to_vec()],
+        };
+        let b = cell.to_le_bytes();
+        e.eval(&|_| Some((Datatype::Float64, &b[..], true)))
+    }
+
+    #[test]
+    fn floats_compare_by_ieee_rules() {
+        // NaN is unordered: only != holds; -0 equals 0.
+        for op in [CompareOp::Lt, CompareOp::Le, CompareOp::Gt, CompareOp::Ge] {
+            assert!(!on_f64(op, f64::NAN, 5.0), "{op:?}");
+        }
+        assert!(on_f64(CompareOp::Ne, f64::NAN, 5.0));
+        assert!(!on_f64(CompareOp::Eq, f64::NAN, f64::NAN));
+        assert!(on_f64(CompareOp::Eq, -0.0, 0.0));
+        assert!(on_f64(CompareOp::NotIn, f64::NAN, 1.0));
+    }
+
+    #[test]
+    fn bounds_prune_only_what_cannot_match() {
+        let int = |v: i32| v.to_le_bytes().to_vec();
+        let c = |op, v: i32| Expr::Compare {
+            field: "a".into(),
+            op,
+            values: vec![int(v)],
+        };
+        let b = |lo: i128, hi: i128, nulls| Bounds {
+            min_max: Some((Key::Int(lo), Key::Int(hi))),
+            nulls,
+        };
+        let may = |e: &Expr, bd: Bounds| e.may_match(&|_| Some((Datatype::Int32, bd.clone())));
+        assert!(!may(&c(CompareOp::Lt, 3), b(3, 9, None)));
+        assert!(may(&c(CompareOp::Le, 3), b(3, 9, None)));
+        assert!(!may(&c(CompareOp::Gt, 9), b(3, 9, None)));
+        assert!(may(&c(CompareOp::Ge, 9), b(3, 9, None)));
+        assert!(!may(&c(CompareOp::Eq, 10), b(3, 9, None)));
+        assert!(!may(&c(CompareOp::Ne, 4), b(4, 4, None)));
+        assert!(may(&c(CompareOp::Ne, 4), b(4, 5, None)));
+        // Every cell null: no comparison holds, but IS NULL does.
+        assert!(!may(&c(CompareOp::Ge, 0), b(0, 0, Some((8, 8)))));
+        let null = |negated| Expr::IsNull {
+            field: "a".into(),
+            negated,
+        };
+        assert!(may(&null(false), b(0, 0, Some((8, 8)))));
+        assert!(!may(&null(true), b(0, 0, Some((8, 8)))));
+        assert!(!may(&null(false), b(0, 0, Some((0, 8)))));
+        // A negation may hold on nulls and on anything the bounds hide.
+        assert!(may(
+            &Expr::Not(Box::new(c(CompareOp::Lt, 0))),
+            b(3, 9, None)
+        ));
+        // Float bounds leave NaN out: != and NOT IN may always hold.
+        let f = Bounds {
+            min_max: Some((Key::Float(1.0), Key::Float(1.0))),
+            nulls: None,
+        };
+        let ne = Expr::Compare {
+            field: "f".into(),
+            op: CompareOp::Ne,
+            values: vec![1.0f64.to_le_bytes().to_vec()],
+        };
+        assert!(ne.may_match(&|_| Some((Datatype::Float64, f.clone()))));
+    }
 }

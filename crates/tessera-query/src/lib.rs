@@ -13,6 +13,7 @@ pub mod condition;
 pub mod error;
 pub mod hilbert;
 pub mod key;
+mod prune;
 pub mod read;
 pub mod result;
 pub mod tiles;

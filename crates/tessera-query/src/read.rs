@@ -36,6 +36,7 @@ pub struct Query<'a> {
     layout: Option<Layout>,
     condition: Option<Expr>,
     pub(crate) with_dimensions: bool,
+    prune: bool,
 }
 
 /// A dense dimension's tile grid: domain, tile extent, and the range a
@@ -101,6 +102,7 @@ impl<'a> Query<'a> {
             layout: None,
             condition: None,
             with_dimensions: true,
+            prune: true,
         }
     }
 
@@ -144,6 +146,15 @@ impl<'a> Query<'a> {
     /// Whether to return the dimensions (default: yes).
     pub fn dimensions(mut self, yes: bool) -> Self {
         self.with_dimensions = yes;
+        self
+    }
+
+    /// Whether sparse reads with a condition skip fragments and tiles whose
+    /// metadata (fragment summary, tile mins, maxes and null counts) shows
+    /// no cell can satisfy it (default: yes). The result is the same either
+    /// way; turning it off serves comparisons and benchmarks.
+    pub fn prune(mut self, yes: bool) -> Self {
+        self.prune = yes;
         self
     }
 
@@ -304,7 +315,7 @@ impl<'a> Query<'a> {
             if !frag.footer.dense {
                 // A sparse fragment (TileDB before 2.5 accepted unordered
                 // writes to dense arrays): its cells overwrite theirs.
-                for tc in self.sparse_tiles(fi, frag, attrs)? {
+                for tc in self.sparse_tiles(fi, frag, attrs, None)? {
                     for &c in &tc.cells {
                         let mut ri = 0u64;
                         let mut inside = true;
@@ -633,13 +644,20 @@ impl<'a> Query<'a> {
     /// Reads the tiles of sparse fragment `frag` (number `fi`) that meet
     /// the subarray: coordinates, the cells inside the ranges, and `fields`
     /// (plus per-cell and delete timestamps when the fragment has them) of
-    /// the tiles with any such cell.
+    /// the tiles with any such cell. With `prune_by`, fragments and tiles
+    /// whose metadata shows no cell can satisfy it are left unread.
     fn sparse_tiles(
         &self,
         fi: usize,
         frag: &FragmentMetadata,
         fields: &[String],
+        prune_by: Option<&Expr>,
     ) -> Result<Vec<TileCells>, QueryError> {
+        if let Some(c) = prune_by {
+            if !crate::prune::fragment_may_match(self.storage, frag, c)? {
+                return Ok(Vec::new());
+            }
+        }
         let dims = &frag.schema.dimensions;
         let nd = dims.len();
         let key = self.array.key;
@@ -648,7 +666,11 @@ impl<'a> Query<'a> {
             .has(tessera_fragment::gates::SPLIT_COORDINATES);
         let rt = frag.rtree(self.storage)?;
         let ranges = &self.ranges;
-        let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+        let mut hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+        if let Some(c) = prune_by {
+            let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
+            hits.retain(|&(t, _)| pruner.tile_may_match(c, t));
+        }
         let dim_specs: Vec<FieldSpec> = (0..nd)
             .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
             .collect();
@@ -768,7 +790,8 @@ impl<'a> Query<'a> {
                     frag.name
                 )));
             }
-            tiles.extend(self.sparse_tiles(fi, frag, &fields)?);
+            let prune_by = self.condition.as_ref().filter(|_| self.prune);
+            tiles.extend(self.sparse_tiles(fi, frag, &fields, prune_by)?);
         }
         // Cell references with their timestamps.
         let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);

@@ -1,0 +1,148 @@
+//! Pruning by condition: which fragments and tiles of a sparse read can hold
+//! a cell satisfying the query condition, judged from the fragment summary
+//! and the tile mins, maxes and null counts libtiledb writes (format 11 and
+//! later), before any tile is read.
+
+use crate::condition::{Bounds, Expr};
+use crate::key::Key;
+use crate::QueryError;
+use std::sync::Arc;
+use tessera_fragment::tile_metadata::{trusted, TileBounds};
+use tessera_fragment::{Field, FragmentMetadata};
+use tessera_schema::CellValNum;
+use tessera_tile::storage::Storage;
+use tessera_tile::Datatype;
+
+/// The metadata of one condition field in one fragment.
+struct FieldMeta {
+    name: String,
+    datatype: Datatype,
+    nullable: bool,
+    var: bool,
+    mins: Arc<TileBounds>,
+    maxes: Arc<TileBounds>,
+    nulls: Arc<Vec<u64>>,
+}
+
+/// The condition fields' metadata in one fragment, loaded once.
+pub(crate) struct FragmentPruner<'f> {
+    frag: &'f FragmentMetadata,
+    fields: Vec<FieldMeta>,
+}
+
+/// A condition field of `frag`, when its metadata can judge the condition:
+/// single numbers and var-sized strings (whose bounds order as their cells
+/// do), whose metadata [`trusted`] allows. `None` for fields the fragment
+/// lacks (schema evolution) or keeps no usable metadata for.
+fn usable_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool, bool)> {
+    let s = &frag.schema;
+    let (field, datatype, n, nullable) =
+        if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
+            let a = &s.attributes[i];
+            (Field::Attribute(i), a.datatype, a.cell_val_num, a.nullable)
+        } else {
+            let j = s.dimensions.iter().position(|d| d.name == name)?;
+            let d = &s.dimensions[j];
+            (Field::Dimension(j), d.datatype, d.cell_val_num, false)
+        };
+    let string = matches!(
+        datatype,
+        Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
+    );
+    let ordered = n == CellValNum::Fixed(1) || (n.is_var() && string);
+    let string_fixed = string && !n.is_var();
+    (ordered && trusted(frag.version().0, frag.footer.dense, nullable, string_fixed)).then_some((
+        field,
+        datatype,
+        nullable,
+        n.is_var(),
+    ))
+}
+
+/// A field's null count as [`Bounds::nulls`]: known zero when not
+/// nullable; libtiledb writes 0 for var-sized nullable fields, so only
+/// fixed-sized ones' counts are taken.
+fn nulls(nullable: bool, var: bool, count: Option<u64>, cells: u64) -> Option<(u64, u64)> {
+    match (nullable, var) {
+        (false, _) => Some((0, cells)),
+        (true, false) => count.map(|n| (n, cells)),
+        (true, true) => None,
+    }
+}
+
+impl<'f> FragmentPruner<'f> {
+    /// Loads what `cond` needs from `frag`; fields the fragment lacks
+    /// (schema evolution) or keeps no usable metadata for are left unknown.
+    pub fn new(
+        storage: &dyn Storage,
+        frag: &'f FragmentMetadata,
+        cond: &Expr,
+    ) -> Result<Self, QueryError> {
+        let mut names = Vec::new();
+        cond.fields(&mut names);
+        let mut fields = Vec::new();
+        for name in names {
+            let Some((field, datatype, nullable, var)) = usable_field(frag, &name) else {
+                continue;
+            };
+            fields.push(FieldMeta {
+                name,
+                datatype,
+                nullable,
+                var,
+                mins: frag.tile_mins(storage, field)?,
+                maxes: frag.tile_maxes(storage, field)?,
+                nulls: if nullable && !var {
+                    frag.tile_null_counts(storage, field)?
+                } else {
+                    Arc::default()
+                },
+            });
+        }
+        Ok(FragmentPruner { frag, fields })
+    }
+
+    /// Whether tile `t` may hold a cell satisfying `cond`.
+    pub fn tile_may_match(&self, cond: &Expr, t: u64) -> bool {
+        let cells = self.frag.cell_num(t);
+        cond.may_match(&|name| {
+            let f = self.fields.iter().find(|f| f.name == name)?;
+            let i = t as usize;
+            let nulls = nulls(f.nullable, f.var, f.nulls.get(i).copied(), cells);
+            let min_max = match (f.mins.get(i), f.maxes.get(i)) {
+                (Some(lo), Some(hi)) => {
+                    Some((Key::decode(f.datatype, lo), Key::decode(f.datatype, hi)))
+                }
+                _ => None,
+            };
+            Some((f.datatype, Bounds { min_max, nulls }))
+        })
+    }
+}
+
+/// Whether fragment `frag` may hold a cell satisfying `cond`, from its
+/// fragment-level summary (format 12 and later) alone: no tile metadata read.
+pub(crate) fn fragment_may_match(
+    storage: &dyn Storage,
+    frag: &FragmentMetadata,
+    cond: &Expr,
+) -> Result<bool, QueryError> {
+    if frag.footer.fragment_summary_offset.is_none() {
+        return Ok(true);
+    }
+    let summary = frag.fragment_summary(storage)?;
+    let cells = frag.total_cell_num();
+    Ok(cond.may_match(&|name| {
+        let (field, datatype, nullable, var) = usable_field(frag, name)?;
+        let sum = summary.get(frag.field_index(field)?)?;
+        // An empty min is a bound not kept.
+        let min_max = (!sum.min.is_empty()).then(|| {
+            (
+                Key::decode(datatype, &sum.min),
+                Key::decode(datatype, &sum.max),
+            )
+        });
+        let nulls = nulls(nullable, var, Some(sum.null_count), cells);
+        Some((datatype, Bounds { min_max, nulls }))
+    }))
+}
