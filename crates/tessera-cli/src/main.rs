@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tessera::fragment::OpenArray;
-use tessera::query::{Expr, Key, Query};
+use tessera::query::{Aggregate, Expr, Key, Query};
 use tessera::tile::storage::LocalFs;
 use tessera::tile::{datatype::Physical, Layout};
 
@@ -76,6 +76,35 @@ enum Command {
         /// bytes (decoded tiles plus results), e.g. `64M`, `2G`.
         #[arg(long, default_value = "1G", value_parser = parse_size)]
         budget: u64,
+    },
+    /// Compute aggregates over the cells of a subarray (from fragment and
+    /// tile metadata where it can), printed as one JSON object; e.g.
+    /// `tessera aggregate ARRAY count 'sum(a)' 'max(b)'`.
+    Aggregate {
+        /// The array folder.
+        array: PathBuf,
+        /// `count`, `sum(F)`, `min(F)`, `max(F)`, `null_count(F)`, `mean(F)`.
+        #[arg(required = true)]
+        aggregates: Vec<String>,
+        /// `DIM=LO:HI[,LO:HI...]`, inclusive; repeat for several dimensions.
+        #[arg(long)]
+        subarray: Vec<String>,
+        /// Open at timestamp `T`, or at the range `T1:T2` (milliseconds).
+        #[arg(long)]
+        timestamp: Option<String>,
+        /// Aggregate only cells satisfying a condition.
+        #[arg(long = "where")]
+        condition: Option<String>,
+        /// AES-256-GCM key.
+        #[arg(long)]
+        key: Option<String>,
+        /// Memory budget for the tiles that must be decoded.
+        #[arg(long, default_value = "1G", value_parser = parse_size)]
+        budget: u64,
+        /// Also print how the values were reached (fragments and tiles
+        /// answered from metadata, cells decoded).
+        #[arg(long)]
+        stats: bool,
     },
     /// Print the array schema.
     Schema {
@@ -158,6 +187,59 @@ enum Command {
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Adds `--subarray` ranges and a `--where` condition to a query.
+fn select<'a>(
+    mut q: Query<'a>,
+    a: &OpenArray,
+    subarray: &[String],
+    condition: Option<String>,
+) -> Result<Query<'a>, BoxError> {
+    for s in subarray {
+        let (dim, ranges) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--subarray `{s}`: expected DIM=LO:HI"))?;
+        let d = a
+            .schema
+            .dimension(dim)
+            .ok_or_else(|| format!("--subarray: the array has no dimension `{dim}`"))?;
+        for r in ranges.split(',') {
+            let (lo, hi) = r
+                .split_once(':')
+                .ok_or_else(|| format!("--subarray `{s}`: expected LO:HI"))?;
+            q = q.range(
+                dim,
+                parse_bound(lo, d.datatype)?,
+                parse_bound(hi, d.datatype)?,
+            );
+        }
+    }
+    if let Some(c) = condition {
+        q = q.condition(Expr::parse(&c, &a.schema)?);
+    }
+    Ok(q)
+}
+
+/// `count`, `sum(F)`, `min(F)`, `max(F)`, `null_count(F)` or `mean(F)`.
+fn parse_aggregate(s: &str) -> Result<Aggregate, BoxError> {
+    if s.trim().eq_ignore_ascii_case("count") {
+        return Ok(Aggregate::Count);
+    }
+    let (op, field) = s
+        .trim()
+        .strip_suffix(')')
+        .and_then(|x| x.split_once('('))
+        .ok_or_else(|| format!("aggregate `{s}`: expected count or OP(FIELD)"))?;
+    let field = field.trim().to_owned();
+    Ok(match op.trim().to_ascii_lowercase().as_str() {
+        "sum" => Aggregate::Sum(field),
+        "min" => Aggregate::Min(field),
+        "max" => Aggregate::Max(field),
+        "null_count" => Aggregate::NullCount(field),
+        "mean" => Aggregate::Mean(field),
+        o => return Err(format!("aggregate `{s}`: unknown operation `{o}`").into()),
+    })
+}
 
 fn parse_key(k: &Option<String>) -> Result<Option<[u8; 32]>, BoxError> {
     let Some(k) = k else { return Ok(None) };
@@ -250,28 +332,9 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             let (t1, t2) = parse_timestamp(&timestamp)?;
             let key = parse_key(&key)?;
             let a = OpenArray::open(&LocalFs, &array, t1, t2, key)?;
-            let mut q = Query::new(&LocalFs, &a);
+            let mut q = select(Query::new(&LocalFs, &a), &a, &subarray, condition)?;
             if let Some(attrs) = attrs {
                 q = q.attributes(attrs);
-            }
-            for s in &subarray {
-                let (dim, ranges) = s
-                    .split_once('=')
-                    .ok_or_else(|| format!("--subarray `{s}`: expected DIM=LO:HI"))?;
-                let d = a
-                    .schema
-                    .dimension(dim)
-                    .ok_or_else(|| format!("--subarray: the array has no dimension `{dim}`"))?;
-                for r in ranges.split(',') {
-                    let (lo, hi) = r
-                        .split_once(':')
-                        .ok_or_else(|| format!("--subarray `{s}`: expected LO:HI"))?;
-                    q = q.range(
-                        dim,
-                        parse_bound(lo, d.datatype)?,
-                        parse_bound(hi, d.datatype)?,
-                    );
-                }
             }
             if let Some(l) = layout {
                 q = q.layout(match l {
@@ -280,9 +343,6 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                     LayoutArg::Global => Layout::GlobalOrder,
                     LayoutArg::Unordered => Layout::Unordered,
                 });
-            }
-            if let Some(c) = condition {
-                q = q.condition(Expr::parse(&c, &a.schema)?);
             }
             let batches = q.batches(budget)?;
             let sink: Box<dyn Write + Send> = match output {
@@ -302,6 +362,39 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             }
             bar.finish_and_clear();
             out.finish()?;
+        }
+        Command::Aggregate {
+            array,
+            aggregates,
+            subarray,
+            timestamp,
+            condition,
+            key,
+            budget,
+            stats,
+        } => {
+            let (t1, t2) = parse_timestamp(&timestamp)?;
+            let key = parse_key(&key)?;
+            let a = OpenArray::open(&LocalFs, &array, t1, t2, key)?;
+            let q = select(Query::new(&LocalFs, &a), &a, &subarray, condition)?;
+            let aggs = aggregates
+                .iter()
+                .map(|s| parse_aggregate(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            let r = q.aggregate(&aggs, budget)?;
+            let mut obj = serde_json::Map::new();
+            for (name, v) in aggregates.iter().zip(&r.values) {
+                obj.insert(name.clone(), v.to_json());
+            }
+            if stats {
+                obj.insert(
+                    "fragments_from_metadata".into(),
+                    r.fragments_from_metadata.into(),
+                );
+                obj.insert("tiles_from_metadata".into(), r.tiles_from_metadata.into());
+                obj.insert("cells_decoded".into(), r.cells_decoded.into());
+            }
+            println!("{}", serde_json::Value::Object(obj));
         }
         Command::Schema {
             array,

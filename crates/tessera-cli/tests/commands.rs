@@ -150,6 +150,58 @@ fn commits_snapshots() {
 }
 
 #[test]
+fn aggregate_snapshots() {
+    // Metadata answers the whole one-fragment array, tiles of a subarray
+    // (decoding the cut ones), and nothing under a condition.
+    let large = common::testdata().join("tiledb-0.36.1/sparse_large/array");
+    let strings = common::testdata().join("tiledb-0.36.1/sparse_strings/array");
+    let mut all = String::new();
+    for args in [
+        vec![
+            &*large.to_string_lossy(),
+            "count",
+            "sum(v)",
+            "min(v)",
+            "max(v)",
+            "mean(v)",
+            "null_count(v)",
+        ],
+        vec![
+            &*large.to_string_lossy(),
+            "count",
+            "sum(v)",
+            "--subarray",
+            "x=10:5000",
+        ],
+        vec![
+            &*large.to_string_lossy(),
+            "count",
+            "max(v)",
+            "--where",
+            "v < 100",
+        ],
+        vec![
+            &*strings.to_string_lossy(),
+            "count",
+            "min(u)",
+            "max(u)",
+            "null_count(n)",
+            "sum(n)",
+        ],
+    ] {
+        let mut a = vec!["aggregate", "--stats"];
+        a.extend(args.iter().copied());
+        let (ok, out, err) = tessera(&a);
+        assert!(ok, "{err}");
+        all += &format!("{}\n{out}", args[1..].join(" "));
+    }
+    insta::assert_snapshot!("aggregate", all);
+    let (ok, _, err) = tessera(&["aggregate", &strings.to_string_lossy(), "sum(u)"]);
+    assert!(!ok);
+    insta::assert_snapshot!("error_aggregate_undefined", err);
+}
+
+#[test]
 fn error_message_snapshots() {
     let (ok, _, err) = tessera(&["read", "/nonexistent/array"]);
     assert!(!ok);

@@ -6,6 +6,7 @@
 //! read, then decodes the needed tiles in parallel with rayon and returns a
 //! columnar [`ReadResult`].
 
+pub mod aggregate;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod batch;
@@ -18,6 +19,7 @@ pub mod read;
 pub mod result;
 pub mod tiles;
 
+pub use aggregate::{Aggregate, AggregateValue, Aggregates};
 pub use batch::Batches;
 pub use condition::Expr;
 pub use error::QueryError;

@@ -1,5 +1,6 @@
 //! Reads: the query builder and the dense and sparse readers.
 
+use crate::aggregate::Answered;
 use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{ColumnBuilder, ReadResult};
@@ -34,9 +35,11 @@ pub struct Query<'a> {
     pub(crate) attributes: Option<Vec<String>>,
     pub(crate) ranges: Vec<Vec<(Key, Key)>>,
     layout: Option<Layout>,
-    condition: Option<Expr>,
+    pub(crate) condition: Option<Expr>,
     pub(crate) with_dimensions: bool,
     prune: bool,
+    /// Per fragment, what aggregates answered from metadata (left unread).
+    pub(crate) answered: Arc<Vec<Answered>>,
 }
 
 /// A dense dimension's tile grid: domain, tile extent, and the range a
@@ -103,6 +106,7 @@ impl<'a> Query<'a> {
             condition: None,
             with_dimensions: true,
             prune: true,
+            answered: Arc::default(),
         }
     }
 
@@ -658,6 +662,10 @@ impl<'a> Query<'a> {
                 return Ok(Vec::new());
             }
         }
+        let answered = self.answered.get(fi).unwrap_or(&Answered::Nothing);
+        if *answered == Answered::Fragment {
+            return Ok(Vec::new());
+        }
         let dims = &frag.schema.dimensions;
         let nd = dims.len();
         let key = self.array.key;
@@ -670,6 +678,9 @@ impl<'a> Query<'a> {
         if let Some(c) = prune_by {
             let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
             hits.retain(|&(t, _)| pruner.tile_may_match(c, t));
+        }
+        if let Answered::Tiles(done) = answered {
+            hits.retain(|(t, _)| done.binary_search(t).is_err());
         }
         let dim_specs: Vec<FieldSpec> = (0..nd)
             .map(|j| FieldSpec::of(frag, Field::Dimension(j)))

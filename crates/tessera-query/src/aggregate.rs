@@ -1,0 +1,674 @@
+//! Aggregates: count, sum, min, max, null count and mean over the cells a
+//! query selects, answered from fragment and tile metadata wherever the
+//! data allow it, decoding only the tiles they must.
+//!
+//! In a sparse array a fragment's summary (format 12 and later) answers for
+//! the whole fragment, and a tile's mins, maxes, sums and null counts
+//! (format 11 and later) for the whole tile, when no cell of it can be
+//! dropped or shadowed: the subarray covers it (its non-empty domain, or
+//! its MBR), no query condition is set, no delete or update commit applies
+//! to it, it keeps no per-cell timestamps, and either the array allows
+//! duplicates or no other fragment's non-empty domain meets its own. The
+//! rest is read and decoded in batches. Dense arrays count the fill
+//! values of unwritten cells as libtiledb does, which tile metadata leaves
+//! out, so they are always decoded.
+//!
+//! Values follow libtiledb: sums of signed integers are `i64`, of unsigned
+//! `u64`, of floats `f64`, saturating on overflow; min and max are of
+//! single-valued fields and strings; nulls take no part, and a field whose
+//! every selected cell is null has a null sum, min, max and mean. NaN takes
+//! no part either, as in the tile metadata libtiledb writes.
+
+use crate::read::{mbr_overlap, Query};
+use crate::result::ReadResult;
+use crate::QueryError;
+use std::cmp::Ordering;
+use tessera_fragment::tile_metadata::{trusted, Sum};
+use tessera_fragment::{Field, FragmentMetadata, Overlap};
+use tessera_schema::{CellValNum, Range1D, Value};
+use tessera_tile::Datatype;
+
+/// An aggregate over the cells a query selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Number of cells.
+    Count,
+    /// Sum of a numeric single-valued field.
+    Sum(String),
+    /// Least value of a single-valued field or a string.
+    Min(String),
+    /// Greatest value.
+    Max(String),
+    /// Null cells of a field (0 for a field that is not nullable).
+    NullCount(String),
+    /// Mean of a numeric single-valued field.
+    Mean(String),
+}
+
+impl Aggregate {
+    fn field(&self) -> Option<&str> {
+        match self {
+            Aggregate::Count => None,
+            Aggregate::Sum(f)
+            | Aggregate::Min(f)
+            | Aggregate::Max(f)
+            | Aggregate::NullCount(f)
+            | Aggregate::Mean(f) => Some(f),
+        }
+    }
+}
+
+impl std::fmt::Display for Aggregate {
+    /// As the CLI spells it: `count`, `sum(a)`, `null_count(a)`...
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = match self {
+            Aggregate::Count => return f.write_str("count"),
+            Aggregate::Sum(_) => "sum",
+            Aggregate::Min(_) => "min",
+            Aggregate::Max(_) => "max",
+            Aggregate::NullCount(_) => "null_count",
+            Aggregate::Mean(_) => "mean",
+        };
+        write!(f, "{op}({})", self.field().unwrap_or_default())
+    }
+}
+
+/// The value of one aggregate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AggregateValue {
+    /// Counts, and sums of unsigned integers.
+    UInt(u64),
+    /// Sums of signed integers.
+    Int(i64),
+    /// Sums of floats, and means.
+    Float(f64),
+    /// A min or max: one value of the field's datatype, as stored.
+    Value(Datatype, Vec<u8>),
+    /// Every selected cell was null (or none was selected).
+    Null,
+}
+
+impl AggregateValue {
+    /// As JSON: numbers (NaN and infinities as strings), strings for
+    /// string values, `null`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            AggregateValue::UInt(v) => Value::UInt(*v).to_json(),
+            AggregateValue::Int(v) => Value::Int(*v).to_json(),
+            AggregateValue::Float(v) => Value::Float(*v).to_json(),
+            AggregateValue::Value(t, b) => Value::decode(*t, b).to_json(),
+            AggregateValue::Null => serde_json::Value::Null,
+        }
+    }
+}
+
+/// Aggregate values, with how they were reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregates {
+    /// One value per aggregate asked, in order.
+    pub values: Vec<AggregateValue>,
+    /// Fragments answered whole from their summary.
+    pub fragments_from_metadata: u64,
+    /// Tiles answered from tile metadata.
+    pub tiles_from_metadata: u64,
+    /// Cells read and decoded.
+    pub cells_decoded: u64,
+}
+
+/// The running state of one field.
+#[derive(Debug, Clone)]
+struct FieldAcc {
+    datatype: Datatype,
+    cell_val_num: CellValNum,
+    nullable: bool,
+    nulls: u64,
+    /// Non-null, non-NaN values summed.
+    summed: u64,
+    /// Their exact sum, saturated only when reported.
+    sum: Option<Exact>,
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+}
+
+/// Orders two values of a field as libtiledb's min/max do: numbers by
+/// value, strings bytewise.
+fn order(t: Datatype, n: CellValNum, a: &[u8], b: &[u8]) -> Ordering {
+    if n == CellValNum::Fixed(1) {
+        match (Value::decode(t, a), Value::decode(t, b)) {
+            (Value::Int(x), Value::Int(y)) => return x.cmp(&y),
+            (Value::UInt(x), Value::UInt(y)) => return x.cmp(&y),
+            (Value::Float(x), Value::Float(y)) => return x.total_cmp(&y),
+            _ => {}
+        }
+    }
+    a.cmp(b)
+}
+
+/// A running sum, wide enough that adding `u64` cells or tile sums cannot
+/// overflow it in any array that fits in storage.
+#[derive(Debug, Clone, Copy)]
+enum Exact {
+    Int(i128),
+    Float(f64),
+}
+
+impl Exact {
+    fn of(s: Sum) -> Exact {
+        match s {
+            Sum::Int(v) => Exact::Int(v as i128),
+            Sum::UInt(v) => Exact::Int(v as i128),
+            Sum::Float(v) => Exact::Float(v),
+        }
+    }
+
+    fn add(self, s: Sum) -> Exact {
+        match (self, Exact::of(s)) {
+            (Exact::Int(a), Exact::Int(b)) => Exact::Int(a.saturating_add(b)),
+            (Exact::Float(a), Exact::Float(b)) => Exact::Float(a + b),
+            (a, _) => a,
+        }
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Exact::Int(v) => v as f64,
+            Exact::Float(v) => v,
+        }
+    }
+}
+
+/// Whether stored sum bits are a saturated sum, which no longer gives the
+/// mean (nor the sum, once added to others).
+fn saturated(t: Datatype, bits: u64) -> bool {
+    match Sum::from_bits(t, bits) {
+        Some(Sum::Int(v)) => v == i64::MIN || v == i64::MAX,
+        Some(Sum::UInt(v)) => v == u64::MAX,
+        _ => false,
+    }
+}
+
+impl FieldAcc {
+    fn summable(&self) -> bool {
+        self.cell_val_num == CellValNum::Fixed(1) && Sum::from_bits(self.datatype, 0).is_some()
+    }
+
+    fn bound(&mut self, v: &[u8]) {
+        let (t, n) = (self.datatype, self.cell_val_num);
+        if self
+            .min
+            .as_deref()
+            .is_none_or(|m| order(t, n, v, m).is_lt())
+        {
+            self.min = Some(v.to_vec());
+        }
+        if self
+            .max
+            .as_deref()
+            .is_none_or(|m| order(t, n, v, m).is_gt())
+        {
+            self.max = Some(v.to_vec());
+        }
+    }
+
+    fn cell(&mut self, v: &[u8], valid: bool) {
+        if !valid {
+            self.nulls += 1;
+            return;
+        }
+        let value = Value::decode(self.datatype, v);
+        if self.cell_val_num == CellValNum::Fixed(1)
+            && matches!(value, Value::Float(x) if x.is_nan())
+        {
+            return;
+        }
+        self.bound(v);
+        if self.summable() {
+            let s = match value {
+                Value::Int(x) => Sum::Int(x),
+                Value::UInt(x) => Sum::UInt(x),
+                Value::Float(x) => Sum::Float(x),
+                _ => return,
+            };
+            self.sum = Some(self.sum.map_or(Exact::of(s), |a| a.add(s)));
+            self.summed += 1;
+        }
+    }
+
+    /// Adds metadata: `nulls` of `cells`, the stored sum bits, min and max.
+    fn metadata(
+        &mut self,
+        cells: u64,
+        nulls: u64,
+        sum: Option<u64>,
+        bounds: Option<(&[u8], &[u8])>,
+    ) {
+        self.nulls += nulls;
+        if nulls >= cells {
+            return; // all null: the stored bounds are zeros, not values
+        }
+        if let Some((lo, hi)) = bounds {
+            self.bound(lo);
+            self.bound(hi);
+        }
+        if let Some(s) = sum.and_then(|b| Sum::from_bits(self.datatype, b)) {
+            self.sum = Some(self.sum.map_or(Exact::of(s), |a| a.add(s)));
+            self.summed += cells - nulls;
+        }
+    }
+}
+
+/// What one tile or fragment's metadata holds for one field.
+struct FieldMetadata<'m> {
+    nulls: Option<u64>,
+    sum: Option<u64>,
+    bounds: Option<(&'m [u8], &'m [u8])>,
+}
+
+impl<'a> Query<'a> {
+    /// Computes aggregates over the cells this query selects (its ranges
+    /// and condition; attributes and layout play no part), from metadata
+    /// where it can; what it must decode it reads in batches of about
+    /// `budget` bytes.
+    ///
+    /// ```no_run
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::{Aggregate, Query};
+    /// use tessera_tile::storage::LocalFs;
+    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let r = Query::new(&LocalFs, &array)
+    ///     .aggregate(&[Aggregate::Count, Aggregate::Sum("a".into())], 64 << 20)
+    ///     .unwrap();
+    /// println!("{} cells, sum {}", r.values[0].to_json(), r.values[1].to_json());
+    /// ```
+    pub fn aggregate(&self, aggs: &[Aggregate], budget: u64) -> Result<Aggregates, QueryError> {
+        let schema = self.array.schema.clone();
+        let mut names: Vec<String> = Vec::new();
+        for a in aggs {
+            let Some(f) = a.field() else { continue };
+            let (t, n) = if let Some(at) = schema.attribute(f) {
+                (at.datatype, at.cell_val_num)
+            } else if let Some(d) = schema.dimension(f) {
+                (d.datatype, d.cell_val_num)
+            } else {
+                return Err(QueryError::Invalid(format!(
+                    "an aggregate names `{f}`, which the array does not have"
+                )));
+            };
+            let numeric = n == CellValNum::Fixed(1) && Sum::from_bits(t, 0).is_some();
+            let string = t.size() == 1
+                && matches!(
+                    t,
+                    Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
+                );
+            let ok = match a {
+                Aggregate::Sum(_) | Aggregate::Mean(_) => numeric,
+                Aggregate::Min(_) | Aggregate::Max(_) => string || n == CellValNum::Fixed(1),
+                _ => true,
+            };
+            if !ok {
+                return Err(QueryError::Invalid(format!(
+                    "{a} is not defined on `{f}` ({t}, {n:?} values per cell): sum and mean take single numbers, min and max single values or strings"
+                )));
+            }
+            if !names.iter().any(|x| x == f) {
+                names.push(f.to_owned());
+            }
+        }
+        let mut accs: Vec<FieldAcc> = names
+            .iter()
+            .map(|f| {
+                let (datatype, cell_val_num, nullable) = match schema.attribute(f) {
+                    Some(a) => (a.datatype, a.cell_val_num, a.nullable),
+                    None => {
+                        let d = schema.dimension(f).expect("checked");
+                        (d.datatype, d.cell_val_num, false)
+                    }
+                };
+                FieldAcc {
+                    datatype,
+                    cell_val_num,
+                    nullable,
+                    nulls: 0,
+                    summed: 0,
+                    sum: None,
+                    min: None,
+                    max: None,
+                }
+            })
+            .collect();
+        let mut count = 0u64;
+        let mut out = Aggregates {
+            values: Vec::new(),
+            fragments_from_metadata: 0,
+            tiles_from_metadata: 0,
+            cells_decoded: 0,
+        };
+        // Metadata first: what it answers is left out of the decoding read.
+        let mut answered = vec![Answered::Nothing; self.array.fragments.len()];
+        if !schema.is_dense() && self.condition.is_none() {
+            for (fi, frag) in self.array.fragments.iter().enumerate() {
+                if !self.metadata_may_answer(fi, frag)? {
+                    continue;
+                }
+                let Some(ned) = &frag.footer.non_empty_domain else {
+                    continue;
+                };
+                let dims = &schema.dimensions;
+                let ranges = &self.ranges;
+                if mbr_overlap(ned, ranges, dims) == Overlap::None {
+                    answered[fi] = Answered::Fragment;
+                    continue;
+                }
+                if mbr_overlap(ned, ranges, dims) == Overlap::Full {
+                    let summary = frag.fragment_summary(self.storage)?;
+                    let cells = frag.total_cell_num();
+                    if let Some(m) = names
+                        .iter()
+                        .map(|f| fragment_field(frag, f, summary, cells))
+                        .collect::<Option<Vec<_>>>()
+                    {
+                        count += cells;
+                        for (acc, m) in accs.iter_mut().zip(m) {
+                            acc.metadata(cells, m.nulls.unwrap_or(0), m.sum, m.bounds);
+                        }
+                        answered[fi] = Answered::Fragment;
+                        out.fragments_from_metadata += 1;
+                        continue;
+                    }
+                }
+                // Tiles the subarray covers whole.
+                let rt = frag.rtree(self.storage)?;
+                let full: Vec<u64> = rt
+                    .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims))
+                    .into_iter()
+                    .filter(|&(_, full)| full)
+                    .map(|(t, _)| t)
+                    .collect();
+                if full.is_empty() {
+                    continue;
+                }
+                let meta = names
+                    .iter()
+                    .map(|f| TileFieldMeta::load(self.storage, frag, f))
+                    .collect::<Result<Option<Vec<_>>, QueryError>>()?;
+                let Some(meta) = meta else { continue };
+                let mut done = Vec::new();
+                for t in full {
+                    let cells = frag.cell_num(t);
+                    let Some(m) = meta
+                        .iter()
+                        .map(|m| m.get(t as usize))
+                        .collect::<Option<Vec<_>>>()
+                    else {
+                        continue;
+                    };
+                    count += cells;
+                    for (acc, m) in accs.iter_mut().zip(m) {
+                        acc.metadata(cells, m.nulls.unwrap_or(0), m.sum, m.bounds);
+                    }
+                    done.push(t);
+                }
+                out.tiles_from_metadata += done.len() as u64;
+                done.sort_unstable();
+                answered[fi] = Answered::Tiles(done);
+            }
+        }
+        // The rest: decode.
+        let dense_condition = schema.is_dense().then(|| self.condition.clone()).flatten();
+        let mut read_fields = names.clone();
+        if let Some(c) = &dense_condition {
+            c.fields(&mut read_fields);
+        }
+        let attrs: Vec<String> = read_fields
+            .iter()
+            .filter(|f| schema.attribute(f).is_some())
+            .cloned()
+            .collect();
+        let mut q = self.clone().attributes(attrs).dimensions(true);
+        q.answered = std::sync::Arc::new(answered);
+        if dense_condition.is_some() {
+            // Cells failing a condition read as fill values in dense reads:
+            // read without it and test each cell here.
+            q.condition = None;
+        }
+        if q.answered.iter().all(|a| *a == Answered::Fragment) && !schema.is_dense() {
+            // Nothing left to read.
+        } else {
+            for batch in q.batches(budget)? {
+                let batch = batch?;
+                count += fold(&batch, &names, &mut accs, dense_condition.as_ref());
+                out.cells_decoded += batch.cell_count as u64;
+            }
+        }
+        out.values = aggs
+            .iter()
+            .map(|a| {
+                let acc = a
+                    .field()
+                    .and_then(|f| names.iter().position(|n| n == f))
+                    .map(|i| &accs[i]);
+                match (a, acc) {
+                    (Aggregate::Count, _) => AggregateValue::UInt(count),
+                    (Aggregate::NullCount(_), Some(acc)) => AggregateValue::UInt(acc.nulls),
+                    // Sums saturate at the bounds of their type, as libtiledb's.
+                    (Aggregate::Sum(_), Some(acc)) => {
+                        match (acc.sum, Sum::from_bits(acc.datatype, 0)) {
+                            (Some(Exact::Int(v)), Some(Sum::UInt(_))) => {
+                                AggregateValue::UInt(v.clamp(0, u64::MAX as i128) as u64)
+                            }
+                            (Some(Exact::Int(v)), _) => AggregateValue::Int(
+                                v.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+                            ),
+                            (Some(Exact::Float(v)), _) => AggregateValue::Float(v),
+                            // No value: 0 for a field that cannot be null, as libtiledb.
+                            (None, Some(Sum::Int(_))) if !acc.nullable => AggregateValue::Int(0),
+                            (None, Some(Sum::UInt(_))) if !acc.nullable => AggregateValue::UInt(0),
+                            (None, _) if !acc.nullable => AggregateValue::Float(0.0),
+                            (None, _) => AggregateValue::Null,
+                        }
+                    }
+                    (Aggregate::Mean(_), Some(acc)) if acc.summed > 0 => AggregateValue::Float(
+                        acc.sum.map_or(0.0, Exact::as_f64) / acc.summed as f64,
+                    ),
+                    (Aggregate::Mean(_), _) => AggregateValue::Null,
+                    (Aggregate::Min(_), Some(acc)) => {
+                        acc.min.clone().map_or(AggregateValue::Null, |v| {
+                            AggregateValue::Value(acc.datatype, v)
+                        })
+                    }
+                    (Aggregate::Max(_), Some(acc)) => {
+                        acc.max.clone().map_or(AggregateValue::Null, |v| {
+                            AggregateValue::Value(acc.datatype, v)
+                        })
+                    }
+                    _ => AggregateValue::Null,
+                }
+            })
+            .collect();
+        Ok(out)
+    }
+
+    /// Whether no cell of fragment `fi` can be dropped or shadowed by
+    /// anything but the subarray, so its metadata speaks for its cells.
+    fn metadata_may_answer(&self, fi: usize, frag: &FragmentMetadata) -> Result<bool, QueryError> {
+        if frag.footer.dense || frag.footer.has_timestamps || frag.footer.has_delete_meta {
+            return Ok(false);
+        }
+        let (written, _) = frag.timestamp_range();
+        let processed = frag.processed_conditions(self.storage)?;
+        if self
+            .array
+            .delete_conditions
+            .iter()
+            .any(|d| written < d.timestamp && !processed.contains(&d.name))
+        {
+            return Ok(false);
+        }
+        if self.array.schema.allows_dups {
+            return Ok(true);
+        }
+        let Some(ned) = &frag.footer.non_empty_domain else {
+            return Ok(false);
+        };
+        let dims = &self.array.schema.dimensions;
+        let alone = self.array.fragments.iter().enumerate().all(|(gi, g)| {
+            gi == fi
+                || g.footer.non_empty_domain.as_ref().is_none_or(|other| {
+                    let as_ranges: Vec<Vec<(crate::Key, crate::Key)>> = other
+                        .iter()
+                        .zip(dims)
+                        .map(|(r, d)| {
+                            vec![(
+                                crate::Key::decode(d.datatype, &r.lo),
+                                crate::Key::decode(d.datatype, &r.hi),
+                            )]
+                        })
+                        .collect();
+                    mbr_overlap(ned, &as_ranges, dims) == Overlap::None
+                })
+        });
+        Ok(alone)
+    }
+}
+
+/// Which of a fragment's tiles metadata answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// None: read it as usual.
+    Nothing,
+    /// The whole fragment (or it holds no selected cell).
+    Fragment,
+    /// These tiles (sorted).
+    Tiles(Vec<u64>),
+}
+
+/// A field of `frag` as [`trusted`] metadata can speak for it: the field's
+/// index, whether it is nullable, and whether its null counts are kept
+/// (libtiledb writes 0 for var-sized nullable fields).
+fn metadata_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool)> {
+    let s = &frag.schema;
+    let (field, t, n, nullable) = if let Some(i) = s.attributes.iter().position(|a| a.name == name)
+    {
+        let a = &s.attributes[i];
+        (Field::Attribute(i), a.datatype, a.cell_val_num, a.nullable)
+    } else {
+        let j = s.dimensions.iter().position(|d| d.name == name)?;
+        let d = &s.dimensions[j];
+        (Field::Dimension(j), d.datatype, d.cell_val_num, false)
+    };
+    let string_fixed = !n.is_var() && t.size() == 1;
+    if !trusted(frag.version().0, false, nullable, string_fixed) || (nullable && n.is_var()) {
+        return None;
+    }
+    Some((field, t, nullable))
+}
+
+/// A field's fragment summary as metadata, when kept.
+fn fragment_field<'m>(
+    frag: &FragmentMetadata,
+    name: &str,
+    summary: &'m [tessera_fragment::FieldSummary],
+    cells: u64,
+) -> Option<FieldMetadata<'m>> {
+    let (field, t, nullable) = metadata_field(frag, name)?;
+    let s = summary.get(frag.field_index(field)?)?;
+    let nulls = if nullable { s.null_count } else { 0 };
+    if s.min.is_empty() && nulls < cells {
+        return None;
+    }
+    if Sum::from_bits(t, 0).is_some() && saturated(t, s.sum) {
+        return None;
+    }
+    Some(FieldMetadata {
+        nulls: Some(nulls),
+        sum: Sum::from_bits(t, 0).map(|_| s.sum),
+        bounds: Some((&s.min, &s.max)),
+    })
+}
+
+/// One field's tile metadata in one fragment.
+struct TileFieldMeta {
+    datatype: Datatype,
+    nullable: bool,
+    mins: std::sync::Arc<tessera_fragment::TileBounds>,
+    maxes: std::sync::Arc<tessera_fragment::TileBounds>,
+    sums: std::sync::Arc<Vec<u64>>,
+    nulls: std::sync::Arc<Vec<u64>>,
+}
+
+impl TileFieldMeta {
+    fn load(
+        storage: &dyn tessera_tile::storage::Storage,
+        frag: &FragmentMetadata,
+        name: &str,
+    ) -> Result<Option<TileFieldMeta>, QueryError> {
+        let Some((field, datatype, nullable)) = metadata_field(frag, name) else {
+            return Ok(None);
+        };
+        let m = TileFieldMeta {
+            datatype,
+            nullable,
+            mins: frag.tile_mins(storage, field)?,
+            maxes: frag.tile_maxes(storage, field)?,
+            sums: frag.tile_sums(storage, field)?,
+            nulls: if nullable {
+                frag.tile_null_counts(storage, field)?
+            } else {
+                Default::default()
+            },
+        };
+        Ok((!m.mins.is_empty()).then_some(m))
+    }
+
+    fn get(&self, t: usize) -> Option<FieldMetadata<'_>> {
+        let nulls = if self.nullable {
+            *self.nulls.get(t)?
+        } else {
+            0
+        };
+        let sum = match Sum::from_bits(self.datatype, 0) {
+            Some(_) => Some(*self.sums.get(t)?).filter(|&b| !saturated(self.datatype, b)),
+            None => None,
+        };
+        if Sum::from_bits(self.datatype, 0).is_some() && sum.is_none() {
+            return None;
+        }
+        let bounds = Some((self.mins.get(t)?, self.maxes.get(t)?));
+        Some(FieldMetadata {
+            nulls: Some(nulls),
+            sum,
+            bounds,
+        })
+    }
+}
+
+/// Adds the cells of a decoded batch (those passing `cond`, when given);
+/// returns how many were counted.
+fn fold(
+    batch: &ReadResult,
+    names: &[String],
+    accs: &mut [FieldAcc],
+    cond: Option<&crate::Expr>,
+) -> u64 {
+    let cols: Vec<_> = names.iter().map(|n| batch.column(n)).collect();
+    let mut counted = 0;
+    for i in 0..batch.cell_count {
+        if let Some(c) = cond {
+            let pass = c.eval(&|name: &str| {
+                batch
+                    .column(name)
+                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
+            });
+            if !pass {
+                continue;
+            }
+        }
+        counted += 1;
+        for (acc, col) in accs.iter_mut().zip(&cols) {
+            if let Some(col) = col {
+                acc.cell(col.value(i), col.is_valid(i));
+            }
+        }
+    }
+    counted
+}
