@@ -76,6 +76,9 @@ enum Command {
         /// bytes (decoded tiles plus results), e.g. `64M`, `2G`.
         #[arg(long, default_value = "1G", value_parser = parse_size)]
         budget: u64,
+        /// Enumerated attributes as the values their keys name (default: the keys).
+        #[arg(long)]
+        enum_values: bool,
     },
     /// Compute aggregates over the cells of a subarray (from fragment and
     /// tile metadata where it can), printed as one JSON object; e.g.
@@ -328,11 +331,13 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             format,
             output,
             budget,
+            enum_values,
         } => {
             let (t1, t2) = parse_timestamp(&timestamp)?;
             let key = parse_key(&key)?;
             let a = OpenArray::open(&LocalFs, &array, t1, t2, key)?;
-            let mut q = select(Query::new(&LocalFs, &a), &a, &subarray, condition)?;
+            let mut q = select(Query::new(&LocalFs, &a), &a, &subarray, condition)?
+                .enumeration_values(enum_values);
             if let Some(attrs) = attrs {
                 q = q.attributes(attrs);
             }

@@ -424,7 +424,11 @@ impl<'a> Query<'a> {
             .filter(|f| schema.attribute(f).is_some())
             .cloned()
             .collect();
-        let mut q = self.clone().attributes(attrs).dimensions(true);
+        let mut q = self
+            .clone()
+            .attributes(attrs)
+            .dimensions(true)
+            .enumeration_values(false);
         q.answered = std::sync::Arc::new(answered);
         if dense_condition.is_some() {
             // Cells failing a condition read as fill values in dense reads:

@@ -11,6 +11,7 @@ pub mod aggregate;
 pub mod arrow;
 pub mod batch;
 pub mod condition;
+mod enumeration;
 pub mod error;
 pub mod hilbert;
 pub mod key;

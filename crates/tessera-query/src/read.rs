@@ -38,6 +38,7 @@ pub struct Query<'a> {
     pub(crate) condition: Option<Expr>,
     pub(crate) with_dimensions: bool,
     prune: bool,
+    enumeration_values: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
 }
@@ -106,6 +107,7 @@ impl<'a> Query<'a> {
             condition: None,
             with_dimensions: true,
             prune: true,
+            enumeration_values: false,
             answered: Arc::default(),
         }
     }
@@ -162,6 +164,23 @@ impl<'a> Query<'a> {
         self
     }
 
+    /// Whether enumerated attributes read as the values their keys name
+    /// (default: no, the keys as stored, as libtiledb returns them).
+    ///
+    /// ```no_run
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::Query;
+    /// use tessera_tile::storage::LocalFs;
+    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let r = Query::new(&LocalFs, &array).enumeration_values(true).execute().unwrap();
+    /// // An attribute `color` with the enumeration ["red", "green"] now holds strings.
+    /// println!("{:?}", std::str::from_utf8(r.column("color").unwrap().value(0)));
+    /// ```
+    pub fn enumeration_values(mut self, yes: bool) -> Self {
+        self.enumeration_values = yes;
+        self
+    }
+
     /// Runs the read.
     pub fn execute(self) -> Result<ReadResult, QueryError> {
         let schema = self.array.schema.clone();
@@ -182,10 +201,15 @@ impl<'a> Query<'a> {
             }
         }
         let layout = self.resolved_layout();
-        if schema.is_dense() {
-            self.dense(&schema, &attrs, layout)
+        let r = if schema.is_dense() {
+            self.dense(&schema, &attrs, layout)?
         } else {
-            self.sparse(&schema, &attrs, layout)
+            self.sparse(&schema, &attrs, layout)?
+        };
+        if self.enumeration_values {
+            crate::enumeration::apply(self.storage, self.array, r)
+        } else {
+            Ok(r)
         }
     }
 

@@ -1,0 +1,87 @@
+//! Enumerated attributes read as their values: each cell's key (an index
+//! into the attribute's enumeration) replaced by the value it names.
+
+use crate::result::{ColumnBuilder, ReadResult};
+use crate::QueryError;
+use tessera_fragment::OpenArray;
+use tessera_schema::Value;
+use tessera_tile::storage::Storage;
+
+/// Replaces the keys of every enumerated attribute column of `r` by their
+/// values. A key past the end of its enumeration is an error naming the
+/// attribute and the key; null cells stay null (with an empty value).
+pub(crate) fn apply(
+    storage: &dyn Storage,
+    array: &OpenArray,
+    r: ReadResult,
+) -> Result<ReadResult, QueryError> {
+    let schema = &array.schema;
+    let enumerated = r.columns.iter().any(|c| {
+        !c.is_dimension
+            && schema
+                .attribute(&c.name)
+                .is_some_and(|a| a.enumeration.is_some())
+    });
+    if !enumerated {
+        return Ok(r);
+    }
+    let enums = tessera_schema::load_enumerations(storage, &array.path, schema, array.key.as_ref())
+        .map_err(|e| QueryError::Invalid(format!("enumerations: {e}")))?;
+    let mut columns = Vec::with_capacity(r.columns.len());
+    for col in r.columns {
+        let Some(name) = schema
+            .attribute(&col.name)
+            .filter(|_| !col.is_dimension)
+            .and_then(|a| a.enumeration.as_ref())
+        else {
+            columns.push(col);
+            continue;
+        };
+        let e = enums.iter().find(|e| &e.name == name).ok_or_else(|| {
+            QueryError::Invalid(format!(
+                "attribute `{}` names enumeration `{name}`, which the schema does not list",
+                col.name
+            ))
+        })?;
+        let mut b = ColumnBuilder::new(
+            &col.name,
+            false,
+            e.datatype,
+            e.cell_val_num,
+            col.validity.is_some(),
+            r.cell_count,
+        );
+        for i in 0..r.cell_count {
+            if !col.is_valid(i) {
+                // A null cell's key means nothing: an empty value of the right width.
+                let width = match e.cell_val_num {
+                    tessera_schema::CellValNum::Fixed(n) => n as usize * e.datatype.size() as usize,
+                    tessera_schema::CellValNum::Var => 0,
+                };
+                b.push(&vec![0; width], false);
+                continue;
+            }
+            let key = match Value::decode(col.datatype, col.value(i)) {
+                Value::Int(k) => u64::try_from(k).ok(),
+                Value::UInt(k) => Some(k),
+                _ => None,
+            };
+            let v = key
+                .and_then(|k| e.values.get(usize::try_from(k).ok()?))
+                .ok_or_else(|| {
+                    QueryError::Invalid(format!(
+                        "attribute `{}`: key {:?} is not in enumeration `{name}` ({} values)",
+                        col.name,
+                        Value::decode(col.datatype, col.value(i)),
+                        e.values.len()
+                    ))
+                })?;
+            b.push(v, true);
+        }
+        columns.push(b.col);
+    }
+    Ok(ReadResult {
+        columns,
+        cell_count: r.cell_count,
+    })
+}
