@@ -272,22 +272,10 @@ fn width(r: &[(Key, Key)]) -> i128 {
         .sum()
 }
 
-/// Whether a range list covers more than one space tile; `None` when the
-/// dimension's ranges are not integers (no tile arithmetic).
+/// Whether a range list (sorted) covers more than one space tile; `None`
+/// when the dimension's ranges are not integers (no tile arithmetic).
 fn spans_tiles(r: &[(Key, Key)], lo: i128, ext: i128) -> Option<bool> {
-    if r.len() > 1 {
-        // Several ranges: they may sit in one tile, but order across them
-        // follows the ranges; only cut at range boundaries inside one tile.
-        let tiles: Vec<i128> = r
-            .iter()
-            .map(|(a, b)| Some(((a.as_int()? - lo) / ext, (b.as_int()? - lo) / ext)))
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .flat_map(|(x, y)| [x, y])
-            .collect();
-        return Some(tiles.iter().any(|t| *t != tiles[0]));
-    }
-    let (a, b) = (r.first()?.0.as_int()?, r.first()?.1.as_int()?);
+    let (a, b) = (r.first()?.0.as_int()?, r.last()?.1.as_int()?);
     Some((a - lo) / ext != (b - lo) / ext)
 }
 
@@ -301,40 +289,44 @@ fn cut(
     tiles: Option<(i128, i128)>,
 ) -> Option<(Piece, Piece)> {
     let r = &piece[j];
-    let (left, right): (Ranges, Ranges) = if r.len() > 1 && tiles.is_none() {
-        let h = r.len() / 2;
-        (r[..h].to_vec(), r[h..].to_vec())
-    } else if r.len() > 1 {
-        // Tile-aligned cut of several ranges: at the first range starting in a later tile.
-        let (lo, ext) = tiles?;
-        let t0 = (r[0].0.as_int()? - lo) / ext;
-        let h = r
-            .iter()
-            .position(|(a, _)| a.as_int().is_some_and(|a| (a - lo) / ext != t0))?;
-        if h == 0 {
+    let (left, right): (Ranges, Ranges) = if let Some((lo, ext)) = tiles {
+        // At the space-tile boundary nearest the middle: every cell left of
+        // it precedes every cell right of it in global order, whichever
+        // ranges it falls between or inside.
+        let (a, b) = (r.first()?.0.as_int()?, r.last()?.1.as_int()?);
+        let first = lo + ((a - lo) / ext + 1) * ext;
+        let last = lo + ((b - lo) / ext) * ext;
+        if first > b {
             return None;
         }
+        let mid = a + (b - a + 1) / 2;
+        let m = (lo + ((mid - lo) / ext) * ext).clamp(first, last);
+        let mut left = Vec::new();
+        let mut right = Vec::new();
+        for (x, y) in r {
+            let (x, y) = (x.as_int()?, y.as_int()?);
+            if x < m {
+                left.push((Key::Int(x), Key::Int(y.min(m - 1))));
+            }
+            if y >= m {
+                right.push((Key::Int(x.max(m)), Key::Int(y)));
+            }
+        }
+        (left, right)
+    } else if r.len() > 1 {
+        let h = r.len() / 2;
         (r[..h].to_vec(), r[h..].to_vec())
     } else {
         let (a, b) = r.first()?;
         match (a, b) {
             (Key::Int(a), Key::Int(b)) if a < b => {
-                let mut m = a + (b - a + 1) / 2; // first coordinate of the right half
-                if let Some((lo, ext)) = tiles {
-                    // The tile boundary nearest the middle, strictly inside (a, b].
-                    let first = lo + ((a - lo) / ext + 1) * ext;
-                    let last = lo + ((b - lo) / ext) * ext;
-                    if first > *b {
-                        return None;
-                    }
-                    m = (lo + ((m - lo) / ext) * ext).clamp(first, last);
-                }
+                let m = a + (b - a + 1) / 2; // first coordinate of the right half
                 (
                     vec![(Key::Int(*a), Key::Int(m - 1))],
                     vec![(Key::Int(m), Key::Int(*b))],
                 )
             }
-            (Key::Float(a), Key::Float(b)) if a < b && tiles.is_none() => {
+            (Key::Float(a), Key::Float(b)) if a < b => {
                 let m = a + (b - a) / 2.0;
                 // The next representable value of the dimension's own type.
                 let (m, next) = if t == Datatype::Float32 {

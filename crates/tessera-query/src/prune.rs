@@ -146,3 +146,75 @@ pub(crate) fn fragment_may_match(
         Some((datatype, Bounds { min_max, nulls }))
     }))
 }
+
+/// Ranges per dimension, as queries hold them.
+type Ranges = Vec<Vec<(Key, Key)>>;
+
+/// A condition to prune a sparse read by, with what decides where pruning
+/// is sound. Conditions apply after deduplication, so a cell failing one
+/// still hides older cells at its coordinates: only cells that can shadow
+/// nothing may go unread. That holds when the array allows duplicates, and
+/// otherwise for cells of a fragment without per-cell timestamps (whose
+/// consolidated history may repeat coordinates) lying where no other
+/// fragment's non-empty domain reaches.
+pub(crate) struct Pruning<'c> {
+    pub condition: &'c Expr,
+    dups: bool,
+    /// Every fragment's non-empty domain, as one range per dimension.
+    domains: Vec<Option<Ranges>>,
+    dims: Vec<tessera_schema::Dimension>,
+}
+
+impl<'c> Pruning<'c> {
+    pub fn new(condition: &'c Expr, array: &tessera_fragment::OpenArray) -> Self {
+        let dims = array.schema.dimensions.clone();
+        let domains = array
+            .fragments
+            .iter()
+            .map(|f| {
+                f.footer.non_empty_domain.as_ref().map(|ned| {
+                    ned.iter()
+                        .zip(&dims)
+                        .map(|(r, d)| {
+                            vec![(
+                                Key::decode(d.datatype, &r.lo),
+                                Key::decode(d.datatype, &r.hi),
+                            )]
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        Pruning {
+            condition,
+            dups: array.schema.allows_dups,
+            domains,
+            dims,
+        }
+    }
+
+    /// Whether cells of fragment `fi` inside `mbr` (the whole fragment
+    /// when `None`) may be left unread.
+    pub fn may_skip(
+        &self,
+        fi: usize,
+        frag: &FragmentMetadata,
+        mbr: Option<&[tessera_schema::Range1D]>,
+    ) -> bool {
+        if self.dups {
+            return true;
+        }
+        if frag.footer.has_timestamps {
+            return false;
+        }
+        let Some(area) = mbr.or(frag.footer.non_empty_domain.as_deref()) else {
+            return true; // no cells
+        };
+        self.domains.iter().enumerate().all(|(gi, other)| {
+            gi == fi
+                || other.as_ref().is_none_or(|o| {
+                    crate::read::mbr_overlap(area, o, &self.dims) == tessera_fragment::Overlap::None
+                })
+        })
+    }
+}

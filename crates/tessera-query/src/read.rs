@@ -673,16 +673,19 @@ impl<'a> Query<'a> {
     /// the subarray: coordinates, the cells inside the ranges, and `fields`
     /// (plus per-cell and delete timestamps when the fragment has them) of
     /// the tiles with any such cell. With `prune_by`, fragments and tiles
-    /// whose metadata shows no cell can satisfy it are left unread.
+    /// whose metadata shows no cell can satisfy its condition are left
+    /// unread, where no cell of theirs can shadow another.
     fn sparse_tiles(
         &self,
         fi: usize,
         frag: &FragmentMetadata,
         fields: &[String],
-        prune_by: Option<&Expr>,
+        prune_by: Option<&crate::prune::Pruning>,
     ) -> Result<Vec<TileCells>, QueryError> {
-        if let Some(c) = prune_by {
-            if !crate::prune::fragment_may_match(self.storage, frag, c)? {
+        if let Some(p) = prune_by {
+            if p.may_skip(fi, frag, None)
+                && !crate::prune::fragment_may_match(self.storage, frag, p.condition)?
+            {
                 return Ok(Vec::new());
             }
         }
@@ -699,9 +702,13 @@ impl<'a> Query<'a> {
         let rt = frag.rtree(self.storage)?;
         let ranges = &self.ranges;
         let mut hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
-        if let Some(c) = prune_by {
-            let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
-            hits.retain(|&(t, _)| pruner.tile_may_match(c, t));
+        if let Some(p) = prune_by {
+            let pruner = crate::prune::FragmentPruner::new(self.storage, frag, p.condition)?;
+            let leaves = rt.leaves();
+            hits.retain(|&(t, _)| {
+                !p.may_skip(fi, frag, leaves.get(t as usize).map(Vec::as_slice))
+                    || pruner.tile_may_match(p.condition, t)
+            });
         }
         if let Answered::Tiles(done) = answered {
             hits.retain(|(t, _)| done.binary_search(t).is_err());
@@ -817,6 +824,11 @@ impl<'a> Query<'a> {
                 fields.push(f);
             }
         }
+        let pruning = self
+            .condition
+            .as_ref()
+            .filter(|_| self.prune)
+            .map(|c| crate::prune::Pruning::new(c, self.array));
         let mut tiles: Vec<TileCells> = Vec::new();
         for (fi, frag) in self.array.fragments.iter().enumerate() {
             if frag.footer.dense {
@@ -825,8 +837,7 @@ impl<'a> Query<'a> {
                     frag.name
                 )));
             }
-            let prune_by = self.condition.as_ref().filter(|_| self.prune);
-            tiles.extend(self.sparse_tiles(fi, frag, &fields, prune_by)?);
+            tiles.extend(self.sparse_tiles(fi, frag, &fields, pruning.as_ref())?);
         }
         // Cell references with their timestamps.
         let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);
@@ -896,9 +907,6 @@ impl<'a> Query<'a> {
                 })
             });
         }
-        if let Some(cond) = &self.condition {
-            refs.retain(|&(ti, c, _)| cond.eval(&|n| get(&tiles[ti as usize], c as usize, n)));
-        }
         // Coordinates compare in place, without building keys.
         let cval = |r: &(u32, u32, u64), j: usize| tiles[r.0 as usize].dims[j].value(r.1 as usize);
         let cmp_dims =
@@ -966,6 +974,11 @@ impl<'a> Query<'a> {
                 }
             }
             refs = keep;
+        }
+        // The condition, after deduplication as in libtiledb: a newer
+        // write failing it still hides older ones that pass.
+        if let Some(cond) = &self.condition {
+            refs.retain(|&(ti, c, _)| cond.eval(&|n| get(&tiles[ti as usize], c as usize, n)));
         }
         // Order.
         match layout {
