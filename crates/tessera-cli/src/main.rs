@@ -42,6 +42,42 @@ enum FormatArg {
     Null,
 }
 
+/// Which cells: the array opened at a time, a subarray, a condition.
+#[derive(clap::Args)]
+struct Selection {
+    /// `DIM=LO:HI[,LO:HI...]`, inclusive; repeat for several dimensions.
+    #[arg(long)]
+    subarray: Vec<String>,
+    /// Open at timestamp `T`, or at the range `T1:T2` (milliseconds).
+    #[arg(long)]
+    timestamp: Option<String>,
+    /// Keep cells satisfying a condition, e.g. `a > 5 and b is not null`.
+    #[arg(long = "where")]
+    condition: Option<String>,
+    /// AES-256-GCM key: 64 hex digits (or the 32-byte key itself).
+    #[arg(long)]
+    key: Option<String>,
+}
+
+impl Selection {
+    /// Opens the array at `--timestamp` with `--key`.
+    fn open(&self, array: &std::path::Path) -> Result<OpenArray, BoxError> {
+        let (t1, t2) = parse_timestamp(&self.timestamp)?;
+        let key = parse_key(&self.key)?;
+        Ok(OpenArray::open(&LocalFs, array, t1, t2, key)?)
+    }
+
+    /// A query of `a` with `--subarray` ranges and the `--where` condition.
+    fn query<'a>(&self, a: &'a OpenArray) -> Result<Query<'a>, BoxError> {
+        select(
+            Query::new(&LocalFs, a),
+            a,
+            &self.subarray,
+            self.condition.clone(),
+        )
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Read cells as JSON lines (one object per cell), CSV, Arrow IPC, Parquet, or nothing (for timing).
@@ -51,21 +87,11 @@ enum Command {
         /// Attributes to read, comma-separated (default: all, in schema order).
         #[arg(long, value_delimiter = ',')]
         attrs: Option<Vec<String>>,
-        /// `DIM=LO:HI[,LO:HI...]`, inclusive; repeat for several dimensions.
-        #[arg(long)]
-        subarray: Vec<String>,
+        #[command(flatten)]
+        select: Selection,
         /// Result layout (default: row-major for dense, unordered for sparse).
         #[arg(long, value_enum)]
         layout: Option<LayoutArg>,
-        /// Open at timestamp `T`, or at the range `T1:T2` (milliseconds).
-        #[arg(long)]
-        timestamp: Option<String>,
-        /// Keep cells satisfying a condition, e.g. `a > 5 and b is not null`.
-        #[arg(long = "where")]
-        condition: Option<String>,
-        /// AES-256-GCM key: 64 hex digits (or the 32-byte key itself).
-        #[arg(long)]
-        key: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value = "jsonl")]
         format: FormatArg,
@@ -89,18 +115,8 @@ enum Command {
         /// `count`, `sum(F)`, `min(F)`, `max(F)`, `null_count(F)`, `mean(F)`.
         #[arg(required = true)]
         aggregates: Vec<String>,
-        /// `DIM=LO:HI[,LO:HI...]`, inclusive; repeat for several dimensions.
-        #[arg(long)]
-        subarray: Vec<String>,
-        /// Open at timestamp `T`, or at the range `T1:T2` (milliseconds).
-        #[arg(long)]
-        timestamp: Option<String>,
-        /// Aggregate only cells satisfying a condition.
-        #[arg(long = "where")]
-        condition: Option<String>,
-        /// AES-256-GCM key.
-        #[arg(long)]
-        key: Option<String>,
+        #[command(flatten)]
+        select: Selection,
         /// Memory budget for the tiles that must be decoded.
         #[arg(long, default_value = "1G", value_parser = parse_size)]
         budget: u64,
@@ -323,21 +339,15 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Read {
             array,
             attrs,
-            subarray,
+            select,
             layout,
-            timestamp,
-            condition,
-            key,
             format,
             output,
             budget,
             enum_values,
         } => {
-            let (t1, t2) = parse_timestamp(&timestamp)?;
-            let key = parse_key(&key)?;
-            let a = OpenArray::open(&LocalFs, &array, t1, t2, key)?;
-            let mut q = select(Query::new(&LocalFs, &a), &a, &subarray, condition)?
-                .enumeration_values(enum_values);
+            let a = select.open(&array)?;
+            let mut q = select.query(&a)?.enumeration_values(enum_values);
             if let Some(attrs) = attrs {
                 q = q.attributes(attrs);
             }
@@ -371,17 +381,12 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Aggregate {
             array,
             aggregates,
-            subarray,
-            timestamp,
-            condition,
-            key,
+            select,
             budget,
             stats,
         } => {
-            let (t1, t2) = parse_timestamp(&timestamp)?;
-            let key = parse_key(&key)?;
-            let a = OpenArray::open(&LocalFs, &array, t1, t2, key)?;
-            let q = select(Query::new(&LocalFs, &a), &a, &subarray, condition)?;
+            let a = select.open(&array)?;
+            let q = select.query(&a)?;
             let aggs = aggregates
                 .iter()
                 .map(|s| parse_aggregate(s))

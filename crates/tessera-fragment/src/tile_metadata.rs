@@ -173,6 +173,27 @@ impl Sum {
     }
 }
 
+/// Orders two cells of a field as libtiledb orders them for mins and
+/// maxes: single numbers by value, everything else (strings, multi-value
+/// cells) bytewise.
+pub fn compare_cells(
+    t: tessera_tile::Datatype,
+    n: tessera_schema::CellValNum,
+    a: &[u8],
+    b: &[u8],
+) -> std::cmp::Ordering {
+    use tessera_schema::Value;
+    if n == tessera_schema::CellValNum::Fixed(1) {
+        match (Value::decode(t, a), Value::decode(t, b)) {
+            (Value::Int(x), Value::Int(y)) => return x.cmp(&y),
+            (Value::UInt(x), Value::UInt(y)) => return x.cmp(&y),
+            (Value::Float(x), Value::Float(y)) => return x.total_cmp(&y),
+            _ => {}
+        }
+    }
+    a.cmp(b)
+}
+
 /// Whether tile metadata of a field can be relied on: not for nullable
 /// fixed-size strings in dense fragments before format 21.
 pub fn trusted(version: u32, dense: bool, nullable: bool, string_fixed: bool) -> bool {

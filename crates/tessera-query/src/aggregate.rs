@@ -22,8 +22,7 @@
 use crate::read::{mbr_overlap, Query};
 use crate::result::ReadResult;
 use crate::QueryError;
-use std::cmp::Ordering;
-use tessera_fragment::tile_metadata::{trusted, Sum};
+use tessera_fragment::tile_metadata::{compare_cells as order, Sum};
 use tessera_fragment::{Field, FragmentMetadata, Overlap};
 use tessera_schema::{CellValNum, Range1D, Value};
 use tessera_tile::Datatype;
@@ -128,20 +127,6 @@ struct FieldAcc {
     sum: Option<Exact>,
     min: Option<Vec<u8>>,
     max: Option<Vec<u8>>,
-}
-
-/// Orders two values of a field as libtiledb's min/max do: numbers by
-/// value, strings bytewise.
-fn order(t: Datatype, n: CellValNum, a: &[u8], b: &[u8]) -> Ordering {
-    if n == CellValNum::Fixed(1) {
-        match (Value::decode(t, a), Value::decode(t, b)) {
-            (Value::Int(x), Value::Int(y)) => return x.cmp(&y),
-            (Value::UInt(x), Value::UInt(y)) => return x.cmp(&y),
-            (Value::Float(x), Value::Float(y)) => return x.total_cmp(&y),
-            _ => {}
-        }
-    }
-    a.cmp(b)
 }
 
 /// A running sum, wide enough that adding `u64` cells or tile sums cannot
@@ -546,25 +531,16 @@ pub(crate) enum Answered {
     Tiles(Vec<u64>),
 }
 
-/// A field of `frag` as [`trusted`] metadata can speak for it: the field's
-/// index, whether it is nullable, and whether its null counts are kept
-/// (libtiledb writes 0 for var-sized nullable fields).
+/// A field of `frag` its metadata can speak for: (field, datatype,
+/// nullable). Not var-sized nullable fields, whose null counts libtiledb
+/// writes as 0.
 fn metadata_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool)> {
-    let s = &frag.schema;
-    let (field, t, n, nullable) = if let Some(i) = s.attributes.iter().position(|a| a.name == name)
-    {
-        let a = &s.attributes[i];
-        (Field::Attribute(i), a.datatype, a.cell_val_num, a.nullable)
-    } else {
-        let j = s.dimensions.iter().position(|d| d.name == name)?;
-        let d = &s.dimensions[j];
-        (Field::Dimension(j), d.datatype, d.cell_val_num, false)
-    };
-    let string_fixed = !n.is_var() && t.size() == 1;
-    if !trusted(frag.version().0, false, nullable, string_fixed) || (nullable && n.is_var()) {
-        return None;
-    }
-    Some((field, t, nullable))
+    let spec = crate::prune::trusted_field(frag, name)?;
+    (!(spec.nullable && spec.cell_val_num.is_var())).then_some((
+        spec.field,
+        spec.datatype,
+        spec.nullable,
+    ))
 }
 
 /// A field's fragment summary as metadata, when kept.

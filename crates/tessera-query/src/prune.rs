@@ -5,6 +5,7 @@
 
 use crate::condition::{Bounds, Expr};
 use crate::key::Key;
+use crate::tiles::FieldSpec;
 use crate::QueryError;
 use std::sync::Arc;
 use tessera_fragment::tile_metadata::{trusted, TileBounds};
@@ -30,33 +31,36 @@ pub(crate) struct FragmentPruner<'f> {
     fields: Vec<FieldMeta>,
 }
 
-/// A condition field of `frag`, when its metadata can judge the condition:
-/// single numbers and var-sized strings (whose bounds order as their cells
-/// do), whose metadata [`trusted`] allows. `None` for fields the fragment
-/// lacks (schema evolution) or keeps no usable metadata for.
-fn usable_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool, bool)> {
-    let s = &frag.schema;
-    let (field, datatype, n, nullable) =
-        if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
-            let a = &s.attributes[i];
-            (Field::Attribute(i), a.datatype, a.cell_val_num, a.nullable)
-        } else {
-            let j = s.dimensions.iter().position(|d| d.name == name)?;
-            let d = &s.dimensions[j];
-            (Field::Dimension(j), d.datatype, d.cell_val_num, false)
-        };
-    let string = matches!(
-        datatype,
+/// A field of `frag` whose tile and fragment metadata [`trusted`] allows
+/// using, as its spec; `None` for fields the fragment lacks (schema
+/// evolution) or whose metadata cannot be relied on.
+pub(crate) fn trusted_field(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
+    let spec = FieldSpec::named(frag, name)?;
+    let string_fixed = !spec.cell_val_num.is_var() && is_string(spec.datatype);
+    trusted(
+        frag.version().0,
+        frag.footer.dense,
+        spec.nullable,
+        string_fixed,
+    )
+    .then_some(spec)
+}
+
+fn is_string(t: Datatype) -> bool {
+    matches!(
+        t,
         Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
-    );
-    let ordered = n == CellValNum::Fixed(1) || (n.is_var() && string);
-    let string_fixed = string && !n.is_var();
-    (ordered && trusted(frag.version().0, frag.footer.dense, nullable, string_fixed)).then_some((
-        field,
-        datatype,
-        nullable,
-        n.is_var(),
-    ))
+    )
+}
+
+/// A condition field of `frag` whose metadata can judge the condition:
+/// single numbers and var-sized strings, whose bounds order as their cells
+/// do. Gives (field, datatype, nullable, var-sized).
+fn usable_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool, bool)> {
+    let spec = trusted_field(frag, name)?;
+    let n = spec.cell_val_num;
+    let ordered = n == CellValNum::Fixed(1) || (n.is_var() && is_string(spec.datatype));
+    ordered.then_some((spec.field, spec.datatype, spec.nullable, n.is_var()))
 }
 
 /// A field's null count as [`Bounds::nulls`]: known zero when not

@@ -222,17 +222,6 @@ impl<'a> Query<'a> {
         })
     }
 
-    fn spec_for(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
-        let s = &frag.schema;
-        if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
-            return Some(FieldSpec::of(frag, Field::Attribute(i)));
-        }
-        s.dimensions
-            .iter()
-            .position(|d| d.name == name)
-            .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
-    }
-
     // ------------------------------------------------------------------ dense
 
     fn dense(
@@ -325,7 +314,7 @@ impl<'a> Query<'a> {
         for fi in order {
             let frag = &self.array.fragments[fi];
             let specs: Vec<Option<FieldSpec>> =
-                attrs.iter().map(|a| Self::spec_for(frag, a)).collect();
+                attrs.iter().map(|a| FieldSpec::named(frag, a)).collect();
             let mut writes: Vec<(u64, u64)> = Vec::new(); // (tile, _)
             let Some(ned) = &frag.footer.non_empty_domain else {
                 continue;
@@ -717,7 +706,7 @@ impl<'a> Query<'a> {
             .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
             .collect();
         let specs: Vec<Option<FieldSpec>> =
-            fields.iter().map(|a| Self::spec_for(frag, a)).collect();
+            fields.iter().map(|a| FieldSpec::named(frag, a)).collect();
         let ts_spec = frag
             .footer
             .has_timestamps

@@ -25,6 +25,19 @@ pub struct FieldSpec {
 }
 
 impl FieldSpec {
+    /// The spec of the attribute or dimension `name` of the fragment's
+    /// schema; `None` when the fragment lacks it (schema evolution).
+    pub fn named(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
+        let s = &frag.schema;
+        if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
+            return Some(FieldSpec::of(frag, Field::Attribute(i)));
+        }
+        s.dimensions
+            .iter()
+            .position(|d| d.name == name)
+            .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+    }
+
     /// The spec of an attribute, dimension or special field of the fragment's schema.
     pub fn of(frag: &FragmentMetadata, field: Field) -> FieldSpec {
         let s = &frag.schema;

@@ -4,26 +4,15 @@
 //! answers most of the sparse fragments and tiles; a whole-array aggregate
 //! of a single-fragment sparse array decodes nothing.
 
-use std::cmp::Ordering;
-use std::path::Path;
+mod common;
+
 use tessera_fragment::condition::CompareOp;
-use tessera_fragment::{OpenArray, Sum};
+use tessera_fragment::tile_metadata::compare_cells as order;
+use tessera_fragment::Sum;
 use tessera_query::{Aggregate, AggregateValue, Expr, Key, Query, ReadResult};
 use tessera_schema::{CellValNum, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
-
-fn order(t: Datatype, n: CellValNum, a: &[u8], b: &[u8]) -> Ordering {
-    if n == CellValNum::Fixed(1) {
-        match (Value::decode(t, a), Value::decode(t, b)) {
-            (Value::Int(x), Value::Int(y)) => return x.cmp(&y),
-            (Value::UInt(x), Value::UInt(y)) => return x.cmp(&y),
-            (Value::Float(x), Value::Float(y)) => return x.total_cmp(&y),
-            _ => {}
-        }
-    }
-    a.cmp(b)
-}
 
 /// The aggregates of one field over cells `keep` of `r`.
 fn expected(
@@ -111,151 +100,140 @@ fn close(a: &AggregateValue, b: &AggregateValue) -> bool {
 
 #[test]
 fn aggregates_equal_cell_by_cell_results() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     let (mut compared, mut from_metadata, mut decoded) = (0, 0u64, 0u64);
     let mut nothing_decoded = Vec::new();
     let mut failures = Vec::new();
-    for version in std::fs::read_dir(&root).unwrap().flatten() {
-        if !version.file_name().to_string_lossy().starts_with("tiledb-") {
-            continue;
+    for (path, array) in common::fixture_arrays() {
+        let schema = &array.schema;
+        let mut aggs = vec![Aggregate::Count];
+        let mut fields = Vec::new();
+        for a in &schema.attributes {
+            let (t, n) = (a.datatype, a.cell_val_num);
+            let summable = n == CellValNum::Fixed(1) && Sum::from_bits(t, 0).is_some();
+            let string = t.size() == 1
+                && matches!(
+                    t,
+                    Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
+                );
+            if n != CellValNum::Fixed(1) && !string {
+                continue;
+            }
+            let f = a.name.clone();
+            aggs.push(if summable {
+                Aggregate::Sum(f.clone())
+            } else {
+                Aggregate::Count
+            });
+            aggs.push(Aggregate::Min(f.clone()));
+            aggs.push(Aggregate::Max(f.clone()));
+            aggs.push(Aggregate::NullCount(f.clone()));
+            aggs.push(if summable {
+                Aggregate::Mean(f.clone())
+            } else {
+                Aggregate::Count
+            });
+            fields.push((f, a.nullable, summable));
         }
-        for case in std::fs::read_dir(version.path()).unwrap().flatten() {
-            let path = case.path().join("array");
-            let Ok(array) = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None) else {
-                continue; // encrypted without its key
-            };
-            let schema = &array.schema;
-            let mut aggs = vec![Aggregate::Count];
-            let mut fields = Vec::new();
-            for a in &schema.attributes {
-                let (t, n) = (a.datatype, a.cell_val_num);
-                let summable = n == CellValNum::Fixed(1) && Sum::from_bits(t, 0).is_some();
-                let string = t.size() == 1
-                    && matches!(
-                        t,
-                        Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
-                    );
-                if n != CellValNum::Fixed(1) && !string {
+        // Whole array; two ranges on the first dimension (cutting
+        // tiles); a condition on the first field.
+        let d0 = &schema.dimensions[0];
+        let span = array
+            .fragments
+            .iter()
+            .filter_map(|f| f.footer.non_empty_domain.as_ref())
+            .map(|ned| {
+                (
+                    Key::decode(d0.datatype, &ned[0].lo),
+                    Key::decode(d0.datatype, &ned[0].hi),
+                )
+            })
+            .next();
+        let mut queries: Vec<(String, Query, Option<Expr>)> =
+            vec![("whole".into(), Query::new(&LocalFs, &array), None)];
+        if let Some((Key::Int(lo), Key::Int(hi))) = span {
+            if hi - lo >= 4 {
+                let w = hi - lo;
+                queries.push((
+                    "ranges".into(),
+                    Query::new(&LocalFs, &array)
+                        .range(&d0.name, Key::Int(lo + 1), Key::Int(lo + w / 3))
+                        .range(&d0.name, Key::Int(lo + w / 2), Key::Int(hi)),
+                    None,
+                ));
+            }
+        }
+        if let Some((f, _, true)) = fields.first() {
+            let whole = Query::new(&LocalFs, &array).execute().unwrap();
+            let col = whole.column(f).unwrap();
+            if whole.cell_count > 0 {
+                let cond = Expr::Compare {
+                    field: f.clone(),
+                    op: CompareOp::Ge,
+                    values: vec![col.value(whole.cell_count / 2).to_vec()],
+                };
+                queries.push((
+                    format!("{f} >= middle"),
+                    Query::new(&LocalFs, &array).condition(cond.clone()),
+                    Some(cond),
+                ));
+            }
+        }
+        for (what, q, cond) in queries {
+            let at = format!("{} ({what})", path.display());
+            let got = match q.aggregate(&aggs, 1 << 20) {
+                Ok(g) => g,
+                Err(e) => {
+                    failures.push(format!("{at}: {e}"));
                     continue;
                 }
-                let f = a.name.clone();
-                aggs.push(if summable {
-                    Aggregate::Sum(f.clone())
-                } else {
-                    Aggregate::Count
-                });
-                aggs.push(Aggregate::Min(f.clone()));
-                aggs.push(Aggregate::Max(f.clone()));
-                aggs.push(Aggregate::NullCount(f.clone()));
-                aggs.push(if summable {
-                    Aggregate::Mean(f.clone())
-                } else {
-                    Aggregate::Count
-                });
-                fields.push((f, a.nullable, summable));
+            };
+            from_metadata += got.tiles_from_metadata + got.fragments_from_metadata;
+            decoded += got.cells_decoded;
+            if what == "whole"
+                && !schema.is_dense()
+                && array.fragments.len() == 1
+                && array.delete_conditions.is_empty()
+                && got.cells_decoded == 0
+            {
+                nothing_decoded.push(at.clone());
             }
-            // Whole array; two ranges on the first dimension (cutting
-            // tiles); a condition on the first field.
-            let d0 = &schema.dimensions[0];
-            let span = array
-                .fragments
-                .iter()
-                .filter_map(|f| f.footer.non_empty_domain.as_ref())
-                .map(|ned| {
-                    (
-                        Key::decode(d0.datatype, &ned[0].lo),
-                        Key::decode(d0.datatype, &ned[0].hi),
-                    )
-                })
-                .next();
-            let mut queries: Vec<(String, Query, Option<Expr>)> =
-                vec![("whole".into(), Query::new(&LocalFs, &array), None)];
-            if let Some((Key::Int(lo), Key::Int(hi))) = span {
-                if hi - lo >= 4 {
-                    let w = hi - lo;
-                    queries.push((
-                        "ranges".into(),
-                        Query::new(&LocalFs, &array)
-                            .range(&d0.name, Key::Int(lo + 1), Key::Int(lo + w / 3))
-                            .range(&d0.name, Key::Int(lo + w / 2), Key::Int(hi)),
-                        None,
-                    ));
-                }
-            }
-            if let Some((f, _, true)) = fields.first() {
-                let whole = Query::new(&LocalFs, &array).execute().unwrap();
-                let col = whole.column(f).unwrap();
-                if whole.cell_count > 0 {
-                    let cond = Expr::Compare {
-                        field: f.clone(),
-                        op: CompareOp::Ge,
-                        values: vec![col.value(whole.cell_count / 2).to_vec()],
-                    };
-                    queries.push((
-                        format!("{f} >= middle"),
-                        Query::new(&LocalFs, &array).condition(cond.clone()),
-                        Some(cond),
-                    ));
-                }
-            }
-            for (what, q, cond) in queries {
-                let at = format!("{} ({what})", path.display());
-                let got = match q.aggregate(&aggs, 1 << 20) {
-                    Ok(g) => g,
-                    Err(e) => {
-                        failures.push(format!("{at}: {e}"));
-                        continue;
-                    }
-                };
-                from_metadata += got.tiles_from_metadata + got.fragments_from_metadata;
-                decoded += got.cells_decoded;
-                if what == "whole"
-                    && !schema.is_dense()
-                    && array.fragments.len() == 1
-                    && array.delete_conditions.is_empty()
-                    && got.cells_decoded == 0
-                {
-                    nothing_decoded.push(at.clone());
-                }
-                // Expected: dense reads keep every cell and fill those
-                // failing a condition; count those passing it instead.
-                let (cells, keep): (ReadResult, Vec<usize>) = match (&cond, schema.is_dense()) {
-                    (Some(c), true) => {
-                        let r = Query::new(&LocalFs, &array).execute().unwrap();
-                        let keep = (0..r.cell_count)
-                            .filter(|&i| {
-                                c.eval(&|n: &str| {
-                                    r.column(n)
-                                        .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
-                                })
+            // Expected: dense reads keep every cell and fill those
+            // failing a condition; count those passing it instead.
+            let (cells, keep): (ReadResult, Vec<usize>) = match (&cond, schema.is_dense()) {
+                (Some(c), true) => {
+                    let r = Query::new(&LocalFs, &array).execute().unwrap();
+                    let keep = (0..r.cell_count)
+                        .filter(|&i| {
+                            c.eval(&|n: &str| {
+                                r.column(n)
+                                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
                             })
-                            .collect();
-                        (r, keep)
-                    }
-                    _ => {
-                        let r = q.clone().execute().unwrap();
-                        let keep = (0..r.cell_count).collect();
-                        (r, keep)
-                    }
-                };
-                let count = AggregateValue::UInt(keep.len() as u64);
-                let mut want = vec![count.clone()];
-                for (f, nullable, summable) in &fields {
-                    let [sum, min, max, nulls, mean] =
-                        expected(&cells, &keep, f, *nullable, *summable);
-                    want.extend([
-                        if *summable { sum } else { count.clone() },
-                        min,
-                        max,
-                        nulls,
-                        if *summable { mean } else { count.clone() },
-                    ]);
+                        })
+                        .collect();
+                    (r, keep)
                 }
-                compared += want.len();
-                for ((a, g), w) in aggs.iter().zip(&got.values).zip(&want) {
-                    if !close(g, w) {
-                        failures.push(format!("{at}: {a:?} = {g:?}, cells give {w:?}"));
-                    }
+                _ => {
+                    let r = q.clone().execute().unwrap();
+                    let keep = (0..r.cell_count).collect();
+                    (r, keep)
+                }
+            };
+            let count = AggregateValue::UInt(keep.len() as u64);
+            let mut want = vec![count.clone()];
+            for (f, nullable, summable) in &fields {
+                let [sum, min, max, nulls, mean] = expected(&cells, &keep, f, *nullable, *summable);
+                want.extend([
+                    if *summable { sum } else { count.clone() },
+                    min,
+                    max,
+                    nulls,
+                    if *summable { mean } else { count.clone() },
+                ]);
+            }
+            compared += want.len();
+            for ((a, g), w) in aggs.iter().zip(&got.values).zip(&want) {
+                if !close(g, w) {
+                    failures.push(format!("{at}: {a:?} = {g:?}, cells give {w:?}"));
                 }
             }
         }

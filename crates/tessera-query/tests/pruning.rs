@@ -3,7 +3,8 @@
 //! return the same cells with pruning as without, and pruning leaves tiles
 //! unread.
 
-use std::path::Path;
+mod common;
+
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
 use tessera_query::{Expr, Query, ReadResult};
@@ -117,85 +118,75 @@ fn data_bytes(requests: &[String]) -> u64 {
 
 #[test]
 fn pruned_reads_equal_unpruned_reads() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     let (mut compared, mut bytes_pruned, mut bytes_full, mut skipped_all) = (0, 0, 0, 0);
     let mut failures = Vec::new();
-    for version in std::fs::read_dir(&root).unwrap().flatten() {
-        if !version.file_name().to_string_lossy().starts_with("tiledb-") {
-            continue;
+    for (path, array) in common::fixture_arrays() {
+        if array.schema.is_dense() {
+            continue; // dense reads keep every cell: nothing to prune
         }
-        for case in std::fs::read_dir(version.path()).unwrap().flatten() {
-            let path = case.path().join("array");
-            let Ok(array) = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None) else {
-                continue; // encrypted without its key
-            };
-            if array.schema.is_dense() {
-                continue; // dense reads keep every cell: nothing to prune
+        let whole = Query::new(&LocalFs, &array).execute().unwrap();
+        let fields = array
+            .schema
+            .attributes
+            .iter()
+            .map(|a| (&a.name, a.datatype, a.cell_val_num, a.nullable))
+            .chain(
+                array
+                    .schema
+                    .dimensions
+                    .iter()
+                    .map(|d| (&d.name, d.datatype, d.cell_val_num, false)),
+            );
+        for (name, t, n, nullable) in fields {
+            let string = t.size() == 1 && n.is_var();
+            if n != CellValNum::Fixed(1) && !string {
+                continue;
             }
-            let whole = Query::new(&LocalFs, &array).execute().unwrap();
-            let fields = array
-                .schema
-                .attributes
-                .iter()
-                .map(|a| (&a.name, a.datatype, a.cell_val_num, a.nullable))
-                .chain(
-                    array
-                        .schema
-                        .dimensions
-                        .iter()
-                        .map(|d| (&d.name, d.datatype, d.cell_val_num, false)),
-                );
-            for (name, t, n, nullable) in fields {
-                let string = t.size() == 1 && n.is_var();
-                if n != CellValNum::Fixed(1) && !string {
-                    continue;
-                }
-                let col = whole.column(name).unwrap();
-                let mut values: Vec<Vec<u8>> = (0..whole.cell_count)
-                    .filter(|&i| col.is_valid(i))
-                    .map(|i| col.value(i).to_vec())
-                    .collect();
-                let key = |v: &Vec<u8>| tessera_query::Key::decode(t, v);
-                values.sort_by_key(key);
-                values.dedup();
-                // NaN orders last: the bounds' greatest value is the last other one.
-                values.retain(|v| !matches!(key(v), tessera_query::Key::Float(x) if x.is_nan()));
-                let Some(absent) = values.last().and_then(|g| absent(t, g)) else {
-                    continue;
+            let col = whole.column(name).unwrap();
+            let mut values: Vec<Vec<u8>> = (0..whole.cell_count)
+                .filter(|&i| col.is_valid(i))
+                .map(|i| col.value(i).to_vec())
+                .collect();
+            let key = |v: &Vec<u8>| tessera_query::Key::decode(t, v);
+            values.sort_by_key(key);
+            values.dedup();
+            // NaN orders last: the bounds' greatest value is the last other one.
+            values.retain(|v| !matches!(key(v), tessera_query::Key::Float(x) if x.is_nan()));
+            let Some(absent) = values.last().and_then(|g| absent(t, g)) else {
+                continue;
+            };
+            for cond in conditions(name, nullable, &values, absent) {
+                let read = |prune: bool| {
+                    let rec = Recording::new(LocalFs, &path);
+                    let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).unwrap();
+                    let opened = rec.requests().len();
+                    let r = Query::new(&rec, &a)
+                        .condition(cond.clone())
+                        .prune(prune)
+                        .execute();
+                    (r, data_bytes(&rec.requests()[opened..]))
                 };
-                for cond in conditions(name, nullable, &values, absent) {
-                    let read = |prune: bool| {
-                        let rec = Recording::new(LocalFs, &path);
-                        let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).unwrap();
-                        let opened = rec.requests().len();
-                        let r = Query::new(&rec, &a)
-                            .condition(cond.clone())
-                            .prune(prune)
-                            .execute();
-                        (r, data_bytes(&rec.requests()[opened..]))
-                    };
-                    let ((pruned, b1), (full, b2)) = (read(true), read(false));
-                    let at = format!("{} `{cond:?}`", path.display());
-                    match (pruned, full) {
-                        (Ok(p), Ok(f)) => {
-                            compared += 1;
-                            bytes_pruned += b1;
-                            bytes_full += b2;
-                            if f.cell_count > 0 && b1 == 0 {
-                                failures.push(format!("{at}: nothing read, yet cells match"));
-                            }
-                            if f.cell_count == 0 && b1 == 0 && b2 > 0 {
-                                skipped_all += 1;
-                            }
-                            if rows(&p) != rows(&f) {
-                                failures.push(format!(
-                                    "{at}: {} cells pruned, {} not",
-                                    p.cell_count, f.cell_count
-                                ));
-                            }
+                let ((pruned, b1), (full, b2)) = (read(true), read(false));
+                let at = format!("{} `{cond:?}`", path.display());
+                match (pruned, full) {
+                    (Ok(p), Ok(f)) => {
+                        compared += 1;
+                        bytes_pruned += b1;
+                        bytes_full += b2;
+                        if f.cell_count > 0 && b1 == 0 {
+                            failures.push(format!("{at}: nothing read, yet cells match"));
                         }
-                        (p, f) => failures.push(format!("{at}: {:?} / {:?}", p.err(), f.err())),
+                        if f.cell_count == 0 && b1 == 0 && b2 > 0 {
+                            skipped_all += 1;
+                        }
+                        if rows(&p) != rows(&f) {
+                            failures.push(format!(
+                                "{at}: {} cells pruned, {} not",
+                                p.cell_count, f.cell_count
+                            ));
+                        }
                     }
+                    (p, f) => failures.push(format!("{at}: {:?} / {:?}", p.err(), f.err())),
                 }
             }
         }

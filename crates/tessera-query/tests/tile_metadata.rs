@@ -3,28 +3,14 @@
 //! maxes, sums and null counts, and the fragment-level summary, are
 //! recomputed from the decoded tiles and compared.
 
-use std::cmp::Ordering;
 use std::path::Path;
+use tessera_fragment::tile_metadata::compare_cells as compare;
 use tessera_fragment::tile_metadata::trusted;
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, Sum};
 use tessera_query::tiles::{read_field_tile, FieldSpec, FieldTile};
 use tessera_schema::{CellValNum, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
-
-/// Cells compare as numbers when they hold one number, else as bytes
-/// (strings, fixed-size char cells).
-fn compare(t: Datatype, n: CellValNum, a: &[u8], b: &[u8]) -> Ordering {
-    if n == CellValNum::Fixed(1) {
-        match (Value::decode(t, a), Value::decode(t, b)) {
-            (Value::Int(x), Value::Int(y)) => return x.cmp(&y),
-            (Value::UInt(x), Value::UInt(y)) => return x.cmp(&y),
-            (Value::Float(x), Value::Float(y)) => return x.total_cmp(&y),
-            _ => {}
-        }
-    }
-    a.cmp(b)
-}
 
 /// What libtiledb's tile metadata should say about some cells.
 #[derive(Debug, Default)]

@@ -1,0 +1,25 @@
+//! Shared by the integration tests: the fixture arrays.
+
+use std::path::{Path, PathBuf};
+use tessera_fragment::OpenArray;
+use tessera_tile::storage::LocalFs;
+
+/// Every fixture array of every TileDB-Py version, opened whole (arrays
+/// that cannot be opened without a key are left out), with its path.
+pub fn fixture_arrays() -> Vec<(PathBuf, OpenArray)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let mut out = Vec::new();
+    for version in std::fs::read_dir(&root).unwrap().flatten() {
+        if !version.file_name().to_string_lossy().starts_with("tiledb-") {
+            continue;
+        }
+        for case in std::fs::read_dir(version.path()).unwrap().flatten() {
+            let path = case.path().join("array");
+            if let Ok(a) = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None) {
+                out.push((path, a));
+            }
+        }
+    }
+    assert!(out.len() > 100, "only {} fixture arrays", out.len());
+    out
+}
