@@ -120,6 +120,8 @@ struct FieldAcc {
     datatype: Datatype,
     cell_val_num: CellValNum,
     nullable: bool,
+    /// A single number libtiledb sums.
+    summable: bool,
     nulls: u64,
     /// Non-null, non-NaN values summed.
     summed: u64,
@@ -162,19 +164,35 @@ impl Exact {
     }
 }
 
-/// Whether stored sum bits are a saturated sum, which no longer gives the
+/// Stored sum bits of a field of type `t` as metadata can use them:
+/// `Some(None)` for types libtiledb does not sum, `None` (metadata cannot
+/// answer) when the sum is missing or saturated, which no longer gives the
 /// mean (nor the sum, once added to others).
-fn saturated(t: Datatype, bits: u64) -> bool {
-    match Sum::from_bits(t, bits) {
-        Some(Sum::Int(v)) => v == i64::MIN || v == i64::MAX,
-        Some(Sum::UInt(v)) => v == u64::MAX,
-        _ => false,
+fn usable_sum(t: Datatype, bits: Option<u64>) -> Option<Option<u64>> {
+    if Sum::from_bits(t, 0).is_none() {
+        return Some(None);
+    }
+    let bits = bits?;
+    match Sum::from_bits(t, bits)? {
+        Sum::Int(v) if v == i64::MIN || v == i64::MAX => None,
+        Sum::UInt(u64::MAX) => None,
+        _ => Some(Some(bits)),
     }
 }
 
 impl FieldAcc {
-    fn summable(&self) -> bool {
-        self.cell_val_num == CellValNum::Fixed(1) && Sum::from_bits(self.datatype, 0).is_some()
+    fn new(datatype: Datatype, cell_val_num: CellValNum, nullable: bool) -> Self {
+        FieldAcc {
+            datatype,
+            cell_val_num,
+            nullable,
+            summable: cell_val_num == CellValNum::Fixed(1) && Sum::from_bits(datatype, 0).is_some(),
+            nulls: 0,
+            summed: 0,
+            sum: None,
+            min: None,
+            max: None,
+        }
     }
 
     fn bound(&mut self, v: &[u8]) {
@@ -207,7 +225,7 @@ impl FieldAcc {
             return;
         }
         self.bound(v);
-        if self.summable() {
+        if self.summable {
             let s = match value {
                 Value::Int(x) => Sum::Int(x),
                 Value::UInt(x) => Sum::UInt(x),
@@ -220,21 +238,13 @@ impl FieldAcc {
     }
 
     /// Adds metadata: `nulls` of `cells`, the stored sum bits, min and max.
-    fn metadata(
-        &mut self,
-        cells: u64,
-        nulls: u64,
-        sum: Option<u64>,
-        bounds: Option<(&[u8], &[u8])>,
-    ) {
+    fn metadata(&mut self, cells: u64, nulls: u64, sum: Option<u64>, (lo, hi): (&[u8], &[u8])) {
         self.nulls += nulls;
         if nulls >= cells {
             return; // all null: the stored bounds are zeros, not values
         }
-        if let Some((lo, hi)) = bounds {
-            self.bound(lo);
-            self.bound(hi);
-        }
+        self.bound(lo);
+        self.bound(hi);
         if let Some(s) = sum.and_then(|b| Sum::from_bits(self.datatype, b)) {
             self.sum = Some(self.sum.map_or(Exact::of(s), |a| a.add(s)));
             self.summed += cells - nulls;
@@ -244,9 +254,9 @@ impl FieldAcc {
 
 /// What one tile or fragment's metadata holds for one field.
 struct FieldMetadata<'m> {
-    nulls: Option<u64>,
+    nulls: u64,
     sum: Option<u64>,
-    bounds: Option<(&'m [u8], &'m [u8])>,
+    bounds: (&'m [u8], &'m [u8]),
 }
 
 impl<'a> Query<'a> {
@@ -267,24 +277,22 @@ impl<'a> Query<'a> {
     /// ```
     pub fn aggregate(&self, aggs: &[Aggregate], budget: u64) -> Result<Aggregates, QueryError> {
         let schema = self.array.schema.clone();
+        // The fields aggregated, each once, with its running state.
         let mut names: Vec<String> = Vec::new();
+        let mut accs: Vec<FieldAcc> = Vec::new();
         for a in aggs {
             let Some(f) = a.field() else { continue };
-            let (t, n) = if let Some(at) = schema.attribute(f) {
-                (at.datatype, at.cell_val_num)
+            let (t, n, nullable) = if let Some(at) = schema.attribute(f) {
+                (at.datatype, at.cell_val_num, at.nullable)
             } else if let Some(d) = schema.dimension(f) {
-                (d.datatype, d.cell_val_num)
+                (d.datatype, d.cell_val_num, false)
             } else {
                 return Err(QueryError::Invalid(format!(
                     "an aggregate names `{f}`, which the array does not have"
                 )));
             };
             let numeric = n == CellValNum::Fixed(1) && Sum::from_bits(t, 0).is_some();
-            let string = t.size() == 1
-                && matches!(
-                    t,
-                    Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
-                );
+            let string = crate::prune::is_string(t);
             let ok = match a {
                 Aggregate::Sum(_) | Aggregate::Mean(_) => numeric,
                 Aggregate::Min(_) | Aggregate::Max(_) => string || n == CellValNum::Fixed(1),
@@ -297,30 +305,9 @@ impl<'a> Query<'a> {
             }
             if !names.iter().any(|x| x == f) {
                 names.push(f.to_owned());
+                accs.push(FieldAcc::new(t, n, nullable));
             }
         }
-        let mut accs: Vec<FieldAcc> = names
-            .iter()
-            .map(|f| {
-                let (datatype, cell_val_num, nullable) = match schema.attribute(f) {
-                    Some(a) => (a.datatype, a.cell_val_num, a.nullable),
-                    None => {
-                        let d = schema.dimension(f).expect("checked");
-                        (d.datatype, d.cell_val_num, false)
-                    }
-                };
-                FieldAcc {
-                    datatype,
-                    cell_val_num,
-                    nullable,
-                    nulls: 0,
-                    summed: 0,
-                    sum: None,
-                    min: None,
-                    max: None,
-                }
-            })
-            .collect();
         let mut count = 0u64;
         let mut out = Aggregates {
             values: Vec::new(),
@@ -331,8 +318,9 @@ impl<'a> Query<'a> {
         // Metadata first: what it answers is left out of the decoding read.
         let mut answered = vec![Answered::Nothing; self.array.fragments.len()];
         if !schema.is_dense() && self.condition.is_none() {
+            let shadows = crate::prune::Shadows::new(self.array);
             for (fi, frag) in self.array.fragments.iter().enumerate() {
-                if !self.metadata_may_answer(fi, frag)? {
+                if !self.metadata_may_answer(fi, frag, &shadows)? {
                     continue;
                 }
                 let Some(ned) = &frag.footer.non_empty_domain else {
@@ -340,11 +328,12 @@ impl<'a> Query<'a> {
                 };
                 let dims = &schema.dimensions;
                 let ranges = &self.ranges;
-                if mbr_overlap(ned, ranges, dims) == Overlap::None {
+                let overlap = mbr_overlap(ned, ranges, dims);
+                if overlap == Overlap::None {
                     answered[fi] = Answered::Fragment;
                     continue;
                 }
-                if mbr_overlap(ned, ranges, dims) == Overlap::Full {
+                if overlap == Overlap::Full {
                     let summary = frag.fragment_summary(self.storage)?;
                     let cells = frag.total_cell_num();
                     if let Some(m) = names
@@ -354,7 +343,7 @@ impl<'a> Query<'a> {
                     {
                         count += cells;
                         for (acc, m) in accs.iter_mut().zip(m) {
-                            acc.metadata(cells, m.nulls.unwrap_or(0), m.sum, m.bounds);
+                            acc.metadata(cells, m.nulls, m.sum, m.bounds);
                         }
                         answered[fi] = Answered::Fragment;
                         out.fragments_from_metadata += 1;
@@ -389,7 +378,7 @@ impl<'a> Query<'a> {
                     };
                     count += cells;
                     for (acc, m) in accs.iter_mut().zip(m) {
-                        acc.metadata(cells, m.nulls.unwrap_or(0), m.sum, m.bounds);
+                        acc.metadata(cells, m.nulls, m.sum, m.bounds);
                     }
                     done.push(t);
                 }
@@ -479,7 +468,12 @@ impl<'a> Query<'a> {
 
     /// Whether no cell of fragment `fi` can be dropped or shadowed by
     /// anything but the subarray, so its metadata speaks for its cells.
-    fn metadata_may_answer(&self, fi: usize, frag: &FragmentMetadata) -> Result<bool, QueryError> {
+    fn metadata_may_answer(
+        &self,
+        fi: usize,
+        frag: &FragmentMetadata,
+        shadows: &crate::prune::Shadows,
+    ) -> Result<bool, QueryError> {
         if frag.footer.dense || frag.footer.has_timestamps || frag.footer.has_delete_meta {
             return Ok(false);
         }
@@ -493,30 +487,7 @@ impl<'a> Query<'a> {
         {
             return Ok(false);
         }
-        if self.array.schema.allows_dups {
-            return Ok(true);
-        }
-        let Some(ned) = &frag.footer.non_empty_domain else {
-            return Ok(false);
-        };
-        let dims = &self.array.schema.dimensions;
-        let alone = self.array.fragments.iter().enumerate().all(|(gi, g)| {
-            gi == fi
-                || g.footer.non_empty_domain.as_ref().is_none_or(|other| {
-                    let as_ranges: Vec<Vec<(crate::Key, crate::Key)>> = other
-                        .iter()
-                        .zip(dims)
-                        .map(|(r, d)| {
-                            vec![(
-                                crate::Key::decode(d.datatype, &r.lo),
-                                crate::Key::decode(d.datatype, &r.hi),
-                            )]
-                        })
-                        .collect();
-                    mbr_overlap(ned, &as_ranges, dims) == Overlap::None
-                })
-        });
-        Ok(alone)
+        Ok(shadows.none_in(fi, frag, None))
     }
 }
 
@@ -556,13 +527,10 @@ fn fragment_field<'m>(
     if s.min.is_empty() && nulls < cells {
         return None;
     }
-    if Sum::from_bits(t, 0).is_some() && saturated(t, s.sum) {
-        return None;
-    }
     Some(FieldMetadata {
-        nulls: Some(nulls),
-        sum: Sum::from_bits(t, 0).map(|_| s.sum),
-        bounds: Some((&s.min, &s.max)),
+        nulls,
+        sum: usable_sum(t, Some(s.sum))?,
+        bounds: (&s.min, &s.max),
     })
 }
 
@@ -606,18 +574,10 @@ impl TileFieldMeta {
         } else {
             0
         };
-        let sum = match Sum::from_bits(self.datatype, 0) {
-            Some(_) => Some(*self.sums.get(t)?).filter(|&b| !saturated(self.datatype, b)),
-            None => None,
-        };
-        if Sum::from_bits(self.datatype, 0).is_some() && sum.is_none() {
-            return None;
-        }
-        let bounds = Some((self.mins.get(t)?, self.maxes.get(t)?));
         Some(FieldMetadata {
-            nulls: Some(nulls),
-            sum,
-            bounds,
+            nulls,
+            sum: usable_sum(self.datatype, self.sums.get(t).copied())?,
+            bounds: (self.mins.get(t)?, self.maxes.get(t)?),
         })
     }
 }

@@ -46,7 +46,8 @@ pub(crate) fn trusted_field(frag: &FragmentMetadata, name: &str) -> Option<Field
     .then_some(spec)
 }
 
-fn is_string(t: Datatype) -> bool {
+/// Whether `t` is one of the string types whose metadata bounds order bytewise.
+pub(crate) fn is_string(t: Datatype) -> bool {
     matches!(
         t,
         Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
@@ -154,23 +155,23 @@ pub(crate) fn fragment_may_match(
 /// Ranges per dimension, as queries hold them.
 type Ranges = Vec<Vec<(Key, Key)>>;
 
-/// A condition to prune a sparse read by, with what decides where pruning
-/// is sound. Conditions apply after deduplication, so a cell failing one
-/// still hides older cells at its coordinates: only cells that can shadow
-/// nothing may go unread. That holds when the array allows duplicates, and
-/// otherwise for cells of a fragment without per-cell timestamps (whose
-/// consolidated history may repeat coordinates) lying where no other
-/// fragment's non-empty domain reaches.
-pub(crate) struct Pruning<'c> {
-    pub condition: &'c Expr,
+/// Where cells can hide no other cell, so leaving them unread changes
+/// nothing else: conditions apply after deduplication, so a cell failing
+/// one still hides older cells at its coordinates, and aggregates taken
+/// from metadata must not count cells a newer write hides. That holds
+/// everywhere when the array allows duplicates, and otherwise for cells of
+/// a fragment without per-cell timestamps (whose consolidated history may
+/// repeat coordinates) lying where no other fragment's non-empty domain
+/// reaches.
+pub(crate) struct Shadows {
     dups: bool,
     /// Every fragment's non-empty domain, as one range per dimension.
     domains: Vec<Option<Ranges>>,
     dims: Vec<tessera_schema::Dimension>,
 }
 
-impl<'c> Pruning<'c> {
-    pub fn new(condition: &'c Expr, array: &tessera_fragment::OpenArray) -> Self {
+impl Shadows {
+    pub fn new(array: &tessera_fragment::OpenArray) -> Self {
         let dims = array.schema.dimensions.clone();
         let domains = array
             .fragments
@@ -189,8 +190,7 @@ impl<'c> Pruning<'c> {
                 })
             })
             .collect();
-        Pruning {
-            condition,
+        Shadows {
             dups: array.schema.allows_dups,
             domains,
             dims,
@@ -198,8 +198,8 @@ impl<'c> Pruning<'c> {
     }
 
     /// Whether cells of fragment `fi` inside `mbr` (the whole fragment
-    /// when `None`) may be left unread.
-    pub fn may_skip(
+    /// when `None`) can hide no other cell.
+    pub fn none_in(
         &self,
         fi: usize,
         frag: &FragmentMetadata,

@@ -669,11 +669,11 @@ impl<'a> Query<'a> {
         fi: usize,
         frag: &FragmentMetadata,
         fields: &[String],
-        prune_by: Option<&crate::prune::Pruning>,
+        prune_by: Option<(&Expr, &crate::prune::Shadows)>,
     ) -> Result<Vec<TileCells>, QueryError> {
-        if let Some(p) = prune_by {
-            if p.may_skip(fi, frag, None)
-                && !crate::prune::fragment_may_match(self.storage, frag, p.condition)?
+        if let Some((c, shadows)) = prune_by {
+            if shadows.none_in(fi, frag, None)
+                && !crate::prune::fragment_may_match(self.storage, frag, c)?
             {
                 return Ok(Vec::new());
             }
@@ -691,12 +691,12 @@ impl<'a> Query<'a> {
         let rt = frag.rtree(self.storage)?;
         let ranges = &self.ranges;
         let mut hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
-        if let Some(p) = prune_by {
-            let pruner = crate::prune::FragmentPruner::new(self.storage, frag, p.condition)?;
+        if let Some((c, shadows)) = prune_by {
+            let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
             let leaves = rt.leaves();
             hits.retain(|&(t, _)| {
-                !p.may_skip(fi, frag, leaves.get(t as usize).map(Vec::as_slice))
-                    || pruner.tile_may_match(p.condition, t)
+                !shadows.none_in(fi, frag, leaves.get(t as usize).map(Vec::as_slice))
+                    || pruner.tile_may_match(c, t)
             });
         }
         if let Answered::Tiles(done) = answered {
@@ -817,7 +817,7 @@ impl<'a> Query<'a> {
             .condition
             .as_ref()
             .filter(|_| self.prune)
-            .map(|c| crate::prune::Pruning::new(c, self.array));
+            .map(|c| (c, crate::prune::Shadows::new(self.array)));
         let mut tiles: Vec<TileCells> = Vec::new();
         for (fi, frag) in self.array.fragments.iter().enumerate() {
             if frag.footer.dense {
@@ -826,7 +826,8 @@ impl<'a> Query<'a> {
                     frag.name
                 )));
             }
-            tiles.extend(self.sparse_tiles(fi, frag, &fields, pruning.as_ref())?);
+            let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
+            tiles.extend(self.sparse_tiles(fi, frag, &fields, prune_by)?);
         }
         // Cell references with their timestamps.
         let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);
