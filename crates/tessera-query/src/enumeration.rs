@@ -16,28 +16,24 @@ pub(crate) fn apply(
     r: ReadResult,
 ) -> Result<ReadResult, QueryError> {
     let schema = &array.schema;
-    let enumerated = r.columns.iter().any(|c| {
-        !c.is_dimension
-            && schema
-                .attribute(&c.name)
-                .is_some_and(|a| a.enumeration.is_some())
-    });
-    if !enumerated {
+    let enumeration_of = |c: &crate::Column| {
+        schema
+            .attribute(&c.name)
+            .filter(|_| !c.is_dimension)
+            .and_then(|a| a.enumeration.clone())
+    };
+    if !r.columns.iter().any(|c| enumeration_of(c).is_some()) {
         return Ok(r);
     }
-    let enums = tessera_schema::load_enumerations(storage, &array.path, schema, array.key.as_ref())
-        .map_err(|e| QueryError::Invalid(format!("enumerations: {e}")))?;
+    let enums =
+        tessera_schema::load_enumerations(storage, &array.path, schema, array.key.as_ref())?;
     let mut columns = Vec::with_capacity(r.columns.len());
     for col in r.columns {
-        let Some(name) = schema
-            .attribute(&col.name)
-            .filter(|_| !col.is_dimension)
-            .and_then(|a| a.enumeration.as_ref())
-        else {
+        let Some(name) = enumeration_of(&col) else {
             columns.push(col);
             continue;
         };
-        let e = enums.iter().find(|e| &e.name == name).ok_or_else(|| {
+        let e = enums.iter().find(|e| e.name == name).ok_or_else(|| {
             QueryError::Invalid(format!(
                 "attribute `{}` names enumeration `{name}`, which the schema does not list",
                 col.name

@@ -6,6 +6,9 @@ pub enum QueryError {
     /// The array folder or a fragment could not be read.
     #[error(transparent)]
     Fragment(Box<tessera_fragment::FragmentError>),
+    /// A schema file (an enumeration) could not be read.
+    #[error(transparent)]
+    Schema(Box<tessera_schema::SchemaError>),
     /// A tile could not be unfiltered.
     #[error("fragment {fragment}, {file}, tile {tile}: {source}")]
     Tile {
@@ -48,5 +51,11 @@ pub enum QueryError {
 impl From<tessera_fragment::FragmentError> for QueryError {
     fn from(e: tessera_fragment::FragmentError) -> Self {
         QueryError::Fragment(Box::new(e))
+    }
+}
+
+impl From<tessera_schema::SchemaError> for QueryError {
+    fn from(e: tessera_schema::SchemaError) -> Self {
+        QueryError::Schema(Box::new(e))
     }
 }
