@@ -671,16 +671,17 @@ impl<'a> Query<'a> {
         fields: &[String],
         prune_by: Option<(&Expr, &crate::prune::Shadows)>,
     ) -> Result<Vec<TileCells>, QueryError> {
-        if let Some((c, shadows)) = prune_by {
-            if shadows.none_in(fi, frag, None)
-                && !crate::prune::fragment_may_match(self.storage, frag, c)?
-            {
-                return Ok(Vec::new());
-            }
-        }
         let answered = self.answered.get(fi).unwrap_or(&Answered::Nothing);
         if *answered == Answered::Fragment {
             return Ok(Vec::new());
+        }
+        // Whether no cell of the whole fragment can hide another: then
+        // neither can any of its tiles'.
+        let alone = prune_by.is_some_and(|(_, shadows)| shadows.none_in(fi, frag, None));
+        if let Some((c, _)) = prune_by {
+            if alone && !crate::prune::fragment_may_match(self.storage, frag, c)? {
+                return Ok(Vec::new());
+            }
         }
         let dims = &frag.schema.dimensions;
         let nd = dims.len();
@@ -695,8 +696,9 @@ impl<'a> Query<'a> {
             let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
             let leaves = rt.leaves();
             hits.retain(|&(t, _)| {
-                !shadows.none_in(fi, frag, leaves.get(t as usize).map(Vec::as_slice))
-                    || pruner.tile_may_match(c, t)
+                let hides_none =
+                    alone || shadows.none_in(fi, frag, leaves.get(t as usize).map(Vec::as_slice));
+                !hides_none || pruner.tile_may_match(c, t)
             });
         }
         if let Answered::Tiles(done) = answered {
@@ -818,6 +820,7 @@ impl<'a> Query<'a> {
             .as_ref()
             .filter(|_| self.prune)
             .map(|c| (c, crate::prune::Shadows::new(self.array)));
+        let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
         let mut tiles: Vec<TileCells> = Vec::new();
         for (fi, frag) in self.array.fragments.iter().enumerate() {
             if frag.footer.dense {
@@ -826,7 +829,6 @@ impl<'a> Query<'a> {
                     frag.name
                 )));
             }
-            let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
             tiles.extend(self.sparse_tiles(fi, frag, &fields, prune_by)?);
         }
         // Cell references with their timestamps.
