@@ -69,12 +69,30 @@ impl Selection {
 
     /// A query of `a` with `--subarray` ranges and the `--where` condition.
     fn query<'a>(&self, a: &'a OpenArray) -> Result<Query<'a>, BoxError> {
-        select(
-            Query::new(&LocalFs, a),
-            a,
-            &self.subarray,
-            self.condition.clone(),
-        )
+        let mut q = Query::new(&LocalFs, a);
+        for s in &self.subarray {
+            let (dim, ranges) = s
+                .split_once('=')
+                .ok_or_else(|| format!("--subarray `{s}`: expected DIM=LO:HI"))?;
+            let d = a
+                .schema
+                .dimension(dim)
+                .ok_or_else(|| format!("--subarray: the array has no dimension `{dim}`"))?;
+            for r in ranges.split(',') {
+                let (lo, hi) = r
+                    .split_once(':')
+                    .ok_or_else(|| format!("--subarray `{s}`: expected LO:HI"))?;
+                q = q.range(
+                    dim,
+                    parse_bound(lo, d.datatype)?,
+                    parse_bound(hi, d.datatype)?,
+                );
+            }
+        }
+        if let Some(c) = &self.condition {
+            q = q.condition(Expr::parse(c, &a.schema)?);
+        }
+        Ok(q)
     }
 }
 
@@ -206,38 +224,6 @@ enum Command {
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Adds `--subarray` ranges and a `--where` condition to a query.
-fn select<'a>(
-    mut q: Query<'a>,
-    a: &OpenArray,
-    subarray: &[String],
-    condition: Option<String>,
-) -> Result<Query<'a>, BoxError> {
-    for s in subarray {
-        let (dim, ranges) = s
-            .split_once('=')
-            .ok_or_else(|| format!("--subarray `{s}`: expected DIM=LO:HI"))?;
-        let d = a
-            .schema
-            .dimension(dim)
-            .ok_or_else(|| format!("--subarray: the array has no dimension `{dim}`"))?;
-        for r in ranges.split(',') {
-            let (lo, hi) = r
-                .split_once(':')
-                .ok_or_else(|| format!("--subarray `{s}`: expected LO:HI"))?;
-            q = q.range(
-                dim,
-                parse_bound(lo, d.datatype)?,
-                parse_bound(hi, d.datatype)?,
-            );
-        }
-    }
-    if let Some(c) = condition {
-        q = q.condition(Expr::parse(&c, &a.schema)?);
-    }
-    Ok(q)
-}
 
 /// `count`, `sum(F)`, `min(F)`, `max(F)`, `null_count(F)` or `mean(F)`.
 fn parse_aggregate(s: &str) -> Result<Aggregate, BoxError> {
