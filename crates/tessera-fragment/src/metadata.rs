@@ -588,7 +588,7 @@ impl FragmentMetadata {
         field: usize,
         which: usize,
         offsets: &[u64],
-        section: &str,
+        section: &'static str,
     ) -> Result<Arc<Vec<u64>>, FragmentError> {
         let slot = &self
             .offsets
@@ -599,7 +599,7 @@ impl FragmentMetadata {
                 FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
             })?;
             let data = self.read_section(storage, off, section)?;
-            let mut r = Reader::new(&data, "tile offsets");
+            let mut r = Reader::new(&data, section);
             let n = r
                 .u64("number of values")
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
@@ -683,8 +683,21 @@ impl FragmentMetadata {
             // Before format 11 there is no tile metadata.
             return Ok(Arc::default());
         };
-        self.lazy(&self.bounds[i][which], || {
-            let data = self.read_section(storage, off, section)?;
+        self.bounds_slot(storage, &self.bounds[i][which], off, cell_size, section)
+    }
+
+    /// A section of per-tile values (mins, maxes, global order bounds) at
+    /// `offset`, loaded once into `slot`.
+    fn bounds_slot(
+        &self,
+        storage: &dyn Storage,
+        slot: &OnceLock<Arc<TileBounds>>,
+        offset: u64,
+        cell_size: Option<u64>,
+        section: &str,
+    ) -> Result<Arc<TileBounds>, FragmentError> {
+        self.lazy(slot, || {
+            let data = self.read_section(storage, offset, section)?;
             TileBounds::parse(&data, cell_size)
                 .map(Arc::new)
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))
@@ -719,7 +732,7 @@ impl FragmentMetadata {
         f: Field,
         which: usize,
         offsets: &[u64],
-        section: &str,
+        section: &'static str,
     ) -> Result<Arc<Vec<u64>>, FragmentError> {
         let i = self.checked_field(f)?;
         if offsets.is_empty() {
@@ -801,13 +814,13 @@ impl FragmentMetadata {
             let off = *offsets.get(dim).ok_or_else(|| {
                 FragmentError::invalid(&self.name, format!("no {section} for dimension {dim}"))
             })?;
-            self.lazy(&self.global_order[dim][which], || {
-                let data = self.read_section(storage, off, section)?;
-                TileBounds::parse(&data, cell_size)
-                    .map(Arc::new)
-                    .map_err(|e| FragmentError::from(e).within(&self.name, section))
-            })
-            .cloned()
+            self.bounds_slot(
+                storage,
+                &self.global_order[dim][which],
+                off,
+                cell_size,
+                section,
+            )
         };
         let lo = load(0, mins, "tile global order mins")?;
         let hi = load(1, maxes, "tile global order maxes")?;
