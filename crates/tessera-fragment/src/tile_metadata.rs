@@ -184,14 +184,10 @@ pub fn compare_cells(
 ) -> std::cmp::Ordering {
     use tessera_schema::Value;
     if n == tessera_schema::CellValNum::Fixed(1) {
-        match (Value::decode(t, a), Value::decode(t, b)) {
-            (Value::Int(x), Value::Int(y)) => return x.cmp(&y),
-            (Value::UInt(x), Value::UInt(y)) => return x.cmp(&y),
-            (Value::Float(x), Value::Float(y)) => return x.total_cmp(&y),
-            _ => {}
-        }
+        Value::decode(t, a).compare(&Value::decode(t, b))
+    } else {
+        a.cmp(b)
     }
-    a.cmp(b)
 }
 
 /// Whether tile metadata of a field can be relied on: not for nullable

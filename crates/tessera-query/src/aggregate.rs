@@ -233,13 +233,13 @@ impl FieldAcc {
                 _ => return,
             };
             self.sum = Some(self.sum.map_or(Exact::of(s), |a| a.add(s)));
-            self.summed += 1;
+            self.summed = self.summed.saturating_add(1);
         }
     }
 
     /// Adds metadata: `nulls` of `cells`, the stored sum bits, min and max.
     fn metadata(&mut self, cells: u64, nulls: u64, sum: Option<u64>, (lo, hi): (&[u8], &[u8])) {
-        self.nulls += nulls;
+        self.nulls = self.nulls.saturating_add(nulls);
         if nulls >= cells {
             return; // all null: the stored bounds are zeros, not values
         }
@@ -247,7 +247,7 @@ impl FieldAcc {
         self.bound(hi);
         if let Some(s) = sum.and_then(|b| Sum::from_bits(self.datatype, b)) {
             self.sum = Some(self.sum.map_or(Exact::of(s), |a| a.add(s)));
-            self.summed += cells - nulls;
+            self.summed = self.summed.saturating_add(cells - nulls);
         }
     }
 }
@@ -341,7 +341,7 @@ impl<'a> Query<'a> {
                         .map(|f| fragment_field(frag, f, summary, cells))
                         .collect::<Option<Vec<_>>>()
                     {
-                        count += cells;
+                        count = count.saturating_add(cells);
                         for (acc, m) in accs.iter_mut().zip(m) {
                             acc.metadata(cells, m.nulls, m.sum, m.bounds);
                         }
@@ -376,7 +376,7 @@ impl<'a> Query<'a> {
                     else {
                         continue;
                     };
-                    count += cells;
+                    count = count.saturating_add(cells);
                     for (acc, m) in accs.iter_mut().zip(m) {
                         acc.metadata(cells, m.nulls, m.sum, m.bounds);
                     }
