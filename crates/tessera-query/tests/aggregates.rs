@@ -137,20 +137,9 @@ fn aggregates_equal_cell_by_cell_results() {
         // Whole array; two ranges on the first dimension (cutting
         // tiles); a condition on the first field.
         let d0 = &schema.dimensions[0];
-        let span = array
-            .fragments
-            .iter()
-            .filter_map(|f| f.footer.non_empty_domain.as_ref())
-            .map(|ned| {
-                (
-                    Key::decode(d0.datatype, &ned[0].lo),
-                    Key::decode(d0.datatype, &ned[0].hi),
-                )
-            })
-            .next();
         let mut queries: Vec<(String, Query, Option<Expr>)> =
             vec![("whole".into(), Query::new(&LocalFs, &array), None)];
-        if let Some((Key::Int(lo), Key::Int(hi))) = span {
+        if let Some((lo, hi)) = common::first_dim_span(&array) {
             if hi - lo >= 4 {
                 let w = hi - lo;
                 queries.push((

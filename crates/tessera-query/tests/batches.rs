@@ -2,6 +2,8 @@
 //! within a small memory budget, concatenated, equal the one-shot read
 //! (exactly where the layout fixes an order, as a multiset otherwise).
 
+mod common;
+
 use std::path::Path;
 use tessera_fragment::OpenArray;
 use tessera_query::{Key, Query, ReadResult};
@@ -51,18 +53,8 @@ fn batches_concatenate_to_the_one_shot_read() {
             };
             // Two ranges on the first dimension, when it has integers to cut.
             let d0 = &array.schema.dimensions[0];
-            let span = array
-                .fragments
-                .first()
-                .and_then(|f| f.footer.non_empty_domain.as_ref())
-                .map(|ned| {
-                    (
-                        Key::decode(d0.datatype, &ned[0].lo),
-                        Key::decode(d0.datatype, &ned[0].hi),
-                    )
-                });
-            let ranges = match span {
-                Some((Key::Int(lo), Key::Int(hi))) if hi - lo >= 4 => {
+            let ranges = match common::first_dim_span(&array) {
+                Some((lo, hi)) if hi - lo >= 4 => {
                     let w = hi - lo;
                     vec![(lo, lo + w / 3), (lo + w / 2, hi)]
                 }

@@ -1,7 +1,10 @@
 //! Shared by the integration tests: the fixture arrays.
+// Each test crate uses its own part of this module.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use tessera_fragment::OpenArray;
+use tessera_query::Key;
 use tessera_tile::storage::LocalFs;
 
 /// Every fixture array of every TileDB-Py version, opened whole (arrays
@@ -22,4 +25,22 @@ pub fn fixture_arrays() -> Vec<(PathBuf, OpenArray)> {
     }
     assert!(out.len() > 100, "only {} fixture arrays", out.len());
     out
+}
+
+/// The integer span of the first dimension over the first fragment with
+/// cells (`None` for other dimension types and empty arrays), to cut
+/// subarrays from.
+pub fn first_dim_span(array: &OpenArray) -> Option<(i128, i128)> {
+    let d0 = &array.schema.dimensions[0];
+    let ned = array
+        .fragments
+        .iter()
+        .find_map(|f| f.footer.non_empty_domain.as_ref())?;
+    match (
+        Key::decode(d0.datatype, &ned[0].lo),
+        Key::decode(d0.datatype, &ned[0].hi),
+    ) {
+        (Key::Int(lo), Key::Int(hi)) => Some((lo, hi)),
+        _ => None,
+    }
 }
