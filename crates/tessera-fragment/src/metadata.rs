@@ -524,8 +524,12 @@ impl FragmentMetadata {
                     ),
                 ))
             })?;
+        // Sections lie back to back: the next known section (or the footer)
+        // bounds this one, so one request usually reads it whole. The
+        // header read from those bytes still decides its size.
+        let hint = self.section_end(offset).unwrap_or(end).max(end);
         let head = storage
-            .read_range(&file, offset..end)
+            .read_range(&file, offset..hint)
             .map_err(|e| within(FragmentError::io(&file, e)))?;
         let mut r = Reader::new(&head, "generic tile header").at_offset(offset);
         r.skip("version", 4)?;
@@ -547,12 +551,48 @@ impl FragmentMetadata {
                     format!("generic tile at {offset} runs past the end of the file"),
                 ))
             })?;
-        let bytes = storage
-            .read_range(&file, offset..stop)
-            .map_err(|e| within(FragmentError::io(&file, e)))?;
+        let bytes = if stop <= hint {
+            let mut head = head;
+            head.truncate((stop - offset) as usize);
+            head
+        } else {
+            storage
+                .read_range(&file, offset..stop)
+                .map_err(|e| within(FragmentError::io(&file, e)))?
+        };
         let tile =
             read_generic_tile(&bytes, self.key.as_ref(), offset).map_err(|e| within(e.into()))?;
         Ok(tile.data)
+    }
+
+    /// The offset of the first section (or the footer) after `offset`, as
+    /// the footer records them; the file's end if none is. `None` when
+    /// neither is known (a consolidated footer leaves the file's size unasked).
+    fn section_end(&self, offset: u64) -> Option<u64> {
+        let known_size = self.metadata_file_size != u64::MAX;
+        let f = &self.footer;
+        let global = f
+            .tile_global_order_offsets
+            .iter()
+            .flat_map(|(a, b)| a.iter().chain(b));
+        [f.rtree_offset]
+            .iter()
+            .chain(&f.tile_offsets)
+            .chain(&f.tile_var_offsets)
+            .chain(&f.tile_var_sizes)
+            .chain(&f.tile_validity_offsets)
+            .chain(&f.tile_min_offsets)
+            .chain(&f.tile_max_offsets)
+            .chain(&f.tile_sum_offsets)
+            .chain(&f.tile_null_count_offsets)
+            .chain(&f.fragment_summary_offset)
+            .chain(&f.processed_conditions_offset)
+            .chain(global)
+            .copied()
+            .chain(known_size.then(|| self.metadata_file_size.saturating_sub(f.size)))
+            .filter(|&o| o > offset && o <= self.metadata_file_size)
+            .min()
+            .or(known_size.then_some(self.metadata_file_size))
     }
 
     /// The value of a lazily loaded section: loaded once, under the

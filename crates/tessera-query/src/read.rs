@@ -4,7 +4,7 @@ use crate::aggregate::Answered;
 use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{ColumnBuilder, ReadResult};
-use crate::tiles::{read_field_tile, FieldSpec, FieldTile};
+use crate::tiles::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -287,7 +287,22 @@ impl<'a> Query<'a> {
             }
             None
         };
-        // Outputs start as fill values.
+        // Outputs start as fill values, unless one dense fragment with every
+        // selected attribute covers the subarray: then each cell is written
+        // anyway, and zeroed memory (untouched until then) saves a pass.
+        let covered = self.array.fragments.iter().any(|f| {
+            f.footer.dense
+                && attrs.iter().all(|a| FieldSpec::named(f, a).is_some())
+                && f.footer.non_empty_domain.as_ref().is_some_and(|ned| {
+                    ned.iter().zip(dims).zip(&sub).all(|((r, d), ranges)| {
+                        let lo = Key::decode(d.datatype, &r.lo).as_int();
+                        let hi = Key::decode(d.datatype, &r.hi).as_int();
+                        ranges.iter().all(|(a, b)| {
+                            lo.is_some_and(|lo| lo <= *a) && hi.is_some_and(|hi| *b <= hi)
+                        })
+                    })
+                })
+        });
         let mut bufs: Vec<Arc<Vec<u8>>> = Vec::new();
         let mut outs: Vec<DenseOut> = Vec::new();
         for a in attrs {
@@ -298,7 +313,13 @@ impl<'a> Query<'a> {
             let mut fill = at.fill_value.clone();
             fill.resize(if at.is_var() { fill.len() } else { cell }, 0);
             outs.push(DenseOut {
-                fixed: (!at.is_var()).then(|| fill.repeat(n)),
+                fixed: (!at.is_var()).then(|| {
+                    if covered {
+                        vec![0u8; n * cell]
+                    } else {
+                        fill.repeat(n)
+                    }
+                }),
                 var: at
                     .is_var()
                     .then(|| vec![(fill_id, 0, at.fill_value.len() as u64); n]),
@@ -332,7 +353,7 @@ impl<'a> Query<'a> {
             if !frag.footer.dense {
                 // A sparse fragment (TileDB before 2.5 accepted unordered
                 // writes to dense arrays): its cells overwrite theirs.
-                for tc in self.sparse_tiles(fi, frag, attrs, None)? {
+                for mut tc in self.sparse_tiles(fi, frag, attrs, None)? {
                     for &c in &tc.cells {
                         let mut ri = 0u64;
                         let mut inside = true;
@@ -352,7 +373,7 @@ impl<'a> Query<'a> {
                             put_cell(o, tile, c as usize, ri as usize, at, k, &frag.name)?;
                         }
                     }
-                    name_var_buffers(&tc.fields, &mut outs, &mut bufs);
+                    name_var_buffers(&mut tc.fields, &mut outs, &mut bufs);
                 }
                 continue;
             }
@@ -397,22 +418,20 @@ impl<'a> Query<'a> {
             };
             writes.clear();
             let key = self.array.key;
-            let decoded: Vec<(Vec<i128>, Vec<Option<FieldTile>>)> = tiles
-                .par_iter()
-                .map(|tc| {
-                    let t = tile_index(tc);
-                    let fields = specs
+            let numbers: Vec<u64> = tiles.iter().map(|tc| tile_index(tc)).collect();
+            let present: Vec<&FieldSpec> = specs.iter().flatten().collect();
+            let decoded: Vec<Vec<Option<FieldTile>>> =
+                decode_in_runs(self.storage, frag, &present, &numbers, |src, t| {
+                    specs
                         .iter()
                         .map(|s| {
                             s.as_ref()
-                                .map(|s| read_field_tile(self.storage, frag, s, t, key))
+                                .map(|s| decode_field_tile(src, frag, s, t, key))
                                 .transpose()
                         })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok((tc.clone(), fields))
-                })
-                .collect::<Result<_, QueryError>>()?;
-            for (tc, fields) in decoded {
+                        .collect()
+                })?;
+            for (tc, mut fields) in tiles.into_iter().zip(decoded) {
                 // Box of the tile, clipped to the non-empty domain.
                 let lo: Vec<i128> = (0..nd)
                     .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
@@ -546,7 +565,7 @@ impl<'a> Query<'a> {
                         }
                     }
                 }
-                name_var_buffers(&fields, &mut outs, &mut bufs);
+                name_var_buffers(&mut fields, &mut outs, &mut bufs);
             }
         }
         // Assemble columns: dimensions from positions, attributes from outputs.
@@ -717,68 +736,85 @@ impl<'a> Query<'a> {
             .footer
             .has_delete_meta
             .then(|| FieldSpec::of(frag, Field::DeleteTimestamps));
-        hits.par_iter()
-            .map(|&(t, full)| {
-                let dt: Vec<FieldTile> = if legacy_coords {
-                    // Before format 5 all coordinates share one tile.
-                    let c = read_field_tile(
-                        self.storage,
-                        frag,
-                        &FieldSpec::of(frag, Field::Coords),
-                        t,
-                        key,
-                    )?;
-                    crate::tiles::split_coords(
-                        &c,
-                        nd,
-                        dims[0].coord_size() as usize,
-                        frag.coords_zipped(),
-                    )
-                } else {
-                    dim_specs
-                        .iter()
-                        .map(|s| read_field_tile(self.storage, frag, s, t, key))
-                        .collect::<Result<_, _>>()?
-                };
+        // Coordinates first, in runs of neighbouring tiles; then the other
+        // fields of just the tiles with cells inside the subarray.
+        let coords_spec = FieldSpec::of(frag, Field::Coords);
+        let coord_specs: Vec<&FieldSpec> = if legacy_coords {
+            vec![&coords_spec]
+        } else {
+            dim_specs.iter().collect()
+        };
+        let numbers: Vec<u64> = hits.iter().map(|h| h.0).collect();
+        let located = decode_in_runs(self.storage, frag, &coord_specs, &numbers, |src, t| {
+            let dt: Vec<FieldTile> = if legacy_coords {
+                // Before format 5 all coordinates share one tile.
+                let c = decode_field_tile(src, frag, &coords_spec, t, key)?;
+                crate::tiles::split_coords(
+                    &c,
+                    nd,
+                    dims[0].coord_size() as usize,
+                    frag.coords_zipped(),
+                )
+            } else {
+                dim_specs
+                    .iter()
+                    .map(|s| decode_field_tile(src, frag, s, t, key))
+                    .collect::<Result<_, _>>()?
+            };
+            Ok(dt)
+        })?;
+        let mut tiles: Vec<TileCells> = hits
+            .par_iter()
+            .zip(located)
+            .map(|(&(_, full), dt)| {
                 let n = dt.first().map_or(0, |d| d.cells) as usize;
-                let mut cells: Vec<u32> = Vec::with_capacity(n);
-                for i in 0..n {
-                    if full
-                        || (0..nd).all(|j| in_ranges(&ranges[j], dims[j].datatype, dt[j].value(i)))
-                    {
-                        cells.push(i as u32);
-                    }
-                }
-                let fl = if cells.is_empty() {
-                    specs.iter().map(|_| None).collect()
+                let cells: Vec<u32> = if full {
+                    (0..n as u32).collect()
                 } else {
-                    specs
-                        .iter()
-                        .map(|s| {
-                            s.as_ref()
-                                .map(|s| read_field_tile(self.storage, frag, s, t, key))
-                                .transpose()
+                    (0..n)
+                        .filter(|&i| {
+                            (0..nd).all(|j| in_ranges(&ranges[j], dims[j].datatype, dt[j].value(i)))
                         })
-                        .collect::<Result<Vec<_>, _>>()?
+                        .map(|i| i as u32)
+                        .collect()
                 };
-                let times = match (&ts_spec, cells.is_empty()) {
-                    (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
-                    _ => None,
-                };
-                let delete_times = match (&dt_spec, cells.is_empty()) {
-                    (Some(s), false) => Some(read_field_tile(self.storage, frag, s, t, key)?),
-                    _ => None,
-                };
-                Ok(TileCells {
+                TileCells {
                     frag: fi,
                     dims: dt,
-                    fields: fl,
-                    times,
-                    delete_times,
+                    fields: specs.iter().map(|_| None).collect(),
+                    times: None,
+                    delete_times: None,
                     cells,
-                })
+                }
             })
-            .collect()
+            .collect();
+        let wanted: Vec<usize> = (0..tiles.len())
+            .filter(|&i| !tiles[i].cells.is_empty())
+            .collect();
+        let numbers: Vec<u64> = wanted.iter().map(|&i| hits[i].0).collect();
+        let field_specs: Vec<&FieldSpec> = specs
+            .iter()
+            .flatten()
+            .chain(ts_spec.as_ref())
+            .chain(dt_spec.as_ref())
+            .collect();
+        let read = |src: &Fetched<'_>, s: &FieldSpec, t| decode_field_tile(src, frag, s, t, key);
+        let decoded = decode_in_runs(self.storage, frag, &field_specs, &numbers, |src, t| {
+            let fields = specs
+                .iter()
+                .map(|s| s.as_ref().map(|s| read(src, s, t)).transpose())
+                .collect::<Result<Vec<_>, _>>()?;
+            let times = ts_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
+            let delete_times = dt_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
+            Ok((fields, times, delete_times))
+        })?;
+        for (i, (fields, times, delete_times)) in wanted.into_iter().zip(decoded) {
+            let tc = &mut tiles[i];
+            tc.fields = fields;
+            tc.times = times;
+            tc.delete_times = delete_times;
+        }
+        Ok(tiles)
     }
 
     fn sparse(
@@ -996,33 +1032,60 @@ impl<'a> Query<'a> {
             }
             _ => {}
         }
-        // Assemble.
+        // Assemble: cells that follow each other in one tile are copied as
+        // one run, and the columns are built in parallel.
         let n = refs.len();
-        let mut result = ReadResult {
-            cell_count: n,
-            columns: Vec::new(),
-        };
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new(); // (tile, from, to)
+        for r in &refs {
+            let (ti, c) = (r.0 as usize, r.1 as usize);
+            match runs.last_mut() {
+                Some(run) if run.0 == ti && run.2 == c => run.2 += 1,
+                _ => runs.push((ti, c, c + 1)),
+            }
+        }
+        let mut wanted: Vec<Option<usize>> = Vec::new(); // None: dimension j; Some(k): field k
         if self.with_dimensions {
-            for (j, d) in dims.iter().enumerate() {
-                let mut b = ColumnBuilder::new(&d.name, true, d.datatype, d.cell_val_num, false, n);
-                for r in &refs {
-                    b.push(tiles[r.0 as usize].dims[j].value(r.1 as usize), true);
-                }
-                result.columns.push(b.col);
-            }
+            wanted.extend((0..nd).map(|_| None));
         }
-        for a in attrs {
-            let at = schema.attribute(a).expect("checked");
-            let k = fields.iter().position(|f| f == a).expect("selected");
-            let mut b = ColumnBuilder::new(a, false, at.datatype, at.cell_val_num, at.nullable, n);
-            for r in &refs {
-                match &tiles[r.0 as usize].fields[k] {
-                    Some(t) => b.push(t.value(r.1 as usize), t.valid(r.1 as usize)),
-                    None => b.push(&at.fill_value, at.fill_validity),
+        wanted.extend(
+            attrs
+                .iter()
+                .map(|a| Some(fields.iter().position(|f| f == a).expect("selected"))),
+        );
+        let columns: Vec<crate::result::Column> = wanted
+            .par_iter()
+            .enumerate()
+            .map(|(w, field)| match *field {
+                None => {
+                    let d = &dims[w];
+                    let mut b =
+                        ColumnBuilder::new(&d.name, true, d.datatype, d.cell_val_num, false, n);
+                    for &(ti, from, to) in &runs {
+                        b.push_run(&tiles[ti].dims[w], from, to);
+                    }
+                    b.col
                 }
-            }
-            result.columns.push(b.col);
-        }
+                Some(k) => {
+                    let a = &fields[k];
+                    let at = schema.attribute(a).expect("checked");
+                    let mut b =
+                        ColumnBuilder::new(a, false, at.datatype, at.cell_val_num, at.nullable, n);
+                    for &(ti, from, to) in &runs {
+                        match &tiles[ti].fields[k] {
+                            Some(t) => b.push_run(t, from, to),
+                            None => {
+                                (from..to).for_each(|_| b.push(&at.fill_value, at.fill_validity))
+                            }
+                        }
+                    }
+                    b.col
+                }
+            })
+            .collect();
+        let result = ReadResult {
+            cell_count: n,
+            columns,
+        };
         Ok(result)
     }
 }
@@ -1132,16 +1195,16 @@ fn put_cell(
     Ok(())
 }
 
-/// Var-sized values just placed from one tile: keep the tile's buffer and
-/// give it an id.
+/// Var-sized values just placed from one tile: keep the tile's buffer (it
+/// is not needed after placing, so it moves, not copies) and give it an id.
 fn name_var_buffers(
-    fields: &[Option<FieldTile>],
+    fields: &mut [Option<FieldTile>],
     outs: &mut [DenseOut],
     bufs: &mut Vec<Arc<Vec<u8>>>,
 ) {
-    for (f, o) in fields.iter().zip(outs.iter_mut()) {
+    for (f, o) in fields.iter_mut().zip(outs.iter_mut()) {
         if let (Some(tile), Some(vv)) = (f, &mut o.var) {
-            bufs.push(Arc::new(tile.data.clone()));
+            bufs.push(Arc::new(std::mem::take(&mut tile.data)));
             let id = (bufs.len() - 1) as u32;
             for e in vv.iter_mut().filter(|e| e.0 == u32::MAX) {
                 e.0 = id;

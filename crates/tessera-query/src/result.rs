@@ -115,6 +115,32 @@ impl ColumnBuilder {
         }
     }
 
+    /// Appends cells `from..to` of `tile` whole: one copy per buffer.
+    pub fn push_run(&mut self, tile: &crate::tiles::FieldTile, from: usize, to: usize) {
+        match (&mut self.col.offsets, &tile.offsets) {
+            (Some(out), Some(o)) => {
+                let base = self.col.data.len() as u64;
+                let start = o[from];
+                self.col
+                    .data
+                    .extend_from_slice(&tile.data[start as usize..o[to] as usize]);
+                out.extend(o[from + 1..=to].iter().map(|e| base + (e - start)));
+            }
+            _ => {
+                let w = tile.cell_size;
+                self.col
+                    .data
+                    .extend_from_slice(&tile.data[from * w..to * w]);
+            }
+        }
+        if let Some(v) = &mut self.col.validity {
+            match &tile.validity {
+                Some(tv) => v.extend_from_slice(&tv[from..to]),
+                None => v.resize(v.len() + (to - from), 1),
+            }
+        }
+    }
+
     #[inline]
     pub fn push(&mut self, value: &[u8], valid: bool) {
         self.col.data.extend_from_slice(value);

@@ -3,6 +3,10 @@
 //! var-sized offsets rules.
 
 use crate::QueryError;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 use tessera_filters::{unfilter_tile, unfilter_var_string_tile, FilterPipeline, TileContext};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_schema::CellValNum;
@@ -112,33 +116,185 @@ impl FieldTile {
     }
 }
 
-fn read(
+/// The largest run of neighbouring tiles fetched with one request per file:
+/// large enough that the cost of a request (a round trip on an object store)
+/// is spread thin, small enough that runs remain units of parallel work and
+/// the undecoded bytes held at once stay a few runs' worth.
+pub const MAX_RUN_BYTES: u64 = 16 << 20;
+
+/// The files a field's tiles live in, in the order they are read.
+fn files_of(frag: &FragmentMetadata, spec: &FieldSpec) -> Vec<FileKind> {
+    let mut kinds = Vec::with_capacity(3);
+    if spec.cell_val_num.is_var() {
+        kinds.push(FileKind::Var);
+        if !spec
+            .filters
+            .offsets_in_data(spec.datatype, frag.schema.version)
+        {
+            kinds.push(FileKind::Fixed);
+        }
+    } else {
+        kinds.push(FileKind::Fixed);
+    }
+    if spec.nullable {
+        kinds.push(FileKind::Validity);
+    }
+    kinds
+}
+
+/// Tile bytes read ahead: for a run of tiles, the byte ranges of neighbouring
+/// tiles in one file are merged into one request. A range not held is read
+/// from storage directly.
+pub struct Fetched<'s> {
+    storage: &'s dyn Storage,
+    /// (file, offset of the block in the file, bytes).
+    blocks: Vec<(PathBuf, u64, Vec<u8>)>,
+}
+
+impl<'s> Fetched<'s> {
+    /// Nothing held: every tile is read with its own request.
+    pub fn nothing(storage: &'s dyn Storage) -> Self {
+        Fetched {
+            storage,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Reads the tiles `tiles` of the fields `specs`: one request per file
+    /// for each stretch of tiles that lie back to back in it.
+    pub fn fetch(
+        storage: &'s dyn Storage,
+        frag: &FragmentMetadata,
+        specs: &[&FieldSpec],
+        tiles: &[u64],
+    ) -> Result<Self, QueryError> {
+        let mut sorted = tiles.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut blocks = Vec::new();
+        for spec in specs {
+            for kind in files_of(frag, spec) {
+                let path = frag.data_file(spec.field, kind);
+                let mut merged: Vec<Range<u64>> = Vec::new();
+                for &t in &sorted {
+                    let r = tile_range(storage, frag, spec, kind, t)?;
+                    match merged.last_mut() {
+                        Some(m) if m.end == r.start => m.end = r.end,
+                        _ => merged.push(r),
+                    }
+                }
+                for r in merged {
+                    let bytes =
+                        storage
+                            .read_range(&path, r.clone())
+                            .map_err(|e| QueryError::Io {
+                                path: path.display().to_string(),
+                                source: e,
+                            })?;
+                    blocks.push((path.clone(), r.start, bytes));
+                }
+            }
+        }
+        Ok(Fetched { storage, blocks })
+    }
+
+    /// The bytes of `range` of `path`: borrowed from a block that holds
+    /// them, or read now.
+    fn bytes(&self, path: &Path, range: Range<u64>) -> Result<Cow<'_, [u8]>, QueryError> {
+        for (p, start, b) in &self.blocks {
+            if p == path && range.start >= *start && range.end <= start + b.len() as u64 {
+                let at = (range.start - start) as usize;
+                return Ok(Cow::Borrowed(
+                    &b[at..at + (range.end - range.start) as usize],
+                ));
+            }
+        }
+        self.storage
+            .read_range(path, range)
+            .map(Cow::Owned)
+            .map_err(|e| QueryError::Io {
+                path: path.display().to_string(),
+                source: e,
+            })
+    }
+}
+
+fn tile_range(
     storage: &dyn Storage,
     frag: &FragmentMetadata,
     spec: &FieldSpec,
     kind: FileKind,
     t: u64,
-) -> Result<(Vec<u8>, String), QueryError> {
+) -> Result<Range<u64>, QueryError> {
     let idx = frag.field_index(spec.field).ok_or_else(|| {
         QueryError::Invalid(format!("fragment {} has no {:?}", frag.name, spec.field))
     })?;
-    let path = frag.data_file(spec.field, kind);
-    let range = frag.tile_range(storage, idx, kind, t)?;
-    let bytes = storage
-        .read_range(&path, range)
-        .map_err(|e| QueryError::Io {
-            path: path.display().to_string(),
-            source: e,
-        })?;
-    Ok((
-        bytes,
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    ))
+    Ok(frag.tile_range(storage, idx, kind, t)?)
 }
 
-/// Reads and unfilters tile `t` of a field.
+/// Runs `decode` on each tile of `tiles` (in any order), in parallel, and
+/// returns the results in the order of `tiles`. The tiles are first sorted
+/// and cut into runs of neighbours of at most [`MAX_RUN_BYTES`] over the
+/// files of `specs`; each run is fetched with one request per file and its
+/// tiles decoded from those bytes, runs in parallel with each other.
+pub fn decode_in_runs<T, F>(
+    storage: &dyn Storage,
+    frag: &FragmentMetadata,
+    specs: &[&FieldSpec],
+    tiles: &[u64],
+    decode: F,
+) -> Result<Vec<T>, QueryError>
+where
+    T: Send,
+    F: Fn(&Fetched<'_>, u64) -> Result<T, QueryError> + Sync,
+{
+    let mut order: Vec<usize> = (0..tiles.len()).collect();
+    order.sort_by_key(|&i| tiles[i]);
+    // Cut runs: a gap in tile numbers, or the byte cap, ends one.
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let mut run_bytes = 0u64;
+    for &i in &order {
+        let t = tiles[i];
+        let mut bytes = 0u64;
+        for spec in specs {
+            for kind in files_of(frag, spec) {
+                let r = tile_range(storage, frag, spec, kind, t)?;
+                bytes = bytes.saturating_add(r.end - r.start);
+            }
+        }
+        let extends = runs.last().is_some_and(|run| {
+            let last = tiles[*run.last().expect("runs are never empty")];
+            (last == t || last + 1 == t) && run_bytes.saturating_add(bytes) <= MAX_RUN_BYTES
+        });
+        if extends {
+            run_bytes += bytes;
+            runs.last_mut().expect("extends").push(i);
+        } else {
+            run_bytes = bytes;
+            runs.push(vec![i]);
+        }
+    }
+    let done: Vec<Vec<(usize, T)>> = runs
+        .par_iter()
+        .map(|run| {
+            let ts: Vec<u64> = run.iter().map(|&i| tiles[i]).collect();
+            let fetched = Fetched::fetch(storage, frag, specs, &ts)?;
+            run.par_iter()
+                .map(|&i| Ok((i, decode(&fetched, tiles[i])?)))
+                .collect()
+        })
+        .collect::<Result<_, QueryError>>()?;
+    let mut out: Vec<Option<T>> = (0..tiles.len()).map(|_| None).collect();
+    for (i, v) in done.into_iter().flatten() {
+        out[i] = Some(v);
+    }
+    Ok(out
+        .into_iter()
+        .map(|v| v.expect("every tile decoded"))
+        .collect())
+}
+
+/// Reads and unfilters tile `t` of a field, with one request per file.
 pub fn read_field_tile(
     storage: &dyn Storage,
     frag: &FragmentMetadata,
@@ -146,6 +302,27 @@ pub fn read_field_tile(
     t: u64,
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<FieldTile, QueryError> {
+    decode_field_tile(&Fetched::nothing(storage), frag, spec, t, key)
+}
+
+/// Unfilters tile `t` of a field from bytes fetched ahead (or read now).
+pub fn decode_field_tile(
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+) -> Result<FieldTile, QueryError> {
+    let storage = src.storage;
+    let read = |kind: FileKind| -> Result<(Cow<'_, [u8]>, String), QueryError> {
+        let path = frag.data_file(spec.field, kind);
+        let bytes = src.bytes(&path, tile_range(storage, frag, spec, kind, t)?)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok((bytes, name))
+    };
     let cells = frag.cell_num(t);
     let v = frag.version();
     let with_key = |p: &FilterPipeline| {
@@ -178,7 +355,7 @@ pub fn read_field_tile(
             .tile_var_sizes(storage, idx)?
             .get(t as usize)
             .ok_or_else(|| corrupt("var sizes", format!("no var tile size for tile {t}")))?;
-        let (vbytes, vfile) = read(storage, frag, spec, FileKind::Var, t)?;
+        let (vbytes, vfile) = read(FileKind::Var)?;
         let pipeline = with_key(&spec.filters);
         let ctx = TileContext::new(v, spec.datatype.size());
         let (data, mut offsets) = if spec
@@ -189,7 +366,7 @@ pub fn read_field_tile(
         } else {
             let data = unfilter_tile(&pipeline, &vbytes, &ctx.clone().expect_size(var_size))
                 .map_err(|e| tile_err(&vfile, e))?;
-            let (obytes, ofile) = read(storage, frag, spec, FileKind::Fixed, t)?;
+            let (obytes, ofile) = read(FileKind::Fixed)?;
             let octx = TileContext::new(v, 8).expect_size(cells * 8);
             let raw = unfilter_tile(&with_key(&frag.schema.offsets_filters), &obytes, &octx)
                 .map_err(|e| tile_err(&ofile, e))?;
@@ -216,13 +393,13 @@ pub fn read_field_tile(
         out.data = data;
         out.offsets = Some(offsets);
     } else {
-        let (bytes, file) = read(storage, frag, spec, FileKind::Fixed, t)?;
+        let (bytes, file) = read(FileKind::Fixed)?;
         let ctx = TileContext::new(v, spec.cell_size()).expect_size(cells * spec.cell_size());
         out.data = unfilter_tile(&with_key(&spec.filters), &bytes, &ctx)
             .map_err(|e| tile_err(&file, e))?;
     }
     if spec.nullable {
-        let (bytes, file) = read(storage, frag, spec, FileKind::Validity, t)?;
+        let (bytes, file) = read(FileKind::Validity)?;
         let ctx = TileContext::new(v, 1).expect_size(cells);
         out.validity = Some(
             unfilter_tile(&with_key(&frag.schema.validity_filters), &bytes, &ctx)
