@@ -362,6 +362,10 @@ fn fuzz(args: &[String]) -> Result<(), Error> {
     }
 }
 
+/// Large result buffers get transparent huge pages: see `tessera-alloc`.
+#[global_allocator]
+static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {

@@ -726,6 +726,10 @@ fn dir_size(p: &std::path::Path) -> u64 {
     })
 }
 
+/// Large result buffers get transparent huge pages: see `tessera-alloc`.
+#[global_allocator]
+static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
+
 fn main() -> ExitCode {
     // A bug must not print a backtrace at users: one line, non-zero exit.
     std::panic::set_hook(Box::new(|info| {

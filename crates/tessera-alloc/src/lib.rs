@@ -1,0 +1,168 @@
+//! A global allocator for programs that build large result buffers: the
+//! system allocator, plus a request to Linux to back every large
+//! allocation with transparent huge pages.
+//!
+//! Why: a read fills tens or hundreds of MiB of fresh memory (tiles,
+//! coordinates, result columns). With 4 KiB pages the kernel takes one page
+//! fault per 4 KiB on first touch, and on the benchmark arrays those faults
+//! cost more time than decoding (docs/PERFORMANCE.md has the figures). Most
+//! distributions set transparent huge pages to `madvise`, so they apply only
+//! where a program asks; this allocator asks, for allocations of
+//! [`LARGE`] bytes or more. Elsewhere (other systems, `never`) it is the
+//! system allocator unchanged. Set `TESSERA_HUGEPAGES=0` to turn the request
+//! off, to measure what it buys.
+//!
+//! ```
+//! #[global_allocator]
+//! static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
+//!
+//! let v = vec![1u8; 8 << 20];
+//! assert_eq!(v.iter().map(|&b| b as u64).sum::<u64>(), 8 << 20);
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Allocations from this size up are advised to use huge pages: two huge
+/// pages' worth, so at least one aligned huge page lies inside. (Measured:
+/// 8 MiB missed the 4 MiB tiles of the benchmark arrays; 2 MiB bought no more.)
+pub const LARGE: usize = 4 << 20;
+
+/// The system allocator, advising huge pages for large allocations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HugePages;
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod advise {
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    const HUGE: usize = 2 << 20;
+    /// 0: not yet decided, 1: advise, 2: do not.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+
+    fn enabled() -> bool {
+        match STATE.load(Ordering::Relaxed) {
+            1 => true,
+            2 => false,
+            _ => {
+                // Reading the environment does not allocate through us in a
+                // way that recurses here: the variable's value is small.
+                let on = std::env::var_os("TESSERA_HUGEPAGES").is_none_or(|v| v != "0");
+                STATE.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+                on
+            }
+        }
+    }
+
+    /// Advises huge pages for the whole 2 MiB pages inside `[p, p + len)`.
+    pub fn huge(p: *mut u8, len: usize) {
+        if p.is_null() || !enabled() {
+            return;
+        }
+        let start = (p as usize).next_multiple_of(HUGE);
+        let end = (p as usize + len) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: [start, end) lies inside an allocation we were just
+            // handed, and MADV_HUGEPAGE only changes how the kernel backs
+            // those pages, never their contents. A failure (THP disabled, an
+            // old kernel) leaves the memory as it was, so its result is ignored.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod advise {
+    pub fn huge(_: *mut u8, _: usize) {}
+}
+
+// SAFETY: every method forwards to `System` with the same arguments, and only
+// adds a madvise hint on memory `System` returned; layouts are never changed.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for HugePages {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc(layout) };
+        if layout.size() >= LARGE {
+            advise::huge(p, layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if layout.size() >= LARGE {
+            advise::huge(p, layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if new_size >= LARGE {
+            advise::huge(p, new_size);
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Allocates through `HugePages` directly (not as the global allocator),
+    /// writes a pattern, grows and shrinks the block, and checks the bytes.
+    #[test]
+    fn allocations_keep_their_contents_across_sizes_and_reallocs() {
+        let a = HugePages;
+        for &size in &[
+            1usize,
+            4095,
+            1 << 20,
+            LARGE - 1,
+            LARGE,
+            LARGE + 12_345,
+            3 * LARGE,
+        ] {
+            for &align in &[1usize, 8, 64, 4096] {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY (test): the layout has a non-zero size; the block is
+                // used within its size and freed with its layout.
+                #[allow(unsafe_code)]
+                unsafe {
+                    let p = a.alloc(layout);
+                    assert!(!p.is_null());
+                    assert_eq!(p as usize % align, 0);
+                    for i in (0..size).step_by(997) {
+                        *p.add(i) = (i % 251) as u8;
+                    }
+                    let grown = size * 2 + 1;
+                    let q = a.realloc(p, layout, grown);
+                    assert!(!q.is_null());
+                    for i in (0..size).step_by(997) {
+                        assert_eq!(
+                            *q.add(i),
+                            (i % 251) as u8,
+                            "size {size} align {align} at {i}"
+                        );
+                    }
+                    *q.add(grown - 1) = 7;
+                    a.dealloc(q, Layout::from_size_align(grown, align).unwrap());
+
+                    let z = a.alloc_zeroed(layout);
+                    assert!((0..size).step_by(4093).all(|i| *z.add(i) == 0));
+                    a.dealloc(z, layout);
+                }
+            }
+        }
+    }
+}
