@@ -910,31 +910,6 @@ impl<'a> Query<'a> {
             }
         }
         let get = |tc, c, n: &str| cell_field(tc, c, n, schema, &fields);
-        // Delete conditions: libtiledb stores the negation of the delete
-        // condition (the cells to keep); a cell written before the delete that
-        // does not satisfy it is gone.
-        // Commits a fragment lists as processed were applied when it was
-        // consolidated: they are not applied to it again.
-        if !deletes.is_empty() {
-            let processed: Vec<Vec<bool>> = self
-                .array
-                .fragments
-                .iter()
-                .map(|f| {
-                    let done = f.processed_conditions(self.storage)?;
-                    Ok(deletes
-                        .iter()
-                        .map(|(_, name, _)| done.iter().any(|d| d == name))
-                        .collect())
-                })
-                .collect::<Result<_, QueryError>>()?;
-            refs.retain(|&(ti, c, ts)| {
-                let tc = &tiles[ti as usize];
-                !deletes.iter().enumerate().any(|(k, (dts, _, e))| {
-                    !processed[tc.frag][k] && ts < *dts && !e.eval(&|n| get(tc, c as usize, n))
-                })
-            });
-        }
         // Coordinates compare in place, without building keys.
         let cval = |r: &(u32, u32, u64), j: usize| tiles[r.0 as usize].dims[j].value(r.1 as usize);
         let cmp_dims =
@@ -1002,6 +977,33 @@ impl<'a> Query<'a> {
                 }
             }
             refs = keep;
+        }
+        // Delete conditions, after deduplication as in libtiledb: deleting
+        // the newest write of a cell does not bring back an older one (the
+        // deletes_overwritten fixture). libtiledb stores the negation of the
+        // delete condition (the cells to keep); a cell written before the
+        // delete that does not satisfy it is gone. Commits a fragment lists
+        // as processed were applied when it was consolidated: they are not
+        // applied to it again.
+        if !deletes.is_empty() {
+            let processed: Vec<Vec<bool>> = self
+                .array
+                .fragments
+                .iter()
+                .map(|f| {
+                    let done = f.processed_conditions(self.storage)?;
+                    Ok(deletes
+                        .iter()
+                        .map(|(_, name, _)| done.iter().any(|d| d == name))
+                        .collect())
+                })
+                .collect::<Result<_, QueryError>>()?;
+            refs.retain(|&(ti, c, ts)| {
+                let tc = &tiles[ti as usize];
+                !deletes.iter().enumerate().any(|(k, (dts, _, e))| {
+                    !processed[tc.frag][k] && ts < *dts && !e.eval(&|n| get(tc, c as usize, n))
+                })
+            });
         }
         // The condition, after deduplication as in libtiledb: a newer
         // write failing it still hides older ones that pass.
