@@ -119,7 +119,16 @@ pub struct TileContext {
     /// Largest unfiltered tile accepted: chunk lengths come off disk and are
     /// checked against it before anything is allocated.
     pub max_tile_size: u64,
+    /// Size the forward pipeline cuts tiles into (see [`WRITER_CHUNK_SIZE`]).
+    pub writer_chunk_size: u64,
 }
+
+/// libtiledb's writer cuts tiles into chunks of this size (its constant
+/// `max_tile_chunk_size`), floored to whole cells, whatever the pipeline's
+/// own max chunk size says: that value only turns chunking off when 0.
+/// (Fact from `WriterTile::compute_chunk_size`, libtiledb 2.13 to 2.30;
+/// checked by `tessera-query/tests/forward_exact.rs` on every fixture.)
+pub const WRITER_CHUNK_SIZE: u64 = 64 * 1024;
 
 /// Default for [`TileContext::max_tile_size`]: 1 GiB. libtiledb's tiles are
 /// typically a few megabytes; a larger claim is almost surely corruption.
@@ -134,7 +143,22 @@ impl TileContext {
             expected_size: None,
             parallel: true,
             max_tile_size: DEFAULT_MAX_TILE_SIZE,
+            writer_chunk_size: WRITER_CHUNK_SIZE,
         }
+    }
+
+    /// Cuts forward-filtered tiles at `size` bytes instead of
+    /// [`WRITER_CHUNK_SIZE`] (libtiledb's tests do the same to get several
+    /// chunks out of small tiles).
+    pub fn writer_chunk_size(mut self, size: u64) -> TileContext {
+        self.writer_chunk_size = size.max(1);
+        self
+    }
+
+    /// The chunk size libtiledb's writer uses for a tile of `tile` bytes.
+    fn forward_chunk_size(&self, tile: u64) -> u64 {
+        let cell = self.cell_size.max(1);
+        (self.writer_chunk_size.min(tile) / cell * cell).max(cell)
     }
 
     /// Requires the unfiltered tile to have `size` bytes.
@@ -357,21 +381,93 @@ pub fn unfilter_var_string_tile(
 }
 
 /// Runs the pipeline forward, producing the tile bytes libtiledb stores:
-/// `num chunks` then the chunks, split at `max_chunk_size` bytes (and at
-/// whole cells, as every version from 11 does).
+/// `num chunks` then the chunks, cut as libtiledb's writer cuts them: at
+/// [`TileContext::writer_chunk_size`] floored to whole cells, or not at all
+/// when the pipeline's max chunk size is 0 or it holds WebP (which encodes
+/// whole images).
 pub fn filter_tile(
     p: &FilterPipeline,
     cells: &[u8],
     ctx: &TileContext,
 ) -> Result<Vec<u8>, FilterError> {
-    let cell = ctx.cell_size.max(1) as usize;
-    let max = (p.max_chunk_size.max(1) as usize).max(cell);
-    let per_chunk = max - max % cell;
-    let pieces: Vec<&[u8]> = if cells.is_empty() || p.max_chunk_size == 0 {
-        vec![cells]
-    } else {
-        cells.chunks(per_chunk).collect()
-    };
+    let len = cells.len() as u64;
+    let mut bounds = vec![0u64];
+    if chunked(p) && len > 0 {
+        let size = ctx.forward_chunk_size(len);
+        bounds.extend((1..len.div_ceil(size)).map(|i| i * size));
+    }
+    run_forward(p, cells, &bounds, ctx)
+}
+
+/// Runs the pipeline forward on the values of a var-sized tile, cutting
+/// chunks at cell boundaries as libtiledb does: a chunk closes once it
+/// passes the chunk size, taking the cell that crosses it when the chunk is
+/// at most half full or stays under one and a half chunk sizes; a cell
+/// larger than a chunk gets a chunk of its own. `offsets` are the cells'
+/// start offsets. (For strings under RLE or dictionary encoding use
+/// [`filter_var_string_tile`].)
+pub fn filter_var_tile(
+    p: &FilterPipeline,
+    data: &[u8],
+    offsets: &[u64],
+    ctx: &TileContext,
+) -> Result<Vec<u8>, FilterError> {
+    let len = data.len() as u64;
+    let mut bounds = vec![0u64];
+    if chunked(p) {
+        let size = ctx.forward_chunk_size(len);
+        if len != size {
+            let (min, max) = (size / 2, size + size / 2);
+            let mut current = 0u64;
+            for (c, &start) in offsets.iter().enumerate() {
+                let end = offsets.get(c + 1).copied().unwrap_or(len);
+                if start > end || end > len {
+                    return Err(FilterError::Unsupported(format!(
+                        "offset {start} of cell {c} is out of order or out of range"
+                    )));
+                }
+                let cell = end - start;
+                let grown = current + cell;
+                if grown <= size {
+                    current = grown;
+                } else if current <= min || grown <= max {
+                    bounds.push(end);
+                    current = 0;
+                } else {
+                    bounds.push(start);
+                    current = cell;
+                    if cell > size {
+                        if c + 1 != offsets.len() {
+                            bounds.push(end);
+                        }
+                        current = 0;
+                    }
+                }
+            }
+        }
+    }
+    run_forward(p, data, &bounds, ctx)
+}
+
+/// Whether libtiledb's writer chunks tiles of this pipeline at all.
+fn chunked(p: &FilterPipeline) -> bool {
+    p.max_chunk_size != 0 && !p.has(FilterType::Webp)
+}
+
+/// Filters `cells` as chunks starting at `bounds` (the first is 0; the last
+/// chunk runs to the end, and may be empty, as libtiledb's may).
+fn run_forward(
+    p: &FilterPipeline,
+    cells: &[u8],
+    bounds: &[u64],
+    ctx: &TileContext,
+) -> Result<Vec<u8>, FilterError> {
+    let ends = bounds[1..].iter().copied().chain([cells.len() as u64]);
+    let pieces: Vec<&[u8]> = bounds
+        .iter()
+        .zip(ends)
+        .map(|(&a, b)| &cells[a as usize..b as usize])
+        .collect();
     let mut out = (pieces.len() as u64).to_le_bytes().to_vec();
     for (i, piece) in pieces.iter().enumerate() {
         let cx = ctx.chunk(i, piece.len() as u32);

@@ -56,7 +56,8 @@ fn roundtrip(kinds: Vec<FilterKind>, t: Datatype, cells: &[u8], chunk: u32) -> R
         kinds.iter().cloned().map(|k| Filter::new(k, t)).collect(),
         chunk,
     );
-    let ctx = TileContext::new(FormatVersion(22), t.size());
+    // Small chunks, as libtiledb's own tests set them, to get several per tile.
+    let ctx = TileContext::new(FormatVersion(22), t.size()).writer_chunk_size(chunk as u64);
     let tile = filter_tile(&p, cells, &ctx).map_err(|e| format!("{kinds:?} {t}: forward: {e}"))?;
     let back = unfilter_tile(&p, &tile, &ctx.expect_size(cells.len() as u64))
         .map_err(|e| format!("{kinds:?} {t}: reverse: {e}"))?;
@@ -96,6 +97,21 @@ proptest! {
             }
         }
         roundtrip(vec![FilterKind::Bitshuffle, FilterKind::Zstd { level: 3 }, FilterKind::ChecksumSha256], t, &bytes, chunk).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn lossless_webp_round_trips_every_colour_format(format in 1u8..=4, rows in 1u16..24, width in 1u16..24, seed in any::<u64>(), chunk in prop::sample::select(vec![0u32, 64, 65536])) {
+        let depth = if format < 3 { 3 } else { 4 };
+        let mut x = seed;
+        let pixels: Vec<u8> = (0..rows as usize * width as usize * depth)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        let webp = FilterKind::Webp { quality: 100.0, format, lossless: true, y_extent: rows, x_extent: width * depth as u16 };
+        // One chunk whatever the chunk size: WebP pipelines encode whole tiles.
+        roundtrip(vec![webp], Datatype::UInt8, &pixels, chunk).map_err(TestCaseError::fail)?;
     }
 
     #[test]
@@ -194,4 +210,20 @@ fn withdrawn_and_unknown_filter_ids_are_clear_errors() {
         .to_string();
         assert!(e.contains(needle), "{e}");
     }
+}
+
+#[test]
+fn webp_refuses_a_tile_that_is_not_its_image() {
+    let webp = FilterKind::Webp {
+        quality: 100.0,
+        format: 1,
+        lossless: true,
+        y_extent: 4,
+        x_extent: 12,
+    };
+    let p = FilterPipeline::new(vec![Filter::new(webp, Datatype::UInt8)], 65536);
+    let ctx = TileContext::new(FormatVersion(22), 1);
+    // 4 rows of 12 bytes is 48 bytes; 47 is not an image of that shape.
+    let e = filter_tile(&p, &[0; 47], &ctx).unwrap_err().to_string();
+    assert!(e.contains("not an image of 4 rows of 12 bytes"), "{e}");
 }

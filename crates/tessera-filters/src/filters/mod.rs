@@ -436,9 +436,12 @@ impl Filter {
                 byte_width,
             } => float_scale::forward(t, *scale, *offset, *byte_width, meta, data, cx),
             K::Xor => xor::forward(t, meta, data, cx),
-            K::Webp { .. } => Err(FilterError::Unsupported(
-                "the WebP filter is decode-only in tessera".into(),
-            )),
+            K::Webp {
+                format,
+                y_extent,
+                x_extent,
+                ..
+            } => webp::forward(*format, (*y_extent, *x_extent), meta, data, cx),
             K::Aes256Gcm { key } => encryption::forward(key.as_ref(), meta, data),
         }
     }
