@@ -8,8 +8,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use tessera_filters::{filter_tile, filter_var_tile, unfilter_tile, FilterType, TileContext};
-use tessera_fragment::{Field, FileKind};
+use tessera_filters::{
+    filter_tile, filter_var_tile, unfilter_tile, FilterPipeline, FilterType, TileContext,
+};
+use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_query::tiles::FieldSpec;
 use tessera_tile::storage::{LocalFs, Storage};
 
@@ -26,13 +28,61 @@ fn deterministic(t: FilterType) -> bool {
     )
 }
 
+/// Tiles compared per pipeline (and version): how many, how many differed.
+type Checked = BTreeMap<String, (usize, usize)>;
+
+/// Records one comparison of a tile as libtiledb wrote it (`raw`) with
+/// tessera's refiltering (`again`); a difference fails the test when every
+/// filter of the pipeline is deterministic.
+fn compare(
+    checked: &mut Checked,
+    failures: &mut Vec<String>,
+    (pipeline, what): (&FilterPipeline, &str),
+    version: u32,
+    at: String,
+    raw: &[u8],
+    again: &[u8],
+) {
+    let names: Vec<&str> = pipeline
+        .filters
+        .iter()
+        .map(|x| x.filter_type().name())
+        .collect();
+    let e = checked
+        .entry(format!("{what}{} v{version}", names.join("+")))
+        .or_default();
+    e.0 += 1;
+    if again != raw {
+        e.1 += 1;
+        if pipeline
+            .filters
+            .iter()
+            .all(|x| deterministic(x.filter_type()))
+        {
+            failures.push(format!(
+                "{at} [{}]: {} bytes refiltered to {}",
+                names.join(", "),
+                raw.len(),
+                again.len()
+            ));
+        }
+    }
+}
+
+/// The bytes of tile `t` of a field's file.
+fn tile_bytes(frag: &FragmentMetadata, f: Field, idx: usize, kind: FileKind, t: u64) -> Vec<u8> {
+    let range = frag.tile_range(&LocalFs, idx, kind, t).unwrap();
+    LocalFs.read_range(&frag.data_file(f, kind), range).unwrap()
+}
+
 #[test]
 fn deterministic_pipelines_refilter_to_the_bytes_libtiledb_wrote() {
-    let mut checked: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut checked = Checked::new();
     let mut failures = Vec::new();
     for (path, array) in common::fixture_arrays() {
         for frag in &array.fragments {
             let s = &frag.schema;
+            let v = frag.version();
             let fields = (0..s.attributes.len())
                 .map(Field::Attribute)
                 // Dense fragments store no coordinates.
@@ -56,82 +106,42 @@ fn deterministic_pipelines_refilter_to_the_bytes_libtiledb_wrote() {
                 } else {
                     (&spec.filters, spec.cell_size())
                 };
-                let name: Vec<&str> = pipeline
-                    .filters
-                    .iter()
-                    .map(|x| x.filter_type().name())
-                    .collect();
-                let exact = pipeline
-                    .filters
-                    .iter()
-                    .all(|x| deterministic(x.filter_type()));
-                let file = frag.data_file(f, FileKind::Fixed);
                 for t in 0..frag.tile_count() {
-                    let range = frag.tile_range(&LocalFs, idx, FileKind::Fixed, t).unwrap();
-                    let raw = LocalFs.read_range(&file, range).unwrap();
-                    let ctx = TileContext::new(frag.version(), cell_size);
+                    let at = |what: &str| format!("{} {f:?} {what}tile {t}", path.display());
+                    let raw = tile_bytes(frag, f, idx, FileKind::Fixed, t);
+                    let ctx = TileContext::new(v, cell_size);
                     let cells = unfilter_tile(pipeline, &raw, &ctx).unwrap();
                     let again = filter_tile(pipeline, &cells, &ctx).unwrap();
+                    compare(
+                        &mut checked,
+                        &mut failures,
+                        (pipeline, ""),
+                        v.0,
+                        at(""),
+                        &raw,
+                        &again,
+                    );
                     if var {
                         // The values tile, cut into chunks at cell boundaries.
                         let offsets: Vec<u64> = cells
                             .chunks_exact(8)
                             .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
                             .collect();
-                        let vfile = frag.data_file(f, FileKind::Var);
-                        let vrange = frag.tile_range(&LocalFs, idx, FileKind::Var, t).unwrap();
-                        let vraw = LocalFs.read_range(&vfile, vrange).unwrap();
-                        let vctx = TileContext::new(frag.version(), spec.datatype.size());
-                        let values = unfilter_tile(&spec.filters, &vraw, &vctx).unwrap();
-                        let vagain =
-                            filter_var_tile(&spec.filters, &values, &offsets, &vctx).unwrap();
-                        let vname: Vec<&str> = spec
-                            .filters
-                            .filters
-                            .iter()
-                            .map(|x| x.filter_type().name())
-                            .collect();
-                        let vexact = spec
-                            .filters
-                            .filters
-                            .iter()
-                            .all(|x| deterministic(x.filter_type()));
-                        let e = checked
-                            .entry(format!(
-                                "var values: {} v{}",
-                                vname.join("+"),
-                                frag.version().0
-                            ))
-                            .or_default();
-                        e.0 += 1;
-                        if vagain != vraw {
-                            e.1 += 1;
-                            if vexact {
-                                failures.push(format!(
-                                    "{} {f:?} var tile {t} [{}]: {} bytes refiltered to {}",
-                                    path.display(),
-                                    vname.join(", "),
-                                    vraw.len(),
-                                    vagain.len()
-                                ));
-                            }
-                        }
-                    }
-                    let e = checked
-                        .entry(format!("{} v{}", name.join("+"), frag.version().0))
-                        .or_default();
-                    e.0 += 1;
-                    if again != raw {
-                        e.1 += 1;
-                        if exact {
-                            failures.push(format!(
-                                "{} {f:?} tile {t} [{}]: {} bytes refiltered to {}",
-                                path.display(),
-                                name.join(", "),
-                                raw.len(),
-                                again.len()
-                            ));
-                        }
+                        let raw = tile_bytes(frag, f, idx, FileKind::Var, t);
+                        let ctx = TileContext::new(v, spec.datatype.size());
+                        let values = unfilter_tile(&spec.filters, &raw, &ctx).unwrap();
+                        let again =
+                            filter_var_tile(&spec.filters, &values, &offsets, &ctx).unwrap();
+                        let p = (&spec.filters, "var values: ");
+                        compare(
+                            &mut checked,
+                            &mut failures,
+                            p,
+                            v.0,
+                            at("var "),
+                            &raw,
+                            &again,
+                        );
                     }
                 }
             }
