@@ -290,17 +290,34 @@ impl<'a> Query<'a> {
         // Outputs start as fill values, unless one dense fragment with every
         // selected attribute covers the subarray: then each cell is written
         // anyway, and zeroed memory (untouched until then) saves a pass.
-        let covered = self.array.fragments.iter().any(|f| {
+        // Each fragment's non-empty domain, as integers (dense dimensions
+        // are integers: `dense_grid` checked).
+        let neds: Vec<Option<Vec<(i128, i128)>>> = self
+            .array
+            .fragments
+            .iter()
+            .map(|f| {
+                let ned = f.footer.non_empty_domain.as_ref()?;
+                Some(
+                    ned.iter()
+                        .zip(dims)
+                        .map(|(r, d)| {
+                            (
+                                Key::decode(d.datatype, &r.lo).as_int().unwrap_or(0),
+                                Key::decode(d.datatype, &r.hi).as_int().unwrap_or(0),
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        let covered = self.array.fragments.iter().zip(&neds).any(|(f, ned)| {
             f.footer.dense
                 && attrs.iter().all(|a| FieldSpec::named(f, a).is_some())
-                && f.footer.non_empty_domain.as_ref().is_some_and(|ned| {
-                    ned.iter().zip(dims).zip(&sub).all(|((r, d), ranges)| {
-                        let lo = Key::decode(d.datatype, &r.lo).as_int();
-                        let hi = Key::decode(d.datatype, &r.hi).as_int();
-                        ranges.iter().all(|(a, b)| {
-                            lo.is_some_and(|lo| lo <= *a) && hi.is_some_and(|hi| *b <= hi)
-                        })
-                    })
+                && ned.as_ref().is_some_and(|ned| {
+                    ned.iter()
+                        .zip(&sub)
+                        .all(|((lo, hi), ranges)| ranges.iter().all(|(a, b)| lo <= a && b <= hi))
                 })
         });
         let mut bufs: Vec<Arc<Vec<u8>>> = Vec::new();
@@ -336,20 +353,9 @@ impl<'a> Query<'a> {
             let frag = &self.array.fragments[fi];
             let specs: Vec<Option<FieldSpec>> =
                 attrs.iter().map(|a| FieldSpec::named(frag, a)).collect();
-            let mut writes: Vec<(u64, u64)> = Vec::new(); // (tile, _)
-            let Some(ned) = &frag.footer.non_empty_domain else {
+            let Some(ned) = &neds[fi] else {
                 continue;
             };
-            let ned: Vec<(i128, i128)> = ned
-                .iter()
-                .zip(dims)
-                .map(|(r, d)| {
-                    (
-                        Key::decode(d.datatype, &r.lo).as_int().unwrap_or(0),
-                        Key::decode(d.datatype, &r.hi).as_int().unwrap_or(0),
-                    )
-                })
-                .collect();
             if !frag.footer.dense {
                 // A sparse fragment (TileDB before 2.5 accepted unordered
                 // writes to dense arrays): its cells overwrite theirs.
@@ -416,7 +422,6 @@ impl<'a> Query<'a> {
                 }
                 idx as u64
             };
-            writes.clear();
             let key = self.array.key;
             let numbers: Vec<u64> = tiles.iter().map(|tc| tile_index(tc)).collect();
             let present: Vec<&FieldSpec> = specs.iter().flatten().collect();

@@ -160,41 +160,18 @@ impl<'s> Fetched<'s> {
         }
     }
 
-    /// Reads the tiles `tiles` of the fields `specs`: one request per file
-    /// for each stretch of tiles that lie back to back in it.
-    pub fn fetch(
+    /// Reads each `(file, range)` with one request.
+    fn read(
         storage: &'s dyn Storage,
-        frag: &FragmentMetadata,
-        specs: &[&FieldSpec],
-        tiles: &[u64],
+        spans: Vec<(PathBuf, Range<u64>)>,
     ) -> Result<Self, QueryError> {
-        let mut sorted = tiles.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut blocks = Vec::new();
-        for spec in specs {
-            for kind in files_of(frag, spec) {
-                let path = frag.data_file(spec.field, kind);
-                let mut merged: Vec<Range<u64>> = Vec::new();
-                for &t in &sorted {
-                    let r = tile_range(storage, frag, spec, kind, t)?;
-                    match merged.last_mut() {
-                        Some(m) if m.end == r.start => m.end = r.end,
-                        _ => merged.push(r),
-                    }
-                }
-                for r in merged {
-                    let bytes =
-                        storage
-                            .read_range(&path, r.clone())
-                            .map_err(|e| QueryError::Io {
-                                path: path.display().to_string(),
-                                source: e,
-                            })?;
-                    blocks.push((path.clone(), r.start, bytes));
-                }
-            }
-        }
+        let blocks = spans
+            .into_iter()
+            .map(|(path, r)| {
+                let bytes = read_now(storage, &path, r.clone())?;
+                Ok((path, r.start, bytes))
+            })
+            .collect::<Result<_, QueryError>>()?;
         Ok(Fetched { storage, blocks })
     }
 
@@ -209,14 +186,16 @@ impl<'s> Fetched<'s> {
                 ));
             }
         }
-        self.storage
-            .read_range(path, range)
-            .map(Cow::Owned)
-            .map_err(|e| QueryError::Io {
-                path: path.display().to_string(),
-                source: e,
-            })
+        read_now(self.storage, path, range).map(Cow::Owned)
     }
+}
+
+/// One request for `range` of `path`, its failure naming the file.
+fn read_now(storage: &dyn Storage, path: &Path, range: Range<u64>) -> Result<Vec<u8>, QueryError> {
+    storage.read_range(path, range).map_err(|e| QueryError::Io {
+        path: path.display().to_string(),
+        source: e,
+    })
 }
 
 fn tile_range(
@@ -250,36 +229,52 @@ where
 {
     let mut order: Vec<usize> = (0..tiles.len()).collect();
     order.sort_by_key(|&i| tiles[i]);
-    // Cut runs: a gap in tile numbers, or the byte cap, ends one.
-    let mut runs: Vec<Vec<usize>> = Vec::new();
-    let mut run_bytes = 0u64;
+    // Cut runs: a gap in tile numbers, or the byte cap, ends one. Tiles
+    // numbered back to back lie back to back in every file, so a run spans
+    // one range per file, from its first tile's start to its last's end.
+    struct Run {
+        tiles: Vec<usize>,
+        bytes: u64,
+        spans: Vec<(PathBuf, Range<u64>)>,
+    }
+    let mut runs: Vec<Run> = Vec::new();
     for &i in &order {
         let t = tiles[i];
-        let mut bytes = 0u64;
+        let mut spans = Vec::new();
         for spec in specs {
             for kind in files_of(frag, spec) {
                 let r = tile_range(storage, frag, spec, kind, t)?;
-                bytes = bytes.saturating_add(r.end - r.start);
+                spans.push((frag.data_file(spec.field, kind), r));
             }
         }
-        let extends = runs.last().is_some_and(|run| {
-            let last = tiles[*run.last().expect("runs are never empty")];
-            (last == t || last + 1 == t) && run_bytes.saturating_add(bytes) <= MAX_RUN_BYTES
-        });
-        if extends {
-            run_bytes += bytes;
-            runs.last_mut().expect("extends").push(i);
-        } else {
-            run_bytes = bytes;
-            runs.push(vec![i]);
+        let bytes = spans
+            .iter()
+            .fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start));
+        match runs.last_mut() {
+            Some(run)
+                // Sorted: t is the last tile of the run, or the next one.
+                if t - tiles[*run.tiles.last().expect("runs are never empty")] <= 1
+                    && run.bytes.saturating_add(bytes) <= MAX_RUN_BYTES =>
+            {
+                run.tiles.push(i);
+                run.bytes += bytes;
+                for ((_, span), (_, r)) in run.spans.iter_mut().zip(&spans) {
+                    span.end = span.end.max(r.end);
+                }
+            }
+            _ => runs.push(Run {
+                tiles: vec![i],
+                bytes,
+                spans,
+            }),
         }
     }
     let done: Vec<Vec<(usize, T)>> = runs
-        .par_iter()
+        .into_par_iter()
         .map(|run| {
-            let ts: Vec<u64> = run.iter().map(|&i| tiles[i]).collect();
-            let fetched = Fetched::fetch(storage, frag, specs, &ts)?;
-            run.par_iter()
+            let fetched = Fetched::read(storage, run.spans)?;
+            run.tiles
+                .par_iter()
                 .map(|&i| Ok((i, decode(&fetched, tiles[i])?)))
                 .collect()
         })
