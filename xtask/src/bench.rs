@@ -71,39 +71,38 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
             }
         }
     }
-    let bytes: u64 = jobs
-        .par_iter()
-        .map(|(file, range, pipe, ctx)| -> Result<u64, String> {
-            let tile = LocalFs
-                .read_range(file, range.clone())
-                .map_err(|e| e.to_string())?;
-            if pipe.filters.len() > 1 {
-                let cells = unfilter_tile(pipe, &tile, ctx).map_err(|e| e.to_string())?;
-                return Ok(cells.len() as u64);
-            }
-            let chunks =
-                ChunkList::parse(&mut Reader::new(&tile, "tile")).map_err(|e| e.to_string())?;
-            let codec = pipe.filters.iter().find_map(|f| match f.kind {
-                FilterKind::Zstd { .. } => Some(true),
-                FilterKind::Lz4 { .. } => Some(false),
-                _ => None,
-            });
-            let mut out = 0;
-            for c in &chunks.chunks {
-                let data = &tile[c.data.clone()];
-                let n = c.original_len as usize;
-                let decoded = match codec {
-                    Some(true) => zstd::bulk::decompress(data, n).map_err(|e| e.to_string())?,
-                    Some(false) => {
-                        lz4_flex::block::decompress(data, n).map_err(|e| e.to_string())?
-                    }
-                    None => data.to_vec(),
-                };
-                out += decoded.len() as u64;
-            }
-            Ok(out)
-        })
-        .sum::<Result<u64, String>>()?;
+    let bytes: u64 =
+        jobs.par_iter()
+            .map(|(file, range, pipe, ctx)| -> Result<u64, String> {
+                let tile = LocalFs
+                    .read_range(file, range.clone())
+                    .map_err(|e| e.to_string())?;
+                if pipe.filters.len() > 1 {
+                    let cells = unfilter_tile(pipe, &tile, ctx).map_err(|e| e.to_string())?;
+                    return Ok(cells.len() as u64);
+                }
+                let chunks =
+                    ChunkList::parse(&mut Reader::new(&tile, "tile")).map_err(|e| e.to_string())?;
+                let codec = pipe.filters.iter().find_map(|f| match f.kind {
+                    FilterKind::Zstd { .. } => Some(true),
+                    FilterKind::Lz4 { .. } => Some(false),
+                    _ => None,
+                });
+                let mut out = 0;
+                for c in &chunks.chunks {
+                    let data = &tile[c.data.clone()];
+                    let n = c.original_len as usize;
+                    let decoded = match codec {
+                        Some(true) => zstd::bulk::decompress(data, n).map_err(|e| e.to_string())?,
+                        Some(false) => lz4::block::decompress(data, Some(n as i32))
+                            .map_err(|e| e.to_string())?,
+                        None => data.to_vec(),
+                    };
+                    out += decoded.len() as u64;
+                }
+                Ok(out)
+            })
+            .sum::<Result<u64, String>>()?;
     println!("{bytes} bytes decoded from {} tiles", jobs.len());
     Ok(())
 }

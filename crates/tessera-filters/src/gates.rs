@@ -1,4 +1,6 @@
-//! From which format version each filter-pipeline field or behaviour exists.
+//! From which format version each filter-pipeline field or behaviour exists,
+//! and, at the end, the writer behaviours that changed between libtiledb
+//! releases without a format version bump.
 
 /// The delta filter's options carry a reinterpret datatype.
 pub const DELTA_REINTERPRET_DATATYPE: u32 = 19;
@@ -15,3 +17,41 @@ pub const RLE_ASCII_OFFSETS_IN_DATA: u32 = 12;
 pub const DICTIONARY_ASCII_OFFSETS_IN_DATA: u32 = 13;
 /// UTF-8 strings under RLE or dictionary encoding: offsets folded into the data tile.
 pub const UTF8_OFFSETS_IN_DATA: u32 = 17;
+
+/// A libtiledb release, for writer behaviour that changed without a new
+/// format version: the bytes differ, both are read the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LibtiledbRelease {
+    /// Major version (2 for every release that writes format 10 or later).
+    pub major: u16,
+    /// Minor version: 2.17 is `minor` 17.
+    pub minor: u16,
+}
+
+impl LibtiledbRelease {
+    /// The newest behaviour tessera knows, its default when writing.
+    pub const LATEST: LibtiledbRelease = LibtiledbRelease::new(2, 30);
+
+    /// Release `major.minor`.
+    pub const fn new(major: u16, minor: u16) -> LibtiledbRelease {
+        LibtiledbRelease { major, minor }
+    }
+
+    /// Parses `"2.30.0"` or `"2.30"`.
+    ///
+    /// ```
+    /// use tessera_filters::gates::LibtiledbRelease;
+    /// assert_eq!(LibtiledbRelease::parse("2.17.5"), Some(LibtiledbRelease::new(2, 17)));
+    /// assert_eq!(LibtiledbRelease::parse("two"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<LibtiledbRelease> {
+        let mut it = s.split('.');
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next()?.parse().ok()?;
+        Some(LibtiledbRelease::new(major, minor))
+    }
+}
+
+/// Double delta's bit size also covers the first delta, not only the double
+/// deltas (libtiledb 2.29, TileDB #5506, still format 22).
+pub const DOUBLE_DELTA_BITSIZE_COVERS_FIRST_DELTA: LibtiledbRelease = LibtiledbRelease::new(2, 29);

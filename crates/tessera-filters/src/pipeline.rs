@@ -2,7 +2,8 @@
 //! over the chunks of a tile.
 
 use crate::filters::{dictionary, rle, ChunkCx, Filter, FilterKind, FilterType};
-use crate::{gates, EncryptionKey, FilterError};
+use crate::gates::{self, LibtiledbRelease};
+use crate::{EncryptionKey, FilterError};
 use rayon::prelude::*;
 use serde::Serialize;
 use tessera_tile::{tile::ChunkList, Datatype, FormatVersion, Reader};
@@ -121,6 +122,9 @@ pub struct TileContext {
     pub max_tile_size: u64,
     /// Size the forward pipeline cuts tiles into (see [`WRITER_CHUNK_SIZE`]).
     pub writer_chunk_size: u64,
+    /// The libtiledb release whose writer the forward pipeline matches
+    /// byte for byte where writers of one format version differ.
+    pub writer: LibtiledbRelease,
 }
 
 /// libtiledb's writer cuts tiles into chunks of this size (its constant
@@ -144,7 +148,15 @@ impl TileContext {
             parallel: true,
             max_tile_size: DEFAULT_MAX_TILE_SIZE,
             writer_chunk_size: WRITER_CHUNK_SIZE,
+            writer: LibtiledbRelease::LATEST,
         }
+    }
+
+    /// Filters forward as libtiledb `release` wrote (default:
+    /// [`LibtiledbRelease::LATEST`]).
+    pub fn writer(mut self, release: LibtiledbRelease) -> TileContext {
+        self.writer = release;
+        self
     }
 
     /// Cuts forward-filtered tiles at `size` bytes instead of
@@ -170,6 +182,7 @@ impl TileContext {
     fn chunk(&self, chunk: usize, original_len: u32) -> ChunkCx<'_> {
         ChunkCx {
             version: self.version,
+            writer: self.writer,
             cell_size: self.cell_size.max(1),
             chunk,
             // Intermediate buffers never exceed the chunk's final size by more
@@ -474,10 +487,9 @@ fn run_forward(
         let mut m = Vec::new();
         let mut d = piece.to_vec();
         for f in &p.filters {
-            let (m2, d2) = f.forward(&m, &d, &cx)?;
-            m = m2;
-            d = d2;
+            (m, d) = f.forward(&m, &d, &cx)?;
         }
+        let m = m.concat();
         out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
         out.extend_from_slice(&(d.len() as u32).to_le_bytes());
         out.extend_from_slice(&(m.len() as u32).to_le_bytes());
@@ -540,12 +552,11 @@ pub fn filter_var_string_tile(
     }
     m.append(&mut extra);
     let cx = ctx.chunk(0, data.len() as u32);
-    let mut d = encoded;
+    let (mut m, mut d) = (vec![m], encoded);
     for f in &p.filters[1..] {
-        let (m2, d2) = f.forward(&m, &d, &cx)?;
-        m = m2;
-        d = d2;
+        (m, d) = f.forward(&m, &d, &cx)?;
     }
+    let m = m.concat();
     let mut out = 1u64.to_le_bytes().to_vec();
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
     out.extend_from_slice(&(d.len() as u32).to_le_bytes());

@@ -38,7 +38,7 @@ pub(crate) fn reverse(
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let Some((w, signed)) = supported(t, cx) else {
-        return Ok((meta.to_vec(), data.to_vec()));
+        return Ok((Vec::new(), data.to_vec()));
     };
     let mut m = Reader::new(meta, "bit width reduction filter metadata");
     let orig_len = m.u32("length of input")? as u64;
@@ -87,12 +87,11 @@ pub(crate) fn reverse(
 pub(crate) fn forward(
     t: Datatype,
     max_window: u32,
-    meta: &[u8],
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let Some((w, signed)) = supported(t, cx) else {
-        return Ok((meta.to_vec(), data.to_vec()));
+        return Ok((Vec::new(), data.to_vec()));
     };
     let per_window = ((max_window as usize / w).max(1)) * w;
     let whole = data.len() - data.len() % w;
@@ -140,10 +139,9 @@ pub(crate) fn forward(
         out.extend_from_slice(&data[whole..]);
         windows += 1;
     }
-    let mut m = Vec::with_capacity(8 + head.len() + meta.len());
+    let mut m = Vec::with_capacity(8 + head.len());
     m.extend_from_slice(&(data.len() as u32).to_le_bytes());
     m.extend_from_slice(&windows.to_le_bytes());
     m.extend_from_slice(&head);
-    m.extend_from_slice(meta);
     Ok((m, out))
 }

@@ -74,20 +74,16 @@ pub(crate) fn reverse(
     Ok((rest.to_vec(), data.to_vec()))
 }
 
-/// Forward: one checksum over the metadata (if any) and one over the data.
-pub(crate) fn forward(
-    a: Algorithm,
-    meta: &[u8],
-    data: &[u8],
-) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+/// Forward: one checksum per metadata part (each earlier filter's metadata
+/// is its own part, as libtiledb's writer keeps them) and one over the data.
+/// Returns this filter's own metadata; the data passes through.
+pub(crate) fn forward(a: Algorithm, meta: &[Vec<u8>], data: &[u8]) -> Vec<u8> {
     let mut m = Vec::new();
-    let metas: &[&[u8]] = if meta.is_empty() { &[] } else { &[meta] };
-    m.extend_from_slice(&(metas.len() as u32).to_le_bytes());
+    m.extend_from_slice(&(meta.len() as u32).to_le_bytes());
     m.extend_from_slice(&1u32.to_le_bytes());
-    for part in metas.iter().chain(std::iter::once(&data)) {
+    for part in meta.iter().map(Vec::as_slice).chain([data]) {
         m.extend_from_slice(&(part.len() as u64).to_le_bytes());
         m.extend_from_slice(&a.digest(part));
     }
-    m.extend_from_slice(meta);
-    Ok((m, data.to_vec()))
+    m
 }

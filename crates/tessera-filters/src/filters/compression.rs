@@ -142,7 +142,10 @@ fn decompress(
                 .map_err(|e| err(e.to_string()))
         })?,
         FilterKind::Lz4 { .. } => {
-            lz4_flex::block::decompress_into(input, out).map_err(|e| err(e.to_string()))?
+            // A raw LZ4 block (no size prefix); its size is the part's.
+            let n = i32::try_from(expect)
+                .map_err(|_| err(format!("{expect} bytes is too long for an LZ4 block")))?;
+            lz4::block::decompress_to_buffer(input, Some(n), out).map_err(|e| err(e.to_string()))?
         }
         FilterKind::Bzip2 { .. } => {
             let mut dec = bzip2::read::BzDecoder::new(input);
@@ -164,20 +167,19 @@ fn decompress(
     Ok(())
 }
 
-/// Runs a compression filter forward: the metadata (if any) and the data are
-/// each compressed as one part.
+/// Runs a compression filter forward: each metadata part (one per earlier
+/// filter that wrote metadata) and the data are compressed as separate parts.
 pub(crate) fn forward(
     f: &Filter,
-    meta: &[u8],
+    meta: &[Vec<u8>],
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let mut out_meta = Vec::new();
     let mut out_data = Vec::new();
-    let meta_parts: Vec<&[u8]> = if meta.is_empty() { vec![] } else { vec![meta] };
-    out_meta.extend_from_slice(&(meta_parts.len() as u32).to_le_bytes());
+    out_meta.extend_from_slice(&(meta.len() as u32).to_le_bytes());
     out_meta.extend_from_slice(&1u32.to_le_bytes());
-    for part in meta_parts.into_iter().chain(std::iter::once(data)) {
+    for part in meta.iter().map(Vec::as_slice).chain([data]) {
         let c = compress(f, part, cx)?;
         out_meta.extend_from_slice(&(part.len() as u32).to_le_bytes());
         out_meta.extend_from_slice(&(c.len() as u32).to_le_bytes());
@@ -204,7 +206,10 @@ fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, Filte
         FilterKind::Zstd { level } => {
             zstd::bulk::compress(input, *level).map_err(|e| err(e.to_string()))?
         }
-        FilterKind::Lz4 { .. } => lz4_flex::block::compress(input),
+        FilterKind::Lz4 { .. } => {
+            // LZ4_compress_default, as libtiledb calls it; no size prefix.
+            lz4::block::compress(input, None, false).map_err(|e| err(e.to_string()))?
+        }
         FilterKind::Bzip2 { level } => {
             let lvl = (*level).clamp(1, 9) as u32;
             let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(lvl));
@@ -213,7 +218,7 @@ fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, Filte
         }
         FilterKind::Rle { .. } => super::rle::compress(input, cx.cell_size).map_err(err)?,
         FilterKind::DoubleDelta { .. } => {
-            super::double_delta::compress(codec_type(f), input, cx.version).map_err(err)?
+            super::double_delta::compress(codec_type(f), input, cx.writer).map_err(err)?
         }
         FilterKind::Delta { .. } => super::delta::compress(codec_type(f), input).map_err(err)?,
         _ => unreachable!("not a compression filter"),

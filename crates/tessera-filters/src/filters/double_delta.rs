@@ -5,6 +5,7 @@
 //! most significant bit first into little-endian `u64` words. When the
 //! deltas would need `8 * sizeof(T) - 1` bits or more the values are stored raw.
 
+use crate::gates::{self, LibtiledbRelease};
 use tessera_tile::{datatype::Physical, Datatype, FormatVersion};
 
 /// (byte width, signed) of the integer type the codec works in.
@@ -122,12 +123,13 @@ pub(crate) fn decompress(
     Ok(n * w)
 }
 
-/// Encodes as libtiledb does.
+/// Encodes as libtiledb `writer` does.
 pub(crate) fn compress(
     t: Datatype,
     input: &[u8],
-    _version: FormatVersion,
+    writer: LibtiledbRelease,
 ) -> Result<Vec<u8>, String> {
+    let first_delta_counts = writer >= gates::DOUBLE_DELTA_BITSIZE_COVERS_FIRST_DELTA;
     let (w, signed) = int_type(t)?;
     if !input.len().is_multiple_of(w) {
         return Err(format!(
@@ -155,7 +157,8 @@ pub(crate) fn compress(
             }
             max = match prev {
                 Some(p) => max.max((cur - p).unsigned_abs()),
-                None => cur.unsigned_abs(),
+                None if first_delta_counts => cur.unsigned_abs(),
+                None => 0,
             };
             prev = Some(cur);
         }
@@ -218,12 +221,29 @@ mod tests {
             vec![],
         ] {
             let b: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
-            let c = compress(Datatype::Int64, &b, FormatVersion(22)).unwrap();
+            let c = compress(Datatype::Int64, &b, LibtiledbRelease::LATEST).unwrap();
             let mut out = vec![0; b.len()];
             assert_eq!(
                 decompress(Datatype::Int64, &c, &mut out, FormatVersion(22)).unwrap(),
                 b.len()
             );
+            assert_eq!(out, b);
+        }
+    }
+
+    #[test]
+    fn bit_size_covers_the_first_delta_from_libtiledb_2_29() {
+        // Deltas 3, 3, 3: no double delta needs a bit, the first delta two.
+        let b: Vec<u8> = [1i32, 4, 7, 10]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let old = compress(Datatype::Int32, &b, LibtiledbRelease::new(2, 28)).unwrap();
+        let new = compress(Datatype::Int32, &b, LibtiledbRelease::new(2, 29)).unwrap();
+        assert_eq!((old[0], new[0]), (1, 2));
+        for c in [old, new] {
+            let mut out = vec![0; b.len()];
+            decompress(Datatype::Int32, &c, &mut out, FormatVersion(22)).unwrap();
             assert_eq!(out, b);
         }
     }

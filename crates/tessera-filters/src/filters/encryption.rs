@@ -55,22 +55,18 @@ pub(crate) fn reverse(
     Ok((out_meta, out_data))
 }
 
-/// Forward: encrypt the metadata (if any) and the data with fresh IVs.
+/// Forward: encrypt each metadata part and the data with fresh IVs.
 pub(crate) fn forward(
     key: Option<&EncryptionKey>,
-    meta: &[u8],
+    meta: &[Vec<u8>],
     data: &[u8],
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     use aes_gcm::aead::{rand_core::RngCore, OsRng};
     let key = key.ok_or(FilterError::MissingKey)?;
     let cipher = Aes256Gcm::new(key.into());
-    let parts: Vec<&[u8]> = if meta.is_empty() {
-        vec![data]
-    } else {
-        vec![meta, data]
-    };
+    let parts: Vec<&[u8]> = meta.iter().map(Vec::as_slice).chain([data]).collect();
     let mut m = Vec::new();
-    m.extend_from_slice(&((parts.len() - 1) as u32).to_le_bytes());
+    m.extend_from_slice(&(meta.len() as u32).to_le_bytes());
     m.extend_from_slice(&1u32.to_le_bytes());
     let mut out = Vec::new();
     for p in parts {

@@ -60,12 +60,11 @@ pub(crate) fn forward(
     scale: f64,
     offset: f64,
     width: u64,
-    meta: &[u8],
     data: &[u8],
     _cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     if !t.is_float() {
-        return Ok((meta.to_vec(), data.to_vec()));
+        return Ok((Vec::new(), data.to_vec()));
     }
     let fw = t.size() as usize;
     let w = width as usize;
@@ -79,5 +78,5 @@ pub(crate) fn forward(
         let i = ((x - offset) / scale).round() as i64;
         out.extend_from_slice(&i.to_le_bytes()[..w]);
     }
-    Ok((write_part_lengths(&[out.len()], meta), out))
+    Ok((write_part_lengths(&[out.len()]), out))
 }

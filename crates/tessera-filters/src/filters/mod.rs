@@ -399,51 +399,66 @@ impl Filter {
         }
     }
 
-    /// Runs this filter forward on one chunk.
+    /// Runs this filter forward on one chunk. The chunk metadata is a list
+    /// of parts, newest first, as libtiledb's writer keeps it: most filters
+    /// put their own metadata in front, while compression and encryption
+    /// take every part in and write one, and checksums cover each part.
+    /// The part boundaries reach the disk through those filters.
     pub(crate) fn forward(
         &self,
-        meta: &[u8],
+        meta: &[Vec<u8>],
         data: &[u8],
         cx: &ChunkCx<'_>,
-    ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+    ) -> Result<(Vec<Vec<u8>>, Vec<u8>), FilterError> {
         use FilterKind as K;
         let t = self.input_type;
-        match &self.kind {
-            K::None => Ok((meta.to_vec(), data.to_vec())),
+        let (own, out) = match &self.kind {
+            K::None => return Ok((meta.to_vec(), data.to_vec())),
             K::Gzip { .. }
             | K::Zstd { .. }
             | K::Lz4 { .. }
             | K::Bzip2 { .. }
             | K::Rle { .. }
             | K::DoubleDelta { .. }
-            | K::Delta { .. } => compression::forward(self, meta, data, cx),
+            | K::Delta { .. } => {
+                let (m, d) = compression::forward(self, meta, data, cx)?;
+                return Ok((vec![m], d));
+            }
+            K::Aes256Gcm { key } => {
+                let (m, d) = encryption::forward(key.as_ref(), meta, data)?;
+                return Ok((vec![m], d));
+            }
             K::Dictionary { .. } => Err(FilterError::Unsupported(
                 "dictionary encoding applies to var-sized string tiles only".into(),
             )),
-            K::BitWidthReduction { max_window } => {
-                bit_width::forward(t, *max_window, meta, data, cx)
-            }
-            K::Bitshuffle => shuffle::bit_forward(t, meta, data),
-            K::Byteshuffle => shuffle::byte_forward(t, meta, data),
-            K::PositiveDelta { max_window } => {
-                positive_delta::forward(t, *max_window, meta, data, cx)
-            }
-            K::ChecksumMd5 => checksum::forward(checksum::Algorithm::Md5, meta, data),
-            K::ChecksumSha256 => checksum::forward(checksum::Algorithm::Sha256, meta, data),
+            K::BitWidthReduction { max_window } => bit_width::forward(t, *max_window, data, cx),
+            K::Bitshuffle => shuffle::bit_forward(t, data),
+            K::Byteshuffle => shuffle::byte_forward(t, data),
+            K::PositiveDelta { max_window } => positive_delta::forward(t, *max_window, data, cx),
+            K::ChecksumMd5 => Ok((
+                checksum::forward(checksum::Algorithm::Md5, meta, data),
+                data.to_vec(),
+            )),
+            K::ChecksumSha256 => Ok((
+                checksum::forward(checksum::Algorithm::Sha256, meta, data),
+                data.to_vec(),
+            )),
             K::ScaleFloat {
                 scale,
                 offset,
                 byte_width,
-            } => float_scale::forward(t, *scale, *offset, *byte_width, meta, data, cx),
-            K::Xor => xor::forward(t, meta, data, cx),
+            } => float_scale::forward(t, *scale, *offset, *byte_width, data, cx),
+            K::Xor => xor::forward(t, data, cx),
             K::Webp {
                 format,
                 y_extent,
                 x_extent,
                 ..
-            } => webp::forward(*format, (*y_extent, *x_extent), meta, data, cx),
-            K::Aes256Gcm { key } => encryption::forward(key.as_ref(), meta, data),
-        }
+            } => webp::forward(*format, (*y_extent, *x_extent), data, cx),
+        }?;
+        // A filter that passed the chunk through wrote no metadata part.
+        let own = (!own.is_empty()).then_some(own);
+        Ok((own.into_iter().chain(meta.iter().cloned()).collect(), out))
     }
 }
 
@@ -553,6 +568,8 @@ fn parse_options(
 pub(crate) struct ChunkCx<'a> {
     /// Format version of the tile (fragment or generic tile).
     pub version: FormatVersion,
+    /// The libtiledb release the forward pipeline writes as.
+    pub writer: crate::gates::LibtiledbRelease,
     /// Cell size of the tile, used by numeric RLE.
     pub cell_size: u64,
     /// Index of the chunk in its tile (for errors).

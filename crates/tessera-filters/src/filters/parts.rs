@@ -31,14 +31,13 @@ pub(crate) fn read_part_lengths<'a>(
     Ok((lens, r.rest()))
 }
 
-/// Writes a parts table for `lens` before `rest` of the metadata.
-pub(crate) fn write_part_lengths(lens: &[usize], rest: &[u8]) -> Vec<u8> {
-    let mut m = Vec::with_capacity(4 + 4 * lens.len() + rest.len());
+/// Writes a parts table for `lens`.
+pub(crate) fn write_part_lengths(lens: &[usize]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(4 + 4 * lens.len());
     m.extend_from_slice(&(lens.len() as u32).to_le_bytes());
     for l in lens {
         m.extend_from_slice(&(*l as u32).to_le_bytes());
     }
-    m.extend_from_slice(rest);
     m
 }
 

@@ -30,7 +30,7 @@ pub(crate) fn reverse(
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let Some(w) = width(t, cx) else {
-        return Ok((meta.to_vec(), data.to_vec()));
+        return Ok((Vec::new(), data.to_vec()));
     };
     let mut m = Reader::new(meta, "positive delta filter metadata");
     let windows = m.u32("number of windows")?;
@@ -63,12 +63,11 @@ pub(crate) fn reverse(
 pub(crate) fn forward(
     t: Datatype,
     max_window: u32,
-    meta: &[u8],
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let Some(w) = width(t, cx) else {
-        return Ok((meta.to_vec(), data.to_vec()));
+        return Ok((Vec::new(), data.to_vec()));
     };
     let signed = matches!(t.physical(), tessera_tile::datatype::Physical::Int(_));
     let per_window = ((max_window as usize / w).max(1)) * w;
@@ -115,6 +114,5 @@ pub(crate) fn forward(
     }
     let mut m = (windows).to_le_bytes().to_vec();
     m.extend_from_slice(&head);
-    m.extend_from_slice(meta);
     Ok((m, out))
 }

@@ -113,11 +113,7 @@ pub(crate) fn bit_reverse(
 
 /// Bitshuffle, forward: a part whose length is not a multiple of 8 is split
 /// in two, the first a multiple of 8, as libtiledb does.
-pub(crate) fn bit_forward(
-    t: Datatype,
-    meta: &[u8],
-    data: &[u8],
-) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+pub(crate) fn bit_forward(t: Datatype, data: &[u8]) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let s = t.size() as usize;
     let rem = data.len() % 8;
     let lens: Vec<usize> = if rem == 0 || data.len() < 8 {
@@ -131,7 +127,7 @@ pub(crate) fn bit_forward(
         bit_part(&data[o..o + l], &mut out[o..o + l], s, false);
         o += l;
     }
-    Ok((write_part_lengths(&lens, meta), out))
+    Ok((write_part_lengths(&lens), out))
 }
 
 fn byte_part(part: &[u8], out: &mut [u8], s: usize, invert: bool) {
@@ -171,14 +167,10 @@ pub(crate) fn byte_reverse(
 }
 
 /// Byteshuffle, forward.
-pub(crate) fn byte_forward(
-    t: Datatype,
-    meta: &[u8],
-    data: &[u8],
-) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
+pub(crate) fn byte_forward(t: Datatype, data: &[u8]) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let mut out = vec![0u8; data.len()];
     byte_part(data, &mut out, t.size() as usize, false);
-    Ok((write_part_lengths(&[data.len()], meta), out))
+    Ok((write_part_lengths(&[data.len()]), out))
 }
 
 #[cfg(test)]

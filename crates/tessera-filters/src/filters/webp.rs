@@ -28,7 +28,6 @@ fn layout(format: u8) -> Option<(usize, bool)> {
 pub(crate) fn forward(
     format: u8,
     (y_extent, x_extent): (u16, u16),
-    meta: &[u8],
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
@@ -59,7 +58,6 @@ pub(crate) fn forward(
         .map_err(|e| err(e.to_string()))?;
     let mut m = 1u32.to_le_bytes().to_vec();
     m.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
-    m.extend_from_slice(meta);
     Ok((m, encoded))
 }
 

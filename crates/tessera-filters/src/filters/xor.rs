@@ -50,7 +50,6 @@ pub(crate) fn reverse(
 /// Forward.
 pub(crate) fn forward(
     t: Datatype,
-    meta: &[u8],
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
@@ -63,5 +62,5 @@ pub(crate) fn forward(
         prev = x;
     }
     out.extend_from_slice(&data[data.len() - data.len() % w..]);
-    Ok((write_part_lengths(&[data.len()], meta), out))
+    Ok((write_part_lengths(&[data.len()]), out))
 }
