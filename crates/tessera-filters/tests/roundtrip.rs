@@ -115,6 +115,17 @@ proptest! {
     }
 
     #[test]
+    fn bit_width_reduction_round_trips_every_window_range(t in prop::sample::select(INTS.to_vec()), base in any::<u64>(), range in prop::sample::select(vec![126u64, 127, 128, 200, 255, 256, 32766, 32767, 32768, 65535, 65536, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32]), cells in 1usize..300, window in prop::sample::select(vec![16u32, 64, 256])) {
+        // Each window holds its minimum and its maximum: the reduced width
+        // is decided by the range, right at the signed and unsigned limits.
+        let w = t.size() as usize;
+        let bytes: Vec<u8> = (0..cells as u64)
+            .flat_map(|i| base.wrapping_add(match i % 3 { 0 => 0, 1 => range, _ => range / 2 }).to_le_bytes()[..w].to_vec())
+            .collect();
+        roundtrip(vec![FilterKind::BitWidthReduction { max_window: window }], t, &bytes, 65536).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
     fn positive_delta_round_trips_increasing_data(t in prop::sample::select(INTS.to_vec()), cells in 0usize..500, step in 0u64..4) {
         let w = t.size() as usize;
         let bytes: Vec<u8> = (0..cells as u64).flat_map(|i| (i * step).to_le_bytes()[..w].to_vec()).collect();

@@ -111,12 +111,24 @@ pub(crate) fn forward(
             vals.iter().copied().min().unwrap_or(0),
             vals.iter().copied().max().unwrap_or(0),
         );
+        // libtiledb sizes `range + 1` as a value of the field's own
+        // signedness: reduced values of signed fields are read back
+        // sign-extended, so they must fit the signed type of that width.
         let range = (max - min) as u128 + 1;
-        let bits = match 128 - range.leading_zeros() {
-            0..=8 => 8,
-            9..=16 => 16,
-            17..=32 => 32,
-            _ => 64,
+        let bits = if signed {
+            match range {
+                0..=0x7f => 8,
+                0x80..=0x7fff => 16,
+                0x8000..=0x7fff_ffff => 32,
+                _ => 64,
+            }
+        } else {
+            match 128 - range.leading_zeros() {
+                0..=8 => 8,
+                9..=16 => 16,
+                17..=32 => 32,
+                _ => 64,
+            }
         };
         head.extend_from_slice(&(min as u64).to_le_bytes()[..w]);
         windows += 1;
