@@ -34,8 +34,8 @@ pub use error::FilterError;
 pub use filters::{Filter, FilterKind, FilterType};
 pub use generic::{read_generic_tile, write_generic_tile};
 pub use pipeline::{
-    filter_tile, filter_var_string_tile, filter_var_tile, unfilter_tile, unfilter_var_string_tile,
-    FilterPipeline, TileContext,
+    filter_tile, filter_var_string_tile, filter_var_tile, unfilter_tile, unfilter_tile_into,
+    unfilter_var_string_tile, FilterPipeline, TileContext,
 };
 
 /// An AES-256-GCM key, as given to libtiledb.

@@ -282,20 +282,66 @@ pub fn unfilter_tile(
 ) -> Result<Vec<u8>, FilterError> {
     let chunks = parse_chunks(tile, ctx)?;
     let total = chunks.original_size();
-    if let Some(expected) = ctx.expected_size {
-        if total != expected {
-            return Err(FilterError::Size {
-                chunk: 0,
-                message: format!(
-                    "the chunks unfilter to {total} bytes but the tile must have {expected}"
-                ),
-            });
-        }
-    }
+    check_size(total, ctx.expected_size)?;
     let mut out = vec![0u8; total as usize];
+    unfilter_chunks(p, tile, &chunks, ctx, &mut out)?;
+    Ok(out)
+}
+
+/// Reverses the pipeline on every chunk of `tile` straight into `out`, which
+/// must have the tile's unfiltered size: a reader places tiles in its result
+/// without a buffer per tile.
+///
+/// ```
+/// use tessera_filters::{filter_tile, unfilter_tile_into, Filter, FilterKind, FilterPipeline, TileContext};
+/// use tessera_tile::{Datatype, FormatVersion};
+///
+/// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::Int32)], 65536);
+/// let ctx = TileContext::new(FormatVersion(22), 4);
+/// let tile = filter_tile(&p, &[1, 0, 0, 0, 2, 0, 0, 0], &ctx).unwrap();
+/// let mut result = [0u8; 12];
+/// unfilter_tile_into(&p, &tile, &ctx, &mut result[4..]).unwrap();
+/// assert_eq!(result, [0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]);
+/// assert!(unfilter_tile_into(&p, &tile, &ctx, &mut result).is_err());
+/// ```
+pub fn unfilter_tile_into(
+    p: &FilterPipeline,
+    tile: &[u8],
+    ctx: &TileContext,
+    out: &mut [u8],
+) -> Result<(), FilterError> {
+    let chunks = parse_chunks(tile, ctx)?;
+    let total = chunks.original_size();
+    check_size(total, ctx.expected_size)?;
+    check_size(total, Some(out.len() as u64))?;
+    unfilter_chunks(p, tile, &chunks, ctx, out)
+}
+
+/// The unfiltered size the chunks claim against the size the tile must have.
+fn check_size(total: u64, expected: Option<u64>) -> Result<(), FilterError> {
+    match expected {
+        Some(expected) if total != expected => Err(FilterError::Size {
+            chunk: 0,
+            message: format!(
+                "the chunks unfilter to {total} bytes but the tile must have {expected}"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Fills `out` (the chunks' total size) chunk by chunk, in parallel when it pays.
+fn unfilter_chunks(
+    p: &FilterPipeline,
+    tile: &[u8],
+    chunks: &ChunkList,
+    ctx: &TileContext,
+    out: &mut [u8],
+) -> Result<(), FilterError> {
+    let total = out.len();
     // Split the output into one slice per chunk, then fill them (in parallel).
     let mut slices = Vec::with_capacity(chunks.chunks.len());
-    let mut rest: &mut [u8] = &mut out;
+    let mut rest: &mut [u8] = out;
     for c in &chunks.chunks {
         let (head, tail) = rest.split_at_mut(c.original_len as usize);
         slices.push(head);
@@ -329,7 +375,7 @@ pub fn unfilter_tile(
             .enumerate()
             .try_for_each(work)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Reverses the pipeline on a var-sized string data tile whose cell offsets

@@ -3,8 +3,10 @@
 use crate::aggregate::Answered;
 use crate::condition::Expr;
 use crate::key::Key;
-use crate::result::{ColumnBuilder, ReadResult};
-use crate::tiles::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
+use crate::result::{Column, ColumnBuilder, ReadResult};
+use crate::tiles::{
+    decode_field_tile, decode_in_runs, decode_tile_into, Fetched, FieldSpec, FieldTile,
+};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -38,6 +40,7 @@ pub struct Query<'a> {
     pub(crate) condition: Option<Expr>,
     pub(crate) with_dimensions: bool,
     prune: bool,
+    direct: bool,
     enumeration_values: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
@@ -107,6 +110,7 @@ impl<'a> Query<'a> {
             condition: None,
             with_dimensions: true,
             prune: true,
+            direct: true,
             enumeration_values: false,
             answered: Arc::default(),
         }
@@ -152,6 +156,17 @@ impl<'a> Query<'a> {
     /// Whether to return the dimensions (default: yes).
     pub fn dimensions(mut self, yes: bool) -> Self {
         self.with_dimensions = yes;
+        self
+    }
+
+    /// Whether sparse reads that return every cell of the tiles they touch,
+    /// in stored order (unordered or global-order reads of one fragment, or
+    /// of fragments that allow duplicates, with no condition, delete or
+    /// timestamp to apply), decode tiles straight into the result and leave
+    /// out coordinates nobody asked for (default: yes). The result is the
+    /// same either way; turning it off serves comparisons and benchmarks.
+    pub fn direct(mut self, yes: bool) -> Self {
+        self.direct = yes;
         self
     }
 
@@ -713,20 +728,16 @@ impl<'a> Query<'a> {
         let legacy_coords = !frag
             .version()
             .has(tessera_fragment::gates::SPLIT_COORDINATES);
-        let rt = frag.rtree(self.storage)?;
         let ranges = &self.ranges;
-        let mut hits = rt.tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+        let mut hits = self.sparse_hits(fi, frag)?;
         if let Some((c, shadows)) = prune_by {
             let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
-            let leaves = rt.leaves();
+            let leaves = frag.rtree(self.storage)?.leaves();
             hits.retain(|&(t, _)| {
                 let hides_none =
                     alone || shadows.none_in(fi, frag, leaves.get(t as usize).map(Vec::as_slice));
                 !hides_none || pruner.tile_may_match(c, t)
             });
-        }
-        if let Answered::Tiles(done) = answered {
-            hits.retain(|(t, _)| done.binary_search(t).is_err());
         }
         let dim_specs: Vec<FieldSpec> = (0..nd)
             .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
@@ -822,12 +833,228 @@ impl<'a> Query<'a> {
         Ok(tiles)
     }
 
+    /// The tiles of fragment `fi` the subarray touches, each with whether it
+    /// lies wholly inside, less those an earlier batch answered.
+    fn sparse_hits(
+        &self,
+        fi: usize,
+        frag: &FragmentMetadata,
+    ) -> Result<Vec<(u64, bool)>, QueryError> {
+        let answered = self.answered.get(fi).unwrap_or(&Answered::Nothing);
+        if *answered == Answered::Fragment {
+            return Ok(Vec::new());
+        }
+        let dims = &frag.schema.dimensions;
+        let ranges = &self.ranges;
+        let mut hits = frag
+            .rtree(self.storage)?
+            .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+        if let Answered::Tiles(done) = answered {
+            hits.retain(|(t, _)| done.binary_search(t).is_err());
+        }
+        Ok(hits)
+    }
+
+    /// The sparse fast path. When every cell of every tile the read touches
+    /// is returned, in stored order, with nothing to deduplicate, filter or
+    /// sort, each tile decodes straight into its place in the result: no
+    /// buffer per tile, no copy, and no coordinates unless asked for.
+    /// `None` when the read needs the general path.
+    fn sparse_direct(
+        &self,
+        schema: &ArraySchema,
+        attrs: &[String],
+        layout: Layout,
+    ) -> Result<Option<ReadResult>, QueryError> {
+        let frags = &self.array.fragments;
+        let in_stored_order = match layout {
+            Layout::Unordered => frags.len() <= 1 || schema.allows_dups,
+            Layout::GlobalOrder => frags.len() <= 1 && schema.cell_order != Layout::Hilbert,
+            _ => false,
+        };
+        let plain = |f: &FragmentMetadata| {
+            !f.footer.dense
+                && !f.footer.has_timestamps
+                && !f.footer.has_delete_meta
+                && (!self.with_dimensions
+                    || f.version().has(tessera_fragment::gates::SPLIT_COORDINATES))
+        };
+        if !self.direct
+            || !in_stored_order
+            || self.condition.is_some()
+            || !self.array.delete_conditions.is_empty()
+            || !frags.iter().all(plain)
+        {
+            return Ok(None);
+        }
+        // (fragment, tile, first cell in the result)
+        let mut tiles: Vec<(usize, u64, u64)> = Vec::new();
+        let mut n = 0u64;
+        for (fi, frag) in frags.iter().enumerate() {
+            for (t, full) in self.sparse_hits(fi, frag)? {
+                if !full {
+                    return Ok(None);
+                }
+                tiles.push((fi, t, n));
+                n += frag.cell_num(t);
+            }
+        }
+        // The result's fields: (name, is dimension, field in the schema).
+        let mut wanted: Vec<(&str, bool, Field)> = Vec::new();
+        if self.with_dimensions {
+            for (j, d) in schema.dimensions.iter().enumerate() {
+                wanted.push((&d.name, true, Field::Dimension(j)));
+            }
+        }
+        for a in attrs {
+            let i = schema
+                .attributes
+                .iter()
+                .position(|x| &x.name == a)
+                .expect("checked");
+            wanted.push((a, false, Field::Attribute(i)));
+        }
+        let fixed_bytes = |cell_val_num: CellValNum, t: Datatype| match cell_val_num {
+            CellValNum::Fixed(k) => Some(k as u64 * t.size()),
+            CellValNum::Var => None,
+        };
+        // Fixed-sized fields and validity decode into their place; var-sized
+        // values (whose total is known only once decoded) are copied after.
+        let mut columns: Vec<Column> = wanted
+            .iter()
+            .map(|&(name, is_dimension, field)| {
+                let (datatype, cvn, nullable) = match field {
+                    Field::Dimension(j) => {
+                        let d = &schema.dimensions[j];
+                        (d.datatype, d.cell_val_num, false)
+                    }
+                    Field::Attribute(i) => {
+                        let a = &schema.attributes[i];
+                        (a.datatype, a.cell_val_num, a.nullable)
+                    }
+                    _ => unreachable!("only dimensions and attributes are wanted"),
+                };
+                let size = fixed_bytes(cvn, datatype).map_or(Some(0), |w| w.checked_mul(n));
+                let zeroed = |bytes: Option<u64>| -> Result<Vec<u8>, QueryError> {
+                    // The cell counts come off disk: a fallible reservation
+                    // first, so an absurd count is an error, not an abort.
+                    // Then a zeroed allocation, which the kernel backs lazily.
+                    let bytes = bytes.and_then(|b| usize::try_from(b).ok());
+                    let mut probe: Vec<u8> = Vec::new();
+                    match bytes.map(|b| (b, probe.try_reserve_exact(b))) {
+                        Some((b, Ok(()))) => {
+                            drop(probe);
+                            Ok(vec![0; b])
+                        }
+                        _ => Err(QueryError::Invalid(format!(
+                            "the fragments claim {n} cells: `{name}` cannot be allocated"
+                        ))),
+                    }
+                };
+                Ok(Column {
+                    name: name.to_owned(),
+                    is_dimension,
+                    datatype,
+                    cell_val_num: cvn,
+                    data: zeroed(size)?,
+                    offsets: cvn.is_var().then(Vec::new),
+                    validity: nullable.then(|| zeroed(Some(n))).transpose()?,
+                })
+            })
+            .collect::<Result<_, QueryError>>()?;
+        // One slot per (field, tile): the tile's part of the field's buffers.
+        type Slot<'b> = std::sync::Mutex<(Option<&'b mut [u8]>, Option<&'b mut [u8]>)>;
+        let mut slots: Vec<Vec<Slot<'_>>> = Vec::with_capacity(columns.len());
+        for c in columns.iter_mut() {
+            // Var-sized columns are filled after decoding: no slots.
+            let w = fixed_bytes(c.cell_val_num, c.datatype);
+            let mut data = w.is_some().then_some(c.data.as_mut_slice());
+            let mut validity = c.validity.as_deref_mut().filter(|_| w.is_some());
+            let mut field_slots = Vec::with_capacity(tiles.len());
+            for &(fi, t, _) in &tiles {
+                let cells = frags[fi].cell_num(t) as usize;
+                let d = data.take().map(|d| {
+                    let (head, tail) = d.split_at_mut(cells * w.unwrap_or(0) as usize);
+                    data = Some(tail);
+                    head
+                });
+                let v = validity.take().map(|v| {
+                    let (head, tail) = v.split_at_mut(cells);
+                    validity = Some(tail);
+                    head
+                });
+                field_slots.push(std::sync::Mutex::new((d, v)));
+            }
+            slots.push(field_slots);
+        }
+        let key = self.array.key;
+        // Per tile in result order, the decoded var-sized fields in column order.
+        let mut var_tiles: Vec<Vec<FieldTile>> = Vec::with_capacity(tiles.len());
+        let mut first = 0;
+        for (fi, frag) in frags.iter().enumerate() {
+            let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
+            let mine = &tiles[first..first + count];
+            let numbers: Vec<u64> = mine.iter().map(|x| x.1).collect();
+            let specs: Vec<FieldSpec> = wanted
+                .iter()
+                .map(|&(_, _, f)| FieldSpec::of(frag, f))
+                .collect();
+            let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
+            let decoded = decode_in_runs(self.storage, frag, &spec_refs, &numbers, |src, t| {
+                let at = first + numbers.binary_search(&t).expect("one of ours");
+                let mut var = Vec::new();
+                for (k, spec) in specs.iter().enumerate() {
+                    if spec.cell_val_num.is_var() {
+                        var.push(decode_field_tile(src, frag, spec, t, key)?);
+                        continue;
+                    }
+                    let mut slot = slots[k][at].lock().expect("no panics while held");
+                    let (d, v) = &mut *slot;
+                    decode_tile_into(src, frag, spec, t, key, d.as_deref_mut(), v.as_deref_mut())?;
+                }
+                Ok(var)
+            })?;
+            var_tiles.extend(decoded);
+            first += count;
+        }
+        drop(slots);
+        // Var-sized columns: values and validity copied, offsets rebased.
+        let mut var_columns: Vec<&mut Column> = columns
+            .iter_mut()
+            .filter(|c| c.cell_val_num.is_var())
+            .collect();
+        var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
+            let parts = || var_tiles.iter().map(|v| &v[k]);
+            c.data = Vec::with_capacity(parts().map(|t| t.data.len()).sum());
+            let offsets = c.offsets.insert(Vec::with_capacity(n as usize + 1));
+            offsets.push(0);
+            let mut at = 0;
+            for t in parts() {
+                let base = c.data.len() as u64;
+                c.data.extend_from_slice(&t.data);
+                let o = t.offsets.as_deref().expect("var-sized tiles have offsets");
+                offsets.extend(o[1..].iter().map(|x| x + base));
+                if let (Some(v), Some(tv)) = (&mut c.validity, &t.validity) {
+                    v[at..at + tv.len()].copy_from_slice(tv);
+                }
+                at += t.cells as usize;
+            }
+        });
+        Ok(Some(ReadResult {
+            cell_count: n as usize,
+            columns,
+        }))
+    }
+
     fn sparse(
         &self,
         schema: &Arc<ArraySchema>,
         attrs: &[String],
         layout: Layout,
     ) -> Result<ReadResult, QueryError> {
+        if let Some(r) = self.sparse_direct(schema, attrs, layout)? {
+            return Ok(r);
+        }
         let dims = &schema.dimensions;
         let nd = dims.len();
         let dim_names: Vec<String> = dims.iter().map(|d| d.name.clone()).collect();

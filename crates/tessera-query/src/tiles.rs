@@ -7,7 +7,9 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use tessera_filters::{unfilter_tile, unfilter_var_string_tile, FilterPipeline, TileContext};
+use tessera_filters::{
+    unfilter_tile, unfilter_tile_into, unfilter_var_string_tile, FilterPipeline, TileContext,
+};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_schema::CellValNum;
 use tessera_tile::storage::Storage;
@@ -388,20 +390,54 @@ pub fn decode_field_tile(
         out.data = data;
         out.offsets = Some(offsets);
     } else {
-        let (bytes, file) = read(FileKind::Fixed)?;
-        let ctx = TileContext::new(v, spec.cell_size()).expect_size(cells * spec.cell_size());
-        out.data = unfilter_tile(&with_key(&spec.filters), &bytes, &ctx)
-            .map_err(|e| tile_err(&file, e))?;
+        out.data = vec![0; (cells * spec.cell_size()) as usize];
     }
-    if spec.nullable {
-        let (bytes, file) = read(FileKind::Validity)?;
-        let ctx = TileContext::new(v, 1).expect_size(cells);
-        out.validity = Some(
-            unfilter_tile(&with_key(&frag.schema.validity_filters), &bytes, &ctx)
-                .map_err(|e| tile_err(&file, e))?,
-        );
-    }
+    let mut validity = spec.nullable.then(|| vec![0; cells as usize]);
+    let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
+    decode_tile_into(src, frag, spec, t, key, data, validity.as_deref_mut())?;
+    out.validity = validity;
     Ok(out)
+}
+
+/// Decodes tile `t` of a field straight into the caller's buffers: `data`
+/// takes a fixed-sized field's cells (`cells x cell size` bytes), `validity`
+/// a nullable field's one byte per cell. Either may be left out.
+pub fn decode_tile_into(
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+    data: Option<&mut [u8]>,
+    validity: Option<&mut [u8]>,
+) -> Result<(), QueryError> {
+    let cells = frag.cell_num(t);
+    let v = frag.version();
+    let unfilter = |kind: FileKind, pipeline: &FilterPipeline, cell_size: u64, dst: &mut [u8]| {
+        let path = frag.data_file(spec.field, kind);
+        let bytes = src.bytes(&path, tile_range(src.storage, frag, spec, kind, t)?)?;
+        let ctx = TileContext::new(v, cell_size).expect_size(cells * cell_size);
+        let pipeline = match key {
+            Some(_) => Cow::Owned(pipeline.with_encryption(key)),
+            None => Cow::Borrowed(pipeline),
+        };
+        unfilter_tile_into(&pipeline, &bytes, &ctx, dst).map_err(|e| QueryError::Tile {
+            fragment: frag.name.clone(),
+            file: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            tile: t,
+            source: Box::new(e),
+        })
+    };
+    if let Some(dst) = data {
+        unfilter(FileKind::Fixed, &spec.filters, spec.cell_size(), dst)?;
+    }
+    if let Some(dst) = validity {
+        unfilter(FileKind::Validity, &frag.schema.validity_filters, 1, dst)?;
+    }
+    Ok(())
 }
 
 /// Splits a legacy coordinates tile into one tile per dimension. Zipped

@@ -1,0 +1,127 @@
+//! The sparse fast path (tiles decoded straight into the result) returns
+//! exactly what the general path returns, cell for cell and in the same
+//! order, and reads no coordinates when none are asked for.
+
+mod common;
+
+use tessera_fragment::{Field, FileKind, OpenArray};
+use tessera_query::{Key, Query, ReadResult};
+use tessera_tile::storage::{LocalFs, Recording, Storage};
+use tessera_tile::Layout;
+
+/// Sets a query up for one case.
+type Setup = dyn Fn(Query<'_>) -> Query<'_>;
+
+fn read(
+    storage: &dyn Storage,
+    a: &OpenArray,
+    direct: bool,
+    setup: &Setup,
+) -> Result<ReadResult, String> {
+    setup(Query::new(storage, a).direct(direct))
+        .execute()
+        .map_err(|e| e.to_string())
+}
+
+fn same(x: &ReadResult, y: &ReadResult) -> bool {
+    x.cell_count == y.cell_count
+        && x.columns.len() == y.columns.len()
+        && x.columns.iter().zip(&y.columns).all(|(c, d)| {
+            (c.name == d.name)
+                && c.data == d.data
+                && c.offsets == d.offsets
+                && c.validity == d.validity
+        })
+}
+
+#[test]
+fn direct_reads_equal_general_reads() {
+    let mut compared = 0;
+    for (path, a) in common::fixture_arrays() {
+        if a.schema.is_dense() {
+            continue;
+        }
+        let d0 = a.schema.dimensions[0].name.clone();
+        let first_attr: Vec<String> = a
+            .schema
+            .attributes
+            .iter()
+            .take(1)
+            .map(|x| x.name.clone())
+            .collect();
+        let span = common::first_dim_span(&a);
+        let cases: Vec<(&str, Box<Setup>)> = vec![
+            ("full", Box::new(|q| q)),
+            ("global order", Box::new(|q| q.layout(Layout::GlobalOrder))),
+            ("no coordinates", Box::new(|q| q.dimensions(false))),
+            (
+                "one attribute",
+                Box::new(move |q| q.attributes(first_attr.clone()).dimensions(false)),
+            ),
+            // Tiles partly inside the range take the general path.
+            (
+                "first half",
+                Box::new(move |q| match span {
+                    Some((lo, hi)) => q.range(&d0, Key::Int(lo), Key::Int(lo + (hi - lo) / 2)),
+                    None => q,
+                }),
+            ),
+        ];
+        for (name, setup) in &cases {
+            let general = read(&LocalFs, &a, false, setup.as_ref());
+            let direct = read(&LocalFs, &a, true, setup.as_ref());
+            match (&general, &direct) {
+                (Ok(g), Ok(d)) => {
+                    assert!(same(g, d), "{}: {name}: the paths differ", path.display())
+                }
+                (Err(g), Err(d)) => assert_eq!(g, d, "{}: {name}", path.display()),
+                _ => panic!("{}: {name}: {general:?} against {direct:?}", path.display()),
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "only {compared} reads compared");
+}
+
+/// A single-fragment sparse array read without coordinates touches no
+/// coordinate file.
+#[test]
+fn direct_reads_skip_coordinates_nobody_asked_for() {
+    let mut skipped = 0;
+    for (path, a) in common::fixture_arrays() {
+        let plain = |f: &tessera_fragment::FragmentMetadata| {
+            !f.footer.has_timestamps && !f.footer.has_delete_meta
+        };
+        if a.schema.is_dense()
+            || a.fragments.len() != 1
+            || !a.fragments.iter().all(plain)
+            || !a.delete_conditions.is_empty()
+        {
+            continue;
+        }
+        let rec = Recording::new(LocalFs, &path);
+        let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).unwrap();
+        let before = rec.requests().len();
+        Query::new(&rec, &a).dimensions(false).execute().unwrap();
+        // The requests name files relative to the array.
+        let frag = &a.fragments[0];
+        let files: Vec<String> = (0..a.schema.dimensions.len())
+            .map(Field::Dimension)
+            .chain([Field::Coords])
+            .flat_map(|f| [FileKind::Fixed, FileKind::Var].map(|k| frag.data_file(f, k)))
+            .map(|p| format!("read {} ", p.strip_prefix(&path).unwrap().display()))
+            .collect();
+        let coordinate_reads: Vec<String> = rec.requests()[before..]
+            .iter()
+            .filter(|r| files.iter().any(|f| r.starts_with(f.as_str())))
+            .cloned()
+            .collect();
+        assert!(
+            coordinate_reads.is_empty(),
+            "{}: {coordinate_reads:?}",
+            path.display()
+        );
+        skipped += 1;
+    }
+    assert!(skipped > 10, "only {skipped} arrays checked");
+}
