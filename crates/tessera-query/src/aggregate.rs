@@ -591,15 +591,12 @@ fn fold(
     cond: Option<&crate::Expr>,
 ) -> u64 {
     let cols: Vec<_> = names.iter().map(|n| batch.column(n)).collect();
+    let cond = cond.map(|c| c.compile_columns(&batch.columns));
+    let all = &batch.columns;
     let mut counted = 0;
     for i in 0..batch.cell_count {
-        if let Some(c) = cond {
-            let pass = c.eval(&|name: &str| {
-                batch
-                    .column(name)
-                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
-            });
-            if !pass {
+        if let Some(c) = &cond {
+            if !c.eval(&|at| (all[at].value(i), all[at].is_valid(i))) {
                 continue;
             }
         }

@@ -26,11 +26,137 @@ pub type BoundsLookup<'a> = dyn Fn(&str) -> Option<(Datatype, Bounds)> + 'a;
 /// Compares a cell with a value as libtiledb's conditions do: floats by
 /// IEEE rules (NaN is unordered, -0 equals 0), the rest by [`Key`]'s order.
 fn ieee_cmp(a: &Key, b: &Key) -> Option<Ordering> {
+    ieee_cmp_ref(&KeyRef::of(a), &KeyRef::of(b))
+}
+
+/// A [`Key`] that borrows its bytes: decoding a cell allocates nothing.
+#[derive(Clone, Copy)]
+enum KeyRef<'a> {
+    Int(i128),
+    Float(f64),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> KeyRef<'a> {
+    fn of(k: &'a Key) -> KeyRef<'a> {
+        match k {
+            Key::Int(v) => KeyRef::Int(*v),
+            Key::Float(v) => KeyRef::Float(*v),
+            Key::Bytes(b) => KeyRef::Bytes(b),
+        }
+    }
+
+    /// Decodes one value: the common widths read straight from the bytes,
+    /// as this runs once per cell a condition tests.
+    #[inline]
+    fn decode_physical(p: Physical, b: &'a [u8]) -> KeyRef<'a> {
+        macro_rules! read {
+            ($t:ty) => {
+                <$t>::from_le_bytes(b.try_into().expect("width checked"))
+            };
+        }
+        match (p, b.len()) {
+            (Physical::Int(8), 8) => KeyRef::Int(read!(i64) as i128),
+            (Physical::Int(4), 4) => KeyRef::Int(read!(i32) as i128),
+            (Physical::UInt(8), 8) => KeyRef::Int(read!(u64) as i128),
+            (Physical::UInt(4), 4) => KeyRef::Int(read!(u32) as i128),
+            (Physical::Float(8), 8) => KeyRef::Float(read!(f64)),
+            (Physical::Float(4), 4) => KeyRef::Float(read!(f32) as f64),
+            (Physical::Bytes, _) => KeyRef::Bytes(b),
+            _ => {
+                let mut x = [0u8; 8];
+                let n = b.len().min(8);
+                x[..n].copy_from_slice(&b[..n]);
+                let v = u64::from_le_bytes(x);
+                match p {
+                    Physical::Int(w) => {
+                        let sh = 64 - 8 * w.clamp(1, 8) as u32;
+                        KeyRef::Int((((v << sh) as i64) >> sh) as i128)
+                    }
+                    Physical::UInt(_) => KeyRef::Int(v as i128),
+                    Physical::Float(4) => {
+                        KeyRef::Float(f32::from_le_bytes([x[0], x[1], x[2], x[3]]) as f64)
+                    }
+                    _ => KeyRef::Float(f64::from_le_bytes(x)),
+                }
+            }
+        }
+    }
+}
+
+fn ieee_cmp_ref(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Option<Ordering> {
+    use KeyRef as K;
     match (a, b) {
-        (Key::Float(x), Key::Float(y)) => x.partial_cmp(y),
-        (Key::Float(x), Key::Int(y)) => x.partial_cmp(&(*y as f64)),
-        (Key::Int(x), Key::Float(y)) => (*x as f64).partial_cmp(y),
-        _ => Some(a.cmp(b)),
+        (K::Float(x), K::Float(y)) => x.partial_cmp(y),
+        (K::Float(x), K::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (K::Int(x), K::Float(y)) => (*x as f64).partial_cmp(y),
+        (K::Int(x), K::Int(y)) => Some(x.cmp(y)),
+        (K::Bytes(x), K::Bytes(y)) => Some(x.cmp(y)),
+        // As [`Key`] orders them: bytes after numbers.
+        (K::Bytes(_), _) => Some(Ordering::Greater),
+        (_, K::Bytes(_)) => Some(Ordering::Less),
+    }
+}
+
+/// Whether `op` holds between a valid cell of `dt` and the condition's
+/// values (one for comparisons, the members for IN and NOT IN).
+fn compare(op: CompareOp, p: Physical, cell: &[u8], values: &[Vec<u8>]) -> bool {
+    let cell = KeyRef::decode_physical(p, cell);
+    fn value(p: Physical, v: &[u8]) -> KeyRef<'_> {
+        KeyRef::decode_physical(p, v)
+    }
+    let eq = |v: &Vec<u8>| ieee_cmp_ref(&cell, &value(p, v)) == Some(Ordering::Equal);
+    match op {
+        CompareOp::In => values.iter().any(eq),
+        CompareOp::NotIn => !values.iter().any(eq),
+        CompareOp::AlwaysTrue => true,
+        CompareOp::AlwaysFalse => false,
+        _ => match values.first() {
+            Some(v) => holds(op, ieee_cmp_ref(&cell, &value(p, v))),
+            None => false,
+        },
+    }
+}
+
+/// A condition bound to fields by position ([`Expr::compile`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Compiled {
+    Const(bool),
+    And(Vec<Compiled>),
+    Or(Vec<Compiled>),
+    Not(Box<Compiled>),
+    IsNull {
+        at: usize,
+        negated: bool,
+    },
+    Compare {
+        at: usize,
+        physical: Physical,
+        op: CompareOp,
+        values: Vec<Vec<u8>>,
+    },
+}
+
+impl Compiled {
+    /// Evaluates on one cell; `cell(at)` gives the bytes and validity of
+    /// the cell's field at position `at`.
+    pub(crate) fn eval<'v>(&self, cell: &impl Fn(usize) -> (&'v [u8], bool)) -> bool {
+        match self {
+            Compiled::Const(b) => *b,
+            Compiled::And(v) => v.iter().all(|e| e.eval(cell)),
+            Compiled::Or(v) => v.iter().any(|e| e.eval(cell)),
+            Compiled::Not(e) => !e.eval(cell),
+            Compiled::IsNull { at, negated } => cell(*at).1 == *negated,
+            Compiled::Compare {
+                at,
+                physical,
+                op,
+                values,
+            } => match cell(*at) {
+                (bytes, true) => compare(*op, *physical, bytes, values),
+                _ => false,
+            },
+        }
     }
 }
 
@@ -144,29 +270,50 @@ impl Expr {
                 Some((_, _, valid)) => valid == *negated,
                 None => false,
             },
-            Expr::Compare { field, op, values } => {
-                let Some((dt, bytes, valid)) = get(field) else {
-                    return false;
-                };
-                if !valid {
-                    return false;
-                }
-                let cell = Key::decode(dt, bytes);
-                let eq =
-                    |v: &Vec<u8>| ieee_cmp(&cell, &Key::decode(dt, v)) == Some(Ordering::Equal);
-                match op {
-                    CompareOp::In => values.iter().any(eq),
-                    CompareOp::NotIn => !values.iter().any(eq),
-                    CompareOp::AlwaysTrue => true,
-                    CompareOp::AlwaysFalse => false,
-                    _ => {
-                        let Some(v) = values.first() else {
-                            return false;
-                        };
-                        holds(*op, ieee_cmp(&cell, &Key::decode(dt, v)))
-                    }
-                }
-            }
+            Expr::Compare { field, op, values } => match get(field) {
+                Some((dt, bytes, true)) => compare(*op, dt.physical(), bytes, values),
+                _ => false,
+            },
+        }
+    }
+
+    /// Binds the condition to the columns of a result, by name.
+    pub(crate) fn compile_columns(&self, cols: &[crate::result::Column]) -> Compiled {
+        self.compile(&|name| {
+            let at = cols.iter().position(|col| col.name == name)?;
+            Some((at, cols[at].datatype))
+        })
+    }
+
+    /// Binds the condition to fields by position, for testing many cells:
+    /// `field` gives a name's position and datatype (`None`: the cells do
+    /// not have it, and comparisons on it fail as in [`Expr::eval`]).
+    pub(crate) fn compile(&self, field: &dyn Fn(&str) -> Option<(usize, Datatype)>) -> Compiled {
+        match self {
+            Expr::Const(b) => Compiled::Const(*b),
+            Expr::And(v) => Compiled::And(v.iter().map(|e| e.compile(field)).collect()),
+            Expr::Or(v) => Compiled::Or(v.iter().map(|e| e.compile(field)).collect()),
+            Expr::Not(e) => Compiled::Not(Box::new(e.compile(field))),
+            Expr::IsNull { field: f, negated } => match field(f) {
+                Some((at, _)) => Compiled::IsNull {
+                    at,
+                    negated: *negated,
+                },
+                None => Compiled::Const(false),
+            },
+            Expr::Compare {
+                field: f,
+                op,
+                values,
+            } => match field(f) {
+                Some((at, dt)) => Compiled::Compare {
+                    at,
+                    physical: dt.physical(),
+                    op: *op,
+                    values: values.clone(),
+                },
+                None => Compiled::Const(false),
+            },
         }
     }
 

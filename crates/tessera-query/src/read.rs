@@ -5,7 +5,7 @@ use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
-    decode_field_tile, decode_in_runs, decode_tile_into, Fetched, FieldSpec, FieldTile,
+    decode_field_tile, decode_in_runs, decode_tile_into, pick_fixed, Fetched, FieldSpec, FieldTile,
 };
 use crate::QueryError;
 use rayon::prelude::*;
@@ -887,17 +887,13 @@ impl<'a> Query<'a> {
         {
             return Ok(None);
         }
-        // (fragment, tile, first cell in the result)
-        let mut tiles: Vec<(usize, u64, u64)> = Vec::new();
-        let mut n = 0u64;
+        let mut hits: Vec<(usize, u64, bool)> = Vec::new();
         for (fi, frag) in frags.iter().enumerate() {
-            for (t, full) in self.sparse_hits(fi, frag)? {
-                if !full {
-                    return Ok(None);
-                }
-                tiles.push((fi, t, n));
-                n += frag.cell_num(t);
-            }
+            hits.extend(
+                self.sparse_hits(fi, frag)?
+                    .into_iter()
+                    .map(|(t, full)| (fi, t, full)),
+            );
         }
         // The result's fields: (name, is dimension, field in the schema).
         let mut wanted: Vec<(&str, bool, Field)> = Vec::new();
@@ -913,6 +909,22 @@ impl<'a> Query<'a> {
                 .position(|x| &x.name == a)
                 .expect("checked");
             wanted.push((a, false, Field::Attribute(i)));
+        }
+        if !hits.iter().all(|h| h.2) {
+            // Picking cells needs the coordinates as separate tiles.
+            let split =
+                |f: &FragmentMetadata| f.version().has(tessera_fragment::gates::SPLIT_COORDINATES);
+            return match frags.iter().all(split) {
+                true => self.sparse_picked(schema, &hits, &wanted).map(Some),
+                false => Ok(None),
+            };
+        }
+        // (fragment, tile, first cell in the result)
+        let mut tiles: Vec<(usize, u64, u64)> = Vec::with_capacity(hits.len());
+        let mut n = 0u64;
+        for (fi, t, _) in hits {
+            tiles.push((fi, t, n));
+            n += frags[fi].cell_num(t);
         }
         let fixed_bytes = |cell_val_num: CellValNum, t: Datatype| match cell_val_num {
             CellValNum::Fixed(k) => Some(k as u64 * t.size()),
@@ -1023,27 +1035,170 @@ impl<'a> Query<'a> {
             .iter_mut()
             .filter(|c| c.cell_val_num.is_var())
             .collect();
-        var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
-            let parts = || var_tiles.iter().map(|v| &v[k]);
-            c.data = Vec::with_capacity(parts().map(|t| t.data.len()).sum());
-            let offsets = c.offsets.insert(Vec::with_capacity(n as usize + 1));
-            offsets.push(0);
-            let mut at = 0;
-            for t in parts() {
-                let base = c.data.len() as u64;
-                c.data.extend_from_slice(&t.data);
-                let o = t.offsets.as_deref().expect("var-sized tiles have offsets");
-                offsets.extend(o[1..].iter().map(|x| x + base));
-                if let (Some(v), Some(tv)) = (&mut c.validity, &t.validity) {
-                    v[at..at + tv.len()].copy_from_slice(tv);
-                }
-                at += t.cells as usize;
-            }
-        });
+        var_columns
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, c)| c.fill_from(var_tiles.iter().map(|v| &v[k])));
         Ok(Some(ReadResult {
             cell_count: n as usize,
             columns,
         }))
+    }
+
+    /// [`Query::sparse_direct`] when some tiles are only partly inside the
+    /// subarray. Such a tile's coordinates decode into a per-thread scratch
+    /// buffer, the cells inside are picked, and of each field only those
+    /// cells are kept (fixed-sized fields decode into scratch too): no
+    /// decoded tile is held to the end, and no fresh memory is faulted in
+    /// for it. Tiles wholly inside are kept whole.
+    fn sparse_picked(
+        &self,
+        schema: &ArraySchema,
+        tiles: &[(usize, u64, bool)],
+        wanted: &[(&str, bool, Field)],
+    ) -> Result<ReadResult, QueryError> {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let frags = &self.array.fragments;
+        let dims = &schema.dimensions;
+        let nd = dims.len();
+        let key = self.array.key;
+        // Per tile in result order: its cells kept, and those of each
+        // wanted column.
+        type Picked = (u64, Vec<FieldTile>);
+        let mut kept: Vec<Picked> = Vec::with_capacity(tiles.len());
+        let mut first = 0;
+        for (fi, frag) in frags.iter().enumerate() {
+            let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
+            let mine = &tiles[first..first + count];
+            first += count;
+            let dim_specs: Vec<FieldSpec> = (0..nd)
+                .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+                .collect();
+            let specs: Vec<FieldSpec> = wanted
+                .iter()
+                .map(|&(_, _, f)| FieldSpec::of(frag, f))
+                .collect();
+            let whole = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
+                let fields = specs
+                    .iter()
+                    .map(|s| decode_field_tile(src, frag, s, t, key))
+                    .collect::<Result<_, QueryError>>()?;
+                Ok((frag.cell_num(t), fields))
+            };
+            let partial = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
+                SCRATCH.with(|cell| {
+                    let mut scratch = cell.borrow_mut();
+                    scratch.resize_with(nd + 2, Vec::new);
+                    let cells = frag.cell_num(t) as usize;
+                    let (coords, rest) = scratch.split_at_mut(nd);
+                    // Fixed-sized coordinates decode into scratch; var-sized
+                    // ones (strings) into a tile of their own.
+                    let mut var_coords: Vec<Option<FieldTile>> = Vec::with_capacity(nd);
+                    for (j, s) in dim_specs.iter().enumerate() {
+                        if s.cell_val_num.is_var() {
+                            var_coords.push(Some(decode_field_tile(src, frag, s, t, key)?));
+                            continue;
+                        }
+                        let buf = &mut coords[j];
+                        buf.clear();
+                        buf.resize(cells * s.cell_size() as usize, 0);
+                        decode_tile_into(src, frag, s, t, key, Some(buf), None)?;
+                        var_coords.push(None);
+                    }
+                    let coord = |j: usize, i: usize| match &var_coords[j] {
+                        Some(tile) => tile.value(i),
+                        None => {
+                            let w = dim_specs[j].cell_size() as usize;
+                            &coords[j][i * w..(i + 1) * w]
+                        }
+                    };
+                    let picked: Vec<u32> = (0..cells)
+                        .filter(|&i| {
+                            (0..nd)
+                                .all(|j| in_ranges(&self.ranges[j], dims[j].datatype, coord(j, i)))
+                        })
+                        .map(|i| i as u32)
+                        .collect();
+                    let fields = specs
+                        .iter()
+                        .map(|s| {
+                            let w = s.cell_size() as usize;
+                            if let Field::Dimension(j) = s.field {
+                                return Ok(match &var_coords[j] {
+                                    Some(tile) => tile.pick(&picked),
+                                    None => pick_fixed(&coords[j], None, w, &picked),
+                                });
+                            }
+                            if s.cell_val_num.is_var() {
+                                return Ok(decode_field_tile(src, frag, s, t, key)?.pick(&picked));
+                            }
+                            let (data, validity) = rest.split_at_mut(1);
+                            let (data, validity) = (&mut data[0], &mut validity[0]);
+                            data.clear();
+                            data.resize(cells * w, 0);
+                            validity.clear();
+                            validity.resize(if s.nullable { cells } else { 0 }, 0);
+                            let v = s.nullable.then_some(validity.as_mut_slice());
+                            decode_tile_into(src, frag, s, t, key, Some(data), v)?;
+                            let v = s.nullable.then_some(validity.as_slice());
+                            Ok(pick_fixed(data, v, w, &picked))
+                        })
+                        .collect::<Result<_, QueryError>>()?;
+                    Ok((picked.len() as u64, fields))
+                })
+            };
+            // Whole tiles need no coordinates unless they are asked for.
+            let (full, part): (Vec<u64>, Vec<u64>) = {
+                let (f, p): (Vec<&(usize, u64, bool)>, Vec<_>) = mine.iter().partition(|x| x.2);
+                (
+                    f.iter().map(|x| x.1).collect(),
+                    p.iter().map(|x| x.1).collect(),
+                )
+            };
+            let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
+            // Coordinates once, whether or not they are also wanted.
+            let with_coords: Vec<&FieldSpec> = dim_specs
+                .iter()
+                .chain(
+                    specs
+                        .iter()
+                        .filter(|s| !matches!(s.field, Field::Dimension(_))),
+                )
+                .collect();
+            let mut full =
+                decode_in_runs(self.storage, frag, &spec_refs, &full, whole)?.into_iter();
+            let mut part =
+                decode_in_runs(self.storage, frag, &with_coords, &part, partial)?.into_iter();
+            for x in mine {
+                let next = if x.2 { full.next() } else { part.next() };
+                kept.push(next.expect("one result per tile"));
+            }
+        }
+        let n: u64 = kept.iter().map(|k| k.0).sum();
+        let mut columns: Vec<Column> = wanted
+            .iter()
+            .map(|&(name, is_dimension, field)| {
+                let (datatype, cvn, nullable) = match field {
+                    Field::Dimension(j) => (dims[j].datatype, dims[j].cell_val_num, false),
+                    Field::Attribute(i) => {
+                        let a = &schema.attributes[i];
+                        (a.datatype, a.cell_val_num, a.nullable)
+                    }
+                    _ => unreachable!("only dimensions and attributes are wanted"),
+                };
+                ColumnBuilder::new(name, is_dimension, datatype, cvn, nullable, 0).col
+            })
+            .collect();
+        columns
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, c)| c.fill_from(kept.iter().map(|v| &v.1[k])));
+        Ok(ReadResult {
+            cell_count: n as usize,
+            columns,
+        })
     }
 
     fn sparse(
@@ -1099,6 +1254,54 @@ impl<'a> Query<'a> {
             }
             tiles.extend(self.sparse_tiles(fi, frag, &fields, prune_by)?);
         }
+        // Each fragment is stored in global order without duplicates: a
+        // single fragment needs neither deduplication nor re-sorting.
+        let single = self.array.fragments.len() <= 1;
+        // Conditions read a cell's fields by position: the dimensions, then
+        // `fields`; a field a fragment lacks reads as its fill value.
+        let position = |name: &str| -> Option<(usize, Datatype)> {
+            if let Some(j) = dims.iter().position(|d| d.name == name) {
+                return Some((j, dims[j].datatype));
+            }
+            let k = fields.iter().position(|f| f == name)?;
+            Some((nd + k, schema.attribute(name)?.datatype))
+        };
+        let fills: Vec<(&[u8], bool)> = fields
+            .iter()
+            .map(|f| match schema.attribute(f) {
+                Some(a) => (a.fill_value.as_slice(), a.fill_validity),
+                None => (&[][..], false),
+            })
+            .collect();
+        fn field_of<'t>(
+            tc: &'t TileCells,
+            c: usize,
+            at: usize,
+            fills: &[(&'t [u8], bool)],
+        ) -> (&'t [u8], bool) {
+            let nd = tc.dims.len();
+            if at < nd {
+                return (tc.dims[at].value(c), true);
+            }
+            match &tc.fields[at - nd] {
+                Some(t) => (t.value(c), t.valid(c)),
+                None => fills[at - nd],
+            }
+        }
+        let condition = self.condition.as_ref().map(|c| c.compile(&position));
+        let passes = |cond: &crate::condition::Compiled, tc: &TileCells, c: u32| {
+            cond.eval(&|at| field_of(tc, c as usize, at, &fills))
+        };
+        // Without deduplication the condition is a filter on each cell
+        // alone: apply it per tile, before any cell reference is made.
+        let dedup = !schema.allows_dups && !single;
+        if let (Some(cond), false) = (&condition, dedup) {
+            tiles.par_iter_mut().for_each(|tc| {
+                let mut cells = std::mem::take(&mut tc.cells);
+                cells.retain(|&c| passes(cond, tc, c));
+                tc.cells = cells;
+            });
+        }
         // Cell references with their timestamps.
         let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);
         let mut refs: Vec<(u32, u32, u64)> = Vec::new();
@@ -1124,24 +1327,6 @@ impl<'a> Query<'a> {
                 refs.push((ti as u32, c, ts));
             }
         }
-        fn cell_field<'t>(
-            tc: &'t TileCells,
-            c: usize,
-            name: &str,
-            schema: &'t ArraySchema,
-            fields: &[String],
-        ) -> Option<(Datatype, &'t [u8], bool)> {
-            if let Some(j) = schema.dimensions.iter().position(|d| d.name == name) {
-                return Some((schema.dimensions[j].datatype, tc.dims[j].value(c), true));
-            }
-            let k = fields.iter().position(|f| f == name)?;
-            let at = schema.attribute(name)?;
-            match &tc.fields[k] {
-                Some(t) => Some((at.datatype, t.value(c), t.valid(c))),
-                None => Some((at.datatype, &at.fill_value, at.fill_validity)),
-            }
-        }
-        let get = |tc, c, n: &str| cell_field(tc, c, n, schema, &fields);
         // Coordinates compare in place, without building keys.
         let cval = |r: &(u32, u32, u64), j: usize| tiles[r.0 as usize].dims[j].value(r.1 as usize);
         let cmp_dims =
@@ -1185,11 +1370,8 @@ impl<'a> Query<'a> {
             }
             cmp_dims(x, y, &cell_order)
         };
-        // Each fragment is stored in global order without duplicates: a
-        // single fragment needs neither deduplication nor re-sorting.
-        let single = self.array.fragments.len() <= 1;
         // Duplicates: unless allowed, the newest write of a coordinate wins.
-        if !schema.allows_dups && !single {
+        if dedup {
             let frag_of = |r: &(u32, u32, u64)| tiles[r.0 as usize].frag;
             let mut idx: Vec<usize> = (0..refs.len()).collect();
             idx.sort_by(|&a, &b| {
@@ -1230,17 +1412,25 @@ impl<'a> Query<'a> {
                         .collect())
                 })
                 .collect::<Result<_, QueryError>>()?;
+            let kept: Vec<_> = deletes
+                .iter()
+                .map(|(_, _, e)| e.compile(&position))
+                .collect();
             refs.retain(|&(ti, c, ts)| {
                 let tc = &tiles[ti as usize];
-                !deletes.iter().enumerate().any(|(k, (dts, _, e))| {
-                    !processed[tc.frag][k] && ts < *dts && !e.eval(&|n| get(tc, c as usize, n))
-                })
+                !deletes
+                    .iter()
+                    .zip(&kept)
+                    .enumerate()
+                    .any(|(k, ((dts, _, _), e))| {
+                        !processed[tc.frag][k] && ts < *dts && !passes(e, tc, c)
+                    })
             });
         }
         // The condition, after deduplication as in libtiledb: a newer
         // write failing it still hides older ones that pass.
-        if let Some(cond) = &self.condition {
-            refs.retain(|&(ti, c, _)| cond.eval(&|n| get(&tiles[ti as usize], c as usize, n)));
+        if let (Some(cond), true) = (&condition, dedup) {
+            refs.retain(|&(ti, c, _)| passes(cond, &tiles[ti as usize], c));
         }
         // Order.
         match layout {
@@ -1518,14 +1708,11 @@ fn permute(r: ReadResult, perm: &[usize]) -> ReadResult {
 
 /// Replaces the attribute values of cells failing `c` with fill values (dense reads).
 fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
-    let rr = &r;
+    let cols = &r.columns;
+    let c = c.compile_columns(cols);
     let pass: Vec<bool> = (0..r.cell_count)
-        .map(|i| {
-            c.eval(&|name: &str| {
-                rr.column(name)
-                    .map(|col| (col.datatype, col.value(i), col.is_valid(i)))
-            })
-        })
+        .into_par_iter()
+        .map(|i| c.eval(&|at| (cols[at].value(i), cols[at].is_valid(i))))
         .collect();
     let columns = r
         .columns

@@ -43,6 +43,39 @@ impl Column {
     }
 }
 
+impl Column {
+    /// Sets the column's cells to those of `parts` (decoded tiles, or the
+    /// cells picked from them), one after the other: values concatenated,
+    /// offsets rebased, validity kept (all valid where a part has none).
+    pub(crate) fn fill_from<'a>(
+        &mut self,
+        parts: impl Iterator<Item = &'a crate::tiles::FieldTile> + Clone,
+    ) {
+        let cells: usize = parts.clone().map(|t| t.cells as usize).sum();
+        self.data = Vec::with_capacity(parts.clone().map(|t| t.data.len()).sum());
+        if let Some(o) = &mut self.offsets {
+            *o = Vec::with_capacity(cells + 1);
+            o.push(0);
+        }
+        if let Some(v) = &mut self.validity {
+            *v = Vec::with_capacity(cells);
+        }
+        for t in parts {
+            let base = self.data.len() as u64;
+            self.data.extend_from_slice(&t.data);
+            if let (Some(o), Some(to)) = (&mut self.offsets, &t.offsets) {
+                o.extend(to[1..].iter().map(|x| x + base));
+            }
+            if let Some(v) = &mut self.validity {
+                match &t.validity {
+                    Some(tv) => v.extend_from_slice(tv),
+                    None => v.resize(v.len() + t.cells as usize, 1),
+                }
+            }
+        }
+    }
+}
+
 /// The cells a read returned.
 #[derive(Debug, Clone, Default)]
 pub struct ReadResult {

@@ -118,6 +118,63 @@ impl FieldTile {
     }
 }
 
+/// Calls `copy(from, to)` for each run of consecutive cells in `picked`
+/// (ascending), so that runs copy as one slice.
+fn for_runs(picked: &[u32], mut copy: impl FnMut(usize, usize)) {
+    let mut i = 0;
+    while i < picked.len() {
+        let from = picked[i] as usize;
+        let mut to = from + 1;
+        i += 1;
+        while i < picked.len() && picked[i] as usize == to {
+            to += 1;
+            i += 1;
+        }
+        copy(from, to);
+    }
+}
+
+/// The cells `picked` (ascending) of fixed-sized values `data` (`w` bytes
+/// each) and of their validity, as a tile of their own.
+pub fn pick_fixed(data: &[u8], validity: Option<&[u8]>, w: usize, picked: &[u32]) -> FieldTile {
+    let mut out = Vec::with_capacity(picked.len() * w);
+    for_runs(picked, |a, b| out.extend_from_slice(&data[a * w..b * w]));
+    FieldTile {
+        cells: picked.len() as u64,
+        data: out,
+        offsets: None,
+        validity: validity.map(|v| picked.iter().map(|&i| v[i as usize]).collect()),
+        cell_size: w,
+    }
+}
+
+impl FieldTile {
+    /// The cells `picked` (ascending) of this tile, as a tile of their own.
+    pub fn pick(&self, picked: &[u32]) -> FieldTile {
+        let Some(o) = &self.offsets else {
+            return pick_fixed(&self.data, self.validity.as_deref(), self.cell_size, picked);
+        };
+        let mut data = Vec::new();
+        let mut offsets = Vec::with_capacity(picked.len() + 1);
+        offsets.push(0);
+        for_runs(picked, |a, b| {
+            let start = data.len() as u64;
+            data.extend_from_slice(&self.data[o[a] as usize..o[b] as usize]);
+            offsets.extend(o[a + 1..=b].iter().map(|x| x - o[a] + start));
+        });
+        FieldTile {
+            cells: picked.len() as u64,
+            data,
+            offsets: Some(offsets),
+            validity: self
+                .validity
+                .as_ref()
+                .map(|v| picked.iter().map(|&i| v[i as usize]).collect()),
+            cell_size: self.cell_size,
+        }
+    }
+}
+
 /// The largest run of neighbouring tiles fetched with one request per file:
 /// large enough that the cost of a request (a round trip on an object store)
 /// is spread thin, small enough that runs remain units of parallel work and
@@ -149,42 +206,65 @@ fn files_of(frag: &FragmentMetadata, spec: &FieldSpec) -> Vec<FileKind> {
 /// from storage directly.
 pub struct Fetched<'s> {
     storage: &'s dyn Storage,
-    /// (file, offset of the block in the file, bytes).
-    blocks: Vec<(PathBuf, u64, Vec<u8>)>,
+    /// The spans read, one after the other.
+    buf: Vec<u8>,
+    /// Per span: file, first byte in the file, first byte in `buf`, length.
+    spans: Vec<(PathBuf, u64, usize, usize)>,
 }
 
 impl<'s> Fetched<'s> {
-    /// Nothing held: every tile is read with its own request.
+    /// Nothing fetched: every range is read when asked for.
     pub fn nothing(storage: &'s dyn Storage) -> Self {
         Fetched {
             storage,
-            blocks: Vec::new(),
+            buf: Vec::new(),
+            spans: Vec::new(),
         }
     }
 
-    /// Reads each `(file, range)` with one request.
+    /// Reads `spans` into one buffer, taken from the pool: a run's reads
+    /// are then one allocation, large enough for huge pages, and reused.
     fn read(
         storage: &'s dyn Storage,
         spans: Vec<(PathBuf, Range<u64>)>,
     ) -> Result<Self, QueryError> {
-        let blocks = spans
-            .into_iter()
-            .map(|(path, r)| {
-                let bytes = read_now(storage, &path, r.clone())?;
-                Ok((path, r.start, bytes))
-            })
-            .collect::<Result<_, QueryError>>()?;
-        Ok(Fetched { storage, blocks })
+        let total = spans.iter().map(|(_, r)| (r.end - r.start) as usize).sum();
+        let mut fetched = Fetched {
+            storage,
+            buf: pooled_buffer(total),
+            spans: Vec::with_capacity(spans.len()),
+        };
+        // One reservation for the whole run (lengths come from metadata).
+        if let Err(e) = fetched.buf.try_reserve_exact(total) {
+            return Err(QueryError::Io {
+                path: spans
+                    .first()
+                    .map(|s| s.0.display().to_string())
+                    .unwrap_or_default(),
+                source: std::io::Error::new(std::io::ErrorKind::OutOfMemory, e.to_string()),
+            });
+        }
+        for (path, r) in spans {
+            let at = fetched.buf.len();
+            storage
+                .read_range_into(&path, r.clone(), &mut fetched.buf)
+                .map_err(|e| QueryError::Io {
+                    path: path.display().to_string(),
+                    source: e,
+                })?;
+            fetched
+                .spans
+                .push((path, r.start, at, fetched.buf.len() - at));
+        }
+        Ok(fetched)
     }
 
-    /// The bytes of `range` of `path`: borrowed from a block that holds
-    /// them, or read now.
     fn bytes(&self, path: &Path, range: Range<u64>) -> Result<Cow<'_, [u8]>, QueryError> {
-        for (p, start, b) in &self.blocks {
-            if p == path && range.start >= *start && range.end <= start + b.len() as u64 {
-                let at = (range.start - start) as usize;
+        for (p, start, at, len) in &self.spans {
+            if p == path && range.start >= *start && range.end <= start + *len as u64 {
+                let from = at + (range.start - start) as usize;
                 return Ok(Cow::Borrowed(
-                    &b[at..at + (range.end - range.start) as usize],
+                    &self.buf[from..from + (range.end - range.start) as usize],
                 ));
             }
         }
@@ -192,7 +272,41 @@ impl<'s> Fetched<'s> {
     }
 }
 
-/// One request for `range` of `path`, its failure naming the file.
+impl Drop for Fetched<'_> {
+    fn drop(&mut self) {
+        let b = std::mem::take(&mut self.buf);
+        if b.capacity() == 0 {
+            return;
+        }
+        let mut pool = READ_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = pool.iter().map(Vec::capacity).sum();
+        if pool.len() < POOLED_BUFFERS && held + b.capacity() <= POOLED_BYTES {
+            pool.push(b);
+        }
+    }
+}
+
+/// Read buffers that finished runs handed back, for the next runs to fill:
+/// memory the process has touched already, where a fresh buffer's pages
+/// must each be faulted in (most of the cost of a small sparse read).
+static READ_BUFFERS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// At most this many pooled buffers, holding at most [`POOLED_BYTES`].
+const POOLED_BUFFERS: usize = 8;
+const POOLED_BYTES: usize = 4 * MAX_RUN_BYTES as usize;
+
+/// An empty pooled buffer with room for `len` bytes: the smallest that has
+/// it, else the largest (it grows), else a new one.
+fn pooled_buffer(len: usize) -> Vec<u8> {
+    let mut pool = READ_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    let fits = (0..pool.len())
+        .filter(|&i| pool[i].capacity() >= len)
+        .min_by_key(|&i| pool[i].capacity());
+    let pick = fits.or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].capacity()));
+    let mut b = pick.map_or_else(Vec::new, |i| pool.swap_remove(i));
+    b.clear();
+    b
+}
+
 fn read_now(storage: &dyn Storage, path: &Path, range: Range<u64>) -> Result<Vec<u8>, QueryError> {
     storage.read_range(path, range).map_err(|e| QueryError::Io {
         path: path.display().to_string(),

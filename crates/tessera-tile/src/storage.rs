@@ -24,6 +24,15 @@ pub trait Storage: Send + Sync {
     /// Reads `range` of the file at `path`. Fails if the file is shorter.
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>>;
 
+    /// Appends the bytes of `range` of `path` to `buf`. Readers that fetch
+    /// many ranges gather them in one buffer they reuse, so memory already
+    /// touched is filled again instead of fresh pages being faulted in. The
+    /// default copies from [`Storage::read_range`].
+    fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
+        buf.extend_from_slice(&self.read_range(path, range)?);
+        Ok(())
+    }
+
     /// Reads several ranges of one file. Implementations may coalesce them.
     fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
         ranges
@@ -55,6 +64,12 @@ pub struct LocalFs;
 
 impl Storage for LocalFs {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.read_range_into(path, range, &mut buf)?;
+        Ok(buf)
+    }
+
+    fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
         use std::io::{Read, Seek, SeekFrom};
         let mut f = std::fs::File::open(path)?;
         let len = f.metadata()?.len();
@@ -69,9 +84,21 @@ impl Storage for LocalFs {
             ));
         }
         f.seek(SeekFrom::Start(range.start))?;
-        let mut buf = vec![0; (range.end - range.start) as usize];
-        f.read_exact(&mut buf)?;
-        Ok(buf)
+        let want = range.end - range.start;
+        let had = buf.len();
+        buf.try_reserve_exact(want as usize)
+            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+        // Into the reserved capacity: nothing is zeroed first.
+        f.take(want).read_to_end(buf)?;
+        let got = (buf.len() - had) as u64;
+        if got != want {
+            buf.truncate(had);
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("read {got} of {want} bytes at {}", range.start),
+            ));
+        }
+        Ok(())
     }
 
     fn size(&self, path: &Path) -> io::Result<u64> {
