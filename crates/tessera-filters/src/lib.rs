@@ -35,7 +35,7 @@ pub use filters::{Filter, FilterKind, FilterType};
 pub use generic::{read_generic_tile, write_generic_tile};
 pub use pipeline::{
     filter_tile, filter_var_string_tile, filter_var_tile, unfilter_tile, unfilter_tile_into,
-    unfilter_var_string_tile, FilterPipeline, TileContext,
+    unfilter_tile_part_into, unfilter_var_string_tile, FilterPipeline, TileContext,
 };
 
 /// An AES-256-GCM key, as given to libtiledb.

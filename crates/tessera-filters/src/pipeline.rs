@@ -317,6 +317,37 @@ pub fn unfilter_tile_into(
     unfilter_chunks(p, tile, &chunks, ctx, out)
 }
 
+/// [`unfilter_tile_into`] for only the chunks that `wanted` asks for, given
+/// each chunk's byte range in the unfiltered tile; the bytes of the other
+/// chunks in `out` are left as they were (and their checksums unchecked). A
+/// reader that needs a few cells of a tile skips decoding the rest, as
+/// libtiledb's sparse readers do.
+///
+/// ```
+/// use tessera_filters::{filter_tile, unfilter_tile_part_into, Filter, FilterKind, FilterPipeline, TileContext};
+/// use tessera_tile::{Datatype, FormatVersion};
+///
+/// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::UInt8)], 65536);
+/// let ctx = TileContext::new(FormatVersion(22), 1).writer_chunk_size(4);
+/// let tile = filter_tile(&p, b"abcdefgh", &ctx).unwrap(); // chunks "abcd", "efgh"
+/// let mut out = *b"........";
+/// unfilter_tile_part_into(&p, &tile, &ctx, &mut out, &|r| r.start >= 4).unwrap();
+/// assert_eq!(&out, b"....efgh");
+/// ```
+pub fn unfilter_tile_part_into(
+    p: &FilterPipeline,
+    tile: &[u8],
+    ctx: &TileContext,
+    out: &mut [u8],
+    wanted: &(dyn Fn(std::ops::Range<u64>) -> bool + Sync),
+) -> Result<(), FilterError> {
+    let chunks = parse_chunks(tile, ctx)?;
+    let total = chunks.original_size();
+    check_size(total, ctx.expected_size)?;
+    check_size(total, Some(out.len() as u64))?;
+    unfilter_chunks_where(p, tile, &chunks, ctx, out, Some(wanted))
+}
+
 /// The unfiltered size the chunks claim against the size the tile must have.
 fn check_size(total: u64, expected: Option<u64>) -> Result<(), FilterError> {
     match expected {
@@ -338,16 +369,34 @@ fn unfilter_chunks(
     ctx: &TileContext,
     out: &mut [u8],
 ) -> Result<(), FilterError> {
+    unfilter_chunks_where(p, tile, chunks, ctx, out, None)
+}
+
+/// Fills the chunks of `out` that `wanted` asks for (all when `None`).
+fn unfilter_chunks_where(
+    p: &FilterPipeline,
+    tile: &[u8],
+    chunks: &ChunkList,
+    ctx: &TileContext,
+    out: &mut [u8],
+    wanted: Option<&(dyn Fn(std::ops::Range<u64>) -> bool + Sync)>,
+) -> Result<(), FilterError> {
     let total = out.len();
     // Split the output into one slice per chunk, then fill them (in parallel).
     let mut slices = Vec::with_capacity(chunks.chunks.len());
     let mut rest: &mut [u8] = out;
+    let mut at = 0u64;
     for c in &chunks.chunks {
         let (head, tail) = rest.split_at_mut(c.original_len as usize);
-        slices.push(head);
+        let bytes = at..at + c.original_len as u64;
+        at = bytes.end;
+        slices.push(wanted.is_none_or(|w| w(bytes)).then_some(head));
         rest = tail;
     }
-    let work = |(i, (c, dst)): (usize, (&tessera_tile::tile::Chunk, &mut &mut [u8]))| -> Result<(), FilterError> {
+    let work = |(i, (c, dst)): (usize, (&tessera_tile::tile::Chunk, &mut Option<&mut [u8]>))| -> Result<(), FilterError> {
+        let Some(dst) = dst else {
+            return Ok(());
+        };
         let cx = ctx.chunk(i, c.original_len);
         let meta = &tile[c.metadata.clone()];
         let data = &tile[c.data.clone()];

@@ -728,7 +728,9 @@ impl<'a> Query<'a> {
         let legacy_coords = !frag
             .version()
             .has(tessera_fragment::gates::SPLIT_COORDINATES);
-        let ranges = &self.ranges;
+        let dim_ranges: Vec<DimRanges<'_>> = (0..nd)
+            .map(|j| DimRanges::new(&self.ranges[j], dims[j].datatype))
+            .collect();
         let mut hits = self.sparse_hits(fi, frag)?;
         if let Some((c, shadows)) = prune_by {
             let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
@@ -788,9 +790,7 @@ impl<'a> Query<'a> {
                     (0..n as u32).collect()
                 } else {
                     (0..n)
-                        .filter(|&i| {
-                            (0..nd).all(|j| in_ranges(&ranges[j], dims[j].datatype, dt[j].value(i)))
-                        })
+                        .filter(|&i| (0..nd).all(|j| dim_ranges[j].contains(dt[j].value(i))))
                         .map(|i| i as u32)
                         .collect()
                 };
@@ -1022,7 +1022,8 @@ impl<'a> Query<'a> {
                     }
                     let mut slot = slots[k][at].lock().expect("no panics while held");
                     let (d, v) = &mut *slot;
-                    decode_tile_into(src, frag, spec, t, key, d.as_deref_mut(), v.as_deref_mut())?;
+                    let buffers = (d.as_deref_mut(), v.as_deref_mut());
+                    decode_tile_into(src, frag, spec, t, key, buffers, None)?;
                 }
                 Ok(var)
             })?;
@@ -1087,6 +1088,9 @@ impl<'a> Query<'a> {
                     .collect::<Result<_, QueryError>>()?;
                 Ok((frag.cell_num(t), fields))
             };
+            let dim_ranges: Vec<DimRanges<'_>> = (0..nd)
+                .map(|j| DimRanges::new(&self.ranges[j], dims[j].datatype))
+                .collect();
             let partial = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
                 SCRATCH.with(|cell| {
                     let mut scratch = cell.borrow_mut();
@@ -1094,33 +1098,37 @@ impl<'a> Query<'a> {
                     let cells = frag.cell_num(t) as usize;
                     let (coords, rest) = scratch.split_at_mut(nd);
                     // Fixed-sized coordinates decode into scratch; var-sized
-                    // ones (strings) into a tile of their own.
+                    // ones (strings) into a tile of their own. Dimension by
+                    // dimension, the cells still inside narrow, and the next
+                    // dimension decodes only the chunks that hold them.
                     let mut var_coords: Vec<Option<FieldTile>> = Vec::with_capacity(nd);
+                    let mut picked: Option<Vec<u32>> = None;
                     for (j, s) in dim_specs.iter().enumerate() {
-                        if s.cell_val_num.is_var() {
-                            var_coords.push(Some(decode_field_tile(src, frag, s, t, key)?));
-                            continue;
-                        }
-                        let buf = &mut coords[j];
-                        buf.clear();
-                        buf.resize(cells * s.cell_size() as usize, 0);
-                        decode_tile_into(src, frag, s, t, key, Some(buf), None)?;
-                        var_coords.push(None);
+                        let w = s.cell_size() as usize;
+                        let tile = if s.cell_val_num.is_var() {
+                            Some(decode_field_tile(src, frag, s, t, key)?)
+                        } else {
+                            // Stale bytes are fine: only decoded cells are read.
+                            let buf = &mut coords[j];
+                            buf.resize(cells * w, 0);
+                            let only = picked.as_deref();
+                            decode_tile_into(src, frag, s, t, key, (Some(buf), None), only)?;
+                            None
+                        };
+                        picked = Some(match &tile {
+                            Some(tile) => {
+                                let inside =
+                                    |&i: &u32| dim_ranges[j].contains(tile.value(i as usize));
+                                match picked.take() {
+                                    None => (0..cells as u32).filter(inside).collect(),
+                                    Some(p) => p.into_iter().filter(inside).collect(),
+                                }
+                            }
+                            None => dim_ranges[j].pick(&coords[j], w, picked.take()),
+                        });
+                        var_coords.push(tile);
                     }
-                    let coord = |j: usize, i: usize| match &var_coords[j] {
-                        Some(tile) => tile.value(i),
-                        None => {
-                            let w = dim_specs[j].cell_size() as usize;
-                            &coords[j][i * w..(i + 1) * w]
-                        }
-                    };
-                    let picked: Vec<u32> = (0..cells)
-                        .filter(|&i| {
-                            (0..nd)
-                                .all(|j| in_ranges(&self.ranges[j], dims[j].datatype, coord(j, i)))
-                        })
-                        .map(|i| i as u32)
-                        .collect();
+                    let picked = picked.unwrap_or_else(|| (0..cells as u32).collect());
                     let fields = specs
                         .iter()
                         .map(|s| {
@@ -1136,12 +1144,11 @@ impl<'a> Query<'a> {
                             }
                             let (data, validity) = rest.split_at_mut(1);
                             let (data, validity) = (&mut data[0], &mut validity[0]);
-                            data.clear();
                             data.resize(cells * w, 0);
-                            validity.clear();
                             validity.resize(if s.nullable { cells } else { 0 }, 0);
                             let v = s.nullable.then_some(validity.as_mut_slice());
-                            decode_tile_into(src, frag, s, t, key, Some(data), v)?;
+                            let only = Some(picked.as_slice());
+                            decode_tile_into(src, frag, s, t, key, (Some(data), v), only)?;
                             let v = s.nullable.then_some(validity.as_slice());
                             Ok(pick_fixed(data, v, w, &picked))
                         })
@@ -1521,6 +1528,116 @@ fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
     }
     let k = Key::decode(dt, v);
     ranges.iter().any(|(a, b)| &k >= a && &k <= b)
+}
+
+/// One dimension's ranges, decoded once, for testing many coordinates:
+/// 64-bit and 32-bit integers compare without building a [`Key`].
+pub(crate) enum DimRanges<'r> {
+    /// No range: every coordinate is inside.
+    All,
+    /// Signed or unsigned integers of `width` bytes, as inclusive bounds.
+    Int {
+        width: usize,
+        signed: bool,
+        dt: Datatype,
+        bounds: Vec<(i128, i128)>,
+    },
+    /// Anything else, by [`Key`]'s order.
+    Keys(&'r [(Key, Key)], Datatype),
+}
+
+impl<'r> DimRanges<'r> {
+    pub(crate) fn new(ranges: &'r [(Key, Key)], dt: Datatype) -> DimRanges<'r> {
+        use tessera_tile::datatype::Physical;
+        if ranges.is_empty() {
+            return DimRanges::All;
+        }
+        let ints: Option<Vec<(i128, i128)>> = ranges
+            .iter()
+            .map(|(a, b)| Some((a.as_int()?, b.as_int()?)))
+            .collect();
+        match (dt.physical(), ints) {
+            (Physical::Int(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
+                width: w as usize,
+                signed: true,
+                dt,
+                bounds,
+            },
+            (Physical::UInt(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
+                width: w as usize,
+                signed: false,
+                dt,
+                bounds,
+            },
+            _ => DimRanges::Keys(ranges, dt),
+        }
+    }
+
+    /// The cells of a fixed-sized coordinate tile (`w` bytes per cell)
+    /// that lie in the ranges, among `among` (all cells when `None`).
+    pub(crate) fn pick(&self, data: &[u8], w: usize, among: Option<Vec<u32>>) -> Vec<u32> {
+        // One signed 64-bit range, the common case, in a tight loop.
+        if let DimRanges::Int {
+            width: 8,
+            signed: true,
+            bounds,
+            ..
+        } = self
+        {
+            if let ([(a, b)], 8) = (bounds.as_slice(), w) {
+                let (a, b) = (*a, *b);
+                let at = |i: u32| {
+                    let i = i as usize * 8;
+                    i64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes")) as i128
+                };
+                return match among {
+                    None => (0..(data.len() / 8) as u32)
+                        .filter(|&i| (a..=b).contains(&at(i)))
+                        .collect(),
+                    Some(mut c) => {
+                        c.retain(|&i| (a..=b).contains(&at(i)));
+                        c
+                    }
+                };
+            }
+        }
+        let inside = |i: &u32| {
+            let i = *i as usize * w;
+            self.contains(&data[i..i + w])
+        };
+        match among {
+            None => (0..(data.len() / w.max(1)) as u32).filter(inside).collect(),
+            Some(mut c) => {
+                c.retain(inside);
+                c
+            }
+        }
+    }
+
+    /// Whether the coordinate `v` lies in one of the ranges.
+    #[inline]
+    pub(crate) fn contains(&self, v: &[u8]) -> bool {
+        match self {
+            DimRanges::All => true,
+            DimRanges::Int {
+                width,
+                signed,
+                dt,
+                bounds,
+            } => {
+                let x = match (v.len() == *width, width, signed) {
+                    (true, 8, true) => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+                    (true, 8, false) => u64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+                    (true, _, true) => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+                    (true, _, false) => u32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+                    // Odd lengths read as Key reads them.
+                    _ => Key::decode(*dt, v).as_int().unwrap_or_default(),
+                };
+                bounds.iter().any(|&(a, b)| a <= x && x <= b)
+            }
+            DimRanges::Keys(ranges, dt) => in_ranges(ranges, *dt, v),
+        }
+    }
 }
 
 /// How an MBR relates to the query ranges.

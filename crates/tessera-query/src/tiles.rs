@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use tessera_filters::{
-    unfilter_tile, unfilter_tile_into, unfilter_var_string_tile, FilterPipeline, TileContext,
+    unfilter_tile, unfilter_tile_into, unfilter_tile_part_into, unfilter_var_string_tile,
+    FilterPipeline, TileContext,
 };
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_schema::CellValNum;
@@ -508,22 +509,35 @@ pub fn decode_field_tile(
     }
     let mut validity = spec.nullable.then(|| vec![0; cells as usize]);
     let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
-    decode_tile_into(src, frag, spec, t, key, data, validity.as_deref_mut())?;
+    decode_tile_into(
+        src,
+        frag,
+        spec,
+        t,
+        key,
+        (data, validity.as_deref_mut()),
+        None,
+    )?;
     out.validity = validity;
     Ok(out)
 }
 
-/// Decodes tile `t` of a field straight into the caller's buffers: `data`
-/// takes a fixed-sized field's cells (`cells x cell size` bytes), `validity`
-/// a nullable field's one byte per cell. Either may be left out.
+/// A fixed-sized field's cells (`cells x cell size` bytes) and a nullable
+/// field's validity (one byte per cell), to decode into; either may be
+/// left out.
+pub type TileBuffers<'b> = (Option<&'b mut [u8]>, Option<&'b mut [u8]>);
+
+/// Decodes tile `t` of a field straight into the caller's buffers. With
+/// `only` (ascending cell numbers), just the chunks holding those cells are
+/// decoded; the bytes of other cells are left as they were.
 pub fn decode_tile_into(
     src: &Fetched<'_>,
     frag: &FragmentMetadata,
     spec: &FieldSpec,
     t: u64,
     key: Option<tessera_filters::EncryptionKey>,
-    data: Option<&mut [u8]>,
-    validity: Option<&mut [u8]>,
+    (data, validity): TileBuffers<'_>,
+    only: Option<&[u32]>,
 ) -> Result<(), QueryError> {
     let cells = frag.cell_num(t);
     let v = frag.version();
@@ -535,7 +549,19 @@ pub fn decode_tile_into(
             Some(_) => Cow::Owned(pipeline.with_encryption(key)),
             None => Cow::Borrowed(pipeline),
         };
-        unfilter_tile_into(&pipeline, &bytes, &ctx, dst).map_err(|e| QueryError::Tile {
+        let decoded = match only {
+            None => unfilter_tile_into(&pipeline, &bytes, &ctx, dst),
+            Some(cells) => {
+                // A chunk is wanted when one of the cells overlaps its bytes.
+                let wanted = |r: Range<u64>| {
+                    let (first, end) = (r.start / cell_size, r.end.div_ceil(cell_size));
+                    let i = cells.partition_point(|&c| (c as u64) < first);
+                    cells.get(i).is_some_and(|&c| (c as u64) < end)
+                };
+                unfilter_tile_part_into(&pipeline, &bytes, &ctx, dst, &wanted)
+            }
+        };
+        decoded.map_err(|e| QueryError::Tile {
             fragment: frag.name.clone(),
             file: path
                 .file_name()
