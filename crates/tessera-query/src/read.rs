@@ -5,7 +5,8 @@ use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
-    decode_field_tile, decode_in_runs, decode_tile_into, pick_fixed, Fetched, FieldSpec, FieldTile,
+    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, pick_fixed,
+    picked_cells, CellFilter, Fetched, FieldSpec, FieldTile,
 };
 use crate::QueryError;
 use rayon::prelude::*;
@@ -439,14 +440,44 @@ impl<'a> Query<'a> {
             };
             let key = self.array.key;
             let numbers: Vec<u64> = tiles.iter().map(|tc| tile_index(tc)).collect();
+            // Per tile, the cells from the first to the last the subarray
+            // needs (in cell order): chunks outside are not decoded.
+            let mut cs = vec![0i128; nd];
+            let mut acc = 1i128;
+            for &j in cell_order.iter().rev() {
+                cs[j] = acc;
+                acc *= dom[j].2;
+            }
+            let spans: std::collections::HashMap<u64, std::ops::Range<u64>> = tiles
+                .iter()
+                .zip(&numbers)
+                .filter_map(|(tc, &t)| {
+                    let (mut first, mut last) = (0i128, 0i128);
+                    for j in 0..nd {
+                        let tile_lo = dom[j].0 + tc[j] * dom[j].2;
+                        let (lo, hi) = (
+                            tile_lo.max(ned[j].0),
+                            (tile_lo + dom[j].2 - 1).min(ned[j].1),
+                        );
+                        let inside = sub[j].iter().map(|(a, z)| ((*a).max(lo), (*z).min(hi)));
+                        let (a, z) = inside
+                            .filter(|(a, z)| a <= z)
+                            .reduce(|(x, y), (a, z)| (x.min(a), y.max(z)))?;
+                        first += (a - tile_lo) * cs[j];
+                        last += (z - tile_lo) * cs[j];
+                    }
+                    Some((t, first as u64..last as u64 + 1))
+                })
+                .collect();
             let present: Vec<&FieldSpec> = specs.iter().flatten().collect();
             let decoded: Vec<Vec<Option<FieldTile>>> =
                 decode_in_runs(self.storage, frag, &present, &numbers, |src, t| {
+                    let span = spans.get(&t).cloned();
                     specs
                         .iter()
                         .map(|s| {
                             s.as_ref()
-                                .map(|s| decode_field_tile(src, frag, s, t, key))
+                                .map(|s| decode_field_tile_span(src, frag, s, t, key, span.clone()))
                                 .transpose()
                         })
                         .collect()
@@ -1111,7 +1142,8 @@ impl<'a> Query<'a> {
                             // Stale bytes are fine: only decoded cells are read.
                             let buf = &mut coords[j];
                             buf.resize(cells * w, 0);
-                            let only = picked.as_deref();
+                            let among = picked.as_deref().map(picked_cells);
+                            let only = among.as_ref().map(|f| f as &CellFilter<'_>);
                             decode_tile_into(src, frag, s, t, key, (Some(buf), None), only)?;
                             None
                         };
@@ -1147,8 +1179,8 @@ impl<'a> Query<'a> {
                             data.resize(cells * w, 0);
                             validity.resize(if s.nullable { cells } else { 0 }, 0);
                             let v = s.nullable.then_some(validity.as_mut_slice());
-                            let only = Some(picked.as_slice());
-                            decode_tile_into(src, frag, s, t, key, (Some(data), v), only)?;
+                            let among = picked_cells(&picked);
+                            decode_tile_into(src, frag, s, t, key, (Some(data), v), Some(&among))?;
                             let v = s.nullable.then_some(validity.as_slice());
                             Ok(pick_fixed(data, v, w, &picked))
                         })

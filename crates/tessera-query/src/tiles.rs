@@ -425,6 +425,20 @@ pub fn decode_field_tile(
     t: u64,
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<FieldTile, QueryError> {
+    decode_field_tile_span(src, frag, spec, t, key, None)
+}
+
+/// [`decode_field_tile`] for a reader that needs only the cells `span` of
+/// the tile: of a fixed-sized field, only the chunks holding them are
+/// decoded, and the other cells read as zero.
+pub fn decode_field_tile_span(
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+    span: Option<Range<u64>>,
+) -> Result<FieldTile, QueryError> {
     let storage = src.storage;
     let read = |kind: FileKind| -> Result<(Cow<'_, [u8]>, String), QueryError> {
         let path = frag.data_file(spec.field, kind);
@@ -505,10 +519,26 @@ pub fn decode_field_tile(
         out.data = data;
         out.offsets = Some(offsets);
     } else {
-        out.data = vec![0; (cells * spec.cell_size()) as usize];
+        // The cell count comes off disk: bounded before anything is allocated.
+        let bytes = cells.saturating_mul(spec.cell_size());
+        if bytes > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
+            return Err(corrupt(
+                "fragment metadata",
+                format!(
+                    "{cells} cells of {} bytes are more than a tile may hold",
+                    spec.cell_size()
+                ),
+            ));
+        }
+        out.data = vec![0; bytes as usize];
     }
     let mut validity = spec.nullable.then(|| vec![0; cells as usize]);
     let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
+    let in_span = |r: Range<u64>| {
+        span.as_ref()
+            .is_none_or(|s| r.start < s.end && s.start < r.end)
+    };
+    let only: Option<&CellFilter<'_>> = span.is_some().then_some(&in_span);
     decode_tile_into(
         src,
         frag,
@@ -516,7 +546,7 @@ pub fn decode_field_tile(
         t,
         key,
         (data, validity.as_deref_mut()),
-        None,
+        only,
     )?;
     out.validity = validity;
     Ok(out)
@@ -527,9 +557,20 @@ pub fn decode_field_tile(
 /// left out.
 pub type TileBuffers<'b> = (Option<&'b mut [u8]>, Option<&'b mut [u8]>);
 
+/// Whether a reader needs any of the cells in a range.
+pub type CellFilter<'f> = dyn Fn(Range<u64>) -> bool + Sync + 'f;
+
+/// A [`CellFilter`] for the cells `picked` (ascending).
+pub fn picked_cells(picked: &[u32]) -> impl Fn(Range<u64>) -> bool + Sync + '_ {
+    move |r: Range<u64>| {
+        let i = picked.partition_point(|&c| (c as u64) < r.start);
+        picked.get(i).is_some_and(|&c| (c as u64) < r.end)
+    }
+}
+
 /// Decodes tile `t` of a field straight into the caller's buffers. With
-/// `only` (ascending cell numbers), just the chunks holding those cells are
-/// decoded; the bytes of other cells are left as they were.
+/// `only`, just the chunks holding cells it asks for are decoded; the bytes
+/// of other cells are left as they were.
 pub fn decode_tile_into(
     src: &Fetched<'_>,
     frag: &FragmentMetadata,
@@ -537,7 +578,7 @@ pub fn decode_tile_into(
     t: u64,
     key: Option<tessera_filters::EncryptionKey>,
     (data, validity): TileBuffers<'_>,
-    only: Option<&[u32]>,
+    only: Option<&CellFilter<'_>>,
 ) -> Result<(), QueryError> {
     let cells = frag.cell_num(t);
     let v = frag.version();
@@ -551,13 +592,9 @@ pub fn decode_tile_into(
         };
         let decoded = match only {
             None => unfilter_tile_into(&pipeline, &bytes, &ctx, dst),
-            Some(cells) => {
-                // A chunk is wanted when one of the cells overlaps its bytes.
-                let wanted = |r: Range<u64>| {
-                    let (first, end) = (r.start / cell_size, r.end.div_ceil(cell_size));
-                    let i = cells.partition_point(|&c| (c as u64) < first);
-                    cells.get(i).is_some_and(|&c| (c as u64) < end)
-                };
+            Some(only) => {
+                // A chunk is wanted when a wanted cell overlaps its bytes.
+                let wanted = |r: Range<u64>| only(r.start / cell_size..r.end.div_ceil(cell_size));
                 unfilter_tile_part_into(&pipeline, &bytes, &ctx, dst, &wanted)
             }
         };
