@@ -4,8 +4,8 @@
 //! Two parts: criterion groups (`unfilter/<filter>`), then a table of the
 //! pipeline's overhead over the raw codec, measured interleaved (pipeline,
 //! raw, pipeline, ...) so that a shared machine's drift hits both alike.
-//! `cargo bench -p tessera-filters --bench filters`; `TESSERA_BENCH_MIB`
-//! shrinks the data for a quick run.
+//! `cargo bench -p tessera-filters --bench filters [-- NAME]`;
+//! `TESSERA_BENCH_MIB` shrinks the data for a quick run.
 #![allow(missing_docs)]
 use aes_gcm::{aead::AeadInPlace, Aes256Gcm, KeyInit, Nonce, Tag};
 use criterion::{Criterion, Throughput};
@@ -323,8 +323,13 @@ fn main() {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .configure_from_args();
+    // `cargo bench ... -- zstd` runs only the cases whose name has "zstd".
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let mut table = Vec::new();
-    for case in &cases {
+    for case in cases
+        .iter()
+        .filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
+    {
         let cs = cell_size(&case.pipeline);
         let serial = context(cs, false);
         let tile = filter_tile(&case.pipeline, &case.cells, &serial).unwrap();

@@ -237,6 +237,12 @@ fn reverse_chunk_into(
     cx: &ChunkCx<'_>,
 ) -> Result<(), FilterError> {
     let first = &p.filters[0];
+    // Decryption last (the only filter, or the first written): into `dst`.
+    if let (FilterKind::Aes256Gcm { key }, 1) = (&first.kind, p.filters.len()) {
+        if crate::filters::encryption::reverse_into(key.as_ref(), meta, data, dst, cx)? {
+            return Ok(());
+        }
+    }
     let out = if matches!(
         first.kind,
         FilterKind::Gzip { .. }

@@ -55,6 +55,41 @@ pub(crate) fn reverse(
     Ok((out_meta, out_data))
 }
 
+/// Reverses straight into `dst` when the chunk is one encrypted data part
+/// (no metadata parts) of exactly `dst`'s length: the ciphertext is copied
+/// in and decrypted in place, with no buffer in between. Returns `false`,
+/// having done nothing, when that does not apply.
+pub(crate) fn reverse_into(
+    key: Option<&EncryptionKey>,
+    meta: &[u8],
+    data: &[u8],
+    dst: &mut [u8],
+    cx: &ChunkCx<'_>,
+) -> Result<bool, FilterError> {
+    let mut m = Reader::new(meta, "encryption filter metadata");
+    let (n_meta, n_data) = (
+        m.u32("number of metadata parts")?,
+        m.u32("number of data parts")?,
+    );
+    if (n_meta, n_data) != (0, 1) {
+        return Ok(false);
+    }
+    let plain = m.u32("plaintext length")? as usize;
+    let enc = m.u32("encrypted length")? as u64;
+    let iv = m.bytes("IV", 12)?;
+    let tag = m.bytes("tag", 16)?;
+    let ct = Reader::new(data, "encrypted chunk data").bytes("encrypted part", enc)?;
+    if plain != dst.len() || ct.len() != dst.len() {
+        return Ok(false);
+    }
+    let key = key.ok_or(FilterError::MissingKey)?;
+    dst.copy_from_slice(ct);
+    Aes256Gcm::new(key.into())
+        .decrypt_in_place_detached(Nonce::from_slice(iv), b"", dst, Tag::from_slice(tag))
+        .map_err(|_| FilterError::Decrypt { chunk: cx.chunk })?;
+    Ok(true)
+}
+
 /// Forward: encrypt each metadata part and the data with fresh IVs.
 pub(crate) fn forward(
     key: Option<&EncryptionKey>,
