@@ -470,153 +470,168 @@ impl<'a> Query<'a> {
                 })
                 .collect();
             let present: Vec<&FieldSpec> = specs.iter().flatten().collect();
-            let decoded: Vec<Vec<Option<FieldTile>>> =
-                decode_in_runs(self.storage, frag, &present, &numbers, |src, t| {
-                    let span = spans.get(&t).cloned();
-                    specs
-                        .iter()
-                        .map(|s| {
-                            s.as_ref()
-                                .map(|s| decode_field_tile_span(src, frag, s, t, key, span.clone()))
-                                .transpose()
-                        })
-                        .collect()
-                })?;
-            for (tc, mut fields) in tiles.into_iter().zip(decoded) {
-                // Box of the tile, clipped to the non-empty domain.
-                let lo: Vec<i128> = (0..nd)
-                    .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
-                    .collect();
-                let hi: Vec<i128> = (0..nd)
-                    .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
-                    .collect();
-                let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
-                // Cell strides within the tile (cell order).
-                let mut cs = vec![0i128; nd];
-                let mut acc = 1i128;
-                for &j in cell_order.iter().rev() {
-                    cs[j] = acc;
-                    acc *= dom[j].2;
-                }
-                // For each subarray box inside the tile box, copy cells.
-                let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
-                for j in 0..nd {
-                    let mut nb = Vec::new();
-                    for b in &boxes {
-                        for (a, z) in &sub[j] {
-                            let (a, z) = ((*a).max(lo[j]), (*z).min(hi[j]));
-                            if a <= z {
-                                let mut x = b.clone();
-                                x.push((a, z));
-                                nb.push(x);
+            // Tiles go in groups of at most DENSE_GROUP_BYTES decoded: a group
+            // is decoded in parallel, placed, and its buffers recycled for
+            // the next, so a large read faults fresh memory in for one
+            // group's tiles only.
+            let cells_per_tile: u64 = dom.iter().map(|d| d.2 as u64).product();
+            let per_tile: u64 = present
+                .iter()
+                .map(|s| (s.cell_size() + s.nullable as u64) * cells_per_tile)
+                .sum();
+            let group = (DENSE_GROUP_BYTES / per_tile.max(1)).max(1) as usize;
+            for (tiles, numbers) in tiles.chunks(group).zip(numbers.chunks(group)) {
+                let decoded: Vec<Vec<Option<FieldTile>>> =
+                    decode_in_runs(self.storage, frag, &present, numbers, |src, t| {
+                        let span = spans.get(&t).cloned();
+                        specs
+                            .iter()
+                            .map(|s| {
+                                s.as_ref()
+                                    .map(|s| {
+                                        decode_field_tile_span(src, frag, s, t, key, span.clone())
+                                    })
+                                    .transpose()
+                            })
+                            .collect()
+                    })?;
+                for (tc, mut fields) in tiles.iter().zip(decoded) {
+                    // Box of the tile, clipped to the non-empty domain.
+                    let lo: Vec<i128> = (0..nd)
+                        .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
+                        .collect();
+                    let hi: Vec<i128> = (0..nd)
+                        .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
+                        .collect();
+                    let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
+                    // Cell strides within the tile (cell order).
+                    let mut cs = vec![0i128; nd];
+                    let mut acc = 1i128;
+                    for &j in cell_order.iter().rev() {
+                        cs[j] = acc;
+                        acc *= dom[j].2;
+                    }
+                    // For each subarray box inside the tile box, copy cells.
+                    let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
+                    for j in 0..nd {
+                        let mut nb = Vec::new();
+                        for b in &boxes {
+                            for (a, z) in &sub[j] {
+                                let (a, z) = ((*a).max(lo[j]), (*z).min(hi[j]));
+                                if a <= z {
+                                    let mut x = b.clone();
+                                    x.push((a, z));
+                                    nb.push(x);
+                                }
+                            }
+                        }
+                        boxes = nb;
+                    }
+                    // A coordinate's position in the tile (cell order) and in the result.
+                    let locate = |c: &[i128]| -> (usize, usize) {
+                        let (mut cell, mut ri) = (0i128, 0u64);
+                        for j in 0..nd {
+                            cell += (c[j] - tile_lo[j]) * cs[j];
+                            ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
+                        }
+                        (cell as usize, ri as usize)
+                    };
+                    // Fast path: when the innermost result dimension is also the
+                    // innermost cell dimension, a box row is one contiguous run in
+                    // both the tile and the result: copy it whole.
+                    let inner = if layout == Layout::ColMajor {
+                        0
+                    } else {
+                        nd - 1
+                    };
+                    let runs = cs[inner] == 1
+                        && strides[inner] == 1
+                        && fields.iter().zip(&outs).all(|(f, o)| {
+                            o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
+                        });
+                    if runs {
+                        for bx in std::mem::take(&mut boxes) {
+                            let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
+                            let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+                            loop {
+                                let (cell, ri) = locate(&c);
+                                for (k, f) in fields.iter().enumerate() {
+                                    let (o, tile) = (&mut outs[k], f.as_ref().expect("checked"));
+                                    let w = o.cell;
+                                    if (cell + len) * w > tile.data.len() {
+                                        return Err(QueryError::Invalid(format!(
+                                            "fragment {}: cells {cell}..{} are past its tile",
+                                            frag.name,
+                                            cell + len
+                                        )));
+                                    }
+                                    if let Some(fx) = &mut o.fixed {
+                                        fx[ri * w..(ri + len) * w].copy_from_slice(
+                                            &tile.data[cell * w..(cell + len) * w],
+                                        );
+                                    }
+                                    if let Some(val) = &mut o.validity {
+                                        match &tile.validity {
+                                            Some(v) => val[ri..ri + len]
+                                                .copy_from_slice(&v[cell..cell + len]),
+                                            None => val[ri..ri + len].fill(1),
+                                        }
+                                    }
+                                }
+                                // Next row: advance the other dimensions.
+                                let mut j = nd;
+                                let mut done = true;
+                                while j > 0 {
+                                    j -= 1;
+                                    if j == inner {
+                                        continue;
+                                    }
+                                    if c[j] < bx[j].1 {
+                                        c[j] += 1;
+                                        done = false;
+                                        break;
+                                    }
+                                    c[j] = bx[j].0;
+                                }
+                                if done {
+                                    break;
+                                }
                             }
                         }
                     }
-                    boxes = nb;
-                }
-                // A coordinate's position in the tile (cell order) and in the result.
-                let locate = |c: &[i128]| -> (usize, usize) {
-                    let (mut cell, mut ri) = (0i128, 0u64);
-                    for j in 0..nd {
-                        cell += (c[j] - tile_lo[j]) * cs[j];
-                        ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
-                    }
-                    (cell as usize, ri as usize)
-                };
-                // Fast path: when the innermost result dimension is also the
-                // innermost cell dimension, a box row is one contiguous run in
-                // both the tile and the result: copy it whole.
-                let inner = if layout == Layout::ColMajor {
-                    0
-                } else {
-                    nd - 1
-                };
-                let runs = cs[inner] == 1
-                    && strides[inner] == 1
-                    && fields.iter().zip(&outs).all(|(f, o)| {
-                        o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
-                    });
-                if runs {
-                    for bx in std::mem::take(&mut boxes) {
-                        let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
+                    for bx in boxes {
                         let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                         loop {
                             let (cell, ri) = locate(&c);
-                            for (k, f) in fields.iter().enumerate() {
-                                let (o, tile) = (&mut outs[k], f.as_ref().expect("checked"));
-                                let w = o.cell;
-                                if (cell + len) * w > tile.data.len() {
-                                    return Err(QueryError::Invalid(format!(
-                                        "fragment {}: cells {cell}..{} are past its tile",
-                                        frag.name,
-                                        cell + len
-                                    )));
-                                }
-                                if let Some(fx) = &mut o.fixed {
-                                    fx[ri * w..(ri + len) * w]
-                                        .copy_from_slice(&tile.data[cell * w..(cell + len) * w]);
-                                }
-                                if let Some(val) = &mut o.validity {
-                                    match &tile.validity {
-                                        Some(v) => {
-                                            val[ri..ri + len].copy_from_slice(&v[cell..cell + len])
-                                        }
-                                        None => val[ri..ri + len].fill(1),
-                                    }
-                                }
+                            for (k, o) in outs.iter_mut().enumerate() {
+                                let at = schema.attribute(&attrs[k]).expect("checked");
+                                put_cell(o, fields[k].as_ref(), cell, ri, at, k, &frag.name)?;
                             }
-                            // Next row: advance the other dimensions.
+                            // Var cells reference this tile's buffer: patch the marker below.
                             let mut j = nd;
-                            let mut done = true;
-                            while j > 0 {
-                                j -= 1;
-                                if j == inner {
-                                    continue;
+                            loop {
+                                if j == 0 {
+                                    break;
                                 }
+                                j -= 1;
                                 if c[j] < bx[j].1 {
                                     c[j] += 1;
-                                    done = false;
                                     break;
                                 }
                                 c[j] = bx[j].0;
+                                if j == 0 {
+                                    j = usize::MAX;
+                                    break;
+                                }
                             }
-                            if done {
+                            if j == usize::MAX || (nd == 0) {
                                 break;
                             }
                         }
                     }
+                    name_var_buffers(&mut fields, &mut outs, &mut bufs);
+                    fields.into_iter().flatten().for_each(crate::tiles::recycle);
                 }
-                for bx in boxes {
-                    let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
-                    loop {
-                        let (cell, ri) = locate(&c);
-                        for (k, o) in outs.iter_mut().enumerate() {
-                            let at = schema.attribute(&attrs[k]).expect("checked");
-                            put_cell(o, fields[k].as_ref(), cell, ri, at, k, &frag.name)?;
-                        }
-                        // Var cells reference this tile's buffer: patch the marker below.
-                        let mut j = nd;
-                        loop {
-                            if j == 0 {
-                                break;
-                            }
-                            j -= 1;
-                            if c[j] < bx[j].1 {
-                                c[j] += 1;
-                                break;
-                            }
-                            c[j] = bx[j].0;
-                            if j == 0 {
-                                j = usize::MAX;
-                                break;
-                            }
-                        }
-                        if j == usize::MAX || (nd == 0) {
-                            break;
-                        }
-                    }
-                }
-                name_var_buffers(&mut fields, &mut outs, &mut bufs);
             }
         }
         // Assemble columns: dimensions from positions, attributes from outputs.
@@ -1708,6 +1723,9 @@ pub(crate) fn mbr_overlap(
         Overlap::Partial
     }
 }
+
+/// Decoded bytes per group of tiles a dense read places at once.
+const DENSE_GROUP_BYTES: u64 = 64 << 20;
 
 /// One attribute's output of a dense read, filled in place.
 struct DenseOut {

@@ -232,7 +232,11 @@ impl<'s> Fetched<'s> {
         let total = spans.iter().map(|(_, r)| (r.end - r.start) as usize).sum();
         let mut fetched = Fetched {
             storage,
-            buf: pooled_buffer(total),
+            buf: {
+                let mut b = READ_BUFFERS.take(total);
+                b.clear();
+                b
+            },
             spans: Vec::with_capacity(spans.len()),
         };
         // One reservation for the whole run (lengths come from metadata).
@@ -275,37 +279,66 @@ impl<'s> Fetched<'s> {
 
 impl Drop for Fetched<'_> {
     fn drop(&mut self) {
-        let b = std::mem::take(&mut self.buf);
+        READ_BUFFERS.give(std::mem::take(&mut self.buf));
+    }
+}
+
+/// Buffers handed back for later use: memory the process has touched
+/// already, where a fresh buffer's pages must each be faulted in and
+/// cleared by the kernel (most of the cost of a small sparse read, and half
+/// of a large dense one). Bounded in count and bytes.
+pub(crate) struct BufferPool {
+    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
+    max_count: usize,
+    max_bytes: usize,
+}
+
+impl BufferPool {
+    const fn new(max_count: usize, max_bytes: usize) -> BufferPool {
+        BufferPool {
+            buffers: std::sync::Mutex::new(Vec::new()),
+            max_count,
+            max_bytes,
+        }
+    }
+
+    /// A buffer with room for `len` bytes if the pool has one (the smallest
+    /// that fits), else the largest there (it grows), else a new one. It
+    /// keeps its old bytes: clearing is the caller's choice.
+    pub(crate) fn take(&self, len: usize) -> Vec<u8> {
+        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = (0..pool.len())
+            .filter(|&i| pool[i].capacity() >= len)
+            .min_by_key(|&i| pool[i].capacity());
+        let pick = fits.or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].capacity()));
+        pick.map_or_else(Vec::new, |i| pool.swap_remove(i))
+    }
+
+    /// Keeps `b` for a later [`BufferPool::take`], if the pool has room.
+    pub(crate) fn give(&self, b: Vec<u8>) {
         if b.capacity() == 0 {
             return;
         }
-        let mut pool = READ_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         let held: usize = pool.iter().map(Vec::capacity).sum();
-        if pool.len() < POOLED_BUFFERS && held + b.capacity() <= POOLED_BYTES {
+        if pool.len() < self.max_count && held + b.capacity() <= self.max_bytes {
             pool.push(b);
         }
     }
 }
 
-/// Read buffers that finished runs handed back, for the next runs to fill:
-/// memory the process has touched already, where a fresh buffer's pages
-/// must each be faulted in (most of the cost of a small sparse read).
-static READ_BUFFERS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
-/// At most this many pooled buffers, holding at most [`POOLED_BYTES`].
-const POOLED_BUFFERS: usize = 8;
-const POOLED_BYTES: usize = 4 * MAX_RUN_BYTES as usize;
+/// Read buffers of finished runs.
+static READ_BUFFERS: BufferPool = BufferPool::new(8, 4 * MAX_RUN_BYTES as usize);
 
-/// An empty pooled buffer with room for `len` bytes: the smallest that has
-/// it, else the largest (it grows), else a new one.
-fn pooled_buffer(len: usize) -> Vec<u8> {
-    let mut pool = READ_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
-    let fits = (0..pool.len())
-        .filter(|&i| pool[i].capacity() >= len)
-        .min_by_key(|&i| pool[i].capacity());
-    let pick = fits.or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].capacity()));
-    let mut b = pick.map_or_else(Vec::new, |i| pool.swap_remove(i));
-    b.clear();
-    b
+/// Decoded fixed-sized tiles a reader is done with ([`recycle`]).
+pub(crate) static TILE_BUFFERS: BufferPool = BufferPool::new(64, 128 << 20);
+
+/// Hands a decoded tile's buffers back for the next tiles to reuse.
+pub(crate) fn recycle(tile: FieldTile) {
+    TILE_BUFFERS.give(tile.data);
+    if let Some(v) = tile.validity {
+        TILE_BUFFERS.give(v);
+    }
 }
 
 fn read_now(storage: &dyn Storage, path: &Path, range: Range<u64>) -> Result<Vec<u8>, QueryError> {
@@ -430,7 +463,7 @@ pub fn decode_field_tile(
 
 /// [`decode_field_tile`] for a reader that needs only the cells `span` of
 /// the tile: of a fixed-sized field, only the chunks holding them are
-/// decoded, and the other cells read as zero.
+/// decoded, and the other cells hold whatever the buffer held.
 pub fn decode_field_tile_span(
     src: &Fetched<'_>,
     frag: &FragmentMetadata,
@@ -530,9 +563,9 @@ pub fn decode_field_tile_span(
                 ),
             ));
         }
-        out.data = vec![0; bytes as usize];
+        out.data = zeroed_tile(bytes as usize);
     }
-    let mut validity = spec.nullable.then(|| vec![0; cells as usize]);
+    let mut validity = spec.nullable.then(|| zeroed_tile(cells as usize));
     let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
     let in_span = |r: Range<u64>| {
         span.as_ref()
@@ -550,6 +583,20 @@ pub fn decode_field_tile_span(
     )?;
     out.validity = validity;
     Ok(out)
+}
+
+/// A tile buffer of `len` bytes: a recycled one (its bytes are decoded over,
+/// all of them unless a span limits the decoding, and then only the span
+/// is read) or fresh zeroed memory.
+fn zeroed_tile(len: usize) -> Vec<u8> {
+    let mut b = TILE_BUFFERS.take(len);
+    if b.capacity() == 0 {
+        return vec![0; len];
+    }
+    // Old bytes stay; only growth is zero-filled.
+    b.truncate(len);
+    b.resize(len, 0);
+    b
 }
 
 /// A fixed-sized field's cells (`cells x cell size` bytes) and a nullable
