@@ -1725,7 +1725,7 @@ pub(crate) fn mbr_overlap(
 }
 
 /// Decoded bytes per group of tiles a dense read places at once.
-const DENSE_GROUP_BYTES: u64 = 64 << 20;
+const DENSE_GROUP_BYTES: u64 = 32 << 20;
 
 /// One attribute's output of a dense read, filled in place.
 struct DenseOut {

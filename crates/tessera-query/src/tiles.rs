@@ -328,10 +328,10 @@ impl BufferPool {
 }
 
 /// Read buffers of finished runs.
-static READ_BUFFERS: BufferPool = BufferPool::new(8, 4 * MAX_RUN_BYTES as usize);
+static READ_BUFFERS: BufferPool = BufferPool::new(8, 2 * MAX_RUN_BYTES as usize);
 
 /// Decoded fixed-sized tiles a reader is done with ([`recycle`]).
-pub(crate) static TILE_BUFFERS: BufferPool = BufferPool::new(64, 128 << 20);
+pub(crate) static TILE_BUFFERS: BufferPool = BufferPool::new(64, 32 << 20);
 
 /// Hands a decoded tile's buffers back for the next tiles to reuse.
 pub(crate) fn recycle(tile: FieldTile) {
