@@ -45,7 +45,9 @@ impl<'a> Query<'a> {
     /// Reads in batches of about `budget` bytes each (decoded tiles plus
     /// result), in the query's layout; concatenated, the batches are exactly
     /// what [`Query::execute`] returns (for sparse reads without an order,
-    /// the same cells).
+    /// the same cells). The buffers the process keeps for reuse are capped
+    /// at an eighth of the budget per pool from then on, so they stay
+    /// inside it too.
     ///
     /// ```no_run
     /// use tessera_fragment::OpenArray;
@@ -57,6 +59,9 @@ impl<'a> Query<'a> {
     /// }
     /// ```
     pub fn batches(self, budget: u64) -> Result<Batches<'a>, QueryError> {
+        // The buffers kept for reuse count against the budget: each pool
+        // may hold an eighth of it (for the rest of the process).
+        crate::tiles::cap_pools(usize::try_from(budget / 8).unwrap_or(usize::MAX));
         let schema = self.array.schema.clone();
         let layout = self.resolved_layout();
         let mut first = Piece::new();

@@ -290,7 +290,7 @@ impl Drop for Fetched<'_> {
 pub(crate) struct BufferPool {
     buffers: std::sync::Mutex<Vec<Vec<u8>>>,
     max_count: usize,
-    max_bytes: usize,
+    max_bytes: std::sync::atomic::AtomicUsize,
 }
 
 impl BufferPool {
@@ -298,7 +298,21 @@ impl BufferPool {
         BufferPool {
             buffers: std::sync::Mutex::new(Vec::new()),
             max_count,
-            max_bytes,
+            max_bytes: std::sync::atomic::AtomicUsize::new(max_bytes),
+        }
+    }
+
+    /// Lowers the bytes the pool may hold (never raises them), dropping
+    /// what no longer fits.
+    fn cap(&self, bytes: usize) {
+        use std::sync::atomic::Ordering;
+        let now = self
+            .max_bytes
+            .fetch_min(bytes, Ordering::Relaxed)
+            .min(bytes);
+        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        while pool.iter().map(Vec::capacity).sum::<usize>() > now {
+            pool.pop();
         }
     }
 
@@ -321,7 +335,8 @@ impl BufferPool {
         }
         let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         let held: usize = pool.iter().map(Vec::capacity).sum();
-        if pool.len() < self.max_count && held + b.capacity() <= self.max_bytes {
+        let max = self.max_bytes.load(std::sync::atomic::Ordering::Relaxed);
+        if pool.len() < self.max_count && held + b.capacity() <= max {
             pool.push(b);
         }
     }
@@ -332,6 +347,14 @@ static READ_BUFFERS: BufferPool = BufferPool::new(8, 2 * MAX_RUN_BYTES as usize)
 
 /// Decoded fixed-sized tiles a reader is done with ([`recycle`]).
 pub(crate) static TILE_BUFFERS: BufferPool = BufferPool::new(64, 32 << 20);
+
+/// Caps each buffer pool at `bytes` for the rest of the process: reads in
+/// batches call it with a share of their memory budget, which the pools
+/// would otherwise sit outside of.
+pub(crate) fn cap_pools(bytes: usize) {
+    READ_BUFFERS.cap(bytes);
+    TILE_BUFFERS.cap(bytes);
+}
 
 /// Hands a decoded tile's buffers back for the next tiles to reuse.
 pub(crate) fn recycle(tile: FieldTile) {
