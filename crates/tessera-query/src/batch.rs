@@ -46,8 +46,8 @@ impl<'a> Query<'a> {
     /// result), in the query's layout; concatenated, the batches are exactly
     /// what [`Query::execute`] returns (for sparse reads without an order,
     /// the same cells). The buffers the process keeps for reuse are capped
-    /// at an eighth of the budget per pool from then on, so they stay
-    /// inside it too.
+    /// at a sixteenth of the budget per pool from then on, so they add at
+    /// most an eighth to it.
     ///
     /// ```no_run
     /// use tessera_fragment::OpenArray;
@@ -59,9 +59,10 @@ impl<'a> Query<'a> {
     /// }
     /// ```
     pub fn batches(self, budget: u64) -> Result<Batches<'a>, QueryError> {
-        // The buffers kept for reuse count against the budget: each pool
-        // may hold an eighth of it (for the rest of the process).
-        crate::tiles::cap_pools(usize::try_from(budget / 8).unwrap_or(usize::MAX));
+        // The buffers kept for reuse sit on top of what a batch holds: the
+        // two pools may keep a sixteenth of the budget each (for the rest
+        // of the process), an eighth in all.
+        crate::tiles::cap_pools(usize::try_from(budget / 16).unwrap_or(usize::MAX));
         let schema = self.array.schema.clone();
         let layout = self.resolved_layout();
         let mut first = Piece::new();
