@@ -134,70 +134,75 @@ fn raw_aes(meta: &[u8], data: &[u8], out: &mut [u8]) {
         .unwrap();
 }
 
-struct Case {
+struct Case<'d> {
     name: &'static str,
     pipeline: FilterPipeline,
-    cells: Vec<u8>,
+    cells: &'d [u8],
     raw: Option<Raw>,
 }
 
-/// A case before its data is copied: name, filters, data, raw codec.
-type CaseSpec<'d> = (&'static str, Vec<Filter>, &'d Vec<u8>, Option<Raw>);
+/// The data sets, built once and shared by the cases that decode them.
+struct Data {
+    f64s: Vec<u8>,
+    i64s: Vec<u8>,
+    runs: Vec<u8>,
+}
 
-fn cases(n: usize) -> Vec<Case> {
-    let f64s = float64_signal(n);
-    let i64s = int64_coordinates(n);
-    let runs = int32_runs(n);
+/// A case before its data is copied: name, filters, data, raw codec.
+type CaseSpec<'d> = (&'static str, Vec<Filter>, &'d [u8], Option<Raw>);
+
+fn cases(d: &Data) -> Vec<Case<'_>> {
+    let (f64s, i64s, runs) = (&d.f64s[..], &d.i64s[..], &d.runs[..]);
     let one = |k: FilterKind, t: Datatype| vec![Filter::new(k, t)];
     let f = Datatype::Float64;
     let i = Datatype::Int64;
-    let mut v: Vec<CaseSpec<'_>> = vec![
-        ("none", vec![], &f64s, None),
+    let v: Vec<CaseSpec<'_>> = vec![
+        ("none", vec![], f64s, None),
         (
             "zstd",
             one(FilterKind::Zstd { level: 3 }, f),
-            &f64s,
+            f64s,
             Some(raw_zstd),
         ),
         (
             "lz4",
             one(FilterKind::Lz4 { level: 0 }, f),
-            &f64s,
+            f64s,
             Some(raw_lz4),
         ),
         (
             "gzip",
             one(FilterKind::Gzip { level: 6 }, f),
-            &f64s,
+            f64s,
             Some(raw_gzip),
         ),
         (
             "bzip2",
             one(FilterKind::Bzip2 { level: 1 }, f),
-            &f64s,
+            f64s,
             Some(raw_bzip2),
         ),
         (
             "checksum sha256",
             one(FilterKind::ChecksumSha256, f),
-            &f64s,
+            f64s,
             Some(raw_sha256),
         ),
         (
             "checksum md5",
             one(FilterKind::ChecksumMd5, f),
-            &f64s,
+            f64s,
             Some(raw_md5),
         ),
         (
             "aes-256-gcm",
             one(FilterKind::Aes256Gcm { key: Some(KEY) }, f),
-            &f64s,
+            f64s,
             Some(raw_aes),
         ),
-        ("byteshuffle", one(FilterKind::Byteshuffle, f), &f64s, None),
-        ("bitshuffle", one(FilterKind::Bitshuffle, f), &f64s, None),
-        ("xor", one(FilterKind::Xor, f), &f64s, None),
+        ("byteshuffle", one(FilterKind::Byteshuffle, f), f64s, None),
+        ("bitshuffle", one(FilterKind::Bitshuffle, f), f64s, None),
+        ("xor", one(FilterKind::Xor, f), f64s, None),
         (
             "float scale (to int32)",
             one(
@@ -208,7 +213,7 @@ fn cases(n: usize) -> Vec<Case> {
                 },
                 f,
             ),
-            &f64s,
+            f64s,
             None,
         ),
         (
@@ -220,7 +225,7 @@ fn cases(n: usize) -> Vec<Case> {
                 },
                 i,
             ),
-            &i64s,
+            i64s,
             None,
         ),
         (
@@ -232,25 +237,25 @@ fn cases(n: usize) -> Vec<Case> {
                 },
                 i,
             ),
-            &i64s,
+            i64s,
             None,
         ),
         (
             "bit width reduction",
             one(FilterKind::BitWidthReduction { max_window: 256 }, i),
-            &i64s,
+            i64s,
             None,
         ),
         (
             "positive delta",
             one(FilterKind::PositiveDelta { max_window: 256 }, i),
-            &i64s,
+            i64s,
             None,
         ),
         (
             "rle",
             one(FilterKind::Rle { level: 0 }, Datatype::Int32),
-            &runs,
+            runs,
             None,
         ),
         (
@@ -259,7 +264,7 @@ fn cases(n: usize) -> Vec<Case> {
                 Filter::new(FilterKind::Byteshuffle, f),
                 Filter::new(FilterKind::Lz4 { level: 0 }, f),
             ],
-            &f64s,
+            f64s,
             None,
         ),
         (
@@ -268,15 +273,15 @@ fn cases(n: usize) -> Vec<Case> {
                 Filter::new(FilterKind::Xor, f),
                 Filter::new(FilterKind::Zstd { level: 3 }, f),
             ],
-            &f64s,
+            f64s,
             None,
         ),
     ];
-    v.drain(..)
+    v.into_iter()
         .map(|(name, filters, cells, raw)| Case {
             name,
             pipeline: FilterPipeline::new(filters, 64 * 1024),
-            cells: cells.clone(),
+            cells,
             raw,
         })
         .collect()
@@ -317,7 +322,12 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     let n = size();
-    let cases = cases(n);
+    let data = Data {
+        f64s: float64_signal(n),
+        i64s: int64_coordinates(n),
+        runs: int32_runs(n),
+    };
+    let cases = cases(&data);
     let mut c = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
@@ -332,7 +342,7 @@ fn main() {
     {
         let cs = cell_size(&case.pipeline);
         let serial = context(cs, false);
-        let tile = filter_tile(&case.pipeline, &case.cells, &serial).unwrap();
+        let tile = filter_tile(&case.pipeline, case.cells, &serial).unwrap();
         let back = unfilter_tile(&case.pipeline, &tile, &serial).unwrap();
         // Float scaling is lossy; everything else gives the cells back.
         assert!(back == case.cells || case.name.starts_with("float scale"));

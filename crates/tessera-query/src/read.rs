@@ -6,7 +6,7 @@ use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
     decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, pick_fixed,
-    picked_cells, CellFilter, Fetched, FieldSpec, FieldTile,
+    picked_cells, CellFilter, Fetched, FieldSpec, FieldTile, TileBuffers,
 };
 use crate::QueryError;
 use rayon::prelude::*;
@@ -440,14 +440,15 @@ impl<'a> Query<'a> {
             };
             let key = self.array.key;
             let numbers: Vec<u64> = tiles.iter().map(|tc| tile_index(tc)).collect();
-            // Per tile, the cells from the first to the last the subarray
-            // needs (in cell order): chunks outside are not decoded.
+            // Cell strides within a tile (cell order).
             let mut cs = vec![0i128; nd];
             let mut acc = 1i128;
             for &j in cell_order.iter().rev() {
                 cs[j] = acc;
                 acc *= dom[j].2;
             }
+            // Per tile, the cells from the first to the last the subarray
+            // needs (in cell order): chunks outside are not decoded.
             let spans: std::collections::HashMap<u64, std::ops::Range<u64>> = tiles
                 .iter()
                 .zip(&numbers)
@@ -504,13 +505,6 @@ impl<'a> Query<'a> {
                         .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
                         .collect();
                     let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
-                    // Cell strides within the tile (cell order).
-                    let mut cs = vec![0i128; nd];
-                    let mut acc = 1i128;
-                    for &j in cell_order.iter().rev() {
-                        cs[j] = acc;
-                        acc *= dom[j].2;
-                    }
                     // For each subarray box inside the tile box, copy cells.
                     let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
                     for j in 0..nd {
@@ -941,12 +935,10 @@ impl<'a> Query<'a> {
                     .map(|(t, full)| (fi, t, full)),
             );
         }
-        // The result's fields: (name, is dimension, field in the schema).
-        let mut wanted: Vec<(&str, bool, Field)> = Vec::new();
+        // The result's fields, in column order.
+        let mut wanted: Vec<Field> = Vec::new();
         if self.with_dimensions {
-            for (j, d) in schema.dimensions.iter().enumerate() {
-                wanted.push((&d.name, true, Field::Dimension(j)));
-            }
+            wanted.extend((0..schema.dimensions.len()).map(Field::Dimension));
         }
         for a in attrs {
             let i = schema
@@ -954,7 +946,7 @@ impl<'a> Query<'a> {
                 .iter()
                 .position(|x| &x.name == a)
                 .expect("checked");
-            wanted.push((a, false, Field::Attribute(i)));
+            wanted.push(Field::Attribute(i));
         }
         if !hits.iter().all(|h| h.2) {
             // Picking cells needs the coordinates as separate tiles.
@@ -980,19 +972,11 @@ impl<'a> Query<'a> {
         // values (whose total is known only once decoded) are copied after.
         let mut columns: Vec<Column> = wanted
             .iter()
-            .map(|&(name, is_dimension, field)| {
-                let (datatype, cvn, nullable) = match field {
-                    Field::Dimension(j) => {
-                        let d = &schema.dimensions[j];
-                        (d.datatype, d.cell_val_num, false)
-                    }
-                    Field::Attribute(i) => {
-                        let a = &schema.attributes[i];
-                        (a.datatype, a.cell_val_num, a.nullable)
-                    }
-                    _ => unreachable!("only dimensions and attributes are wanted"),
-                };
-                let size = fixed_bytes(cvn, datatype).map_or(Some(0), |w| w.checked_mul(n));
+            .map(|&field| {
+                let mut c = field_column(schema, field);
+                let name = &c.name;
+                let size =
+                    fixed_bytes(c.cell_val_num, c.datatype).map_or(Some(0), |w| w.checked_mul(n));
                 let zeroed = |bytes: Option<u64>| -> Result<Vec<u8>, QueryError> {
                     // The cell counts come off disk: a fallible reservation
                     // first, so an absurd count is an error, not an abort.
@@ -1009,19 +993,15 @@ impl<'a> Query<'a> {
                         ))),
                     }
                 };
-                Ok(Column {
-                    name: name.to_owned(),
-                    is_dimension,
-                    datatype,
-                    cell_val_num: cvn,
-                    data: zeroed(size)?,
-                    offsets: cvn.is_var().then(Vec::new),
-                    validity: nullable.then(|| zeroed(Some(n))).transpose()?,
-                })
+                c.data = zeroed(size)?;
+                if c.validity.is_some() {
+                    c.validity = Some(zeroed(Some(n))?);
+                }
+                Ok(c)
             })
             .collect::<Result<_, QueryError>>()?;
         // One slot per (field, tile): the tile's part of the field's buffers.
-        type Slot<'b> = std::sync::Mutex<(Option<&'b mut [u8]>, Option<&'b mut [u8]>)>;
+        type Slot<'b> = std::sync::Mutex<TileBuffers<'b>>;
         let mut slots: Vec<Vec<Slot<'_>>> = Vec::with_capacity(columns.len());
         for c in columns.iter_mut() {
             // Var-sized columns are filled after decoding: no slots.
@@ -1053,10 +1033,7 @@ impl<'a> Query<'a> {
             let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
             let mine = &tiles[first..first + count];
             let numbers: Vec<u64> = mine.iter().map(|x| x.1).collect();
-            let specs: Vec<FieldSpec> = wanted
-                .iter()
-                .map(|&(_, _, f)| FieldSpec::of(frag, f))
-                .collect();
+            let specs: Vec<FieldSpec> = wanted.iter().map(|&f| FieldSpec::of(frag, f)).collect();
             let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
             let decoded = decode_in_runs(self.storage, frag, &spec_refs, &numbers, |src, t| {
                 let at = first + numbers.binary_search(&t).expect("one of ours");
@@ -1102,7 +1079,7 @@ impl<'a> Query<'a> {
         &self,
         schema: &ArraySchema,
         tiles: &[(usize, u64, bool)],
-        wanted: &[(&str, bool, Field)],
+        wanted: &[Field],
     ) -> Result<ReadResult, QueryError> {
         thread_local! {
             static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -1123,10 +1100,7 @@ impl<'a> Query<'a> {
             let dim_specs: Vec<FieldSpec> = (0..nd)
                 .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
                 .collect();
-            let specs: Vec<FieldSpec> = wanted
-                .iter()
-                .map(|&(_, _, f)| FieldSpec::of(frag, f))
-                .collect();
+            let specs: Vec<FieldSpec> = wanted.iter().map(|&f| FieldSpec::of(frag, f)).collect();
             let whole = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
                 let fields = specs
                     .iter()
@@ -1204,13 +1178,10 @@ impl<'a> Query<'a> {
                 })
             };
             // Whole tiles need no coordinates unless they are asked for.
-            let (full, part): (Vec<u64>, Vec<u64>) = {
-                let (f, p): (Vec<&(usize, u64, bool)>, Vec<_>) = mine.iter().partition(|x| x.2);
-                (
-                    f.iter().map(|x| x.1).collect(),
-                    p.iter().map(|x| x.1).collect(),
-                )
+            let numbers = |whole: bool| -> Vec<u64> {
+                mine.iter().filter(|x| x.2 == whole).map(|x| x.1).collect()
             };
+            let (full, part) = (numbers(true), numbers(false));
             let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
             // Coordinates once, whether or not they are also wanted.
             let with_coords: Vec<&FieldSpec> = dim_specs
@@ -1231,20 +1202,7 @@ impl<'a> Query<'a> {
             }
         }
         let n: u64 = kept.iter().map(|k| k.0).sum();
-        let mut columns: Vec<Column> = wanted
-            .iter()
-            .map(|&(name, is_dimension, field)| {
-                let (datatype, cvn, nullable) = match field {
-                    Field::Dimension(j) => (dims[j].datatype, dims[j].cell_val_num, false),
-                    Field::Attribute(i) => {
-                        let a = &schema.attributes[i];
-                        (a.datatype, a.cell_val_num, a.nullable)
-                    }
-                    _ => unreachable!("only dimensions and attributes are wanted"),
-                };
-                ColumnBuilder::new(name, is_dimension, datatype, cvn, nullable, 0).col
-            })
-            .collect();
+        let mut columns: Vec<Column> = wanted.iter().map(|&f| field_column(schema, f)).collect();
         columns
             .par_iter_mut()
             .enumerate()
@@ -1722,6 +1680,22 @@ pub(crate) fn mbr_overlap(
     } else {
         Overlap::Partial
     }
+}
+
+/// An empty result column for a dimension or an attribute of `schema`.
+fn field_column(schema: &ArraySchema, field: Field) -> Column {
+    let (name, is_dimension, datatype, cvn, nullable) = match field {
+        Field::Dimension(j) => {
+            let d = &schema.dimensions[j];
+            (&d.name, true, d.datatype, d.cell_val_num, false)
+        }
+        Field::Attribute(i) => {
+            let a = &schema.attributes[i];
+            (&a.name, false, a.datatype, a.cell_val_num, a.nullable)
+        }
+        _ => unreachable!("results hold only dimensions and attributes"),
+    };
+    ColumnBuilder::new(name, is_dimension, datatype, cvn, nullable, 0).col
 }
 
 /// Decoded bytes per group of tiles a dense read places at once.

@@ -496,30 +496,10 @@ pub fn decode_field_tile_span(
     span: Option<Range<u64>>,
 ) -> Result<FieldTile, QueryError> {
     let storage = src.storage;
-    let read = |kind: FileKind| -> Result<(Cow<'_, [u8]>, String), QueryError> {
-        let path = frag.data_file(spec.field, kind);
-        let bytes = src.bytes(&path, tile_range(storage, frag, spec, kind, t)?)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok((bytes, name))
-    };
+    let read = |kind: FileKind| tile_bytes(src, frag, spec, t, kind);
     let cells = frag.cell_num(t);
     let v = frag.version();
-    let with_key = |p: &FilterPipeline| {
-        if key.is_some() {
-            p.with_encryption(key)
-        } else {
-            p.clone()
-        }
-    };
-    let tile_err = |file: &str, e: tessera_filters::FilterError| QueryError::Tile {
-        fragment: frag.name.clone(),
-        file: file.to_owned(),
-        tile: t,
-        source: Box::new(e),
-    };
+    let tile_err = |file: &str, e| tile_error(frag, t, file, e);
     let corrupt = |file: &str, m: String| QueryError::Corrupt {
         fragment: frag.name.clone(),
         file: file.to_owned(),
@@ -538,7 +518,7 @@ pub fn decode_field_tile_span(
             .get(t as usize)
             .ok_or_else(|| corrupt("var sizes", format!("no var tile size for tile {t}")))?;
         let (vbytes, vfile) = read(FileKind::Var)?;
-        let pipeline = with_key(&spec.filters);
+        let pipeline = keyed(&spec.filters, key);
         let ctx = TileContext::new(v, spec.datatype.size());
         let (data, mut offsets) = if spec
             .filters
@@ -550,7 +530,7 @@ pub fn decode_field_tile_span(
                 .map_err(|e| tile_err(&vfile, e))?;
             let (obytes, ofile) = read(FileKind::Fixed)?;
             let octx = TileContext::new(v, 8).expect_size(cells * 8);
-            let raw = unfilter_tile(&with_key(&frag.schema.offsets_filters), &obytes, &octx)
+            let raw = unfilter_tile(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)
                 .map_err(|e| tile_err(&ofile, e))?;
             (
                 data,
@@ -586,15 +566,12 @@ pub fn decode_field_tile_span(
                 ),
             ));
         }
-        out.data = zeroed_tile(bytes as usize);
+        out.data = tile_buffer(bytes as usize);
     }
-    let mut validity = spec.nullable.then(|| zeroed_tile(cells as usize));
+    let mut validity = spec.nullable.then(|| tile_buffer(cells as usize));
     let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
-    let in_span = |r: Range<u64>| {
-        span.as_ref()
-            .is_none_or(|s| r.start < s.end && s.start < r.end)
-    };
-    let only: Option<&CellFilter<'_>> = span.is_some().then_some(&in_span);
+    let in_span = span.map(|s| move |r: Range<u64>| r.start < s.end && s.start < r.end);
+    let only = in_span.as_ref().map(|f| f as &CellFilter<'_>);
     decode_tile_into(
         src,
         frag,
@@ -608,10 +585,10 @@ pub fn decode_field_tile_span(
     Ok(out)
 }
 
-/// A tile buffer of `len` bytes: a recycled one (its bytes are decoded over,
-/// all of them unless a span limits the decoding, and then only the span
-/// is read) or fresh zeroed memory.
-fn zeroed_tile(len: usize) -> Vec<u8> {
+/// A tile buffer of `len` bytes: a recycled one, holding old bytes (they
+/// are decoded over, all of them unless a span limits the decoding, and
+/// then only the span is read), or fresh zeroed memory.
+fn tile_buffer(len: usize) -> Vec<u8> {
     let mut b = TILE_BUFFERS.take(len);
     if b.capacity() == 0 {
         return vec![0; len];
@@ -620,6 +597,49 @@ fn zeroed_tile(len: usize) -> Vec<u8> {
     b.truncate(len);
     b.resize(len, 0);
     b
+}
+
+/// The bytes of tile `t` in one of a field's files, and the file's name.
+fn tile_bytes<'f>(
+    src: &'f Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    kind: FileKind,
+) -> Result<(Cow<'f, [u8]>, String), QueryError> {
+    let path = frag.data_file(spec.field, kind);
+    let bytes = src.bytes(&path, tile_range(src.storage, frag, spec, kind, t)?)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok((bytes, name))
+}
+
+/// A pipeline with the array's encryption appended, when it has a key.
+fn keyed(
+    p: &FilterPipeline,
+    key: Option<tessera_filters::EncryptionKey>,
+) -> Cow<'_, FilterPipeline> {
+    match key {
+        Some(_) => Cow::Owned(p.with_encryption(key)),
+        None => Cow::Borrowed(p),
+    }
+}
+
+/// A filter error in tile `t` of `file`, naming the fragment.
+fn tile_error(
+    frag: &FragmentMetadata,
+    t: u64,
+    file: &str,
+    e: tessera_filters::FilterError,
+) -> QueryError {
+    QueryError::Tile {
+        fragment: frag.name.clone(),
+        file: file.to_owned(),
+        tile: t,
+        source: Box::new(e),
+    }
 }
 
 /// A fixed-sized field's cells (`cells x cell size` bytes) and a nullable
@@ -653,13 +673,9 @@ pub fn decode_tile_into(
     let cells = frag.cell_num(t);
     let v = frag.version();
     let unfilter = |kind: FileKind, pipeline: &FilterPipeline, cell_size: u64, dst: &mut [u8]| {
-        let path = frag.data_file(spec.field, kind);
-        let bytes = src.bytes(&path, tile_range(src.storage, frag, spec, kind, t)?)?;
+        let (bytes, file) = tile_bytes(src, frag, spec, t, kind)?;
         let ctx = TileContext::new(v, cell_size).expect_size(cells * cell_size);
-        let pipeline = match key {
-            Some(_) => Cow::Owned(pipeline.with_encryption(key)),
-            None => Cow::Borrowed(pipeline),
-        };
+        let pipeline = keyed(pipeline, key);
         let decoded = match only {
             None => unfilter_tile_into(&pipeline, &bytes, &ctx, dst),
             Some(only) => {
@@ -668,15 +684,7 @@ pub fn decode_tile_into(
                 unfilter_tile_part_into(&pipeline, &bytes, &ctx, dst, &wanted)
             }
         };
-        decoded.map_err(|e| QueryError::Tile {
-            fragment: frag.name.clone(),
-            file: path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            tile: t,
-            source: Box::new(e),
-        })
+        decoded.map_err(|e| tile_error(frag, t, &file, e))
     };
     if let Some(dst) = data {
         unfilter(FileKind::Fixed, &spec.filters, spec.cell_size(), dst)?;
