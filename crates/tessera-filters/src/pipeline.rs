@@ -290,7 +290,7 @@ pub fn unfilter_tile(
     let total = chunks.original_size();
     check_size(total, ctx.expected_size)?;
     let mut out = vec![0u8; total as usize];
-    unfilter_chunks(p, tile, &chunks, ctx, &mut out)?;
+    unfilter_chunks_where(p, tile, &chunks, ctx, &mut out, None)?;
     Ok(out)
 }
 
@@ -316,11 +316,7 @@ pub fn unfilter_tile_into(
     ctx: &TileContext,
     out: &mut [u8],
 ) -> Result<(), FilterError> {
-    let chunks = parse_chunks(tile, ctx)?;
-    let total = chunks.original_size();
-    check_size(total, ctx.expected_size)?;
-    check_size(total, Some(out.len() as u64))?;
-    unfilter_chunks(p, tile, &chunks, ctx, out)
+    unfilter_into_where(p, tile, ctx, out, None)
 }
 
 /// [`unfilter_tile_into`] for only the chunks that `wanted` asks for, given
@@ -347,11 +343,22 @@ pub fn unfilter_tile_part_into(
     out: &mut [u8],
     wanted: &(dyn Fn(std::ops::Range<u64>) -> bool + Sync),
 ) -> Result<(), FilterError> {
+    unfilter_into_where(p, tile, ctx, out, Some(wanted))
+}
+
+/// Checks `out` against the tile's size, then fills the wanted chunks.
+fn unfilter_into_where(
+    p: &FilterPipeline,
+    tile: &[u8],
+    ctx: &TileContext,
+    out: &mut [u8],
+    wanted: Option<&(dyn Fn(std::ops::Range<u64>) -> bool + Sync)>,
+) -> Result<(), FilterError> {
     let chunks = parse_chunks(tile, ctx)?;
     let total = chunks.original_size();
     check_size(total, ctx.expected_size)?;
     check_size(total, Some(out.len() as u64))?;
-    unfilter_chunks_where(p, tile, &chunks, ctx, out, Some(wanted))
+    unfilter_chunks_where(p, tile, &chunks, ctx, out, wanted)
 }
 
 /// The unfiltered size the chunks claim against the size the tile must have.
@@ -365,17 +372,6 @@ fn check_size(total: u64, expected: Option<u64>) -> Result<(), FilterError> {
         }),
         _ => Ok(()),
     }
-}
-
-/// Fills `out` (the chunks' total size) chunk by chunk, in parallel when it pays.
-fn unfilter_chunks(
-    p: &FilterPipeline,
-    tile: &[u8],
-    chunks: &ChunkList,
-    ctx: &TileContext,
-    out: &mut [u8],
-) -> Result<(), FilterError> {
-    unfilter_chunks_where(p, tile, chunks, ctx, out, None)
 }
 
 /// Fills the chunks of `out` that `wanted` asks for (all when `None`).

@@ -63,23 +63,12 @@ impl<'a> KeyRef<'a> {
             (Physical::Float(8), 8) => KeyRef::Float(read!(f64)),
             (Physical::Float(4), 4) => KeyRef::Float(read!(f32) as f64),
             (Physical::Bytes, _) => KeyRef::Bytes(b),
-            _ => {
-                let mut x = [0u8; 8];
-                let n = b.len().min(8);
-                x[..n].copy_from_slice(&b[..n]);
-                let v = u64::from_le_bytes(x);
-                match p {
-                    Physical::Int(w) => {
-                        let sh = 64 - 8 * w.clamp(1, 8) as u32;
-                        KeyRef::Int((((v << sh) as i64) >> sh) as i128)
-                    }
-                    Physical::UInt(_) => KeyRef::Int(v as i128),
-                    Physical::Float(4) => {
-                        KeyRef::Float(f32::from_le_bytes([x[0], x[1], x[2], x[3]]) as f64)
-                    }
-                    _ => KeyRef::Float(f64::from_le_bytes(x)),
-                }
-            }
+            // Odd widths and lengths read as Key reads them.
+            _ => match Key::decode_physical(p, b) {
+                Key::Int(v) => KeyRef::Int(v),
+                Key::Float(v) => KeyRef::Float(v),
+                Key::Bytes(_) => unreachable!("only bytes decode to bytes"),
+            },
         }
     }
 }

@@ -17,10 +17,15 @@ pub enum Key {
 impl Key {
     /// Reads one value of `t` from `b`.
     pub fn decode(t: Datatype, b: &[u8]) -> Key {
+        Key::decode_physical(t.physical(), b)
+    }
+
+    /// [`Key::decode`] for a type's physical form.
+    pub(crate) fn decode_physical(p: Physical, b: &[u8]) -> Key {
         let mut x = [0u8; 8];
         let n = b.len().min(8);
         x[..n].copy_from_slice(&b[..n]);
-        match t.physical() {
+        match p {
             Physical::Int(w) => {
                 let sh = 64 - 8 * w as u32;
                 Key::Int((((u64::from_le_bytes(x) << sh) as i64) >> sh) as i128)
