@@ -52,27 +52,22 @@ impl Column {
         parts: impl Iterator<Item = &'a crate::tiles::FieldTile> + Clone,
     ) {
         let cells: usize = parts.clone().map(|t| t.cells as usize).sum();
-        self.data = Vec::with_capacity(parts.clone().map(|t| t.data.len()).sum());
-        if let Some(o) = &mut self.offsets {
-            *o = Vec::with_capacity(cells + 1);
-            o.push(0);
-        }
-        if let Some(v) = &mut self.validity {
-            *v = Vec::with_capacity(cells);
-        }
+        let nullable = self.validity.is_some();
+        let mut b = ColumnBuilder::new(
+            &self.name,
+            self.is_dimension,
+            self.datatype,
+            self.cell_val_num,
+            nullable,
+            cells,
+        );
+        b.col
+            .data
+            .reserve_exact(parts.clone().map(|t| t.data.len()).sum());
         for t in parts {
-            let base = self.data.len() as u64;
-            self.data.extend_from_slice(&t.data);
-            if let (Some(o), Some(to)) = (&mut self.offsets, &t.offsets) {
-                o.extend(to[1..].iter().map(|x| x + base));
-            }
-            if let Some(v) = &mut self.validity {
-                match &t.validity {
-                    Some(tv) => v.extend_from_slice(tv),
-                    None => v.resize(v.len() + t.cells as usize, 1),
-                }
-            }
+            b.push_run(t, 0, t.cells as usize);
         }
+        *self = b.col;
     }
 }
 
