@@ -5,8 +5,8 @@ use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
-    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, pick_fixed,
-    picked_cells, CellFilter, Fetched, FieldSpec, FieldTile, TileBuffers,
+    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, fixed_tile_len,
+    pick_fixed, picked_cells, CellFilter, Fetched, FieldSpec, FieldTile, TileBuffers,
 };
 use crate::QueryError;
 use rayon::prelude::*;
@@ -962,7 +962,8 @@ impl<'a> Query<'a> {
         let mut n = 0u64;
         for (fi, t, _) in hits {
             tiles.push((fi, t, n));
-            n += frags[fi].cell_num(t);
+            // An absurd count fails the allocation below, as an error.
+            n = n.saturating_add(frags[fi].cell_num(t));
         }
         let fixed_bytes = |cell_val_num: CellValNum, t: Datatype| match cell_val_num {
             CellValNum::Fixed(k) => Some(k as u64 * t.size()),
@@ -1130,7 +1131,7 @@ impl<'a> Query<'a> {
                         } else {
                             // Stale bytes are fine: only decoded cells are read.
                             let buf = &mut coords[j];
-                            buf.resize(cells * w, 0);
+                            buf.resize(fixed_tile_len(frag, s, t)?, 0);
                             let among = picked.as_deref().map(picked_cells);
                             let only = among.as_ref().map(|f| f as &CellFilter<'_>);
                             decode_tile_into(src, frag, s, t, key, (Some(buf), None), only)?;
@@ -1165,7 +1166,7 @@ impl<'a> Query<'a> {
                             }
                             let (data, validity) = rest.split_at_mut(1);
                             let (data, validity) = (&mut data[0], &mut validity[0]);
-                            data.resize(cells * w, 0);
+                            data.resize(fixed_tile_len(frag, s, t)?, 0);
                             validity.resize(if s.nullable { cells } else { 0 }, 0);
                             let v = s.nullable.then_some(validity.as_mut_slice());
                             let among = picked_cells(&picked);

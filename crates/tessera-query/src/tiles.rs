@@ -555,18 +555,7 @@ pub fn decode_field_tile_span(
         out.data = data;
         out.offsets = Some(offsets);
     } else {
-        // The cell count comes off disk: bounded before anything is allocated.
-        let bytes = cells.saturating_mul(spec.cell_size());
-        if bytes > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
-            return Err(corrupt(
-                "fragment metadata",
-                format!(
-                    "{cells} cells of {} bytes are more than a tile may hold",
-                    spec.cell_size()
-                ),
-            ));
-        }
-        out.data = tile_buffer(bytes as usize);
+        out.data = tile_buffer(fixed_tile_len(frag, spec, t)?);
     }
     let mut validity = spec.nullable.then(|| tile_buffer(cells as usize));
     let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
@@ -583,6 +572,29 @@ pub fn decode_field_tile_span(
     )?;
     out.validity = validity;
     Ok(out)
+}
+
+/// The unfiltered bytes of tile `t` of a fixed-sized field. The cell count
+/// comes off disk: it is bounded here, before anything is allocated.
+pub fn fixed_tile_len(
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+) -> Result<usize, QueryError> {
+    let cells = frag.cell_num(t);
+    let bytes = cells.saturating_mul(spec.cell_size());
+    if bytes > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
+        return Err(QueryError::Corrupt {
+            fragment: frag.name.clone(),
+            file: "fragment metadata".into(),
+            tile: t,
+            message: format!(
+                "{cells} cells of {} bytes are more than a tile may hold",
+                spec.cell_size()
+            ),
+        });
+    }
+    Ok(bytes as usize)
 }
 
 /// A tile buffer of `len` bytes: a recycled one, holding old bytes (they
