@@ -359,7 +359,9 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                 let batch = batch?;
                 cells += batch.cell_count as u64;
                 bar.set_message(format!("{cells} cells, {} batch(es)", n + 1));
-                out.write(batch)?;
+                if let Some(done) = out.write(batch)? {
+                    done.recycle();
+                }
             }
             bar.finish_and_clear();
             out.finish()?;

@@ -34,8 +34,9 @@ impl Writer {
         }
     }
 
-    /// Writes the cells of one batch.
-    pub fn write(&mut self, r: ReadResult) -> Result<(), BoxError> {
+    /// Writes the cells of one batch; hands the batch back when its
+    /// buffers were only read (text formats, null), for reuse.
+    pub fn write(&mut self, r: ReadResult) -> Result<Option<ReadResult>, BoxError> {
         let first = !self.started;
         self.started = true;
         if matches!(self.format, FormatArg::Arrow | FormatArg::Parquet) {
@@ -60,11 +61,11 @@ impl Writer {
                 Columnar::Parquet(p) => p.write(&rb)?,
                 Columnar::None => unreachable!("created above"),
             }
-            return Ok(());
+            return Ok(None);
         }
         let w = self.w.as_mut().expect("text formats keep the sink");
         match self.format {
-            FormatArg::Null | FormatArg::Arrow | FormatArg::Parquet => Ok(()),
+            FormatArg::Null | FormatArg::Arrow | FormatArg::Parquet => {}
             FormatArg::Csv => {
                 if first {
                     let header: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
@@ -81,7 +82,6 @@ impl Writer {
                     self.line.push('\n');
                     w.write_all(self.line.as_bytes())?;
                 }
-                Ok(())
             }
             FormatArg::Jsonl => {
                 let keys: Vec<String> = r
@@ -103,9 +103,9 @@ impl Writer {
                     self.line.push_str("}\n");
                     w.write_all(self.line.as_bytes())?;
                 }
-                Ok(())
             }
         }
+        Ok(Some(r))
     }
 
     /// Closes columnar files and flushes, so that a failed write is an

@@ -60,9 +60,12 @@ impl<'a> Query<'a> {
     /// ```
     pub fn batches(self, budget: u64) -> Result<Batches<'a>, QueryError> {
         // The buffers kept for reuse sit on top of what a batch holds: the
-        // two pools may keep a sixteenth of the budget each (for the rest
-        // of the process), an eighth in all.
-        crate::tiles::cap_pools(usize::try_from(budget / 16).unwrap_or(usize::MAX));
+        // two tile pools may keep a sixteenth of the budget each (for the
+        // rest of the process), an eighth in all. Recycled results wait
+        // for the next batch, which takes them instead of fresh memory:
+        // up to half the budget.
+        let share = |d: u64| usize::try_from(budget / d).unwrap_or(usize::MAX);
+        crate::tiles::cap_pools(share(16), share(2));
         let schema = self.array.schema.clone();
         let layout = self.resolved_layout();
         let mut first = Piece::new();

@@ -42,6 +42,7 @@ pub struct Query<'a> {
     pub(crate) with_dimensions: bool,
     prune: bool,
     direct: bool,
+    band_bytes: u64,
     enumeration_values: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
@@ -112,6 +113,7 @@ impl<'a> Query<'a> {
             with_dimensions: true,
             prune: true,
             direct: true,
+            band_bytes: DENSE_BAND_BYTES,
             enumeration_values: false,
             answered: Arc::default(),
         }
@@ -168,6 +170,17 @@ impl<'a> Query<'a> {
     /// same either way; turning it off serves comparisons and benchmarks.
     pub fn direct(mut self, yes: bool) -> Self {
         self.direct = yes;
+        self
+    }
+
+    /// Dense reads place bands of tiles (those sharing a coordinate on
+    /// the result's slowest dimension) in parallel, each into its own
+    /// region of the result; a band of fewer than `bytes` decoded joins
+    /// the next, so that a small read stays one band and one request per
+    /// run of tiles (default: 8 MiB). The result is the same whatever the
+    /// size; 0 (every band apart) serves tests and benchmarks.
+    pub fn dense_band_bytes(mut self, bytes: u64) -> Self {
+        self.band_bytes = bytes;
         self
     }
 
@@ -327,14 +340,41 @@ impl<'a> Query<'a> {
                 )
             })
             .collect();
-        let covered = self.array.fragments.iter().zip(&neds).any(|(f, ned)| {
-            f.footer.dense
-                && attrs.iter().all(|a| FieldSpec::named(f, a).is_some())
-                && ned.as_ref().is_some_and(|ned| {
+        // Covered: along some dimension `d`, the dense fragments that span
+        // the subarray on every other dimension (and hold every selected
+        // attribute) leave no gap in it (one fragment, or row bands).
+        let covered = (0..nd).any(|d| {
+            let mut spans: Vec<(i128, i128)> = self
+                .array
+                .fragments
+                .iter()
+                .zip(&neds)
+                .filter(|(f, _)| {
+                    f.footer.dense && attrs.iter().all(|a| FieldSpec::named(f, a).is_some())
+                })
+                .filter_map(|(_, ned)| {
+                    let ned = ned.as_ref()?;
                     ned.iter()
                         .zip(&sub)
-                        .all(|((lo, hi), ranges)| ranges.iter().all(|(a, b)| lo <= a && b <= hi))
+                        .enumerate()
+                        .all(|(j, ((lo, hi), ranges))| {
+                            j == d || ranges.iter().all(|(a, b)| lo <= a && b <= hi)
+                        })
+                        .then_some(ned[d])
                 })
+                .collect();
+            spans.sort_unstable();
+            sub[d].iter().all(|&(a, b)| {
+                // The first coordinate of [a, b] not yet covered.
+                let mut next = a;
+                for &(lo, hi) in &spans {
+                    if lo > next {
+                        break;
+                    }
+                    next = next.max(hi.saturating_add(1));
+                }
+                next > b
+            })
         });
         let mut bufs: Vec<Arc<Vec<u8>>> = Vec::new();
         let mut outs: Vec<DenseOut> = Vec::new();
@@ -348,15 +388,25 @@ impl<'a> Query<'a> {
             outs.push(DenseOut {
                 fixed: (!at.is_var()).then(|| {
                     if covered {
-                        vec![0u8; n * cell]
+                        crate::tiles::result_filled(n * cell, 0)
                     } else {
-                        fill.repeat(n)
+                        let mut b = crate::tiles::result_buffer(n * cell);
+                        if n > 0 {
+                            b.extend_from_slice(&fill);
+                        }
+                        // Doubling copies of the fill value.
+                        while b.len() < n * cell {
+                            b.extend_from_within(..b.len().min(n * cell - b.len()));
+                        }
+                        b
                     }
                 }),
                 var: at
                     .is_var()
                     .then(|| vec![(fill_id, 0, at.fill_value.len() as u64); n]),
-                validity: at.nullable.then(|| vec![at.fill_validity as u8; n]),
+                validity: at
+                    .nullable
+                    .then(|| crate::tiles::result_filled(n, at.fill_validity as u8)),
                 cell,
             });
         }
@@ -375,7 +425,10 @@ impl<'a> Query<'a> {
             if !frag.footer.dense {
                 // A sparse fragment (TileDB before 2.5 accepted unordered
                 // writes to dense arrays): its cells overwrite theirs.
+                let mut whole = band_outs(&mut outs, &[(0, n)]);
+                let outs = &mut whole[0];
                 for mut tc in self.sparse_tiles(fi, frag, attrs, None)? {
+                    let ids = var_ids(&mut tc.fields, outs, &mut bufs);
                     for &c in &tc.cells {
                         let mut ri = 0u64;
                         let mut inside = true;
@@ -392,10 +445,9 @@ impl<'a> Query<'a> {
                         for (k, o) in outs.iter_mut().enumerate() {
                             let at = schema.attribute(&attrs[k]).expect("checked");
                             let tile = tc.fields[k].as_ref();
-                            put_cell(o, tile, c as usize, ri as usize, at, k, &frag.name)?;
+                            put_cell(o, tile, c as usize, ri as usize, at, ids[k], &frag.name)?;
                         }
                     }
-                    name_var_buffers(&mut tc.fields, &mut outs, &mut bufs);
                 }
                 continue;
             }
@@ -471,162 +523,214 @@ impl<'a> Query<'a> {
                 })
                 .collect();
             let present: Vec<&FieldSpec> = specs.iter().flatten().collect();
-            // Tiles go in groups of at most DENSE_GROUP_BYTES decoded: a group
-            // is decoded in parallel, placed, and its buffers recycled for
-            // the next, so a large read faults fresh memory in for one
-            // group's tiles only.
+            // Bands: the tiles that share a coordinate on the result's
+            // slowest dimension fill one contiguous region of the result.
+            // Bands are placed in parallel, each into its own region; a
+            // band's tiles go in groups of at most DENSE_GROUP_BYTES (shared
+            // among the threads) decoded: a group is decoded, placed, and
+            // its buffers recycled for the next, so a large read faults
+            // fresh memory in for a few tiles only.
+            let slow = major_order(layout, nd)[0];
+            let bands = dense_bands(&tiles, slow, &dom[slow], ned[slow], &sub[slow])
+                .map(|regions| {
+                    regions
+                        .into_iter()
+                        .map(|(p, q, members)| {
+                            let s = strides[slow] as usize;
+                            ((p as usize * s, (q as usize + 1) * s), members)
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_else(|| vec![((0, n), (0..tiles.len()).collect())]);
             let cells_per_tile: u64 = dom.iter().map(|d| d.2 as u64).product();
             let per_tile: u64 = present
                 .iter()
                 .map(|s| (s.cell_size() + s.nullable as u64) * cells_per_tile)
                 .sum();
-            let group = (DENSE_GROUP_BYTES / per_tile.max(1)).max(1) as usize;
-            for (tiles, numbers) in tiles.chunks(group).zip(numbers.chunks(group)) {
-                let decoded: Vec<Vec<Option<FieldTile>>> =
-                    decode_in_runs(self.storage, frag, &present, numbers, |src, t| {
-                        let span = spans.get(&t).cloned();
-                        specs
-                            .iter()
-                            .map(|s| {
-                                s.as_ref()
-                                    .map(|s| {
-                                        decode_field_tile_span(src, frag, s, t, key, span.clone())
-                                    })
-                                    .transpose()
-                            })
-                            .collect()
-                    })?;
-                for (tc, mut fields) in tiles.iter().zip(decoded) {
-                    // Box of the tile, clipped to the non-empty domain.
-                    let lo: Vec<i128> = (0..nd)
-                        .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
-                        .collect();
-                    let hi: Vec<i128> = (0..nd)
-                        .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
-                        .collect();
-                    let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
-                    // For each subarray box inside the tile box, copy cells.
-                    let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
+            // A band of less than `band_bytes` decoded joins the next
+            // (regions between them hold no tile of this fragment): a
+            // small read stays one band, read with as few requests as one
+            // run of tiles needs.
+            let mut merged: Vec<((usize, usize), Vec<usize>)> = Vec::with_capacity(bands.len());
+            for (region, members) in bands {
+                match merged.last_mut() {
+                    Some((r, m)) if (m.len() as u64).saturating_mul(per_tile) < self.band_bytes => {
+                        r.1 = region.1;
+                        m.extend(members);
+                    }
+                    _ => merged.push((region, members)),
+                }
+            }
+            let bands = merged;
+            let threads = rayon::current_num_threads().min(bands.len()).max(1) as u64;
+            let group = (DENSE_GROUP_BYTES / threads / per_tile.max(1)).max(1) as usize;
+            let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
+            let views = band_outs(&mut outs, &regions);
+            let shared = std::sync::Mutex::new(std::mem::take(&mut bufs));
+            let place = |tc: &[i128],
+                         mut fields: Vec<Option<FieldTile>>,
+                         outs: &mut [BandOut<'_>],
+                         first: usize|
+             -> Result<(), QueryError> {
+                // Box of the tile, clipped to the non-empty domain.
+                let lo: Vec<i128> = (0..nd)
+                    .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
+                    .collect();
+                let hi: Vec<i128> = (0..nd)
+                    .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
+                    .collect();
+                let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
+                // For each subarray box inside the tile box, copy cells.
+                let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
+                for j in 0..nd {
+                    let mut nb = Vec::new();
+                    for b in &boxes {
+                        for (a, z) in &sub[j] {
+                            let (a, z) = ((*a).max(lo[j]), (*z).min(hi[j]));
+                            if a <= z {
+                                let mut x = b.clone();
+                                x.push((a, z));
+                                nb.push(x);
+                            }
+                        }
+                    }
+                    boxes = nb;
+                }
+                // A coordinate's position in the tile (cell order) and in
+                // the band's region of the result.
+                let locate = |c: &[i128]| -> (usize, usize) {
+                    let (mut cell, mut ri) = (0i128, 0u64);
                     for j in 0..nd {
-                        let mut nb = Vec::new();
-                        for b in &boxes {
-                            for (a, z) in &sub[j] {
-                                let (a, z) = ((*a).max(lo[j]), (*z).min(hi[j]));
-                                if a <= z {
-                                    let mut x = b.clone();
-                                    x.push((a, z));
-                                    nb.push(x);
-                                }
-                            }
-                        }
-                        boxes = nb;
+                        cell += (c[j] - tile_lo[j]) * cs[j];
+                        ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
                     }
-                    // A coordinate's position in the tile (cell order) and in the result.
-                    let locate = |c: &[i128]| -> (usize, usize) {
-                        let (mut cell, mut ri) = (0i128, 0u64);
-                        for j in 0..nd {
-                            cell += (c[j] - tile_lo[j]) * cs[j];
-                            ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
-                        }
-                        (cell as usize, ri as usize)
-                    };
-                    // Fast path: when the innermost result dimension is also the
-                    // innermost cell dimension, a box row is one contiguous run in
-                    // both the tile and the result: copy it whole.
-                    let inner = if layout == Layout::ColMajor {
-                        0
-                    } else {
-                        nd - 1
-                    };
-                    let runs = cs[inner] == 1
-                        && strides[inner] == 1
-                        && fields.iter().zip(&outs).all(|(f, o)| {
-                            o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
-                        });
-                    if runs {
-                        for bx in std::mem::take(&mut boxes) {
-                            let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
-                            let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
-                            loop {
-                                let (cell, ri) = locate(&c);
-                                for (k, f) in fields.iter().enumerate() {
-                                    let (o, tile) = (&mut outs[k], f.as_ref().expect("checked"));
-                                    let w = o.cell;
-                                    if (cell + len) * w > tile.data.len() {
-                                        return Err(QueryError::Invalid(format!(
-                                            "fragment {}: cells {cell}..{} are past its tile",
-                                            frag.name,
-                                            cell + len
-                                        )));
-                                    }
-                                    if let Some(fx) = &mut o.fixed {
-                                        fx[ri * w..(ri + len) * w].copy_from_slice(
-                                            &tile.data[cell * w..(cell + len) * w],
-                                        );
-                                    }
-                                    if let Some(val) = &mut o.validity {
-                                        match &tile.validity {
-                                            Some(v) => val[ri..ri + len]
-                                                .copy_from_slice(&v[cell..cell + len]),
-                                            None => val[ri..ri + len].fill(1),
-                                        }
-                                    }
-                                }
-                                // Next row: advance the other dimensions.
-                                let mut j = nd;
-                                let mut done = true;
-                                while j > 0 {
-                                    j -= 1;
-                                    if j == inner {
-                                        continue;
-                                    }
-                                    if c[j] < bx[j].1 {
-                                        c[j] += 1;
-                                        done = false;
-                                        break;
-                                    }
-                                    c[j] = bx[j].0;
-                                }
-                                if done {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    for bx in boxes {
+                    (cell as usize, ri as usize - first)
+                };
+                // Var-sized values keep their tile's buffer (moved, not
+                // copied), named by its id in the shared list.
+                let ids = var_ids(
+                    &mut fields,
+                    outs,
+                    &mut shared.lock().unwrap_or_else(|e| e.into_inner()),
+                );
+                // Fast path: when the innermost result dimension is also the
+                // innermost cell dimension, a box row is one contiguous run in
+                // both the tile and the result: copy it whole.
+                let inner = if layout == Layout::ColMajor {
+                    0
+                } else {
+                    nd - 1
+                };
+                let runs = cs[inner] == 1
+                    && strides[inner] == 1
+                    && fields.iter().zip(outs.iter()).all(|(f, o)| {
+                        o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
+                    });
+                if runs {
+                    for bx in std::mem::take(&mut boxes) {
+                        let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
                         let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                         loop {
                             let (cell, ri) = locate(&c);
-                            for (k, o) in outs.iter_mut().enumerate() {
-                                let at = schema.attribute(&attrs[k]).expect("checked");
-                                put_cell(o, fields[k].as_ref(), cell, ri, at, k, &frag.name)?;
-                            }
-                            // Var cells reference this tile's buffer: patch the marker below.
-                            let mut j = nd;
-                            loop {
-                                if j == 0 {
-                                    break;
+                            for (o, f) in outs.iter_mut().zip(&fields) {
+                                let tile = f.as_ref().expect("checked");
+                                let w = o.cell;
+                                if (cell + len) * w > tile.data.len() {
+                                    return Err(QueryError::Invalid(format!(
+                                        "fragment {}: cells {cell}..{} are past its tile",
+                                        frag.name,
+                                        cell + len
+                                    )));
                                 }
+                                if let Some(fx) = &mut o.fixed {
+                                    fx[ri * w..(ri + len) * w]
+                                        .copy_from_slice(&tile.data[cell * w..(cell + len) * w]);
+                                }
+                                if let Some(val) = &mut o.validity {
+                                    match &tile.validity {
+                                        Some(v) => {
+                                            val[ri..ri + len].copy_from_slice(&v[cell..cell + len])
+                                        }
+                                        None => val[ri..ri + len].fill(1),
+                                    }
+                                }
+                            }
+                            // Next row: advance the other dimensions.
+                            let mut j = nd;
+                            let mut done = true;
+                            while j > 0 {
                                 j -= 1;
+                                if j == inner {
+                                    continue;
+                                }
                                 if c[j] < bx[j].1 {
                                     c[j] += 1;
+                                    done = false;
                                     break;
                                 }
                                 c[j] = bx[j].0;
-                                if j == 0 {
-                                    j = usize::MAX;
-                                    break;
-                                }
                             }
-                            if j == usize::MAX || (nd == 0) {
+                            if done {
                                 break;
                             }
                         }
                     }
-                    name_var_buffers(&mut fields, &mut outs, &mut bufs);
-                    fields.into_iter().flatten().for_each(crate::tiles::recycle);
                 }
-            }
+                for bx in boxes {
+                    let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+                    'cells: loop {
+                        let (cell, ri) = locate(&c);
+                        for (k, o) in outs.iter_mut().enumerate() {
+                            let at = schema.attribute(&attrs[k]).expect("checked");
+                            put_cell(o, fields[k].as_ref(), cell, ri, at, ids[k], &frag.name)?;
+                        }
+                        // Next cell: advance the fastest dimension first.
+                        for j in (0..nd).rev() {
+                            if c[j] < bx[j].1 {
+                                c[j] += 1;
+                                continue 'cells;
+                            }
+                            c[j] = bx[j].0;
+                        }
+                        break;
+                    }
+                }
+                fields.into_iter().flatten().for_each(crate::tiles::recycle);
+                Ok(())
+            };
+            bands.into_par_iter().zip(views).try_for_each(
+                |(((first, _), members), mut outs)| {
+                    for grp in members.chunks(group) {
+                        let nums: Vec<u64> = grp.iter().map(|&i| numbers[i]).collect();
+                        let decoded: Vec<Vec<Option<FieldTile>>> =
+                            decode_in_runs(self.storage, frag, &present, &nums, |src, t| {
+                                let span = spans.get(&t).cloned();
+                                specs
+                                    .iter()
+                                    .map(|s| {
+                                        s.as_ref()
+                                            .map(|s| {
+                                                decode_field_tile_span(
+                                                    src,
+                                                    frag,
+                                                    s,
+                                                    t,
+                                                    key,
+                                                    span.clone(),
+                                                )
+                                            })
+                                            .transpose()
+                                    })
+                                    .collect()
+                            })?;
+                        for (&i, fields) in grp.iter().zip(decoded) {
+                            place(&tiles[i], fields, &mut outs, first)?;
+                        }
+                    }
+                    Ok::<(), QueryError>(())
+                },
+            )?;
+            bufs = shared.into_inner().unwrap_or_else(|e| e.into_inner());
         }
         // Assemble columns: dimensions from positions, attributes from outputs.
         let mut result = ReadResult {
@@ -639,21 +743,8 @@ impl<'a> Query<'a> {
                 .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
                 .collect();
             for (j, d) in dims.iter().enumerate() {
-                // Each coordinate repeats `strides[j]` times in a row; that
-                // cycle repeats until the result is full: build it once, copy it.
                 let w = d.datatype.size() as usize;
-                let mut data = Vec::with_capacity(n * w);
-                for c in &coords[j] {
-                    let b = &c.to_le_bytes()[..w];
-                    for _ in 0..strides[j] {
-                        data.extend_from_slice(b);
-                    }
-                }
-                let cycle = data.len();
-                while data.len() < n * w {
-                    let take = cycle.min(n * w - data.len());
-                    data.extend_from_within(..take);
-                }
+                let data = dense_coords(n, w, &coords[j], strides[j] as usize);
                 result.columns.push(crate::result::Column {
                     name: d.name.clone(),
                     is_dimension: true,
@@ -1702,25 +1793,179 @@ fn field_column(schema: &ArraySchema, field: Field) -> Column {
 /// Decoded bytes per group of tiles a dense read places at once.
 const DENSE_GROUP_BYTES: u64 = 32 << 20;
 
+/// Decoded bytes under which a band of a dense read joins its neighbour
+/// ([`Query::dense_band_bytes`]).
+const DENSE_BAND_BYTES: u64 = 8 << 20;
+
 /// One attribute's output of a dense read, filled in place.
 struct DenseOut {
     fixed: Option<Vec<u8>>,
-    /// Var-sized cells as (buffer id, start, length); `u32::MAX` stands for
-    /// the tile being placed until [`name_var_buffers`] gives it an id.
+    /// Var-sized cells as (buffer id, start, length).
     var: Option<Vec<(u32, u64, u64)>>,
     validity: Option<Vec<u8>>,
     cell: usize,
 }
 
+/// One attribute's share of a dense result: the cells of one region of
+/// result positions, borrowed from its [`DenseOut`], so that regions are
+/// filled in parallel.
+struct BandOut<'o> {
+    fixed: Option<&'o mut [u8]>,
+    var: Option<&'o mut [(u32, u64, u64)]>,
+    validity: Option<&'o mut [u8]>,
+    cell: usize,
+}
+
+/// Cuts every output into the regions `[start, end)` of result positions
+/// (sorted, disjoint, inside the result): per region, one view per output.
+fn band_outs<'o>(outs: &'o mut [DenseOut], regions: &[(usize, usize)]) -> Vec<Vec<BandOut<'o>>> {
+    /// The next `take` items of `rest` after skipping `skip`.
+    fn cut<'o, T>(rest: &mut Option<&'o mut [T]>, skip: usize, take: usize) -> Option<&'o mut [T]> {
+        let (_, after) = rest.take()?.split_at_mut(skip);
+        let (band, after) = after.split_at_mut(take);
+        *rest = Some(after);
+        Some(band)
+    }
+    let mut views: Vec<Vec<BandOut<'o>>> = regions.iter().map(|_| Vec::new()).collect();
+    for o in outs.iter_mut() {
+        let w = o.cell;
+        let (mut fixed, mut var, mut validity) = (
+            o.fixed.as_deref_mut(),
+            o.var.as_deref_mut(),
+            o.validity.as_deref_mut(),
+        );
+        let mut at = 0;
+        for (v, &(start, end)) in views.iter_mut().zip(regions) {
+            v.push(BandOut {
+                fixed: cut(&mut fixed, (start - at) * w, (end - start) * w),
+                var: cut(&mut var, start - at, end - start),
+                validity: cut(&mut validity, start - at, end - start),
+                cell: w,
+            });
+            at = end;
+        }
+    }
+    views
+}
+
+/// The bands of a dense fragment's `tiles` along result dimension `j`
+/// (grid `dom`, non-empty domain `ned`, subarray ranges `sub`): per band,
+/// its first and last position on `j` and its members (indexes into
+/// `tiles`), sorted by position. `None` where a band's positions are not
+/// one interval (ranges that overlap, or out of order): then the whole
+/// result is one region.
+#[allow(clippy::type_complexity)]
+fn dense_bands(
+    tiles: &[Vec<i128>],
+    j: usize,
+    dom: &(i128, i128, i128),
+    ned: (i128, i128),
+    sub: &[(i128, i128)],
+) -> Option<Vec<(u64, u64, Vec<usize>)>> {
+    let mut sorted = sub.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[1].0 <= w[0].1) {
+        return None;
+    }
+    let mut by_coord: std::collections::BTreeMap<i128, Vec<usize>> = Default::default();
+    for (i, tc) in tiles.iter().enumerate() {
+        by_coord.entry(tc[j]).or_default().push(i);
+    }
+    let mut bands = Vec::with_capacity(by_coord.len());
+    for (t, members) in by_coord {
+        let (lo, hi) = (
+            (dom.0 + t * dom.2).max(ned.0),
+            (dom.0 + (t + 1) * dom.2 - 1).min(ned.1),
+        );
+        // Positions of the band's coordinates: an interval per range.
+        let (mut first, mut last, mut count, mut base) = (u64::MAX, 0u64, 0u64, 0u64);
+        for (a, b) in sub {
+            let (x, y) = ((*a).max(lo), (*b).min(hi));
+            if x <= y {
+                let p = base + (x - a) as u64;
+                let q = base + (y - a) as u64;
+                first = first.min(p);
+                last = last.max(q);
+                count += q - p + 1;
+            }
+            base += (b - a + 1) as u64;
+        }
+        if count == 0 || last - first + 1 != count {
+            return None;
+        }
+        bands.push((first, last, members));
+    }
+    bands.sort_unstable_by_key(|b| b.0);
+    Some(bands)
+}
+
+/// A dimension's column of a dense result of `n` cells (`w` bytes each):
+/// each of `coords` repeats `stride` times in a row, and that sequence
+/// repeats until the result is full. Written in parallel, in chunks.
+fn dense_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
+    // Small enough that a small result is still written by every thread.
+    const CHUNK_CELLS: usize = 1 << 15;
+    let period = coords.len().saturating_mul(stride);
+    let mut data = crate::tiles::result_filled(n * w, 0);
+    if n == 0 || period == 0 {
+        return data;
+    }
+    // A short period is built once and copied: the innermost dimension's
+    // coordinates would otherwise be written one cell at a time.
+    let cycle: Option<Vec<u8>> = (period * w <= 1 << 20).then(|| {
+        let mut c = Vec::with_capacity(period * w);
+        for v in coords {
+            for _ in 0..stride {
+                c.extend_from_slice(&v.to_le_bytes()[..w]);
+            }
+        }
+        c
+    });
+    data.par_chunks_mut(CHUNK_CELLS * w)
+        .enumerate()
+        .for_each(|(k, out)| {
+            let mut i = k * CHUNK_CELLS;
+            let mut at = 0;
+            while at < out.len() {
+                let len = match &cycle {
+                    Some(c) => {
+                        let from = (i % period) * w;
+                        let len = (c.len() - from).min(out.len() - at);
+                        out[at..at + len].copy_from_slice(&c[from..from + len]);
+                        len
+                    }
+                    None => {
+                        // A run of one coordinate: one value, then doubling copies.
+                        let v = &coords[(i / stride) % coords.len()].to_le_bytes()[..w];
+                        let end = (at + (stride - i % stride) * w).min(out.len());
+                        let run = &mut out[at..end];
+                        run[..w].copy_from_slice(v);
+                        let mut done = w;
+                        while done < run.len() {
+                            let k = done.min(run.len() - done);
+                            run.copy_within(..k, done);
+                            done += k;
+                        }
+                        run.len()
+                    }
+                };
+                at += len;
+                i += len / w;
+            }
+        });
+    data
+}
+
 /// Writes cell `cell` of `tile` (or, without a tile, the fill value of
-/// attribute number `k`: the fragment predates it) at result position `ri`.
+/// attribute `at`: the fragment predates it) at position `ri` of a region.
+/// Var-sized cells name their bytes by `id` ([`var_ids`]).
 fn put_cell(
-    o: &mut DenseOut,
+    o: &mut BandOut<'_>,
     tile: Option<&FieldTile>,
     cell: usize,
     ri: usize,
     at: &tessera_schema::Attribute,
-    k: usize,
+    id: u32,
     fragment: &str,
 ) -> Result<(), QueryError> {
     match tile {
@@ -1738,7 +1983,7 @@ fn put_cell(
             }
             if let Some(vv) = &mut o.var {
                 let offs = tile.offsets.as_ref().expect("var tile");
-                vv[ri] = (u32::MAX, offs[cell], offs[cell + 1] - offs[cell]);
+                vv[ri] = (id, offs[cell], offs[cell + 1] - offs[cell]);
             }
             if let Some(val) = &mut o.validity {
                 val[ri] = tile.valid(cell) as u8;
@@ -1750,8 +1995,7 @@ fn put_cell(
                     .copy_from_slice(&at.fill_value[..o.cell.min(at.fill_value.len())]);
             }
             if let Some(vv) = &mut o.var {
-                // Buffer `k` is attribute `k`'s fill value.
-                vv[ri] = (k as u32, 0, at.fill_value.len() as u64);
+                vv[ri] = (id, 0, at.fill_value.len() as u64);
             }
             if let Some(val) = &mut o.validity {
                 val[ri] = at.fill_validity as u8;
@@ -1761,22 +2005,23 @@ fn put_cell(
     Ok(())
 }
 
-/// Var-sized values just placed from one tile: keep the tile's buffer (it
-/// is not needed after placing, so it moves, not copies) and give it an id.
-fn name_var_buffers(
+/// The buffer ids var-sized cells of these tiles name: each var-sized
+/// tile's values move into `bufs` (they are not needed after placing)
+/// under a new id; a field without a tile names its attribute's fill
+/// value, buffer `k`.
+fn var_ids(
     fields: &mut [Option<FieldTile>],
-    outs: &mut [DenseOut],
+    outs: &[BandOut<'_>],
     bufs: &mut Vec<Arc<Vec<u8>>>,
-) {
-    for (f, o) in fields.iter_mut().zip(outs.iter_mut()) {
-        if let (Some(tile), Some(vv)) = (f, &mut o.var) {
+) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..fields.len() as u32).collect();
+    for ((f, o), id) in fields.iter_mut().zip(outs).zip(&mut ids) {
+        if let (Some(tile), Some(_)) = (f, &o.var) {
             bufs.push(Arc::new(std::mem::take(&mut tile.data)));
-            let id = (bufs.len() - 1) as u32;
-            for e in vv.iter_mut().filter(|e| e.0 == u32::MAX) {
-                e.0 = id;
-            }
+            *id = (bufs.len() - 1) as u32;
         }
     }
+    ids
 }
 
 /// The decoded tiles of one sparse tile and which of its cells the subarray selects.
@@ -1884,5 +2129,46 @@ fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
     ReadResult {
         columns,
         cell_count: r.cell_count,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The column cell by cell, as the layout defines it.
+    fn naive_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| coords[(i / stride) % coords.len()].to_le_bytes()[..w].to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn dense_coords_match_the_layout() {
+        // Short periods (copied from one cycle) and long ones (runs),
+        // chunk boundaries inside runs and cycles, widths 1 to 8.
+        let ranges: Vec<i128> = (-3..40).chain(1000..1100).collect();
+        for (n, w, count, stride) in [
+            (0, 8, 5, 1),
+            (7, 1, 7, 1),
+            (1 << 19, 8, 64, 1),
+            (1 << 19, 4, 143, 3),
+            (3 << 18, 8, 143, 5000),
+            (600_000, 2, 1, 600_000),
+            ((1 << 20) + 5, 8, 143, 7333),
+        ] {
+            let coords = &ranges[..count];
+            let period = count * stride;
+            let n = if n == 0 {
+                0
+            } else {
+                n - n % period.max(1) + period
+            };
+            assert_eq!(
+                dense_coords(n, w, coords, stride),
+                naive_coords(n, w, coords, stride),
+                "{n} cells of width {w}, {count} coordinates, stride {stride}"
+            );
+        }
     }
 }

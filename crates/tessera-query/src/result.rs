@@ -86,6 +86,31 @@ impl ReadResult {
         self.columns.iter().find(|c| c.name == name)
     }
 
+    /// Hands this result's buffers back: the next read of this process
+    /// (the next batch of [`crate::Batches`], say) fills them instead of
+    /// fresh memory, whose every page the kernel must fault in and clear
+    /// (on large dense reads, more time than decoding). The pool is
+    /// bounded; what does not fit is freed.
+    ///
+    /// ```
+    /// # use tessera_query::{Query, ReadResult};
+    /// # fn run(q: Query<'_>) -> Result<(), tessera_query::QueryError> {
+    /// for batch in q.batches(256 << 20)? {
+    ///     let batch: ReadResult = batch?;
+    ///     // ... use the cells ...
+    ///     batch.recycle();
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn recycle(self) {
+        for c in self.columns {
+            crate::tiles::RESULT_BUFFERS.give(c.data);
+            if let Some(v) = c.validity {
+                crate::tiles::RESULT_BUFFERS.give(v);
+            }
+        }
+    }
+
     /// Appends the cells of `other`, a result with the same columns (the
     /// next batch of the same read). An empty `self` takes `other` whole.
     pub fn append(&mut self, other: ReadResult) {
@@ -132,13 +157,15 @@ impl ColumnBuilder {
                 is_dimension,
                 datatype,
                 cell_val_num: cvn,
-                data: Vec::with_capacity(capacity.saturating_mul(fixed.max(1)).min(1 << 30)),
+                data: crate::tiles::result_buffer(
+                    capacity.saturating_mul(fixed.max(1)).min(1 << 30),
+                ),
                 offsets: cvn.is_var().then(|| {
                     let mut v = Vec::with_capacity(capacity.saturating_add(1).min(1 << 27));
                     v.push(0);
                     v
                 }),
-                validity: nullable.then(|| Vec::with_capacity(capacity.min(1 << 30))),
+                validity: nullable.then(|| crate::tiles::result_buffer(capacity.min(1 << 30))),
             },
         }
     }

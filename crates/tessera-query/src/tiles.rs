@@ -348,12 +348,44 @@ static READ_BUFFERS: BufferPool = BufferPool::new(8, 2 * MAX_RUN_BYTES as usize)
 /// Decoded fixed-sized tiles a reader is done with ([`recycle`]).
 pub(crate) static TILE_BUFFERS: BufferPool = BufferPool::new(64, 32 << 20);
 
-/// Caps each buffer pool at `bytes` for the rest of the process: reads in
-/// batches call it with a share of their memory budget, which the pools
-/// would otherwise sit outside of.
-pub(crate) fn cap_pools(bytes: usize) {
+/// Result buffers a caller is done with ([`crate::ReadResult::recycle`]):
+/// the next batch of a read fills them instead of fresh memory.
+pub(crate) static RESULT_BUFFERS: BufferPool = BufferPool::new(16, 1 << 30);
+
+/// Caps each buffer pool at `bytes` (the result pool at `results`) for the
+/// rest of the process: reads in batches call it with shares of their
+/// memory budget, which the pools would otherwise sit outside of.
+pub(crate) fn cap_pools(bytes: usize, results: usize) {
     READ_BUFFERS.cap(bytes);
     TILE_BUFFERS.cap(bytes);
+    RESULT_BUFFERS.cap(results);
+}
+
+/// An empty buffer with room for `len` bytes of a result column: a recycled
+/// one when the pool holds one large enough.
+pub(crate) fn result_buffer(len: usize) -> Vec<u8> {
+    let mut b = RESULT_BUFFERS.take(len);
+    if b.capacity() < len {
+        RESULT_BUFFERS.give(b);
+        return Vec::with_capacity(len);
+    }
+    b.clear();
+    b
+}
+
+/// `len` bytes of `byte` for a result column. Without a recycled buffer,
+/// zeros come from the allocator untouched: the kernel clears their pages
+/// where they are first written, in parallel, not here.
+pub(crate) fn result_filled(len: usize, byte: u8) -> Vec<u8> {
+    let mut b = RESULT_BUFFERS.take(len);
+    if b.capacity() < len {
+        RESULT_BUFFERS.give(b);
+        return vec![byte; len];
+    }
+    b.clear();
+    // Written in parallel: large results fill at both cores' speed.
+    b.par_extend(rayon::iter::repeat_n(byte, len));
+    b
 }
 
 /// Hands a decoded tile's buffers back for the next tiles to reuse.

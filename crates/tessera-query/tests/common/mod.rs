@@ -31,14 +31,19 @@ pub fn fixture_arrays() -> Vec<(PathBuf, OpenArray)> {
 /// cells (`None` for other dimension types and empty arrays), to cut
 /// subarrays from.
 pub fn first_dim_span(array: &OpenArray) -> Option<(i128, i128)> {
-    let d0 = &array.schema.dimensions[0];
+    dim_span(array, 0)
+}
+
+/// The same for dimension `j`.
+pub fn dim_span(array: &OpenArray, j: usize) -> Option<(i128, i128)> {
+    let d = &array.schema.dimensions[j];
     let ned = array
         .fragments
         .iter()
         .find_map(|f| f.footer.non_empty_domain.as_ref())?;
     match (
-        Key::decode(d0.datatype, &ned[0].lo),
-        Key::decode(d0.datatype, &ned[0].hi),
+        Key::decode(d.datatype, &ned[j].lo),
+        Key::decode(d.datatype, &ned[j].hi),
     ) {
         (Key::Int(lo), Key::Int(hi)) => Some((lo, hi)),
         _ => None,
