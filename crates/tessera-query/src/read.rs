@@ -5,8 +5,9 @@ use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
-    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, fixed_tile_len,
-    pick_fixed, picked_cells, CellFilter, Fetched, FieldSpec, FieldTile, TileBuffers,
+    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into,
+    decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells, CellFilter, Fetched, FieldSpec,
+    FieldTile,
 };
 use crate::QueryError;
 use rayon::prelude::*;
@@ -1060,15 +1061,53 @@ impl<'a> Query<'a> {
             CellValNum::Fixed(k) => Some(k as u64 * t.size()),
             CellValNum::Var => None,
         };
+        // Var-sized fields decode into their place too where the fragment
+        // metadata gives each tile's var size (and offsets have their own
+        // tiles): per column, each tile's var size, else None (such
+        // values are decoded apart and copied after).
+        let mut var_sizes: Vec<Option<Vec<u64>>> = Vec::with_capacity(wanted.len());
+        for &field in &wanted {
+            let c = field_column(schema, field);
+            let direct_var = c.cell_val_num.is_var()
+                && frags.iter().all(|f| {
+                    !FieldSpec::of(f, field)
+                        .filters
+                        .offsets_in_data(c.datatype, f.schema.version)
+                });
+            if !direct_var {
+                var_sizes.push(None);
+                continue;
+            }
+            let mut sizes = Vec::with_capacity(tiles.len());
+            for &(fi, t, _) in &tiles {
+                let f = &frags[fi];
+                let idx = f.field_index(field).expect("the field exists");
+                let size = f
+                    .tile_var_sizes(self.storage, idx)?
+                    .get(t as usize)
+                    .copied();
+                sizes.push(size.ok_or_else(|| QueryError::Corrupt {
+                    fragment: f.name.clone(),
+                    file: "fragment metadata".into(),
+                    tile: t,
+                    message: format!("no var tile size for tile {t}"),
+                })?);
+            }
+            var_sizes.push(Some(sizes));
+        }
         // Fixed-sized fields and validity decode into their place; var-sized
-        // values (whose total is known only once decoded) are copied after.
+        // values without known sizes are copied after.
         let mut columns: Vec<Column> = wanted
             .iter()
-            .map(|&field| {
+            .zip(&var_sizes)
+            .map(|(&field, sizes)| {
                 let mut c = field_column(schema, field);
                 let name = &c.name;
-                let size =
-                    fixed_bytes(c.cell_val_num, c.datatype).map_or(Some(0), |w| w.checked_mul(n));
+                let size = match sizes {
+                    Some(s) => s.iter().try_fold(0u64, |a, &b| a.checked_add(b)),
+                    None => fixed_bytes(c.cell_val_num, c.datatype)
+                        .map_or(Some(0), |w| w.checked_mul(n)),
+                };
                 let zeroed = |bytes: Option<u64>| -> Result<Vec<u8>, QueryError> {
                     // The cell counts come off disk: a fallible reservation
                     // first, so an absurd count is an error, not an abort.
@@ -1089,31 +1128,60 @@ impl<'a> Query<'a> {
                 if c.validity.is_some() {
                     c.validity = Some(zeroed(Some(n))?);
                 }
+                if let Some(total) = size.filter(|_| sizes.is_some()) {
+                    // n + 1 offsets: n comes off disk, so the reservation
+                    // is fallible here too.
+                    let mut offs: Vec<u64> = Vec::new();
+                    let count = usize::try_from(n).ok().and_then(|n| n.checked_add(1));
+                    if count.is_none_or(|k| offs.try_reserve_exact(k).is_err()) {
+                        return Err(QueryError::Invalid(format!(
+                            "the fragments claim {n} cells: `{name}` cannot be allocated"
+                        )));
+                    }
+                    offs.resize(n as usize, 0);
+                    offs.push(total);
+                    c.offsets = Some(offs);
+                }
                 Ok(c)
             })
             .collect::<Result<_, QueryError>>()?;
-        // One slot per (field, tile): the tile's part of the field's buffers.
-        type Slot<'b> = std::sync::Mutex<TileBuffers<'b>>;
-        let mut slots: Vec<Vec<Slot<'_>>> = Vec::with_capacity(columns.len());
-        for c in columns.iter_mut() {
-            // Var-sized columns are filled after decoding: no slots.
+        // One slot per (field, tile): the tile's part of the field's
+        // buffers (values, validity, and for var-sized fields the offsets
+        // with the position of the tile's values among the column's).
+        struct Slot<'b> {
+            data: Option<&'b mut [u8]>,
+            validity: Option<&'b mut [u8]>,
+            offsets: Option<(&'b mut [u64], u64)>,
+        }
+        /// The next `len` items of `rest`.
+        fn head<'b, T>(rest: &mut Option<&'b mut [T]>, len: usize) -> Option<&'b mut [T]> {
+            let (head, tail) = rest.take()?.split_at_mut(len);
+            *rest = Some(tail);
+            Some(head)
+        }
+        let mut slots: Vec<Vec<std::sync::Mutex<Slot<'_>>>> = Vec::with_capacity(columns.len());
+        for (c, sizes) in columns.iter_mut().zip(&var_sizes) {
+            // Var-sized columns without sizes are filled after decoding: no slots.
             let w = fixed_bytes(c.cell_val_num, c.datatype);
-            let mut data = w.is_some().then_some(c.data.as_mut_slice());
-            let mut validity = c.validity.as_deref_mut().filter(|_| w.is_some());
+            let placed = w.is_some() || sizes.is_some();
+            let mut data = placed.then_some(c.data.as_mut_slice());
+            let mut validity = c.validity.as_deref_mut().filter(|_| placed);
+            let mut offsets = c.offsets.as_deref_mut().filter(|_| sizes.is_some());
             let mut field_slots = Vec::with_capacity(tiles.len());
-            for &(fi, t, _) in &tiles {
+            let mut base = 0u64;
+            for (k, &(fi, t, _)) in tiles.iter().enumerate() {
                 let cells = frags[fi].cell_num(t) as usize;
-                let d = data.take().map(|d| {
-                    let (head, tail) = d.split_at_mut(cells * w.unwrap_or(0) as usize);
-                    data = Some(tail);
-                    head
-                });
-                let v = validity.take().map(|v| {
-                    let (head, tail) = v.split_at_mut(cells);
-                    validity = Some(tail);
-                    head
-                });
-                field_slots.push(std::sync::Mutex::new((d, v)));
+                let bytes = match (w, sizes) {
+                    (Some(w), _) => cells * w as usize,
+                    (None, Some(s)) => s[k] as usize,
+                    (None, None) => 0,
+                };
+                field_slots.push(std::sync::Mutex::new(Slot {
+                    data: head(&mut data, bytes),
+                    validity: head(&mut validity, cells),
+                    offsets: head(&mut offsets, cells).map(|o| (o, base)),
+                }));
+                base += bytes as u64;
             }
             slots.push(field_slots);
         }
@@ -1131,14 +1199,23 @@ impl<'a> Query<'a> {
                 let at = first + numbers.binary_search(&t).expect("one of ours");
                 let mut var = Vec::new();
                 for (k, spec) in specs.iter().enumerate() {
-                    if spec.cell_val_num.is_var() {
+                    if spec.cell_val_num.is_var() && var_sizes[k].is_none() {
                         var.push(decode_field_tile(src, frag, spec, t, key)?);
                         continue;
                     }
                     let mut slot = slots[k][at].lock().expect("no panics while held");
-                    let (d, v) = &mut *slot;
-                    let buffers = (d.as_deref_mut(), v.as_deref_mut());
-                    decode_tile_into(src, frag, spec, t, key, buffers, None)?;
+                    let Slot {
+                        data,
+                        validity,
+                        offsets,
+                    } = &mut *slot;
+                    let validity = validity.as_deref_mut();
+                    match (data.as_deref_mut(), offsets) {
+                        (Some(d), Some((o, base))) => {
+                            decode_var_tile_into(src, frag, spec, t, key, d, (o, *base), validity)?
+                        }
+                        (d, _) => decode_tile_into(src, frag, spec, t, key, (d, validity), None)?,
+                    }
                 }
                 Ok(var)
             })?;
@@ -1149,7 +1226,9 @@ impl<'a> Query<'a> {
         // Var-sized columns: values and validity copied, offsets rebased.
         let mut var_columns: Vec<&mut Column> = columns
             .iter_mut()
-            .filter(|c| c.cell_val_num.is_var())
+            .zip(&var_sizes)
+            .filter(|(c, sizes)| c.cell_val_num.is_var() && sizes.is_none())
+            .map(|(c, _)| c)
             .collect();
         var_columns
             .par_iter_mut()

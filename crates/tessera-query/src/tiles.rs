@@ -560,16 +560,9 @@ pub fn decode_field_tile_span(
         } else {
             let data = unfilter_tile(&pipeline, &vbytes, &ctx.clone().expect_size(var_size))
                 .map_err(|e| tile_err(&vfile, e))?;
-            let (obytes, ofile) = read(FileKind::Fixed)?;
-            let octx = TileContext::new(v, 8).expect_size(cells * 8);
-            let raw = unfilter_tile(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)
-                .map_err(|e| tile_err(&ofile, e))?;
-            (
-                data,
-                raw.chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-                    .collect(),
-            )
+            let mut offsets = vec![0u64; cells as usize];
+            offsets_into(src, frag, spec, t, key, &mut offsets, 0, data.len() as u64)?;
+            (data, offsets)
         };
         if offsets.len() as u64 != cells {
             return Err(corrupt(
@@ -604,6 +597,77 @@ pub fn decode_field_tile_span(
     )?;
     out.validity = validity;
     Ok(out)
+}
+
+/// Unfilters the offsets tile of var-sized tile `t` (values `len` bytes)
+/// into `dst`, one per cell, each plus `base`: the start of each cell's
+/// value in the caller's buffer. Offsets that decrease or pass the values
+/// are an error.
+#[allow(clippy::too_many_arguments)]
+fn offsets_into(
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+    dst: &mut [u64],
+    base: u64,
+    len: u64,
+) -> Result<(), QueryError> {
+    let cells = dst.len() as u64;
+    let (obytes, ofile) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
+    let octx = TileContext::new(frag.version(), 8).expect_size(cells * 8);
+    // Scratch from the tile pool: offsets are rebased on the way out.
+    let mut raw = tile_buffer(dst.len() * 8);
+    unfilter_tile_into(
+        &keyed(&frag.schema.offsets_filters, key),
+        &obytes,
+        &octx,
+        &mut raw,
+    )
+    .map_err(|e| tile_error(frag, t, &ofile, e))?;
+    let mut last = 0;
+    for (o, c) in dst.iter_mut().zip(raw.chunks_exact(8)) {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        if x < last || x > len {
+            TILE_BUFFERS.give(raw);
+            return Err(QueryError::Corrupt {
+                fragment: frag.name.clone(),
+                file: ofile,
+                tile: t,
+                message: format!("cell offset {x} after {last}, in values of {len} bytes"),
+            });
+        }
+        last = x;
+        *o = base + x;
+    }
+    TILE_BUFFERS.give(raw);
+    Ok(())
+}
+
+/// Decodes var-sized tile `t` straight into the caller's buffers: values
+/// into `data` (exactly the tile's var size, as the fragment metadata
+/// gives it), offsets into `offsets` (one per cell, each plus `base`, the
+/// position of `data` in the caller's values), validity into `validity`.
+/// For fields whose offsets live in the values tile, use
+/// [`decode_field_tile`].
+#[allow(clippy::too_many_arguments)]
+pub fn decode_var_tile_into(
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+    data: &mut [u8],
+    (offsets, base): (&mut [u64], u64),
+    validity: Option<&mut [u8]>,
+) -> Result<(), QueryError> {
+    let (vbytes, vfile) = tile_bytes(src, frag, spec, t, FileKind::Var)?;
+    let ctx = TileContext::new(frag.version(), spec.datatype.size()).expect_size(data.len() as u64);
+    unfilter_tile_into(&keyed(&spec.filters, key), &vbytes, &ctx, data)
+        .map_err(|e| tile_error(frag, t, &vfile, e))?;
+    offsets_into(src, frag, spec, t, key, offsets, base, data.len() as u64)?;
+    decode_tile_into(src, frag, spec, t, key, (None, validity), None)
 }
 
 /// The unfiltered bytes of tile `t` of a fixed-sized field. The cell count
