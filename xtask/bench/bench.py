@@ -47,6 +47,7 @@ for name in ["dense_f64_zstd", "dense_i32_raw", "dense_f32_fragments"]:
     n = side(name)
     cases += [
         (name, "full read", None, None, None),
+        (name, "one attribute (a), no coordinates", "a", None, None),
         (name, "1 % subarray", None, f"{quarter(n)},{quarter(n)}", None),
     ]
 big = 2**40
@@ -64,7 +65,8 @@ cases += [
 def tessera_cmd(arr, attrs, sub, cond):
     cmd = [tessera, "read", arr, "--format", "null"]
     if attrs:
-        cmd += ["--attrs", attrs]
+        # As libtiledb_read.py does: attributes only, no coordinates.
+        cmd += ["--attrs", attrs, "--no-dims"]
     if sub:
         dims = ["r", "c"] if "dense" in arr else (["x", "y"] if "sparse_2d" in arr else ["i"])
         for d, r in zip(dims, sub.split(",")):
@@ -102,6 +104,8 @@ for name, label, attrs, sub, cond in cases:
     fl = None
     if label == "full read":
         fl = [run([floor, "floor", arr])[0] for _ in range(rounds)]
+    elif attrs and not sub and not cond:
+        fl = [run([floor, "floor", arr, attrs])[0] for _ in range(rounds)]
     rows.append((name, label, res, fl))
     t, l, lin, _, _ = res["all"]
     print(f"{name} / {label}: tessera {min(t):.3f}s, libtiledb {min(l):.3f}s ({min(lin):.3f}s in-process)", flush=True)

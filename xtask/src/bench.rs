@@ -15,8 +15,11 @@ use tessera::tile::{tile::ChunkList, Reader};
 
 /// Reads every tile of every attribute (and, for sparse arrays, dimension)
 /// and decodes each chunk with the raw codec of its pipeline's compressor.
+/// With `ATTRS` (comma-separated), only those attributes and no dimension:
+/// the floor of a read that asks for no coordinates.
 pub fn floor(args: &[String]) -> Result<(), Error> {
-    let path = args.first().ok_or("usage: xtask floor ARRAY")?;
+    let path = args.first().ok_or("usage: xtask floor ARRAY [ATTRS]")?;
+    let only: Option<Vec<&str>> = args.get(1).map(|a| a.split(',').collect());
     let a = OpenArray::open(&LocalFs, Path::new(path), 0, u64::MAX, None)?;
     let mut jobs = Vec::new();
     for f in &a.fragments {
@@ -25,6 +28,7 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
             .attributes
             .iter()
             .enumerate()
+            .filter(|(_, at)| only.as_ref().is_none_or(|o| o.contains(&at.name.as_str())))
             .map(|(i, at)| {
                 (
                     Field::Attribute(i),
@@ -34,7 +38,7 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
                 )
             })
             .collect();
-        if !f.footer.dense {
+        if !f.footer.dense && only.is_none() {
             fields.extend(
                 s.dimensions
                     .iter()

@@ -105,6 +105,9 @@ enum Command {
         /// Attributes to read, comma-separated (default: all, in schema order).
         #[arg(long, value_delimiter = ',')]
         attrs: Option<Vec<String>>,
+        /// Leave the dimensions (coordinates) out: attributes only.
+        #[arg(long)]
+        no_dims: bool,
         #[command(flatten)]
         select: Selection,
         /// Result layout (default: row-major for dense, unordered for sparse).
@@ -325,6 +328,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Read {
             array,
             attrs,
+            no_dims,
             select,
             layout,
             format,
@@ -333,7 +337,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             enum_values,
         } => {
             let a = select.open(&array)?;
-            let mut q = select.query(&a)?.enumeration_values(enum_values);
+            let mut q = select
+                .query(&a)?
+                .enumeration_values(enum_values)
+                .dimensions(!no_dims);
             if let Some(attrs) = attrs {
                 q = q.attributes(attrs);
             }
