@@ -176,10 +176,12 @@ impl<'a> Query<'a> {
 
     /// Dense reads place bands of tiles (those sharing a coordinate on
     /// the result's slowest dimension) in parallel, each into its own
-    /// region of the result; a band of fewer than `bytes` decoded joins
-    /// the next, so that a small read stays one band and one request per
-    /// run of tiles (default: 8 MiB). The result is the same whatever the
-    /// size; 0 (every band apart) serves tests and benchmarks.
+    /// region of the result, a band's rows in parallel slabs; a band of
+    /// fewer than `bytes` decoded joins the next, so that a small read
+    /// stays one band and one request per run of tiles (default: 8 MiB).
+    /// The result is the same whatever the size; 0 (every band apart) and
+    /// `u64::MAX` (one band, placed on one thread: the reference) serve
+    /// tests and benchmarks.
     pub fn dense_band_bytes(mut self, bytes: u64) -> Self {
         self.band_bytes = bytes;
         self
@@ -532,7 +534,11 @@ impl<'a> Query<'a> {
             // its buffers recycled for the next, so a large read faults
             // fresh memory in for a few tiles only.
             let slow = major_order(layout, nd)[0];
-            let bands = dense_bands(&tiles, slow, &dom[slow], ned[slow], &sub[slow])
+            let found = dense_bands(&tiles, slow, &dom[slow], ned[slow], &sub[slow]);
+            // Where bands are found, positions on the slowest dimension
+            // grow with coordinates: a band's rows can be cut into slabs.
+            let banded = found.is_some();
+            let bands = found
                 .map(|regions| {
                     regions
                         .into_iter()
@@ -568,10 +574,16 @@ impl<'a> Query<'a> {
             let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
             let views = band_outs(&mut outs, &regions);
             let shared = std::sync::Mutex::new(std::mem::take(&mut bufs));
+            let s_slow = strides[slow] as usize;
+            // Places the cells of tile `tc` whose positions on the slowest
+            // dimension are in `rows` (all, without) into `outs`, the region
+            // of the result from cell `first`.
             let place = |tc: &[i128],
-                         mut fields: Vec<Option<FieldTile>>,
+                         fields: &[Option<FieldTile>],
+                         ids: &[u32],
                          outs: &mut [BandOut<'_>],
-                         first: usize|
+                         first: usize,
+                         rows: Option<(u64, u64)>|
              -> Result<(), QueryError> {
                 // Box of the tile, clipped to the non-empty domain.
                 let lo: Vec<i128> = (0..nd)
@@ -597,6 +609,20 @@ impl<'a> Query<'a> {
                     }
                     boxes = nb;
                 }
+                if let Some((p0, p1)) = rows {
+                    // A box lies in one range, where positions run with
+                    // coordinates: keep the coordinates at positions p0..p1.
+                    boxes.retain_mut(|b| {
+                        let (a, z) = b[slow];
+                        let pa = pos_of(slow, a).unwrap_or(0) as i128;
+                        let pz = pa + (z - a);
+                        b[slow] = (
+                            a + (p0 as i128 - pa).max(0),
+                            z - (pz - (p1 as i128 - 1)).max(0),
+                        );
+                        b[slow].0 <= b[slow].1
+                    });
+                }
                 // A coordinate's position in the tile (cell order) and in
                 // the band's region of the result.
                 let locate = |c: &[i128]| -> (usize, usize) {
@@ -607,13 +633,6 @@ impl<'a> Query<'a> {
                     }
                     (cell as usize, ri as usize - first)
                 };
-                // Var-sized values keep their tile's buffer (moved, not
-                // copied), named by its id in the shared list.
-                let ids = var_ids(
-                    &mut fields,
-                    outs,
-                    &mut shared.lock().unwrap_or_else(|e| e.into_inner()),
-                );
                 // Fast path: when the innermost result dimension is also the
                 // innermost cell dimension, a box row is one contiguous run in
                 // both the tile and the result: copy it whole.
@@ -633,7 +652,7 @@ impl<'a> Query<'a> {
                         let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                         loop {
                             let (cell, ri) = locate(&c);
-                            for (o, f) in outs.iter_mut().zip(&fields) {
+                            for (o, f) in outs.iter_mut().zip(fields) {
                                 let tile = f.as_ref().expect("checked");
                                 let w = o.cell;
                                 if (cell + len) * w > tile.data.len() {
@@ -696,11 +715,10 @@ impl<'a> Query<'a> {
                         break;
                     }
                 }
-                fields.into_iter().flatten().for_each(crate::tiles::recycle);
                 Ok(())
             };
             bands.into_par_iter().zip(views).try_for_each(
-                |(((first, _), members), mut outs)| {
+                |(((first, end), members), mut outs)| {
                     for grp in members.chunks(group) {
                         let nums: Vec<u64> = grp.iter().map(|&i| numbers[i]).collect();
                         let decoded: Vec<Vec<Option<FieldTile>>> =
@@ -724,8 +742,59 @@ impl<'a> Query<'a> {
                                     })
                                     .collect()
                             })?;
-                        for (&i, fields) in grp.iter().zip(decoded) {
-                            place(&tiles[i], fields, &mut outs, first)?;
+                        // Var-sized values keep their tile's buffer (moved,
+                        // not copied), named by its id in the shared list.
+                        let decoded: Vec<(usize, Vec<Option<FieldTile>>, Vec<u32>)> = grp
+                            .iter()
+                            .zip(decoded)
+                            .map(|(&i, mut fields)| {
+                                let mut b = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                let ids = var_ids(&mut fields, &outs, &mut b);
+                                (i, fields, ids)
+                            })
+                            .collect();
+                        let rows = ((end - first) / s_slow.max(1)) as u64;
+                        if banded && rows > 1 && self.band_bytes != u64::MAX {
+                            // Slabs of the band's rows, placed in parallel:
+                            // each copies its rows of every tile.
+                            let p_first = (first / s_slow) as u64;
+                            let count = (rayon::current_num_threads() as u64 * 2).min(rows);
+                            let slabs: Vec<(u64, u64)> = (0..count)
+                                .map(|k| {
+                                    (p_first + rows * k / count, p_first + rows * (k + 1) / count)
+                                })
+                                .collect();
+                            let regions: Vec<(usize, usize)> = slabs
+                                .iter()
+                                .map(|&(p, q)| {
+                                    (p as usize * s_slow - first, q as usize * s_slow - first)
+                                })
+                                .collect();
+                            let views: Vec<BandOut<'_>> =
+                                outs.iter_mut().map(BandOut::reborrow).collect();
+                            split_views(views, &regions)
+                                .into_par_iter()
+                                .zip(slabs)
+                                .try_for_each(|(mut v, (p, q))| {
+                                    for (i, fields, ids) in &decoded {
+                                        place(
+                                            &tiles[*i],
+                                            fields,
+                                            ids,
+                                            &mut v,
+                                            p as usize * s_slow,
+                                            Some((p, q)),
+                                        )?;
+                                    }
+                                    Ok::<(), QueryError>(())
+                                })?;
+                        } else {
+                            for (i, fields, ids) in &decoded {
+                                place(&tiles[*i], fields, ids, &mut outs, first, None)?;
+                            }
+                        }
+                        for (_, fields, _) in decoded {
+                            fields.into_iter().flatten().for_each(crate::tiles::recycle);
                         }
                     }
                     Ok::<(), QueryError>(())
@@ -1895,9 +1964,36 @@ struct BandOut<'o> {
     cell: usize,
 }
 
+impl BandOut<'_> {
+    /// The same cells, borrowed again (for a shorter while).
+    fn reborrow(&mut self) -> BandOut<'_> {
+        BandOut {
+            fixed: self.fixed.as_deref_mut(),
+            var: self.var.as_deref_mut(),
+            validity: self.validity.as_deref_mut(),
+            cell: self.cell,
+        }
+    }
+}
+
 /// Cuts every output into the regions `[start, end)` of result positions
 /// (sorted, disjoint, inside the result): per region, one view per output.
 fn band_outs<'o>(outs: &'o mut [DenseOut], regions: &[(usize, usize)]) -> Vec<Vec<BandOut<'o>>> {
+    let whole = outs
+        .iter_mut()
+        .map(|o| BandOut {
+            fixed: o.fixed.as_deref_mut(),
+            var: o.var.as_deref_mut(),
+            validity: o.validity.as_deref_mut(),
+            cell: o.cell,
+        })
+        .collect();
+    split_views(whole, regions)
+}
+
+/// Cuts views into the regions `[start, end)` of their cells (sorted,
+/// disjoint, inside the views): per region, one view per output.
+fn split_views<'o>(views: Vec<BandOut<'o>>, regions: &[(usize, usize)]) -> Vec<Vec<BandOut<'o>>> {
     /// The next `take` items of `rest` after skipping `skip`.
     fn cut<'o, T>(rest: &mut Option<&'o mut [T]>, skip: usize, take: usize) -> Option<&'o mut [T]> {
         let (_, after) = rest.take()?.split_at_mut(skip);
@@ -1905,17 +2001,13 @@ fn band_outs<'o>(outs: &'o mut [DenseOut], regions: &[(usize, usize)]) -> Vec<Ve
         *rest = Some(after);
         Some(band)
     }
-    let mut views: Vec<Vec<BandOut<'o>>> = regions.iter().map(|_| Vec::new()).collect();
-    for o in outs.iter_mut() {
-        let w = o.cell;
-        let (mut fixed, mut var, mut validity) = (
-            o.fixed.as_deref_mut(),
-            o.var.as_deref_mut(),
-            o.validity.as_deref_mut(),
-        );
+    let mut out: Vec<Vec<BandOut<'o>>> = regions.iter().map(|_| Vec::new()).collect();
+    for v in views {
+        let w = v.cell;
+        let (mut fixed, mut var, mut validity) = (v.fixed, v.var, v.validity);
         let mut at = 0;
-        for (v, &(start, end)) in views.iter_mut().zip(regions) {
-            v.push(BandOut {
+        for (o, &(start, end)) in out.iter_mut().zip(regions) {
+            o.push(BandOut {
                 fixed: cut(&mut fixed, (start - at) * w, (end - start) * w),
                 var: cut(&mut var, start - at, end - start),
                 validity: cut(&mut validity, start - at, end - start),
@@ -1924,7 +2016,7 @@ fn band_outs<'o>(outs: &'o mut [DenseOut], regions: &[(usize, usize)]) -> Vec<Ve
             at = end;
         }
     }
-    views
+    out
 }
 
 /// The bands of a dense fragment's `tiles` along result dimension `j`

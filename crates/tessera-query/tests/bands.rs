@@ -1,9 +1,10 @@
 //! Dense reads place bands of tiles in parallel, each into its own region
-//! of the result. The fixtures are small, so by default every read is one
-//! band; here every band stands apart (`dense_band_bytes(0)`), and the
-//! result must equal the one-band result cell for cell, for subarrays
-//! that cut tiles, several ranges (in order, out of order, overlapping)
-//! and both result layouts.
+//! of the result, and a band's rows in parallel slabs. The fixtures are
+//! small, so by default every read is one band (in slabs); here every band
+//! also stands apart (`dense_band_bytes(0)`), and both must equal the
+//! reference, one band placed on one thread (`u64::MAX`), cell for cell,
+//! for subarrays that cut tiles, several ranges (in order, out of order,
+//! overlapping) and both result layouts.
 
 mod common;
 
@@ -90,13 +91,21 @@ fn banded_dense_reads_equal_one_band_reads() {
         ];
         for (name, setup) in &cases {
             let one = read(&a, u64::MAX, setup.as_ref());
-            let banded = read(&a, 0, setup.as_ref());
-            match (&one, &banded) {
-                (Ok(x), Ok(y)) => assert!(same(x, y), "{}: {name}: bands differ", path.display()),
-                (Err(x), Err(y)) => assert_eq!(x, y, "{}: {name}", path.display()),
-                _ => panic!("{}: {name}: {one:?} against {banded:?}", path.display()),
+            for bytes in [0, 8 << 20] {
+                let banded = read(&a, bytes, setup.as_ref());
+                match (&one, &banded) {
+                    (Ok(x), Ok(y)) => {
+                        assert!(
+                            same(x, y),
+                            "{}: {name}: {bytes}: bands differ",
+                            path.display()
+                        )
+                    }
+                    (Err(x), Err(y)) => assert_eq!(x, y, "{}: {name}", path.display()),
+                    _ => panic!("{}: {name}: {one:?} against {banded:?}", path.display()),
+                }
+                compared += 1;
             }
-            compared += 1;
         }
     }
     assert!(compared > 100, "only {compared} reads compared");
