@@ -21,17 +21,6 @@ fn read(a: &OpenArray, band_bytes: u64, setup: &Setup<'_>) -> Result<ReadResult,
         .map_err(|e| e.to_string())
 }
 
-fn same(x: &ReadResult, y: &ReadResult) -> bool {
-    x.cell_count == y.cell_count
-        && x.columns.len() == y.columns.len()
-        && x.columns.iter().zip(&y.columns).all(|(c, d)| {
-            c.name == d.name
-                && c.data == d.data
-                && c.offsets == d.offsets
-                && c.validity == d.validity
-        })
-}
-
 #[test]
 fn banded_dense_reads_equal_one_band_reads() {
     let mut compared = 0;
@@ -96,7 +85,7 @@ fn banded_dense_reads_equal_one_band_reads() {
                 match (&one, &banded) {
                     (Ok(x), Ok(y)) => {
                         assert!(
-                            same(x, y),
+                            common::same_result(x, y),
                             "{}: {name}: {bytes}: bands differ",
                             path.display()
                         )

@@ -23,17 +23,6 @@ fn read(
         .map_err(|e| e.to_string())
 }
 
-fn same(x: &ReadResult, y: &ReadResult) -> bool {
-    x.cell_count == y.cell_count
-        && x.columns.len() == y.columns.len()
-        && x.columns.iter().zip(&y.columns).all(|(c, d)| {
-            (c.name == d.name)
-                && c.data == d.data
-                && c.offsets == d.offsets
-                && c.validity == d.validity
-        })
-}
-
 #[test]
 fn direct_reads_equal_general_reads() {
     let mut compared = 0;
@@ -72,7 +61,11 @@ fn direct_reads_equal_general_reads() {
             let direct = read(&LocalFs, &a, true, setup.as_ref());
             match (&general, &direct) {
                 (Ok(g), Ok(d)) => {
-                    assert!(same(g, d), "{}: {name}: the paths differ", path.display())
+                    assert!(
+                        common::same_result(g, d),
+                        "{}: {name}: the paths differ",
+                        path.display()
+                    )
                 }
                 (Err(g), Err(d)) => assert_eq!(g, d, "{}: {name}", path.display()),
                 _ => panic!("{}: {name}: {general:?} against {direct:?}", path.display()),

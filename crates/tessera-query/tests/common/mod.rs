@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use tessera_fragment::OpenArray;
-use tessera_query::Key;
+use tessera_query::{Key, ReadResult};
 use tessera_tile::storage::LocalFs;
 
 /// Every fixture array of every TileDB-Py version, opened whole (arrays
@@ -48,4 +48,16 @@ pub fn dim_span(array: &OpenArray, j: usize) -> Option<(i128, i128)> {
         (Key::Int(lo), Key::Int(hi)) => Some((lo, hi)),
         _ => None,
     }
+}
+
+/// Two results hold the same cells, in the same order, column for column.
+pub fn same_result(x: &ReadResult, y: &ReadResult) -> bool {
+    x.cell_count == y.cell_count
+        && x.columns.len() == y.columns.len()
+        && x.columns.iter().zip(&y.columns).all(|(c, d)| {
+            c.name == d.name
+                && c.data == d.data
+                && c.offsets == d.offsets
+                && c.validity == d.validity
+        })
 }
