@@ -6,8 +6,8 @@ use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
     decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into,
-    decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells, CellFilter, Fetched, FieldSpec,
-    FieldTile,
+    decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells, var_tile_size, CellFilter,
+    Fetched, FieldSpec, FieldTile,
 };
 use crate::QueryError;
 use rayon::prelude::*;
@@ -1147,21 +1147,10 @@ impl<'a> Query<'a> {
                 var_sizes.push(None);
                 continue;
             }
-            let mut sizes = Vec::with_capacity(tiles.len());
-            for &(fi, t, _) in &tiles {
-                let f = &frags[fi];
-                let idx = f.field_index(field).expect("the field exists");
-                let size = f
-                    .tile_var_sizes(self.storage, idx)?
-                    .get(t as usize)
-                    .copied();
-                sizes.push(size.ok_or_else(|| QueryError::Corrupt {
-                    fragment: f.name.clone(),
-                    file: "fragment metadata".into(),
-                    tile: t,
-                    message: format!("no var tile size for tile {t}"),
-                })?);
-            }
+            let sizes = tiles
+                .iter()
+                .map(|&(fi, t, _)| var_tile_size(self.storage, &frags[fi], field, t))
+                .collect::<Result<_, _>>()?;
             var_sizes.push(Some(sizes));
         }
         // Fixed-sized fields and validity decode into their place; var-sized

@@ -544,39 +544,43 @@ pub fn decode_field_tile_span(
         ..Default::default()
     };
     if spec.cell_val_num.is_var() {
-        let idx = frag.field_index(spec.field).expect("field exists");
-        let var_size = *frag
-            .tile_var_sizes(storage, idx)?
-            .get(t as usize)
-            .ok_or_else(|| corrupt("var sizes", format!("no var tile size for tile {t}")))?;
+        // One offset per cell: bounds the cell count (and so the validity
+        // buffer below) before anything is allocated.
+        tile_len(frag, t, 8)?;
         let (vbytes, vfile) = read(FileKind::Var)?;
         let pipeline = keyed(&spec.filters, key);
         let ctx = TileContext::new(v, spec.datatype.size());
-        let (data, mut offsets) = if spec
+        let (data, offsets) = if spec
             .filters
             .offsets_in_data(spec.datatype, frag.schema.version)
         {
-            unfilter_var_string_tile(&pipeline, &vbytes, &ctx).map_err(|e| tile_err(&vfile, e))?
+            let (data, mut offsets) = unfilter_var_string_tile(&pipeline, &vbytes, &ctx)
+                .map_err(|e| tile_err(&vfile, e))?;
+            if offsets.len() as u64 != cells {
+                return Err(corrupt(
+                    &vfile,
+                    format!("{} offsets for {cells} cells", offsets.len()),
+                ));
+            }
+            offsets.push(data.len() as u64);
+            if offsets.windows(2).any(|w| w[0] > w[1]) {
+                return Err(corrupt(
+                    &vfile,
+                    "cell offsets are not monotone or exceed the var tile".into(),
+                ));
+            }
+            (data, offsets)
         } else {
+            let var_size = var_tile_size(storage, frag, spec.field, t)?;
             let data = unfilter_tile(&pipeline, &vbytes, &ctx.clone().expect_size(var_size))
                 .map_err(|e| tile_err(&vfile, e))?;
-            let mut offsets = vec![0u64; cells as usize];
-            offsets_into(src, frag, spec, t, key, &mut offsets, 0, data.len() as u64)?;
+            // offsets_into checks them: monotone, inside the values.
+            let mut offsets = vec![0u64; cells as usize + 1];
+            let (cell_offsets, end) = offsets.split_at_mut(cells as usize);
+            offsets_into(src, frag, spec, t, key, cell_offsets, 0, data.len() as u64)?;
+            end[0] = data.len() as u64;
             (data, offsets)
         };
-        if offsets.len() as u64 != cells {
-            return Err(corrupt(
-                &vfile,
-                format!("{} offsets for {cells} cells", offsets.len()),
-            ));
-        }
-        offsets.push(data.len() as u64);
-        if offsets.windows(2).any(|w| w[0] > w[1]) {
-            return Err(corrupt(
-                &vfile,
-                "cell offsets are not monotone or exceed the var tile".into(),
-            ));
-        }
         out.data = data;
         out.offsets = Some(offsets);
     } else {
@@ -677,20 +681,46 @@ pub fn fixed_tile_len(
     spec: &FieldSpec,
     t: u64,
 ) -> Result<usize, QueryError> {
+    tile_len(frag, t, spec.cell_size())
+}
+
+/// The bytes of tile `t`'s cells at `cell_size` bytes each, bounded by the
+/// largest tile a pipeline may hold.
+fn tile_len(frag: &FragmentMetadata, t: u64, cell_size: u64) -> Result<usize, QueryError> {
     let cells = frag.cell_num(t);
-    let bytes = cells.saturating_mul(spec.cell_size());
+    let bytes = cells.saturating_mul(cell_size);
     if bytes > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
         return Err(QueryError::Corrupt {
             fragment: frag.name.clone(),
             file: "fragment metadata".into(),
             tile: t,
-            message: format!(
-                "{cells} cells of {} bytes are more than a tile may hold",
-                spec.cell_size()
-            ),
+            message: format!("{cells} cells of {cell_size} bytes are more than a tile may hold"),
         });
     }
     Ok(bytes as usize)
+}
+
+/// The unfiltered size of var-sized tile `t` of `field`, as the fragment
+/// metadata records it.
+pub fn var_tile_size(
+    storage: &dyn Storage,
+    frag: &FragmentMetadata,
+    field: Field,
+    t: u64,
+) -> Result<u64, QueryError> {
+    let corrupt = |message: String| QueryError::Corrupt {
+        fragment: frag.name.clone(),
+        file: "fragment metadata".into(),
+        tile: t,
+        message,
+    };
+    let idx = frag
+        .field_index(field)
+        .ok_or_else(|| corrupt(format!("no {field:?} in the fragment")))?;
+    frag.tile_var_sizes(storage, idx)?
+        .get(t as usize)
+        .copied()
+        .ok_or_else(|| corrupt(format!("no var tile size for tile {t}")))
 }
 
 /// A tile buffer of `len` bytes: a recycled one, holding old bytes (they
