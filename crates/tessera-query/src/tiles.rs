@@ -364,28 +364,36 @@ pub(crate) fn cap_pools(bytes: usize, results: usize) {
 /// An empty buffer with room for `len` bytes of a result column: a recycled
 /// one when the pool holds one large enough.
 pub(crate) fn result_buffer(len: usize) -> Vec<u8> {
-    let mut b = RESULT_BUFFERS.take(len);
-    if b.capacity() < len {
-        RESULT_BUFFERS.give(b);
-        return Vec::with_capacity(len);
-    }
-    b.clear();
-    b
+    recycled_result(len).unwrap_or_else(|| Vec::with_capacity(len))
 }
 
 /// `len` bytes of `byte` for a result column. Without a recycled buffer,
 /// zeros come from the allocator untouched: the kernel clears their pages
 /// where they are first written, in parallel, not here.
 pub(crate) fn result_filled(len: usize, byte: u8) -> Vec<u8> {
+    match recycled_result(len) {
+        Some(mut b) => {
+            // Written in parallel: large results fill at both cores' speed.
+            b.par_extend(rayon::iter::repeat_n(byte, len));
+            b
+        }
+        None => vec![byte; len],
+    }
+}
+
+/// A recycled result buffer with room for `len` bytes, emptied, if the
+/// pool holds one. Empty requests (columns built to be replaced) take none.
+fn recycled_result(len: usize) -> Option<Vec<u8>> {
+    if len == 0 {
+        return None;
+    }
     let mut b = RESULT_BUFFERS.take(len);
     if b.capacity() < len {
         RESULT_BUFFERS.give(b);
-        return vec![byte; len];
+        return None;
     }
     b.clear();
-    // Written in parallel: large results fill at both cores' speed.
-    b.par_extend(rayon::iter::repeat_n(byte, len));
-    b
+    Some(b)
 }
 
 /// Hands a decoded tile's buffers back for the next tiles to reuse.
@@ -863,4 +871,18 @@ pub fn split_coords(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Columns built empty (to be replaced) must not drain the pool of
+    /// recycled results.
+    #[test]
+    fn empty_result_buffers_take_nothing_from_the_pool() {
+        RESULT_BUFFERS.give(Vec::with_capacity((3 << 20) + 17));
+        assert_eq!(result_buffer(0).capacity(), 0);
+        assert!(result_filled(0, 7).is_empty());
+    }
 }

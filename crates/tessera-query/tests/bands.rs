@@ -82,17 +82,11 @@ fn banded_dense_reads_equal_one_band_reads() {
             let one = read(&a, u64::MAX, setup.as_ref());
             for bytes in [0, 8 << 20] {
                 let banded = read(&a, bytes, setup.as_ref());
-                match (&one, &banded) {
-                    (Ok(x), Ok(y)) => {
-                        assert!(
-                            common::same_result(x, y),
-                            "{}: {name}: {bytes}: bands differ",
-                            path.display()
-                        )
-                    }
-                    (Err(x), Err(y)) => assert_eq!(x, y, "{}: {name}", path.display()),
-                    _ => panic!("{}: {name}: {one:?} against {banded:?}", path.display()),
-                }
+                let what = format!(
+                    "{}: {name}: one band and bands of {bytes} bytes",
+                    path.display()
+                );
+                common::assert_same_outcome(&what, &one, &banded);
                 compared += 1;
             }
         }

@@ -59,17 +59,8 @@ fn direct_reads_equal_general_reads() {
         for (name, setup) in &cases {
             let general = read(&LocalFs, &a, false, setup.as_ref());
             let direct = read(&LocalFs, &a, true, setup.as_ref());
-            match (&general, &direct) {
-                (Ok(g), Ok(d)) => {
-                    assert!(
-                        common::same_result(g, d),
-                        "{}: {name}: the paths differ",
-                        path.display()
-                    )
-                }
-                (Err(g), Err(d)) => assert_eq!(g, d, "{}: {name}", path.display()),
-                _ => panic!("{}: {name}: {general:?} against {direct:?}", path.display()),
-            }
+            let what = format!("{}: {name}: general and direct paths", path.display());
+            common::assert_same_outcome(&what, &general, &direct);
             compared += 1;
         }
     }

@@ -61,3 +61,17 @@ pub fn same_result(x: &ReadResult, y: &ReadResult) -> bool {
                 && c.validity == d.validity
         })
 }
+
+/// Two ways of reading the same cells agree: equal results (by
+/// [`same_result`]) or equal errors. `what` names the case in a failure.
+pub fn assert_same_outcome(
+    what: &str,
+    x: &Result<ReadResult, String>,
+    y: &Result<ReadResult, String>,
+) {
+    match (x, y) {
+        (Ok(a), Ok(b)) => assert!(same_result(a, b), "{what}: the results differ"),
+        (Err(a), Err(b)) => assert_eq!(a, b, "{what}"),
+        _ => panic!("{what}: {x:?} against {y:?}"),
+    }
+}
