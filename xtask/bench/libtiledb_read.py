@@ -21,9 +21,12 @@ with tiledb.open(uri, ctx=ctx) as A:
         kw["attrs"] = attrs.split(",")
     if cond != "-":
         kw["cond"] = cond
-    # Same work as `tessera read`: coordinates come back unless only
-    # attributes were asked for (TileDB-Py leaves them out of dense reads by default).
-    if attrs != "-":
+    # Same work as `tessera read --format null`: sparse coordinates come
+    # back unless only attributes were asked for. Dense coordinates are not
+    # built by either reader: tessera describes them by a grid (and writes
+    # them cell by cell in text formats), TileDB-Py leaves them out of dense
+    # reads by default.
+    if attrs != "-" or not A.schema.sparse:
         kw["dims"] = []
     else:
         kw["dims"] = [d.name for d in A.schema.domain]

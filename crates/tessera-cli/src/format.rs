@@ -85,6 +85,12 @@ fn push_hex(out: &mut String, b: &[u8]) {
     out.push('"');
 }
 
+/// Writes a dense coordinate (an integer of the dimension's type) as
+/// [`push_value`] writes it from a column.
+pub fn push_coordinate(out: &mut String, v: i128) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
 /// Writes cell `i` of `col` as a JSON value.
 pub fn push_value(out: &mut String, col: &Column, i: usize) {
     if !col.is_valid(i) {

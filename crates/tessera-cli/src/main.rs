@@ -340,7 +340,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             let mut q = select
                 .query(&a)?
                 .enumeration_values(enum_values)
-                .dimensions(!no_dims);
+                .dimensions(!no_dims)
+                // Dense coordinates are written as they are computed, not
+                // built as columns first (Arrow and Parquet build them).
+                .coordinate_grid(true);
             if let Some(attrs) = attrs {
                 q = q.attributes(attrs);
             }

@@ -14,6 +14,17 @@ enum Columnar {
     Parquet(parquet::arrow::ArrowWriter<Sink>),
 }
 
+/// The field names of a batch, in output order: dimensions a grid
+/// describes, then the columns.
+fn names(r: &ReadResult) -> impl Iterator<Item = &str> {
+    let grid = r
+        .grid
+        .iter()
+        .flat_map(|g| &g.dimensions)
+        .map(|d| d.name.as_str());
+    grid.chain(r.columns.iter().map(|c| c.name.as_str()))
+}
+
 /// Writes batches of one read in one format.
 pub struct Writer {
     format: FormatArg,
@@ -68,31 +79,52 @@ impl Writer {
             FormatArg::Null | FormatArg::Arrow | FormatArg::Parquet => {}
             FormatArg::Csv => {
                 if first {
-                    let header: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
+                    let header: Vec<&str> = names(&r).collect();
                     writeln!(w, "{}", header.join(","))?;
                 }
+                let mut cell = r.grid.as_ref().map(|g| g.cursor());
                 for i in 0..r.cell_count {
                     self.line.clear();
-                    for (k, c) in r.columns.iter().enumerate() {
+                    // Dimensions a grid describes come first, as columns would.
+                    let coords = cell.as_ref().map_or(&[][..], |c| c.coordinates());
+                    for (k, v) in coords.iter().enumerate() {
                         if k > 0 {
+                            self.line.push(',');
+                        }
+                        format::push_coordinate(&mut self.line, *v);
+                    }
+                    for (k, c) in r.columns.iter().enumerate() {
+                        if k + coords.len() > 0 {
                             self.line.push(',');
                         }
                         format::push_csv_value(&mut self.line, c, i);
                     }
                     self.line.push('\n');
                     w.write_all(self.line.as_bytes())?;
+                    if let Some(c) = &mut cell {
+                        c.advance();
+                    }
                 }
             }
             FormatArg::Jsonl => {
-                let keys: Vec<String> = r
-                    .columns
-                    .iter()
-                    .map(|c| serde_json::to_string(&c.name).expect("a string serializes"))
+                let keys: Vec<String> = names(&r)
+                    .map(|n| serde_json::to_string(n).expect("a string serializes"))
                     .collect();
+                let mut cell = r.grid.as_ref().map(|g| g.cursor());
                 for i in 0..r.cell_count {
                     self.line.clear();
                     self.line.push('{');
+                    let coords = cell.as_ref().map_or(&[][..], |c| c.coordinates());
+                    for (k, v) in coords.iter().enumerate() {
+                        if k > 0 {
+                            self.line.push(',');
+                        }
+                        self.line.push_str(&keys[k]);
+                        self.line.push(':');
+                        format::push_coordinate(&mut self.line, *v);
+                    }
                     for (k, c) in r.columns.iter().enumerate() {
+                        let k = k + coords.len();
                         if k > 0 {
                             self.line.push(',');
                         }
@@ -102,6 +134,9 @@ impl Writer {
                     }
                     self.line.push_str("}\n");
                     w.write_all(self.line.as_bytes())?;
+                    if let Some(c) = &mut cell {
+                        c.advance();
+                    }
                 }
             }
         }

@@ -244,7 +244,9 @@ impl ReadResult {
     ///     println!("{} rows, schema {:?}", rb.num_rows(), rb.schema());
     /// }
     /// ```
-    pub fn into_record_batch(self) -> Result<RecordBatch, QueryError> {
+    pub fn into_record_batch(mut self) -> Result<RecordBatch, QueryError> {
+        // Arrow has no column described by a grid.
+        self.materialize_coordinates();
         let n = self.cell_count;
         let fields: Vec<Field> = self.columns.iter().map(arrow_field).collect();
         let arrays = self
@@ -259,6 +261,22 @@ impl ReadResult {
 
     /// The Arrow schema [`into_record_batch`](Self::into_record_batch) produces.
     pub fn arrow_schema(&self) -> Schema {
-        Schema::new(self.columns.iter().map(arrow_field).collect::<Vec<_>>())
+        // Dimensions a grid describes: their fields, from columns of no cells.
+        let described = self.grid.iter().flat_map(|g| &g.dimensions).map(|d| {
+            arrow_field(&crate::Column {
+                name: d.name.clone(),
+                is_dimension: true,
+                datatype: d.datatype,
+                cell_val_num: tessera_schema::CellValNum::Fixed(1),
+                data: Vec::new(),
+                offsets: None,
+                validity: None,
+            })
+        });
+        Schema::new(
+            described
+                .chain(self.columns.iter().map(arrow_field))
+                .collect::<Vec<_>>(),
+        )
     }
 }

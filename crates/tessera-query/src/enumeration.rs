@@ -79,5 +79,6 @@ pub(crate) fn apply(
     Ok(ReadResult {
         columns,
         cell_count: r.cell_count,
+        grid: r.grid,
     })
 }

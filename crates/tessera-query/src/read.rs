@@ -45,6 +45,7 @@ pub struct Query<'a> {
     direct: bool,
     band_bytes: u64,
     enumeration_values: bool,
+    coordinate_grid: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
 }
@@ -116,6 +117,7 @@ impl<'a> Query<'a> {
             direct: true,
             band_bytes: DENSE_BAND_BYTES,
             enumeration_values: false,
+            coordinate_grid: false,
             answered: Arc::default(),
         }
     }
@@ -160,6 +162,32 @@ impl<'a> Query<'a> {
     /// Whether to return the dimensions (default: yes).
     pub fn dimensions(mut self, yes: bool) -> Self {
         self.with_dimensions = yes;
+        self
+    }
+
+    /// Whether dense reads in row- or column-major order without a
+    /// condition describe their coordinates in [`ReadResult::grid`]
+    /// instead of building dimension columns (default: no). Dense
+    /// coordinates are not stored: they follow from the subarray and the
+    /// layout, and as columns they are often most of a result's bytes
+    /// (16 per cell for two int64 dimensions). Other reads return columns
+    /// either way; [`ReadResult::materialize_coordinates`] builds them.
+    ///
+    /// ```no_run
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::Query;
+    /// use tessera_tile::storage::LocalFs;
+    /// let array = OpenArray::open(&LocalFs, "my_dense_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let r = Query::new(&LocalFs, &array).coordinate_grid(true).execute().unwrap();
+    /// let grid = r.grid.as_ref().expect("a dense array");
+    /// let mut cell = grid.cursor();
+    /// for i in 0..r.cell_count {
+    ///     println!("{:?}: {:?}", cell.coordinates(), r.columns[0].value(i));
+    ///     cell.advance();
+    /// }
+    /// ```
+    pub fn coordinate_grid(mut self, yes: bool) -> Self {
+        self.coordinate_grid = yes;
         self
     }
 
@@ -805,9 +833,25 @@ impl<'a> Query<'a> {
         // Assemble columns: dimensions from positions, attributes from outputs.
         let mut result = ReadResult {
             cell_count: n,
-            columns: Vec::new(),
+            ..ReadResult::default()
         };
-        if self.with_dimensions {
+        let described = self.coordinate_grid
+            && self.condition.is_none()
+            && matches!(layout, Layout::RowMajor | Layout::ColMajor);
+        if self.with_dimensions && described {
+            result.grid = Some(crate::result::CoordinateGrid {
+                dimensions: dims
+                    .iter()
+                    .zip(&sub)
+                    .map(|(d, r)| crate::result::GridDimension {
+                        name: d.name.clone(),
+                        datatype: d.datatype,
+                        ranges: r.clone(),
+                    })
+                    .collect(),
+                order: major_order(layout, nd),
+            });
+        } else if self.with_dimensions {
             let coords: Vec<Vec<i128>> = sub
                 .iter()
                 .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
@@ -1295,6 +1339,7 @@ impl<'a> Query<'a> {
         Ok(Some(ReadResult {
             cell_count: n as usize,
             columns,
+            grid: None,
         }))
     }
 
@@ -1439,6 +1484,7 @@ impl<'a> Query<'a> {
         Ok(ReadResult {
             cell_count: n as usize,
             columns,
+            grid: None,
         })
     }
 
@@ -1750,6 +1796,7 @@ impl<'a> Query<'a> {
         let result = ReadResult {
             cell_count: n,
             columns,
+            grid: None,
         };
         Ok(result)
     }
@@ -2062,7 +2109,7 @@ fn dense_bands(
 /// A dimension's column of a dense result of `n` cells (`w` bytes each):
 /// each of `coords` repeats `stride` times in a row, and that sequence
 /// repeats until the result is full. Written in parallel, in chunks.
-fn dense_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
+pub(crate) fn dense_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
     // Small enough that a small result is still written by every thread.
     const CHUNK_CELLS: usize = 1 << 15;
     let period = coords.len().saturating_mul(stride);
@@ -2250,6 +2297,7 @@ fn permute(r: ReadResult, perm: &[usize]) -> ReadResult {
     ReadResult {
         columns,
         cell_count: perm.len(),
+        grid: r.grid,
     }
 }
 
@@ -2289,6 +2337,7 @@ fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
     ReadResult {
         columns,
         cell_count: r.cell_count,
+        grid: r.grid,
     }
 }
 

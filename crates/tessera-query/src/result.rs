@@ -75,15 +75,204 @@ impl Column {
 #[derive(Debug, Clone, Default)]
 pub struct ReadResult {
     /// The columns: dimensions first (schema order), then attributes.
+    /// Without the dimensions when [`ReadResult::grid`] describes them.
     pub columns: Vec<Column>,
     /// Number of cells.
     pub cell_count: usize,
+    /// The coordinates of a dense read, described instead of stored, when
+    /// the query asked for that ([`crate::Query::coordinate_grid`]).
+    pub grid: Option<CoordinateGrid>,
+}
+
+/// One dimension of a [`CoordinateGrid`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GridDimension {
+    /// Dimension name.
+    pub name: String,
+    /// Its datatype (an integer, datetime or time type: dense dimensions).
+    pub datatype: Datatype,
+    /// Its ranges (inclusive), in the order the result visits them.
+    pub ranges: Vec<(i128, i128)>,
+}
+
+/// The coordinates of a dense read's cells, which are not stored on disk
+/// but follow from the subarray and the layout: every combination of the
+/// dimensions' range coordinates, the dimension first in `order` varying
+/// slowest. A dense read of N cells in two int64 dimensions would
+/// otherwise build 16 N bytes of coordinate columns, more than most
+/// attributes. [`CoordinateGrid::cursor`] walks the cells in order;
+/// [`CoordinateGrid::columns`] builds the columns.
+///
+/// ```
+/// use tessera_query::result::{CoordinateGrid, GridDimension};
+/// use tessera_tile::Datatype;
+/// let dim = |name: &str, ranges| GridDimension {
+///     name: name.into(),
+///     datatype: Datatype::Int64,
+///     ranges,
+/// };
+/// // Rows 1..=2 and 7, columns 0..=1, row-major.
+/// let g = CoordinateGrid {
+///     dimensions: vec![dim("r", vec![(1, 2), (7, 7)]), dim("c", vec![(0, 1)])],
+///     order: vec![0, 1],
+/// };
+/// assert_eq!(g.cell_count(), 6);
+/// let mut cells = Vec::new();
+/// let mut c = g.cursor();
+/// for _ in 0..g.cell_count() {
+///     cells.push(c.coordinates().to_vec());
+///     c.advance();
+/// }
+/// assert_eq!(cells, [[1, 0], [1, 1], [2, 0], [2, 1], [7, 0], [7, 1]]);
+/// assert_eq!(g.coordinates(5), [7, 1]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoordinateGrid {
+    /// The dimensions, in schema order.
+    pub dimensions: Vec<GridDimension>,
+    /// Indexes into `dimensions`, from the slowest varying to the fastest.
+    pub order: Vec<usize>,
+}
+
+impl CoordinateGrid {
+    /// Coordinates per dimension.
+    fn counts(&self) -> Vec<u128> {
+        self.dimensions
+            .iter()
+            .map(|d| {
+                d.ranges
+                    .iter()
+                    .map(|(a, b)| (b - a + 1).max(0) as u128)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// Number of cells (saturating).
+    pub fn cell_count(&self) -> usize {
+        let n = self
+            .counts()
+            .iter()
+            .fold(1u128, |a, &c| a.saturating_mul(c));
+        usize::try_from(n).unwrap_or(usize::MAX)
+    }
+
+    /// The coordinates of cell `i` (schema order).
+    pub fn coordinates(&self, i: usize) -> Vec<i128> {
+        let counts = self.counts();
+        let mut out = vec![0; self.dimensions.len()];
+        let mut rest = i as u128;
+        for &j in self.order.iter().rev() {
+            let mut k = rest % counts[j].max(1);
+            rest /= counts[j].max(1);
+            for &(a, b) in &self.dimensions[j].ranges {
+                let len = (b - a + 1) as u128;
+                if k < len {
+                    out[j] = a + k as i128;
+                    break;
+                }
+                k -= len;
+            }
+        }
+        out
+    }
+
+    /// A cursor on the first cell.
+    pub fn cursor(&self) -> GridCursor<'_> {
+        GridCursor {
+            grid: self,
+            range: vec![0; self.dimensions.len()],
+            coords: self
+                .dimensions
+                .iter()
+                .map(|d| d.ranges.first().map_or(0, |r| r.0))
+                .collect(),
+        }
+    }
+
+    /// The dimension columns, in schema order.
+    pub fn columns(&self) -> Vec<Column> {
+        let n = self.cell_count();
+        let counts = self.counts();
+        let mut strides = vec![1usize; self.dimensions.len()];
+        let mut s = 1usize;
+        for &j in self.order.iter().rev() {
+            strides[j] = s;
+            s = s.saturating_mul(counts[j] as usize);
+        }
+        self.dimensions
+            .iter()
+            .zip(strides)
+            .map(|(d, stride)| {
+                let coords: Vec<i128> = d.ranges.iter().flat_map(|&(a, b)| a..=b).collect();
+                let w = d.datatype.size() as usize;
+                Column {
+                    name: d.name.clone(),
+                    is_dimension: true,
+                    datatype: d.datatype,
+                    cell_val_num: CellValNum::Fixed(1),
+                    data: crate::read::dense_coords(n, w, &coords, stride),
+                    offsets: None,
+                    validity: None,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A position in a [`CoordinateGrid`], moved one cell at a time.
+#[derive(Debug, Clone)]
+pub struct GridCursor<'a> {
+    grid: &'a CoordinateGrid,
+    /// Per dimension, the range the coordinate is in.
+    range: Vec<usize>,
+    coords: Vec<i128>,
+}
+
+impl GridCursor<'_> {
+    /// The coordinates of the current cell (schema order).
+    pub fn coordinates(&self) -> &[i128] {
+        &self.coords
+    }
+
+    /// Moves to the next cell: the fastest dimension first. Past the last
+    /// cell, the cursor starts over.
+    pub fn advance(&mut self) {
+        for &j in self.grid.order.iter().rev() {
+            let ranges = &self.grid.dimensions[j].ranges;
+            let Some(&(_, hi)) = ranges.get(self.range[j]) else {
+                continue;
+            };
+            if self.coords[j] < hi {
+                self.coords[j] += 1;
+                return;
+            }
+            if self.range[j] + 1 < ranges.len() {
+                self.range[j] += 1;
+                self.coords[j] = ranges[self.range[j]].0;
+                return;
+            }
+            self.range[j] = 0;
+            self.coords[j] = ranges[0].0;
+        }
+    }
 }
 
 impl ReadResult {
     /// The column with this name.
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Builds the dimension columns a [`CoordinateGrid`] describes, in
+    /// front of the attributes, and drops the grid: the result then holds
+    /// every field as a column.
+    pub fn materialize_coordinates(&mut self) {
+        if let Some(g) = self.grid.take() {
+            let mut cols = g.columns();
+            cols.append(&mut self.columns);
+            self.columns = cols;
+        }
     }
 
     /// Hands this result's buffers back: the next read of this process
@@ -113,11 +302,14 @@ impl ReadResult {
 
     /// Appends the cells of `other`, a result with the same columns (the
     /// next batch of the same read). An empty `self` takes `other` whole.
-    pub fn append(&mut self, other: ReadResult) {
-        if self.columns.is_empty() {
+    pub fn append(&mut self, mut other: ReadResult) {
+        if self.columns.is_empty() && self.grid.is_none() {
             *self = other;
             return;
         }
+        // Two grids in a row are not one grid.
+        self.materialize_coordinates();
+        other.materialize_coordinates();
         for (c, o) in self.columns.iter_mut().zip(other.columns) {
             if let (Some(offs), Some(oo)) = (&mut c.offsets, &o.offsets) {
                 let base = c.data.len() as u64;

@@ -85,3 +85,41 @@ fn every_fixture_converts_cell_for_cell() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(columns > 500, "only {columns} columns compared");
 }
+
+/// A dense read whose coordinates a grid describes converts to the same
+/// record batch (dimension columns built) and announces that schema.
+#[test]
+fn described_coordinates_convert_as_columns() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1");
+    let mut compared = 0;
+    for case in std::fs::read_dir(&root).unwrap().flatten() {
+        let Ok(array) = OpenArray::open(&LocalFs, &case.path().join("array"), 0, u64::MAX, None)
+        else {
+            continue;
+        };
+        if !array.schema.is_dense() {
+            continue;
+        }
+        let (Ok(plain), Ok(described)) = (
+            Query::new(&LocalFs, &array).execute(),
+            Query::new(&LocalFs, &array).coordinate_grid(true).execute(),
+        ) else {
+            continue;
+        };
+        assert!(described.grid.is_some(), "{}", case.path().display());
+        assert_eq!(
+            described.arrow_schema(),
+            plain.arrow_schema(),
+            "{}",
+            case.path().display()
+        );
+        assert_eq!(
+            described.into_record_batch().unwrap(),
+            plain.into_record_batch().unwrap(),
+            "{}",
+            case.path().display()
+        );
+        compared += 1;
+    }
+    assert!(compared >= 5, "only {compared} dense arrays compared");
+}

@@ -4,7 +4,8 @@
 //! also stands apart (`dense_band_bytes(0)`), and both must equal the
 //! reference, one band placed on one thread (`u64::MAX`), cell for cell,
 //! for subarrays that cut tiles, several ranges (in order, out of order,
-//! overlapping) and both result layouts.
+//! overlapping) and both result layouts. Reads that describe their
+//! coordinates by a grid must equal it too, once the grid builds its columns.
 
 mod common;
 
@@ -19,6 +20,32 @@ fn read(a: &OpenArray, band_bytes: u64, setup: &Setup<'_>) -> Result<ReadResult,
     setup(Query::new(&LocalFs, a).dense_band_bytes(band_bytes))
         .execute()
         .map_err(|e| e.to_string())
+}
+
+/// Checks a dense read's coordinate grid (walked with its cursor and
+/// indexed cell by cell) against the columns it builds, and returns the
+/// result with those columns.
+fn walk_grid(what: &str, mut r: ReadResult) -> ReadResult {
+    let grid = r.grid.clone().unwrap_or_else(|| panic!("{what}: no grid"));
+    assert_eq!(grid.cell_count(), r.cell_count, "{what}");
+    r.materialize_coordinates();
+    assert!(r.grid.is_none());
+    let mut cell = grid.cursor();
+    for i in 0..r.cell_count {
+        for (j, d) in grid.dimensions.iter().enumerate() {
+            let col = r.column(&d.name).expect("built");
+            let v = Key::decode(d.datatype, col.value(i)).as_int();
+            assert_eq!(
+                v,
+                Some(cell.coordinates()[j]),
+                "{what}: cell {i}, `{}`",
+                d.name
+            );
+        }
+        assert_eq!(grid.coordinates(i), cell.coordinates(), "{what}: cell {i}");
+        cell.advance();
+    }
+    r
 }
 
 #[test]
@@ -80,6 +107,18 @@ fn banded_dense_reads_equal_one_band_reads() {
         ];
         for (name, setup) in &cases {
             let one = read(&a, u64::MAX, setup.as_ref());
+            let described = setup(Query::new(&LocalFs, &a).coordinate_grid(true))
+                .execute()
+                .map_err(|e| e.to_string())
+                .map(|r| {
+                    let what = format!("{}: {name}", path.display());
+                    walk_grid(&what, r)
+                });
+            common::assert_same_outcome(
+                &format!("{}: {name}: coordinate grid", path.display()),
+                &one,
+                &described,
+            );
             for bytes in [0, 8 << 20] {
                 let banded = read(&a, bytes, setup.as_ref());
                 let what = format!(
