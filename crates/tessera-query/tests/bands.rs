@@ -11,7 +11,7 @@ mod common;
 
 use tessera_fragment::OpenArray;
 use tessera_query::{Key, Query, ReadResult};
-use tessera_tile::storage::LocalFs;
+use tessera_tile::storage::{LocalFs, Recording};
 use tessera_tile::Layout;
 
 type Setup<'s> = dyn Fn(Query<'_>) -> Query<'_> + 's;
@@ -131,4 +131,61 @@ fn banded_dense_reads_equal_one_band_reads() {
         }
     }
     assert!(compared > 100, "only {compared} reads compared");
+}
+
+/// Bytes of data tiles read (fragment metadata excluded), from a recording.
+fn tile_bytes(rec: &Recording<LocalFs>) -> u64 {
+    rec.requests()
+        .iter()
+        .filter(|r| !r.contains("__fragment_metadata"))
+        .filter_map(|r| {
+            let (a, b) = r
+                .strip_prefix("read ")?
+                .rsplit_once(' ')?
+                .1
+                .split_once("..")?;
+            Some(b.parse::<u64>().ok()? - a.parse::<u64>().ok()?)
+        })
+        .sum()
+}
+
+/// Tiles a later dense fragment writes again are skipped: the result is
+/// the same as reading every fragment, never with more bytes read, and
+/// with fewer where fragments overlap.
+#[test]
+fn overwritten_tiles_are_skipped_with_the_same_result() {
+    let (mut compared, mut fewer) = (0, 0);
+    for (path, _) in common::fixture_arrays() {
+        let rec = Recording::new(LocalFs, &path);
+        let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).expect("opened before");
+        if !a.schema.is_dense() {
+            continue;
+        }
+        let mut setups: Vec<Box<Setup<'_>>> =
+            vec![Box::new(|q| q), Box::new(|q| q.layout(Layout::ColMajor))];
+        if let Some((lo, hi)) = common::first_dim_span(&a) {
+            let d0 = a.schema.dimensions[0].name.clone();
+            setups.push(Box::new(move |q| {
+                q.range(&d0, Key::Int(lo + (hi - lo) / 3), Key::Int(hi))
+            }));
+        }
+        for setup in &setups {
+            let read = |skip: bool| {
+                let before = tile_bytes(&rec);
+                let r = setup(Query::new(&rec, &a).skip_overwritten(skip))
+                    .execute()
+                    .map_err(|e| e.to_string());
+                (r, tile_bytes(&rec) - before)
+            };
+            let (every, every_bytes) = read(false);
+            let (skipped, skipped_bytes) = read(true);
+            let what = format!("{}: skipping overwritten tiles", path.display());
+            common::assert_same_outcome(&what, &every, &skipped);
+            assert!(skipped_bytes <= every_bytes, "{what}: more bytes read");
+            fewer += (skipped_bytes < every_bytes) as usize;
+            compared += 1;
+        }
+    }
+    assert!(compared > 50, "only {compared} reads compared");
+    assert!(fewer > 5, "overwritten tiles skipped in {fewer} reads only");
 }
