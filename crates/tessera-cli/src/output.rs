@@ -25,6 +25,45 @@ fn names(r: &ReadResult) -> impl Iterator<Item = &str> {
     grid.chain(r.columns.iter().map(|c| c.name.as_str()))
 }
 
+/// Writes a line per cell of `r`: its fields comma-separated (the
+/// dimensions a grid describes first, as columns would be), as CSV values,
+/// or with `keys` as a JSON object.
+fn write_lines(
+    w: &mut Sink,
+    line: &mut String,
+    r: &ReadResult,
+    keys: Option<&[String]>,
+) -> std::io::Result<()> {
+    let mut cell = r.grid.as_ref().map(|g| g.cursor());
+    for i in 0..r.cell_count {
+        line.clear();
+        if keys.is_some() {
+            line.push('{');
+        }
+        let coords = cell.as_ref().map_or(&[][..], |c| c.coordinates());
+        for k in 0..coords.len() + r.columns.len() {
+            if k > 0 {
+                line.push(',');
+            }
+            if let Some(keys) = keys {
+                line.push_str(&keys[k]);
+                line.push(':');
+            }
+            match (k.checked_sub(coords.len()), keys) {
+                (None, _) => format::push_coordinate(line, coords[k]),
+                (Some(c), Some(_)) => format::push_value(line, &r.columns[c], i),
+                (Some(c), None) => format::push_csv_value(line, &r.columns[c], i),
+            }
+        }
+        line.push_str(if keys.is_some() { "}\n" } else { "\n" });
+        w.write_all(line.as_bytes())?;
+        if let Some(c) = &mut cell {
+            c.advance();
+        }
+    }
+    Ok(())
+}
+
 /// Writes batches of one read in one format.
 pub struct Writer {
     format: FormatArg,
@@ -82,62 +121,13 @@ impl Writer {
                     let header: Vec<&str> = names(&r).collect();
                     writeln!(w, "{}", header.join(","))?;
                 }
-                let mut cell = r.grid.as_ref().map(|g| g.cursor());
-                for i in 0..r.cell_count {
-                    self.line.clear();
-                    // Dimensions a grid describes come first, as columns would.
-                    let coords = cell.as_ref().map_or(&[][..], |c| c.coordinates());
-                    for (k, v) in coords.iter().enumerate() {
-                        if k > 0 {
-                            self.line.push(',');
-                        }
-                        format::push_coordinate(&mut self.line, *v);
-                    }
-                    for (k, c) in r.columns.iter().enumerate() {
-                        if k + coords.len() > 0 {
-                            self.line.push(',');
-                        }
-                        format::push_csv_value(&mut self.line, c, i);
-                    }
-                    self.line.push('\n');
-                    w.write_all(self.line.as_bytes())?;
-                    if let Some(c) = &mut cell {
-                        c.advance();
-                    }
-                }
+                write_lines(w, &mut self.line, &r, None)?;
             }
             FormatArg::Jsonl => {
                 let keys: Vec<String> = names(&r)
                     .map(|n| serde_json::to_string(n).expect("a string serializes"))
                     .collect();
-                let mut cell = r.grid.as_ref().map(|g| g.cursor());
-                for i in 0..r.cell_count {
-                    self.line.clear();
-                    self.line.push('{');
-                    let coords = cell.as_ref().map_or(&[][..], |c| c.coordinates());
-                    for (k, v) in coords.iter().enumerate() {
-                        if k > 0 {
-                            self.line.push(',');
-                        }
-                        self.line.push_str(&keys[k]);
-                        self.line.push(':');
-                        format::push_coordinate(&mut self.line, *v);
-                    }
-                    for (k, c) in r.columns.iter().enumerate() {
-                        let k = k + coords.len();
-                        if k > 0 {
-                            self.line.push(',');
-                        }
-                        self.line.push_str(&keys[k]);
-                        self.line.push(':');
-                        format::push_value(&mut self.line, c, i);
-                    }
-                    self.line.push_str("}\n");
-                    w.write_all(self.line.as_bytes())?;
-                    if let Some(c) = &mut cell {
-                        c.advance();
-                    }
-                }
+                write_lines(w, &mut self.line, &r, Some(&keys))?;
             }
         }
         Ok(Some(r))

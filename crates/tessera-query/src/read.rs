@@ -384,19 +384,23 @@ impl<'a> Query<'a> {
                 )
             })
             .collect();
-        // Covered: along some dimension `d`, the dense fragments that span
-        // the subarray on every other dimension (and hold every selected
-        // attribute) leave no gap in it (one fragment, or row bands).
+        // Per fragment: dense, holding every selected attribute. Such a
+        // fragment writes every cell of its non-empty domain.
+        let writes_all: Vec<bool> = self
+            .array
+            .fragments
+            .iter()
+            .map(|f| f.footer.dense && attrs.iter().all(|a| FieldSpec::named(f, a).is_some()))
+            .collect();
+        // Covered: along some dimension `d`, the fragments writing all
+        // that span the subarray on every other dimension leave no gap in
+        // it (one fragment, or row bands).
         let covered = (0..nd).any(|d| {
-            let mut spans: Vec<(i128, i128)> = self
-                .array
-                .fragments
+            let mut spans: Vec<(i128, i128)> = neds
                 .iter()
-                .zip(&neds)
-                .filter(|(f, _)| {
-                    f.footer.dense && attrs.iter().all(|a| FieldSpec::named(f, a).is_some())
-                })
-                .filter_map(|(_, ned)| {
+                .zip(&writes_all)
+                .filter(|(_, &all)| all)
+                .filter_map(|(ned, _)| {
                     let ned = ned.as_ref()?;
                     ned.iter()
                         .zip(&sub)
@@ -469,17 +473,12 @@ impl<'a> Query<'a> {
             .collect();
         for (k, &fi) in order.iter().enumerate() {
             let frag = &self.array.fragments[fi];
-            // The non-empty domains of the dense fragments applied after
-            // this one that hold every selected attribute: a dense write
-            // writes every cell of its non-empty domain, so cells inside
-            // one of them are written again.
+            // The non-empty domains of the fragments applied after this one
+            // that write all: cells inside one of them are written again.
             let later: Vec<&Vec<(i128, i128)>> = if self.skip_overwritten {
                 order[k + 1..]
                     .iter()
-                    .filter(|&&g| {
-                        let f = &self.array.fragments[g];
-                        f.footer.dense && attrs.iter().all(|a| FieldSpec::named(f, a).is_some())
-                    })
+                    .filter(|&&g| writes_all[g])
                     .filter_map(|&g| neds[g].as_ref())
                     .collect()
             } else {
@@ -551,18 +550,23 @@ impl<'a> Query<'a> {
                     .flat_map(|p| v.iter().map(move |t| [p.clone(), vec![*t]].concat()))
                     .collect();
             }
+            // Box of a tile, clipped to the non-empty domain.
+            let tile_box = |tc: &[i128]| -> (Vec<i128>, Vec<i128>) {
+                (0..nd)
+                    .map(|j| {
+                        let t = dom[j].0 + tc[j] * dom[j].2;
+                        (t.max(ned[j].0), (t + dom[j].2 - 1).min(ned[j].1))
+                    })
+                    .unzip()
+            };
             // Tiles whose cells in the subarray a later fragment writes
             // again are neither read nor placed.
             tiles.retain(|tc| {
-                let (mut lo, mut hi) = (vec![0i128; nd], vec![0i128; nd]);
-                for j in 0..nd {
-                    let t = dom[j].0 + tc[j] * dom[j].2;
-                    lo[j] = t.max(ned[j].0).max(hull[j].0);
-                    hi[j] = (t + dom[j].2 - 1).min(ned[j].1).min(hull[j].1);
-                }
-                !later
-                    .iter()
-                    .any(|g| (0..nd).all(|j| g[j].0 <= lo[j] && hi[j] <= g[j].1))
+                let (lo, hi) = tile_box(tc);
+                !later.iter().any(|g| {
+                    (0..nd)
+                        .all(|j| g[j].0 <= lo[j].max(hull[j].0) && hi[j].min(hull[j].1) <= g[j].1)
+                })
             });
             if tiles.is_empty() {
                 continue;
@@ -590,13 +594,12 @@ impl<'a> Query<'a> {
                 .zip(&numbers)
                 .filter_map(|(tc, &t)| {
                     let (mut first, mut last) = (0i128, 0i128);
+                    let (lo, hi) = tile_box(tc);
                     for j in 0..nd {
                         let tile_lo = dom[j].0 + tc[j] * dom[j].2;
-                        let (lo, hi) = (
-                            tile_lo.max(ned[j].0),
-                            (tile_lo + dom[j].2 - 1).min(ned[j].1),
-                        );
-                        let inside = sub[j].iter().map(|(a, z)| ((*a).max(lo), (*z).min(hi)));
+                        let inside = sub[j]
+                            .iter()
+                            .map(|(a, z)| ((*a).max(lo[j]), (*z).min(hi[j])));
                         let (a, z) = inside
                             .filter(|(a, z)| a <= z)
                             .reduce(|(x, y), (a, z)| (x.min(a), y.max(z)))?;
@@ -666,13 +669,7 @@ impl<'a> Query<'a> {
                          first: usize,
                          rows: Option<(u64, u64)>|
              -> Result<(), QueryError> {
-                // Box of the tile, clipped to the non-empty domain.
-                let lo: Vec<i128> = (0..nd)
-                    .map(|j| (dom[j].0 + tc[j] * dom[j].2).max(ned[j].0))
-                    .collect();
-                let hi: Vec<i128> = (0..nd)
-                    .map(|j| (dom[j].0 + (tc[j] + 1) * dom[j].2 - 1).min(ned[j].1))
-                    .collect();
+                let (lo, hi) = tile_box(tc);
                 let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
                 // For each subarray box inside the tile box, copy cells.
                 let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
@@ -888,11 +885,10 @@ impl<'a> Query<'a> {
             cell_count: n,
             ..ReadResult::default()
         };
-        let described = self.coordinate_grid
-            && self.condition.is_none()
-            && matches!(layout, Layout::RowMajor | Layout::ColMajor);
-        if self.with_dimensions && described {
-            result.grid = Some(crate::result::CoordinateGrid {
+        if self.with_dimensions {
+            // The coordinates in the order positions were given (global
+            // order permutes them below, conditions read them as columns).
+            let grid = crate::result::CoordinateGrid {
                 dimensions: dims
                     .iter()
                     .zip(&sub)
@@ -903,24 +899,14 @@ impl<'a> Query<'a> {
                     })
                     .collect(),
                 order: major_order(layout, nd),
-            });
-        } else if self.with_dimensions {
-            let coords: Vec<Vec<i128>> = sub
-                .iter()
-                .map(|r| r.iter().flat_map(|(a, b)| *a..=*b).collect())
-                .collect();
-            for (j, d) in dims.iter().enumerate() {
-                let w = d.datatype.size() as usize;
-                let data = dense_coords(n, w, &coords[j], strides[j] as usize);
-                result.columns.push(crate::result::Column {
-                    name: d.name.clone(),
-                    is_dimension: true,
-                    datatype: d.datatype,
-                    cell_val_num: CellValNum::Fixed(1),
-                    data,
-                    offsets: None,
-                    validity: None,
-                });
+            };
+            let described = self.coordinate_grid
+                && self.condition.is_none()
+                && matches!(layout, Layout::RowMajor | Layout::ColMajor);
+            if described {
+                result.grid = Some(grid);
+            } else {
+                result.columns = grid.columns();
             }
         }
         for (k, a) in attrs.iter().enumerate() {
@@ -1308,12 +1294,6 @@ impl<'a> Query<'a> {
             validity: Option<&'b mut [u8]>,
             offsets: Option<(&'b mut [u64], u64)>,
         }
-        /// The next `len` items of `rest`.
-        fn head<'b, T>(rest: &mut Option<&'b mut [T]>, len: usize) -> Option<&'b mut [T]> {
-            let (head, tail) = rest.take()?.split_at_mut(len);
-            *rest = Some(tail);
-            Some(head)
-        }
         let mut slots: Vec<Vec<std::sync::Mutex<Slot<'_>>>> = Vec::with_capacity(columns.len());
         for (c, sizes) in columns.iter_mut().zip(&var_sizes) {
             // Var-sized columns without sizes are filled after decoding: no slots.
@@ -1332,9 +1312,9 @@ impl<'a> Query<'a> {
                     (None, None) => 0,
                 };
                 field_slots.push(std::sync::Mutex::new(Slot {
-                    data: head(&mut data, bytes),
-                    validity: head(&mut validity, cells),
-                    offsets: head(&mut offsets, cells).map(|o| (o, base)),
+                    data: cut(&mut data, 0, bytes),
+                    validity: cut(&mut validity, 0, cells),
+                    offsets: cut(&mut offsets, 0, cells).map(|o| (o, base)),
                 }));
                 base += bytes as u64;
             }
@@ -2083,13 +2063,6 @@ fn band_outs<'o>(outs: &'o mut [DenseOut], regions: &[(usize, usize)]) -> Vec<Ve
 /// Cuts views into the regions `[start, end)` of their cells (sorted,
 /// disjoint, inside the views): per region, one view per output.
 fn split_views<'o>(views: Vec<BandOut<'o>>, regions: &[(usize, usize)]) -> Vec<Vec<BandOut<'o>>> {
-    /// The next `take` items of `rest` after skipping `skip`.
-    fn cut<'o, T>(rest: &mut Option<&'o mut [T]>, skip: usize, take: usize) -> Option<&'o mut [T]> {
-        let (_, after) = rest.take()?.split_at_mut(skip);
-        let (band, after) = after.split_at_mut(take);
-        *rest = Some(after);
-        Some(band)
-    }
     let mut out: Vec<Vec<BandOut<'o>>> = regions.iter().map(|_| Vec::new()).collect();
     for v in views {
         let w = v.cell;
@@ -2106,6 +2079,15 @@ fn split_views<'o>(views: Vec<BandOut<'o>>, regions: &[(usize, usize)]) -> Vec<V
         }
     }
     out
+}
+
+/// The `take` items of `rest` after its first `skip`; `rest` keeps what
+/// follows them. Buffers are handed out in parts this way, safely.
+fn cut<'o, T>(rest: &mut Option<&'o mut [T]>, skip: usize, take: usize) -> Option<&'o mut [T]> {
+    let (_, after) = rest.take()?.split_at_mut(skip);
+    let (part, after) = after.split_at_mut(take);
+    *rest = Some(after);
+    Some(part)
 }
 
 /// The bands of a dense fragment's `tiles` along result dimension `j`

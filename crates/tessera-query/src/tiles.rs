@@ -639,22 +639,25 @@ fn offsets_into(
     )
     .map_err(|e| tile_error(frag, t, &ofile, e))?;
     let mut last = 0;
-    for (o, c) in dst.iter_mut().zip(raw.chunks_exact(8)) {
-        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        if x < last || x > len {
-            TILE_BUFFERS.give(raw);
-            return Err(QueryError::Corrupt {
-                fragment: frag.name.clone(),
-                file: ofile,
-                tile: t,
-                message: format!("cell offset {x} after {last}, in values of {len} bytes"),
-            });
-        }
-        last = x;
-        *o = base + x;
-    }
+    let checked = dst
+        .iter_mut()
+        .zip(raw.chunks_exact(8))
+        .try_for_each(|(o, c)| {
+            let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            if x < last || x > len {
+                return Err(QueryError::Corrupt {
+                    fragment: frag.name.clone(),
+                    file: ofile.clone(),
+                    tile: t,
+                    message: format!("cell offset {x} after {last}, in values of {len} bytes"),
+                });
+            }
+            last = x;
+            *o = base + x;
+            Ok(())
+        });
     TILE_BUFFERS.give(raw);
-    Ok(())
+    checked
 }
 
 /// Decodes var-sized tile `t` straight into the caller's buffers: values

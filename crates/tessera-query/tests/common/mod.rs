@@ -50,9 +50,11 @@ pub fn dim_span(array: &OpenArray, j: usize) -> Option<(i128, i128)> {
     }
 }
 
-/// Two results hold the same cells, in the same order, column for column.
+/// Two results hold the same cells, in the same order, column for column
+/// (and the same coordinate grid, if any).
 pub fn same_result(x: &ReadResult, y: &ReadResult) -> bool {
     x.cell_count == y.cell_count
+        && x.grid == y.grid
         && x.columns.len() == y.columns.len()
         && x.columns.iter().zip(&y.columns).all(|(c, d)| {
             c.name == d.name
