@@ -355,7 +355,11 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
                     LayoutArg::Unordered => Layout::Unordered,
                 });
             }
-            let batches = q.batches(budget)?;
+            // Where batches cost nothing to cut (unfiltered dense tiles
+            // read in place), small ones stay in cache while written out
+            // (16 MiB measured best on the int32 benchmark array, against
+            // 2 to 64 MiB).
+            let batches = q.batches(budget)?.free_cut_bytes(16 << 20);
             let sink: Box<dyn Write + Send> = match output {
                 Some(p) => Box::new(
                     std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?,

@@ -34,9 +34,14 @@ type Ranges = Vec<(Key, Key)>;
 pub struct Batches<'a> {
     query: Query<'a>,
     budget: u64,
+    /// Result bytes a batch is cut to where cuts cost nothing.
+    free_cut_bytes: u64,
     pieces: VecDeque<Piece>,
-    /// Decoded bytes per cell of every field read, var-sized ones averaged.
+    /// Result bytes per cell of every field read, var-sized ones averaged.
     cell_bytes: f64,
+    /// Of those, the bytes per cell of tiles decoded (fields read straight
+    /// into the result decode no tile).
+    tile_cell_bytes: f64,
     layout: Layout,
     failed: bool,
 }
@@ -110,21 +115,26 @@ impl<'a> Query<'a> {
                 }
             }
         }
-        let cell_bytes = self.cell_bytes()?;
+        let (cell_bytes, tile_cell_bytes) = self.cell_bytes()?;
         Ok(Batches {
             query: self,
             budget: budget.max(1),
+            free_cut_bytes: (budget / 2).max(1),
             pieces: VecDeque::from([first]),
             cell_bytes,
+            tile_cell_bytes,
             layout,
             failed: false,
         })
     }
 
-    /// Decoded bytes per cell over the fields a read decodes: fixed sizes,
+    /// Result bytes per cell over the fields a read returns: fixed sizes,
     /// validity bytes, offsets, and var-sized data averaged from the
-    /// fragments' tile var sizes (the largest average of any fragment).
-    fn cell_bytes(&self) -> Result<f64, QueryError> {
+    /// fragments' tile var sizes (the largest average of any fragment);
+    /// and of those, the bytes of tiles decoded: all but those of fields a
+    /// dense read places straight from their files (as the array schema
+    /// stores them).
+    fn cell_bytes(&self) -> Result<(f64, f64), QueryError> {
         let schema = &self.array.schema;
         let attrs: Vec<usize> = match &self.attributes {
             Some(names) => names
@@ -134,10 +144,15 @@ impl<'a> Query<'a> {
             None => (0..schema.attributes.len()).collect(),
         };
         let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
-        if !schema.is_dense() || self.with_dimensions {
+        let dense = schema.is_dense();
+        // Dense coordinates are computed, not decoded, and take no result
+        // memory where a grid describes them.
+        if !dense || (self.with_dimensions && !self.describes_coordinates()) {
             fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
         }
+        let in_place = self.places_unfiltered();
         let mut total = 0.0;
+        let mut decoded = 0.0;
         for f in fields {
             let (var, fixed, nullable) = match f {
                 Field::Attribute(i) => {
@@ -151,8 +166,13 @@ impl<'a> Query<'a> {
                 _ => unreachable!("only attributes and dimensions"),
             };
             total += nullable as u8 as f64;
+            decoded += nullable as u8 as f64;
             if !var {
                 total += fixed as f64;
+                let computed = dense && matches!(f, Field::Dimension(_));
+                if !computed && !matches!(f, Field::Attribute(i) if in_place(i)) {
+                    decoded += fixed as f64;
+                }
                 continue;
             }
             let mut avg: f64 = 8.0;
@@ -168,12 +188,37 @@ impl<'a> Query<'a> {
                 avg = avg.max(sizes.iter().sum::<u64>() as f64 / cells as f64);
             }
             total += 8.0 + avg;
+            decoded += 8.0 + avg;
         }
-        Ok(total.max(1.0))
+        Ok((total.max(1.0), decoded))
     }
 }
 
 impl Batches<'_> {
+    /// Where cutting costs nothing (no tile is decoded: every field is
+    /// read straight from unfiltered tiles, [`Query::direct_tile_bytes`]),
+    /// batches are cut until their result is at most `bytes` (default: half
+    /// the budget, so that a recycled result fits beside the next batch;
+    /// never more than that). Small batches stay in the processor's caches
+    /// while they are written out and their buffers are reused.
+    ///
+    /// ```no_run
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::Query;
+    /// use tessera_tile::storage::LocalFs;
+    /// let array = OpenArray::open(&LocalFs, "my_dense_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let batches = Query::new(&LocalFs, &array).batches(1 << 30).unwrap();
+    /// for batch in batches.free_cut_bytes(8 << 20) {
+    ///     let batch = batch.unwrap();
+    ///     println!("{} cells", batch.cell_count);
+    ///     batch.recycle();
+    /// }
+    /// ```
+    pub fn free_cut_bytes(mut self, bytes: u64) -> Self {
+        self.free_cut_bytes = bytes.clamp(1, (self.budget / 2).max(1));
+        self
+    }
+
     /// Estimated footprint of a piece: the cells of every tile it
     /// overlaps (decoded) plus the cells it returns, at `cell_bytes` each;
     /// and the number of tiles it overlaps.
@@ -217,7 +262,7 @@ impl Batches<'_> {
             (cells, cells, tiles)
         };
         Ok((
-            (tile_cells as f64 + result_cells as f64) * self.cell_bytes,
+            tile_cells as f64 * self.tile_cell_bytes + result_cells as f64 * self.cell_bytes,
             tile_count,
         ))
     }
@@ -364,15 +409,22 @@ fn cut(
 
 impl Batches<'_> {
     fn try_split(&self, piece: &Piece) -> Result<Option<(Piece, Piece)>, QueryError> {
+        // Where no tile is decoded, a cut costs nothing: pieces are cut to
+        // the budget, not to whole tiles.
+        let free = self.tile_cell_bytes == 0.0;
         let (bytes, tiles) = self.estimate(piece)?;
-        if bytes <= self.budget as f64 || tiles <= 1 {
+        let limit = match free {
+            true => self.free_cut_bytes,
+            false => self.budget,
+        };
+        if bytes <= limit as f64 || (tiles <= 1 && !free) {
             return Ok(None);
         }
         let Some((a, b)) = self.split(piece) else {
             return Ok(None);
         };
         let fewer = self.estimate(&a)?.1 < tiles || self.estimate(&b)?.1 < tiles;
-        Ok(fewer.then_some((a, b)))
+        Ok((fewer || free).then_some((a, b)))
     }
 }
 

@@ -19,6 +19,7 @@ mod prune;
 pub mod read;
 pub mod result;
 pub mod tiles;
+mod unfiltered;
 
 pub use aggregate::{Aggregate, AggregateValue, Aggregates};
 pub use batch::Batches;

@@ -9,6 +9,7 @@ use crate::tiles::{
     decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells, var_tile_size, CellFilter,
     Fetched, FieldSpec, FieldTile,
 };
+use crate::unfiltered::{Runs, UnfilteredTile};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -44,6 +45,7 @@ pub struct Query<'a> {
     prune: bool,
     direct: bool,
     band_bytes: u64,
+    direct_tile_bytes: u64,
     enumeration_values: bool,
     coordinate_grid: bool,
     skip_overwritten: bool,
@@ -117,6 +119,7 @@ impl<'a> Query<'a> {
             prune: true,
             direct: true,
             band_bytes: DENSE_BAND_BYTES,
+            direct_tile_bytes: DIRECT_TILE_BYTES,
             enumeration_values: false,
             coordinate_grid: false,
             skip_overwritten: true,
@@ -197,8 +200,10 @@ impl<'a> Query<'a> {
     /// in stored order (unordered or global-order reads of one fragment, or
     /// of fragments that allow duplicates, with no condition, delete or
     /// timestamp to apply), decode tiles straight into the result and leave
-    /// out coordinates nobody asked for (default: yes). The result is the
-    /// same either way; turning it off serves comparisons and benchmarks.
+    /// out coordinates nobody asked for, and dense reads read unfiltered
+    /// tiles straight into the result ([`Query::direct_tile_bytes`])
+    /// (default: yes). The result is the same either way; turning it off
+    /// serves comparisons and benchmarks.
     pub fn direct(mut self, yes: bool) -> Self {
         self.direct = yes;
         self
@@ -214,6 +219,20 @@ impl<'a> Query<'a> {
     /// tests and benchmarks.
     pub fn dense_band_bytes(mut self, bytes: u64) -> Self {
         self.band_bytes = bytes;
+        self
+    }
+
+    /// Dense reads read the tiles of fixed-sized fields stored unfiltered
+    /// (no filter, no encryption, not nullable) of at least `bytes`
+    /// (default: 64 KiB) from their files straight into the result, one
+    /// scatter read per tile and slab of rows, instead of fetching,
+    /// unfiltering and then copying them: one copy of each byte instead of
+    /// three. Smaller tiles are fetched with their neighbours, one request
+    /// per run of tiles. Only with [`Query::direct`] on. The result is the
+    /// same whatever the size; 0 (every such tile read directly) and
+    /// `u64::MAX` (none) serve tests and benchmarks.
+    pub fn direct_tile_bytes(mut self, bytes: u64) -> Self {
+        self.direct_tile_bytes = bytes;
         self
     }
 
@@ -295,6 +314,51 @@ impl<'a> Query<'a> {
         })
     }
 
+    /// Whether a dense read of this query describes its coordinates by a
+    /// grid instead of building them ([`Query::coordinate_grid`]).
+    pub(crate) fn describes_coordinates(&self) -> bool {
+        self.coordinate_grid
+            && self.condition.is_none()
+            && matches!(self.resolved_layout(), Layout::RowMajor | Layout::ColMajor)
+    }
+
+    /// Which attributes (by index in the array schema) a dense read of this
+    /// query places straight from their files, as the array schema stores
+    /// them ([`Query::direct_tile_bytes`]); fragments written with other
+    /// schemas may differ, so this serves estimates.
+    pub(crate) fn places_unfiltered(&self) -> impl Fn(usize) -> bool + '_ {
+        let schema = &self.array.schema;
+        let layout = self.resolved_layout();
+        let nd = schema.dimensions.len();
+        let cells_per_tile = (0..nd)
+            .map(|j| dense_grid(schema, j).map_or(0, |g| g.ext as u64))
+            .fold(1u64, u64::saturating_mul);
+        let selected = |a: &&tessera_schema::Attribute| {
+            self.attributes
+                .as_ref()
+                .is_none_or(|names| names.contains(&a.name))
+        };
+        // Rows of boxes are runs in tile and result alike (see `dense`).
+        let runs = schema.is_dense()
+            && matches!(layout, Layout::RowMajor | Layout::ColMajor)
+            && (nd == 1 || layout == schema.cell_order)
+            && !schema
+                .attributes
+                .iter()
+                .filter(selected)
+                .any(|a| a.is_var());
+        let ok = self.direct && runs;
+        move |i| {
+            schema.attributes.get(i).is_some_and(|a| {
+                ok && a.filters.filters.is_empty()
+                    && self.array.key.is_none()
+                    && !a.nullable
+                    && !a.is_var()
+                    && cells_per_tile.saturating_mul(a.cell_size()) >= self.direct_tile_bytes
+            })
+        }
+    }
+
     // ------------------------------------------------------------------ dense
 
     fn dense(
@@ -360,9 +424,10 @@ impl<'a> Query<'a> {
             }
             None
         };
-        // Outputs start as fill values, unless one dense fragment with every
-        // selected attribute covers the subarray: then each cell is written
-        // anyway, and zeroed memory (untouched until then) saves a pass.
+        // Outputs start as fill values, unless dense fragments with every
+        // selected attribute cover the subarray: then each cell is written
+        // anyway, and the output starts as whatever its memory held (zeros
+        // from the kernel, or a recycled result's old cells): no pass.
         // Each fragment's non-empty domain, as integers (dense dimensions
         // are integers: `dense_grid` checked).
         let neds: Vec<Option<Vec<(i128, i128)>>> = self
@@ -436,7 +501,7 @@ impl<'a> Query<'a> {
             outs.push(DenseOut {
                 fixed: (!at.is_var()).then(|| {
                     if covered {
-                        crate::tiles::result_filled(n * cell, 0)
+                        crate::tiles::result_overwritten(n * cell)
                     } else {
                         let mut b = crate::tiles::result_buffer(n * cell);
                         if n > 0 {
@@ -609,7 +674,42 @@ impl<'a> Query<'a> {
                     Some((t, first as u64..last as u64 + 1))
                 })
                 .collect();
-            let present: Vec<&FieldSpec> = specs.iter().flatten().collect();
+            // Whether a row of a box (cells along the innermost result
+            // dimension) is one run in both the tile and the result, for
+            // every field: then rows are copied whole.
+            let inner = if layout == Layout::ColMajor {
+                0
+            } else {
+                nd - 1
+            };
+            let runs = cs[inner] == 1
+                && strides[inner] == 1
+                && outs.iter().all(|o| o.var.is_none())
+                && specs
+                    .iter()
+                    .all(|s| s.as_ref().is_some_and(|s| !s.cell_val_num.is_var()));
+            // Fields stored unfiltered, in tiles large enough, are read from
+            // their files straight to their places when rows are runs: not
+            // fetched ahead.
+            let cells_per_tile: u64 = dom.iter().map(|d| d.2 as u64).product();
+            let unfiltered: Vec<bool> = specs
+                .iter()
+                .map(|s| {
+                    self.direct
+                        && runs
+                        && s.as_ref().is_some_and(|s| {
+                            crate::unfiltered::stored_unfiltered(s, key.is_some())
+                                && cells_per_tile.saturating_mul(s.cell_size())
+                                    >= self.direct_tile_bytes
+                        })
+                })
+                .collect();
+            let present: Vec<&FieldSpec> = specs
+                .iter()
+                .zip(&unfiltered)
+                .filter(|(_, &u)| !u)
+                .filter_map(|(s, _)| s.as_ref())
+                .collect();
             // Bands: the tiles that share a coordinate on the result's
             // slowest dimension fill one contiguous region of the result.
             // Bands are placed in parallel, each into its own region; a
@@ -633,7 +733,6 @@ impl<'a> Query<'a> {
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_else(|| vec![((0, n), (0..tiles.len()).collect())]);
-            let cells_per_tile: u64 = dom.iter().map(|d| d.2 as u64).product();
             let per_tile: u64 = present
                 .iter()
                 .map(|s| (s.cell_size() + s.nullable as u64) * cells_per_tile)
@@ -663,7 +762,8 @@ impl<'a> Query<'a> {
             // dimension are in `rows` (all, without) into `outs`, the region
             // of the result from cell `first`.
             let place = |tc: &[i128],
-                         fields: &[Option<FieldTile>],
+                         t: u64,
+                         (fields, direct): (&[Option<FieldTile>], &[Option<UnfilteredTile>]),
                          ids: &[u32],
                          outs: &mut [BandOut<'_>],
                          first: usize,
@@ -714,45 +814,15 @@ impl<'a> Query<'a> {
                 // Fast path: when the innermost result dimension is also the
                 // innermost cell dimension, a box row is one contiguous run in
                 // both the tile and the result: copy it whole.
-                let inner = if layout == Layout::ColMajor {
-                    0
-                } else {
-                    nd - 1
-                };
-                let runs = cs[inner] == 1
-                    && strides[inner] == 1
-                    && fields.iter().zip(outs.iter()).all(|(f, o)| {
-                        o.var.is_none() && f.as_ref().is_some_and(|t| t.offsets.is_none())
-                    });
                 if runs {
+                    // (first cell in the tile, first position in the region, cells)
+                    let mut wanted: Vec<(usize, usize, usize)> = Vec::new();
                     for bx in std::mem::take(&mut boxes) {
                         let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
                         let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                         loop {
                             let (cell, ri) = locate(&c);
-                            for (o, f) in outs.iter_mut().zip(fields) {
-                                let tile = f.as_ref().expect("checked");
-                                let w = o.cell;
-                                if (cell + len) * w > tile.data.len() {
-                                    return Err(QueryError::Invalid(format!(
-                                        "fragment {}: cells {cell}..{} are past its tile",
-                                        frag.name,
-                                        cell + len
-                                    )));
-                                }
-                                if let Some(fx) = &mut o.fixed {
-                                    fx[ri * w..(ri + len) * w]
-                                        .copy_from_slice(&tile.data[cell * w..(cell + len) * w]);
-                                }
-                                if let Some(val) = &mut o.validity {
-                                    match &tile.validity {
-                                        Some(v) => {
-                                            val[ri..ri + len].copy_from_slice(&v[cell..cell + len])
-                                        }
-                                        None => val[ri..ri + len].fill(1),
-                                    }
-                                }
-                            }
+                            wanted.push((cell, ri, len));
                             // Next row: advance the other dimensions.
                             let mut j = nd;
                             let mut done = true;
@@ -772,6 +842,32 @@ impl<'a> Query<'a> {
                                 break;
                             }
                         }
+                    }
+                    for (k, o) in outs.iter_mut().enumerate() {
+                        let Some(u) = &direct[k] else {
+                            let tile = fields[k].as_ref().expect("runs: every field has a tile");
+                            copy_runs(tile, o, &wanted, &frag.name)?;
+                            continue;
+                        };
+                        if let Some(val) = &mut o.validity {
+                            wanted
+                                .iter()
+                                .for_each(|&(_, ri, n)| val[ri..ri + n].fill(1));
+                        }
+                        if let Some(fx) = o.fixed.as_deref_mut() {
+                            if let Some(dsts) = carve_runs(fx, o.cell, &wanted)? {
+                                if u.read_runs(self.storage, &frag.name, t, dsts)? {
+                                    continue;
+                                }
+                            }
+                        }
+                        // Runs that overlap, or a tile not laid out as
+                        // predicted: read it the ordinary way.
+                        let spec = specs[k].as_ref().expect("unfiltered fields have specs");
+                        let tile =
+                            decode_field_tile(&Fetched::nothing(self.storage), frag, spec, t, key)?;
+                        copy_runs(&tile, o, &wanted, &frag.name)?;
+                        crate::tiles::recycle(tile);
                     }
                 }
                 for bx in boxes {
@@ -799,39 +895,59 @@ impl<'a> Query<'a> {
                 |(((first, end), members), mut outs)| {
                     for grp in members.chunks(group) {
                         let nums: Vec<u64> = grp.iter().map(|&i| numbers[i]).collect();
-                        let decoded: Vec<Vec<Option<FieldTile>>> =
+                        let decoded: Vec<TileFields> =
                             decode_in_runs(self.storage, frag, &present, &nums, |src, t| {
                                 let span = spans.get(&t).cloned();
-                                specs
-                                    .iter()
-                                    .map(|s| {
-                                        s.as_ref()
-                                            .map(|s| {
-                                                decode_field_tile_span(
-                                                    src,
-                                                    frag,
-                                                    s,
-                                                    t,
-                                                    key,
-                                                    span.clone(),
-                                                )
-                                            })
-                                            .transpose()
-                                    })
-                                    .collect()
+                                let mut fields = Vec::with_capacity(specs.len());
+                                let mut direct = Vec::with_capacity(specs.len());
+                                for (s, &u) in specs.iter().zip(&unfiltered) {
+                                    let Some(s) = s else {
+                                        fields.push(None);
+                                        direct.push(None);
+                                        continue;
+                                    };
+                                    let layout = match u {
+                                        true => UnfilteredTile::of(self.storage, frag, s, t)?,
+                                        false => None,
+                                    };
+                                    fields.push(match layout {
+                                        Some(_) => None,
+                                        None => Some(decode_field_tile_span(
+                                            src,
+                                            frag,
+                                            s,
+                                            t,
+                                            key,
+                                            span.clone(),
+                                        )?),
+                                    });
+                                    direct.push(layout);
+                                }
+                                Ok((fields, direct))
                             })?;
                         // Var-sized values keep their tile's buffer (moved,
                         // not copied), named by its id in the shared list.
-                        let decoded: Vec<(usize, Vec<Option<FieldTile>>, Vec<u32>)> = grp
+                        let decoded: Vec<(usize, TileFields, Vec<u32>)> = grp
                             .iter()
                             .zip(decoded)
-                            .map(|(&i, mut fields)| {
+                            .map(|(&i, (mut fields, direct))| {
                                 let mut b = shared.lock().unwrap_or_else(|e| e.into_inner());
                                 let ids = var_ids(&mut fields, &outs, &mut b);
-                                (i, fields, ids)
+                                (i, (fields, direct), ids)
                             })
                             .collect();
                         let rows = ((end - first) / s_slow.max(1)) as u64;
+                        // Places every decoded tile's cells in `rows` (all, without) in a region.
+                        let place_all = |v: &mut [BandOut<'_>],
+                                         first: usize,
+                                         rows: Option<(u64, u64)>|
+                         -> Result<(), QueryError> {
+                            for (i, (fields, direct), ids) in &decoded {
+                                let tile = (fields.as_slice(), direct.as_slice());
+                                place(&tiles[*i], numbers[*i], tile, ids, v, first, rows)?;
+                            }
+                            Ok(())
+                        };
                         if banded && rows > 1 && self.band_bytes != u64::MAX {
                             // Slabs of the band's rows, placed in parallel:
                             // each copies its rows of every tile.
@@ -854,24 +970,12 @@ impl<'a> Query<'a> {
                                 .into_par_iter()
                                 .zip(slabs)
                                 .try_for_each(|(mut v, (p, q))| {
-                                    for (i, fields, ids) in &decoded {
-                                        place(
-                                            &tiles[*i],
-                                            fields,
-                                            ids,
-                                            &mut v,
-                                            p as usize * s_slow,
-                                            Some((p, q)),
-                                        )?;
-                                    }
-                                    Ok::<(), QueryError>(())
+                                    place_all(&mut v, p as usize * s_slow, Some((p, q)))
                                 })?;
                         } else {
-                            for (i, fields, ids) in &decoded {
-                                place(&tiles[*i], fields, ids, &mut outs, first, None)?;
-                            }
+                            place_all(&mut outs, first, None)?;
                         }
-                        for (_, fields, _) in decoded {
+                        for (_, (fields, _), _) in decoded {
                             fields.into_iter().flatten().for_each(crate::tiles::recycle);
                         }
                     }
@@ -900,10 +1004,7 @@ impl<'a> Query<'a> {
                     .collect(),
                 order: major_order(layout, nd),
             };
-            let described = self.coordinate_grid
-                && self.condition.is_none()
-                && matches!(layout, Layout::RowMajor | Layout::ColMajor);
-            if described {
+            if self.describes_coordinates() {
                 result.grid = Some(grid);
             } else {
                 result.columns = grid.columns();
@@ -2007,6 +2108,14 @@ fn field_column(schema: &ArraySchema, field: Field) -> Column {
     ColumnBuilder::new(name, is_dimension, datatype, cvn, nullable, 0).col
 }
 
+/// A tile's fields as a dense read places them: decoded, or for those read
+/// straight from unfiltered tiles, where their cells lie.
+type TileFields = (Vec<Option<FieldTile>>, Vec<Option<UnfilteredTile>>);
+
+/// Bytes from which unfiltered tiles are read straight into a dense
+/// result ([`Query::direct_tile_bytes`]): a chunk's worth.
+const DIRECT_TILE_BYTES: u64 = 64 << 10;
+
 /// Decoded bytes per group of tiles a dense read places at once.
 const DENSE_GROUP_BYTES: u64 = 32 << 20;
 
@@ -2196,6 +2305,66 @@ pub(crate) fn dense_coords(n: usize, w: usize, coords: &[i128], stride: usize) -
             }
         });
     data
+}
+
+/// Copies the runs `wanted` (first cell in the tile, first position in the
+/// region, cells) of a fixed-sized tile (and its validity) into a region.
+fn copy_runs(
+    tile: &FieldTile,
+    o: &mut BandOut<'_>,
+    wanted: &[(usize, usize, usize)],
+    fragment: &str,
+) -> Result<(), QueryError> {
+    let w = o.cell;
+    for &(cell, ri, len) in wanted {
+        if (cell + len) * w > tile.data.len() {
+            return Err(QueryError::Invalid(format!(
+                "fragment {fragment}: cells {cell}..{} are past its tile",
+                cell + len
+            )));
+        }
+        if let Some(fx) = &mut o.fixed {
+            fx[ri * w..(ri + len) * w].copy_from_slice(&tile.data[cell * w..(cell + len) * w]);
+        }
+        if let Some(val) = &mut o.validity {
+            match &tile.validity {
+                Some(v) => val[ri..ri + len].copy_from_slice(&v[cell..cell + len]),
+                None => val[ri..ri + len].fill(1),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The destinations of the runs `wanted` (as in [`copy_runs`]) in a region
+/// of `w`-byte cells, cut apart, each with its first byte in the tile;
+/// `None` where two runs share a position (ranges that overlap).
+fn carve_runs<'r>(
+    mut region: &'r mut [u8],
+    w: usize,
+    wanted: &[(usize, usize, usize)],
+) -> Result<Option<Runs<'r>>, QueryError> {
+    let mut order: Vec<&(usize, usize, usize)> = wanted.iter().collect();
+    order.sort_unstable_by_key(|r| r.1);
+    let mut out = Vec::with_capacity(order.len());
+    let mut at = 0;
+    for &(cell, ri, len) in order {
+        let Some(skip) = (ri * w).checked_sub(at) else {
+            return Ok(None);
+        };
+        if (ri + len) * w > region.len() + at {
+            return Err(QueryError::Invalid(format!(
+                "result positions {ri}..{} pass their region",
+                ri + len
+            )));
+        }
+        let (_, rest) = std::mem::take(&mut region).split_at_mut(skip);
+        let (dst, rest) = rest.split_at_mut(len * w);
+        out.push(((cell * w) as u64, dst));
+        region = rest;
+        at = (ri + len) * w;
+    }
+    Ok(Some(out))
 }
 
 /// Writes cell `cell` of `tile` (or, without a tile, the fill value of

@@ -381,6 +381,24 @@ pub(crate) fn result_filled(len: usize, byte: u8) -> Vec<u8> {
     }
 }
 
+/// `len` bytes for a result column whose every byte the caller writes: a
+/// recycled buffer keeps its old bytes (zeroing only growth), so no pass
+/// goes over it first; a fresh one is zeroed by the kernel, page by page
+/// as it is written.
+pub(crate) fn result_overwritten(len: usize) -> Vec<u8> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let mut b = RESULT_BUFFERS.take(len);
+    if b.capacity() < len {
+        RESULT_BUFFERS.give(b);
+        return vec![0; len];
+    }
+    b.truncate(len);
+    b.resize(len, 0);
+    b
+}
+
 /// A recycled result buffer with room for `len` bytes, emptied, if the
 /// pool holds one. Empty requests (columns built to be replaced) take none.
 fn recycled_result(len: usize) -> Option<Vec<u8>> {
@@ -411,7 +429,7 @@ fn read_now(storage: &dyn Storage, path: &Path, range: Range<u64>) -> Result<Vec
     })
 }
 
-fn tile_range(
+pub(crate) fn tile_range(
     storage: &dyn Storage,
     frag: &FragmentMetadata,
     spec: &FieldSpec,

@@ -48,6 +48,64 @@ fn walk_grid(what: &str, mut r: ReadResult) -> ReadResult {
     r
 }
 
+/// The reads every dense fixture is checked with: subarrays that cut
+/// tiles, several ranges (in order, out of order, overlapping) and both
+/// result layouts.
+fn cases(a: &OpenArray) -> Vec<(&'static str, Box<Setup<'static>>)> {
+    let Some((lo, hi)) = common::first_dim_span(a) else {
+        return Vec::new();
+    };
+    let d0 = a.schema.dimensions[0].name.clone();
+    let last = a
+        .schema
+        .dimensions
+        .last()
+        .expect("a dimension")
+        .name
+        .clone();
+    let last_span = common::dim_span(a, a.schema.dimensions.len() - 1);
+    let mid = lo + (hi - lo) / 2;
+    fn range<'q>(q: Query<'q>, d: &str, x: i128, y: i128) -> Query<'q> {
+        q.range(d, Key::Int(x), Key::Int(y))
+    }
+    let d = move || d0.clone();
+    vec![
+        ("full", Box::new(|q| q)),
+        ("column-major", Box::new(|q| q.layout(Layout::ColMajor))),
+        ("cut tiles", {
+            let d = d();
+            Box::new(move |q| range(q, &d, lo + (hi - lo) / 3, hi - (hi - lo) / 4))
+        }),
+        ("two ranges", {
+            let d = d();
+            Box::new(move |q| range(range(q, &d, lo, lo + (mid - lo) / 2), &d, mid + 1, hi))
+        }),
+        ("two ranges out of order", {
+            let d = d();
+            Box::new(move |q| range(range(q, &d, mid + 1, hi), &d, lo, mid))
+        }),
+        ("overlapping ranges", {
+            let d = d();
+            Box::new(move |q| range(range(q, &d, lo, mid), &d, lo + (mid - lo) / 2, hi))
+        }),
+        (
+            "column-major, ranges on the last dimension",
+            Box::new(move |q| {
+                let q = q.layout(Layout::ColMajor);
+                match last_span {
+                    Some((x, y)) => range(
+                        range(q, &last, x, x + (y - x) / 3),
+                        &last,
+                        y - (y - x) / 3,
+                        y,
+                    ),
+                    None => q,
+                }
+            }),
+        ),
+    ]
+}
+
 #[test]
 fn banded_dense_reads_equal_one_band_reads() {
     let mut compared = 0;
@@ -55,56 +113,7 @@ fn banded_dense_reads_equal_one_band_reads() {
         if !a.schema.is_dense() {
             continue;
         }
-        let Some((lo, hi)) = common::first_dim_span(&a) else {
-            continue;
-        };
-        let d0 = a.schema.dimensions[0].name.clone();
-        let last = a
-            .schema
-            .dimensions
-            .last()
-            .expect("a dimension")
-            .name
-            .clone();
-        let mid = lo + (hi - lo) / 2;
-        fn range<'q>(q: Query<'q>, d: &str, x: i128, y: i128) -> Query<'q> {
-            q.range(d, Key::Int(x), Key::Int(y))
-        }
-        let cases: Vec<(&str, Box<Setup<'_>>)> = vec![
-            ("full", Box::new(|q| q)),
-            ("column-major", Box::new(|q| q.layout(Layout::ColMajor))),
-            (
-                "cut tiles",
-                Box::new(|q| range(q, &d0, lo + (hi - lo) / 3, hi - (hi - lo) / 4)),
-            ),
-            (
-                "two ranges",
-                Box::new(|q| range(range(q, &d0, lo, lo + (mid - lo) / 2), &d0, mid + 1, hi)),
-            ),
-            (
-                "two ranges out of order",
-                Box::new(|q| range(range(q, &d0, mid + 1, hi), &d0, lo, mid)),
-            ),
-            (
-                "overlapping ranges",
-                Box::new(|q| range(range(q, &d0, lo, mid), &d0, lo + (mid - lo) / 2, hi)),
-            ),
-            (
-                "column-major, ranges on the last dimension",
-                Box::new(|q| {
-                    let q = q.layout(Layout::ColMajor);
-                    match common::dim_span(&a, a.schema.dimensions.len() - 1) {
-                        Some((x, y)) => range(
-                            range(q, &last, x, x + (y - x) / 3),
-                            &last,
-                            y - (y - x) / 3,
-                            y,
-                        ),
-                        None => q,
-                    }
-                }),
-            ),
-        ];
+        let cases = cases(&a);
         for (name, setup) in &cases {
             let one = read(&a, u64::MAX, setup.as_ref());
             let described = setup(Query::new(&LocalFs, &a).coordinate_grid(true))
@@ -188,4 +197,45 @@ fn overwritten_tiles_are_skipped_with_the_same_result() {
     }
     assert!(compared > 50, "only {compared} reads compared");
     assert!(fewer > 5, "overwritten tiles skipped in {fewer} reads only");
+}
+
+/// Unfiltered tiles read straight into the result (every one, however
+/// small, with `direct_tile_bytes(0)`; in bands apart or one band) give
+/// what fetching, unfiltering and copying them gives, for every dense
+/// fixture and case, never reading more tile bytes than the reads with
+/// dropped bytes between runs allow.
+#[test]
+fn unfiltered_tiles_read_in_place_equal_decoded_tiles() {
+    let (mut compared, mut scattered) = (0, 0);
+    for (path, _) in common::fixture_arrays() {
+        let rec = Recording::new(LocalFs, &path);
+        let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).expect("opened before");
+        if !a.schema.is_dense() {
+            continue;
+        }
+        for (name, setup) in cases(&a) {
+            let decoded = setup(Query::new(&LocalFs, &a).direct(false))
+                .execute()
+                .map_err(|e| e.to_string());
+            for bands in [0, 8 << 20] {
+                let before = rec.requests().len();
+                let direct = setup(
+                    Query::new(&rec, &a)
+                        .direct_tile_bytes(0)
+                        .dense_band_bytes(bands),
+                )
+                .execute()
+                .map_err(|e| e.to_string());
+                let what = format!("{}: {name}: bands of {bands} bytes", path.display());
+                common::assert_same_outcome(&what, &decoded, &direct);
+                scattered += rec.requests()[before..]
+                    .iter()
+                    .filter(|r| r.starts_with("read (scattered)"))
+                    .count();
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} reads compared");
+    assert!(scattered > 1000, "only {scattered} scatter reads");
 }

@@ -33,6 +33,22 @@ pub trait Storage: Send + Sync {
         Ok(())
     }
 
+    /// Reads the bytes of `path` from `start` on into `bufs`, filling each
+    /// in turn (a scatter read of `start..start + total length`). Readers
+    /// that place unfiltered cells straight into their result use it: the
+    /// bytes are copied once, from storage to their place. The default
+    /// reads the range and copies it out.
+    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+        let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+        let bytes = self.read_range(path, start..start.saturating_add(total))?;
+        let mut at = 0;
+        for b in bufs.iter_mut() {
+            b.copy_from_slice(&bytes[at..at + b.len()]);
+            at += b.len();
+        }
+        Ok(())
+    }
+
     /// Reads several ranges of one file. Implementations may coalesce them.
     fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
         ranges
@@ -97,6 +113,34 @@ impl Storage for LocalFs {
                 io::ErrorKind::UnexpectedEof,
                 format!("read {got} of {want} bytes at {}", range.start),
             ));
+        }
+        Ok(())
+    }
+
+    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+        use std::io::{IoSliceMut, Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path)?;
+        let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+        // The end of the file shows as a short read below: no size asked.
+        f.seek(SeekFrom::Start(start))?;
+        let mut slices: Vec<IoSliceMut<'_>> = bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+        let mut rest = &mut slices[..];
+        let mut left = total;
+        // One readv per IOV_MAX slices at most; short reads resume where
+        // they stopped.
+        while left > 0 {
+            let n = f.read_vectored(rest)?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "the file ends {} bytes into the {total} bytes read from {start}",
+                        total - left
+                    ),
+                ));
+            }
+            left -= n as u64;
+            IoSliceMut::advance_slices(&mut rest, n);
         }
         Ok(())
     }
@@ -178,6 +222,16 @@ impl<S: Storage> Storage for Recording<S> {
             range.end
         ));
         self.inner.read_range(path, range)
+    }
+    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+        let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+        self.push(format!(
+            "read (scattered) {} {}..{}",
+            self.rel(path),
+            start,
+            start + total
+        ));
+        self.inner.read_scattered(path, start, bufs)
     }
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.push(format!("read {} (whole file)", self.rel(path)));
@@ -302,5 +356,42 @@ impl Storage for Memory {
                 .range(path.to_path_buf()..)
                 .next()
                 .is_some_and(|(p, _)| p != path && p.starts_with(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scatter reads fill every buffer in turn, past one readv's limit of
+    /// slices (IOV_MAX, 1024 on Linux), the same on disk and in memory;
+    /// a range past the end of the file is an error, not a short read.
+    #[test]
+    fn scattered_reads_fill_every_buffer_in_order() {
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let path = std::env::temp_dir().join(format!("tessera-scatter-{}", std::process::id()));
+        std::fs::write(&path, &bytes).expect("temp file");
+        let mut mem = Memory::default();
+        mem.insert(path.clone(), bytes.clone());
+        for storage in [&LocalFs as &dyn Storage, &mem] {
+            // 3000 buffers of 1 to 5 bytes, from byte 100 on.
+            let mut out = vec![0u8; 9000];
+            let mut bufs: Vec<&mut [u8]> = Vec::new();
+            let mut rest = &mut out[..];
+            for i in 0..3000 {
+                let (b, r) = rest.split_at_mut(1 + i % 5);
+                bufs.push(b);
+                rest = r;
+            }
+            let used = 9000 - rest.len();
+            storage.read_scattered(&path, 100, &mut bufs).expect("read");
+            assert_eq!(&out[..used], &bytes[100..100 + used]);
+            let mut past = [0u8; 16];
+            let err = storage
+                .read_scattered(&path, 19_990, &mut [&mut past[..]])
+                .expect_err("past the end");
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        }
+        std::fs::remove_file(&path).ok();
     }
 }
