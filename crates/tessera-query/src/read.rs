@@ -13,6 +13,7 @@ use crate::unfiltered::{Runs, UnfilteredTile};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
+use tessera_filters::pipeline::FilterPipeline;
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, Overlap};
 use tessera_schema::{ArraySchema, CellValNum, Range1D};
 use tessera_tile::storage::Storage;
@@ -322,6 +323,27 @@ impl<'a> Query<'a> {
             && matches!(self.resolved_layout(), Layout::RowMajor | Layout::ColMajor)
     }
 
+    /// Whether a dense read places a field stored with `filters` (nullable,
+    /// var-sized as said, in tiles of `tile_bytes` cells' bytes) straight
+    /// from its files ([`Query::direct_tile_bytes`]): fixed-sized, no
+    /// validity, no filter, no encryption, tiles large enough, and reads in
+    /// place on. Rows of cells must also be runs in tile and result alike,
+    /// which the caller knows.
+    fn reads_in_place(
+        &self,
+        filters: &FilterPipeline,
+        nullable: bool,
+        var: bool,
+        tile_bytes: u64,
+    ) -> bool {
+        self.direct
+            && self.array.key.is_none()
+            && filters.filters.is_empty()
+            && !nullable
+            && !var
+            && tile_bytes >= self.direct_tile_bytes
+    }
+
     /// Which attributes (by index in the array schema) a dense read of this
     /// query places straight from their files, as the array schema stores
     /// them ([`Query::direct_tile_bytes`]); fragments written with other
@@ -347,14 +369,14 @@ impl<'a> Query<'a> {
                 .iter()
                 .filter(selected)
                 .any(|a| a.is_var());
-        let ok = self.direct && runs;
         move |i| {
             schema.attributes.get(i).is_some_and(|a| {
-                ok && a.filters.filters.is_empty()
-                    && self.array.key.is_none()
-                    && !a.nullable
-                    && !a.is_var()
-                    && cells_per_tile.saturating_mul(a.cell_size()) >= self.direct_tile_bytes
+                runs && self.reads_in_place(
+                    &a.filters,
+                    a.nullable,
+                    a.is_var(),
+                    cells_per_tile.saturating_mul(a.cell_size()),
+                )
             })
         }
     }
@@ -695,13 +717,14 @@ impl<'a> Query<'a> {
             let unfiltered: Vec<bool> = specs
                 .iter()
                 .map(|s| {
-                    self.direct
-                        && runs
-                        && s.as_ref().is_some_and(|s| {
-                            crate::unfiltered::stored_unfiltered(s, key.is_some())
-                                && cells_per_tile.saturating_mul(s.cell_size())
-                                    >= self.direct_tile_bytes
-                        })
+                    runs && s.as_ref().is_some_and(|s| {
+                        self.reads_in_place(
+                            &s.filters,
+                            s.nullable,
+                            s.cell_val_num.is_var(),
+                            cells_per_tile.saturating_mul(s.cell_size()),
+                        )
+                    })
                 })
                 .collect();
             let present: Vec<&FieldSpec> = specs

@@ -776,11 +776,14 @@ fn tile_bytes<'f>(
 ) -> Result<(Cow<'f, [u8]>, String), QueryError> {
     let path = frag.data_file(spec.field, kind);
     let bytes = src.bytes(&path, tile_range(src.storage, frag, spec, kind, t)?)?;
-    let name = path
-        .file_name()
+    Ok((bytes, file_name(&path)))
+}
+
+/// The name of a data file, as errors give it.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok((bytes, name))
+        .unwrap_or_default()
 }
 
 /// A pipeline with the array's encryption appended, when it has a key.

@@ -13,7 +13,7 @@
 //! and every chunk header on the way is read and checked against it. A tile
 //! that does not match is read the ordinary way.
 
-use crate::tiles::{fixed_tile_len, tile_range, FieldSpec};
+use crate::tiles::{file_name, fixed_tile_len, tile_range, FieldSpec};
 use crate::QueryError;
 use std::path::PathBuf;
 use tessera_fragment::{FileKind, FragmentMetadata};
@@ -46,16 +46,10 @@ pub(crate) struct UnfilteredTile {
     bytes: u64,
 }
 
-/// Whether a field's tiles are stored unfiltered, so that
-/// [`UnfilteredTile::of`] may find their layout: fixed-sized, not nullable,
-/// no filter, no encryption.
-pub(crate) fn stored_unfiltered(spec: &FieldSpec, encrypted: bool) -> bool {
-    !encrypted && spec.filters.filters.is_empty() && !spec.nullable && !spec.cell_val_num.is_var()
-}
-
 impl UnfilteredTile {
-    /// The layout of tile `t` of a field [`stored_unfiltered`], when its
-    /// size on disk is that of the predicted chunking; `None` otherwise.
+    /// The layout of tile `t` of a fixed-sized field stored unfiltered (no
+    /// filter, no encryption, no validity), when its size on disk is that
+    /// of the predicted chunking; `None` otherwise.
     pub(crate) fn of(
         storage: &dyn Storage,
         frag: &FragmentMetadata,
@@ -213,12 +207,6 @@ impl UnfilteredTile {
         }
         Ok(true)
     }
-}
-
-fn file_name(p: &std::path::Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
