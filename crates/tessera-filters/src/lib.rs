@@ -34,8 +34,9 @@ pub use error::FilterError;
 pub use filters::{Filter, FilterKind, FilterType};
 pub use generic::{read_generic_tile, write_generic_tile};
 pub use pipeline::{
-    filter_tile, filter_var_string_tile, filter_var_tile, unfilter_tile, unfilter_tile_into,
-    unfilter_tile_part_into, unfilter_var_string_tile, FilterPipeline, TileContext,
+    filter_tile, filter_var_string_tile, filter_var_tile, unfilter_tile, unfilter_tile_chunks,
+    unfilter_tile_into, unfilter_tile_part_into, unfilter_var_string_tile, ChunkTarget,
+    FilterPipeline, TileContext,
 };
 
 /// An AES-256-GCM key, as given to libtiledb.

@@ -429,6 +429,133 @@ fn unfilter_chunks_where(
     Ok(())
 }
 
+/// Where [`unfilter_tile_chunks`] puts one chunk's unfiltered bytes.
+#[derive(Debug)]
+pub enum ChunkTarget<'a, D> {
+    /// Not needed: the chunk is not decoded (nor its checksum checked).
+    Skip,
+    /// The chunk's bytes go whole into this slice (the chunk's length).
+    Into(&'a mut [u8]),
+    /// The chunk is decoded into a scratch buffer and handed to `place`
+    /// with this.
+    Scratch(D),
+}
+
+/// Chunks of at most this size are decoded into a buffer each thread keeps;
+/// larger ones (tiles written unchunked) into a buffer of their own.
+const SCRATCH_KEEP: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reverses the pipeline on the chunks of `tile` one by one, without a
+/// buffer for the whole unfiltered tile: a reader that places a tile's
+/// cells in several parts of its result decodes each chunk into a small
+/// buffer the thread reuses (in cache, and no fresh memory to fault in),
+/// and copies the parts out from there.
+///
+/// `targets` is called once per chunk, in order, with the chunk's byte range
+/// in the unfiltered tile, and says where its bytes go ([`ChunkTarget`]).
+/// `place` receives each [`ChunkTarget::Scratch`] value with the chunk's
+/// bytes. Chunks are decoded in parallel when `ctx.parallel` allows.
+///
+/// ```
+/// use tessera_filters::{filter_tile, unfilter_tile_chunks, ChunkTarget, Filter, FilterKind, FilterPipeline, TileContext};
+/// use tessera_tile::{Datatype, FormatVersion};
+///
+/// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::UInt8)], 65536);
+/// let ctx = TileContext::new(FormatVersion(22), 1).writer_chunk_size(4);
+/// let tile = filter_tile(&p, b"abcdefghij", &ctx).unwrap(); // "abcd", "efgh", "ij"
+/// let (mut first, mut parts) = ([0u8; 4], std::sync::Mutex::new(Vec::new()));
+/// let mut targets = vec![ChunkTarget::Into(&mut first[..]), ChunkTarget::Skip, ChunkTarget::Scratch(8)].into_iter();
+/// unfilter_tile_chunks(&p, &tile, &ctx, |_| targets.next().unwrap(), |at: u64, bytes: &[u8]| {
+///     parts.lock().unwrap().push((at, bytes.to_vec()));
+/// }).unwrap();
+/// assert_eq!(&first, b"abcd");
+/// assert_eq!(parts.into_inner().unwrap(), vec![(8, b"ij".to_vec())]);
+/// ```
+pub fn unfilter_tile_chunks<'a, D: Send>(
+    p: &FilterPipeline,
+    tile: &[u8],
+    ctx: &TileContext,
+    mut targets: impl FnMut(std::ops::Range<u64>) -> ChunkTarget<'a, D>,
+    place: impl Fn(D, &[u8]) + Sync,
+) -> Result<(), FilterError> {
+    let chunks = parse_chunks(tile, ctx)?;
+    check_size(chunks.original_size(), ctx.expected_size)?;
+    let mut at = 0u64;
+    let mut work = Vec::with_capacity(chunks.chunks.len());
+    for (i, c) in chunks.chunks.iter().enumerate() {
+        let bytes = at..at + c.original_len as u64;
+        at = bytes.end;
+        match targets(bytes) {
+            ChunkTarget::Skip => {}
+            target => work.push((i, c, target)),
+        }
+    }
+    let decode = |(i, c, target): (usize, &tessera_tile::tile::Chunk, ChunkTarget<'a, D>)| {
+        let len = c.original_len as usize;
+        let run = |dst: &mut [u8]| -> Result<(), FilterError> {
+            let data = &tile[c.data.clone()];
+            if p.filters.is_empty() {
+                if data.len() != dst.len() {
+                    return Err(FilterError::Size {
+                        chunk: i,
+                        message: format!(
+                            "unfiltered chunk has {} bytes, framing says {}",
+                            data.len(),
+                            dst.len()
+                        ),
+                    });
+                }
+                dst.copy_from_slice(data);
+                return Ok(());
+            }
+            reverse_chunk_into(
+                p,
+                &tile[c.metadata.clone()],
+                data,
+                dst,
+                &ctx.chunk(i, c.original_len),
+            )
+        };
+        match target {
+            ChunkTarget::Skip => Ok(()),
+            ChunkTarget::Into(dst) => {
+                if dst.len() != len {
+                    return Err(FilterError::Size {
+                        chunk: i,
+                        message: format!("chunk has {len} bytes, its place {}", dst.len()),
+                    });
+                }
+                run(dst)
+            }
+            ChunkTarget::Scratch(d) => {
+                let mut own = Vec::new();
+                SCRATCH.with(|kept| {
+                    // The thread's buffer, unless the chunk is large or the
+                    // buffer is in use (a nested call on this thread).
+                    let mut kept = kept.try_borrow_mut().ok().filter(|_| len <= SCRATCH_KEEP);
+                    let buf = kept.as_deref_mut().unwrap_or(&mut own);
+                    // Old bytes stay (the chunk is decoded over them).
+                    if buf.len() < len {
+                        buf.resize(len, 0);
+                    }
+                    run(&mut buf[..len])?;
+                    place(d, &buf[..len]);
+                    Ok(())
+                })
+            }
+        }
+    };
+    if ctx.parallel && work.len() > 1 {
+        work.into_par_iter().try_for_each(decode)
+    } else {
+        work.into_iter().try_for_each(decode)
+    }
+}
+
 /// Reverses the pipeline on a var-sized string data tile whose cell offsets
 /// are folded into the data (see [`FilterPipeline::offsets_in_data`]).
 /// Returns the cell bytes and the cell offsets.

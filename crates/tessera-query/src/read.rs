@@ -4,12 +4,13 @@ use crate::aggregate::Answered;
 use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
+use crate::tiles::Runs;
 use crate::tiles::{
-    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into,
+    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, decode_tile_runs,
     decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells, var_tile_size, CellFilter,
     Fetched, FieldSpec, FieldTile,
 };
-use crate::unfiltered::{Runs, UnfilteredTile};
+use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -202,8 +203,9 @@ impl<'a> Query<'a> {
     /// of fragments that allow duplicates, with no condition, delete or
     /// timestamp to apply), decode tiles straight into the result and leave
     /// out coordinates nobody asked for, and dense reads read unfiltered
-    /// tiles straight into the result ([`Query::direct_tile_bytes`])
-    /// (default: yes). The result is the same either way; turning it off
+    /// tiles straight into the result ([`Query::direct_tile_bytes`]) and
+    /// decode the tiles of other fixed-sized fields without validity chunk
+    /// by chunk to their places, with no buffer per tile (default: yes). The result is the same either way; turning it off
     /// serves comparisons and benchmarks.
     pub fn direct(mut self, yes: bool) -> Self {
         self.direct = yes;
@@ -727,6 +729,27 @@ impl<'a> Query<'a> {
                     })
                 })
                 .collect();
+            // The other fixed-sized fields without validity are decoded
+            // chunk by chunk straight to the rows' places
+            // (`decode_tile_runs`), with no buffer for the tile, where no
+            // two rows share a place (ranges that overlap).
+            let apart = sub.iter().all(|r| {
+                let mut r = r.clone();
+                r.sort_unstable();
+                r.windows(2).all(|w| w[0].1 < w[1].0)
+            });
+            let streamed: Vec<bool> = specs
+                .iter()
+                .zip(&unfiltered)
+                .zip(&outs)
+                .map(|((s, &u), o)| {
+                    runs && apart
+                        && self.direct
+                        && !u
+                        && o.validity.is_none()
+                        && s.as_ref().is_some_and(|s| !s.nullable)
+                })
+                .collect();
             let present: Vec<&FieldSpec> = specs
                 .iter()
                 .zip(&unfiltered)
@@ -781,20 +804,10 @@ impl<'a> Query<'a> {
             let views = band_outs(&mut outs, &regions);
             let shared = std::sync::Mutex::new(std::mem::take(&mut bufs));
             let s_slow = strides[slow] as usize;
-            // Places the cells of tile `tc` whose positions on the slowest
-            // dimension are in `rows` (all, without) into `outs`, the region
-            // of the result from cell `first`.
-            let place = |tc: &[i128],
-                         t: u64,
-                         (fields, direct): (&[Option<FieldTile>], &[Option<UnfilteredTile>]),
-                         ids: &[u32],
-                         outs: &mut [BandOut<'_>],
-                         first: usize,
-                         rows: Option<(u64, u64)>|
-             -> Result<(), QueryError> {
+            // The boxes of tile `tc`'s cells in the subarray, those whose
+            // positions on the slowest dimension are in `rows` (all, without).
+            let boxes_of = |tc: &[i128], rows: Option<(u64, u64)>| -> Vec<Vec<(i128, i128)>> {
                 let (lo, hi) = tile_box(tc);
-                let tile_lo: Vec<i128> = (0..nd).map(|j| dom[j].0 + tc[j] * dom[j].2).collect();
-                // For each subarray box inside the tile box, copy cells.
                 let mut boxes: Vec<Vec<(i128, i128)>> = vec![Vec::new()];
                 for j in 0..nd {
                     let mut nb = Vec::new();
@@ -824,49 +837,73 @@ impl<'a> Query<'a> {
                         b[slow].0 <= b[slow].1
                     });
                 }
-                // A coordinate's position in the tile (cell order) and in
-                // the band's region of the result.
-                let locate = |c: &[i128]| -> (usize, usize) {
-                    let (mut cell, mut ri) = (0i128, 0u64);
-                    for j in 0..nd {
-                        cell += (c[j] - tile_lo[j]) * cs[j];
-                        ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
+                boxes
+            };
+            // A coordinate's position in tile `tc` (cell order) and in the
+            // region of the result from cell `first`.
+            let locate = |tc: &[i128], first: usize, c: &[i128]| -> (usize, usize) {
+                let (mut cell, mut ri) = (0i128, 0u64);
+                for j in 0..nd {
+                    cell += (c[j] - dom[j].0 - tc[j] * dom[j].2) * cs[j];
+                    ri += pos_of(j, c[j]).unwrap_or(0) * strides[j];
+                }
+                (cell as usize, ri as usize - first)
+            };
+            // Where rows are runs: the rows of `boxes` of tile `tc`, each as
+            // (first cell in the tile, first position in the region from
+            // cell `first`, cells).
+            let row_runs = |tc: &[i128], boxes: Vec<Vec<(i128, i128)>>, first: usize| {
+                let mut wanted: Vec<(usize, usize, usize)> = Vec::new();
+                for bx in boxes {
+                    let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
+                    let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+                    loop {
+                        let (cell, ri) = locate(tc, first, &c);
+                        wanted.push((cell, ri, len));
+                        // Next row: advance the other dimensions.
+                        let mut j = nd;
+                        let mut done = true;
+                        while j > 0 {
+                            j -= 1;
+                            if j == inner {
+                                continue;
+                            }
+                            if c[j] < bx[j].1 {
+                                c[j] += 1;
+                                done = false;
+                                break;
+                            }
+                            c[j] = bx[j].0;
+                        }
+                        if done {
+                            break;
+                        }
                     }
-                    (cell as usize, ri as usize - first)
-                };
+                }
+                wanted
+            };
+            // Places the cells of tile `tc` whose positions on the slowest
+            // dimension are in `rows` (all, without) into `outs`, the region
+            // of the result from cell `first`. Streamed fields are placed
+            // where their tiles are decoded.
+            let place = |tc: &[i128],
+                         t: u64,
+                         (fields, direct): (&[Option<FieldTile>], &[Option<UnfilteredTile>]),
+                         ids: &[u32],
+                         outs: &mut [BandOut<'_>],
+                         first: usize,
+                         rows: Option<(u64, u64)>|
+             -> Result<(), QueryError> {
+                let mut boxes = boxes_of(tc, rows);
                 // Fast path: when the innermost result dimension is also the
                 // innermost cell dimension, a box row is one contiguous run in
                 // both the tile and the result: copy it whole.
                 if runs {
-                    // (first cell in the tile, first position in the region, cells)
-                    let mut wanted: Vec<(usize, usize, usize)> = Vec::new();
-                    for bx in std::mem::take(&mut boxes) {
-                        let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
-                        let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
-                        loop {
-                            let (cell, ri) = locate(&c);
-                            wanted.push((cell, ri, len));
-                            // Next row: advance the other dimensions.
-                            let mut j = nd;
-                            let mut done = true;
-                            while j > 0 {
-                                j -= 1;
-                                if j == inner {
-                                    continue;
-                                }
-                                if c[j] < bx[j].1 {
-                                    c[j] += 1;
-                                    done = false;
-                                    break;
-                                }
-                                c[j] = bx[j].0;
-                            }
-                            if done {
-                                break;
-                            }
-                        }
-                    }
+                    let wanted = row_runs(tc, std::mem::take(&mut boxes), first);
                     for (k, o) in outs.iter_mut().enumerate() {
+                        if streamed[k] {
+                            continue;
+                        }
                         let Some(u) = &direct[k] else {
                             let tile = fields[k].as_ref().expect("runs: every field has a tile");
                             copy_runs(tile, o, &wanted, &frag.name)?;
@@ -896,7 +933,7 @@ impl<'a> Query<'a> {
                 for bx in boxes {
                     let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
                     'cells: loop {
-                        let (cell, ri) = locate(&c);
+                        let (cell, ri) = locate(tc, first, &c);
                         for (k, o) in outs.iter_mut().enumerate() {
                             let at = schema.attribute(&attrs[k]).expect("checked");
                             put_cell(o, fields[k].as_ref(), cell, ri, at, ids[k], &frag.name)?;
@@ -918,17 +955,64 @@ impl<'a> Query<'a> {
                 |(((first, end), members), mut outs)| {
                     for grp in members.chunks(group) {
                         let nums: Vec<u64> = grp.iter().map(|&i| numbers[i]).collect();
+                        // The destinations of the streamed fields' runs, per
+                        // tile: every tile's rows carved from the band's region.
+                        let mut streams: std::collections::HashMap<u64, StreamRuns<'_>> =
+                            nums.iter().map(|&t| (t, Default::default())).collect();
+                        if streamed.contains(&true) {
+                            let wanted: Vec<Vec<(usize, usize, usize)>> = grp
+                                .iter()
+                                .map(|&i| row_runs(&tiles[i], boxes_of(&tiles[i], None), first))
+                                .collect();
+                            let all = wanted.concat();
+                            for (k, o) in outs.iter_mut().enumerate() {
+                                let Some(fx) = o.fixed.as_deref_mut().filter(|_| streamed[k])
+                                else {
+                                    continue;
+                                };
+                                let mut carved = carve_runs(fx, o.cell, &all)?
+                                    .ok_or_else(|| {
+                                        QueryError::Invalid("rows of the result overlap".into())
+                                    })?
+                                    .into_iter();
+                                for (t, w) in nums.iter().zip(&wanted) {
+                                    let runs = carved.by_ref().take(w.len()).collect();
+                                    streams
+                                        .get_mut(t)
+                                        .expect("every tile")
+                                        .get_mut()
+                                        .unwrap_or_else(|e| e.into_inner())
+                                        .push((k, runs));
+                                }
+                            }
+                        }
                         let decoded: Vec<TileFields> =
                             decode_in_runs(self.storage, frag, &present, &nums, |src, t| {
                                 let span = spans.get(&t).cloned();
                                 let mut fields = Vec::with_capacity(specs.len());
                                 let mut direct = Vec::with_capacity(specs.len());
-                                for (s, &u) in specs.iter().zip(&unfiltered) {
+                                let mut mine = streams.get(&t).map(|m| {
+                                    std::mem::take(
+                                        &mut *m.lock().unwrap_or_else(|e| e.into_inner()),
+                                    )
+                                });
+                                for (k, (s, &u)) in specs.iter().zip(&unfiltered).enumerate() {
                                     let Some(s) = s else {
                                         fields.push(None);
                                         direct.push(None);
                                         continue;
                                     };
+                                    if streamed[k] {
+                                        let runs = mine
+                                            .as_mut()
+                                            .and_then(|m| m.iter_mut().find(|r| r.0 == k))
+                                            .map(|r| std::mem::take(&mut r.1))
+                                            .unwrap_or_default();
+                                        decode_tile_runs(src, frag, s, t, key, runs)?;
+                                        fields.push(None);
+                                        direct.push(None);
+                                        continue;
+                                    }
                                     let layout = match u {
                                         true => UnfilteredTile::of(self.storage, frag, s, t)?,
                                         false => None,
@@ -948,6 +1032,7 @@ impl<'a> Query<'a> {
                                 }
                                 Ok((fields, direct))
                             })?;
+                        drop(streams);
                         // Var-sized values keep their tile's buffer (moved,
                         // not copied), named by its id in the shared list.
                         let decoded: Vec<(usize, TileFields, Vec<u32>)> = grp
@@ -971,7 +1056,9 @@ impl<'a> Query<'a> {
                             }
                             Ok(())
                         };
-                        if banded && rows > 1 && self.band_bytes != u64::MAX {
+                        if streamed.iter().all(|&s| s) {
+                            // Every field is in its place already.
+                        } else if banded && rows > 1 && self.band_bytes != u64::MAX {
                             // Slabs of the band's rows, placed in parallel:
                             // each copies its rows of every tile.
                             let p_first = (first / s_slow) as u64;
@@ -2135,6 +2222,10 @@ fn field_column(schema: &ArraySchema, field: Field) -> Column {
 /// straight from unfiltered tiles, where their cells lie.
 type TileFields = (Vec<Option<FieldTile>>, Vec<Option<UnfilteredTile>>);
 
+/// A tile's streamed fields (by index) and the destinations of their runs,
+/// taken by whichever thread decodes the tile.
+type StreamRuns<'d> = std::sync::Mutex<Vec<(usize, Runs<'d>)>>;
+
 /// Bytes from which unfiltered tiles are read straight into a dense
 /// result ([`Query::direct_tile_bytes`]): a chunk's worth.
 const DIRECT_TILE_BYTES: u64 = 64 << 10;
@@ -2360,18 +2451,20 @@ fn copy_runs(
 }
 
 /// The destinations of the runs `wanted` (as in [`copy_runs`]) in a region
-/// of `w`-byte cells, cut apart, each with its first byte in the tile;
-/// `None` where two runs share a position (ranges that overlap).
+/// of `w`-byte cells, cut apart, each with its first byte in the tile, in
+/// the order of `wanted`; `None` where two runs share a position (ranges
+/// that overlap).
 fn carve_runs<'r>(
     mut region: &'r mut [u8],
     w: usize,
     wanted: &[(usize, usize, usize)],
 ) -> Result<Option<Runs<'r>>, QueryError> {
-    let mut order: Vec<&(usize, usize, usize)> = wanted.iter().collect();
-    order.sort_unstable_by_key(|r| r.1);
+    let mut order: Vec<usize> = (0..wanted.len()).collect();
+    order.sort_unstable_by_key(|&i| wanted[i].1);
     let mut out = Vec::with_capacity(order.len());
     let mut at = 0;
-    for &(cell, ri, len) in order {
+    for i in order {
+        let (cell, ri, len) = wanted[i];
         let Some(skip) = (ri * w).checked_sub(at) else {
             return Ok(None);
         };
@@ -2383,11 +2476,13 @@ fn carve_runs<'r>(
         }
         let (_, rest) = std::mem::take(&mut region).split_at_mut(skip);
         let (dst, rest) = rest.split_at_mut(len * w);
-        out.push(((cell * w) as u64, dst));
+        out.push((i, (cell * w) as u64, dst));
         region = rest;
         at = (ri + len) * w;
     }
-    Ok(Some(out))
+    // Back in the order asked.
+    out.sort_unstable_by_key(|r| r.0);
+    Ok(Some(out.into_iter().map(|(_, at, d)| (at, d)).collect()))
 }
 
 /// Writes cell `cell` of `tile` (or, without a tile, the fill value of

@@ -13,7 +13,7 @@
 //! and every chunk header on the way is read and checked against it. A tile
 //! that does not match is read the ordinary way.
 
-use crate::tiles::{file_name, fixed_tile_len, tile_range, FieldSpec};
+use crate::tiles::{file_name, fixed_tile_len, tile_range, FieldSpec, Runs};
 use crate::QueryError;
 use std::path::PathBuf;
 use tessera_fragment::{FileKind, FragmentMetadata};
@@ -27,10 +27,6 @@ const CHUNK_COUNT: u64 = 8;
 /// rather than ending the scatter read: a gap costs a copy, a new read a
 /// system call and an open.
 const MAX_GAP: u64 = 32 << 10;
-
-/// Runs of a tile's cells to read: the byte offset of a run's first cell in
-/// the (unfiltered) tile, and its destination, as long as the run.
-pub(crate) type Runs<'d> = Vec<(u64, &'d mut [u8])>;
 
 /// Where the cells of one unfiltered tile lie in its file.
 #[derive(Debug, Clone)]
