@@ -182,6 +182,10 @@ impl FieldTile {
 /// the undecoded bytes held at once stay a few runs' worth.
 pub const MAX_RUN_BYTES: u64 = 16 << 20;
 
+/// Runs are split so that the threads read in parallel only down to this
+/// many bytes each ([`decode_in_runs`]): smaller reads stay one request.
+pub const MIN_SPLIT_RUN_BYTES: u64 = 256 << 10;
+
 /// The files a field's tiles live in, in the order they are read.
 fn files_of(frag: &FragmentMetadata, spec: &FieldSpec) -> Vec<FileKind> {
     let mut kinds = Vec::with_capacity(3);
@@ -445,8 +449,10 @@ pub(crate) fn tile_range(
 /// Runs `decode` on each tile of `tiles` (in any order), in parallel, and
 /// returns the results in the order of `tiles`. The tiles are first sorted
 /// and cut into runs of neighbours of at most [`MAX_RUN_BYTES`] over the
-/// files of `specs`; each run is fetched with one request per file and its
-/// tiles decoded from those bytes, runs in parallel with each other.
+/// files of `specs` (and, for a few tiles, into about one run per thread,
+/// down to [`MIN_SPLIT_RUN_BYTES`]); each run is fetched with one request
+/// per file and its tiles decoded from those bytes, runs in parallel with
+/// each other.
 pub fn decode_in_runs<T, F>(
     storage: &dyn Storage,
     frag: &FragmentMetadata,
@@ -468,38 +474,45 @@ where
         bytes: u64,
         spans: Vec<(PathBuf, Range<u64>)>,
     }
-    let mut runs: Vec<Run> = Vec::new();
+    let mut each = Vec::with_capacity(order.len());
     for &i in &order {
-        let t = tiles[i];
         let mut spans = Vec::new();
         for spec in specs {
             for kind in files_of(frag, spec) {
-                let r = tile_range(storage, frag, spec, kind, t)?;
+                let r = tile_range(storage, frag, spec, kind, tiles[i])?;
                 spans.push((frag.data_file(spec.field, kind), r));
             }
         }
         let bytes = spans
             .iter()
             .fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start));
-        match runs.last_mut() {
-            Some(run)
-                // Sorted: t is the last tile of the run, or the next one.
-                if t - tiles[*run.tiles.last().expect("runs are never empty")] <= 1
-                    && run.bytes.saturating_add(bytes) <= MAX_RUN_BYTES =>
-            {
+        each.push((i, spans, bytes));
+    }
+    let threads = rayon::current_num_threads() as u64;
+    let sizes: Vec<(u64, u64)> = each.iter().map(|e| (tiles[e.0], e.2)).collect();
+    let mut each = each.into_iter();
+    let runs: Vec<Run> = cut_runs(&sizes, threads)
+        .into_iter()
+        .map(|n| {
+            let mut run = Run {
+                tiles: Vec::with_capacity(n),
+                bytes: 0,
+                spans: Vec::new(),
+            };
+            for (i, spans, bytes) in each.by_ref().take(n) {
                 run.tiles.push(i);
                 run.bytes += bytes;
-                for ((_, span), (_, r)) in run.spans.iter_mut().zip(&spans) {
-                    span.end = span.end.max(r.end);
+                if run.spans.is_empty() {
+                    run.spans = spans;
+                } else {
+                    for ((_, span), (_, r)) in run.spans.iter_mut().zip(&spans) {
+                        span.end = span.end.max(r.end);
+                    }
                 }
             }
-            _ => runs.push(Run {
-                tiles: vec![i],
-                bytes,
-                spans,
-            }),
-        }
-    }
+            run
+        })
+        .collect();
     let done: Vec<Vec<(usize, T)>> = runs
         .into_par_iter()
         .map(|run| {
@@ -518,6 +531,32 @@ where
         .into_iter()
         .map(|v| v.expect("every tile decoded"))
         .collect())
+}
+
+/// Cuts tiles (number, bytes; sorted by number) into runs, returning each
+/// run's tile count: a gap in numbers or the byte cap ends a run. The cap
+/// is [`MAX_RUN_BYTES`], or less for a few tiles: about one run per thread,
+/// down to [`MIN_SPLIT_RUN_BYTES`] each, so that their reads (and the page
+/// faults of fresh buffers) go in parallel and each run's tiles are decoded
+/// as soon as its own bytes are in.
+fn cut_runs(tiles: &[(u64, u64)], threads: u64) -> Vec<usize> {
+    let total = tiles.iter().fold(0u64, |n, t| n.saturating_add(t.1));
+    let cap = MAX_RUN_BYTES.min(total.div_ceil(threads.max(1)).max(MIN_SPLIT_RUN_BYTES));
+    let mut runs: Vec<(usize, u64)> = Vec::new();
+    let mut last = None;
+    for &(t, bytes) in tiles {
+        match runs.last_mut() {
+            Some(run)
+                if last.is_some_and(|l: u64| t - l <= 1) && run.1.saturating_add(bytes) <= cap =>
+            {
+                run.0 += 1;
+                run.1 += bytes;
+            }
+            _ => runs.push((1, bytes)),
+        }
+        last = Some(t);
+    }
+    runs.into_iter().map(|r| r.0).collect()
 }
 
 /// Reads and unfilters tile `t` of a field, with one request per file.
@@ -1032,5 +1071,26 @@ mod tests {
         let mut p = ChunkParts::new(vec![(8, &mut e[..])]);
         assert_eq!(parts(&mut p, 0..8), None);
         assert!(matches!(p.of(8..16), ChunkTarget::Into(d) if d.len() == 8));
+    }
+
+    /// Runs end at gaps and at the byte cap; a few large tiles are split
+    /// one run per thread, small ones never below MIN_SPLIT_RUN_BYTES.
+    #[test]
+    fn runs_are_cut_at_gaps_caps_and_for_threads() {
+        let kib = |n: u64| n << 10;
+        // Two neighbours of 240 KiB: one run per thread when there are two.
+        let two = [(7, kib(240)), (8, kib(240))];
+        assert_eq!(cut_runs(&two, 2), vec![1, 1]);
+        assert_eq!(cut_runs(&two, 1), vec![2]);
+        // Forty neighbours of 10 KiB: split on 2 threads into runs of
+        // 256 KiB at least, none on one.
+        let small: Vec<(u64, u64)> = (0..40).map(|t| (t, kib(10))).collect();
+        assert_eq!(cut_runs(&small, 2), vec![25, 15]);
+        assert_eq!(cut_runs(&small, 8), vec![25, 15]);
+        assert_eq!(cut_runs(&small, 1), vec![40]);
+        // A gap ends a run; so does MAX_RUN_BYTES.
+        assert_eq!(cut_runs(&[(1, 10), (2, 10), (4, 10)], 1), vec![2, 1]);
+        let big: Vec<(u64, u64)> = (0..5).map(|t| (t, MAX_RUN_BYTES / 2)).collect();
+        assert_eq!(cut_runs(&big, 1), vec![2, 2, 1]);
     }
 }
