@@ -162,11 +162,13 @@ impl Storage for LocalFs {
         let mut out = Vec::new();
         for e in rd {
             let e = e?;
-            let md = e.metadata()?;
+            // The entry's type comes with the listing on most file
+            // systems: only files are asked for their size.
+            let is_dir = e.file_type()?.is_dir();
             out.push(DirEntry {
                 name: e.file_name().to_string_lossy().into_owned(),
-                is_dir: md.is_dir(),
-                size: if md.is_dir() { 0 } else { md.len() },
+                is_dir,
+                size: if is_dir { 0 } else { e.metadata()?.len() },
             });
         }
         out.sort();
