@@ -134,21 +134,20 @@ impl FragmentMetadata {
             return Self::load_v1_v2(storage, path, name, tn, schema, key, dense)
                 .map_err(|e| e.in_file_hint(&file));
         }
-        let size = storage
-            .size(&file)
+        // One request for the file's size and end, which usually holds the
+        // whole footer (three round trips on an object store otherwise).
+        let (size, tail_bytes) = storage
+            .read_tail(&file, FOOTER_READ)
             .map_err(|e| FragmentError::io(&file, e))?;
+        let tail_start = size.checked_sub(tail_bytes.len() as u64).ok_or_else(|| {
+            FragmentError::invalid(&name, "the storage returned more bytes than the file holds")
+        })?;
         let legacy = || {
             schemas(tessera_schema::LEGACY_SCHEMA_FILE).ok_or_else(|| {
                 FragmentError::invalid(&name, "no legacy array schema for a pre-10 fragment")
             })
         };
         let within = |e: FragmentError| e.within(&name, "footer");
-        // One request for the file's end usually holds the whole footer
-        // (three round trips on an object store otherwise).
-        let tail_start = size.saturating_sub(FOOTER_READ);
-        let tail_bytes = storage
-            .read_range(&file, tail_start..size)
-            .map_err(|e| FragmentError::io(&file, e))?;
         let range = |r: std::ops::Range<u64>| -> Result<Vec<u8>, FragmentError> {
             if r.start >= tail_start && r.start <= r.end && r.end <= size {
                 let (a, b) = (

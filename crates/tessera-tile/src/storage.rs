@@ -15,8 +15,10 @@ pub struct DirEntry {
     pub name: String,
     /// True for folders.
     pub is_dir: bool,
-    /// Size in bytes (0 for folders).
-    pub size: u64,
+    /// Size in bytes, where the listing gives it without another request
+    /// (object-store listings and [`Memory`] do; local folders do not, and
+    /// [`Storage::size`] asks); `None` for folders.
+    pub size: Option<u64>,
 }
 
 /// Byte-range storage: all a reader needs.
@@ -61,6 +63,15 @@ pub trait Storage: Send + Sync {
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let size = self.size(path)?;
         self.read_range(path, 0..size)
+    }
+
+    /// The size of the file at `path` and its last `max` bytes (the whole
+    /// file if shorter): readers of footers ask for both at once. The
+    /// default asks [`Storage::size`], then [`Storage::read_range`].
+    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+        let size = self.size(path)?;
+        let start = size.saturating_sub(max);
+        Ok((size, self.read_range(path, start..size)?))
     }
 
     /// Size of a file in bytes.
@@ -145,6 +156,26 @@ impl Storage for LocalFs {
         Ok(())
     }
 
+    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+        // One open for both: the size from the open file, then one read.
+        let mut f = std::fs::File::open(path)?;
+        let size = f.metadata()?.len();
+        let start = size.saturating_sub(max);
+        let mut buf = Vec::new();
+        buf.try_reserve_exact((size - start) as usize)
+            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+        use std::io::{Read, Seek, SeekFrom};
+        f.seek(SeekFrom::Start(start))?;
+        f.take(size - start).read_to_end(&mut buf)?;
+        if buf.len() as u64 != size - start {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("read {} of the last {} bytes", buf.len(), size - start),
+            ));
+        }
+        Ok((size, buf))
+    }
+
     fn size(&self, path: &Path) -> io::Result<u64> {
         Ok(std::fs::metadata(path)?.len())
     }
@@ -163,12 +194,11 @@ impl Storage for LocalFs {
         for e in rd {
             let e = e?;
             // The entry's type comes with the listing on most file
-            // systems: only files are asked for their size.
-            let is_dir = e.file_type()?.is_dir();
+            // systems; a size would cost a system call per file.
             out.push(DirEntry {
                 name: e.file_name().to_string_lossy().into_owned(),
-                is_dir,
-                size: if is_dir { 0 } else { e.metadata()?.len() },
+                is_dir: e.file_type()?.is_dir(),
+                size: None,
             });
         }
         out.sort();
@@ -345,7 +375,7 @@ impl Storage for Memory {
             out.entry(name.clone()).or_insert(DirEntry {
                 name,
                 is_dir,
-                size: if is_dir { 0 } else { b.len() as u64 },
+                size: (!is_dir).then_some(b.len() as u64),
             });
         }
         Ok(out.into_values().collect())
@@ -395,5 +425,32 @@ mod tests {
             assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
         }
         std::fs::remove_file(&path).ok();
+    }
+
+    /// A file's tail comes with its size, on disk as in memory (the
+    /// default): the last `max` bytes, or the whole file when shorter; a
+    /// missing file is an error. Listings give sizes only where free.
+    #[test]
+    fn tails_come_with_the_file_size() {
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 253) as u8).collect();
+        let dir = std::env::temp_dir().join(format!("tessera-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("f.tdb");
+        std::fs::write(&path, &bytes).expect("temp file");
+        let mut mem = Memory::default();
+        mem.insert(path.clone(), bytes.clone());
+        for storage in [&LocalFs as &dyn Storage, &mem] {
+            let (size, tail) = storage.read_tail(&path, 300).expect("tail");
+            assert_eq!((size, tail.as_slice()), (5000, &bytes[4700..]));
+            let (size, all) = storage.read_tail(&path, 1 << 20).expect("whole");
+            assert_eq!((size, all), (5000, bytes.clone()));
+            assert!(storage.read_tail(&dir.join("missing"), 10).is_err());
+        }
+        let listed = LocalFs.list(&dir).expect("list");
+        assert_eq!(listed.len(), 1);
+        assert!(!listed[0].is_dir && listed[0].size.is_none());
+        let listed = mem.list(&dir).expect("list");
+        assert_eq!(listed[0].size, Some(5000));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
