@@ -374,6 +374,35 @@ fn check_size(total: u64, expected: Option<u64>) -> Result<(), FilterError> {
     }
 }
 
+/// Unfilters chunk `i` of `tile` into `dst`, the chunk's original length:
+/// copied when the pipeline is empty, else reversed.
+fn unfilter_chunk_into(
+    p: &FilterPipeline,
+    tile: &[u8],
+    i: usize,
+    c: &tessera_tile::tile::Chunk,
+    ctx: &TileContext,
+    dst: &mut [u8],
+) -> Result<(), FilterError> {
+    let data = &tile[c.data.clone()];
+    if p.filters.is_empty() {
+        if data.len() != dst.len() {
+            return Err(FilterError::Size {
+                chunk: i,
+                message: format!(
+                    "unfiltered chunk has {} bytes, framing says {}",
+                    data.len(),
+                    dst.len()
+                ),
+            });
+        }
+        dst.copy_from_slice(data);
+        return Ok(());
+    }
+    let meta = &tile[c.metadata.clone()];
+    reverse_chunk_into(p, meta, data, dst, &ctx.chunk(i, c.original_len))
+}
+
 /// Fills the chunks of `out` that `wanted` asks for (all when `None`).
 fn unfilter_chunks_where(
     p: &FilterPipeline,
@@ -396,20 +425,10 @@ fn unfilter_chunks_where(
         rest = tail;
     }
     let work = |(i, (c, dst)): (usize, (&tessera_tile::tile::Chunk, &mut Option<&mut [u8]>))| -> Result<(), FilterError> {
-        let Some(dst) = dst else {
-            return Ok(());
-        };
-        let cx = ctx.chunk(i, c.original_len);
-        let meta = &tile[c.metadata.clone()];
-        let data = &tile[c.data.clone()];
-        if p.filters.is_empty() {
-            if data.len() != dst.len() {
-                return Err(FilterError::Size { chunk: i, message: format!("unfiltered chunk has {} bytes, framing says {}", data.len(), dst.len()) });
-            }
-            dst.copy_from_slice(data);
-            return Ok(());
+        match dst {
+            Some(dst) => unfilter_chunk_into(p, tile, i, c, ctx, dst),
+            None => Ok(()),
         }
-        reverse_chunk_into(p, meta, data, dst, &cx)
     };
     if ctx.parallel && chunks.chunks.len() > 1 && total > 256 * 1024 {
         chunks
@@ -496,30 +515,7 @@ pub fn unfilter_tile_chunks<'a, D: Send>(
     }
     let decode = |(i, c, target): (usize, &tessera_tile::tile::Chunk, ChunkTarget<'a, D>)| {
         let len = c.original_len as usize;
-        let run = |dst: &mut [u8]| -> Result<(), FilterError> {
-            let data = &tile[c.data.clone()];
-            if p.filters.is_empty() {
-                if data.len() != dst.len() {
-                    return Err(FilterError::Size {
-                        chunk: i,
-                        message: format!(
-                            "unfiltered chunk has {} bytes, framing says {}",
-                            data.len(),
-                            dst.len()
-                        ),
-                    });
-                }
-                dst.copy_from_slice(data);
-                return Ok(());
-            }
-            reverse_chunk_into(
-                p,
-                &tile[c.metadata.clone()],
-                data,
-                dst,
-                &ctx.chunk(i, c.original_len),
-            )
-        };
+        let run = |dst: &mut [u8]| unfilter_chunk_into(p, tile, i, c, ctx, dst);
         match target {
             ChunkTarget::Skip => Ok(()),
             ChunkTarget::Into(dst) => {

@@ -4,11 +4,10 @@ use crate::aggregate::Answered;
 use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
-use crate::tiles::Runs;
 use crate::tiles::{
-    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into, decode_tile_runs,
-    decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells, var_tile_size, CellFilter,
-    Fetched, FieldSpec, FieldTile,
+    cells_past_tile, decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into,
+    decode_tile_runs, decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells,
+    var_tile_size, CellFilter, Fetched, FieldSpec, FieldTile, Runs,
 };
 use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
@@ -205,8 +204,9 @@ impl<'a> Query<'a> {
     /// out coordinates nobody asked for, and dense reads read unfiltered
     /// tiles straight into the result ([`Query::direct_tile_bytes`]) and
     /// decode the tiles of other fixed-sized fields without validity chunk
-    /// by chunk to their places, with no buffer per tile (default: yes). The result is the same either way; turning it off
-    /// serves comparisons and benchmarks.
+    /// by chunk to their places, with no buffer per tile (default: yes).
+    /// The result is the same either way; turning it off serves
+    /// comparisons and benchmarks.
     pub fn direct(mut self, yes: bool) -> Self {
         self.direct = yes;
         self
@@ -2432,10 +2432,7 @@ fn copy_runs(
     let w = o.cell;
     for &(cell, ri, len) in wanted {
         if (cell + len) * w > tile.data.len() {
-            return Err(QueryError::Invalid(format!(
-                "fragment {fragment}: cells {cell}..{} are past its tile",
-                cell + len
-            )));
+            return Err(cells_past_tile(fragment, cell as u64..(cell + len) as u64));
         }
         if let Some(fx) = &mut o.fixed {
             fx[ri * w..(ri + len) * w].copy_from_slice(&tile.data[cell * w..(cell + len) * w]);

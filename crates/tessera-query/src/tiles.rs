@@ -390,31 +390,36 @@ pub(crate) fn result_filled(len: usize, byte: u8) -> Vec<u8> {
 /// goes over it first; a fresh one is zeroed by the kernel, page by page
 /// as it is written.
 pub(crate) fn result_overwritten(len: usize) -> Vec<u8> {
-    if len == 0 {
-        return Vec::new();
+    match recycled(len) {
+        Some(mut b) => {
+            b.truncate(len);
+            b.resize(len, 0);
+            b
+        }
+        None => vec![0; len],
     }
-    let mut b = RESULT_BUFFERS.take(len);
-    if b.capacity() < len {
-        RESULT_BUFFERS.give(b);
-        return vec![0; len];
-    }
-    b.truncate(len);
-    b.resize(len, 0);
-    b
 }
 
 /// A recycled result buffer with room for `len` bytes, emptied, if the
 /// pool holds one. Empty requests (columns built to be replaced) take none.
 fn recycled_result(len: usize) -> Option<Vec<u8>> {
+    recycled(len).map(|mut b| {
+        b.clear();
+        b
+    })
+}
+
+/// A recycled result buffer with room for `len` bytes, as it was left, if
+/// the pool holds one; none for empty requests.
+fn recycled(len: usize) -> Option<Vec<u8>> {
     if len == 0 {
         return None;
     }
-    let mut b = RESULT_BUFFERS.take(len);
+    let b = RESULT_BUFFERS.take(len);
     if b.capacity() < len {
         RESULT_BUFFERS.give(b);
         return None;
     }
-    b.clear();
     Some(b)
 }
 
@@ -471,7 +476,6 @@ where
     // one range per file, from its first tile's start to its last's end.
     struct Run {
         tiles: Vec<usize>,
-        bytes: u64,
         spans: Vec<(PathBuf, Range<u64>)>,
     }
     let mut each = Vec::with_capacity(order.len());
@@ -496,12 +500,10 @@ where
         .map(|n| {
             let mut run = Run {
                 tiles: Vec::with_capacity(n),
-                bytes: 0,
                 spans: Vec::new(),
             };
-            for (i, spans, bytes) in each.by_ref().take(n) {
+            for (i, spans, _) in each.by_ref().take(n) {
                 run.tiles.push(i);
-                run.bytes += bytes;
                 if run.spans.is_empty() {
                     run.spans = spans;
                 } else {
@@ -925,12 +927,10 @@ pub(crate) fn decode_tile_runs(
     let w = spec.cell_size().max(1);
     let total = fixed_tile_len(frag, spec, t)? as u64;
     if let Some((at, d)) = runs.iter().find(|(at, d)| at + d.len() as u64 > total) {
-        return Err(QueryError::Invalid(format!(
-            "fragment {}: cells {}..{} are past its tile",
-            frag.name,
-            at / w,
-            (at + d.len() as u64) / w
-        )));
+        return Err(cells_past_tile(
+            &frag.name,
+            at / w..(at + d.len() as u64) / w,
+        ));
     }
     let (bytes, file) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
     let ctx = TileContext::new(frag.version(), w).expect_size(total);
@@ -943,6 +943,14 @@ pub(crate) fn decode_tile_runs(
     };
     unfilter_tile_chunks(&keyed(&spec.filters, key), &bytes, &ctx, targets, place)
         .map_err(|e| tile_error(frag, t, &file, e))
+}
+
+/// The error for cells a read would take from past the end of a tile.
+pub(crate) fn cells_past_tile(fragment: &str, cells: Range<u64>) -> QueryError {
+    QueryError::Invalid(format!(
+        "fragment {fragment}: cells {}..{} are past its tile",
+        cells.start, cells.end
+    ))
 }
 
 /// Cuts runs of a tile's cells at its chunks' bounds: for each chunk in

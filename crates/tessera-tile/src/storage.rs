@@ -97,7 +97,6 @@ impl Storage for LocalFs {
     }
 
     fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
         let mut f = std::fs::File::open(path)?;
         let len = f.metadata()?.len();
         if range.start > range.end || range.end > len {
@@ -110,22 +109,7 @@ impl Storage for LocalFs {
                 ),
             ));
         }
-        f.seek(SeekFrom::Start(range.start))?;
-        let want = range.end - range.start;
-        let had = buf.len();
-        buf.try_reserve_exact(want as usize)
-            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
-        // Into the reserved capacity: nothing is zeroed first.
-        f.take(want).read_to_end(buf)?;
-        let got = (buf.len() - had) as u64;
-        if got != want {
-            buf.truncate(had);
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("read {got} of {want} bytes at {}", range.start),
-            ));
-        }
-        Ok(())
+        read_open_range(&mut f, range, buf)
     }
 
     fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
@@ -160,19 +144,8 @@ impl Storage for LocalFs {
         // One open for both: the size from the open file, then one read.
         let mut f = std::fs::File::open(path)?;
         let size = f.metadata()?.len();
-        let start = size.saturating_sub(max);
         let mut buf = Vec::new();
-        buf.try_reserve_exact((size - start) as usize)
-            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
-        use std::io::{Read, Seek, SeekFrom};
-        f.seek(SeekFrom::Start(start))?;
-        f.take(size - start).read_to_end(&mut buf)?;
-        if buf.len() as u64 != size - start {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("read {} of the last {} bytes", buf.len(), size - start),
-            ));
-        }
+        read_open_range(&mut f, size.saturating_sub(max)..size, &mut buf)?;
         Ok((size, buf))
     }
 
@@ -208,6 +181,28 @@ impl Storage for LocalFs {
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
+}
+
+/// Appends `range` of the open file `f` (inside the file: the caller
+/// checked) to `buf`; a short read is an error.
+fn read_open_range(f: &mut std::fs::File, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(range.start))?;
+    let want = range.end - range.start;
+    let had = buf.len();
+    buf.try_reserve_exact(want as usize)
+        .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+    // Into the reserved capacity: nothing is zeroed first.
+    f.take(want).read_to_end(buf)?;
+    let got = (buf.len() - had) as u64;
+    if got != want {
+        buf.truncate(had);
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("read {got} of {want} bytes at {}", range.start),
+        ));
+    }
+    Ok(())
 }
 
 /// A [`Storage`] wrapper that records every request, for I/O plan tests.
