@@ -1,7 +1,8 @@
 """Side by side: `tessera read --format null` against libtiledb (TileDB-Py),
 and the floor (read + raw decode only), as whole processes, alternating.
 
-Usage: bench.py BENCH_DIR TESSERA FLOOR ROUNDS OUT_MD
+Usage: bench.py BENCH_DIR TESSERA FLOOR ROUNDS OUT_MD [ONLY]
+ONLY: run just the cases whose "array / case" holds this text.
 Peak RSS comes from wait4; libtiledb's in-process read time is reported
 beside its whole-process time so interpreter start-up does not flatter us.
 """
@@ -12,6 +13,7 @@ import sys
 import time
 
 bench, tessera, floor, rounds, out_md = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+only = sys.argv[6] if len(sys.argv) > 6 else ""
 py = sys.executable
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -80,6 +82,7 @@ def stats(v):
     return min(v), statistics.median(v)
 
 
+cases = [c for c in cases if only in f"{c[0]} / {c[1]}"]
 rows = []
 startup = [run([py, "-c", "import tiledb"])[0] for _ in range(rounds)]
 for name, label, attrs, sub, cond in cases:

@@ -111,7 +111,9 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-/// `cargo xtask bench [--scale S] [--rounds N]`.
+/// `cargo xtask bench [--scale S] [--rounds N] [--only TEXT]`. With
+/// `--only`, just the cases whose `array / case` holds TEXT run, and the
+/// table is printed, not written into docs/PERFORMANCE.md.
 pub fn bench(args: &[String]) -> Result<(), Error> {
     let opt = |name: &str, default: &str| -> String {
         args.windows(2)
@@ -120,6 +122,7 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
     };
     let scale = opt("--scale", "1");
     let rounds = opt("--rounds", "5");
+    let only = opt("--only", "");
     let python = venv("0.36.1")?;
     let dir = root().join("target/bench").join(format!("scale-{scale}"));
     eprintln!("generating benchmark arrays in {} (once)", dir.display());
@@ -158,9 +161,14 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
             .arg(root().join("target/release/tessera"))
             .arg(root().join("target/release/xtask"))
             .arg(&rounds)
-            .arg(&results),
+            .arg(&results)
+            .arg(&only),
         "the benchmark",
     )?;
+    if !only.is_empty() {
+        println!("{}", std::fs::read_to_string(&results)?);
+        return Ok(());
+    }
     // The table goes into docs/PERFORMANCE.md between the markers.
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()

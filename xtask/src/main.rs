@@ -373,7 +373,7 @@ fn main() {
         Some("fuzz") => fuzz(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
         Some("floor") => bench::floor(&args[1..]),
-        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N]".into()),
+        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT]".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");
