@@ -30,6 +30,10 @@ fn codec_type(f: &Filter) -> Datatype {
 
 thread_local! {
     static ZSTD: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+    // Likewise for zlib: a stream decoder allocates and clears its state and
+    // a 32 KiB read buffer, more than a small generic tile holds, and array
+    // opens decode dozens of those.
+    static ZLIB: std::cell::RefCell<Option<flate2::Decompress>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Reverses a compression filter.
@@ -118,18 +122,26 @@ fn decompress(
     let err = |m: String| FilterError::codec(n, cx.chunk, m);
     let expect = out.len();
     let got = match &f.kind {
-        FilterKind::Gzip { .. } => {
-            // libtiledb's GZip uses zlib's deflate (a zlib stream, not gzip framing).
-            let mut dec = flate2::read::ZlibDecoder::new(input);
-            dec.read_exact(out).map_err(|e| err(e.to_string()))?;
-            let mut extra = [0u8; 1];
-            if dec.read(&mut extra).map_err(|e| err(e.to_string()))? != 0 {
-                return Err(err(format!(
+        // libtiledb's GZip uses zlib's deflate (a zlib stream, not gzip framing).
+        FilterKind::Gzip { .. } => ZLIB.with(|cell| -> Result<usize, FilterError> {
+            let mut slot = cell.borrow_mut();
+            let d = slot.get_or_insert_with(|| flate2::Decompress::new(true));
+            d.reset(true);
+            let status = d
+                .decompress(input, out, flate2::FlushDecompress::Finish)
+                .map_err(|e| err(e.to_string()))?;
+            let got = d.total_out() as usize;
+            match status {
+                flate2::Status::StreamEnd if got == expect => Ok(expect),
+                // Output full and the stream not ended: more bytes follow.
+                _ if got == expect => Err(err(format!(
                     "stream holds more than the expected {expect} bytes"
-                )));
+                ))),
+                _ => Err(err(format!(
+                    "stream ends after {got} of the expected {expect} bytes"
+                ))),
             }
-            expect
-        }
+        })?,
         FilterKind::Zstd { .. } => ZSTD.with(|cell| -> Result<usize, FilterError> {
             // One decompression context per thread: creating one per chunk
             // costs as much as decoding a 64 KiB chunk.
@@ -223,4 +235,59 @@ fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, Filte
         FilterKind::Delta { .. } => super::delta::compress(codec_type(f), input).map_err(err)?,
         _ => unreachable!("not a compression filter"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gates::LibtiledbRelease;
+    use tessera_tile::FormatVersion;
+
+    fn cx() -> ChunkCx<'static> {
+        ChunkCx {
+            version: FormatVersion(22),
+            writer: LibtiledbRelease::LATEST,
+            cell_size: 1,
+            chunk: 3,
+            max_alloc: 1 << 20,
+            _marker: std::marker::PhantomData,
+        }
+    }
+
+    /// The zlib decoder each thread reuses must check the stream's size
+    /// both ways and start afresh after a failure.
+    #[test]
+    fn zlib_streams_must_hold_exactly_the_expected_bytes() {
+        let gzip = Filter::new(FilterKind::Gzip { level: 6 }, Datatype::UInt8);
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let packed = compress(&gzip, &data, &cx()).unwrap();
+        let mut out = vec![0u8; data.len()];
+        decompress(&gzip, &packed, &mut out, &cx()).unwrap();
+        assert_eq!(out, data);
+
+        let mut short = vec![0u8; data.len() - 1];
+        let e = decompress(&gzip, &packed, &mut short, &cx()).unwrap_err();
+        assert!(
+            e.to_string().contains("more than the expected 9999 bytes"),
+            "{e}"
+        );
+        let mut long = vec![0u8; data.len() + 1];
+        let e = decompress(&gzip, &packed, &mut long, &cx()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ends after 10000 of the expected 10001"),
+            "{e}"
+        );
+        let e = decompress(&gzip, &packed[..packed.len() / 2], &mut out, &cx()).unwrap_err();
+        assert!(e.to_string().contains("of the expected 10000"), "{e}");
+        assert!(decompress(&gzip, b"not zlib", &mut out, &cx()).is_err());
+
+        // After the failures, the same thread's decoder works again.
+        out.fill(0);
+        decompress(&gzip, &packed, &mut out, &cx()).unwrap();
+        assert_eq!(out, data);
+        let mut empty = [];
+        let nothing = compress(&gzip, &[], &cx()).unwrap();
+        decompress(&gzip, &nothing, &mut empty, &cx()).unwrap();
+    }
 }
