@@ -201,7 +201,10 @@ impl<'a> Query<'a> {
     /// in stored order (unordered or global-order reads of one fragment, or
     /// of fragments that allow duplicates, with no condition, delete or
     /// timestamp to apply), decode tiles straight into the result and leave
-    /// out coordinates nobody asked for, and dense reads read unfiltered
+    /// out coordinates nobody asked for; such reads with a subarray that
+    /// cuts tiles or a condition decode tiles chunk by chunk into buffers
+    /// each thread reuses and keep just the cells inside and passing; and
+    /// dense reads read unfiltered
     /// tiles straight into the result ([`Query::direct_tile_bytes`]) and
     /// decode the tiles of other fixed-sized fields without validity chunk
     /// by chunk to their places, with no buffer per tile (default: yes).
@@ -1351,10 +1354,13 @@ impl<'a> Query<'a> {
     }
 
     /// The sparse fast path. When every cell of every tile the read touches
-    /// is returned, in stored order, with nothing to deduplicate, filter or
-    /// sort, each tile decodes straight into its place in the result: no
-    /// buffer per tile, no copy, and no coordinates unless asked for.
-    /// `None` when the read needs the general path.
+    /// is returned, in stored order, with nothing to deduplicate or sort,
+    /// each tile decodes straight into its place in the result: no buffer
+    /// per tile, no copy, and no coordinates unless asked for. Where the
+    /// subarray cuts tiles or a condition filters cells, the cells are
+    /// picked ([`Query::sparse_picked`]): the condition is a test of each
+    /// cell alone here, as nothing is deduplicated. `None` when the read
+    /// needs the general path.
     fn sparse_direct(
         &self,
         schema: &ArraySchema,
@@ -1374,21 +1380,44 @@ impl<'a> Query<'a> {
                 && (!self.with_dimensions
                     || f.version().has(tessera_fragment::gates::SPLIT_COORDINATES))
         };
+        // A condition is a filter on each cell alone here (nothing to
+        // deduplicate), tested while cells are picked, provided every
+        // fragment has every field it names (else fill values stand in:
+        // the general path).
+        let cond_fields: Vec<String> = match &self.condition {
+            Some(c) => {
+                let mut names = Vec::new();
+                c.fields(&mut names);
+                names.retain(|n| schema.dimensions.iter().all(|d| &d.name != n));
+                names
+            }
+            None => Vec::new(),
+        };
+        let has_cond_fields =
+            |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
         if !self.direct
             || !in_stored_order
-            || self.condition.is_some()
             || !self.array.delete_conditions.is_empty()
-            || !frags.iter().all(plain)
+            || !frags.iter().all(|f| plain(f) && has_cond_fields(f))
+            || cond_fields.iter().any(|n| schema.attribute(n).is_none())
         {
             return Ok(None);
         }
         let mut hits: Vec<(usize, u64, bool)> = Vec::new();
         for (fi, frag) in frags.iter().enumerate() {
-            hits.extend(
-                self.sparse_hits(fi, frag)?
-                    .into_iter()
-                    .map(|(t, full)| (fi, t, full)),
-            );
+            let mut mine = self.sparse_hits(fi, frag)?;
+            // No cell shadows another here: tiles whose metadata shows no
+            // cell can satisfy the condition are left unread.
+            if let Some(c) = self.condition.as_ref().filter(|_| self.prune) {
+                if !crate::prune::fragment_may_match(self.storage, frag, c)? {
+                    continue;
+                }
+                let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
+                mine.retain(|&(t, _)| pruner.tile_may_match(c, t));
+            }
+            // With a condition, every tile's cells are picked.
+            let cond = self.condition.is_some();
+            hits.extend(mine.into_iter().map(|(t, full)| (fi, t, full && !cond)));
         }
         // The result's fields, in column order.
         let mut wanted: Vec<Field> = Vec::new();
@@ -1408,7 +1437,9 @@ impl<'a> Query<'a> {
             let split =
                 |f: &FragmentMetadata| f.version().has(tessera_fragment::gates::SPLIT_COORDINATES);
             return match frags.iter().all(split) {
-                true => self.sparse_picked(schema, &hits, &wanted).map(Some),
+                true => self
+                    .sparse_picked(schema, &hits, &wanted, &cond_fields)
+                    .map(Some),
                 false => Ok(None),
             };
         }
@@ -1598,6 +1629,7 @@ impl<'a> Query<'a> {
         schema: &ArraySchema,
         tiles: &[(usize, u64, bool)],
         wanted: &[Field],
+        cond_fields: &[String],
     ) -> Result<ReadResult, QueryError> {
         thread_local! {
             static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -1606,6 +1638,17 @@ impl<'a> Query<'a> {
         let dims = &schema.dimensions;
         let nd = dims.len();
         let key = self.array.key;
+        // The condition reads a cell's dimensions by number and the other
+        // fields it names after them, in `cond_fields` order.
+        let condition = self.condition.as_ref().map(|c| {
+            c.compile(&|name: &str| {
+                if let Some(j) = dims.iter().position(|d| d.name == name) {
+                    return Some((j, dims[j].datatype));
+                }
+                let k = cond_fields.iter().position(|f| f == name)?;
+                Some((nd + k, schema.attribute(name)?.datatype))
+            })
+        });
         // Per tile in result order: its cells kept, and those of each
         // wanted column.
         type Picked = (u64, Vec<FieldTile>);
@@ -1619,6 +1662,10 @@ impl<'a> Query<'a> {
                 .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
                 .collect();
             let specs: Vec<FieldSpec> = wanted.iter().map(|&f| FieldSpec::of(frag, f)).collect();
+            let cond_specs: Vec<FieldSpec> = cond_fields
+                .iter()
+                .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
+                .collect();
             let whole = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
                 let fields = specs
                     .iter()
@@ -1632,9 +1679,10 @@ impl<'a> Query<'a> {
             let partial = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
                 SCRATCH.with(|cell| {
                     let mut scratch = cell.borrow_mut();
-                    scratch.resize_with(nd + 2, Vec::new);
+                    scratch.resize_with(nd + 2 + 2 * cond_specs.len(), Vec::new);
                     let cells = frag.cell_num(t) as usize;
                     let (coords, rest) = scratch.split_at_mut(nd);
+                    let (rest, cond_bufs) = rest.split_at_mut(2);
                     // Fixed-sized coordinates decode into scratch; var-sized
                     // ones (strings) into a tile of their own. Dimension by
                     // dimension, the cells still inside narrow, and the next
@@ -1667,7 +1715,51 @@ impl<'a> Query<'a> {
                         });
                         var_coords.push(tile);
                     }
-                    let picked = picked.unwrap_or_else(|| (0..cells as u32).collect());
+                    let mut picked = picked.unwrap_or_else(|| (0..cells as u32).collect());
+                    if let Some(cond) = &condition {
+                        // The fields the condition names, at the cells
+                        // still in: fixed-sized ones into scratch, var-sized
+                        // ones as tiles.
+                        let mut var_vals: Vec<Option<FieldTile>> =
+                            Vec::with_capacity(cond_specs.len());
+                        for (s, bufs) in cond_specs.iter().zip(cond_bufs.chunks_mut(2)) {
+                            if s.cell_val_num.is_var() {
+                                var_vals.push(Some(decode_field_tile(src, frag, s, t, key)?));
+                                continue;
+                            }
+                            let (data, validity) = bufs.split_at_mut(1);
+                            let (data, validity) = (&mut data[0], &mut validity[0]);
+                            data.resize(fixed_tile_len(frag, s, t)?, 0);
+                            validity.resize(if s.nullable { cells } else { 0 }, 0);
+                            let v = s.nullable.then_some(validity.as_mut_slice());
+                            let among = picked_cells(&picked);
+                            decode_tile_into(src, frag, s, t, key, (Some(data), v), Some(&among))?;
+                            var_vals.push(None);
+                        }
+                        // Cell sizes looked up once, not per cell.
+                        let dim_w: Vec<usize> =
+                            dim_specs.iter().map(|s| s.cell_size() as usize).collect();
+                        let cond_w: Vec<usize> =
+                            cond_specs.iter().map(|s| s.cell_size() as usize).collect();
+                        let value = |c: usize, at: usize| -> (&[u8], bool) {
+                            if at < nd {
+                                return match &var_coords[at] {
+                                    Some(tile) => (tile.value(c), true),
+                                    None => (&coords[at][c * dim_w[at]..(c + 1) * dim_w[at]], true),
+                                };
+                            }
+                            let k = at - nd;
+                            match &var_vals[k] {
+                                Some(tile) => (tile.value(c), tile.valid(c)),
+                                None => {
+                                    let w = cond_w[k];
+                                    let valid = cond_bufs[2 * k + 1].get(c).is_none_or(|&v| v != 0);
+                                    (&cond_bufs[2 * k][c * w..(c + 1) * w], valid)
+                                }
+                            }
+                        };
+                        picked.retain(|&c| cond.eval(&|at| value(c as usize, at)));
+                    }
                     let fields = specs
                         .iter()
                         .map(|s| {
@@ -1701,8 +1793,9 @@ impl<'a> Query<'a> {
             };
             let (full, part) = (numbers(true), numbers(false));
             let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
-            // Coordinates once, whether or not they are also wanted.
-            let with_coords: Vec<&FieldSpec> = dim_specs
+            // Coordinates once, whether or not they are also wanted; and
+            // the condition's other fields.
+            let mut with_coords: Vec<&FieldSpec> = dim_specs
                 .iter()
                 .chain(
                     specs
@@ -1710,6 +1803,11 @@ impl<'a> Query<'a> {
                         .filter(|s| !matches!(s.field, Field::Dimension(_))),
                 )
                 .collect();
+            for c in &cond_specs {
+                if with_coords.iter().all(|s| s.field != c.field) {
+                    with_coords.push(c);
+                }
+            }
             let mut full =
                 decode_in_runs(self.storage, frag, &spec_refs, &full, whole)?.into_iter();
             let mut part =
