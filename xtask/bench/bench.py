@@ -1,5 +1,7 @@
-"""Side by side: `tessera read --format null` against libtiledb (TileDB-Py),
-and the floor (read + raw decode only), as whole processes, alternating.
+"""Side by side: `tessera read --format null` against libtiledb (its C API
+through ctypes, over the library TileDB-Py ships: libtiledb_read.py), and
+the floor (read + raw decode only), as whole processes, alternating. Both
+readers must return the cells `tessera aggregate ... count` counts.
 
 Usage: bench.py BENCH_DIR TESSERA FLOOR ROUNDS OUT_MD [ONLY]
 ONLY: run just the cases whose "array / case" holds this text.
@@ -78,6 +80,62 @@ def tessera_cmd(arr, attrs, sub, cond):
     return cmd
 
 
+SIZES = {"Int8": 1, "UInt8": 1, "Int16": 2, "UInt16": 2, "Int32": 4, "UInt32": 4, "Int64": 8,
+         "UInt64": 8, "Float32": 4, "Float64": 8, "StringAscii": 1, "StringUtf8": 1}
+
+
+def libtiledb_spec(arr, attrs, sub, cond):
+    """What libtiledb_read.py reads: the fields `tessera read` returns for
+    the case (sparse coordinates unless only attributes are asked for;
+    dense coordinates never: neither reader builds them), from the schema."""
+    import json
+
+    info = json.loads(subprocess.run([tessera, "schema", arr, "--json"], capture_output=True, text=True, check=True).stdout)
+    sparse = info["array_type"] == "Sparse"
+
+    def field(x):
+        n = x["cell_val_num"]
+        var = n == "Var" or "Var" in n
+        return {
+            "name": x["name"],
+            "var": var,
+            "nullable": bool(x.get("nullable")),
+            "cell_size": 0 if var else SIZES[x["datatype"]] * n["Fixed"],
+            "type": x["datatype"],
+        }
+
+    by_name = {x["name"]: field(x) for x in info["dimensions"] + info["attributes"]}
+    if attrs:
+        fields = [by_name[a] for a in attrs.split(",")]
+    else:
+        fields = [field(x) for x in info["attributes"]]
+        if sparse:
+            fields = [field(x) for x in info["dimensions"]] + fields
+    spec = {
+        "sparse": sparse,
+        "fields": fields,
+        "dims": [field(x) for x in info["dimensions"]],
+        "subarray": [[int(v) for v in r.split(":")] for r in sub.split(",")] if sub else None,
+        "cond": None,
+    }
+    if not sparse and not sub:
+        # libtiledb's C API wants a dense read's subarray set: the domain.
+        spec["subarray"] = [[int(v) for v in x["domain_values"]] for x in info["dimensions"]]
+    if cond:
+        name, op, value = cond.split(" ", 2)
+        spec["cond"] = {"name": name, "type": by_name[name]["type"], "op": op, "value": value.strip("'")}
+    return json.dumps(spec)
+
+
+def tessera_count(arr, sub, cond):
+    """The cells the case selects, by `tessera aggregate` (from metadata
+    where it can): libtiledb must have read as many."""
+    import json
+
+    cmd = [tessera, "aggregate", arr, "count"] + tessera_cmd(arr, None, sub, cond)[5:]
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)["count"]
+
+
 def stats(v):
     return min(v), statistics.median(v)
 
@@ -96,23 +154,27 @@ for name, label, attrs, sub, cond in cases:
         floor_cmd = [floor, "floor", arr, attrs]
     fl = [] if floor_cmd else None
     res = {}
+    spec = libtiledb_spec(arr, attrs, sub, cond)
     for threads in ["all", "1"]:
         env = dict(os.environ)
         if threads == "1":
             env["RAYON_NUM_THREADS"] = "1"
-        t, l, lin, rt, rl = [], [], [], [], []
+        t, l, lin, rt, rl, cells = [], [], [], [], [], set()
         for _ in range(rounds):
             dt, rss, _ = run(tessera_cmd(arr, attrs, sub, cond), env)
             t.append(dt)
             rt.append(rss)
-            dt, rss, o = run(
-                [py, os.path.join(here, "libtiledb_read.py"), arr, attrs or "-", sub or "-", cond or "-", "1" if threads == "1" else "0"]
-            )
+            dt, rss, o = run([py, os.path.join(here, "libtiledb_read.py"), arr, spec, "1" if threads == "1" else "0"])
             l.append(dt)
-            lin.append(float(o.strip()))
+            secs, n = o.split()
+            lin.append(float(secs))
+            cells.add(int(n))
             rl.append(rss)
             if floor_cmd and threads == "all":
                 fl.append(run(floor_cmd)[0])
+        want = tessera_count(arr, sub, cond)
+        if cells != {want}:
+            raise SystemExit(f"{name} / {label}: libtiledb read {sorted(cells)} cells, tessera counts {want}")
         res[threads] = (t, l, lin, max(rt), max(rl))
     rows.append((name, label, res, fl))
     t, l, lin, _, _ = res["all"]
