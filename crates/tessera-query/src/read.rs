@@ -6,8 +6,8 @@ use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
     cells_past_tile, decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into,
-    decode_tile_runs, decode_var_tile_into, fixed_tile_len, pick_fixed, picked_cells,
-    var_tile_size, CellFilter, Fetched, FieldSpec, FieldTile, Runs,
+    decode_tile_runs, decode_var_tile_into, fixed_tile_len, pick_fixed, pick_var_tile,
+    picked_cells, scratch_to, var_tile_size, CellFilter, Fetched, FieldSpec, FieldTile, Runs,
 };
 use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
@@ -1696,7 +1696,7 @@ impl<'a> Query<'a> {
                         } else {
                             // Stale bytes are fine: only decoded cells are read.
                             let buf = &mut coords[j];
-                            buf.resize(fixed_tile_len(frag, s, t)?, 0);
+                            scratch_to(buf, fixed_tile_len(frag, s, t)?);
                             let among = picked.as_deref().map(picked_cells);
                             let only = among.as_ref().map(|f| f as &CellFilter<'_>);
                             decode_tile_into(src, frag, s, t, key, (Some(buf), None), only)?;
@@ -1729,8 +1729,8 @@ impl<'a> Query<'a> {
                             }
                             let (data, validity) = bufs.split_at_mut(1);
                             let (data, validity) = (&mut data[0], &mut validity[0]);
-                            data.resize(fixed_tile_len(frag, s, t)?, 0);
-                            validity.resize(if s.nullable { cells } else { 0 }, 0);
+                            scratch_to(data, fixed_tile_len(frag, s, t)?);
+                            scratch_to(validity, if s.nullable { cells } else { 0 });
                             let v = s.nullable.then_some(validity.as_mut_slice());
                             let among = picked_cells(&picked);
                             decode_tile_into(src, frag, s, t, key, (Some(data), v), Some(&among))?;
@@ -1770,13 +1770,21 @@ impl<'a> Query<'a> {
                                     None => pick_fixed(&coords[j], None, w, &picked),
                                 });
                             }
-                            if s.cell_val_num.is_var() {
-                                return Ok(decode_field_tile(src, frag, s, t, key)?.pick(&picked));
-                            }
                             let (data, validity) = rest.split_at_mut(1);
+                            if s.cell_val_num.is_var() {
+                                // Just the chunks holding the picked values.
+                                let scratch = (&mut data[0], &mut validity[0]);
+                                return match pick_var_tile(src, frag, s, t, key, &picked, scratch)?
+                                {
+                                    Some(tile) => Ok(tile),
+                                    None => {
+                                        Ok(decode_field_tile(src, frag, s, t, key)?.pick(&picked))
+                                    }
+                                };
+                            }
                             let (data, validity) = (&mut data[0], &mut validity[0]);
-                            data.resize(fixed_tile_len(frag, s, t)?, 0);
-                            validity.resize(if s.nullable { cells } else { 0 }, 0);
+                            scratch_to(data, fixed_tile_len(frag, s, t)?);
+                            scratch_to(validity, if s.nullable { cells } else { 0 });
                             let v = s.nullable.then_some(validity.as_mut_slice());
                             let among = picked_cells(&picked);
                             decode_tile_into(src, frag, s, t, key, (Some(data), v), Some(&among))?;
