@@ -5,9 +5,10 @@ use crate::condition::Expr;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
-    cells_past_tile, decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_into,
-    decode_tile_runs, decode_var_tile_into, fixed_tile_len, pick_fixed, pick_var_tile,
-    picked_cells, scratch_to, var_tile_size, CellFilter, Fetched, FieldSpec, FieldTile, Runs,
+    cells_past_tile, decode_field_tile, decode_field_tile_span, decode_in_runs,
+    decode_picked_fixed, decode_tile_into, decode_tile_runs, decode_var_tile_into, fixed_tile_len,
+    pick_fixed, pick_var_tile, picked_cells, scratch_to, var_tile_size, CellFilter, Fetched,
+    FieldSpec, FieldTile, Runs,
 };
 use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
@@ -1728,12 +1729,8 @@ impl<'a> Query<'a> {
                                 continue;
                             }
                             let (data, validity) = bufs.split_at_mut(1);
-                            let (data, validity) = (&mut data[0], &mut validity[0]);
-                            scratch_to(data, fixed_tile_len(frag, s, t)?);
-                            scratch_to(validity, if s.nullable { cells } else { 0 });
-                            let v = s.nullable.then_some(validity.as_mut_slice());
-                            let among = picked_cells(&picked);
-                            decode_tile_into(src, frag, s, t, key, (Some(data), v), Some(&among))?;
+                            let scratch = (&mut data[0], &mut validity[0]);
+                            decode_picked_fixed(src, frag, s, t, key, &picked, scratch)?;
                             var_vals.push(None);
                         }
                         // Cell sizes looked up once, not per cell.
@@ -1783,11 +1780,7 @@ impl<'a> Query<'a> {
                                 };
                             }
                             let (data, validity) = (&mut data[0], &mut validity[0]);
-                            scratch_to(data, fixed_tile_len(frag, s, t)?);
-                            scratch_to(validity, if s.nullable { cells } else { 0 });
-                            let v = s.nullable.then_some(validity.as_mut_slice());
-                            let among = picked_cells(&picked);
-                            decode_tile_into(src, frag, s, t, key, (Some(data), v), Some(&among))?;
+                            decode_picked_fixed(src, frag, s, t, key, &picked, (data, validity))?;
                             let v = s.nullable.then_some(validity.as_slice());
                             Ok(pick_fixed(data, v, w, &picked))
                         })

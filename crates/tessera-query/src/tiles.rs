@@ -683,6 +683,27 @@ pub fn scratch_to(buf: &mut Vec<u8>, len: usize) {
     }
 }
 
+/// Decodes fixed-sized field `spec` of tile `t` into scratch `data` (and
+/// `validity`, for a nullable field), only the chunks holding the cells
+/// `picked` (ascending); other cells hold whatever the scratch held.
+pub fn decode_picked_fixed(
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    spec: &FieldSpec,
+    t: u64,
+    key: Option<tessera_filters::EncryptionKey>,
+    picked: &[u32],
+    (data, validity): (&mut Vec<u8>, &mut Vec<u8>),
+) -> Result<(), QueryError> {
+    scratch_to(data, fixed_tile_len(frag, spec, t)?);
+    // Bounded by fixed_tile_len above.
+    let cells = frag.cell_num(t) as usize;
+    scratch_to(validity, if spec.nullable { cells } else { 0 });
+    let v = spec.nullable.then_some(validity.as_mut_slice());
+    let among = picked_cells(picked);
+    decode_tile_into(src, frag, spec, t, key, (Some(data), v), Some(&among))
+}
+
 /// The cells `picked` (ascending) of var-sized tile `t`, decoding only the
 /// chunks that hold them: the offsets chunks holding their offsets (and
 /// the next cell's, where each value ends), then the values chunks holding
