@@ -945,9 +945,27 @@ impl FragmentMetadata {
                 format!("tile offsets decrease at tile {t} ({start} then {end})"),
             ));
         }
+        // Readers allocate what a range spans before reading it: a range
+        // no tile can fill is corruption, not a request for that memory.
+        if end - start > MAX_FILTERED_TILE {
+            return Err(FragmentError::invalid(
+                &self.name,
+                format!(
+                    "tile {t} spans {} bytes on disk ({start}..{end}), more than a tile may hold",
+                    end - start
+                ),
+            ));
+        }
         Ok(start..end)
     }
 }
+
+/// The most bytes a tile may span on disk: the largest unfiltered tile a
+/// pipeline accepts, plus a sixteenth for what filters add (compressors
+/// grow incompressible data by well under 1 %, chunk headers and
+/// encryption by a few bytes a chunk).
+pub const MAX_FILTERED_TILE: u64 = tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE
+    + tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE / 16;
 
 /// A dimension's first and last coordinates in global order, per tile.
 pub type GlobalOrderBounds = (Arc<TileBounds>, Arc<TileBounds>);

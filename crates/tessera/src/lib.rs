@@ -88,15 +88,39 @@ pub mod fuzzing {
         Some((path.clone(), m))
     }
 
-    /// Opens the mutated array, reads its metadata and every cell; the first error, as text.
+    /// Opens the mutated array, reads its metadata and every cell, then
+    /// picks cells (the first half of the first dimension's non-empty
+    /// domain, and a condition on the first attribute); the first error,
+    /// as text.
     pub fn open_and_read(path: &Path, m: &Memory) -> Result<(), String> {
+        use crate::{Expr, Key};
         let array =
             crate::OpenArray::open(m, path, 0, u64::MAX, None).map_err(|e| e.to_string())?;
         array.metadata(m).map_err(|e| e.to_string())?;
         crate::Query::new(m, &array)
             .execute()
-            .map(drop)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        let mut q = crate::Query::new(m, &array);
+        if let Some(a) = array.schema.attributes.first() {
+            q = q.condition(Expr::IsNull {
+                field: a.name.clone(),
+                negated: true,
+            });
+        }
+        let d0 = array.schema.dimensions.first();
+        let ned = array
+            .fragments
+            .iter()
+            .find_map(|f| f.footer.non_empty_domain.as_ref()?.first());
+        if let (Some(d), Some(r)) = (d0, ned) {
+            if let (Key::Int(lo), Key::Int(hi)) = (
+                Key::decode(d.datatype, &r.lo),
+                Key::decode(d.datatype, &r.hi),
+            ) {
+                q = q.range(&d.name, Key::Int(lo), Key::Int(lo + (hi - lo) / 2));
+            }
+        }
+        q.execute().map(drop).map_err(|e| e.to_string())
     }
 
     /// Seed inputs: every file of every fixture, with its selector.
