@@ -1209,17 +1209,9 @@ impl<'a> Query<'a> {
         fields: &[String],
         prune_by: Option<(&Expr, &crate::prune::Shadows)>,
     ) -> Result<Vec<TileCells>, QueryError> {
-        let answered = self.answered.get(fi).unwrap_or(&Answered::Nothing);
-        if *answered == Answered::Fragment {
+        let hits = self.pruned_hits(fi, frag, prune_by.map(|(c, s)| (c, Some(s))))?;
+        if hits.is_empty() {
             return Ok(Vec::new());
-        }
-        // Whether no cell of the whole fragment can hide another: then
-        // neither can any of its tiles'.
-        let alone = prune_by.is_some_and(|(_, shadows)| shadows.none_in(fi, frag, None));
-        if let Some((c, _)) = prune_by {
-            if alone && !crate::prune::fragment_may_match(self.storage, frag, c)? {
-                return Ok(Vec::new());
-            }
         }
         let dims = &frag.schema.dimensions;
         let nd = dims.len();
@@ -1230,16 +1222,6 @@ impl<'a> Query<'a> {
         let dim_ranges: Vec<DimRanges<'_>> = (0..nd)
             .map(|j| DimRanges::new(&self.ranges[j], dims[j].datatype))
             .collect();
-        let mut hits = self.sparse_hits(fi, frag)?;
-        if let Some((c, shadows)) = prune_by {
-            let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
-            let leaves = frag.rtree(self.storage)?.leaves();
-            hits.retain(|&(t, _)| {
-                let hides_none =
-                    alone || shadows.none_in(fi, frag, leaves.get(t as usize).map(Vec::as_slice));
-                !hides_none || pruner.tile_may_match(c, t)
-            });
-        }
         let dim_specs: Vec<FieldSpec> = (0..nd)
             .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
             .collect();
@@ -1332,6 +1314,41 @@ impl<'a> Query<'a> {
         Ok(tiles)
     }
 
+    /// The tiles of fragment `fi` a sparse read touches
+    /// ([`Query::sparse_hits`]); with `prune` (a condition, and what may
+    /// shadow cells: `None` when nothing is deduplicated, so nothing can),
+    /// less those whose metadata shows no cell can satisfy the condition,
+    /// where no cell of theirs can shadow another.
+    fn pruned_hits(
+        &self,
+        fi: usize,
+        frag: &FragmentMetadata,
+        prune: Option<(&Expr, Option<&crate::prune::Shadows>)>,
+    ) -> Result<Vec<(u64, bool)>, QueryError> {
+        let Some((c, shadows)) = prune else {
+            return self.sparse_hits(fi, frag);
+        };
+        // Whether no cell of the whole fragment can hide another: then
+        // neither can any of its tiles'.
+        let alone = shadows.is_none_or(|s| s.none_in(fi, frag, None));
+        if alone && !crate::prune::fragment_may_match(self.storage, frag, c)? {
+            return Ok(Vec::new());
+        }
+        let mut hits = self.sparse_hits(fi, frag)?;
+        let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
+        match shadows {
+            Some(shadows) if !alone => {
+                let leaves = frag.rtree(self.storage)?.leaves();
+                hits.retain(|&(t, _)| {
+                    let tile = leaves.get(t as usize).map(Vec::as_slice);
+                    !shadows.none_in(fi, frag, tile) || pruner.tile_may_match(c, t)
+                });
+            }
+            _ => hits.retain(|&(t, _)| pruner.tile_may_match(c, t)),
+        }
+        Ok(hits)
+    }
+
     /// The tiles of fragment `fi` the subarray touches, each with whether it
     /// lies wholly inside, less those an earlier batch answered.
     fn sparse_hits(
@@ -1406,16 +1423,9 @@ impl<'a> Query<'a> {
         }
         let mut hits: Vec<(usize, u64, bool)> = Vec::new();
         for (fi, frag) in frags.iter().enumerate() {
-            let mut mine = self.sparse_hits(fi, frag)?;
-            // No cell shadows another here: tiles whose metadata shows no
-            // cell can satisfy the condition are left unread.
-            if let Some(c) = self.condition.as_ref().filter(|_| self.prune) {
-                if !crate::prune::fragment_may_match(self.storage, frag, c)? {
-                    continue;
-                }
-                let pruner = crate::prune::FragmentPruner::new(self.storage, frag, c)?;
-                mine.retain(|&(t, _)| pruner.tile_may_match(c, t));
-            }
+            // No cell shadows another here.
+            let prune = self.condition.as_ref().filter(|_| self.prune);
+            let mine = self.pruned_hits(fi, frag, prune.map(|c| (c, None)))?;
             // With a condition, every tile's cells are picked.
             let cond = self.condition.is_some();
             hits.extend(mine.into_iter().map(|(t, full)| (fi, t, full && !cond)));
@@ -1667,6 +1677,9 @@ impl<'a> Query<'a> {
                 .iter()
                 .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
                 .collect();
+            // Cell sizes for the condition, looked up once, not per cell.
+            let dim_w: Vec<usize> = dim_specs.iter().map(|s| s.cell_size() as usize).collect();
+            let cond_w: Vec<usize> = cond_specs.iter().map(|s| s.cell_size() as usize).collect();
             let whole = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
                 let fields = specs
                     .iter()
@@ -1733,11 +1746,6 @@ impl<'a> Query<'a> {
                             decode_picked_fixed(src, frag, s, t, key, &picked, scratch)?;
                             var_vals.push(None);
                         }
-                        // Cell sizes looked up once, not per cell.
-                        let dim_w: Vec<usize> =
-                            dim_specs.iter().map(|s| s.cell_size() as usize).collect();
-                        let cond_w: Vec<usize> =
-                            cond_specs.iter().map(|s| s.cell_size() as usize).collect();
                         let value = |c: usize, at: usize| -> (&[u8], bool) {
                             if at < nd {
                                 return match &var_coords[at] {

@@ -743,24 +743,16 @@ pub fn pick_var_tile(
     // Sizes off disk, bounded before anything is allocated.
     scratch_to(offsets, tile_len(frag, t, 8)?);
     let var_size = var_tile_size(src.storage, frag, spec.field, t)?;
-    if var_size > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
-        return Err(QueryError::Corrupt {
-            fragment: frag.name.clone(),
-            file: "fragment metadata".into(),
-            tile: t,
-            message: format!("a var tile of {var_size} bytes is more than a tile may hold"),
-        });
-    }
+    bounded_tile_bytes(frag, t, var_size, || {
+        format!("a var tile of {var_size} bytes is")
+    })?;
     let v = frag.version();
     // Offsets: a chunk is wanted when it holds a picked cell's or the next
     // cell's (the picked value's end).
     let (obytes, ofile) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
     let octx = TileContext::new(v, 8).expect_size(cells * 8);
-    let wanted_offsets = |r: Range<u64>| {
-        let (first, end) = (r.start / 8, r.end.div_ceil(8));
-        let i = picked.partition_point(|&c| (c as u64) + 1 < first);
-        picked.get(i).is_some_and(|&c| (c as u64) < end)
-    };
+    let among = picked_cells(picked);
+    let wanted_offsets = |r: Range<u64>| among((r.start / 8).saturating_sub(1)..r.end.div_ceil(8));
     unfilter_tile_part_into(
         &keyed(&frag.schema.offsets_filters, key),
         &obytes,
@@ -943,12 +935,26 @@ pub fn fixed_tile_len(
 fn tile_len(frag: &FragmentMetadata, t: u64, cell_size: u64) -> Result<usize, QueryError> {
     let cells = frag.cell_num(t);
     let bytes = cells.saturating_mul(cell_size);
+    bounded_tile_bytes(frag, t, bytes, || {
+        format!("{cells} cells of {cell_size} bytes are")
+    })
+}
+
+/// `bytes` of unfiltered tile `t`, as the fragment metadata claims them,
+/// if no more than the largest tile a pipeline may hold; `what` states
+/// the claim (subject and verb) in the error.
+fn bounded_tile_bytes(
+    frag: &FragmentMetadata,
+    t: u64,
+    bytes: u64,
+    what: impl FnOnce() -> String,
+) -> Result<usize, QueryError> {
     if bytes > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
         return Err(QueryError::Corrupt {
             fragment: frag.name.clone(),
             file: "fragment metadata".into(),
             tile: t,
-            message: format!("{cells} cells of {cell_size} bytes are more than a tile may hold"),
+            message: format!("{} more than a tile may hold", what()),
         });
     }
     Ok(bytes as usize)
