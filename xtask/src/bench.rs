@@ -141,25 +141,17 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
             .arg(&scale),
         "generating the benchmark arrays",
     )?;
+    // The binaries as shipped (`cargo xtask dist`: statically linked on
+    // glibc Linux), the floor's too, so that both start as fast.
     eprintln!("building release binaries");
-    step(
-        Command::new("cargo").current_dir(root()).args([
-            "build",
-            "--release",
-            "-p",
-            "tessera-cli",
-            "-p",
-            "xtask",
-        ]),
-        "cargo build --release",
-    )?;
+    let bin = crate::dist::build(&["tessera-cli", "xtask"])?;
     let results = dir.join("results.md");
     step(
         Command::new(&python)
             .arg(root().join("xtask/bench/bench.py"))
             .arg(&dir)
-            .arg(root().join("target/release/tessera"))
-            .arg(root().join("target/release/xtask"))
+            .arg(bin.join("tessera"))
+            .arg(bin.join("xtask"))
             .arg(&rounds)
             .arg(&results)
             .arg(&only),

@@ -1,5 +1,6 @@
 //! Project tasks: `cargo xtask fixtures [--check] [--version V]... [--case C]...`
-//! and `cargo xtask fuzz [--time S] [--target T]...`.
+//! `cargo xtask fuzz [--time S] [--target T]...`, `cargo xtask bench` and
+//! `cargo xtask dist` (the shipped binary, statically linked: `dist.rs`).
 //!
 //! `fixtures` regenerates `testdata/tiledb-<version>/` with the real libtiledb:
 //! one Python venv per pinned TileDB-Py version under `target/tiledb-py/`,
@@ -9,6 +10,7 @@
 //! the expectation; where the two disagree the case records both and why.
 
 mod bench;
+mod dist;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -373,7 +375,8 @@ fn main() {
         Some("fuzz") => fuzz(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
         Some("floor") => bench::floor(&args[1..]),
-        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT]".into()),
+        Some("dist") => dist::dist(),
+        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask dist".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");
