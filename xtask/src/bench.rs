@@ -175,8 +175,9 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
     let table = format!(
         "Run: `cargo xtask bench --scale {scale} --rounds {rounds}`; {cores} cores available ({cpu}). \
          Times are best / median of {rounds} alternating rounds, whole processes, page cache warm. \
-         The ratio is tessera's whole process over libtiledb's read alone (its interpreter start-up and \
-         import excluded), medians.\n\n{}",
+         Ratios are medians of tessera's whole process (statically linked, as `cargo xtask dist` \
+         builds it) over libtiledb's read alone (its interpreter start-up, import and context \
+         excluded), and over its read plus the creation of its context (the library's start-up).\n\n{}",
         std::fs::read_to_string(&results)?
     );
     let doc = root().join("docs/PERFORMANCE.md");
