@@ -69,9 +69,6 @@ pub struct FragmentMetadata {
     global_order: Vec<[OnceLock<Arc<TileBounds>>; 2]>,
     summary: OnceLock<Vec<FieldSummary>>,
     processed: OnceLock<Vec<String>>,
-    /// Held while a lazy section loads, so that concurrent readers of the
-    /// same fragment read each section once.
-    section_lock: std::sync::Mutex<()>,
 }
 
 impl FragmentMetadata {
@@ -243,7 +240,6 @@ impl FragmentMetadata {
             global_order: (0..dims).map(|_| Default::default()).collect(),
             summary: OnceLock::new(),
             processed: OnceLock::new(),
-            section_lock: Default::default(),
         })
     }
 
@@ -594,17 +590,17 @@ impl FragmentMetadata {
             .or(known_size.then_some(self.metadata_file_size))
     }
 
-    /// The value of a lazily loaded section: loaded once, under the
-    /// fragment's section lock, so concurrent readers do not read it twice.
+    /// The value of a lazily loaded section, loaded on first use and kept.
+    /// No lock is held while it loads: a large section decodes its chunks in
+    /// parallel, and a rayon thread waiting for them may run another job
+    /// that needs a section of this fragment, which would wait forever for
+    /// a lock its own thread holds. Threads asking at once may each load it;
+    /// the first value is kept.
     fn lazy<'s, T>(
         &self,
         slot: &'s OnceLock<T>,
         load: impl FnOnce() -> Result<T, FragmentError>,
     ) -> Result<&'s T, FragmentError> {
-        if let Some(v) = slot.get() {
-            return Ok(v);
-        }
-        let _loading = self.section_lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = slot.get() {
             return Ok(v);
         }

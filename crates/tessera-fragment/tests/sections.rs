@@ -1,7 +1,8 @@
 //! Corrupting any lazily loaded section of a real fragment's metadata file
 //! gives an error naming the fragment, the section and the byte offset.
 
-use std::path::PathBuf;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 use tessera_fragment::{Field, FileKind, FragmentMetadata, OpenArray};
 use tessera_tile::storage::{Memory, Storage};
 
@@ -79,4 +80,65 @@ fn corrupt_sections_are_named_with_their_offset() {
             assert!(e.contains(&offset.to_string()), "{how} of {section}: {e}");
         }
     }
+}
+
+/// A storage that, during its first read, loads another section of the
+/// same fragment on the same thread. A rayon thread does that when, waiting
+/// for the chunks of a large section it decodes in parallel, it runs
+/// another job that needs a section of that fragment.
+struct Reentrant<'f> {
+    inner: &'f Memory,
+    frag: &'f FragmentMetadata,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl Storage for Reentrant<'_> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> std::io::Result<Vec<u8>> {
+        if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            let i = self.frag.field_index(Field::Attribute(0)).unwrap();
+            self.frag
+                .tile_offsets(self, i, FileKind::Fixed)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        self.inner.read_range(path, range)
+    }
+    fn size(&self, path: &Path) -> std::io::Result<u64> {
+        self.inner.size(path)
+    }
+    fn list(&self, path: &Path) -> std::io::Result<Vec<tessera_tile::storage::DirEntry>> {
+        self.inner.list(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+}
+
+#[test]
+fn a_section_loads_while_another_of_the_fragment_loads_on_the_same_thread() {
+    let (done, finished) = std::sync::mpsc::channel();
+    // On a thread of its own: a deadlock fails the test instead of hanging it.
+    std::thread::spawn(move || {
+        let clean = Memory::load_dir(&fixture()).unwrap();
+        let a = OpenArray::open(&clean, &fixture(), 0, u64::MAX, None).unwrap();
+        let frag = &a.fragments[0];
+        let s = Reentrant {
+            inner: &clean,
+            frag,
+            armed: true.into(),
+        };
+        let r = frag.rtree(&s).map(|t| t.leaves().len());
+        let i = frag.field_index(Field::Attribute(0)).unwrap();
+        let offsets = frag
+            .tile_offsets(&clean, i, FileKind::Fixed)
+            .map(|o| o.len());
+        let _ = done.send((
+            r.map_err(|e| e.to_string()),
+            offsets.map_err(|e| e.to_string()),
+        ));
+    });
+    let (rtree, offsets) = finished
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("loading a section inside another's load deadlocked");
+    assert!(rtree.unwrap() > 0);
+    assert!(offsets.unwrap() > 0);
 }
