@@ -1692,7 +1692,13 @@ impl<'a> Query<'a> {
                 .collect();
             let partial = |src: &Fetched<'_>, t| -> Result<Picked, QueryError> {
                 SCRATCH.with(|cell| {
-                    let mut scratch = cell.borrow_mut();
+                    // The thread's buffers, unless a job of this read holds
+                    // them already on this thread: waiting for the chunks it
+                    // decodes in parallel, a rayon thread runs other jobs,
+                    // another tile's among them. That one gets its own.
+                    let mut own = Vec::new();
+                    let mut held = cell.try_borrow_mut().ok();
+                    let scratch: &mut Vec<Vec<u8>> = held.as_deref_mut().unwrap_or(&mut own);
                     scratch.resize_with(nd + 2 + 2 * cond_specs.len(), Vec::new);
                     let cells = frag.cell_num(t) as usize;
                     let (coords, rest) = scratch.split_at_mut(nd);
