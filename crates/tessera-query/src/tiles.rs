@@ -830,7 +830,6 @@ pub fn pick_var_tile(
     }
     if spec.nullable {
         let mut validity = tile_buffer(cells as usize);
-        let among = picked_cells(picked);
         decode_tile_into(
             src,
             frag,
