@@ -69,6 +69,33 @@ pub struct FragmentMetadata {
     global_order: Vec<[OnceLock<Arc<TileBounds>>; 2]>,
     summary: OnceLock<Vec<FieldSummary>>,
     processed: OnceLock<Vec<String>>,
+    /// Sections being read, so that concurrent readers read each once.
+    reads: SectionReads,
+}
+
+/// The sections of one fragment metadata file being read, by offset: which
+/// thread reads each, and the bytes read until their value is kept.
+///
+/// Only the reading waits for another thread, never the decoding: a large
+/// section decodes its chunks in parallel, and a rayon thread waiting for
+/// them may run a job needing another section of the same fragment; had it
+/// to wait for a thread that waits for it, neither would go on.
+#[derive(Debug, Default)]
+struct SectionReads {
+    state: std::sync::Mutex<ReadState>,
+    done: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct ReadState {
+    reading: std::collections::HashMap<u64, std::thread::ThreadId>,
+    read: std::collections::HashMap<u64, Arc<Vec<u8>>>,
+}
+
+impl SectionReads {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ReadState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl FragmentMetadata {
@@ -240,6 +267,7 @@ impl FragmentMetadata {
             global_order: (0..dims).map(|_| Default::default()).collect(),
             summary: OnceLock::new(),
             processed: OnceLock::new(),
+            reads: SectionReads::default(),
         })
     }
 
@@ -499,6 +527,7 @@ impl FragmentMetadata {
         self.path.join(format!("{stem}{suffix}.tdb"))
     }
 
+    /// The bytes of the generic tile holding a section, as stored.
     fn read_section(
         &self,
         storage: &dyn Storage,
@@ -546,7 +575,7 @@ impl FragmentMetadata {
                     format!("generic tile at {offset} runs past the end of the file"),
                 ))
             })?;
-        let bytes = if stop <= hint {
+        Ok(if stop <= hint {
             let mut head = head;
             head.truncate((stop - offset) as usize);
             head
@@ -554,10 +583,7 @@ impl FragmentMetadata {
             storage
                 .read_range(&file, offset..stop)
                 .map_err(|e| within(FragmentError::io(&file, e)))?
-        };
-        let tile =
-            read_generic_tile(&bytes, self.key.as_ref(), offset).map_err(|e| within(e.into()))?;
-        Ok(tile.data)
+        })
     }
 
     /// The offset of the first section (or the footer) after `offset`, as
@@ -590,29 +616,73 @@ impl FragmentMetadata {
             .or(known_size.then_some(self.metadata_file_size))
     }
 
-    /// The value of a lazily loaded section, loaded on first use and kept.
-    /// No lock is held while it loads: a large section decodes its chunks in
-    /// parallel, and a rayon thread waiting for them may run another job
-    /// that needs a section of this fragment, which would wait forever for
-    /// a lock its own thread holds. Threads asking at once may each load it;
-    /// the first value is kept.
+    /// The value of the section at `offset`, read and decoded on first use
+    /// and kept. A thread asking while another reads it waits for those
+    /// bytes rather than reading them again (unless it is the reading
+    /// thread itself, come back through a rayon job); threads asking at
+    /// once may each decode them, and the first value is kept.
     fn lazy<'s, T>(
         &self,
+        storage: &dyn Storage,
         slot: &'s OnceLock<T>,
-        load: impl FnOnce() -> Result<T, FragmentError>,
+        offset: u64,
+        section: &str,
+        parse: impl FnOnce(&[u8]) -> Result<T, FragmentError>,
     ) -> Result<&'s T, FragmentError> {
         if let Some(v) = slot.get() {
             return Ok(v);
         }
-        let v = load()?;
-        Ok(slot.get_or_init(|| v))
+        let me = std::thread::current().id();
+        let mut state = self.reads.lock();
+        let bytes = loop {
+            // Checked under the lock: the value is kept before its bytes
+            // are dropped, so a thread finding neither reads them itself.
+            if let Some(v) = slot.get() {
+                return Ok(v);
+            }
+            if let Some(b) = state.read.get(&offset) {
+                break b.clone();
+            }
+            match state.reading.get(&offset) {
+                Some(t) if *t != me => {
+                    state = self
+                        .reads
+                        .done
+                        .wait(state)
+                        .unwrap_or_else(|p| p.into_inner())
+                }
+                reading => {
+                    let mine = reading.is_none();
+                    if mine {
+                        state.reading.insert(offset, me);
+                    }
+                    drop(state);
+                    let read = self.read_section(storage, offset, section);
+                    state = self.reads.lock();
+                    if mine {
+                        state.reading.remove(&offset);
+                    }
+                    self.reads.done.notify_all();
+                    let b = Arc::new(read?);
+                    state.read.insert(offset, b.clone());
+                    break b;
+                }
+            }
+        };
+        drop(state);
+        let value = read_generic_tile(&bytes, self.key.as_ref(), offset)
+            .map_err(|e| FragmentError::from(e).within(&self.name, section))
+            .and_then(|tile| parse(&tile.data));
+        let kept = value.map(|v| slot.get_or_init(|| v));
+        self.reads.lock().read.remove(&offset);
+        kept
     }
 
     /// The R-tree (read on first use).
     pub fn rtree(&self, storage: &dyn Storage) -> Result<&RTree, FragmentError> {
-        self.lazy(&self.rtree, || {
-            let data = self.read_section(storage, self.footer.rtree_offset, "R-tree")?;
-            RTree::parse(&data, self.version(), &self.schema.dimensions)
+        let offset = self.footer.rtree_offset;
+        self.lazy(storage, &self.rtree, offset, "R-tree", |data| {
+            RTree::parse(data, self.version(), &self.schema.dimensions)
                 .map_err(|e| e.within(&self.name, "R-tree"))
         })
     }
@@ -629,12 +699,15 @@ impl FragmentMetadata {
             .offsets
             .get(field)
             .ok_or_else(|| FragmentError::invalid(&self.name, format!("no field {field}")))?[which];
-        self.lazy(slot, || {
-            let off = *offsets.get(field).ok_or_else(|| {
-                FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
-            })?;
-            let data = self.read_section(storage, off, section)?;
-            let mut r = Reader::new(&data, section);
+        if let Some(v) = slot.get() {
+            // Formats before the footer fill these when the metadata loads.
+            return Ok(v.clone());
+        }
+        let off = *offsets.get(field).ok_or_else(|| {
+            FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
+        })?;
+        self.lazy(storage, slot, off, section, |data| {
+            let mut r = Reader::new(data, section);
             let n = r
                 .u64("number of values")
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
@@ -649,30 +722,24 @@ impl FragmentMetadata {
     /// Names of the delete and update commits already applied to this
     /// fragment (format 16 and later; read on first use).
     pub fn processed_conditions(&self, storage: &dyn Storage) -> Result<&[String], FragmentError> {
-        self.lazy(&self.processed, || self.load_processed_conditions(storage))
-            .map(Vec::as_slice)
-    }
-
-    fn load_processed_conditions(
-        &self,
-        storage: &dyn Storage,
-    ) -> Result<Vec<String>, FragmentError> {
-        let mut names = Vec::new();
-        if let Some(off) = self.footer.processed_conditions_offset {
-            let data = self.read_section(storage, off, "processed conditions")?;
-            let parse = |names: &mut Vec<String>| -> Result<(), tessera_tile::ParseError> {
-                let mut r = Reader::new(&data, "processed conditions");
+        let Some(off) = self.footer.processed_conditions_offset else {
+            return Ok(self.processed.get_or_init(Vec::new));
+        };
+        let section = "processed conditions";
+        self.lazy(storage, &self.processed, off, section, |data| {
+            let parse = || -> Result<Vec<String>, tessera_tile::ParseError> {
+                let mut r = Reader::new(data, section);
                 let n = r.u64("number of processed conditions")?;
+                let mut names = Vec::new();
                 for _ in 0..r.check_count("number of processed conditions", n, 8)? {
                     let len = r.u64("condition size")?;
                     names.push(r.string("condition", len)?);
                 }
-                Ok(())
+                Ok(names)
             };
-            parse(&mut names)
-                .map_err(|e| FragmentError::from(e).within(&self.name, "processed conditions"))?;
-        }
-        Ok(names)
+            parse().map_err(|e| FragmentError::from(e).within(&self.name, section))
+        })
+        .map(Vec::as_slice)
     }
 
     /// Bytes of one value of a field's tile bounds; `None` when var-sized.
@@ -731,9 +798,8 @@ impl FragmentMetadata {
         cell_size: Option<u64>,
         section: &str,
     ) -> Result<Arc<TileBounds>, FragmentError> {
-        self.lazy(slot, || {
-            let data = self.read_section(storage, offset, section)?;
-            TileBounds::parse(&data, cell_size)
+        self.lazy(storage, slot, offset, section, |data| {
+            TileBounds::parse(data, cell_size)
                 .map(Arc::new)
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))
         })
@@ -807,13 +873,12 @@ impl FragmentMetadata {
         &self,
         storage: &dyn Storage,
     ) -> Result<&[FieldSummary], FragmentError> {
-        self.lazy(&self.summary, || {
-            let Some(off) = self.footer.fragment_summary_offset else {
-                return Ok(Vec::new());
-            };
-            let section = "fragment min max sum null count";
-            let data = self.read_section(storage, off, section)?;
-            parse_summary(&data, self.footer.tile_offsets.len())
+        let Some(off) = self.footer.fragment_summary_offset else {
+            return Ok(self.summary.get_or_init(Vec::new));
+        };
+        let section = "fragment min max sum null count";
+        self.lazy(storage, &self.summary, off, section, |data| {
+            parse_summary(data, self.footer.tile_offsets.len())
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))
         })
         .map(Vec::as_slice)

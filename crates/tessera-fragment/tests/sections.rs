@@ -90,15 +90,14 @@ struct Reentrant<'f> {
     inner: &'f Memory,
     frag: &'f FragmentMetadata,
     armed: std::sync::atomic::AtomicBool,
+    /// The section loaded from inside the read.
+    section: &'static str,
 }
 
 impl Storage for Reentrant<'_> {
     fn read_range(&self, path: &Path, range: Range<u64>) -> std::io::Result<Vec<u8>> {
         if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            let i = self.frag.field_index(Field::Attribute(0)).unwrap();
-            self.frag
-                .tile_offsets(self, i, FileKind::Fixed)
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            load(self.frag, self, self.section).map_err(std::io::Error::other)?;
         }
         self.inner.read_range(path, range)
     }
@@ -113,8 +112,9 @@ impl Storage for Reentrant<'_> {
     }
 }
 
-#[test]
-fn a_section_loads_while_another_of_the_fragment_loads_on_the_same_thread() {
+/// Loads the R-tree through a storage that, while reading it, loads
+/// `inner` on the same thread; fails on a deadlock instead of hanging.
+fn load_rtree_loading(inner: &'static str) {
     let (done, finished) = std::sync::mpsc::channel();
     // On a thread of its own: a deadlock fails the test instead of hanging it.
     std::thread::spawn(move || {
@@ -125,6 +125,7 @@ fn a_section_loads_while_another_of_the_fragment_loads_on_the_same_thread() {
             inner: &clean,
             frag,
             armed: true.into(),
+            section: inner,
         };
         let r = frag.rtree(&s).map(|t| t.leaves().len());
         let i = frag.field_index(Field::Attribute(0)).unwrap();
@@ -141,4 +142,69 @@ fn a_section_loads_while_another_of_the_fragment_loads_on_the_same_thread() {
         .expect("loading a section inside another's load deadlocked");
     assert!(rtree.unwrap() > 0);
     assert!(offsets.unwrap() > 0);
+}
+
+#[test]
+fn a_section_loads_while_another_of_the_fragment_loads_on_the_same_thread() {
+    load_rtree_loading("tile offsets");
+}
+
+#[test]
+fn a_section_loads_while_it_loads_on_the_same_thread() {
+    load_rtree_loading("R-tree");
+}
+
+/// Records every request, and makes each slow enough that threads asking
+/// for a section at once are all inside it together.
+struct Counting<'m> {
+    inner: &'m Memory,
+    requests: std::sync::Mutex<Vec<(PathBuf, Range<u64>)>>,
+}
+
+impl Storage for Counting<'_> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> std::io::Result<Vec<u8>> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push((path.to_path_buf(), range.clone()));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        self.inner.read_range(path, range)
+    }
+    fn size(&self, path: &Path) -> std::io::Result<u64> {
+        self.inner.size(path)
+    }
+    fn list(&self, path: &Path) -> std::io::Result<Vec<tessera_tile::storage::DirEntry>> {
+        self.inner.list(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+}
+
+#[test]
+fn threads_asking_for_a_section_at_once_read_it_once() {
+    let clean = Memory::load_dir(&fixture()).unwrap();
+    let a = OpenArray::open(&clean, &fixture(), 0, u64::MAX, None).unwrap();
+    let frag = &a.fragments[0];
+    let s = Counting {
+        inner: &clean,
+        requests: Default::default(),
+    };
+    let sections = ["R-tree", "tile offsets", "tile mins", "tile maxes"];
+    std::thread::scope(|scope| {
+        for t in 0..16 {
+            let (s, section) = (&s, sections[t % sections.len()]);
+            scope.spawn(move || load(frag, s, section).unwrap());
+        }
+    });
+    let mut requests = s.requests.into_inner().unwrap();
+    let asked = requests.len();
+    requests.sort_by_key(|(p, r)| (p.clone(), r.start, r.end));
+    requests.dedup();
+    assert!(asked >= sections.len());
+    assert_eq!(
+        asked,
+        requests.len(),
+        "a range was read twice: {requests:?}"
+    );
 }
