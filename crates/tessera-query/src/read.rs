@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tessera_filters::pipeline::FilterPipeline;
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, Overlap};
 use tessera_schema::{ArraySchema, CellValNum, Range1D};
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{keep_files_open, Storage};
 use tessera_tile::{Datatype, Layout};
 
 /// A read of an opened array.
@@ -1084,10 +1084,13 @@ impl<'a> Query<'a> {
                                 .into_par_iter()
                                 .zip(slabs)
                                 .try_for_each(|(mut v, (p, q))| {
-                                    place_all(&mut v, p as usize * s_slow, Some((p, q)))
+                                    // Its rows of every tile, from one open file.
+                                    keep_files_open(|| {
+                                        place_all(&mut v, p as usize * s_slow, Some((p, q)))
+                                    })
                                 })?;
                         } else {
-                            place_all(&mut outs, first, None)?;
+                            keep_files_open(|| place_all(&mut outs, first, None))?;
                         }
                         for (_, (fields, _), _) in decoded {
                             fields.into_iter().flatten().for_each(crate::tiles::recycle);
