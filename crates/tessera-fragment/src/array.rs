@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
-use tessera_schema::{list_schemas, load_schema, schema_at, ArraySchema, SchemaFile};
+use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
 use tessera_tile::storage::{DirEntry, Storage};
 
 /// Folder of fragments (from version 12).
@@ -125,14 +125,14 @@ impl OpenArray {
         end: u64,
         key: Option<EncryptionKey>,
     ) -> Result<OpenArray, FragmentError> {
-        let schema_files = list_schemas(storage, path)?;
+        let root = list(storage, path)?;
+        let schema_files = list_schemas_in(storage, path, &root)?;
         if schema_files.is_empty() {
             return Err(FragmentError::invalid(
                 path.display().to_string(),
                 "not a TileDB array: no __array_schema.tdb and no schema in __schema/",
             ));
         }
-        let root = list(storage, path)?;
         let frag_dir = path.join(FRAGMENTS_FOLDER);
         let commits_dir = path.join(COMMITS_FOLDER);
         let fragments_v12 = list(storage, &frag_dir)?;

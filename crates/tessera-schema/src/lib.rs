@@ -34,7 +34,7 @@ pub use value::Value;
 
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{DirEntry, Storage};
 use tessera_tile::Datatype;
 
 /// The legacy schema file name (format versions up to 9).
@@ -85,12 +85,26 @@ pub struct SchemaFile {
 
 /// Lists an array's schema files, oldest first.
 pub fn list_schemas(storage: &dyn Storage, array: &Path) -> Result<Vec<SchemaFile>, SchemaError> {
+    let root = storage.list(array).map_err(|e| SchemaError::Io {
+        path: array.display().to_string(),
+        source: e,
+    })?;
+    list_schemas_in(storage, array, &root)
+}
+
+/// [`list_schemas`] for a caller that has listed the array folder already
+/// (`root`): on an object store, a listing is a request.
+pub fn list_schemas_in(
+    storage: &dyn Storage,
+    array: &Path,
+    root: &[DirEntry],
+) -> Result<Vec<SchemaFile>, SchemaError> {
     let mut out = Vec::new();
     let io = |p: &Path, e| SchemaError::Io {
         path: p.display().to_string(),
         source: e,
     };
-    for e in storage.list(array).map_err(|e| io(array, e))? {
+    for e in root {
         if e.name == LEGACY_SCHEMA_FILE && !e.is_dir {
             out.push(SchemaFile {
                 timestamp_range: (0, 0),
