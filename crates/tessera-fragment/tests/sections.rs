@@ -82,23 +82,18 @@ fn corrupt_sections_are_named_with_their_offset() {
     }
 }
 
-/// A storage that, during its first read, loads another section of the
-/// same fragment on the same thread. A rayon thread does that when, waiting
-/// for the chunks of a large section it decodes in parallel, it runs
-/// another job that needs a section of that fragment.
-struct Reentrant<'f> {
-    inner: &'f Memory,
-    frag: &'f FragmentMetadata,
-    armed: std::sync::atomic::AtomicBool,
-    /// The section loaded from inside the read.
-    section: &'static str,
+/// A storage over files in memory that calls `hook` before each read.
+struct Hooked<'m, F> {
+    inner: &'m Memory,
+    hook: F,
 }
 
-impl Storage for Reentrant<'_> {
+impl<F> Storage for Hooked<'_, F>
+where
+    F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync,
+{
     fn read_range(&self, path: &Path, range: Range<u64>) -> std::io::Result<Vec<u8>> {
-        if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            load(self.frag, self, self.section).map_err(std::io::Error::other)?;
-        }
+        (self.hook)(self, path, &range)?;
         self.inner.read_range(path, range)
     }
     fn size(&self, path: &Path) -> std::io::Result<u64> {
@@ -121,11 +116,19 @@ fn load_rtree_loading(inner: &'static str) {
         let clean = Memory::load_dir(&fixture()).unwrap();
         let a = OpenArray::open(&clean, &fixture(), 0, u64::MAX, None).unwrap();
         let frag = &a.fragments[0];
-        let s = Reentrant {
+        // During its first read, the storage loads `inner` on the same
+        // thread. A rayon thread does that when, waiting for the chunks of
+        // a large section it decodes in parallel, it runs another job that
+        // needs a section of the fragment.
+        let armed = std::sync::atomic::AtomicBool::new(true);
+        let s = Hooked {
             inner: &clean,
-            frag,
-            armed: true.into(),
-            section: inner,
+            hook: |s: &dyn Storage, _: &Path, _: &Range<u64>| {
+                if armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    load(frag, s, inner).map_err(std::io::Error::other)?;
+                }
+                Ok(())
+            },
         };
         let r = frag.rtree(&s).map(|t| t.leaves().len());
         let i = frag.field_index(Field::Attribute(0)).unwrap();
@@ -154,41 +157,23 @@ fn a_section_loads_while_it_loads_on_the_same_thread() {
     load_rtree_loading("R-tree");
 }
 
-/// Records every request, and makes each slow enough that threads asking
-/// for a section at once are all inside it together.
-struct Counting<'m> {
-    inner: &'m Memory,
-    requests: std::sync::Mutex<Vec<(PathBuf, Range<u64>)>>,
-}
-
-impl Storage for Counting<'_> {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> std::io::Result<Vec<u8>> {
-        self.requests
-            .lock()
-            .unwrap()
-            .push((path.to_path_buf(), range.clone()));
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        self.inner.read_range(path, range)
-    }
-    fn size(&self, path: &Path) -> std::io::Result<u64> {
-        self.inner.size(path)
-    }
-    fn list(&self, path: &Path) -> std::io::Result<Vec<tessera_tile::storage::DirEntry>> {
-        self.inner.list(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-}
-
 #[test]
 fn threads_asking_for_a_section_at_once_read_it_once() {
     let clean = Memory::load_dir(&fixture()).unwrap();
     let a = OpenArray::open(&clean, &fixture(), 0, u64::MAX, None).unwrap();
     let frag = &a.fragments[0];
-    let s = Counting {
+    // Every request recorded, and each slow enough that threads asking
+    // for a section at once are all inside it together.
+    let requests = std::sync::Mutex::new(Vec::new());
+    let s = Hooked {
         inner: &clean,
-        requests: Default::default(),
+        hook: |_: &dyn Storage, path: &Path, range: &Range<u64>| {
+            let mut log = requests.lock().unwrap();
+            log.push((path.to_path_buf(), range.clone()));
+            drop(log);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Ok(())
+        },
     };
     let sections = ["R-tree", "tile offsets", "tile mins", "tile maxes"];
     std::thread::scope(|scope| {
@@ -197,7 +182,7 @@ fn threads_asking_for_a_section_at_once_read_it_once() {
             scope.spawn(move || load(frag, s, section).unwrap());
         }
     });
-    let mut requests = s.requests.into_inner().unwrap();
+    let mut requests = requests.into_inner().unwrap();
     let asked = requests.len();
     requests.sort_by_key(|(p, r)| (p.clone(), r.start, r.end));
     requests.dedup();
