@@ -22,6 +22,11 @@ pub struct DirEntry {
 }
 
 /// Byte-range storage: all a reader needs.
+///
+/// Readers call it from rayon jobs, and a thread may wait for another's
+/// read (of a fragment metadata section both want): an implementation
+/// should not run jobs on the caller's rayon pool while it reads (a pool
+/// of its own, or threads of its own, are fine).
 pub trait Storage: Send + Sync {
     /// Reads `range` of the file at `path`. Fails if the file is shorter.
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>>;
