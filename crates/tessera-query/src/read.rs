@@ -566,21 +566,30 @@ impl<'a> Query<'a> {
             .collect();
         for (k, &fi) in order.iter().enumerate() {
             let frag = &self.array.fragments[fi];
+            let specs: Vec<Option<FieldSpec>> =
+                attrs.iter().map(|a| FieldSpec::named(frag, a)).collect();
+            let Some(ned) = &neds[fi] else {
+                continue;
+            };
             // The non-empty domains of the fragments applied after this one
             // that write all: cells inside one of them are written again.
+            // Only those meeting this fragment's domain inside the subarray
+            // can cover one of its tiles: each tile is checked against
+            // those alone, not against every later fragment.
             let later: Vec<&Vec<(i128, i128)>> = if self.skip_overwritten {
                 order[k + 1..]
                     .iter()
                     .filter(|&&g| writes_all[g])
                     .filter_map(|&g| neds[g].as_ref())
+                    .filter(|g| {
+                        g.iter()
+                            .zip(ned)
+                            .zip(&hull)
+                            .all(|((g, f), h)| g.0 <= f.1.min(h.1) && f.0.max(h.0) <= g.1)
+                    })
                     .collect()
             } else {
                 Vec::new()
-            };
-            let specs: Vec<Option<FieldSpec>> =
-                attrs.iter().map(|a| FieldSpec::named(frag, a)).collect();
-            let Some(ned) = &neds[fi] else {
-                continue;
             };
             if !frag.footer.dense {
                 // A sparse fragment (TileDB before 2.5 accepted unordered
