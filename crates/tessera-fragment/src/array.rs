@@ -86,6 +86,8 @@ pub struct OpenArray {
     /// The encryption key, if any.
     pub key: Option<EncryptionKey>,
     schemas: HashMap<String, Arc<ArraySchema>>,
+    /// The schema's enumerations, read on first use.
+    enumerations: std::sync::OnceLock<Vec<tessera_schema::Enumeration>>,
 }
 
 impl std::fmt::Debug for OpenArray {
@@ -350,7 +352,26 @@ impl OpenArray {
             consolidated_metadata: footers.into_keys().collect(),
             key,
             schemas,
+            enumerations: Default::default(),
         })
+    }
+
+    /// The enumerations the schema lists, read on first use and kept: a
+    /// read in batches maps every batch's keys with them.
+    pub fn enumerations(
+        &self,
+        storage: &dyn Storage,
+    ) -> Result<&[tessera_schema::Enumeration], FragmentError> {
+        if let Some(e) = self.enumerations.get() {
+            return Ok(e);
+        }
+        let loaded = tessera_schema::load_enumerations(
+            storage,
+            &self.path,
+            &self.schema,
+            self.key.as_ref(),
+        )?;
+        Ok(self.enumerations.get_or_init(|| loaded))
     }
 
     /// A schema by file name.

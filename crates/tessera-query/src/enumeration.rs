@@ -25,8 +25,7 @@ pub(crate) fn apply(
     if !r.columns.iter().any(|c| enumeration_of(c).is_some()) {
         return Ok(r);
     }
-    let enums =
-        tessera_schema::load_enumerations(storage, &array.path, schema, array.key.as_ref())?;
+    let enums = array.enumerations(storage)?;
     let mut columns = Vec::with_capacity(r.columns.len());
     for col in r.columns {
         let Some(name) = enumeration_of(&col) else {

@@ -55,3 +55,45 @@ fn enumerated_attributes_read_as_values() {
     }
     assert!(checked >= 12, "only {checked} cells checked");
 }
+
+/// Reads of one open array read each enumeration file once, not once a
+/// read: a read in batches runs one read per batch, and each maps its keys.
+#[test]
+fn reads_of_an_open_array_read_each_enumeration_once() {
+    use tessera_tile::storage::Recording;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/enumerations/array");
+    let rec = Recording::new(LocalFs, &root);
+    let array = OpenArray::open(&rec, &root, 0, u64::MAX, None).unwrap();
+    let whole = Query::new(&rec, &array)
+        .enumeration_values(true)
+        .execute()
+        .unwrap();
+    // The cells one at a time, as batches of one cell would be read.
+    for d in 0..whole.cell_count as i64 {
+        let one = Query::new(&rec, &array)
+            .enumeration_values(true)
+            .range(
+                "d",
+                tessera_query::Key::Int(d as i128),
+                tessera_query::Key::Int(d as i128),
+            )
+            .execute()
+            .unwrap();
+        for col in &one.columns {
+            let all = whole.column(&col.name).unwrap();
+            assert_eq!(col.value(0), all.value(d as usize), "{} cell {d}", col.name);
+        }
+    }
+    let reads = rec
+        .requests()
+        .iter()
+        .filter(|r| r.contains("__enumerations"))
+        .count();
+    assert_eq!(
+        reads,
+        array.schema.enumerations.len(),
+        "{:?}",
+        rec.requests()
+    );
+}
