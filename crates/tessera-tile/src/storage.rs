@@ -119,7 +119,7 @@ impl Storage for LocalFs {
 
     fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
         match kept_open(path) {
-            Some(f) => scatter_from(&f, start, bufs),
+            Some(f) => scatter_from(&*f?, start, bufs),
             None => scatter_from(&std::fs::File::open(path)?, start, bufs),
         }
     }
@@ -254,23 +254,22 @@ pub fn keep_files_open<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The open file at `path` inside [`keep_files_open`], opened now if it is
-/// not the one kept; `None` outside, or if it cannot be opened (the caller
-/// opens it and reports the error).
-fn kept_open(path: &Path) -> Option<std::rc::Rc<std::fs::File>> {
+/// The open file at `path` inside [`keep_files_open`], opened now (and
+/// kept) if it is not the one kept; `None` outside.
+fn kept_open(path: &Path) -> Option<io::Result<std::rc::Rc<std::fs::File>>> {
     KEPT.with(|(depth, kept)| {
         if depth.get() == 0 {
             return None;
         }
         let mut kept = kept.try_borrow_mut().ok()?;
-        match &*kept {
-            Some((p, f)) if p == path => Some(f.clone()),
-            _ => {
-                let f = std::rc::Rc::new(std::fs::File::open(path).ok()?);
+        Some(match &*kept {
+            Some((p, f)) if p == path => Ok(f.clone()),
+            _ => std::fs::File::open(path).map(|f| {
+                let f = std::rc::Rc::new(f);
                 *kept = Some((path.to_path_buf(), f.clone()));
-                Some(f)
-            }
-        }
+                f
+            }),
+        })
     })
 }
 
