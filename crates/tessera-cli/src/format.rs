@@ -4,8 +4,9 @@
 //! shortest round-trip form (float32 cells: shortest that round-trips as
 //! float32), NaN and infinities as the strings "NaN", "inf", "-inf"; BOOL as
 //! true/false; DATETIME_* and TIME_* as the raw integer; STRING_ASCII,
-//! STRING_UTF8 and CHAR as a JSON string (trailing NUL bytes dropped, as
-//! TileDB-Py does); BLOB as lowercase hex;
+//! STRING_UTF8 and CHAR as a JSON string, byte for byte as TileDB-Py reads
+//! it (`Column::string_value`: NUL bytes kept in var-sized attributes, one
+//! NUL byte alone, the default fill, as ""); BLOB as lowercase hex;
 //! multi-value or var-sized numeric cells as a JSON array; null as null.
 
 use tessera::query::Column;
@@ -48,12 +49,11 @@ fn push_f32(out: &mut String, v: f32) {
     }
 }
 
-/// A string cell as text. Trailing NUL bytes are dropped, as TileDB-Py
-/// (numpy) does: the default fill of a var-sized string cell is one NUL byte
-/// and reads as "".
-fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
-    let end = b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
-    String::from_utf8_lossy(&b[..end])
+/// A string cell as text: its bytes as TileDB reads them back
+/// ([`Column::string_value`]: NUL bytes kept in var-sized attributes), not
+/// valid UTF-8 replaced.
+fn text(col: &Column, i: usize) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(col.string_value(i))
 }
 
 /// Writes one scalar of `t` from exactly `b`.
@@ -100,7 +100,7 @@ pub fn push_value(out: &mut String, col: &Column, i: usize) {
     let b = col.value(i);
     let t = col.datatype;
     if t.is_string() {
-        push_json_str(out, &text(b));
+        push_json_str(out, &text(col, i));
     } else if t.is_blob() || t == Datatype::Any {
         push_hex(out, b);
     } else if col.cell_val_num == CellValNum::Fixed(1) {
@@ -126,8 +126,7 @@ pub fn push_csv_value(out: &mut String, col: &Column, i: usize) {
         return;
     }
     if col.datatype.is_string() {
-        let s =
-            String::from_utf8_lossy(if col.is_valid(i) { col.value(i) } else { b"" }).into_owned();
+        let s = text(col, i);
         if s.contains([',', '"', '\n', '\r']) {
             out.push('"');
             out.push_str(&s.replace('"', "\"\""));

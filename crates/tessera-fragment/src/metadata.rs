@@ -422,6 +422,25 @@ impl FragmentMetadata {
         (self.timestamped_name.t1, self.timestamped_name.t2)
     }
 
+    /// This fragment's own field for `field` of `schema` (the array's
+    /// schema, usually newer): a fragment's files and footer arrays are
+    /// numbered by the schema it was written with, so attributes are
+    /// matched by name (schema evolution adds and drops them; dimensions
+    /// never change). `None` when the fragment lacks the attribute.
+    pub fn own_field(&self, schema: &ArraySchema, field: Field) -> Option<Field> {
+        match field {
+            Field::Attribute(i) => {
+                let name = &schema.attributes.get(i)?.name;
+                self.schema
+                    .attributes
+                    .iter()
+                    .position(|a| &a.name == name)
+                    .map(Field::Attribute)
+            }
+            other => Some(other),
+        }
+    }
+
     /// Index of a field in the footer arrays.
     pub fn field_index(&self, f: Field) -> Option<usize> {
         let attrs = self.schema.attributes.len();

@@ -126,6 +126,8 @@ fn values(t: &DataType, data: Vec<u8>) -> ArrayRef {
 
 /// Converts one column, consuming its buffers.
 pub fn arrow_array(c: Column) -> Result<ArrayRef, QueryError> {
+    // Strings as TileDB reads them back (the JSON output's values too).
+    let c = c.with_string_values();
     let field = arrow_field(&c);
     let too_big = || {
         QueryError::Invalid(format!(

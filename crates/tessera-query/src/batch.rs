@@ -177,7 +177,8 @@ impl<'a> Query<'a> {
             }
             let mut avg: f64 = 8.0;
             for frag in &self.array.fragments {
-                let Some(idx) = frag.field_index(f) else {
+                let own = frag.own_field(schema, f);
+                let Some(idx) = own.and_then(|f| frag.field_index(f)) else {
                     continue;
                 };
                 let cells = frag.total_cell_num();

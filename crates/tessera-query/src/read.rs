@@ -1433,15 +1433,6 @@ impl<'a> Query<'a> {
         {
             return Ok(None);
         }
-        let mut hits: Vec<(usize, u64, bool)> = Vec::new();
-        for (fi, frag) in frags.iter().enumerate() {
-            // No cell shadows another here.
-            let prune = self.condition.as_ref().filter(|_| self.prune);
-            let mine = self.pruned_hits(fi, frag, prune.map(|c| (c, None)))?;
-            // With a condition, every tile's cells are picked.
-            let cond = self.condition.is_some();
-            hits.extend(mine.into_iter().map(|(t, full)| (fi, t, full && !cond)));
-        }
         // The result's fields, in column order.
         let mut wanted: Vec<Field> = Vec::new();
         if self.with_dimensions {
@@ -1455,13 +1446,32 @@ impl<'a> Query<'a> {
                 .expect("checked");
             wanted.push(Field::Attribute(i));
         }
+        // Each fragment's own fields for those (its files are numbered by
+        // the schema it was written with); a fragment lacking one reads
+        // fill values there: the general path.
+        let Some(own) = frags
+            .iter()
+            .map(|f| wanted.iter().map(|&w| f.own_field(schema, w)).collect())
+            .collect::<Option<Vec<Vec<Field>>>>()
+        else {
+            return Ok(None);
+        };
+        let mut hits: Vec<(usize, u64, bool)> = Vec::new();
+        for (fi, frag) in frags.iter().enumerate() {
+            // No cell shadows another here.
+            let prune = self.condition.as_ref().filter(|_| self.prune);
+            let mine = self.pruned_hits(fi, frag, prune.map(|c| (c, None)))?;
+            // With a condition, every tile's cells are picked.
+            let cond = self.condition.is_some();
+            hits.extend(mine.into_iter().map(|(t, full)| (fi, t, full && !cond)));
+        }
         if !hits.iter().all(|h| h.2) {
             // Picking cells needs the coordinates as separate tiles.
             let split =
                 |f: &FragmentMetadata| f.version().has(tessera_fragment::gates::SPLIT_COORDINATES);
             return match frags.iter().all(split) {
                 true => self
-                    .sparse_picked(schema, &hits, &wanted, &cond_fields)
+                    .sparse_picked(schema, &hits, &wanted, &own, &cond_fields)
                     .map(Some),
                 false => Ok(None),
             };
@@ -1483,11 +1493,11 @@ impl<'a> Query<'a> {
         // tiles): per column, each tile's var size, else None (such
         // values are decoded apart and copied after).
         let mut var_sizes: Vec<Option<Vec<u64>>> = Vec::with_capacity(wanted.len());
-        for &field in &wanted {
+        for (k, &field) in wanted.iter().enumerate() {
             let c = field_column(schema, field);
             let direct_var = c.cell_val_num.is_var()
-                && frags.iter().all(|f| {
-                    !FieldSpec::of(f, field)
+                && frags.iter().zip(&own).all(|(f, own)| {
+                    !FieldSpec::of(f, own[k])
                         .filters
                         .offsets_in_data(c.datatype, f.schema.version)
                 });
@@ -1497,7 +1507,7 @@ impl<'a> Query<'a> {
             }
             let sizes = tiles
                 .iter()
-                .map(|&(fi, t, _)| var_tile_size(self.storage, &frags[fi], field, t))
+                .map(|&(fi, t, _)| var_tile_size(self.storage, &frags[fi], own[fi][k], t))
                 .collect::<Result<_, _>>()?;
             var_sizes.push(Some(sizes));
         }
@@ -1593,7 +1603,7 @@ impl<'a> Query<'a> {
             let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
             let mine = &tiles[first..first + count];
             let numbers: Vec<u64> = mine.iter().map(|x| x.1).collect();
-            let specs: Vec<FieldSpec> = wanted.iter().map(|&f| FieldSpec::of(frag, f)).collect();
+            let specs: Vec<FieldSpec> = own[fi].iter().map(|&f| FieldSpec::of(frag, f)).collect();
             let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
             let decoded = decode_in_runs(self.storage, frag, &spec_refs, &numbers, |src, t| {
                 let at = first + numbers.binary_search(&t).expect("one of ours");
@@ -1652,6 +1662,7 @@ impl<'a> Query<'a> {
         schema: &ArraySchema,
         tiles: &[(usize, u64, bool)],
         wanted: &[Field],
+        own: &[Vec<Field>],
         cond_fields: &[String],
     ) -> Result<ReadResult, QueryError> {
         thread_local! {
@@ -1684,7 +1695,7 @@ impl<'a> Query<'a> {
             let dim_specs: Vec<FieldSpec> = (0..nd)
                 .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
                 .collect();
-            let specs: Vec<FieldSpec> = wanted.iter().map(|&f| FieldSpec::of(frag, f)).collect();
+            let specs: Vec<FieldSpec> = own[fi].iter().map(|&f| FieldSpec::of(frag, f)).collect();
             let cond_specs: Vec<FieldSpec> = cond_fields
                 .iter()
                 .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
@@ -1910,9 +1921,12 @@ impl<'a> Query<'a> {
             }
             tiles.extend(self.sparse_tiles(fi, frag, &fields, prune_by)?);
         }
-        // Each fragment is stored in global order without duplicates: a
-        // single fragment needs neither deduplication nor re-sorting.
-        let single = self.array.fragments.len() <= 1;
+        // Each fragment is stored in global order: a single fragment needs
+        // neither deduplication nor re-sorting, unless it holds per-cell
+        // timestamps (consolidated with them, it keeps every version of a
+        // cell) where duplicates are not allowed.
+        let versions = self.array.fragments.iter().any(|f| f.footer.has_timestamps);
+        let single = self.array.fragments.len() <= 1 && (schema.allows_dups || !versions);
         // Conditions read a cell's fields by position: the dimensions, then
         // `fields`; a field a fragment lacks reads as its fill value.
         let position = |name: &str| -> Option<(usize, Datatype)> {
@@ -1945,8 +1959,27 @@ impl<'a> Query<'a> {
             }
         }
         let condition = self.condition.as_ref().map(|c| c.compile(&position));
+        // libtiledb fails every cell of a fragment that lacks a field the
+        // query condition names (schema evolution), whatever the rest of
+        // the condition says (2.17 to 2.30 alike).
+        let blind: Vec<bool> = match &self.condition {
+            Some(c) => {
+                let mut names = Vec::new();
+                c.fields(&mut names);
+                names.retain(|n| !dim_names.contains(n));
+                let frags = &self.array.fragments;
+                frags
+                    .iter()
+                    .map(|f| names.iter().any(|n| f.schema.attribute(n).is_none()))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         let passes = |cond: &crate::condition::Compiled, tc: &TileCells, c: u32| {
             cond.eval(&|at| field_of(tc, c as usize, at, &fills))
+        };
+        let meets = |cond: &crate::condition::Compiled, tc: &TileCells, c: u32| {
+            !blind.get(tc.frag).copied().unwrap_or(false) && passes(cond, tc, c)
         };
         // Without deduplication the condition is a filter on each cell
         // alone: apply it per tile, before any cell reference is made.
@@ -1954,7 +1987,7 @@ impl<'a> Query<'a> {
         if let (Some(cond), false) = (&condition, dedup) {
             tiles.par_iter_mut().for_each(|tc| {
                 let mut cells = std::mem::take(&mut tc.cells);
-                cells.retain(|&c| passes(cond, tc, c));
+                cells.retain(|&c| meets(cond, tc, c));
                 tc.cells = cells;
             });
         }
@@ -1972,17 +2005,18 @@ impl<'a> Query<'a> {
                 if tc.times.is_some() && (ts < start || ts > end) {
                     continue;
                 }
-                // Consolidated deletes: a cell deleted at or before the open time is gone.
-                if let Some(d) = &tc.delete_times {
-                    let dt =
-                        u64::from_le_bytes(d.value(c as usize).try_into().unwrap_or([0xff; 8]));
-                    if !(dt > end || (end == u64::MAX && dt == u64::MAX)) {
-                        continue;
-                    }
-                }
                 refs.push((ti as u32, c, ts));
             }
         }
+        // Consolidated deletes: a cell deleted at or before the open time
+        // is gone, after deduplication (below) as in libtiledb: deleting
+        // the newest version of a cell does not bring back an older one.
+        let deleted = |&(ti, c, _): &(u32, u32, u64)| {
+            tiles[ti as usize].delete_times.as_ref().is_some_and(|d| {
+                let dt = u64::from_le_bytes(d.value(c as usize).try_into().unwrap_or([0xff; 8]));
+                !(dt > end || (end == u64::MAX && dt == u64::MAX))
+            })
+        };
         // Coordinates compare in place, without building keys.
         let cval = |r: &(u32, u32, u64), j: usize| tiles[r.0 as usize].dims[j].value(r.1 as usize);
         let cmp_dims =
@@ -2048,6 +2082,7 @@ impl<'a> Query<'a> {
             }
             refs = keep;
         }
+        refs.retain(|r| !deleted(r));
         // Delete conditions, after deduplication as in libtiledb: deleting
         // the newest write of a cell does not bring back an older one (the
         // deletes_overwritten fixture). libtiledb stores the negation of the
@@ -2086,7 +2121,7 @@ impl<'a> Query<'a> {
         // The condition, after deduplication as in libtiledb: a newer
         // write failing it still hides older ones that pass.
         if let (Some(cond), true) = (&condition, dedup) {
-            refs.retain(|&(ti, c, _)| passes(cond, &tiles[ti as usize], c));
+            refs.retain(|&(ti, c, _)| meets(cond, &tiles[ti as usize], c));
         }
         // Order.
         match layout {

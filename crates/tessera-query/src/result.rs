@@ -37,6 +37,62 @@ impl Column {
         }
     }
 
+    /// The bytes of string cell `i` as TileDB's readers give them back
+    /// (TileDB-Py 0.36.1, libtiledb 2.30): a var-sized attribute's cell is
+    /// its bytes, NUL bytes included, but one NUL byte alone (the default
+    /// fill of a var-sized string, on disk the same as a written "\0")
+    /// reads as empty; fixed-sized attribute cells and dimension
+    /// coordinates drop their trailing NUL bytes, as fixed-width numpy
+    /// strings do. Other types: the cell's bytes.
+    pub fn string_value(&self, i: usize) -> &[u8] {
+        let b = self.value(i);
+        if !self.datatype.is_string() {
+            return b;
+        }
+        if self.cell_val_num.is_var() && !self.is_dimension {
+            return if b == [0] { &[] } else { b };
+        }
+        let end = b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
+        &b[..end]
+    }
+
+    /// The column with every string cell as [`Column::string_value`] gives
+    /// it (values and offsets rebuilt only where a cell changes), for
+    /// outputs that take whole buffers (Arrow, Parquet).
+    pub fn with_string_values(self) -> Column {
+        let n = self.cell_count();
+        if !self.datatype.is_string()
+            || (0..n).all(|i| self.string_value(i).len() == self.value(i).len())
+        {
+            return self;
+        }
+        let mut data = Vec::with_capacity(self.data.len());
+        let mut offsets = Vec::with_capacity(n + 1);
+        for i in 0..n {
+            offsets.push(data.len() as u64);
+            data.extend_from_slice(self.string_value(i));
+        }
+        offsets.push(data.len() as u64);
+        Column {
+            data,
+            offsets: Some(offsets),
+            cell_val_num: CellValNum::Var,
+            ..self
+        }
+    }
+
+    /// Number of cells.
+    pub fn cell_count(&self) -> usize {
+        match (&self.offsets, self.cell_val_num) {
+            (Some(o), _) => o.len().saturating_sub(1),
+            (None, CellValNum::Fixed(k)) => {
+                let w = k as usize * self.datatype.size() as usize;
+                self.data.len().checked_div(w).unwrap_or(0)
+            }
+            (None, CellValNum::Var) => self.data.len() / self.datatype.size().max(1) as usize,
+        }
+    }
+
     /// Whether cell `i` is non-null.
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v[i] != 0)

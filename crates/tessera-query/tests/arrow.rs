@@ -67,7 +67,7 @@ fn every_fixture_converts_cell_for_cell() {
                 let n = a.len();
                 let bad = (0..n).find(|&i| {
                     a.is_null(i) == col.is_valid(i)
-                        || (col.is_valid(i) && cell_bytes(a, i) != col.value(i))
+                        || (col.is_valid(i) && cell_bytes(a, i) != col.string_value(i))
                 });
                 if let Some(i) = bad {
                     problems.push(format!(
@@ -76,7 +76,7 @@ fn every_fixture_converts_cell_for_cell() {
                         col.name,
                         a.data_type(),
                         cell_bytes(a, i),
-                        col.value(i)
+                        col.string_value(i)
                     ));
                 }
             }

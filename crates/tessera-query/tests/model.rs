@@ -4,7 +4,10 @@
 //! For random subarrays (several ranges per dimension), layouts, open
 //! timestamps and conditions, tessera returns exactly the cells the model
 //! computes from the writes alone: newest write wins, conditions apply
-//! after that, unwritten dense cells read as fill values.
+//! after that, unwritten dense cells read as fill values. The
+//! `random_sparse_consolidated` fixture holds such writes with fragments 2
+//! to 4 consolidated (every version of a cell kept, with its timestamp) and
+//! vacuumed: the same model answers it.
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -131,14 +134,21 @@ proptest! {
         xr in ranges(-20, 43),
         yr in ranges(0, 63),
         at in 1u64..=5,
+        from in 1u64..=5,
         layout in layout(),
         cond in condition(),
     ) {
-        for (path, expected) in cases("random_sparse") {
-            // The model: per coordinate, the newest write at or before `at`.
+        // Open windows [from, at]: a later start hides older writes.
+        let from = from.min(at);
+        // Also with fragments 2 to 4 consolidated into one that keeps every
+        // version of a cell (reads at 2 and 3 travel into it).
+        let all = cases("random_sparse").into_iter().chain(cases("random_sparse_consolidated"));
+        for (path, expected) in all {
+            // The model: per coordinate, the newest write in `[from, at]`.
             let mut cells: BTreeMap<(i64, i64), SparseCell> = BTreeMap::new();
             for w in expected["writes"].as_array().unwrap() {
-                if w["timestamp"].as_u64().unwrap() > at {
+                let t = w["timestamp"].as_u64().unwrap();
+                if t > at || t < from {
                     continue;
                 }
                 for i in 0..w["x"].as_array().unwrap().len() {
@@ -152,7 +162,7 @@ proptest! {
                 .filter(|c| inside(&xr, c.0) && inside(&yr, c.1))
                 .filter(|c| cond.as_ref().is_none_or(|k| k.holds(c)))
                 .collect();
-            let array = OpenArray::open(&LocalFs, &path, 0, at, None).unwrap();
+            let array = OpenArray::open(&LocalFs, &path, from, at, None).unwrap();
             let mut q = Query::new(&LocalFs, &array).layout(layout);
             for &(a, b) in &xr {
                 q = q.range("x", Key::Int(a as i128), Key::Int(b as i128));
@@ -177,7 +187,7 @@ proptest! {
                     got.sort_by_key(|c| (c.0, c.1));
                 }
             }
-            prop_assert_eq!(&got, &want, "{} at {} {:?} x {:?} y {:?} {:?}", path.display(), at, layout, xr, yr, cond);
+            prop_assert_eq!(&got, &want, "{} at {}..={} {:?} x {:?} y {:?} {:?}", path.display(), from, at, layout, xr, yr, cond);
         }
     }
 
