@@ -1,5 +1,5 @@
-//! Arrays written by old TileDB releases (`../shared/legacy-arrays`, see its
-//! README). Skipped, with a message, when that folder is absent.
+//! Arrays written by old TileDB releases (`testdata/legacy`, see its
+//! README).
 
 mod common;
 
@@ -7,13 +7,9 @@ use common::tessera;
 use std::path::PathBuf;
 
 fn legacy() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/legacy-arrays");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} is absent", p.display());
-        None
-    }
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/legacy");
+    assert!(p.exists(), "{} is absent", p.display());
+    Some(p)
 }
 
 #[test]

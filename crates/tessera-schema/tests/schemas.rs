@@ -79,11 +79,8 @@ fn fixture_schema_snapshots() {
 
 #[test]
 fn legacy_schema_snapshots() {
-    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/legacy-arrays");
-    if !legacy.exists() {
-        eprintln!("skipping: {} is absent", legacy.display());
-        return;
-    }
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/legacy");
+    assert!(legacy.exists(), "{} is absent", legacy.display());
     let mut arrays: Vec<_> = std::fs::read_dir(&legacy)
         .unwrap()
         .flatten()
@@ -218,12 +215,9 @@ fn schema_at_a_timestamp() {
 /// the legacy one first.
 #[test]
 fn legacy_and_timestamped_schemas_together() {
-    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/legacy-arrays");
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/legacy");
     let src = root().join("tiledb-0.36.1/dense_1d_fragments/array/__schema");
-    if !legacy.exists() {
-        eprintln!("skipping: {} is absent", legacy.display());
-        return;
-    }
+    assert!(legacy.exists(), "{} is absent", legacy.display());
     let dir = std::env::temp_dir().join(format!("tessera-both-schemas-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("__schema")).unwrap();

@@ -117,11 +117,8 @@ fn every_fixture_data_file_frames_exactly() {
 
 #[test]
 fn legacy_arrays_frame_or_fail_cleanly() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/legacy-arrays");
-    if !root.exists() {
-        eprintln!("skipping: {} is absent", root.display());
-        return;
-    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/legacy");
+    assert!(root.exists(), "{} is absent", root.display());
     let mut files = Vec::new();
     data_files(&root, &mut files);
     let mut s = String::new();
