@@ -16,11 +16,13 @@
 //! that cannot be cut further (one coordinate, one string range, one Hilbert
 //! curve) is read whole, even over budget.
 
+use crate::context::ReadContext;
 use crate::key::Key;
 use crate::read::{dense_grid, major_order, Query};
 use crate::result::ReadResult;
 use crate::QueryError;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use tessera_fragment::Field;
 use tessera_schema::Range1D;
 use tessera_tile::{Datatype, Layout};
@@ -50,27 +52,33 @@ impl<'a> Query<'a> {
     /// Reads in batches of about `budget` bytes each (decoded tiles plus
     /// result), in the query's layout; concatenated, the batches are exactly
     /// what [`Query::execute`] returns (for sparse reads without an order,
-    /// the same cells). The buffers the process keeps for reuse are capped
-    /// at a sixteenth of the budget per pool from then on, so they add at
-    /// most an eighth to it.
+    /// the same cells). The buffers kept for reuse between batches stay
+    /// within an eighth of the budget (tiles) and half of it (recycled
+    /// results): the read gets a [`ReadContext`] of its own, capped by its
+    /// budget, unless the query was given one ([`Query::context`]). Other
+    /// queries' buffers are untouched.
     ///
-    /// ```no_run
+    /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::Query;
     /// use tessera_tile::storage::LocalFs;
-    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
-    /// for batch in Query::new(&LocalFs, &array).batches(64 << 20).unwrap() {
-    ///     println!("{} cells", batch.unwrap().cell_count);
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let mut cells = 0;
+    /// for batch in Query::new(&LocalFs, &array).batches(4 << 10).unwrap() {
+    ///     let batch = batch.unwrap();
+    ///     cells += batch.cell_count;
+    ///     batch.recycle();
     /// }
+    /// assert_eq!(cells, Query::new(&LocalFs, &array).execute().unwrap().cell_count);
     /// ```
-    pub fn batches(self, budget: u64) -> Result<Batches<'a>, QueryError> {
-        // The buffers kept for reuse sit on top of what a batch holds: the
-        // two tile pools may keep a sixteenth of the budget each (for the
-        // rest of the process), an eighth in all. Recycled results wait
-        // for the next batch, which takes them instead of fresh memory:
-        // up to half the budget.
-        let share = |d: u64| usize::try_from(budget / d).unwrap_or(usize::MAX);
-        crate::tiles::cap_pools(share(16), share(2));
+    pub fn batches(mut self, budget: u64) -> Result<Batches<'a>, QueryError> {
+        // The buffers kept for reuse sit on top of what a batch holds: a
+        // context of the read's own keeps them within shares of its budget
+        // (ReadContext::with_budget), unless the caller gave one.
+        if Arc::ptr_eq(&self.context, &ReadContext::shared()) {
+            self.context = Arc::new(ReadContext::with_budget(budget));
+        }
         let schema = self.array.schema.clone();
         let layout = self.resolved_layout();
         let mut first = Piece::new();

@@ -13,6 +13,7 @@ use tessera_tile::storage::Storage;
 pub(crate) fn apply(
     storage: &dyn Storage,
     array: &OpenArray,
+    ctx: &crate::ReadContext,
     r: ReadResult,
 ) -> Result<ReadResult, QueryError> {
     let schema = &array.schema;
@@ -39,6 +40,7 @@ pub(crate) fn apply(
             ))
         })?;
         let mut b = ColumnBuilder::new(
+            ctx,
             &col.name,
             false,
             e.datatype,
@@ -79,5 +81,6 @@ pub(crate) fn apply(
         columns,
         cell_count: r.cell_count,
         grid: r.grid,
+        context: r.context,
     })
 }

@@ -2,6 +2,7 @@
 
 use crate::aggregate::Answered;
 use crate::condition::Expr;
+use crate::context::ReadContext;
 use crate::key::Key;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
@@ -53,6 +54,8 @@ pub struct Query<'a> {
     skip_overwritten: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
+    /// The buffers this query reuses.
+    pub(crate) context: Arc<ReadContext>,
 }
 
 /// A dense dimension's tile grid: domain, tile extent, and the range a
@@ -126,7 +129,16 @@ impl<'a> Query<'a> {
             coordinate_grid: false,
             skip_overwritten: true,
             answered: Arc::default(),
+            context: ReadContext::shared(),
         }
+    }
+
+    /// Reuses the buffers of `context` (by default, the context shared by
+    /// queries given none; [`Query::batches`] gives itself one capped by its
+    /// budget): results handed back with [`ReadResult::recycle`] go there.
+    pub fn context(mut self, context: Arc<ReadContext>) -> Self {
+        self.context = context;
+        self
     }
 
     /// Selects attributes, in output order.
@@ -300,13 +312,14 @@ impl<'a> Query<'a> {
             }
         }
         let layout = self.resolved_layout();
-        let r = if schema.is_dense() {
+        let mut r = if schema.is_dense() {
             self.dense(&schema, &attrs, layout)?
         } else {
             self.sparse(&schema, &attrs, layout)?
         };
+        r.context = Some(self.context.clone());
         if self.enumeration_values {
-            crate::enumeration::apply(self.storage, self.array, r)
+            crate::enumeration::apply(self.storage, self.array, &self.context, r)
         } else {
             Ok(r)
         }
@@ -529,9 +542,9 @@ impl<'a> Query<'a> {
             outs.push(DenseOut {
                 fixed: (!at.is_var()).then(|| {
                     if covered {
-                        crate::tiles::result_overwritten(n * cell)
+                        self.context.result_overwritten(n * cell)
                     } else {
-                        let mut b = crate::tiles::result_buffer(n * cell);
+                        let mut b = self.context.result_buffer(n * cell);
                         if n > 0 {
                             b.extend_from_slice(&fill);
                         }
@@ -547,7 +560,7 @@ impl<'a> Query<'a> {
                     .then(|| vec![(fill_id, 0, at.fill_value.len() as u64); n]),
                 validity: at
                     .nullable
-                    .then(|| crate::tiles::result_filled(n, at.fill_validity as u8)),
+                    .then(|| self.context.result_filled(n, at.fill_validity as u8)),
                 cell,
             });
         }
@@ -937,10 +950,15 @@ impl<'a> Query<'a> {
                         // Runs that overlap, or a tile not laid out as
                         // predicted: read it the ordinary way.
                         let spec = specs[k].as_ref().expect("unfiltered fields have specs");
-                        let tile =
-                            decode_field_tile(&Fetched::nothing(self.storage), frag, spec, t, key)?;
+                        let tile = decode_field_tile(
+                            &Fetched::nothing(self.storage, &self.context),
+                            frag,
+                            spec,
+                            t,
+                            key,
+                        )?;
                         copy_runs(&tile, o, &wanted, &frag.name)?;
-                        crate::tiles::recycle(tile);
+                        self.context.recycle(tile);
                     }
                 }
                 for bx in boxes {
@@ -999,8 +1017,13 @@ impl<'a> Query<'a> {
                                 }
                             }
                         }
-                        let decoded: Vec<TileFields> =
-                            decode_in_runs(self.storage, frag, &present, &nums, |src, t| {
+                        let decoded: Vec<TileFields> = decode_in_runs(
+                            self.storage,
+                            &self.context,
+                            frag,
+                            &present,
+                            &nums,
+                            |src, t| {
                                 let span = spans.get(&t).cloned();
                                 let mut fields = Vec::with_capacity(specs.len());
                                 let mut direct = Vec::with_capacity(specs.len());
@@ -1044,7 +1067,8 @@ impl<'a> Query<'a> {
                                     direct.push(layout);
                                 }
                                 Ok((fields, direct))
-                            })?;
+                            },
+                        )?;
                         drop(streams);
                         // Var-sized values keep their tile's buffer (moved,
                         // not copied), named by its id in the shared list.
@@ -1102,7 +1126,10 @@ impl<'a> Query<'a> {
                             keep_files_open(|| place_all(&mut outs, first, None))?;
                         }
                         for (_, (fields, _), _) in decoded {
-                            fields.into_iter().flatten().for_each(crate::tiles::recycle);
+                            fields
+                                .into_iter()
+                                .flatten()
+                                .for_each(|t| self.context.recycle(t));
                         }
                     }
                     Ok::<(), QueryError>(())
@@ -1133,7 +1160,7 @@ impl<'a> Query<'a> {
             if self.describes_coordinates() {
                 result.grid = Some(grid);
             } else {
-                result.columns = grid.columns();
+                result.columns = grid.columns_in(&self.context);
             }
         }
         for (k, a) in attrs.iter().enumerate() {
@@ -1167,7 +1194,7 @@ impl<'a> Query<'a> {
         if let Some(c) = &self.condition {
             // Dense reads keep every cell; cells failing the condition read
             // as fill values, as in libtiledb.
-            result = fill_unmatched(result, c, schema);
+            result = fill_unmatched(&self.context, result, c, schema);
         }
         if layout == Layout::GlobalOrder {
             // Global order: space tiles in tile order, cells in cell order.
@@ -1200,7 +1227,7 @@ impl<'a> Query<'a> {
             }
             let mut perm: Vec<usize> = (0..n).collect();
             perm.sort_by_key(|&i| keys[i]);
-            result = permute(result, &perm);
+            result = permute(&self.context, result, &perm);
         }
         let _ = bufs;
         Ok(result)
@@ -1256,24 +1283,31 @@ impl<'a> Query<'a> {
             dim_specs.iter().collect()
         };
         let numbers: Vec<u64> = hits.iter().map(|h| h.0).collect();
-        let located = decode_in_runs(self.storage, frag, &coord_specs, &numbers, |src, t| {
-            let dt: Vec<FieldTile> = if legacy_coords {
-                // Before format 5 all coordinates share one tile.
-                let c = decode_field_tile(src, frag, &coords_spec, t, key)?;
-                crate::tiles::split_coords(
-                    &c,
-                    nd,
-                    dims[0].coord_size() as usize,
-                    frag.coords_zipped(),
-                )
-            } else {
-                dim_specs
-                    .iter()
-                    .map(|s| decode_field_tile(src, frag, s, t, key))
-                    .collect::<Result<_, _>>()?
-            };
-            Ok(dt)
-        })?;
+        let located = decode_in_runs(
+            self.storage,
+            &self.context,
+            frag,
+            &coord_specs,
+            &numbers,
+            |src, t| {
+                let dt: Vec<FieldTile> = if legacy_coords {
+                    // Before format 5 all coordinates share one tile.
+                    let c = decode_field_tile(src, frag, &coords_spec, t, key)?;
+                    crate::tiles::split_coords(
+                        &c,
+                        nd,
+                        dims[0].coord_size() as usize,
+                        frag.coords_zipped(),
+                    )
+                } else {
+                    dim_specs
+                        .iter()
+                        .map(|s| decode_field_tile(src, frag, s, t, key))
+                        .collect::<Result<_, _>>()?
+                };
+                Ok(dt)
+            },
+        )?;
         let mut tiles: Vec<TileCells> = hits
             .par_iter()
             .zip(located)
@@ -1308,15 +1342,22 @@ impl<'a> Query<'a> {
             .chain(dt_spec.as_ref())
             .collect();
         let read = |src: &Fetched<'_>, s: &FieldSpec, t| decode_field_tile(src, frag, s, t, key);
-        let decoded = decode_in_runs(self.storage, frag, &field_specs, &numbers, |src, t| {
-            let fields = specs
-                .iter()
-                .map(|s| s.as_ref().map(|s| read(src, s, t)).transpose())
-                .collect::<Result<Vec<_>, _>>()?;
-            let times = ts_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
-            let delete_times = dt_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
-            Ok((fields, times, delete_times))
-        })?;
+        let decoded = decode_in_runs(
+            self.storage,
+            &self.context,
+            frag,
+            &field_specs,
+            &numbers,
+            |src, t| {
+                let fields = specs
+                    .iter()
+                    .map(|s| s.as_ref().map(|s| read(src, s, t)).transpose())
+                    .collect::<Result<Vec<_>, _>>()?;
+                let times = ts_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
+                let delete_times = dt_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
+                Ok((fields, times, delete_times))
+            },
+        )?;
         for (i, (fields, times, delete_times)) in wanted.into_iter().zip(decoded) {
             let tc = &mut tiles[i];
             tc.fields = fields;
@@ -1605,30 +1646,46 @@ impl<'a> Query<'a> {
             let numbers: Vec<u64> = mine.iter().map(|x| x.1).collect();
             let specs: Vec<FieldSpec> = own[fi].iter().map(|&f| FieldSpec::of(frag, f)).collect();
             let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
-            let decoded = decode_in_runs(self.storage, frag, &spec_refs, &numbers, |src, t| {
-                let at = first + numbers.binary_search(&t).expect("one of ours");
-                let mut var = Vec::new();
-                for (k, spec) in specs.iter().enumerate() {
-                    if spec.cell_val_num.is_var() && var_sizes[k].is_none() {
-                        var.push(decode_field_tile(src, frag, spec, t, key)?);
-                        continue;
-                    }
-                    let mut slot = slots[k][at].lock().expect("no panics while held");
-                    let Slot {
-                        data,
-                        validity,
-                        offsets,
-                    } = &mut *slot;
-                    let validity = validity.as_deref_mut();
-                    match (data.as_deref_mut(), offsets) {
-                        (Some(d), Some((o, base))) => {
-                            decode_var_tile_into(src, frag, spec, t, key, d, (o, *base), validity)?
+            let decoded = decode_in_runs(
+                self.storage,
+                &self.context,
+                frag,
+                &spec_refs,
+                &numbers,
+                |src, t| {
+                    let at = first + numbers.binary_search(&t).expect("one of ours");
+                    let mut var = Vec::new();
+                    for (k, spec) in specs.iter().enumerate() {
+                        if spec.cell_val_num.is_var() && var_sizes[k].is_none() {
+                            var.push(decode_field_tile(src, frag, spec, t, key)?);
+                            continue;
                         }
-                        (d, _) => decode_tile_into(src, frag, spec, t, key, (d, validity), None)?,
+                        let mut slot = slots[k][at].lock().expect("no panics while held");
+                        let Slot {
+                            data,
+                            validity,
+                            offsets,
+                        } = &mut *slot;
+                        let validity = validity.as_deref_mut();
+                        match (data.as_deref_mut(), offsets) {
+                            (Some(d), Some((o, base))) => decode_var_tile_into(
+                                src,
+                                frag,
+                                spec,
+                                t,
+                                key,
+                                d,
+                                (o, *base),
+                                validity,
+                            )?,
+                            (d, _) => {
+                                decode_tile_into(src, frag, spec, t, key, (d, validity), None)?
+                            }
+                        }
                     }
-                }
-                Ok(var)
-            })?;
+                    Ok(var)
+                },
+            )?;
             var_tiles.extend(decoded);
             first += count;
         }
@@ -1643,11 +1700,12 @@ impl<'a> Query<'a> {
         var_columns
             .par_iter_mut()
             .enumerate()
-            .for_each(|(k, c)| c.fill_from(var_tiles.iter().map(|v| &v[k])));
+            .for_each(|(k, c)| c.fill_from(&self.context, var_tiles.iter().map(|v| &v[k])));
         Ok(Some(ReadResult {
             cell_count: n as usize,
             columns,
             grid: None,
+            context: None,
         }))
     }
 
@@ -1847,9 +1905,17 @@ impl<'a> Query<'a> {
                 }
             }
             let mut full =
-                decode_in_runs(self.storage, frag, &spec_refs, &full, whole)?.into_iter();
-            let mut part =
-                decode_in_runs(self.storage, frag, &with_coords, &part, partial)?.into_iter();
+                decode_in_runs(self.storage, &self.context, frag, &spec_refs, &full, whole)?
+                    .into_iter();
+            let mut part = decode_in_runs(
+                self.storage,
+                &self.context,
+                frag,
+                &with_coords,
+                &part,
+                partial,
+            )?
+            .into_iter();
             for x in mine {
                 let next = if x.2 { full.next() } else { part.next() };
                 kept.push(next.expect("one result per tile"));
@@ -1860,11 +1926,12 @@ impl<'a> Query<'a> {
         columns
             .par_iter_mut()
             .enumerate()
-            .for_each(|(k, c)| c.fill_from(kept.iter().map(|v| &v.1[k])));
+            .for_each(|(k, c)| c.fill_from(&self.context, kept.iter().map(|v| &v.1[k])));
         Ok(ReadResult {
             cell_count: n as usize,
             columns,
             grid: None,
+            context: None,
         })
     }
 
@@ -2173,8 +2240,15 @@ impl<'a> Query<'a> {
             .map(|(w, field)| match *field {
                 None => {
                     let d = &dims[w];
-                    let mut b =
-                        ColumnBuilder::new(&d.name, true, d.datatype, d.cell_val_num, false, n);
+                    let mut b = ColumnBuilder::new(
+                        &self.context,
+                        &d.name,
+                        true,
+                        d.datatype,
+                        d.cell_val_num,
+                        false,
+                        n,
+                    );
                     for &(ti, from, to) in &runs {
                         b.push_run(&tiles[ti].dims[w], from, to);
                     }
@@ -2183,8 +2257,15 @@ impl<'a> Query<'a> {
                 Some(k) => {
                     let a = &fields[k];
                     let at = schema.attribute(a).expect("checked");
-                    let mut b =
-                        ColumnBuilder::new(a, false, at.datatype, at.cell_val_num, at.nullable, n);
+                    let mut b = ColumnBuilder::new(
+                        &self.context,
+                        a,
+                        false,
+                        at.datatype,
+                        at.cell_val_num,
+                        at.nullable,
+                        n,
+                    );
                     for &(ti, from, to) in &runs {
                         match &tiles[ti].fields[k] {
                             Some(t) => b.push_run(t, from, to),
@@ -2201,6 +2282,7 @@ impl<'a> Query<'a> {
             cell_count: n,
             columns,
             grid: None,
+            context: None,
         };
         Ok(result)
     }
@@ -2375,7 +2457,17 @@ fn field_column(schema: &ArraySchema, field: Field) -> Column {
         }
         _ => unreachable!("results hold only dimensions and attributes"),
     };
-    ColumnBuilder::new(name, is_dimension, datatype, cvn, nullable, 0).col
+    // Built empty, to be replaced: no buffer is taken from any pool.
+    ColumnBuilder::new(
+        &ReadContext::new(),
+        name,
+        is_dimension,
+        datatype,
+        cvn,
+        nullable,
+        0,
+    )
+    .col
 }
 
 /// A tile's fields as a dense read places them: decoded, or for those read
@@ -2527,11 +2619,17 @@ fn dense_bands(
 /// A dimension's column of a dense result of `n` cells (`w` bytes each):
 /// each of `coords` repeats `stride` times in a row, and that sequence
 /// repeats until the result is full. Written in parallel, in chunks.
-pub(crate) fn dense_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
+pub(crate) fn dense_coords(
+    ctx: &ReadContext,
+    n: usize,
+    w: usize,
+    coords: &[i128],
+    stride: usize,
+) -> Vec<u8> {
     // Small enough that a small result is still written by every thread.
     const CHUNK_CELLS: usize = 1 << 15;
     let period = coords.len().saturating_mul(stride);
-    let mut data = crate::tiles::result_filled(n * w, 0);
+    let mut data = ctx.result_filled(n * w, 0);
     if n == 0 || period == 0 {
         return data;
     }
@@ -2754,12 +2852,13 @@ pub(crate) fn major_order(l: Layout, nd: usize) -> Vec<usize> {
 }
 
 /// Reorders the cells of a result: cell `k` of the output is cell `perm[k]`.
-fn permute(r: ReadResult, perm: &[usize]) -> ReadResult {
+fn permute(ctx: &ReadContext, r: ReadResult, perm: &[usize]) -> ReadResult {
     let columns = r
         .columns
         .iter()
         .map(|col| {
             let mut b = ColumnBuilder::new(
+                ctx,
                 &col.name,
                 col.is_dimension,
                 col.datatype,
@@ -2777,11 +2876,12 @@ fn permute(r: ReadResult, perm: &[usize]) -> ReadResult {
         columns,
         cell_count: perm.len(),
         grid: r.grid,
+        context: r.context,
     }
 }
 
 /// Replaces the attribute values of cells failing `c` with fill values (dense reads).
-fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
+fn fill_unmatched(ctx: &ReadContext, r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
     let cols = &r.columns;
     let c = c.compile_columns(cols);
     let pass: Vec<bool> = (0..r.cell_count)
@@ -2797,6 +2897,7 @@ fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
             }
             let at = schema.attribute(&col.name);
             let mut b = ColumnBuilder::new(
+                ctx,
                 &col.name,
                 false,
                 col.datatype,
@@ -2817,6 +2918,7 @@ fn fill_unmatched(r: ReadResult, c: &Expr, schema: &ArraySchema) -> ReadResult {
         columns,
         cell_count: r.cell_count,
         grid: r.grid,
+        context: r.context,
     }
 }
 
@@ -2853,7 +2955,7 @@ mod tests {
                 n - n % period.max(1) + period
             };
             assert_eq!(
-                dense_coords(n, w, coords, stride),
+                dense_coords(&ReadContext::new(), n, w, coords, stride),
                 naive_coords(n, w, coords, stride),
                 "{n} cells of width {w}, {count} coordinates, stride {stride}"
             );

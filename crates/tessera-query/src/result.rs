@@ -105,11 +105,13 @@ impl Column {
     /// offsets rebased, validity kept (all valid where a part has none).
     pub(crate) fn fill_from<'a>(
         &mut self,
+        ctx: &crate::ReadContext,
         parts: impl Iterator<Item = &'a crate::tiles::FieldTile> + Clone,
     ) {
         let cells: usize = parts.clone().map(|t| t.cells as usize).sum();
         let nullable = self.validity.is_some();
         let mut b = ColumnBuilder::new(
+            ctx,
             &self.name,
             self.is_dimension,
             self.datatype,
@@ -138,6 +140,9 @@ pub struct ReadResult {
     /// The coordinates of a dense read, described instead of stored, when
     /// the query asked for that ([`crate::Query::coordinate_grid`]).
     pub grid: Option<CoordinateGrid>,
+    /// Where [`ReadResult::recycle`] hands the buffers back: the context of
+    /// the query that read them.
+    pub(crate) context: Option<std::sync::Arc<crate::ReadContext>>,
 }
 
 /// One dimension of a [`CoordinateGrid`].
@@ -248,6 +253,11 @@ impl CoordinateGrid {
 
     /// The dimension columns, in schema order.
     pub fn columns(&self) -> Vec<Column> {
+        self.columns_in(&crate::ReadContext::new())
+    }
+
+    /// [`CoordinateGrid::columns`], in buffers from `ctx`.
+    pub(crate) fn columns_in(&self, ctx: &crate::ReadContext) -> Vec<Column> {
         let n = self.cell_count();
         let counts = self.counts();
         let mut strides = vec![1usize; self.dimensions.len()];
@@ -267,7 +277,7 @@ impl CoordinateGrid {
                     is_dimension: true,
                     datatype: d.datatype,
                     cell_val_num: CellValNum::Fixed(1),
-                    data: crate::read::dense_coords(n, w, &coords, stride),
+                    data: crate::read::dense_coords(ctx, n, w, &coords, stride),
                     offsets: None,
                     validity: None,
                 }
@@ -325,17 +335,21 @@ impl ReadResult {
     /// every field as a column.
     pub fn materialize_coordinates(&mut self) {
         if let Some(g) = self.grid.take() {
-            let mut cols = g.columns();
+            let mut cols = match &self.context {
+                Some(ctx) => g.columns_in(ctx),
+                None => g.columns(),
+            };
             cols.append(&mut self.columns);
             self.columns = cols;
         }
     }
 
-    /// Hands this result's buffers back: the next read of this process
-    /// (the next batch of [`crate::Batches`], say) fills them instead of
-    /// fresh memory, whose every page the kernel must fault in and clear
-    /// (on large dense reads, more time than decoding). The pool is
-    /// bounded; what does not fit is freed.
+    /// Hands this result's buffers back to the [`crate::ReadContext`] of
+    /// the query that read it: the next read given that context (the next
+    /// batch of [`crate::Batches`], say) fills them instead of fresh memory,
+    /// whose every page the kernel must fault in and clear (on large dense
+    /// reads, more time than decoding). The context is bounded; what does
+    /// not fit is freed.
     ///
     /// ```
     /// # use tessera_query::{Query, ReadResult};
@@ -348,10 +362,11 @@ impl ReadResult {
     /// # Ok(()) }
     /// ```
     pub fn recycle(self) {
+        let Some(ctx) = self.context else { return };
         for c in self.columns {
-            crate::tiles::RESULT_BUFFERS.give(c.data);
+            ctx.results.give(c.data);
             if let Some(v) = c.validity {
-                crate::tiles::RESULT_BUFFERS.give(v);
+                ctx.results.give(v);
             }
         }
     }
@@ -387,7 +402,9 @@ pub(crate) struct ColumnBuilder {
 }
 
 impl ColumnBuilder {
+    /// A column builder whose buffers come from `ctx` (recycled results).
     pub fn new(
+        ctx: &crate::ReadContext,
         name: &str,
         is_dimension: bool,
         datatype: Datatype,
@@ -405,15 +422,13 @@ impl ColumnBuilder {
                 is_dimension,
                 datatype,
                 cell_val_num: cvn,
-                data: crate::tiles::result_buffer(
-                    capacity.saturating_mul(fixed.max(1)).min(1 << 30),
-                ),
+                data: ctx.result_buffer(capacity.saturating_mul(fixed.max(1)).min(1 << 30)),
                 offsets: cvn.is_var().then(|| {
                     let mut v = Vec::with_capacity(capacity.saturating_add(1).min(1 << 27));
                     v.push(0);
                     v
                 }),
-                validity: nullable.then(|| crate::tiles::result_buffer(capacity.min(1 << 30))),
+                validity: nullable.then(|| ctx.result_buffer(capacity.min(1 << 30))),
             },
         }
     }

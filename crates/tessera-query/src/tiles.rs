@@ -2,6 +2,7 @@
 //! pipelines (with the encryption filter when the array has a key), and the
 //! var-sized offsets rules.
 
+use crate::context::ReadContext;
 use crate::QueryError;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -211,6 +212,8 @@ fn files_of(frag: &FragmentMetadata, spec: &FieldSpec) -> Vec<FileKind> {
 /// from storage directly.
 pub struct Fetched<'s> {
     storage: &'s dyn Storage,
+    /// Where read buffers come from and go back to, and decoded tiles'.
+    ctx: &'s ReadContext,
     /// The spans read, one after the other.
     buf: Vec<u8>,
     /// Per span: file, first byte in the file, first byte in `buf`, length.
@@ -219,9 +222,10 @@ pub struct Fetched<'s> {
 
 impl<'s> Fetched<'s> {
     /// Nothing fetched: every range is read when asked for.
-    pub fn nothing(storage: &'s dyn Storage) -> Self {
+    pub fn nothing(storage: &'s dyn Storage, ctx: &'s ReadContext) -> Self {
         Fetched {
             storage,
+            ctx,
             buf: Vec::new(),
             spans: Vec::new(),
         }
@@ -231,13 +235,15 @@ impl<'s> Fetched<'s> {
     /// are then one allocation, large enough for huge pages, and reused.
     fn read(
         storage: &'s dyn Storage,
+        ctx: &'s ReadContext,
         spans: Vec<(PathBuf, Range<u64>)>,
     ) -> Result<Self, QueryError> {
         let total = spans.iter().map(|(_, r)| (r.end - r.start) as usize).sum();
         let mut fetched = Fetched {
             storage,
+            ctx,
             buf: {
-                let mut b = READ_BUFFERS.take(total);
+                let mut b = ctx.read.take(total);
                 b.clear();
                 b
             },
@@ -283,151 +289,7 @@ impl<'s> Fetched<'s> {
 
 impl Drop for Fetched<'_> {
     fn drop(&mut self) {
-        READ_BUFFERS.give(std::mem::take(&mut self.buf));
-    }
-}
-
-/// Buffers handed back for later use: memory the process has touched
-/// already, where a fresh buffer's pages must each be faulted in and
-/// cleared by the kernel (most of the cost of a small sparse read, and half
-/// of a large dense one). Bounded in count and bytes.
-pub(crate) struct BufferPool {
-    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
-    max_count: usize,
-    max_bytes: std::sync::atomic::AtomicUsize,
-}
-
-impl BufferPool {
-    const fn new(max_count: usize, max_bytes: usize) -> BufferPool {
-        BufferPool {
-            buffers: std::sync::Mutex::new(Vec::new()),
-            max_count,
-            max_bytes: std::sync::atomic::AtomicUsize::new(max_bytes),
-        }
-    }
-
-    /// Lowers the bytes the pool may hold (never raises them), dropping
-    /// what no longer fits.
-    fn cap(&self, bytes: usize) {
-        use std::sync::atomic::Ordering;
-        let now = self
-            .max_bytes
-            .fetch_min(bytes, Ordering::Relaxed)
-            .min(bytes);
-        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        while pool.iter().map(Vec::capacity).sum::<usize>() > now {
-            pool.pop();
-        }
-    }
-
-    /// A buffer with room for `len` bytes if the pool has one (the smallest
-    /// that fits), else the largest there (it grows), else a new one. It
-    /// keeps its old bytes: clearing is the caller's choice.
-    pub(crate) fn take(&self, len: usize) -> Vec<u8> {
-        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = (0..pool.len())
-            .filter(|&i| pool[i].capacity() >= len)
-            .min_by_key(|&i| pool[i].capacity());
-        let pick = fits.or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].capacity()));
-        pick.map_or_else(Vec::new, |i| pool.swap_remove(i))
-    }
-
-    /// Keeps `b` for a later [`BufferPool::take`], if the pool has room.
-    pub(crate) fn give(&self, b: Vec<u8>) {
-        if b.capacity() == 0 {
-            return;
-        }
-        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = pool.iter().map(Vec::capacity).sum();
-        let max = self.max_bytes.load(std::sync::atomic::Ordering::Relaxed);
-        if pool.len() < self.max_count && held + b.capacity() <= max {
-            pool.push(b);
-        }
-    }
-}
-
-/// Read buffers of finished runs.
-static READ_BUFFERS: BufferPool = BufferPool::new(8, 2 * MAX_RUN_BYTES as usize);
-
-/// Decoded fixed-sized tiles a reader is done with ([`recycle`]).
-pub(crate) static TILE_BUFFERS: BufferPool = BufferPool::new(64, 32 << 20);
-
-/// Result buffers a caller is done with ([`crate::ReadResult::recycle`]):
-/// the next batch of a read fills them instead of fresh memory.
-pub(crate) static RESULT_BUFFERS: BufferPool = BufferPool::new(16, 1 << 30);
-
-/// Caps each buffer pool at `bytes` (the result pool at `results`) for the
-/// rest of the process: reads in batches call it with shares of their
-/// memory budget, which the pools would otherwise sit outside of.
-pub(crate) fn cap_pools(bytes: usize, results: usize) {
-    READ_BUFFERS.cap(bytes);
-    TILE_BUFFERS.cap(bytes);
-    RESULT_BUFFERS.cap(results);
-}
-
-/// An empty buffer with room for `len` bytes of a result column: a recycled
-/// one when the pool holds one large enough.
-pub(crate) fn result_buffer(len: usize) -> Vec<u8> {
-    recycled_result(len).unwrap_or_else(|| Vec::with_capacity(len))
-}
-
-/// `len` bytes of `byte` for a result column. Without a recycled buffer,
-/// zeros come from the allocator untouched: the kernel clears their pages
-/// where they are first written, in parallel, not here.
-pub(crate) fn result_filled(len: usize, byte: u8) -> Vec<u8> {
-    match recycled_result(len) {
-        Some(mut b) => {
-            // Written in parallel: large results fill at both cores' speed.
-            b.par_extend(rayon::iter::repeat_n(byte, len));
-            b
-        }
-        None => vec![byte; len],
-    }
-}
-
-/// `len` bytes for a result column whose every byte the caller writes: a
-/// recycled buffer keeps its old bytes (zeroing only growth), so no pass
-/// goes over it first; a fresh one is zeroed by the kernel, page by page
-/// as it is written.
-pub(crate) fn result_overwritten(len: usize) -> Vec<u8> {
-    match recycled(len) {
-        Some(mut b) => {
-            b.truncate(len);
-            b.resize(len, 0);
-            b
-        }
-        None => vec![0; len],
-    }
-}
-
-/// A recycled result buffer with room for `len` bytes, emptied, if the
-/// pool holds one. Empty requests (columns built to be replaced) take none.
-fn recycled_result(len: usize) -> Option<Vec<u8>> {
-    recycled(len).map(|mut b| {
-        b.clear();
-        b
-    })
-}
-
-/// A recycled result buffer with room for `len` bytes, as it was left, if
-/// the pool holds one; none for empty requests.
-fn recycled(len: usize) -> Option<Vec<u8>> {
-    if len == 0 {
-        return None;
-    }
-    let b = RESULT_BUFFERS.take(len);
-    if b.capacity() < len {
-        RESULT_BUFFERS.give(b);
-        return None;
-    }
-    Some(b)
-}
-
-/// Hands a decoded tile's buffers back for the next tiles to reuse.
-pub(crate) fn recycle(tile: FieldTile) {
-    TILE_BUFFERS.give(tile.data);
-    if let Some(v) = tile.validity {
-        TILE_BUFFERS.give(v);
+        self.ctx.read.give(std::mem::take(&mut self.buf));
     }
 }
 
@@ -460,6 +322,7 @@ pub(crate) fn tile_range(
 /// each other.
 pub fn decode_in_runs<T, F>(
     storage: &dyn Storage,
+    ctx: &ReadContext,
     frag: &FragmentMetadata,
     specs: &[&FieldSpec],
     tiles: &[u64],
@@ -518,7 +381,7 @@ where
     let done: Vec<Vec<(usize, T)>> = runs
         .into_par_iter()
         .map(|run| {
-            let fetched = Fetched::read(storage, run.spans)?;
+            let fetched = Fetched::read(storage, ctx, run.spans)?;
             run.tiles
                 .par_iter()
                 .map(|&i| Ok((i, decode(&fetched, tiles[i])?)))
@@ -569,7 +432,10 @@ pub fn read_field_tile(
     t: u64,
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<FieldTile, QueryError> {
-    decode_field_tile(&Fetched::nothing(storage), frag, spec, t, key)
+    // A one-off read: buffers of its own, nothing kept.
+    let ctx = ReadContext::new();
+    let fetched = Fetched::nothing(storage, &ctx);
+    decode_field_tile(&fetched, frag, spec, t, key)
 }
 
 /// Unfilters tile `t` of a field from bytes fetched ahead (or read now).
@@ -651,9 +517,9 @@ pub fn decode_field_tile_span(
         out.data = data;
         out.offsets = Some(offsets);
     } else {
-        out.data = tile_buffer(fixed_tile_len(frag, spec, t)?);
+        out.data = src.ctx.tile_buffer(fixed_tile_len(frag, spec, t)?);
     }
-    let mut validity = spec.nullable.then(|| tile_buffer(cells as usize));
+    let mut validity = spec.nullable.then(|| src.ctx.tile_buffer(cells as usize));
     let data = (!spec.cell_val_num.is_var()).then_some(out.data.as_mut_slice());
     let in_span = span.map(|s| move |r: Range<u64>| r.start < s.end && s.start < r.end);
     let only = in_span.as_ref().map(|f| f as &CellFilter<'_>);
@@ -829,7 +695,7 @@ pub fn pick_var_tile(
             .extend_from_slice(&values[bytes.start as usize..bytes.end as usize]);
     }
     if spec.nullable {
-        let mut validity = tile_buffer(cells as usize);
+        let mut validity = src.ctx.tile_buffer(cells as usize);
         decode_tile_into(
             src,
             frag,
@@ -840,7 +706,7 @@ pub fn pick_var_tile(
             Some(&among),
         )?;
         out.validity = Some(picked.iter().map(|&c| validity[c as usize]).collect());
-        TILE_BUFFERS.give(validity);
+        src.ctx.tiles.give(validity);
     }
     Ok(Some(out))
 }
@@ -864,7 +730,7 @@ fn offsets_into(
     let (obytes, ofile) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
     let octx = TileContext::new(frag.version(), 8).expect_size(cells * 8);
     // Scratch from the tile pool: offsets are rebased on the way out.
-    let mut raw = tile_buffer(dst.len() * 8);
+    let mut raw = src.ctx.tile_buffer(dst.len() * 8);
     unfilter_tile_into(
         &keyed(&frag.schema.offsets_filters, key),
         &obytes,
@@ -890,7 +756,7 @@ fn offsets_into(
             *o = base + x;
             Ok(())
         });
-    TILE_BUFFERS.give(raw);
+    src.ctx.tiles.give(raw);
     checked
 }
 
@@ -980,20 +846,6 @@ pub fn var_tile_size(
         .get(t as usize)
         .copied()
         .ok_or_else(|| corrupt(format!("no var tile size for tile {t}")))
-}
-
-/// A tile buffer of `len` bytes: a recycled one, holding old bytes (they
-/// are decoded over, all of them unless a span limits the decoding, and
-/// then only the span is read), or fresh zeroed memory.
-fn tile_buffer(len: usize) -> Vec<u8> {
-    let mut b = TILE_BUFFERS.take(len);
-    if b.capacity() == 0 {
-        return vec![0; len];
-    }
-    // Old bytes stay; only growth is zero-filled.
-    b.truncate(len);
-    b.resize(len, 0);
-    b
 }
 
 /// The bytes of tile `t` in one of a field's files, and the file's name.
@@ -1221,15 +1073,6 @@ pub fn split_coords(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Columns built empty (to be replaced) must not drain the pool of
-    /// recycled results.
-    #[test]
-    fn empty_result_buffers_take_nothing_from_the_pool() {
-        RESULT_BUFFERS.give(Vec::with_capacity((3 << 20) + 17));
-        assert_eq!(result_buffer(0).capacity(), 0);
-        assert!(result_filled(0, 7).is_empty());
-    }
 
     /// What the chunk of bytes `r` of a tile gets: None (skipped), the
     /// length of a whole-chunk destination as `(0, len)`, or its parts'

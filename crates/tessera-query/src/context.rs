@@ -1,0 +1,252 @@
+//! The buffers a read reuses, owned by a [`ReadContext`] that queries are
+//! given: memory the process has touched already, where a fresh buffer's
+//! pages must each be faulted in and cleared by the kernel (most of the
+//! cost of a small sparse read, and half of a large dense one).
+//!
+//! Nothing here is process-wide: a query uses the context it was given
+//! ([`crate::Query::context`]; by default one shared by the queries that
+//! were given none), and a read in batches gives itself a context capped by
+//! its own memory budget, so one caller's budget never shrinks another's
+//! pools.
+
+use crate::tiles::FieldTile;
+use rayon::prelude::*;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Buffers handed back for later use, bounded in count and bytes.
+pub(crate) struct BufferPool {
+    buffers: Mutex<Vec<Vec<u8>>>,
+    max_count: usize,
+    max_bytes: usize,
+}
+
+impl BufferPool {
+    const fn new(max_count: usize, max_bytes: usize) -> BufferPool {
+        BufferPool {
+            buffers: Mutex::new(Vec::new()),
+            max_count,
+            max_bytes,
+        }
+    }
+
+    /// A buffer with room for `len` bytes if the pool has one (the smallest
+    /// that fits), else the largest there (it grows), else a new one. It
+    /// keeps its old bytes: clearing is the caller's choice.
+    pub(crate) fn take(&self, len: usize) -> Vec<u8> {
+        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = (0..pool.len())
+            .filter(|&i| pool[i].capacity() >= len)
+            .min_by_key(|&i| pool[i].capacity());
+        let pick = fits.or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].capacity()));
+        pick.map_or_else(Vec::new, |i| pool.swap_remove(i))
+    }
+
+    /// Keeps `b` for a later [`BufferPool::take`], if the pool has room.
+    pub(crate) fn give(&self, b: Vec<u8>) {
+        if b.capacity() == 0 {
+            return;
+        }
+        let mut pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = pool.iter().map(Vec::capacity).sum();
+        if pool.len() < self.max_count && held + b.capacity() <= self.max_bytes {
+            pool.push(b);
+        }
+    }
+
+    /// Bytes the pool holds now.
+    fn held(&self) -> usize {
+        let pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        pool.iter().map(Vec::capacity).sum()
+    }
+}
+
+/// Bytes of the read buffers of one run of neighbouring tiles, at most.
+const READ_POOL_BYTES: usize = 2 * crate::tiles::MAX_RUN_BYTES as usize;
+/// Decoded fixed-sized tiles kept, at most.
+const TILE_POOL_BYTES: usize = 32 << 20;
+/// Result buffers kept for the next batch, at most.
+const RESULT_POOL_BYTES: usize = 1 << 30;
+
+/// The buffers reads reuse: read buffers of finished runs of tiles,
+/// decoded tiles a reader is done with, and result buffers a caller hands
+/// back ([`crate::ReadResult::recycle`]). Safe to share between threads
+/// and queries.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::{Query, ReadContext};
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+/// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+/// // A context of this caller's own, capped at 64 MiB of kept buffers.
+/// let context = Arc::new(ReadContext::with_budget(64 << 20));
+/// let r = Query::new(&LocalFs, &array).context(context.clone()).execute().unwrap();
+/// assert!(r.cell_count > 0);
+/// r.recycle(); // its buffers go back to `context`, for the next read
+/// ```
+pub struct ReadContext {
+    pub(crate) read: BufferPool,
+    pub(crate) tiles: BufferPool,
+    pub(crate) results: BufferPool,
+}
+
+impl Default for ReadContext {
+    fn default() -> Self {
+        ReadContext::new()
+    }
+}
+
+impl std::fmt::Debug for ReadContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadContext")
+            .field("read_bytes", &self.read.held())
+            .field("tile_bytes", &self.tiles.held())
+            .field("result_bytes", &self.results.held())
+            .finish()
+    }
+}
+
+impl ReadContext {
+    /// A context with the default bounds: up to 64 MiB of read and decoded
+    /// tile buffers, and 1 GiB of recycled results.
+    pub const fn new() -> ReadContext {
+        ReadContext {
+            read: BufferPool::new(8, READ_POOL_BYTES),
+            tiles: BufferPool::new(64, TILE_POOL_BYTES),
+            results: BufferPool::new(16, RESULT_POOL_BYTES),
+        }
+    }
+
+    /// A context whose kept buffers stay inside a memory budget of `bytes`:
+    /// read and tile buffers a sixteenth of it each (an eighth in all),
+    /// recycled results half of it (they wait for the next batch, which
+    /// takes them instead of fresh memory).
+    pub fn with_budget(bytes: u64) -> ReadContext {
+        let share = |d: u64| usize::try_from(bytes / d).unwrap_or(usize::MAX);
+        ReadContext {
+            read: BufferPool::new(8, READ_POOL_BYTES.min(share(16))),
+            tiles: BufferPool::new(64, TILE_POOL_BYTES.min(share(16))),
+            results: BufferPool::new(16, RESULT_POOL_BYTES.min(share(2))),
+        }
+    }
+
+    /// The context of queries given none: shared by them, bounded as
+    /// [`ReadContext::new`].
+    pub fn shared() -> Arc<ReadContext> {
+        static SHARED: OnceLock<Arc<ReadContext>> = OnceLock::new();
+        SHARED.get_or_init(|| Arc::new(ReadContext::new())).clone()
+    }
+
+    /// A tile buffer of `len` bytes: a recycled one, holding old bytes (they
+    /// are decoded over, all of them unless a span limits the decoding, and
+    /// then only the span is read), or fresh zeroed memory.
+    pub(crate) fn tile_buffer(&self, len: usize) -> Vec<u8> {
+        let mut b = self.tiles.take(len);
+        if b.capacity() == 0 {
+            return vec![0; len];
+        }
+        // Old bytes stay; only growth is zero-filled.
+        b.truncate(len);
+        b.resize(len, 0);
+        b
+    }
+
+    /// Hands a decoded tile's buffers back for the next tiles to reuse.
+    pub(crate) fn recycle(&self, tile: FieldTile) {
+        self.tiles.give(tile.data);
+        if let Some(v) = tile.validity {
+            self.tiles.give(v);
+        }
+    }
+
+    /// An empty buffer with room for `len` bytes of a result column: a
+    /// recycled one when the pool holds one large enough.
+    pub(crate) fn result_buffer(&self, len: usize) -> Vec<u8> {
+        self.recycled_result(len)
+            .unwrap_or_else(|| Vec::with_capacity(len))
+    }
+
+    /// `len` bytes of `byte` for a result column. Without a recycled
+    /// buffer, zeros come from the allocator untouched: the kernel clears
+    /// their pages where they are first written, in parallel, not here.
+    pub(crate) fn result_filled(&self, len: usize, byte: u8) -> Vec<u8> {
+        match self.recycled_result(len) {
+            Some(mut b) => {
+                // Written in parallel: large results fill at both cores' speed.
+                b.par_extend(rayon::iter::repeat_n(byte, len));
+                b
+            }
+            None => vec![byte; len],
+        }
+    }
+
+    /// `len` bytes for a result column whose every byte the caller writes:
+    /// a recycled buffer keeps its old bytes (zeroing only growth), so no
+    /// pass goes over it first; a fresh one is zeroed by the kernel, page
+    /// by page as it is written.
+    pub(crate) fn result_overwritten(&self, len: usize) -> Vec<u8> {
+        match self.recycled(len) {
+            Some(mut b) => {
+                b.truncate(len);
+                b.resize(len, 0);
+                b
+            }
+            None => vec![0; len],
+        }
+    }
+
+    /// A recycled result buffer with room for `len` bytes, emptied, if the
+    /// pool holds one. Empty requests (columns built to be replaced) take
+    /// none.
+    fn recycled_result(&self, len: usize) -> Option<Vec<u8>> {
+        self.recycled(len).map(|mut b| {
+            b.clear();
+            b
+        })
+    }
+
+    /// A recycled result buffer with room for `len` bytes, as it was left,
+    /// if the pool holds one; none for empty requests.
+    fn recycled(&self, len: usize) -> Option<Vec<u8>> {
+        if len == 0 {
+            return None;
+        }
+        let b = self.results.take(len);
+        if b.capacity() < len {
+            self.results.give(b);
+            return None;
+        }
+        Some(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Columns built empty (to be replaced) must not drain the pool of
+    /// recycled results.
+    #[test]
+    fn empty_result_buffers_take_nothing_from_the_pool() {
+        let ctx = ReadContext::new();
+        ctx.results.give(Vec::with_capacity((3 << 20) + 17));
+        assert_eq!(ctx.result_buffer(0).capacity(), 0);
+        assert!(ctx.result_filled(0, 7).is_empty());
+        assert_eq!(ctx.results.held(), (3 << 20) + 17);
+    }
+
+    /// A budget caps its own context; another context (the shared one
+    /// included) keeps its bounds.
+    #[test]
+    fn a_budget_caps_only_its_own_context() {
+        let small = ReadContext::with_budget(1 << 20);
+        small.results.give(Vec::with_capacity(1 << 20));
+        assert_eq!(small.results.held(), 0, "over half the budget: not kept");
+        small.results.give(Vec::with_capacity(256 << 10));
+        assert_eq!(small.results.held(), 256 << 10);
+        let other = ReadContext::new();
+        other.results.give(Vec::with_capacity(1 << 20));
+        assert_eq!(other.results.held(), 1 << 20);
+    }
+}
