@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::{Aggregate, Expr, Key, Query};
 use tessera::tile::storage::LocalFs;
@@ -249,7 +250,7 @@ fn parse_aggregate(s: &str) -> Result<Aggregate, BoxError> {
     })
 }
 
-fn parse_key(k: &Option<String>) -> Result<Option<[u8; 32]>, BoxError> {
+fn parse_key(k: &Option<String>) -> Result<Option<EncryptionKey>, BoxError> {
     let Some(k) = k else { return Ok(None) };
     let mut out = [0u8; 32];
     if k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -261,7 +262,7 @@ fn parse_key(k: &Option<String>) -> Result<Option<[u8; 32]>, BoxError> {
     } else {
         return Err("--key: expected 64 hex digits (32 bytes)".into());
     }
-    Ok(Some(out))
+    Ok(Some(EncryptionKey::new(out)))
 }
 
 /// A byte count with an optional K, M or G suffix (powers of 1024).

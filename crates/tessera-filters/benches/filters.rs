@@ -196,7 +196,12 @@ fn cases(d: &Data) -> Vec<Case<'_>> {
         ),
         (
             "aes-256-gcm",
-            one(FilterKind::Aes256Gcm { key: Some(KEY) }, f),
+            one(
+                FilterKind::Aes256Gcm {
+                    key: Some(KEY.into()),
+                },
+                f,
+            ),
             f64s,
             Some(raw_aes),
         ),

@@ -39,8 +39,41 @@ pub use pipeline::{
     FilterPipeline, TileContext,
 };
 
-/// An AES-256-GCM key, as given to libtiledb.
-pub type EncryptionKey = [u8; 32];
+/// An AES-256-GCM key, as given to libtiledb. Its `Debug` form never
+/// shows the key.
+///
+/// ```
+/// use tessera_filters::EncryptionKey;
+/// let key = EncryptionKey::new(*b"0123456789abcdeF0123456789abcdeF");
+/// assert_eq!(format!("{key:?}"), "EncryptionKey(<redacted>)");
+/// assert_eq!(&key.as_bytes()[..4], b"0123");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct EncryptionKey([u8; 32]);
+
+impl EncryptionKey {
+    /// The key of these 32 bytes.
+    pub const fn new(bytes: [u8; 32]) -> EncryptionKey {
+        EncryptionKey(bytes)
+    }
+
+    /// The key's bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl From<[u8; 32]> for EncryptionKey {
+    fn from(bytes: [u8; 32]) -> Self {
+        EncryptionKey(bytes)
+    }
+}
+
+impl std::fmt::Debug for EncryptionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EncryptionKey(<redacted>)")
+    }
+}
 
 /// Helpers shared by the fuzz targets and the known-bad-input tests.
 #[doc(hidden)]
@@ -83,7 +116,9 @@ pub mod fuzzing {
                 level: 0,
                 reinterpret: None,
             },
-            16 => FilterKind::Aes256Gcm { key: Some([1; 32]) },
+            16 => FilterKind::Aes256Gcm {
+                key: Some(crate::EncryptionKey::new([1; 32])),
+            },
             17 => FilterKind::Webp {
                 quality: 50.0,
                 format: 1,

@@ -34,7 +34,9 @@ fn lossless(t: Datatype) -> Vec<FilterKind> {
         FilterKind::ChecksumMd5,
         FilterKind::ChecksumSha256,
         FilterKind::Xor,
-        FilterKind::Aes256Gcm { key: Some([7; 32]) },
+        FilterKind::Aes256Gcm {
+            key: Some([7; 32].into()),
+        },
     ];
     if INTS.contains(&t) {
         v.extend([
@@ -203,12 +205,22 @@ fn wrong_key_missing_key_bad_checksum_and_truncation_are_distinct_errors() {
     let cells: Vec<u8> = (0..1000i32).flat_map(|v| v.to_le_bytes()).collect();
     let ctx = TileContext::new(FormatVersion(22), 4);
     let enc = FilterPipeline::new(
-        vec![Filter::new(FilterKind::Aes256Gcm { key: Some([1; 32]) }, t)],
+        vec![Filter::new(
+            FilterKind::Aes256Gcm {
+                key: Some([1; 32].into()),
+            },
+            t,
+        )],
         65536,
     );
     let tile = filter_tile(&enc, &cells, &ctx).unwrap();
     let wrong = FilterPipeline::new(
-        vec![Filter::new(FilterKind::Aes256Gcm { key: Some([2; 32]) }, t)],
+        vec![Filter::new(
+            FilterKind::Aes256Gcm {
+                key: Some([2; 32].into()),
+            },
+            t,
+        )],
         65536,
     );
     let e = unfilter_tile(&wrong, &tile, &ctx).unwrap_err().to_string();

@@ -49,7 +49,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Opens and reads everything; returns whether it succeeded. Panics propagate.
 fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
-    match OpenArray::open(&LocalFs, array, 0, u64::MAX, key) {
+    match OpenArray::open(&LocalFs, array, 0, u64::MAX, key.map(Into::into)) {
         Ok(a) => {
             // Also with every unfiltered tile read in place (by default,
             // only tiles of 64 KiB and more are; the fixtures' are smaller).

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use tessera_schema::{describe, list_schemas, load_schema, ArraySchema};
 use tessera_tile::storage::LocalFs;
 
-const KEY: [u8; 32] = *b"0123456789abcdeF0123456789abcdeF";
+const KEY: tessera_filters::EncryptionKey =
+    tessera_filters::EncryptionKey::new(*b"0123456789abcdeF0123456789abcdeF");
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")

@@ -29,11 +29,20 @@ pub use tessera_fragment::OpenArray;
 pub use tessera_query::{Column, Expr, Key, Query, QueryError, ReadResult};
 pub use tessera_tile::storage::LocalFs;
 
-/// Opens the array at `path` on the local filesystem, at the latest timestamp.
+/// Opens the array at `path` on the local filesystem, at the latest
+/// timestamp; `key` is the AES-256-GCM key of an encrypted array.
+///
+/// ```
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+/// let array = tessera::open(path, None).unwrap();
+/// let r = tessera::Query::new(&tessera::LocalFs, &array).execute().unwrap();
+/// assert!(r.cell_count > 0);
+/// ```
 pub fn open(
     path: impl AsRef<std::path::Path>,
     key: Option<[u8; 32]>,
 ) -> Result<OpenArray, tessera_fragment::FragmentError> {
+    let key = key.map(tessera_filters::EncryptionKey::new);
     OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, key)
 }
 

@@ -20,7 +20,7 @@ pub(crate) fn reverse(
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let key = key.ok_or(FilterError::MissingKey)?;
-    let cipher = Aes256Gcm::new(key.into());
+    let cipher = Aes256Gcm::new(key.as_bytes().into());
     let mut m = Reader::new(meta, "encryption filter metadata");
     let n_meta = m.u32("number of metadata parts")? as u64;
     let n_data = m.u32("number of data parts")? as u64;
@@ -84,7 +84,7 @@ pub(crate) fn reverse_into(
     }
     let key = key.ok_or(FilterError::MissingKey)?;
     dst.copy_from_slice(ct);
-    Aes256Gcm::new(key.into())
+    Aes256Gcm::new(key.as_bytes().into())
         .decrypt_in_place_detached(Nonce::from_slice(iv), b"", dst, Tag::from_slice(tag))
         .map_err(|_| FilterError::Decrypt { chunk: cx.chunk })?;
     Ok(true)
@@ -98,7 +98,7 @@ pub(crate) fn forward(
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     use aes_gcm::aead::{rand_core::RngCore, OsRng};
     let key = key.ok_or(FilterError::MissingKey)?;
-    let cipher = Aes256Gcm::new(key.into());
+    let cipher = Aes256Gcm::new(key.as_bytes().into());
     let parts: Vec<&[u8]> = meta.iter().map(Vec::as_slice).chain([data]).collect();
     let mut m = Vec::new();
     m.extend_from_slice(&(meta.len() as u32).to_le_bytes());
