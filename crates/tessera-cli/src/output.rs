@@ -1,7 +1,8 @@
 //! Result writers: JSON lines, CSV, Arrow IPC, Parquet, or nothing, one
 //! batch at a time.
 
-use crate::{format, BoxError, FormatArg};
+use crate::args::{BoxError, FormatArg};
+use crate::format;
 use std::io::Write;
 use tessera::query::ReadResult;
 

@@ -1,0 +1,74 @@
+//! `tessera fragments`: list the fragments.
+
+use crate::args::*;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tessera::fragment::OpenArray;
+use tessera::tile::storage::LocalFs;
+
+/// List the fragments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The array folder.
+    pub array: PathBuf,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// AES-256-GCM key.
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+/// Runs `tessera fragments`.
+pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+    let Args { array, json, key } = args;
+    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+    let list: Vec<serde_json::Value> = a
+            .fragments
+            .iter()
+            .map(|f| {
+                let ned: Vec<serde_json::Value> = f.footer.non_empty_domain.as_ref().map_or(Vec::new(), |ned| {
+                    ned.iter()
+                        .zip(&f.schema.dimensions)
+                        .map(|(r, d)| {
+                            serde_json::json!([
+                                tessera::schema::Value::decode(d.datatype, &r.lo).to_json(),
+                                tessera::schema::Value::decode(d.datatype, &r.hi).to_json()
+                            ])
+                        })
+                        .collect()
+                });
+                serde_json::json!({
+                    "name": f.name,
+                    "timestamp_range": [f.timestamp_range().0, f.timestamp_range().1],
+                    "version": f.version().0,
+                    "sparse": !f.footer.dense,
+                    "cell_num": f.total_cell_num(),
+                    "nonempty_domain": ned,
+                    "schema_name": f.footer.schema_name.clone().unwrap_or_else(|| tessera::schema::LEGACY_SCHEMA_FILE.into()),
+                    "has_consolidated_metadata": a.consolidated_metadata.contains(&f.name),
+                })
+            })
+            .collect();
+    print_records(json, &list, |f| {
+        format!(
+            "{}  t={}  v{}  {}  cells={}  ned={}{}",
+            f["name"].as_str().unwrap_or(""),
+            f["timestamp_range"],
+            f["version"],
+            if f["sparse"].as_bool().unwrap_or(false) {
+                "sparse"
+            } else {
+                "dense"
+            },
+            f["cell_num"],
+            f["nonempty_domain"],
+            if f["has_consolidated_metadata"].as_bool().unwrap_or(false) {
+                "  (consolidated metadata)"
+            } else {
+                ""
+            }
+        )
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

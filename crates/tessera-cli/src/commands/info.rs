@@ -1,0 +1,74 @@
+//! `tessera info`: summarize an array.
+
+use crate::args::*;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tessera::fragment::OpenArray;
+use tessera::tile::storage::LocalFs;
+
+/// Summarize an array.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The array folder.
+    pub array: PathBuf,
+    /// AES-256-GCM key.
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+/// Runs `tessera info`.
+pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+    let Args { array, key } = args;
+    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+    let s = &a.schema;
+    let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().0).collect();
+    versions.sort_unstable();
+    versions.dedup();
+    println!("array: {}", array.display());
+    println!("type: {}", s.array_type);
+    println!(
+        "schema: {} (format version {}), {} schema file(s)",
+        s.name,
+        s.version,
+        a.schema_files.len()
+    );
+    println!(
+        "dimensions: {}",
+        s.dimensions
+            .iter()
+            .map(|d| format!("{} {}", d.name, d.datatype))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "attributes: {}",
+        s.attributes
+            .iter()
+            .map(|d| format!("{} {}", d.name, d.datatype))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "fragments: {} (format versions {:?})",
+        a.fragments.len(),
+        versions
+    );
+    println!(
+        "cells written: {}",
+        a.fragments.iter().map(|f| f.total_cell_num()).sum::<u64>()
+    );
+    println!("size on disk: {} bytes", dir_size(&array));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dir_size(p: &std::path::Path) -> u64 {
+    std::fs::read_dir(p).map_or(0, |rd| {
+        rd.flatten()
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => dir_size(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    })
+}

@@ -1,0 +1,11 @@
+//! One module per subcommand: its arguments and what it does.
+
+pub mod aggregate;
+pub mod commits;
+pub mod dump_tile;
+pub mod fragments;
+pub mod info;
+pub mod meta;
+pub mod read;
+pub mod schema;
+pub mod verify;
