@@ -19,7 +19,9 @@
 //! every selected cell is null has a null sum, min, max and mean. NaN takes
 //! no part either, as in the tile metadata libtiledb writes.
 
-use crate::read::{mbr_overlap, Query};
+use crate::geometry::mbr_overlap;
+use crate::prune::Answered;
+use crate::read::Query;
 use crate::result::ReadResult;
 use crate::QueryError;
 use tessera_fragment::tile_metadata::{compare_cells as order, Sum};
@@ -489,17 +491,6 @@ impl<'a> Query<'a> {
         }
         Ok(shadows.none_in(fi, frag, None))
     }
-}
-
-/// Which of a fragment's tiles metadata answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Answered {
-    /// None: read it as usual.
-    Nothing,
-    /// The whole fragment (or it holds no selected cell).
-    Fragment,
-    /// These tiles (sorted).
-    Tiles(Vec<u64>),
 }
 
 /// A field of `frag` its metadata can speak for: (field, datatype,

@@ -17,8 +17,9 @@
 //! curve) is read whole, even over budget.
 
 use crate::context::ReadContext;
+use crate::geometry::{dense_grid, major_order};
 use crate::key::Key;
-use crate::read::{dense_grid, major_order, Query};
+use crate::read::Query;
 use crate::result::ReadResult;
 use crate::QueryError;
 use std::collections::VecDeque;
@@ -261,7 +262,7 @@ impl Batches<'_> {
             for frag in &array.fragments {
                 let rt = frag.rtree(self.query.storage)?;
                 let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| {
-                    crate::read::mbr_overlap(mbr, piece, &schema.dimensions)
+                    crate::geometry::mbr_overlap(mbr, piece, &schema.dimensions)
                 });
                 tiles += hits.len() as u64;
                 for (t, _) in hits {

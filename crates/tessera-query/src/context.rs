@@ -9,7 +9,6 @@
 //! its own memory budget, so one caller's budget never shrinks another's
 //! pools.
 
-use crate::tiles::FieldTile;
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -60,8 +59,9 @@ impl BufferPool {
     }
 }
 
-/// Bytes of the read buffers of one run of neighbouring tiles, at most.
-const READ_POOL_BYTES: usize = 2 * crate::tiles::MAX_RUN_BYTES as usize;
+/// Read buffers kept, at most: two runs of neighbouring tiles
+/// (`tiles::MAX_RUN_BYTES` each).
+pub(crate) const READ_POOL_BYTES: usize = 32 << 20;
 /// Decoded fixed-sized tiles kept, at most.
 const TILE_POOL_BYTES: usize = 32 << 20;
 /// Result buffers kept for the next batch, at most.
@@ -150,14 +150,6 @@ impl ReadContext {
         b.truncate(len);
         b.resize(len, 0);
         b
-    }
-
-    /// Hands a decoded tile's buffers back for the next tiles to reuse.
-    pub(crate) fn recycle(&self, tile: FieldTile) {
-        self.tiles.give(tile.data);
-        if let Some(v) = tile.validity {
-            self.tiles.give(v);
-        }
     }
 
     /// An empty buffer with room for `len` bytes of a result column: a

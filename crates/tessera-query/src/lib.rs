@@ -14,6 +14,7 @@ pub mod condition;
 mod context;
 mod enumeration;
 pub mod error;
+pub(crate) mod geometry;
 pub mod hilbert;
 pub mod key;
 mod prune;

@@ -217,8 +217,21 @@ impl Shadows {
         self.domains.iter().enumerate().all(|(gi, other)| {
             gi == fi
                 || other.as_ref().is_none_or(|o| {
-                    crate::read::mbr_overlap(area, o, &self.dims) == tessera_fragment::Overlap::None
+                    crate::geometry::mbr_overlap(area, o, &self.dims)
+                        == tessera_fragment::Overlap::None
                 })
         })
     }
+}
+
+/// Which of a fragment's tiles metadata answered (an aggregate reads
+/// only the rest): the read skips them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// None: read it as usual.
+    Nothing,
+    /// The whole fragment (or it holds no selected cell).
+    Fragment,
+    /// These tiles (sorted).
+    Tiles(Vec<u64>),
 }

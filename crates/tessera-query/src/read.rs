@@ -1,9 +1,12 @@
 //! Reads: the query builder and the dense and sparse readers.
 
-use crate::aggregate::Answered;
 use crate::condition::Expr;
 use crate::context::ReadContext;
+use crate::geometry::{
+    compare_values, dense_grid, major_order, mbr_overlap, tile_coord, DimRanges,
+};
 use crate::key::Key;
+use crate::prune::Answered;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::tiles::{
     cells_past_tile, decode_field_tile, decode_field_tile_span, decode_in_runs,
@@ -16,7 +19,7 @@ use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
 use tessera_filters::pipeline::FilterPipeline;
-use tessera_fragment::{Field, FragmentMetadata, OpenArray, Overlap};
+use tessera_fragment::{Field, FragmentMetadata, OpenArray};
 use tessera_schema::{ArraySchema, CellValNum, Range1D};
 use tessera_tile::storage::{keep_files_open, Storage};
 use tessera_tile::{Datatype, Layout};
@@ -56,57 +59,6 @@ pub struct Query<'a> {
     pub(crate) answered: Arc<Vec<Answered>>,
     /// The buffers this query reuses.
     pub(crate) context: Arc<ReadContext>,
-}
-
-/// A dense dimension's tile grid: domain, tile extent, and the range a
-/// read covers by default (the current domain where one is set).
-pub(crate) struct Grid {
-    pub lo: i128,
-    pub hi: i128,
-    pub ext: i128,
-    pub start: i128,
-    pub end: i128,
-}
-
-/// The tile grid of dimension `j` (integer dimensions; others error).
-pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryError> {
-    let d = &schema.dimensions[j];
-    let (lo, hi) = d
-        .domain
-        .as_ref()
-        .and_then(|(a, b)| {
-            Some((
-                Key::decode(d.datatype, a).as_int()?,
-                Key::decode(d.datatype, b).as_int()?,
-            ))
-        })
-        .ok_or_else(|| {
-            QueryError::Invalid(format!("dimension `{}` has no integer domain", d.name))
-        })?;
-    let ext = d
-        .tile_extent
-        .as_ref()
-        .and_then(|t| Key::decode(d.datatype, t).as_int())
-        .unwrap_or(hi - lo + 1)
-        .max(1);
-    let (start, end) = schema
-        .current_domain
-        .as_ref()
-        .and_then(|c| c.ndrectangle.as_ref())
-        .and_then(|rect| {
-            Some((
-                Key::decode(d.datatype, &rect.get(j)?.lo).as_int()?,
-                Key::decode(d.datatype, &rect.get(j)?.hi).as_int()?,
-            ))
-        })
-        .unwrap_or((lo, hi));
-    Ok(Grid {
-        lo,
-        hi,
-        ext,
-        start,
-        end,
-    })
 }
 
 impl<'a> Query<'a> {
@@ -958,7 +910,7 @@ impl<'a> Query<'a> {
                             key,
                         )?;
                         copy_runs(&tile, o, &wanted, &frag.name)?;
-                        self.context.recycle(tile);
+                        tile.recycle(&self.context);
                     }
                 }
                 for bx in boxes {
@@ -1129,7 +1081,7 @@ impl<'a> Query<'a> {
                             fields
                                 .into_iter()
                                 .flatten()
-                                .for_each(|t| self.context.recycle(t));
+                                .for_each(|t| t.recycle(&self.context));
                         }
                     }
                     Ok::<(), QueryError>(())
@@ -2288,162 +2240,6 @@ impl<'a> Query<'a> {
     }
 }
 
-/// True when a coordinate (raw bytes) falls in any range (or there are none).
-fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
-    if ranges.is_empty() {
-        return true;
-    }
-    let k = Key::decode(dt, v);
-    ranges.iter().any(|(a, b)| &k >= a && &k <= b)
-}
-
-/// One dimension's ranges, decoded once, for testing many coordinates:
-/// 64-bit and 32-bit integers compare without building a [`Key`].
-pub(crate) enum DimRanges<'r> {
-    /// No range: every coordinate is inside.
-    All,
-    /// Signed or unsigned integers of `width` bytes, as inclusive bounds.
-    Int {
-        width: usize,
-        signed: bool,
-        dt: Datatype,
-        bounds: Vec<(i128, i128)>,
-    },
-    /// Anything else, by [`Key`]'s order.
-    Keys(&'r [(Key, Key)], Datatype),
-}
-
-impl<'r> DimRanges<'r> {
-    pub(crate) fn new(ranges: &'r [(Key, Key)], dt: Datatype) -> DimRanges<'r> {
-        use tessera_tile::datatype::Physical;
-        if ranges.is_empty() {
-            return DimRanges::All;
-        }
-        let ints: Option<Vec<(i128, i128)>> = ranges
-            .iter()
-            .map(|(a, b)| Some((a.as_int()?, b.as_int()?)))
-            .collect();
-        match (dt.physical(), ints) {
-            (Physical::Int(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
-                width: w as usize,
-                signed: true,
-                dt,
-                bounds,
-            },
-            (Physical::UInt(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
-                width: w as usize,
-                signed: false,
-                dt,
-                bounds,
-            },
-            _ => DimRanges::Keys(ranges, dt),
-        }
-    }
-
-    /// The cells of a fixed-sized coordinate tile (`w` bytes per cell)
-    /// that lie in the ranges, among `among` (all cells when `None`).
-    pub(crate) fn pick(&self, data: &[u8], w: usize, among: Option<Vec<u32>>) -> Vec<u32> {
-        // One signed 64-bit range, the common case, in a tight loop.
-        if let DimRanges::Int {
-            width: 8,
-            signed: true,
-            bounds,
-            ..
-        } = self
-        {
-            if let ([(a, b)], 8) = (bounds.as_slice(), w) {
-                let (a, b) = (*a, *b);
-                let at = |i: u32| {
-                    let i = i as usize * 8;
-                    i64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes")) as i128
-                };
-                return match among {
-                    None => (0..(data.len() / 8) as u32)
-                        .filter(|&i| (a..=b).contains(&at(i)))
-                        .collect(),
-                    Some(mut c) => {
-                        c.retain(|&i| (a..=b).contains(&at(i)));
-                        c
-                    }
-                };
-            }
-        }
-        let inside = |i: &u32| {
-            let i = *i as usize * w;
-            self.contains(&data[i..i + w])
-        };
-        match among {
-            None => (0..(data.len() / w.max(1)) as u32).filter(inside).collect(),
-            Some(mut c) => {
-                c.retain(inside);
-                c
-            }
-        }
-    }
-
-    /// Whether the coordinate `v` lies in one of the ranges.
-    #[inline]
-    pub(crate) fn contains(&self, v: &[u8]) -> bool {
-        match self {
-            DimRanges::All => true,
-            DimRanges::Int {
-                width,
-                signed,
-                dt,
-                bounds,
-            } => {
-                let x = match (v.len() == *width, width, signed) {
-                    (true, 8, true) => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
-                    (true, 8, false) => u64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
-                    (true, _, true) => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
-                    (true, _, false) => u32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
-                    // Odd lengths read as Key reads them.
-                    _ => Key::decode(*dt, v).as_int().unwrap_or_default(),
-                };
-                bounds.iter().any(|&(a, b)| a <= x && x <= b)
-            }
-            DimRanges::Keys(ranges, dt) => in_ranges(ranges, *dt, v),
-        }
-    }
-}
-
-/// How an MBR relates to the query ranges.
-pub(crate) fn mbr_overlap(
-    mbr: &[Range1D],
-    ranges: &[Vec<(Key, Key)>],
-    dims: &[tessera_schema::Dimension],
-) -> Overlap {
-    let mut full = true;
-    for (j, r) in mbr.iter().enumerate() {
-        if ranges[j].is_empty() {
-            continue;
-        }
-        let (lo, hi) = (
-            Key::decode(dims[j].datatype, &r.lo),
-            Key::decode(dims[j].datatype, &r.hi),
-        );
-        let mut any = false;
-        let mut covered = false;
-        for (a, b) in &ranges[j] {
-            if lo <= *b && *a <= hi {
-                any = true;
-                if *a <= lo && hi <= *b {
-                    covered = true;
-                }
-            }
-        }
-        if !any {
-            return Overlap::None;
-        }
-        full &= covered;
-    }
-    if full {
-        Overlap::Full
-    } else {
-        Overlap::Partial
-    }
-}
-
 /// An empty result column for a dimension or an attribute of `schema`.
 fn field_column(schema: &ArraySchema, field: Field) -> Column {
     let (name, is_dimension, datatype, cvn, nullable) = match field {
@@ -2616,69 +2412,6 @@ fn dense_bands(
     Some(bands)
 }
 
-/// A dimension's column of a dense result of `n` cells (`w` bytes each):
-/// each of `coords` repeats `stride` times in a row, and that sequence
-/// repeats until the result is full. Written in parallel, in chunks.
-pub(crate) fn dense_coords(
-    ctx: &ReadContext,
-    n: usize,
-    w: usize,
-    coords: &[i128],
-    stride: usize,
-) -> Vec<u8> {
-    // Small enough that a small result is still written by every thread.
-    const CHUNK_CELLS: usize = 1 << 15;
-    let period = coords.len().saturating_mul(stride);
-    let mut data = ctx.result_filled(n * w, 0);
-    if n == 0 || period == 0 {
-        return data;
-    }
-    // A short period is built once and copied: the innermost dimension's
-    // coordinates would otherwise be written one cell at a time.
-    let cycle: Option<Vec<u8>> = (period * w <= 1 << 20).then(|| {
-        let mut c = Vec::with_capacity(period * w);
-        for v in coords {
-            for _ in 0..stride {
-                c.extend_from_slice(&v.to_le_bytes()[..w]);
-            }
-        }
-        c
-    });
-    data.par_chunks_mut(CHUNK_CELLS * w)
-        .enumerate()
-        .for_each(|(k, out)| {
-            let mut i = k * CHUNK_CELLS;
-            let mut at = 0;
-            while at < out.len() {
-                let len = match &cycle {
-                    Some(c) => {
-                        let from = (i % period) * w;
-                        let len = (c.len() - from).min(out.len() - at);
-                        out[at..at + len].copy_from_slice(&c[from..from + len]);
-                        len
-                    }
-                    None => {
-                        // A run of one coordinate: one value, then doubling copies.
-                        let v = &coords[(i / stride) % coords.len()].to_le_bytes()[..w];
-                        let end = (at + (stride - i % stride) * w).min(out.len());
-                        let run = &mut out[at..end];
-                        run[..w].copy_from_slice(v);
-                        let mut done = w;
-                        while done < run.len() {
-                            let k = done.min(run.len() - done);
-                            run.copy_within(..k, done);
-                            done += k;
-                        }
-                        run.len()
-                    }
-                };
-                at += len;
-                i += len / w;
-            }
-        });
-    data
-}
-
 /// Copies the runs `wanted` (first cell in the tile, first position in the
 /// region, cells) of a fixed-sized tile (and its validity) into a region.
 fn copy_runs(
@@ -2820,37 +2553,6 @@ struct TileCells {
     cells: Vec<u32>,
 }
 
-/// Orders two values of `t` as TileDB orders coordinates (strings bytewise).
-fn compare_values(t: Datatype, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    match t.physical() {
-        tessera_tile::datatype::Physical::Bytes => a.cmp(b),
-        _ => Key::decode(t, a).cmp(&Key::decode(t, b)),
-    }
-}
-
-/// The space tile a coordinate falls in, given the dimension's (domain
-/// start, tile extent); 0 for dimensions without tiling.
-fn tile_coord(tiling: Option<&(Key, Key)>, v: Key) -> Key {
-    match (tiling, v) {
-        (Some((Key::Int(l), Key::Int(e))), Key::Int(x)) if *e > 0 => Key::Int((x - l) / e),
-        (Some((Key::Float(l), Key::Float(e))), Key::Float(x)) if *e > 0.0 => {
-            Key::Int(((x - l) / e).floor() as i128)
-        }
-        _ => Key::Int(0),
-    }
-}
-
-/// Dimensions from the slowest-varying to the fastest under a layout:
-/// column-major reverses them; row-major (and Hilbert, whose tiles TileDB
-/// orders row-major) keeps them.
-pub(crate) fn major_order(l: Layout, nd: usize) -> Vec<usize> {
-    if l == Layout::ColMajor {
-        (0..nd).rev().collect()
-    } else {
-        (0..nd).collect()
-    }
-}
-
 /// Reorders the cells of a result: cell `k` of the output is cell `perm[k]`.
 fn permute(ctx: &ReadContext, r: ReadResult, perm: &[usize]) -> ReadResult {
     let columns = r
@@ -2919,46 +2621,5 @@ fn fill_unmatched(ctx: &ReadContext, r: ReadResult, c: &Expr, schema: &ArraySche
         cell_count: r.cell_count,
         grid: r.grid,
         context: r.context,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The column cell by cell, as the layout defines it.
-    fn naive_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
-        (0..n)
-            .flat_map(|i| coords[(i / stride) % coords.len()].to_le_bytes()[..w].to_vec())
-            .collect()
-    }
-
-    #[test]
-    fn dense_coords_match_the_layout() {
-        // Short periods (copied from one cycle) and long ones (runs),
-        // chunk boundaries inside runs and cycles, widths 1 to 8.
-        let ranges: Vec<i128> = (-3..40).chain(1000..1100).collect();
-        for (n, w, count, stride) in [
-            (0, 8, 5, 1),
-            (7, 1, 7, 1),
-            (1 << 19, 8, 64, 1),
-            (1 << 19, 4, 143, 3),
-            (3 << 18, 8, 143, 5000),
-            (600_000, 2, 1, 600_000),
-            ((1 << 20) + 5, 8, 143, 7333),
-        ] {
-            let coords = &ranges[..count];
-            let period = count * stride;
-            let n = if n == 0 {
-                0
-            } else {
-                n - n % period.max(1) + period
-            };
-            assert_eq!(
-                dense_coords(&ReadContext::new(), n, w, coords, stride),
-                naive_coords(n, w, coords, stride),
-                "{n} cells of width {w}, {count} coordinates, stride {stride}"
-            );
-        }
     }
 }

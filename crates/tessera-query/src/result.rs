@@ -1,5 +1,6 @@
 //! Columnar read results: data, offsets and validity per field.
 
+use rayon::prelude::*;
 use tessera_schema::CellValNum;
 use tessera_tile::Datatype;
 
@@ -277,7 +278,7 @@ impl CoordinateGrid {
                     is_dimension: true,
                     datatype: d.datatype,
                     cell_val_num: CellValNum::Fixed(1),
-                    data: crate::read::dense_coords(ctx, n, w, &coords, stride),
+                    data: dense_coords(ctx, n, w, &coords, stride),
                     offsets: None,
                     validity: None,
                 }
@@ -467,6 +468,110 @@ impl ColumnBuilder {
         }
         if let Some(v) = &mut self.col.validity {
             v.push(valid as u8);
+        }
+    }
+}
+
+/// A dimension's column of a dense result of `n` cells (`w` bytes each):
+/// each of `coords` repeats `stride` times in a row, and that sequence
+/// repeats until the result is full. Written in parallel, in chunks.
+pub(crate) fn dense_coords(
+    ctx: &crate::ReadContext,
+    n: usize,
+    w: usize,
+    coords: &[i128],
+    stride: usize,
+) -> Vec<u8> {
+    // Small enough that a small result is still written by every thread.
+    const CHUNK_CELLS: usize = 1 << 15;
+    let period = coords.len().saturating_mul(stride);
+    let mut data = ctx.result_filled(n * w, 0);
+    if n == 0 || period == 0 {
+        return data;
+    }
+    // A short period is built once and copied: the innermost dimension's
+    // coordinates would otherwise be written one cell at a time.
+    let cycle: Option<Vec<u8>> = (period * w <= 1 << 20).then(|| {
+        let mut c = Vec::with_capacity(period * w);
+        for v in coords {
+            for _ in 0..stride {
+                c.extend_from_slice(&v.to_le_bytes()[..w]);
+            }
+        }
+        c
+    });
+    data.par_chunks_mut(CHUNK_CELLS * w)
+        .enumerate()
+        .for_each(|(k, out)| {
+            let mut i = k * CHUNK_CELLS;
+            let mut at = 0;
+            while at < out.len() {
+                let len = match &cycle {
+                    Some(c) => {
+                        let from = (i % period) * w;
+                        let len = (c.len() - from).min(out.len() - at);
+                        out[at..at + len].copy_from_slice(&c[from..from + len]);
+                        len
+                    }
+                    None => {
+                        // A run of one coordinate: one value, then doubling copies.
+                        let v = &coords[(i / stride) % coords.len()].to_le_bytes()[..w];
+                        let end = (at + (stride - i % stride) * w).min(out.len());
+                        let run = &mut out[at..end];
+                        run[..w].copy_from_slice(v);
+                        let mut done = w;
+                        while done < run.len() {
+                            let k = done.min(run.len() - done);
+                            run.copy_within(..k, done);
+                            done += k;
+                        }
+                        run.len()
+                    }
+                };
+                at += len;
+                i += len / w;
+            }
+        });
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The column cell by cell, as the layout defines it.
+    fn naive_coords(n: usize, w: usize, coords: &[i128], stride: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| coords[(i / stride) % coords.len()].to_le_bytes()[..w].to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn dense_coords_match_the_layout() {
+        // Short periods (copied from one cycle) and long ones (runs),
+        // chunk boundaries inside runs and cycles, widths 1 to 8.
+        let ranges: Vec<i128> = (-3..40).chain(1000..1100).collect();
+        for (n, w, count, stride) in [
+            (0, 8, 5, 1),
+            (7, 1, 7, 1),
+            (1 << 19, 8, 64, 1),
+            (1 << 19, 4, 143, 3),
+            (3 << 18, 8, 143, 5000),
+            (600_000, 2, 1, 600_000),
+            ((1 << 20) + 5, 8, 143, 7333),
+        ] {
+            let coords = &ranges[..count];
+            let period = count * stride;
+            let n = if n == 0 {
+                0
+            } else {
+                n - n % period.max(1) + period
+            };
+            assert_eq!(
+                dense_coords(&crate::ReadContext::new(), n, w, coords, stride),
+                naive_coords(n, w, coords, stride),
+                "{n} cells of width {w}, {count} coordinates, stride {stride}"
+            );
         }
     }
 }

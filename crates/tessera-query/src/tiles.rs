@@ -182,6 +182,8 @@ impl FieldTile {
 /// is spread thin, small enough that runs remain units of parallel work and
 /// the undecoded bytes held at once stay a few runs' worth.
 pub const MAX_RUN_BYTES: u64 = 16 << 20;
+// The read pool keeps two whole runs.
+const _: () = assert!(2 * MAX_RUN_BYTES as usize == crate::context::READ_POOL_BYTES);
 
 /// Runs are split so that the threads read in parallel only down to this
 /// many bytes each ([`decode_in_runs`]): smaller reads stay one request.
@@ -422,6 +424,16 @@ fn cut_runs(tiles: &[(u64, u64)], threads: u64) -> Vec<usize> {
         last = Some(t);
     }
     runs.into_iter().map(|r| r.0).collect()
+}
+
+impl FieldTile {
+    /// Hands the tile's buffers back to `ctx` for the next tiles to reuse.
+    pub(crate) fn recycle(self, ctx: &ReadContext) {
+        ctx.tiles.give(self.data);
+        if let Some(v) = self.validity {
+            ctx.tiles.give(v);
+        }
+    }
 }
 
 /// Reads and unfilters tile `t` of a field, with one request per file.

@@ -1,0 +1,247 @@
+//! The geometry of reads: dense tile grids, ranges on a dimension, how an
+//! MBR meets a subarray, and the orders cells and tiles are laid out in.
+//! Below everything that plans or runs a read; depends on keys alone.
+
+use crate::key::Key;
+use crate::QueryError;
+use tessera_fragment::Overlap;
+use tessera_schema::{ArraySchema, Range1D};
+use tessera_tile::{Datatype, Layout};
+
+/// A dense dimension's tile grid: domain, tile extent, and the range a
+/// read covers by default (the current domain where one is set).
+pub(crate) struct Grid {
+    pub lo: i128,
+    pub hi: i128,
+    pub ext: i128,
+    pub start: i128,
+    pub end: i128,
+}
+
+/// The tile grid of dimension `j` (integer dimensions; others error).
+pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryError> {
+    let d = &schema.dimensions[j];
+    let (lo, hi) = d
+        .domain
+        .as_ref()
+        .and_then(|(a, b)| {
+            Some((
+                Key::decode(d.datatype, a).as_int()?,
+                Key::decode(d.datatype, b).as_int()?,
+            ))
+        })
+        .ok_or_else(|| {
+            QueryError::Invalid(format!("dimension `{}` has no integer domain", d.name))
+        })?;
+    let ext = d
+        .tile_extent
+        .as_ref()
+        .and_then(|t| Key::decode(d.datatype, t).as_int())
+        .unwrap_or(hi - lo + 1)
+        .max(1);
+    let (start, end) = schema
+        .current_domain
+        .as_ref()
+        .and_then(|c| c.ndrectangle.as_ref())
+        .and_then(|rect| {
+            Some((
+                Key::decode(d.datatype, &rect.get(j)?.lo).as_int()?,
+                Key::decode(d.datatype, &rect.get(j)?.hi).as_int()?,
+            ))
+        })
+        .unwrap_or((lo, hi));
+    Ok(Grid {
+        lo,
+        hi,
+        ext,
+        start,
+        end,
+    })
+}
+
+/// True when a coordinate (raw bytes) falls in any range (or there are none).
+pub(crate) fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
+    if ranges.is_empty() {
+        return true;
+    }
+    let k = Key::decode(dt, v);
+    ranges.iter().any(|(a, b)| &k >= a && &k <= b)
+}
+
+/// One dimension's ranges, decoded once, for testing many coordinates:
+/// 64-bit and 32-bit integers compare without building a [`Key`].
+pub(crate) enum DimRanges<'r> {
+    /// No range: every coordinate is inside.
+    All,
+    /// Signed or unsigned integers of `width` bytes, as inclusive bounds.
+    Int {
+        width: usize,
+        signed: bool,
+        dt: Datatype,
+        bounds: Vec<(i128, i128)>,
+    },
+    /// Anything else, by [`Key`]'s order.
+    Keys(&'r [(Key, Key)], Datatype),
+}
+
+impl<'r> DimRanges<'r> {
+    pub(crate) fn new(ranges: &'r [(Key, Key)], dt: Datatype) -> DimRanges<'r> {
+        use tessera_tile::datatype::Physical;
+        if ranges.is_empty() {
+            return DimRanges::All;
+        }
+        let ints: Option<Vec<(i128, i128)>> = ranges
+            .iter()
+            .map(|(a, b)| Some((a.as_int()?, b.as_int()?)))
+            .collect();
+        match (dt.physical(), ints) {
+            (Physical::Int(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
+                width: w as usize,
+                signed: true,
+                dt,
+                bounds,
+            },
+            (Physical::UInt(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
+                width: w as usize,
+                signed: false,
+                dt,
+                bounds,
+            },
+            _ => DimRanges::Keys(ranges, dt),
+        }
+    }
+
+    /// The cells of a fixed-sized coordinate tile (`w` bytes per cell)
+    /// that lie in the ranges, among `among` (all cells when `None`).
+    pub(crate) fn pick(&self, data: &[u8], w: usize, among: Option<Vec<u32>>) -> Vec<u32> {
+        // One signed 64-bit range, the common case, in a tight loop.
+        if let DimRanges::Int {
+            width: 8,
+            signed: true,
+            bounds,
+            ..
+        } = self
+        {
+            if let ([(a, b)], 8) = (bounds.as_slice(), w) {
+                let (a, b) = (*a, *b);
+                let at = |i: u32| {
+                    let i = i as usize * 8;
+                    i64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes")) as i128
+                };
+                return match among {
+                    None => (0..(data.len() / 8) as u32)
+                        .filter(|&i| (a..=b).contains(&at(i)))
+                        .collect(),
+                    Some(mut c) => {
+                        c.retain(|&i| (a..=b).contains(&at(i)));
+                        c
+                    }
+                };
+            }
+        }
+        let inside = |i: &u32| {
+            let i = *i as usize * w;
+            self.contains(&data[i..i + w])
+        };
+        match among {
+            None => (0..(data.len() / w.max(1)) as u32).filter(inside).collect(),
+            Some(mut c) => {
+                c.retain(inside);
+                c
+            }
+        }
+    }
+
+    /// Whether the coordinate `v` lies in one of the ranges.
+    #[inline]
+    pub(crate) fn contains(&self, v: &[u8]) -> bool {
+        match self {
+            DimRanges::All => true,
+            DimRanges::Int {
+                width,
+                signed,
+                dt,
+                bounds,
+            } => {
+                let x = match (v.len() == *width, width, signed) {
+                    (true, 8, true) => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+                    (true, 8, false) => u64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+                    (true, _, true) => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+                    (true, _, false) => u32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+                    // Odd lengths read as Key reads them.
+                    _ => Key::decode(*dt, v).as_int().unwrap_or_default(),
+                };
+                bounds.iter().any(|&(a, b)| a <= x && x <= b)
+            }
+            DimRanges::Keys(ranges, dt) => in_ranges(ranges, *dt, v),
+        }
+    }
+}
+
+/// How an MBR relates to the query ranges.
+pub(crate) fn mbr_overlap(
+    mbr: &[Range1D],
+    ranges: &[Vec<(Key, Key)>],
+    dims: &[tessera_schema::Dimension],
+) -> Overlap {
+    let mut full = true;
+    for (j, r) in mbr.iter().enumerate() {
+        if ranges[j].is_empty() {
+            continue;
+        }
+        let (lo, hi) = (
+            Key::decode(dims[j].datatype, &r.lo),
+            Key::decode(dims[j].datatype, &r.hi),
+        );
+        let mut any = false;
+        let mut covered = false;
+        for (a, b) in &ranges[j] {
+            if lo <= *b && *a <= hi {
+                any = true;
+                if *a <= lo && hi <= *b {
+                    covered = true;
+                }
+            }
+        }
+        if !any {
+            return Overlap::None;
+        }
+        full &= covered;
+    }
+    if full {
+        Overlap::Full
+    } else {
+        Overlap::Partial
+    }
+}
+
+/// Orders two values of `t` as TileDB orders coordinates (strings bytewise).
+pub(crate) fn compare_values(t: Datatype, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    match t.physical() {
+        tessera_tile::datatype::Physical::Bytes => a.cmp(b),
+        _ => Key::decode(t, a).cmp(&Key::decode(t, b)),
+    }
+}
+
+/// The space tile a coordinate falls in, given the dimension's (domain
+/// start, tile extent); 0 for dimensions without tiling.
+pub(crate) fn tile_coord(tiling: Option<&(Key, Key)>, v: Key) -> Key {
+    match (tiling, v) {
+        (Some((Key::Int(l), Key::Int(e))), Key::Int(x)) if *e > 0 => Key::Int((x - l) / e),
+        (Some((Key::Float(l), Key::Float(e))), Key::Float(x)) if *e > 0.0 => {
+            Key::Int(((x - l) / e).floor() as i128)
+        }
+        _ => Key::Int(0),
+    }
+}
+
+/// Dimensions from the slowest-varying to the fastest under a layout:
+/// column-major reverses them; row-major (and Hilbert, whose tiles TileDB
+/// orders row-major) keeps them.
+pub(crate) fn major_order(l: Layout, nd: usize) -> Vec<usize> {
+    if l == Layout::ColMajor {
+        (0..nd).rev().collect()
+    } else {
+        (0..nd).collect()
+    }
+}
