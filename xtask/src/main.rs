@@ -200,6 +200,37 @@ fn stable(v: &Value) -> Value {
     })
 }
 
+/// Writes the group fixtures of one version into
+/// `testdata/groups/tiledb-<version>/<case>/group`, with what the newest
+/// TileDB-Py reads back (members listed recursively, metadata per group)
+/// in `expected.json`.
+fn generate_groups(version: &str, out_root: &Path) -> Result<(), Error> {
+    let py = venv(version)?;
+    let newest = venv(NEWEST)?;
+    let script = root().join("xtask/fixtures/groups.py");
+    let dir = out_root.join("groups").join(format!("tiledb-{version}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let out = run(Command::new(&py).arg(&script).arg("write").arg(&dir))?;
+    let made: Value = serde_json::from_slice(&out.stdout)?;
+    for case in made["cases"].as_array().into_iter().flatten() {
+        let case = case.as_str().unwrap_or_default();
+        eprintln!("[{version}] group {case}");
+        let cdir = dir.join(case);
+        let out = run(Command::new(&newest).arg(&script).arg("read").arg(&cdir))?;
+        let mut expected: Value = serde_json::from_slice(&out.stdout)?;
+        let info: Value = serde_json::from_str(&std::fs::read_to_string(cdir.join("case.json"))?)?;
+        expected["case"] = info;
+        expected["written_by"] = json!(version);
+        std::fs::write(
+            cdir.join("expected.json"),
+            serde_json::to_string_pretty(&expected)? + "\n",
+        )?;
+        std::fs::remove_file(cdir.join("case.json"))?;
+    }
+    Ok(())
+}
+
 fn fixtures(args: &[String]) -> Result<(), Error> {
     let check = args.iter().any(|a| a == "--check");
     let versions: Vec<&str> = {
@@ -227,6 +258,14 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
     };
     let mut drift = 0;
     for v in versions {
+        // Group fixtures: `--case groups` (or no --case) makes them.
+        if only.is_empty() || only.contains(&"groups") {
+            generate_groups(v, &out_root)?;
+        }
+        let only: Vec<&str> = only.iter().copied().filter(|c| *c != "groups").collect();
+        if only.is_empty() && args.iter().any(|a| a == "groups") {
+            continue;
+        }
         let cases = generate(v, &out_root, &only)?;
         if check {
             for c in cases {

@@ -44,8 +44,10 @@ enum Command {
     Verify(commands::verify::Args),
     /// Show the framing of the tile at an offset (format debugging).
     DumpTile(commands::dump_tile::Args),
-    /// Summarize an array.
+    /// Summarize an array or a group.
     Info(commands::info::Args),
+    /// List a group's members (with --recursive, their members too).
+    Ls(commands::ls::Args),
 }
 
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
@@ -59,6 +61,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Verify(a) => commands::verify::run(a),
         Command::DumpTile(a) => commands::dump_tile::run(a),
         Command::Info(a) => commands::info::run(a),
+        Command::Ls(a) => commands::ls::run(a),
     }
 }
 

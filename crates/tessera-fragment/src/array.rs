@@ -6,9 +6,10 @@
 //! as committed when its metadata file exists), and `__fragments/` with
 //! `__commits/*.wrt` and consolidated commits files (from version 12).
 
-use crate::array_metadata::{apply_entries, MetadataValue};
+use crate::array_metadata::{read_metadata, MetadataValue};
 use crate::condition::{Condition, UpdateValue};
 use crate::metadata::{FragmentMetadata, FRAGMENT_METADATA_FILE};
+use crate::name::{base_name, ext, list};
 use crate::{gates, FragmentError, TimestampedName};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
-use tessera_tile::storage::{DirEntry, Storage};
+use tessera_tile::storage::Storage;
 
 /// Folder of fragments (from version 12).
 pub const FRAGMENTS_FOLDER: &str = "__fragments";
@@ -25,7 +26,7 @@ pub const COMMITS_FOLDER: &str = "__commits";
 /// Folder of consolidated fragment metadata (from version 12).
 pub const FRAGMENT_META_FOLDER: &str = "__fragment_meta";
 /// Folder of array metadata.
-pub const METADATA_FOLDER: &str = "__meta";
+pub use crate::array_metadata::METADATA_FOLDER;
 
 /// A delete or update commit that applies to the opened array.
 ///
@@ -99,19 +100,6 @@ impl std::fmt::Debug for OpenArray {
     }
 }
 
-fn list(storage: &dyn Storage, p: &Path) -> Result<Vec<DirEntry>, FragmentError> {
-    storage.list(p).map_err(|e| FragmentError::io(p, e))
-}
-
-fn ext(name: &str) -> &str {
-    name.rsplit_once('.').map_or("", |(_, e)| e)
-}
-
-/// The last path component of a URI or relative path in a commit, vacuum or ignore file.
-fn base_name(uri: &str) -> &str {
-    uri.trim_end_matches('/').rsplit('/').next().unwrap_or(uri)
-}
-
 impl OpenArray {
     /// True when `(t1, t2)` is visible: fully inside the open range, or, for
     /// names of format 14 and later (consolidation with timestamps), overlapping it.
@@ -130,9 +118,16 @@ impl OpenArray {
         let root = list(storage, path)?;
         let schema_files = list_schemas_in(storage, path, &root)?;
         if schema_files.is_empty() {
+            let group = root.iter().any(|e| {
+                e.name == crate::group::GROUP_FILE || e.name == crate::group::GROUP_DETAILS_FOLDER
+            });
             return Err(FragmentError::invalid(
                 path.display().to_string(),
-                "not a TileDB array: no __array_schema.tdb and no schema in __schema/",
+                if group {
+                    "a TileDB group, not an array (`tessera ls` lists its members)"
+                } else {
+                    "not a TileDB array: no __array_schema.tdb and no schema in __schema/"
+                },
             ));
         }
         let frag_dir = path.join(FRAGMENTS_FOLDER);
@@ -385,34 +380,12 @@ impl OpenArray {
         &self,
         storage: &dyn Storage,
     ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
-        let dir = self.path.join(METADATA_FOLDER);
-        let entries = list(storage, &dir)?;
-        let mut vacuumed = HashSet::new();
-        for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
-            let p = dir.join(&e.name);
-            let text = storage
-                .read_all(&p)
-                .map_err(|er| FragmentError::io(&p, er))?;
-            for line in String::from_utf8_lossy(&text).lines() {
-                vacuumed.insert(base_name(line).to_owned());
-            }
-        }
-        let mut files: Vec<(TimestampedName, String)> = entries
-            .iter()
-            .filter(|e| !e.is_dir && ext(&e.name) != "vac" && !vacuumed.contains(&e.name))
-            .filter_map(|e| TimestampedName::parse(&e.name).map(|t| (t, e.name.clone())))
-            .filter(|(t, _)| t.t1 >= self.timestamp_start && t.t2 <= self.timestamp_end)
-            .collect();
-        files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
-        let mut map = BTreeMap::new();
-        for (_, name) in files {
-            let p = dir.join(&name);
-            let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
-            let tile = read_generic_tile(&bytes, self.key.as_ref(), 0)
-                .map_err(|e| FragmentError::from(e).within(&name, "array metadata"))?;
-            apply_entries(&tile.data, &mut map).map_err(|e| e.within(&name, "array metadata"))?;
-        }
-        Ok(map)
+        read_metadata(
+            storage,
+            &self.path,
+            (self.timestamp_start, self.timestamp_end),
+            self.key.as_ref(),
+        )
     }
 }
 

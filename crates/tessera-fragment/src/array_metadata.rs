@@ -1,9 +1,14 @@
 //! Array metadata (`format_spec/metadata.md`): key-value entries in generic
 //! tiles under `__meta/`, merged in timestamp order, deletions applied.
 
-use crate::FragmentError;
+use crate::name::{base_name, ext, list};
+use crate::{FragmentError, TimestampedName};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::collections::HashSet;
+use std::path::Path;
+use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_tile::storage::Storage;
 use tessera_tile::{Datatype, Reader};
 
 /// One metadata value: its datatype and raw bytes.
@@ -65,4 +70,47 @@ impl MetadataValue {
         use tessera_schema::value::{scalar_or_list, values_to_json};
         scalar_or_list(values_to_json(self.datatype, &self.bytes))
     }
+}
+
+/// The folder of an array's or group's metadata.
+pub const METADATA_FOLDER: &str = "__meta";
+
+/// The metadata of the array or group at `path` (its `__meta/` folder) as
+/// of the open window `(start, end)`: every file in the window not listed
+/// by a vacuum file, replayed in timestamp order (later keys replace
+/// earlier ones, deletions remove them).
+pub fn read_metadata(
+    storage: &dyn Storage,
+    path: &Path,
+    (start, end): (u64, u64),
+    key: Option<&EncryptionKey>,
+) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
+    let dir = path.join(METADATA_FOLDER);
+    let entries = list(storage, &dir)?;
+    let mut vacuumed = HashSet::new();
+    for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
+        let p = dir.join(&e.name);
+        let text = storage
+            .read_all(&p)
+            .map_err(|er| FragmentError::io(&p, er))?;
+        for line in String::from_utf8_lossy(&text).lines() {
+            vacuumed.insert(base_name(line).to_owned());
+        }
+    }
+    let mut files: Vec<(TimestampedName, String)> = entries
+        .iter()
+        .filter(|e| !e.is_dir && ext(&e.name) != "vac" && !vacuumed.contains(&e.name))
+        .filter_map(|e| TimestampedName::parse(&e.name).map(|t| (t, e.name.clone())))
+        .filter(|(t, _)| t.t1 >= start && t.t2 <= end)
+        .collect();
+    files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
+    let mut map = BTreeMap::new();
+    for (_, name) in files {
+        let p = dir.join(&name);
+        let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
+        let tile = read_generic_tile(&bytes, key, 0)
+            .map_err(|e| FragmentError::from(e).within(&name, "array metadata"))?;
+        apply_entries(&tile.data, &mut map).map_err(|e| e.within(&name, "array metadata"))?;
+    }
+    Ok(map)
 }

@@ -22,6 +22,7 @@ pub mod condition;
 pub mod error;
 pub mod footer;
 pub mod gates;
+pub mod group;
 pub mod metadata;
 pub mod name;
 pub mod rtree;

@@ -3,7 +3,10 @@
 //! `__t1_t2_uuid_v` (format 5 and later, the version optional), `__t1_t2_uuid`
 //! (formats 3 and 4) and `__uuid_t1[_t2]` (formats 1 and 2).
 
+use crate::FragmentError;
 use serde::Serialize;
+use std::path::Path;
+use tessera_tile::storage::{DirEntry, Storage};
 
 /// A parsed timestamped name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,6 +78,20 @@ impl TimestampedName {
             (None, true) => 2,
         }
     }
+}
+
+/// A folder's entries, an error naming the folder.
+pub(crate) fn list(storage: &dyn Storage, p: &Path) -> Result<Vec<DirEntry>, FragmentError> {
+    storage.list(p).map_err(|e| FragmentError::io(p, e))
+}
+
+pub(crate) fn ext(name: &str) -> &str {
+    name.rsplit_once('.').map_or("", |(_, e)| e)
+}
+
+/// The last path component of a URI or relative path in a commit, vacuum or ignore file.
+pub(crate) fn base_name(uri: &str) -> &str {
+    uri.trim_end_matches('/').rsplit('/').next().unwrap_or(uri)
 }
 
 #[cfg(test)]

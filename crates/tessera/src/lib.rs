@@ -46,6 +46,28 @@ pub fn open(
     OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, key)
 }
 
+/// Opens the group at `path` on the local filesystem, at the latest
+/// timestamp: its members ([`fragment::group::OpenGroup::list`], recursively
+/// or not), its metadata, and the paths to open member arrays with [`open`].
+///
+/// ```
+/// use tessera::fragment::group::ObjectType;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/groups/tiledb-0.36.1/group_nested/group");
+/// let group = tessera::open_group(path, None).unwrap();
+/// let all = group.list(&tessera::LocalFs, true).unwrap();
+/// let data = all.iter().find(|m| m.path == "ms/RNA/X/data").unwrap();
+/// assert_eq!(data.object_type, ObjectType::Array);
+/// let array = tessera::open(&data.location, None).unwrap();
+/// assert!(tessera::Query::new(&tessera::LocalFs, &array).execute().unwrap().cell_count > 0);
+/// ```
+pub fn open_group(
+    path: impl AsRef<std::path::Path>,
+    key: Option<[u8; 32]>,
+) -> Result<tessera_fragment::group::OpenGroup, tessera_fragment::FragmentError> {
+    let key = key.map(tessera_filters::EncryptionKey::new);
+    tessera_fragment::group::OpenGroup::open(&LocalFs, path.as_ref(), 0, u64::MAX, key)
+}
+
 pub mod fuzzing {
     //! Whole-folder mutation, shared by the `array_folder` fuzz target, the
     //! seeds `cargo xtask fuzz` writes for it, and the known-bad corpus test.

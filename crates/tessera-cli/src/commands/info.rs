@@ -3,13 +3,14 @@
 use crate::args::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
 use tessera::fragment::OpenArray;
 use tessera::tile::storage::LocalFs;
 
 /// Summarize an array.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array or group folder.
     pub array: PathBuf,
     /// AES-256-GCM key.
     #[arg(long)]
@@ -19,6 +20,9 @@ pub struct Args {
 /// Runs `tessera info`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let Args { array, key } = args;
+    if is_group(&LocalFs, &array)? {
+        return group_info(&array, key);
+    }
     let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
     let s = &a.schema;
     let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().0).collect();
@@ -71,4 +75,22 @@ fn dir_size(p: &std::path::Path) -> u64 {
             })
             .sum()
     })
+}
+
+/// `tessera info` on a group: its members by kind and its metadata keys.
+fn group_info(path: &std::path::Path, key: Option<String>) -> Result<ExitCode, BoxError> {
+    let g = OpenGroup::open(&LocalFs, path, 0, u64::MAX, parse_key(&key)?)?;
+    let count = |t: ObjectType| g.members.iter().filter(|m| m.object_type == t).count();
+    let meta = g.metadata(&LocalFs)?;
+    println!("group: {}", path.display());
+    println!(
+        "members: {} ({} arrays, {} groups; `tessera ls --recursive` lists them)",
+        g.members.len(),
+        count(ObjectType::Array),
+        count(ObjectType::Group)
+    );
+    let keys: Vec<&str> = meta.keys().map(String::as_str).collect();
+    println!("metadata: {}", keys.join(", "));
+    println!("size on disk: {} bytes", dir_size(path));
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,15 +1,16 @@
-//! `tessera meta`: print the array metadata.
+//! `tessera meta`: print the metadata of an array or a group.
 
 use crate::args::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tessera::fragment::group::{is_group, OpenGroup};
 use tessera::fragment::OpenArray;
 use tessera::tile::storage::LocalFs;
 
 /// Print the array metadata.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array or group folder.
     pub array: PathBuf,
     /// As JSON.
     #[arg(long)]
@@ -22,8 +23,12 @@ pub struct Args {
 /// Runs `tessera meta`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let Args { array, json, key } = args;
-    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
-    let m = a.metadata(&LocalFs)?;
+    // An array's metadata, or a group's (the same format).
+    let m = if is_group(&LocalFs, &array)? {
+        OpenGroup::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?.metadata(&LocalFs)?
+    } else {
+        OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?.metadata(&LocalFs)?
+    };
     let obj: serde_json::Map<String, serde_json::Value> =
         m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
     if json {

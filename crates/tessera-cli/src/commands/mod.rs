@@ -5,6 +5,7 @@ pub mod commits;
 pub mod dump_tile;
 pub mod fragments;
 pub mod info;
+pub mod ls;
 pub mod meta;
 pub mod read;
 pub mod schema;

@@ -1,0 +1,53 @@
+//! `tessera ls`: list what a group holds.
+
+use crate::args::*;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tessera::fragment::group::{is_group, OpenGroup};
+use tessera::tile::storage::LocalFs;
+
+/// List a group's members (with --recursive, their members too): one line
+/// each, `path  type`; with --json one object per line,
+/// `{"path": "ms/RNA/X/data", "type": "array"}`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The group folder.
+    pub group: PathBuf,
+    /// Also list the members of member groups, under their group's path.
+    #[arg(long, short = 'r')]
+    pub recursive: bool,
+    /// One JSON object per member.
+    #[arg(long)]
+    pub json: bool,
+    /// Open at timestamp `T`, or at the range `T1:T2` (milliseconds).
+    #[arg(long)]
+    pub timestamp: Option<String>,
+    /// AES-256-GCM key: 64 hex digits (or the 32-byte key itself).
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+/// Runs `tessera ls`.
+pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+    let (t1, t2) = parse_timestamp(&args.timestamp)?;
+    if !is_group(&LocalFs, &args.group)? {
+        let what =
+            if tessera::schema::list_schemas(&LocalFs, &args.group).is_ok_and(|s| !s.is_empty()) {
+                "an array"
+            } else {
+                "neither a group nor an array"
+            };
+        return Err(format!("{}: {what}, not a TileDB group", args.group.display()).into());
+    }
+    let g = OpenGroup::open(&LocalFs, &args.group, t1, t2, parse_key(&args.key)?)?;
+    for m in g.list(&LocalFs, args.recursive)? {
+        if args.json {
+            let line = serde_json::json!({"path": m.path, "type": m.object_type});
+            println!("{line}");
+        } else {
+            let kind = serde_json::to_value(m.object_type)?;
+            println!("{}  {}", m.path, kind.as_str().unwrap_or_default());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

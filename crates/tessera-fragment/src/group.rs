@@ -1,0 +1,382 @@
+//! TileDB groups (`format_spec/group.md`): a folder holding
+//! `__tiledb_group.tdb` (empty), `__group/` (details files naming the
+//! members) and `__meta/` (metadata, in the array metadata format).
+//!
+//! A details file `__group/__t1_t2_uuid[_v]` is a generic tile: u32 details
+//! version, u64 member count, then per member u32 member version, u8 object
+//! type (1 group, 2 array), u8 relative flag, u64 length and URI, u8
+//! name-set flag, u64 length and name when set, and from member version 2
+//! a u8 deleted flag. Version-1 files each list every member: the newest
+//! alone is read. Version-2 files are replayed in timestamp order inside
+//! the open window, a later entry replacing an earlier one of the same name
+//! (or URI, when unnamed), deleted ones removed.
+
+use crate::array_metadata::{read_metadata, MetadataValue};
+use crate::name::list;
+use crate::{FragmentError, TimestampedName};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_tile::storage::Storage;
+use tessera_tile::Reader;
+
+/// The empty file marking a group folder.
+pub const GROUP_FILE: &str = "__tiledb_group.tdb";
+/// The folder of a group's details files.
+pub const GROUP_DETAILS_FOLDER: &str = "__group";
+/// The member version from which a member carries a deleted flag.
+const MEMBER_DELETED_FLAG: u32 = 2;
+/// Details versions this reader knows.
+const DETAILS_VERSIONS: std::ops::RangeInclusive<u32> = 1..=2;
+
+/// What a member is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectType {
+    /// A TileDB array.
+    Array,
+    /// Another group.
+    Group,
+}
+
+/// One member of a group, as its details files name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMember {
+    /// The member's name, when it was given one.
+    pub name: Option<String>,
+    /// Its URI as stored: relative to the group, or absolute (`file://...`).
+    pub uri: String,
+    /// Whether `uri` is relative to the group.
+    pub relative: bool,
+    /// Array or group.
+    pub object_type: ObjectType,
+}
+
+impl GroupMember {
+    /// The name a listing shows: its name, else the last segment of its URI.
+    pub fn display_name(&self) -> &str {
+        match &self.name {
+            Some(n) => n,
+            None => self
+                .uri
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(&self.uri),
+        }
+    }
+
+    /// Where the member is: a relative URI joined to the group's path, a
+    /// `file://` URI as its path, any other URI as it is.
+    pub fn path_in(&self, group: &Path) -> PathBuf {
+        if self.relative {
+            return group.join(self.uri.trim_start_matches("./"));
+        }
+        match self.uri.strip_prefix("file://") {
+            Some(p) => PathBuf::from(p),
+            None => PathBuf::from(&self.uri),
+        }
+    }
+}
+
+/// Whether `path` is a group folder: it has `__group/` or, before any
+/// member was written, `__tiledb_group.tdb`.
+pub fn is_group(storage: &dyn Storage, path: &Path) -> Result<bool, FragmentError> {
+    let entries = list(storage, path)?;
+    Ok(entries
+        .iter()
+        .any(|e| (e.is_dir && e.name == GROUP_DETAILS_FOLDER) || e.name == GROUP_FILE))
+}
+
+/// A group opened at a time: its members in force and where its metadata is.
+#[derive(Debug, Clone)]
+pub struct OpenGroup {
+    /// The group folder.
+    pub path: PathBuf,
+    /// The members in force in the open window, in the order they were
+    /// last added.
+    pub members: Vec<GroupMember>,
+    /// The open window's start (ms).
+    pub timestamp_start: u64,
+    /// The open window's end (ms).
+    pub timestamp_end: u64,
+    key: Option<EncryptionKey>,
+}
+
+impl OpenGroup {
+    /// Opens the group at `path` as of the window `[t1, t2]`; `key` is the
+    /// AES-256-GCM key of an encrypted group.
+    ///
+    /// ```
+    /// use tessera_fragment::group::{ObjectType, OpenGroup};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/groups/tiledb-0.36.1/group_nested/group");
+    /// let g = OpenGroup::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let ms = g.members.iter().find(|m| m.display_name() == "ms").unwrap();
+    /// assert_eq!(ms.object_type, ObjectType::Group);
+    /// ```
+    pub fn open(
+        storage: &dyn Storage,
+        path: &Path,
+        t1: u64,
+        t2: u64,
+        key: Option<EncryptionKey>,
+    ) -> Result<OpenGroup, FragmentError> {
+        if !is_group(storage, path)? {
+            return Err(FragmentError::Invalid {
+                what: path.display().to_string(),
+                message: format!(
+                    "not a TileDB group: no {GROUP_DETAILS_FOLDER}/ and no {GROUP_FILE}"
+                ),
+            });
+        }
+        let dir = path.join(GROUP_DETAILS_FOLDER);
+        let entries = match storage.list(&dir) {
+            Ok(e) => e,
+            // A group with no member written yet has no details folder.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(FragmentError::io(&dir, e)),
+        };
+        let mut files: Vec<(TimestampedName, String)> = entries
+            .iter()
+            .filter(|e| !e.is_dir)
+            .filter_map(|e| TimestampedName::parse(&e.name).map(|t| (t, e.name.clone())))
+            .filter(|(t, _)| t.t1 >= t1 && t.t2 <= t2)
+            .collect();
+        files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
+        let mut members: Vec<GroupMember> = Vec::new();
+        // A version-1 newest file lists every member: read it alone.
+        let v1_newest = files.last().is_some_and(|(t, _)| t.version.is_none());
+        let replay = if v1_newest {
+            &files[files.len() - 1..]
+        } else {
+            &files[..]
+        };
+        for (_, name) in replay {
+            let p = dir.join(name);
+            let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
+            let tile = read_generic_tile(&bytes, key.as_ref(), 0)
+                .map_err(|e| FragmentError::from(e).within(name, "group details"))?;
+            let entries =
+                parse_details(&tile.data, name).map_err(|e| e.within(name, "group details"))?;
+            for (member, deleted) in entries {
+                let key_of = |m: &GroupMember| m.name.clone().unwrap_or_else(|| m.uri.clone());
+                let k = key_of(&member);
+                members.retain(|m| key_of(m) != k);
+                if !deleted {
+                    members.push(member);
+                }
+            }
+        }
+        Ok(OpenGroup {
+            path: path.to_path_buf(),
+            members,
+            timestamp_start: t1,
+            timestamp_end: t2,
+            key,
+        })
+    }
+
+    /// The group's metadata (`__meta/`) as of the open window.
+    pub fn metadata(
+        &self,
+        storage: &dyn Storage,
+    ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
+        read_metadata(
+            storage,
+            &self.path,
+            (self.timestamp_start, self.timestamp_end),
+            self.key.as_ref(),
+        )
+    }
+}
+
+/// A member found by [`OpenGroup::list`]: its path of member names from
+/// the listed group (`ms/RNA/X/data`), what it is, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedMember {
+    /// Member names joined with `/` from the listed group.
+    pub path: String,
+    /// Array or group.
+    pub object_type: ObjectType,
+    /// The member's location.
+    pub location: PathBuf,
+}
+
+/// How deep a recursive listing goes: deeper nesting is an error, not an
+/// endless walk (a group may name itself or an ancestor).
+const MAX_DEPTH: usize = 64;
+
+impl OpenGroup {
+    /// The members, sorted by path; with `recursive`, the members of member
+    /// groups too (each opened at this group's window), under their
+    /// group's path. A group met again on the way (a cycle) is listed but
+    /// not entered twice.
+    pub fn list(
+        &self,
+        storage: &dyn Storage,
+        recursive: bool,
+    ) -> Result<Vec<ListedMember>, FragmentError> {
+        let mut out = Vec::new();
+        let mut seen = vec![self.path.clone()];
+        self.list_into(storage, recursive, "", 0, &mut seen, &mut out)?;
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn list_into(
+        &self,
+        storage: &dyn Storage,
+        recursive: bool,
+        prefix: &str,
+        depth: usize,
+        seen: &mut Vec<PathBuf>,
+        out: &mut Vec<ListedMember>,
+    ) -> Result<(), FragmentError> {
+        if depth > MAX_DEPTH {
+            return Err(FragmentError::Invalid {
+                what: self.path.display().to_string(),
+                message: format!("groups nested more than {MAX_DEPTH} deep"),
+            });
+        }
+        for m in &self.members {
+            let path = format!("{prefix}{}", m.display_name());
+            let location = m.path_in(&self.path);
+            out.push(ListedMember {
+                path: path.clone(),
+                object_type: m.object_type,
+                location: location.clone(),
+            });
+            if !recursive || m.object_type != ObjectType::Group || seen.contains(&location) {
+                continue;
+            }
+            seen.push(location.clone());
+            let (t1, t2) = (self.timestamp_start, self.timestamp_end);
+            let g = OpenGroup::open(storage, &location, t1, t2, self.key)
+                .map_err(|e| e.within(&path, "group member"))?;
+            g.list_into(storage, true, &format!("{path}/"), depth + 1, seen, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The members of one details payload, each with its deleted flag.
+fn parse_details(data: &[u8], file: &str) -> Result<Vec<(GroupMember, bool)>, FragmentError> {
+    let mut r = Reader::new(data, "group details").in_file(file);
+    let version = r.u32("details version")?;
+    if !DETAILS_VERSIONS.contains(&version) {
+        return Err(r
+            .invalid(
+                "details version",
+                format!("{version} is not a known version (1 or 2)"),
+            )
+            .into());
+    }
+    let count = r.u64("member count")?;
+    // Each member takes at least 15 bytes: an absurd count fails here.
+    r.check_count("member count", count, 15)?;
+    let mut out = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        r.set_structure("group member");
+        let member_version = r.u32("member version")?;
+        let object_type = match r.u8("object type")? {
+            1 => ObjectType::Group,
+            2 => ObjectType::Array,
+            t => {
+                return Err(r
+                    .invalid(
+                        "object type",
+                        format!("{t} is neither 1 (group) nor 2 (array)"),
+                    )
+                    .into())
+            }
+        };
+        let relative = r.bool("relative")?;
+        let uri_len = r.u64("URI length")?;
+        let uri = r.string("URI", uri_len)?;
+        let name = if r.bool("name set")? {
+            let len = r.u64("name length")?;
+            Some(r.string("name", len)?)
+        } else {
+            None
+        };
+        let deleted = member_version >= MEMBER_DELETED_FLAG && r.bool("deleted")?;
+        out.push((
+            GroupMember {
+                name,
+                uri,
+                relative,
+                object_type,
+            },
+            deleted,
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(version: u32, t: u8, rel: bool, uri: &str, name: Option<&str>, del: bool) -> Vec<u8> {
+        let mut b = version.to_le_bytes().to_vec();
+        b.push(t);
+        b.push(rel as u8);
+        b.extend((uri.len() as u64).to_le_bytes());
+        b.extend(uri.as_bytes());
+        match name {
+            Some(n) => {
+                b.push(1);
+                b.extend((n.len() as u64).to_le_bytes());
+                b.extend(n.as_bytes());
+            }
+            None => b.push(0),
+        }
+        if version >= 2 {
+            b.push(del as u8);
+        }
+        b
+    }
+
+    /// The deleted flag exists from member version 2: a version-1 member
+    /// ends after its name.
+    #[test]
+    fn the_deleted_flag_is_gated_by_the_member_version() {
+        for (version, del) in [(1u32, false), (2, true), (2, false)] {
+            let mut b = version.to_le_bytes().to_vec();
+            b.extend(2u64.to_le_bytes());
+            b.extend(member(version, 2, true, "x", Some("cells"), del));
+            b.extend(member(version, 1, false, "file:///g", None, false));
+            let got = parse_details(&b, "d").unwrap();
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[0].0.display_name(), "cells");
+            assert_eq!(got[0].1, del);
+            assert_eq!(got[1].0.object_type, ObjectType::Group);
+            assert_eq!(got[1].0.display_name(), "g");
+            assert_eq!(got[1].0.path_in(Path::new("/a")), PathBuf::from("/g"));
+        }
+    }
+
+    #[test]
+    fn bad_details_are_errors_naming_the_field() {
+        let mut b = 3u32.to_le_bytes().to_vec();
+        b.extend(0u64.to_le_bytes());
+        assert!(parse_details(&b, "d")
+            .unwrap_err()
+            .to_string()
+            .contains("details version"));
+        let mut b = 2u32.to_le_bytes().to_vec();
+        b.extend(u64::MAX.to_le_bytes());
+        assert!(parse_details(&b, "d")
+            .unwrap_err()
+            .to_string()
+            .contains("member count"));
+        let mut b = 2u32.to_le_bytes().to_vec();
+        b.extend(1u64.to_le_bytes());
+        b.extend(member(2, 9, true, "x", None, false));
+        assert!(parse_details(&b, "d")
+            .unwrap_err()
+            .to_string()
+            .contains("object type"));
+    }
+}
