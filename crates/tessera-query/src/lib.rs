@@ -12,6 +12,8 @@ pub mod arrow;
 pub mod batch;
 pub mod condition;
 mod context;
+mod dense;
+mod dense_place;
 mod enumeration;
 pub mod error;
 pub(crate) mod geometry;
@@ -20,6 +22,8 @@ pub mod key;
 mod prune;
 pub mod read;
 pub mod result;
+mod sparse;
+mod sparse_direct;
 pub mod tiles;
 mod unfiltered;
 

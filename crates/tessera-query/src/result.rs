@@ -535,6 +535,36 @@ pub(crate) fn dense_coords(
     data
 }
 
+/// An empty result column for a dimension or an attribute of `schema`.
+pub(crate) fn field_column(
+    schema: &tessera_schema::ArraySchema,
+    field: tessera_fragment::Field,
+) -> Column {
+    use tessera_fragment::Field;
+    let (name, is_dimension, datatype, cvn, nullable) = match field {
+        Field::Dimension(j) => {
+            let d = &schema.dimensions[j];
+            (&d.name, true, d.datatype, d.cell_val_num, false)
+        }
+        Field::Attribute(i) => {
+            let a = &schema.attributes[i];
+            (&a.name, false, a.datatype, a.cell_val_num, a.nullable)
+        }
+        _ => unreachable!("results hold only dimensions and attributes"),
+    };
+    // Built empty, to be replaced: no buffer is taken from any pool.
+    ColumnBuilder::new(
+        &crate::ReadContext::new(),
+        name,
+        is_dimension,
+        datatype,
+        cvn,
+        nullable,
+        0,
+    )
+    .col
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
