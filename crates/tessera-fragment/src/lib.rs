@@ -7,10 +7,12 @@
 //! ([`FragmentMetadata`]); its R-tree and tile offsets are read on first use,
 //! one section at a time. Version gates live in [`gates`].
 //!
-//! ```no_run
+//! ```
 //! use tessera_fragment::OpenArray;
 //! use tessera_tile::storage::LocalFs;
-//! let a = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_1d_fragments/array");
+//! let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+//! assert_eq!(a.fragments.len(), 3);
 //! for f in &a.fragments {
 //!     println!("{} v{} {} cells", f.name, f.version(), f.total_cell_num());
 //! }

@@ -267,11 +267,12 @@ impl<'a> Query<'a> {
     /// where it can; what it must decode it reads in batches of about
     /// `budget` bytes.
     ///
-    /// ```no_run
+    /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::{Aggregate, Query};
     /// use tessera_tile::storage::LocalFs;
-    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let r = Query::new(&LocalFs, &array)
     ///     .aggregate(&[Aggregate::Count, Aggregate::Sum("a".into())], 64 << 20)
     ///     .unwrap();

@@ -236,11 +236,12 @@ impl ReadResult {
     /// [module docs](crate::arrow) for the type mapping). Consumes the
     /// result; fixed-sized numeric buffers move without copying.
     ///
-    /// ```no_run
+    /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::Query;
     /// use tessera_tile::storage::LocalFs;
-    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// for batch in Query::new(&LocalFs, &array).batches(64 << 20).unwrap() {
     ///     let rb = batch.unwrap().into_record_batch().unwrap();
     ///     println!("{} rows, schema {:?}", rb.num_rows(), rb.schema());

@@ -212,11 +212,12 @@ impl Batches<'_> {
     /// never more than that). Small batches stay in the processor's caches
     /// while they are written out and their buffers are reused.
     ///
-    /// ```no_run
+    /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::Query;
     /// use tessera_tile::storage::LocalFs;
-    /// let array = OpenArray::open(&LocalFs, "my_dense_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let batches = Query::new(&LocalFs, &array).batches(1 << 30).unwrap();
     /// for batch in batches.free_cut_bytes(8 << 20) {
     ///     let batch = batch.unwrap();

@@ -17,17 +17,19 @@ use tessera_tile::Layout;
 
 /// A read of an opened array.
 ///
-/// ```no_run
+/// ```
 /// use tessera_fragment::OpenArray;
 /// use tessera_query::{Key, Query};
 /// use tessera_tile::{storage::LocalFs, Layout};
-/// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
+/// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// let result = Query::new(&LocalFs, &array)
 ///     .attributes(["a"])
 ///     .range("x", Key::Int(1), Key::Int(10))
 ///     .layout(Layout::RowMajor)
 ///     .execute()
 ///     .unwrap();
+/// assert_eq!(result.columns.len(), 3); // x, y, a
 /// println!("{} cells", result.cell_count);
 /// ```
 #[derive(Clone)]
@@ -135,11 +137,12 @@ impl<'a> Query<'a> {
     /// (16 per cell for two int64 dimensions). Other reads return columns
     /// either way; [`ReadResult::materialize_coordinates`] builds them.
     ///
-    /// ```no_run
+    /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::Query;
     /// use tessera_tile::storage::LocalFs;
-    /// let array = OpenArray::open(&LocalFs, "my_dense_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let r = Query::new(&LocalFs, &array).coordinate_grid(true).execute().unwrap();
     /// let grid = r.grid.as_ref().expect("a dense array");
     /// let mut cell = grid.cursor();
@@ -221,14 +224,15 @@ impl<'a> Query<'a> {
     /// Whether enumerated attributes read as the values their keys name
     /// (default: no, the keys as stored, as libtiledb returns them).
     ///
-    /// ```no_run
+    /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::Query;
     /// use tessera_tile::storage::LocalFs;
-    /// let array = OpenArray::open(&LocalFs, "my_array".as_ref(), 0, u64::MAX, None).unwrap();
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let r = Query::new(&LocalFs, &array).enumeration_values(true).execute().unwrap();
-    /// // An attribute `color` with the enumeration ["red", "green"] now holds strings.
-    /// println!("{:?}", std::str::from_utf8(r.column("color").unwrap().value(0)));
+    /// // Attribute `c` with the enumeration ["red", "green", "blue"] now holds strings.
+    /// assert_eq!(r.column("c").unwrap().value(0), b"red");
     /// ```
     pub fn enumeration_values(mut self, yes: bool) -> Self {
         self.enumeration_values = yes;

@@ -7,12 +7,14 @@
 //! [`Enumeration`] decodes enumeration files. [`describe`] gives a stable text
 //! form, and the types serialize to JSON with serde.
 //!
-//! ```no_run
+//! ```
 //! use tessera_schema::{list_schemas, load_schema};
 //! use tessera_tile::storage::LocalFs;
-//! let array = std::path::Path::new("testdata/example/array");
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+//! let array = std::path::Path::new(path);
 //! let files = list_schemas(&LocalFs, array).unwrap();
 //! let schema = load_schema(&LocalFs, array, files.last().unwrap(), None).unwrap();
+//! assert_eq!(schema.dimensions.len(), 2);
 //! println!("{}", tessera_schema::describe(&schema));
 //! ```
 

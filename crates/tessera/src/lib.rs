@@ -10,9 +10,9 @@
 //! | [`fragment`] | array folders, fragments, R-trees, commits, array metadata |
 //! | [`query`] | dense and sparse reads |
 //!
-//! ```no_run
+//! ```
 //! use tessera::{open, Query};
-//! let array = open("my_array", None).unwrap();
+//! let array = open(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array"), None).unwrap();
 //! let result = Query::new(&tessera::LocalFs, &array).execute().unwrap();
 //! for c in &result.columns {
 //!     println!("{}: {} bytes", c.name, c.data.len());
