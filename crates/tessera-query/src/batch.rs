@@ -206,7 +206,7 @@ impl<'a> Query<'a> {
 
 impl Batches<'_> {
     /// Where cutting costs nothing (no tile is decoded: every field is
-    /// read straight from unfiltered tiles, [`Query::direct_tile_bytes`]),
+    /// read straight from unfiltered tiles, [`Tuning::direct_tile_bytes`](crate::tuning::Tuning)),
     /// batches are cut until their result is at most `bytes` (default: half
     /// the budget, so that a recycled result fits beside the next batch;
     /// never more than that). Small batches stay in the processor's caches

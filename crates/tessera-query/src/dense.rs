@@ -221,7 +221,7 @@ impl<'a> Query<'a> {
             // Only those meeting this fragment's domain inside the subarray
             // can cover one of its tiles: each tile is checked against
             // those alone, not against every later fragment.
-            let later: Vec<&Vec<(i128, i128)>> = if self.skip_overwritten {
+            let later: Vec<&Vec<(i128, i128)>> = if self.tuning.skip_overwritten {
                 order[k + 1..]
                     .iter()
                     .filter(|&&g| writes_all[g])
@@ -402,7 +402,7 @@ impl<'a> Query<'a> {
                 .zip(&outs)
                 .map(|((s, &u), o)| {
                     runs && apart
-                        && self.direct
+                        && self.tuning.direct
                         && !u
                         && o.validity.is_none()
                         && s.as_ref().is_some_and(|s| !s.nullable)
@@ -448,7 +448,10 @@ impl<'a> Query<'a> {
             let mut merged: Vec<((usize, usize), Vec<usize>)> = Vec::with_capacity(bands.len());
             for (region, members) in bands {
                 match merged.last_mut() {
-                    Some((r, m)) if (m.len() as u64).saturating_mul(per_tile) < self.band_bytes => {
+                    Some((r, m))
+                        if (m.len() as u64).saturating_mul(per_tile)
+                            < self.tuning.dense_band_bytes =>
+                    {
                         r.1 = region.1;
                         m.extend(members);
                     }
@@ -727,7 +730,7 @@ impl<'a> Query<'a> {
                         };
                         if streamed.iter().all(|&s| s) {
                             // Every field is in its place already.
-                        } else if banded && rows > 1 && self.band_bytes != u64::MAX {
+                        } else if banded && rows > 1 && self.tuning.dense_band_bytes != u64::MAX {
                             // Slabs of the band's rows, placed in parallel:
                             // each copies its rows of every tile.
                             let p_first = (first / s_slow) as u64;

@@ -25,6 +25,7 @@ pub mod result;
 mod sparse;
 mod sparse_direct;
 pub mod tiles;
+pub mod tuning;
 mod unfiltered;
 
 pub use aggregate::{Aggregate, AggregateValue, Aggregates};
@@ -35,3 +36,5 @@ pub use error::QueryError;
 pub use key::Key;
 pub use read::Query;
 pub use result::{Column, ReadResult};
+#[doc(hidden)]
+pub use tuning::Tuning;

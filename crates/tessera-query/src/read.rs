@@ -8,6 +8,7 @@ use crate::geometry::dense_grid;
 use crate::key::Key;
 use crate::prune::Answered;
 use crate::result::ReadResult;
+use crate::tuning::Tuning;
 use crate::QueryError;
 use std::sync::Arc;
 use tessera_filters::pipeline::FilterPipeline;
@@ -41,13 +42,10 @@ pub struct Query<'a> {
     pub(crate) layout: Option<Layout>,
     pub(crate) condition: Option<Expr>,
     pub(crate) with_dimensions: bool,
-    pub(crate) prune: bool,
-    pub(crate) direct: bool,
-    pub(crate) band_bytes: u64,
-    pub(crate) direct_tile_bytes: u64,
+    /// How the read runs (not what it returns).
+    pub(crate) tuning: Tuning,
     pub(crate) enumeration_values: bool,
     pub(crate) coordinate_grid: bool,
-    pub(crate) skip_overwritten: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
     /// The buffers this query reuses.
@@ -66,13 +64,9 @@ impl<'a> Query<'a> {
             layout: None,
             condition: None,
             with_dimensions: true,
-            prune: true,
-            direct: true,
-            band_bytes: DENSE_BAND_BYTES,
-            direct_tile_bytes: DIRECT_TILE_BYTES,
+            tuning: Tuning::default(),
             enumeration_values: false,
             coordinate_grid: false,
-            skip_overwritten: true,
             answered: Arc::default(),
             context: ReadContext::shared(),
         }
@@ -156,68 +150,11 @@ impl<'a> Query<'a> {
         self
     }
 
-    /// Whether sparse reads that return every cell of the tiles they touch,
-    /// in stored order (unordered or global-order reads of one fragment, or
-    /// of fragments that allow duplicates, with no condition, delete or
-    /// timestamp to apply), decode tiles straight into the result and leave
-    /// out coordinates nobody asked for; such reads with a subarray that
-    /// cuts tiles or a condition decode tiles chunk by chunk into buffers
-    /// each thread reuses and keep just the cells inside and passing; and
-    /// dense reads read unfiltered
-    /// tiles straight into the result ([`Query::direct_tile_bytes`]) and
-    /// decode the tiles of other fixed-sized fields without validity chunk
-    /// by chunk to their places, with no buffer per tile (default: yes).
-    /// The result is the same either way; turning it off serves
-    /// comparisons and benchmarks.
-    pub fn direct(mut self, yes: bool) -> Self {
-        self.direct = yes;
-        self
-    }
-
-    /// Dense reads place bands of tiles (those sharing a coordinate on
-    /// the result's slowest dimension) in parallel, each into its own
-    /// region of the result, a band's rows in parallel slabs; a band of
-    /// fewer than `bytes` decoded joins the next, so that a small read
-    /// stays one band and one request per run of tiles (default: 8 MiB).
-    /// The result is the same whatever the size; 0 (every band apart) and
-    /// `u64::MAX` (one band, placed on one thread: the reference) serve
+    /// Changes how the read runs, never what it returns ([`Tuning`]): for
     /// tests and benchmarks.
-    pub fn dense_band_bytes(mut self, bytes: u64) -> Self {
-        self.band_bytes = bytes;
-        self
-    }
-
-    /// Dense reads read the tiles of fixed-sized fields stored unfiltered
-    /// (no filter, no encryption, not nullable) of at least `bytes`
-    /// (default: 64 KiB) from their files straight into the result, one
-    /// scatter read per tile and slab of rows, instead of fetching,
-    /// unfiltering and then copying them: one copy of each byte instead of
-    /// three. Smaller tiles are fetched with their neighbours, one request
-    /// per run of tiles. Only with [`Query::direct`] on. The result is the
-    /// same whatever the size; 0 (every such tile read directly) and
-    /// `u64::MAX` (none) serve tests and benchmarks.
-    pub fn direct_tile_bytes(mut self, bytes: u64) -> Self {
-        self.direct_tile_bytes = bytes;
-        self
-    }
-
-    /// Whether dense reads skip the tiles of a fragment whose cells in the
-    /// subarray a later dense fragment (holding every selected attribute)
-    /// writes again (default: yes). Dense writes fill their whole non-empty
-    /// domain, so an overwritten region needs only its newest fragment.
-    /// The result is the same either way; turning it off serves
-    /// comparisons and benchmarks.
-    pub fn skip_overwritten(mut self, yes: bool) -> Self {
-        self.skip_overwritten = yes;
-        self
-    }
-
-    /// Whether sparse reads with a condition skip fragments and tiles whose
-    /// metadata (fragment summary, tile mins, maxes and null counts) shows
-    /// no cell can satisfy it (default: yes). The result is the same either
-    /// way; turning it off serves comparisons and benchmarks.
-    pub fn prune(mut self, yes: bool) -> Self {
-        self.prune = yes;
+    #[doc(hidden)]
+    pub fn tune(mut self, f: impl FnOnce(&mut Tuning)) -> Self {
+        f(&mut self.tuning);
         self
     }
 
@@ -291,7 +228,7 @@ impl<'a> Query<'a> {
 
     /// Whether a dense read places a field stored with `filters` (nullable,
     /// var-sized as said, in tiles of `tile_bytes` cells' bytes) straight
-    /// from its files ([`Query::direct_tile_bytes`]): fixed-sized, no
+    /// from its files ([`Tuning::direct_tile_bytes`](crate::tuning::Tuning)): fixed-sized, no
     /// validity, no filter, no encryption, tiles large enough, and reads in
     /// place on. Rows of cells must also be runs in tile and result alike,
     /// which the caller knows.
@@ -302,17 +239,17 @@ impl<'a> Query<'a> {
         var: bool,
         tile_bytes: u64,
     ) -> bool {
-        self.direct
+        self.tuning.direct
             && self.array.key.is_none()
             && filters.filters.is_empty()
             && !nullable
             && !var
-            && tile_bytes >= self.direct_tile_bytes
+            && tile_bytes >= self.tuning.direct_tile_bytes
     }
 
     /// Which attributes (by index in the array schema) a dense read of this
     /// query places straight from their files, as the array schema stores
-    /// them ([`Query::direct_tile_bytes`]); fragments written with other
+    /// them ([`Tuning::direct_tile_bytes`](crate::tuning::Tuning)); fragments written with other
     /// schemas may differ, so this serves estimates.
     pub(crate) fn places_unfiltered(&self) -> impl Fn(usize) -> bool + '_ {
         let schema = &self.array.schema;
@@ -347,11 +284,3 @@ impl<'a> Query<'a> {
         }
     }
 }
-
-/// Bytes from which unfiltered tiles are read straight into a dense
-/// result ([`Query::direct_tile_bytes`]): a chunk's worth.
-const DIRECT_TILE_BYTES: u64 = 64 << 10;
-
-/// Decoded bytes under which a band of a dense read joins its neighbour
-/// ([`Query::dense_band_bytes`]).
-const DENSE_BAND_BYTES: u64 = 8 << 20;

@@ -262,7 +262,7 @@ impl<'a> Query<'a> {
         let pruning = self
             .condition
             .as_ref()
-            .filter(|_| self.prune)
+            .filter(|_| self.tuning.prune)
             .map(|c| (c, crate::prune::Shadows::new(self.array)));
         let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
         let mut tiles: Vec<TileCells> = Vec::new();

@@ -61,7 +61,7 @@ impl<'a> Query<'a> {
         };
         let has_cond_fields =
             |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
-        if !self.direct
+        if !self.tuning.direct
             || !in_stored_order
             || !self.array.delete_conditions.is_empty()
             || !frags.iter().all(|f| plain(f) && has_cond_fields(f))
@@ -95,7 +95,7 @@ impl<'a> Query<'a> {
         let mut hits: Vec<(usize, u64, bool)> = Vec::new();
         for (fi, frag) in frags.iter().enumerate() {
             // No cell shadows another here.
-            let prune = self.condition.as_ref().filter(|_| self.prune);
+            let prune = self.condition.as_ref().filter(|_| self.tuning.prune);
             let mine = self.pruned_hits(fi, frag, prune.map(|c| (c, None)))?;
             // With a condition, every tile's cells are picked.
             let cond = self.condition.is_some();

@@ -17,7 +17,7 @@ use tessera_tile::Layout;
 type Setup<'s> = dyn Fn(Query<'_>) -> Query<'_> + 's;
 
 fn read(a: &OpenArray, band_bytes: u64, setup: &Setup<'_>) -> Result<ReadResult, String> {
-    setup(Query::new(&LocalFs, a).dense_band_bytes(band_bytes))
+    setup(Query::new(&LocalFs, a).tune(|t| t.dense_band_bytes = band_bytes))
         .execute()
         .map_err(|e| e.to_string())
 }
@@ -189,7 +189,7 @@ fn overwritten_tiles_are_skipped_with_the_same_result() {
         for setup in &setups {
             let read = |skip: bool| {
                 let before = tile_bytes(&rec);
-                let r = setup(Query::new(&rec, &a).skip_overwritten(skip))
+                let r = setup(Query::new(&rec, &a).tune(|t| t.skip_overwritten = skip))
                     .execute()
                     .map_err(|e| e.to_string());
                 (r, tile_bytes(&rec) - before)
@@ -216,15 +216,15 @@ fn unfiltered_tiles_read_in_place_equal_decoded_tiles() {
     let (mut compared, mut scattered) = (0, 0);
     for (path, rec, a) in recorded_dense_fixtures() {
         for (name, setup) in cases(&a) {
-            let decoded = setup(Query::new(&LocalFs, &a).direct(false))
+            let decoded = setup(Query::new(&LocalFs, &a).tune(|t| t.direct = false))
                 .execute()
                 .map_err(|e| e.to_string());
             for bands in [0, 8 << 20] {
                 let before = rec.requests().len();
                 let direct = setup(
                     Query::new(&rec, &a)
-                        .direct_tile_bytes(0)
-                        .dense_band_bytes(bands),
+                        .tune(|t| t.direct_tile_bytes = 0)
+                        .tune(|t| t.dense_band_bytes = bands),
                 )
                 .execute()
                 .map_err(|e| e.to_string());

@@ -93,7 +93,7 @@ fn batches_concatenate_to_the_one_shot_read() {
                     let mut n = 0;
                     let mut q = q().layout(layout);
                     if in_place {
-                        q = q.direct_tile_bytes(0);
+                        q = q.tune(|t| t.direct_tile_bytes = 0);
                     }
                     let batches = q.batches(budget).unwrap();
                     for b in batches {

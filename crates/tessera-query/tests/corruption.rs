@@ -54,7 +54,7 @@ fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
             // Also with every unfiltered tile read in place (by default,
             // only tiles of 64 KiB and more are; the fixtures' are smaller).
             let in_place = Query::new(&LocalFs, &a)
-                .direct_tile_bytes(0)
+                .tune(|t| t.direct_tile_bytes = 0)
                 .execute()
                 .is_ok();
             // Picking: tiles cut by the range, cells tested by the
@@ -63,7 +63,7 @@ fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
             let span = common::first_dim_span(&a);
             let first_attr = a.schema.attributes.first().map(|x| x.name.clone());
             for direct in [true, false] {
-                let mut q = Query::new(&LocalFs, &a).direct(direct);
+                let mut q = Query::new(&LocalFs, &a).tune(|t| t.direct = direct);
                 if let Some((lo, hi)) = span {
                     q = q.range(&d0, Key::Int(lo), Key::Int(lo + (hi - lo) / 2));
                 }

@@ -18,7 +18,7 @@ fn read(
     direct: bool,
     setup: &Setup,
 ) -> Result<ReadResult, String> {
-    setup(Query::new(storage, a).direct(direct))
+    setup(Query::new(storage, a).tune(|t| t.direct = direct))
         .execute()
         .map_err(|e| e.to_string())
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const ORDER: &[&str] = &[
     "error",
     "key",
+    "tuning",
     "context",
     "hilbert",
     "geometry",
@@ -42,6 +43,7 @@ const REEXPORTS: &[(&str, &str)] = &[
     ("AggregateValue", "aggregate"),
     ("Aggregates", "aggregate"),
     ("Batches", "batch"),
+    ("Tuning", "tuning"),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -168,8 +168,8 @@ fn pruned_reads_equal_unpruned_reads() {
                     let opened = rec.requests().len();
                     let r = Query::new(&rec, &a)
                         .condition(cond.clone())
-                        .prune(prune)
-                        .direct(direct)
+                        .tune(|t| t.prune = prune)
+                        .tune(|t| t.direct = direct)
                         .execute();
                     (r, data_bytes(&rec.requests()[opened..]))
                 };
