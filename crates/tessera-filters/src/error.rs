@@ -4,6 +4,7 @@ use tessera_tile::ParseError;
 
 /// Why a tile could not be (un)filtered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FilterError {
     /// A structure (pipeline, chunk framing, filter metadata) is malformed.
     #[error(transparent)]
@@ -90,5 +91,13 @@ impl FilterError {
             chunk,
             message: message.to_string(),
         }
+    }
+}
+
+impl FilterError {
+    /// Whether this is a missing or wrong encryption key: the tile is
+    /// encrypted and no key was given, or the key does not decrypt it.
+    pub fn is_key_problem(&self) -> bool {
+        matches!(self, FilterError::MissingKey | FilterError::Decrypt { .. })
     }
 }

@@ -2,6 +2,7 @@
 
 /// Why an array folder or fragment could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FragmentError {
     /// Malformed bytes.
     #[error(transparent)]
@@ -43,6 +44,18 @@ pub enum FragmentError {
 }
 
 impl FragmentError {
+    /// Whether opening or reading failed for want of the right encryption
+    /// key: none given for an encrypted array, or one that does not decrypt
+    /// it.
+    pub fn is_key_problem(&self) -> bool {
+        match self {
+            FragmentError::Filter(f) => f.is_key_problem(),
+            FragmentError::Schema(s) => s.is_key_problem(),
+            FragmentError::In { source, .. } => source.is_key_problem(),
+            _ => false,
+        }
+    }
+
     pub(crate) fn invalid(what: impl Into<String>, message: impl Into<String>) -> FragmentError {
         FragmentError::Invalid {
             what: what.into(),

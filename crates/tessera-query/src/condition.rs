@@ -559,7 +559,10 @@ impl Parser<'_> {
             .attribute(f)
             .map(|a| a.datatype)
             .or_else(|| self.schema.dimension(f).map(|d| d.datatype))
-            .ok_or_else(|| QueryError::Invalid(format!("--where: the array has no field `{f}`")))
+            .ok_or_else(|| QueryError::UnknownField {
+                kind: "field",
+                name: f.to_owned(),
+            })
     }
 }
 

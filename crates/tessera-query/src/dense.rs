@@ -58,10 +58,13 @@ impl<'a> Query<'a> {
             };
             for (a, b) in &r {
                 if a > b || *a < dom[j].0 || *b > dom[j].1 {
-                    return Err(QueryError::Invalid(format!(
-                        "range [{a}, {b}] on `{}` is outside the domain [{}, {}]",
-                        dims[j].name, dom[j].0, dom[j].1
-                    )));
+                    return Err(QueryError::OutOfDomain {
+                        dimension: dims[j].name.clone(),
+                        lo: *a,
+                        hi: *b,
+                        domain_lo: dom[j].0,
+                        domain_hi: dom[j].1,
+                    });
                 }
             }
             sub.push(r);

@@ -1,7 +1,10 @@
 //! The error type of the query crate.
 
-/// Why a read failed.
+/// Why a read failed. Callers match the typed variants ([`QueryError::UnknownField`],
+/// [`QueryError::OutOfDomain`]) and ask [`QueryError::is_key_problem`];
+/// new variants may come.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum QueryError {
     /// The array folder or a fragment could not be read.
     #[error(transparent)]
@@ -31,6 +34,30 @@ pub enum QueryError {
         #[source]
         source: std::io::Error,
     },
+    /// The query names a field the array does not have.
+    #[error("the array has no {kind} `{name}`")]
+    UnknownField {
+        /// `attribute`, `dimension` or `field` (either).
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+    },
+    /// A range reaches outside a dimension's domain.
+    #[error(
+        "range [{lo}, {hi}] on `{dimension}` is outside the domain [{domain_lo}, {domain_hi}]"
+    )]
+    OutOfDomain {
+        /// The dimension.
+        dimension: String,
+        /// The range asked for.
+        lo: i128,
+        /// Its upper bound.
+        hi: i128,
+        /// The domain's lower bound.
+        domain_lo: i128,
+        /// The domain's upper bound.
+        domain_hi: i128,
+    },
     /// The query asks for something the array does not have or allow.
     #[error("{0}")]
     Invalid(String),
@@ -57,5 +84,19 @@ impl From<tessera_fragment::FragmentError> for QueryError {
 impl From<tessera_schema::SchemaError> for QueryError {
     fn from(e: tessera_schema::SchemaError) -> Self {
         QueryError::Schema(Box::new(e))
+    }
+}
+
+impl QueryError {
+    /// Whether the read failed for want of the right encryption key: none
+    /// given for an encrypted array, or one that does not decrypt it
+    /// (wherever in the array that showed: schema, metadata or a tile).
+    pub fn is_key_problem(&self) -> bool {
+        match self {
+            QueryError::Fragment(f) => f.is_key_problem(),
+            QueryError::Schema(s) => s.is_key_problem(),
+            QueryError::Tile { source, .. } => source.is_key_problem(),
+            _ => false,
+        }
     }
 }

@@ -44,6 +44,8 @@ pub struct Query<'a> {
     pub(crate) with_dimensions: bool,
     /// How the read runs (not what it returns).
     pub(crate) tuning: Tuning,
+    /// Dimensions a range named that the array does not have.
+    unknown_dimensions: Vec<String>,
     pub(crate) enumeration_values: bool,
     pub(crate) coordinate_grid: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
@@ -65,6 +67,7 @@ impl<'a> Query<'a> {
             condition: None,
             with_dimensions: true,
             tuning: Tuning::default(),
+            unknown_dimensions: Vec::new(),
             enumeration_values: false,
             coordinate_grid: false,
             answered: Arc::default(),
@@ -97,10 +100,8 @@ impl<'a> Query<'a> {
         {
             self.ranges[i].push((lo, hi));
         } else {
-            self.ranges.push(vec![(
-                Key::Bytes(dim.as_bytes().to_vec()),
-                Key::Bytes(Vec::new()),
-            )]);
+            // Reported when the read runs.
+            self.unknown_dimensions.push(dim.to_owned());
         }
         self
     }
@@ -179,10 +180,11 @@ impl<'a> Query<'a> {
     /// Runs the read.
     pub fn execute(self) -> Result<ReadResult, QueryError> {
         let schema = self.array.schema.clone();
-        if self.ranges.len() != schema.dimensions.len() {
-            return Err(QueryError::Invalid(
-                "a range names a dimension the array does not have".into(),
-            ));
+        if let Some(name) = self.unknown_dimensions.first() {
+            return Err(QueryError::UnknownField {
+                kind: "dimension",
+                name: name.clone(),
+            });
         }
         let attrs: Vec<String> = match &self.attributes {
             Some(a) => a.clone(),
@@ -190,9 +192,10 @@ impl<'a> Query<'a> {
         };
         for a in &attrs {
             if schema.attribute(a).is_none() {
-                return Err(QueryError::Invalid(format!(
-                    "the array has no attribute `{a}`"
-                )));
+                return Err(QueryError::UnknownField {
+                    kind: "attribute",
+                    name: a.clone(),
+                });
             }
         }
         let layout = self.resolved_layout();

@@ -2,6 +2,7 @@
 
 /// Why a schema could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchemaError {
     /// Malformed bytes.
     #[error(transparent)]
@@ -38,6 +39,15 @@ pub enum SchemaError {
 }
 
 impl SchemaError {
+    /// Whether reading failed for want of the right encryption key.
+    pub fn is_key_problem(&self) -> bool {
+        match self {
+            SchemaError::Filter(f) => f.is_key_problem(),
+            SchemaError::InFile { source, .. } => source.is_key_problem(),
+            _ => false,
+        }
+    }
+
     pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> SchemaError {
         SchemaError::Invalid {
             field: field.into(),
