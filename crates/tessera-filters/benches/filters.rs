@@ -295,7 +295,7 @@ fn cases(d: &Data) -> Vec<Case<'_>> {
 fn context(cell_size: u64, parallel: bool) -> TileContext {
     TileContext {
         parallel,
-        ..TileContext::new(FormatVersion(22), cell_size)
+        ..TileContext::new(FormatVersion::new(22), cell_size)
     }
 }
 

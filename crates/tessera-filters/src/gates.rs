@@ -2,21 +2,23 @@
 //! and, at the end, the writer behaviours that changed between libtiledb
 //! releases without a format version bump.
 
+use tessera_tile::gates::Gate;
+
 /// The delta filter's options carry a reinterpret datatype.
-pub const DELTA_REINTERPRET_DATATYPE: u32 = 19;
+pub const DELTA_REINTERPRET_DATATYPE: Gate = Gate::since(19);
 /// The double-delta filter's options carry a reinterpret datatype.
-pub const DOUBLE_DELTA_REINTERPRET_DATATYPE: u32 = 20;
+pub const DOUBLE_DELTA_REINTERPRET_DATATYPE: Gate = Gate::since(20);
 /// Each filter sees the previous filter's output datatype (libtiledb 2.17);
 /// before, every filter of a pipeline used the field's datatype.
-pub const FILTER_DATATYPE_CHAINING: u32 = 20;
+pub const FILTER_DATATYPE_CHAINING: Gate = Gate::since(20);
 /// Bit-width reduction and positive delta act on datetime and time types.
-pub const REDUCTION_ON_DATETIMES: u32 = 20;
+pub const REDUCTION_ON_DATETIMES: Gate = Gate::since(20);
 /// ASCII strings under RLE: offsets are folded into the data tile.
-pub const RLE_ASCII_OFFSETS_IN_DATA: u32 = 12;
+pub const RLE_ASCII_OFFSETS_IN_DATA: Gate = Gate::since(12);
 /// ASCII strings under dictionary encoding: offsets folded into the data tile.
-pub const DICTIONARY_ASCII_OFFSETS_IN_DATA: u32 = 13;
+pub const DICTIONARY_ASCII_OFFSETS_IN_DATA: Gate = Gate::since(13);
 /// UTF-8 strings under RLE or dictionary encoding: offsets folded into the data tile.
-pub const UTF8_OFFSETS_IN_DATA: u32 = 17;
+pub const UTF8_OFFSETS_IN_DATA: Gate = Gate::since(17);
 
 /// A libtiledb release, for writer behaviour that changed without a new
 /// format version: the bytes differ, both are read the same way.

@@ -69,7 +69,7 @@ pub fn write_generic_tile(
     let mut fp = Vec::new();
     run.serialize(&mut fp, version);
     let mut out = Vec::new();
-    out.extend_from_slice(&version.0.to_le_bytes());
+    out.extend_from_slice(&version.number().to_le_bytes());
     out.extend_from_slice(&(tile.len() as u64).to_le_bytes());
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     out.push(Datatype::Char as u8);

@@ -16,7 +16,7 @@
 //!     65536,
 //! );
 //! let cells: Vec<u8> = (0..1000i32).flat_map(|v| v.to_le_bytes()).collect();
-//! let ctx = TileContext::new(FormatVersion(22), 4);
+//! let ctx = TileContext::new(FormatVersion::new(22), 4);
 //! let tile = filter_tile(&pipeline, &cells, &ctx).unwrap();
 //! assert!(tile.len() < cells.len());
 //! assert_eq!(unfilter_tile(&pipeline, &tile, &ctx).unwrap(), cells);
@@ -87,7 +87,7 @@ pub mod fuzzing {
         if data.len() < 4 {
             return None;
         }
-        let version = FormatVersion(1 + data[0] as u32 % 23);
+        let version = FormatVersion::new(1 + data[0] as u32 % 23);
         let dt = Datatype::from_id(data[1] % 44).unwrap_or(Datatype::Int32);
         let kind = |b: u8| match b % 19 {
             0 => FilterKind::Gzip { level: 1 },

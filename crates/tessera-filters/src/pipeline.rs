@@ -303,7 +303,7 @@ pub fn unfilter_tile(
 /// use tessera_tile::{Datatype, FormatVersion};
 ///
 /// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::Int32)], 65536);
-/// let ctx = TileContext::new(FormatVersion(22), 4);
+/// let ctx = TileContext::new(FormatVersion::new(22), 4);
 /// let tile = filter_tile(&p, &[1, 0, 0, 0, 2, 0, 0, 0], &ctx).unwrap();
 /// let mut result = [0u8; 12];
 /// unfilter_tile_into(&p, &tile, &ctx, &mut result[4..]).unwrap();
@@ -330,7 +330,7 @@ pub fn unfilter_tile_into(
 /// use tessera_tile::{Datatype, FormatVersion};
 ///
 /// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::UInt8)], 65536);
-/// let ctx = TileContext::new(FormatVersion(22), 1).writer_chunk_size(4);
+/// let ctx = TileContext::new(FormatVersion::new(22), 1).writer_chunk_size(4);
 /// let tile = filter_tile(&p, b"abcdefgh", &ctx).unwrap(); // chunks "abcd", "efgh"
 /// let mut out = *b"........";
 /// unfilter_tile_part_into(&p, &tile, &ctx, &mut out, &|r| r.start >= 4).unwrap();
@@ -484,7 +484,7 @@ thread_local! {
 /// use tessera_tile::{Datatype, FormatVersion};
 ///
 /// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::UInt8)], 65536);
-/// let ctx = TileContext::new(FormatVersion(22), 1).writer_chunk_size(4);
+/// let ctx = TileContext::new(FormatVersion::new(22), 1).writer_chunk_size(4);
 /// let tile = filter_tile(&p, b"abcdefghij", &ctx).unwrap(); // "abcd", "efgh", "ij"
 /// let (mut first, mut parts) = ([0u8; 4], std::sync::Mutex::new(Vec::new()));
 /// let mut targets = vec![ChunkTarget::Into(&mut first[..]), ChunkTarget::Skip, ChunkTarget::Scratch(8)].into_iter();

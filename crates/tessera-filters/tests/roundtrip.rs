@@ -60,7 +60,7 @@ fn roundtrip(kinds: Vec<FilterKind>, t: Datatype, cells: &[u8], chunk: u32) -> R
         chunk,
     );
     // Small chunks, as libtiledb's own tests set them, to get several per tile.
-    let ctx = TileContext::new(FormatVersion(22), t.size()).writer_chunk_size(chunk as u64);
+    let ctx = TileContext::new(FormatVersion::new(22), t.size()).writer_chunk_size(chunk as u64);
     let tile = filter_tile(&p, cells, &ctx).map_err(|e| format!("{kinds:?} {t}: forward: {e}"))?;
     let ctx = ctx.expect_size(cells.len() as u64);
     let back =
@@ -203,7 +203,7 @@ fn float_scale_round_trips_representable_values() {
 fn wrong_key_missing_key_bad_checksum_and_truncation_are_distinct_errors() {
     let t = Datatype::Int32;
     let cells: Vec<u8> = (0..1000i32).flat_map(|v| v.to_le_bytes()).collect();
-    let ctx = TileContext::new(FormatVersion(22), 4);
+    let ctx = TileContext::new(FormatVersion::new(22), 4);
     let enc = FilterPipeline::new(
         vec![Filter::new(
             FilterKind::Aes256Gcm {
@@ -254,7 +254,7 @@ fn withdrawn_and_unknown_filter_ids_are_clear_errors() {
         b.extend_from_slice(&0u32.to_le_bytes());
         let e = FilterPipeline::parse(
             &mut tessera_tile::Reader::new(&b, "pipeline"),
-            FormatVersion(22),
+            FormatVersion::new(22),
             Datatype::Int32,
         )
         .unwrap_err()
@@ -273,7 +273,7 @@ fn webp_refuses_a_tile_that_is_not_its_image() {
         x_extent: 12,
     };
     let p = FilterPipeline::new(vec![Filter::new(webp, Datatype::UInt8)], 65536);
-    let ctx = TileContext::new(FormatVersion(22), 1);
+    let ctx = TileContext::new(FormatVersion::new(22), 1);
     // 4 rows of 12 bytes is 48 bytes; 47 is not an image of that shape.
     let e = filter_tile(&p, &[0; 47], &ctx).unwrap_err().to_string();
     assert!(e.contains("not an image of 4 rows of 12 bytes"), "{e}");

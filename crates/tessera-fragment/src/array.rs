@@ -193,7 +193,7 @@ impl OpenArray {
                 continue;
             };
             let committed = root_names.contains(format!("{}.ok", e.name).as_str())
-                || (tn.implied_version() < gates::SPLIT_COORDINATES
+                || (!tn.implied_version().has(gates::SPLIT_COORDINATES)
                     && storage.exists(&path.join(&e.name).join(FRAGMENT_METADATA_FILE)));
             if committed {
                 candidates.push((tn, e.name.clone(), path.join(&e.name)));
@@ -390,7 +390,7 @@ impl OpenArray {
 }
 
 fn overlaps(start: u64, end: u64, tn: &TimestampedName) -> bool {
-    if tn.implied_version() >= gates::TIMESTAMPS && tn.version.is_some() {
+    if tn.implied_version().has(gates::TIMESTAMPS) && tn.version.is_some() {
         tn.t1 <= end && start <= tn.t2
     } else {
         tn.t1 >= start && tn.t2 <= end

@@ -77,7 +77,7 @@ pub fn field_count(schema: &ArraySchema, version: FormatVersion, ts: bool, del: 
 /// Reads the version and (from version 10) the schema name at the start of a footer.
 pub fn peek_schema_name(bytes: &[u8]) -> Result<(FormatVersion, Option<String>), FragmentError> {
     let mut r = Reader::new(bytes, "fragment metadata footer");
-    let version = FormatVersion(r.u32("version number")?);
+    let version = FormatVersion::new(r.u32("version number")?);
     let name = if version.has(gates::SCHEMA_NAME) {
         let n = r.u64("array schema name size")?;
         Some(r.string("array schema name", n)?)
@@ -118,7 +118,7 @@ impl Footer {
     ) -> Result<Footer, FragmentError> {
         let mut r = Reader::new(bytes, "fragment metadata footer").at_offset(file_offset);
         let at = r.position();
-        let version = FormatVersion(r.u32("version number")?);
+        let version = FormatVersion::new(r.u32("version number")?);
         if !version.is_known() || !version.has(gates::FOOTER) {
             return Err(r
                 .invalid_at(

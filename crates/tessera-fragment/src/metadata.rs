@@ -128,7 +128,7 @@ impl FragmentMetadata {
         let tn = TimestampedName::parse(&name)
             .ok_or_else(|| FragmentError::invalid(&name, "not a timestamped fragment name"))?;
         let name_version = tn.implied_version();
-        if name_version > FormatVersion::LATEST.0 {
+        if name_version > FormatVersion::LATEST {
             return Err(FragmentError::invalid(&name, format!("format version {name_version} in the fragment name is not supported (known: 1 to {})", FormatVersion::LATEST)));
         }
         let file = path.join(FRAGMENT_METADATA_FILE);
@@ -143,14 +143,14 @@ impl FragmentMetadata {
                 )
             })
         };
-        if let (Some(bytes), true) = (consolidated, name_version >= gates::SCHEMA_NAME) {
+        if let (Some(bytes), true) = (consolidated, name_version.has(gates::SCHEMA_NAME)) {
             let within = |e: FragmentError| e.within(&name, "consolidated footer");
             let schema = named_schema(bytes, &within)?;
             let footer = Footer::parse(bytes, &schema, 0).map_err(within)?;
             // The file's size is not asked for: section reads are bounded by the storage instead.
             return Self::assemble(name, path, tn, footer, schema, key, u64::MAX);
         }
-        if name_version < gates::FOOTER {
+        if !name_version.has(gates::FOOTER) {
             let schema = schemas(tessera_schema::LEGACY_SCHEMA_FILE).ok_or_else(|| {
                 FragmentError::invalid(&name, "no legacy array schema for a format 1 or 2 fragment")
             })?;
@@ -198,7 +198,7 @@ impl FragmentMetadata {
         };
         // Locate the footer: its length ends the file from version 10 (and
         // before that when a dimension is var-sized); else compute it.
-        let (footer_offset, schema) = if name_version >= gates::SCHEMA_NAME {
+        let (footer_offset, schema) = if name_version.has(gates::SCHEMA_NAME) {
             let tail = footer_length().map_err(within)?;
             let off = tail
                 .checked_add(8)
@@ -213,7 +213,7 @@ impl FragmentMetadata {
             (off, named_schema(&head, &within)?)
         } else {
             let schema = legacy()?;
-            let v = FormatVersion(name_version);
+            let v = name_version;
             let off = if has_footer_length(&schema, v) {
                 let tail = footer_length().map_err(within)?;
                 tail.checked_add(8).and_then(|n| size.checked_sub(n))
@@ -242,7 +242,7 @@ impl FragmentMetadata {
         metadata_file_size: u64,
     ) -> Result<FragmentMetadata, FragmentError> {
         let name_version = tn.implied_version();
-        if tn.version.is_some() && footer.version.0 != name_version {
+        if tn.version.is_some() && footer.version != name_version {
             return Err(FragmentError::invalid(
                 &name,
                 format!(
@@ -293,7 +293,7 @@ impl FragmentMetadata {
         let tile = read_generic_tile(&bytes, key.as_ref(), 0).map_err(|e| within(e.into()))?;
         let mut r = Reader::new(&tile.data, "legacy fragment metadata");
         let p = |e: tessera_tile::ParseError| within(FragmentError::from(e));
-        let version = FormatVersion(r.u32("version number").map_err(p)?);
+        let version = FormatVersion::new(r.u32("version number").map_err(p)?);
         let dims = &schema.dimensions;
         let pair: u64 = dims.iter().map(|d| 2 * d.coord_size()).sum();
         let split = |b: &[u8]| -> Vec<tessera_schema::Range1D> {
@@ -396,7 +396,7 @@ impl FragmentMetadata {
     /// in format 1 when the coords filters compress nothing; never later.
     pub fn coords_zipped(&self) -> bool {
         use tessera_filters::FilterType as T;
-        self.version().0 == 1
+        !self.version().has(gates::UNZIPPED_COORDINATES)
             && !self.schema.coords_filters.filters.iter().any(|f| {
                 matches!(
                     f.filter_type(),
@@ -1055,7 +1055,7 @@ const FOOTER_READ: u64 = 16 << 10;
 
 /// File stem of a field before version 9: its name, percent-encoded in version 8.
 fn legacy_name(name: &str, v: FormatVersion) -> String {
-    if v.0 != 8 {
+    if !v.has(gates::PERCENT_ENCODED_NAMES) || v.has(gates::FILES_BY_INDEX) {
         return name.to_owned();
     }
     let mut out = String::new();

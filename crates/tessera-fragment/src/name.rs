@@ -71,12 +71,12 @@ impl TimestampedName {
 
     /// The format version the name implies: its version part, 3 for the
     /// `__t1_t2_uuid` form (3 or 4; the footer tells) and 2 for the legacy form.
-    pub fn implied_version(&self) -> u32 {
-        match (self.version, self.legacy_form) {
+    pub fn implied_version(&self) -> tessera_tile::FormatVersion {
+        tessera_tile::FormatVersion::new(match (self.version, self.legacy_form) {
             (Some(v), _) => v,
             (None, false) => 3,
             (None, true) => 2,
-        }
+        })
     }
 }
 
@@ -103,7 +103,7 @@ mod tests {
         let n = TimestampedName::parse("__1_2_0123456789abcdef0123456789abcdef_22.wrt").unwrap();
         assert_eq!((n.t1, n.t2, n.version), (1, 2, Some(22)));
         let n = TimestampedName::parse("__5_6_0123456789abcdef0123456789abcdef").unwrap();
-        assert_eq!(n.implied_version(), 3);
+        assert_eq!(n.implied_version().number(), 3);
         let n = TimestampedName::parse("__b4cae15e1a294904a1296510c34f19ec_1538747712566").unwrap();
         assert!(n.legacy_form);
         assert_eq!(n.t1, 1538747712566);

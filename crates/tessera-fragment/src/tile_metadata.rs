@@ -192,8 +192,14 @@ pub fn compare_cells(
 
 /// Whether tile metadata of a field can be relied on: not for nullable
 /// fixed-size strings in dense fragments before format 21.
-pub fn trusted(version: u32, dense: bool, nullable: bool, string_fixed: bool) -> bool {
-    version >= 21 || !(dense && nullable && string_fixed)
+pub fn trusted(
+    version: tessera_tile::FormatVersion,
+    dense: bool,
+    nullable: bool,
+    string_fixed: bool,
+) -> bool {
+    version.has(crate::gates::DENSE_NULLABLE_STRING_TILE_METADATA)
+        || !(dense && nullable && string_fixed)
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ fn v23_footer_with_optional_sections() {
     b.extend(u64le(size)); // footer length
 
     let f = Footer::parse(&b, &schema, 0).unwrap();
-    assert_eq!(f.version.0, 23);
+    assert_eq!(f.version.number(), 23);
     assert_eq!(f.sparse_tile_num, 3);
     assert_eq!(f.tile_offsets, vec![1000, 1001, 1002, 1003, 1004]);
     assert_eq!(

@@ -38,7 +38,7 @@ pub(crate) fn trusted_field(frag: &FragmentMetadata, name: &str) -> Option<Field
     let spec = FieldSpec::named(frag, name)?;
     let string_fixed = !spec.cell_val_num.is_var() && is_string(spec.datatype);
     trusted(
-        frag.version().0,
+        frag.version(),
         frag.footer.dense,
         spec.nullable,
         string_fixed,

@@ -72,7 +72,7 @@ fn check_field(frag: &FragmentMetadata, f: Field, failures: &mut Vec<String>) ->
         spec.datatype,
         Datatype::Char | Datatype::StringAscii | Datatype::StringUtf8
     ) && !spec.cell_val_num.is_var();
-    if !trusted(frag.version().0, frag.footer.dense, nullable, string_fixed) {
+    if !trusted(frag.version(), frag.footer.dense, nullable, string_fixed) {
         return 0;
     }
     let fixed_numeric =
@@ -239,7 +239,7 @@ fn tile_metadata_matches_the_tiles() {
                 continue;
             };
             for frag in &a.fragments {
-                if frag.version().0 < 11 {
+                if !frag.version().has(tessera_fragment::gates::TILE_METADATA) {
                     continue;
                 }
                 fragments += 1;

@@ -263,7 +263,7 @@ impl ArraySchema {
     pub fn parse(payload: &[u8], name: &str) -> Result<ArraySchema, SchemaError> {
         let mut r = Reader::new(payload, "array schema");
         let at = r.position();
-        let version = FormatVersion(r.u32("array version")?);
+        let version = FormatVersion::new(r.u32("array version")?);
         if !version.is_known() {
             return Err(r
                 .invalid_at(

@@ -241,14 +241,14 @@ fn legacy_and_timestamped_schemas_together() {
         load_schema(&LocalFs, &dir, &files[0], None)
             .unwrap()
             .version
-            .0,
+            .number(),
         1
     );
     assert_eq!(
         load_schema(&LocalFs, &dir, &files[1], None)
             .unwrap()
             .version
-            .0,
+            .number(),
         22
     );
     let _ = std::fs::remove_dir_all(&dir);

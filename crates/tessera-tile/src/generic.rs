@@ -42,7 +42,7 @@ impl GenericTileHeader {
     /// Parses a header; the reader is left at the first byte of the tile data.
     pub fn parse(r: &mut Reader<'_>) -> Result<GenericTileHeader, ParseError> {
         let prev = r.set_structure("generic tile header");
-        let version = FormatVersion(r.u32("version number")?);
+        let version = FormatVersion::new(r.u32("version number")?);
         let persisted_size = r.u64("persisted size")?;
         let tile_size = r.u64("tile size")?;
         let datatype = r.u8("datatype")?;
@@ -95,7 +95,7 @@ mod tests {
         b.extend_from_slice(&8u32.to_le_bytes());
         b.extend_from_slice(&[0u8; 8]);
         let h = GenericTileHeader::parse(&mut Reader::new(&b, "x")).unwrap();
-        assert_eq!(h.version, FormatVersion(22));
+        assert_eq!(h.version, FormatVersion::new(22));
         assert_eq!(h.size(), b.len() as u64);
         for cut in 0..b.len() {
             assert!(GenericTileHeader::parse(&mut Reader::new(&b[..cut], "x")).is_err());

@@ -42,5 +42,5 @@ pub mod tile;
 
 pub use datatype::{ArrayType, Datatype, Layout};
 pub use error::{ParseError, ParseErrorKind};
-pub use gates::FormatVersion;
+pub use gates::{FormatVersion, Gate};
 pub use reader::Reader;

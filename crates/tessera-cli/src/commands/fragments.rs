@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
                 serde_json::json!({
                     "name": f.name,
                     "timestamp_range": [f.timestamp_range().0, f.timestamp_range().1],
-                    "version": f.version().0,
+                    "version": f.version().number(),
                     "sparse": !f.footer.dense,
                     "cell_num": f.total_cell_num(),
                     "nonempty_domain": ned,

@@ -25,7 +25,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     }
     let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
     let s = &a.schema;
-    let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().0).collect();
+    let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().number()).collect();
     versions.sort_unstable();
     versions.dedup();
     println!("array: {}", array.display());

@@ -245,7 +245,7 @@ mod tests {
 
     fn cx() -> ChunkCx<'static> {
         ChunkCx {
-            version: FormatVersion(22),
+            version: FormatVersion::new(22),
             writer: LibtiledbRelease::LATEST,
             cell_size: 1,
             chunk: 3,

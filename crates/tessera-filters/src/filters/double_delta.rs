@@ -224,7 +224,7 @@ mod tests {
             let c = compress(Datatype::Int64, &b, LibtiledbRelease::LATEST).unwrap();
             let mut out = vec![0; b.len()];
             assert_eq!(
-                decompress(Datatype::Int64, &c, &mut out, FormatVersion(22)).unwrap(),
+                decompress(Datatype::Int64, &c, &mut out, FormatVersion::new(22)).unwrap(),
                 b.len()
             );
             assert_eq!(out, b);
@@ -243,7 +243,7 @@ mod tests {
         assert_eq!((old[0], new[0]), (1, 2));
         for c in [old, new] {
             let mut out = vec![0; b.len()];
-            decompress(Datatype::Int32, &c, &mut out, FormatVersion(22)).unwrap();
+            decompress(Datatype::Int32, &c, &mut out, FormatVersion::new(22)).unwrap();
             assert_eq!(out, b);
         }
     }
