@@ -190,3 +190,21 @@ pub fn print_records(
     }
     Ok(())
 }
+
+/// The folder a subcommand works on, and its encryption key.
+#[derive(clap::Args)]
+pub struct Target {
+    /// The array folder (for `info` and `meta`, a group's too).
+    pub array: std::path::PathBuf,
+    /// AES-256-GCM key: 64 hex digits (or the 32-byte key itself).
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+impl Target {
+    /// The array, opened at the latest timestamp.
+    pub fn open(&self) -> Result<OpenArray, BoxError> {
+        let key = parse_key(&self.key)?;
+        Ok(OpenArray::open(&LocalFs, &self.array, 0, u64::MAX, key)?)
+    }
+}

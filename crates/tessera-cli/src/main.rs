@@ -10,6 +10,7 @@ mod verify;
 
 use args::BoxError;
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -69,10 +70,23 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
 #[global_allocator]
 static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
 
+/// Set when printing failed because the reader of stdout went away.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn main() -> ExitCode {
     // A bug must not print a backtrace at users: one line, non-zero exit.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("error: internal error (please report): {info}");
+        // A reader that went away (`tessera info A | head -2`) is no bug:
+        // the output ends quietly, as it would for any Unix tool.
+        let text = info.to_string();
+        if text.contains("failed printing to stdout") && text.contains("Broken pipe") {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: internal error (please report): {text}"
+        );
     }));
     let cli = Cli::parse();
     // The main thread is one of rayon's threads: a read's parallel steps run
@@ -89,6 +103,7 @@ fn main() -> ExitCode {
         .build_global();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(code)) => code,
+        Ok(Err(e)) if closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
             let mut msg = format!("error: {e}");
             let mut src = e.source();
@@ -100,9 +115,26 @@ fn main() -> ExitCode {
                 }
                 src = s.source();
             }
-            eprintln!("{msg}");
+            // Not eprintln: a closed stderr must not turn into a panic here.
+            let _ = writeln!(std::io::stderr(), "{msg}");
             ExitCode::FAILURE
         }
+        Err(_) if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(101),
     }
+}
+
+/// Whether `e` is the reader of stdout going away (a broken pipe): the
+/// output ends there, quietly, as for any Unix tool.
+fn closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(x) = cur {
+        if x.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        cur = x.source();
+    }
+    false
 }

@@ -394,3 +394,33 @@ fn csv_rows_are_the_jsonl_rows() {
         }
     }
 }
+
+/// A reader of stdout that goes away (`tessera read A | head -1`) ends the
+/// output quietly: exit 0, nothing on stderr, no panic.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let array = common::testdata().join("tiledb-0.36.1/dense_large/array");
+    for sub in ["read", "info"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args([sub, &array.display().to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // stdout is closed here; the process still has more to write.
+        let out = child.wait_with_output().unwrap();
+        assert!(!first.is_empty());
+        assert!(out.status.success(), "{sub}: {:?}", out.status);
+        assert!(
+            out.stderr.is_empty(),
+            "{sub}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -1,29 +1,23 @@
 //! `tessera commits`: list the delete and update commits in force, with their conditions (as stored: the cells to keep) and, for updates, the values they set.
 
 use crate::args::*;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use tessera::fragment::OpenArray;
-use tessera::tile::storage::LocalFs;
 
 /// List the delete and update commits in force, with their conditions
 /// (as stored: the cells to keep) and, for updates, the values they set.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
-    pub array: PathBuf,
+    #[command(flatten)]
+    pub target: Target,
     /// As JSON.
     #[arg(long)]
     pub json: bool,
-    /// AES-256-GCM key.
-    #[arg(long)]
-    pub key: Option<String>,
 }
 
 /// Runs `tessera commits`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { array, json, key } = args;
-    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+    let Args { target, json } = args;
+    let a = target.open()?;
     let s = &a.schema;
     let datatype_of = |f: &str| {
         s.attribute(f)

@@ -1,28 +1,22 @@
 //! `tessera fragments`: list the fragments.
 
 use crate::args::*;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use tessera::fragment::OpenArray;
-use tessera::tile::storage::LocalFs;
 
 /// List the fragments.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
-    pub array: PathBuf,
+    #[command(flatten)]
+    pub target: Target,
     /// As JSON.
     #[arg(long)]
     pub json: bool,
-    /// AES-256-GCM key.
-    #[arg(long)]
-    pub key: Option<String>,
 }
 
 /// Runs `tessera fragments`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { array, json, key } = args;
-    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+    let Args { target, json } = args;
+    let a = target.open()?;
     let list: Vec<serde_json::Value> = a
             .fragments
             .iter()

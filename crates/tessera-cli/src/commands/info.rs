@@ -1,29 +1,25 @@
 //! `tessera info`: summarize an array.
 
 use crate::args::*;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
-use tessera::fragment::OpenArray;
 use tessera::tile::storage::LocalFs;
 
 /// Summarize an array.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array or group folder.
-    pub array: PathBuf,
-    /// AES-256-GCM key.
-    #[arg(long)]
-    pub key: Option<String>,
+    #[command(flatten)]
+    pub target: Target,
 }
 
 /// Runs `tessera info`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { array, key } = args;
-    if is_group(&LocalFs, &array)? {
-        return group_info(&array, key);
+    let Args { target } = args;
+    let array = &target.array;
+    if is_group(&LocalFs, array)? {
+        return group_info(array, &target.key);
     }
-    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+    let a = target.open()?;
     let s = &a.schema;
     let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().number()).collect();
     versions.sort_unstable();
@@ -36,22 +32,15 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         s.version,
         a.schema_files.len()
     );
-    println!(
-        "dimensions: {}",
-        s.dimensions
-            .iter()
-            .map(|d| format!("{} {}", d.name, d.datatype))
+    let fields = |f: &mut dyn Iterator<Item = (&String, tessera::tile::Datatype)>| {
+        f.map(|(n, t)| format!("{n} {t}"))
             .collect::<Vec<_>>()
             .join(", ")
-    );
-    println!(
-        "attributes: {}",
-        s.attributes
-            .iter()
-            .map(|d| format!("{} {}", d.name, d.datatype))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    };
+    let dims = &mut s.dimensions.iter().map(|d| (&d.name, d.datatype));
+    println!("dimensions: {}", fields(dims));
+    let attrs = &mut s.attributes.iter().map(|a| (&a.name, a.datatype));
+    println!("attributes: {}", fields(attrs));
     println!(
         "fragments: {} (format versions {:?})",
         a.fragments.len(),
@@ -61,7 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         "cells written: {}",
         a.fragments.iter().map(|f| f.total_cell_num()).sum::<u64>()
     );
-    println!("size on disk: {} bytes", dir_size(&array));
+    println!("size on disk: {} bytes", dir_size(array));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -78,8 +67,8 @@ fn dir_size(p: &std::path::Path) -> u64 {
 }
 
 /// `tessera info` on a group: its members by kind and its metadata keys.
-fn group_info(path: &std::path::Path, key: Option<String>) -> Result<ExitCode, BoxError> {
-    let g = OpenGroup::open(&LocalFs, path, 0, u64::MAX, parse_key(&key)?)?;
+fn group_info(path: &std::path::Path, key: &Option<String>) -> Result<ExitCode, BoxError> {
+    let g = OpenGroup::open(&LocalFs, path, 0, u64::MAX, parse_key(key)?)?;
     let count = |t: ObjectType| g.members.iter().filter(|m| m.object_type == t).count();
     let meta = g.metadata(&LocalFs)?;
     println!("group: {}", path.display());

@@ -1,36 +1,32 @@
 //! `tessera schema`: print the array schema.
 
 use crate::args::*;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use tessera::tile::storage::LocalFs;
 
 /// Print the array schema.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
-    pub array: PathBuf,
+    #[command(flatten)]
+    pub target: Target,
     /// As JSON.
     #[arg(long)]
     pub json: bool,
     /// The schema in force at this timestamp.
     #[arg(long)]
     pub timestamp: Option<u64>,
-    /// AES-256-GCM key.
-    #[arg(long)]
-    pub key: Option<String>,
 }
 
 /// Runs `tessera schema`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let Args {
-        array,
+        target,
         json,
         timestamp,
-        key,
     } = args;
-    let key = parse_key(&key)?;
-    let files = tessera::schema::list_schemas(&LocalFs, &array)?;
+    let key = parse_key(&target.key)?;
+    let array = &target.array;
+    let files = tessera::schema::list_schemas(&LocalFs, array)?;
     let f = tessera::schema::schema_at(&files, timestamp.unwrap_or(u64::MAX))
         .ok_or("not a TileDB array: no schema")?;
     let s = tessera::schema::load_schema(&LocalFs, &array, f, key.as_ref())?;

@@ -2,32 +2,27 @@
 
 use crate::args::*;
 use crate::progress;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use tessera::fragment::OpenArray;
 use tessera::tile::storage::LocalFs;
 
 /// Read every generic tile and data tile; report each problem. Exit 0 only when all is sound.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
-    pub array: PathBuf,
-    /// AES-256-GCM key.
-    #[arg(long)]
-    pub key: Option<String>,
+    #[command(flatten)]
+    pub target: Target,
 }
 
 /// Runs `tessera verify`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { array, key } = args;
-    let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, parse_key(&key)?)?;
+    let Args { target } = args;
+    let a = target.open()?;
     let bar = progress::bar(a.fragments.len() as u64, "verifying fragments");
     let problems = crate::verify::verify(&LocalFs, &a, &|| bar.inc(1));
     bar.finish_and_clear();
     if problems.is_empty() {
         println!(
             "{}: {} fragment(s) verified, no problems",
-            array.display(),
+            target.array.display(),
             a.fragments.len()
         );
     } else {
