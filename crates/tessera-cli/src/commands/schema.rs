@@ -29,8 +29,8 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let files = tessera::schema::list_schemas(&LocalFs, array)?;
     let f = tessera::schema::schema_at(&files, timestamp.unwrap_or(u64::MAX))
         .ok_or("not a TileDB array: no schema")?;
-    let s = tessera::schema::load_schema(&LocalFs, &array, f, key.as_ref())?;
-    let enums = tessera::schema::load_enumerations(&LocalFs, &array, &s, key.as_ref())?;
+    let s = tessera::schema::load_schema(&LocalFs, array, f, key.as_ref())?;
+    let enums = tessera::schema::load_enumerations(&LocalFs, array, &s, key.as_ref())?;
     if json {
         let mut v = serde_json::to_value(&s)?;
         add_typed_values(&mut v, &s);
