@@ -208,3 +208,14 @@ impl Target {
         Ok(OpenArray::open(&LocalFs, &self.array, 0, u64::MAX, key)?)
     }
 }
+
+/// The arguments of the listing subcommands (`fragments`, `commits`,
+/// `meta`): the folder and key, and whether to print JSON.
+#[derive(clap::Args)]
+pub struct Listing {
+    #[command(flatten)]
+    pub target: Target,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+}

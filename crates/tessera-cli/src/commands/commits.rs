@@ -3,20 +3,12 @@
 use crate::args::*;
 use std::process::ExitCode;
 
-/// List the delete and update commits in force, with their conditions
-/// (as stored: the cells to keep) and, for updates, the values they set.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub target: Target,
-    /// As JSON.
-    #[arg(long)]
-    pub json: bool,
-}
+/// Its arguments: the folder, its key and `--json`.
+pub use crate::args::Listing as Args;
 
 /// Runs `tessera commits`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { target, json } = args;
+    let Listing { target, json } = args;
     let a = target.open()?;
     let s = &a.schema;
     let datatype_of = |f: &str| {

@@ -3,19 +3,12 @@
 use crate::args::*;
 use std::process::ExitCode;
 
-/// List the fragments.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub target: Target,
-    /// As JSON.
-    #[arg(long)]
-    pub json: bool,
-}
+/// Its arguments: the folder, its key and `--json`.
+pub use crate::args::Listing as Args;
 
 /// Runs `tessera fragments`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { target, json } = args;
+    let Listing { target, json } = args;
     let a = target.open()?;
     let list: Vec<serde_json::Value> = a
             .fragments

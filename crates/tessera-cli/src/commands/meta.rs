@@ -5,19 +5,12 @@ use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
 use tessera::tile::storage::LocalFs;
 
-/// Print the array metadata.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub target: Target,
-    /// As JSON.
-    #[arg(long)]
-    pub json: bool,
-}
+/// Its arguments: the folder, its key and `--json`.
+pub use crate::args::Listing as Args;
 
 /// Runs `tessera meta`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { target, json } = args;
+    let Listing { target, json } = args;
     // An array's metadata, or a group's (the same format).
     let m = if is_group(&LocalFs, &target.array)? {
         let key = parse_key(&target.key)?;
