@@ -5,16 +5,12 @@ use std::process::ExitCode;
 use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
 use tessera::tile::storage::LocalFs;
 
-/// Summarize an array.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub target: Target,
-}
+/// Its arguments: the folder and its key.
+pub use crate::args::Target as Args;
 
 /// Runs `tessera info`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { target } = args;
+    let target = args;
     let array = &target.array;
     if is_group(&LocalFs, array)? {
         return group_info(array, &target.key);

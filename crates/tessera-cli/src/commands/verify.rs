@@ -5,16 +5,12 @@ use crate::progress;
 use std::process::ExitCode;
 use tessera::tile::storage::LocalFs;
 
-/// Read every generic tile and data tile; report each problem. Exit 0 only when all is sound.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub target: Target,
-}
+/// Its arguments: the folder and its key.
+pub use crate::args::Target as Args;
 
 /// Runs `tessera verify`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Args { target } = args;
+    let target = args;
     let a = target.open()?;
     let bar = progress::bar(a.fragments.len() as u64, "verifying fragments");
     let problems = crate::verify::verify(&LocalFs, &a, &|| bar.inc(1));
