@@ -1,6 +1,7 @@
 //! Conditions on cells: query conditions given by users (`--where`) and the
 //! delete conditions stored in the array.
 
+use crate::grammar::Ast;
 use crate::key::Key;
 use crate::QueryError;
 use std::cmp::Ordering;
@@ -367,203 +368,72 @@ impl Expr {
         }
     }
 
-    /// Parses a condition such as `a > 5 and (b == 'x' or c is null)`,
-    /// binding literals to the datatypes of `schema`'s fields.
+    /// Parses a condition such as `a > 5 and (b == 'x' or c is null)`
+    /// ([`crate::grammar`]), binding literals to the datatypes of
+    /// `schema`'s fields.
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::{Expr, QueryError};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
+    /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// assert!(Expr::parse("a > 0 and (s == 'ab' or n is null)", &a.schema).is_ok());
+    /// let e = Expr::parse("a > 0 and", &a.schema).unwrap_err();
+    /// assert_eq!(e.to_string(), "--where: at byte 9: unexpected end");
+    /// ```
     pub fn parse(text: &str, schema: &ArraySchema) -> Result<Expr, QueryError> {
-        let tokens = tokenize(text)?;
-        let mut p = Parser {
-            t: tokens,
-            i: 0,
-            schema,
-        };
-        let e = p.or()?;
-        if p.i != p.t.len() {
-            return Err(QueryError::Invalid(format!(
-                "--where: unexpected `{}`",
-                p.t[p.i]
-            )));
-        }
-        Ok(e)
+        let ast = crate::grammar::parse(text).map_err(|e| {
+            QueryError::Invalid(format!("--where: at byte {}: {}", e.offset, e.message))
+        })?;
+        bind(&ast, schema)
     }
 }
 
-fn tokenize(s: &str) -> Result<Vec<String>, QueryError> {
-    let mut out = Vec::new();
-    let c: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < c.len() {
-        let ch = c[i];
-        if ch.is_whitespace() {
-            i += 1;
-        } else if "()[],".contains(ch) {
-            out.push(ch.to_string());
-            i += 1;
-        } else if "<>=!".contains(ch) {
-            let two: String = c[i..(i + 2).min(c.len())].iter().collect();
-            if ["<=", ">=", "==", "!="].contains(&two.as_str()) {
-                out.push(two);
-                i += 2;
-            } else {
-                out.push(ch.to_string());
-                i += 1;
-            }
-        } else if ch == '\'' || ch == '"' {
-            let mut j = i + 1;
-            while j < c.len() && c[j] != ch {
-                j += 1;
-            }
-            if j >= c.len() {
-                return Err(QueryError::Invalid("--where: unterminated string".into()));
-            }
-            out.push(c[i..=j].iter().collect());
-            i = j + 1;
-        } else {
-            let mut j = i;
-            while j < c.len() && !c[j].is_whitespace() && !"()[],<>=!'\"".contains(c[j]) {
-                j += 1;
-            }
-            out.push(c[i..j].iter().collect());
-            i = j;
-        }
-    }
-    Ok(out)
-}
-
-struct Parser<'a> {
-    t: Vec<String>,
-    i: usize,
-    schema: &'a ArraySchema,
-}
-
-impl Parser<'_> {
-    fn peek(&self) -> Option<&str> {
-        self.t.get(self.i).map(String::as_str)
-    }
-    fn next(&mut self) -> Result<String, QueryError> {
-        let t = self
-            .t
-            .get(self.i)
-            .cloned()
-            .ok_or_else(|| QueryError::Invalid("--where: unexpected end".into()))?;
-        self.i += 1;
-        Ok(t)
-    }
-    fn kw(&self, k: &str) -> bool {
-        self.peek().is_some_and(|t| t.eq_ignore_ascii_case(k))
-    }
-    fn or(&mut self) -> Result<Expr, QueryError> {
-        let mut v = vec![self.and()?];
-        while self.kw("or") || self.peek() == Some("|") {
-            self.i += 1;
-            v.push(self.and()?);
-        }
-        Ok(if v.len() == 1 {
-            v.pop().expect("one")
-        } else {
-            Expr::Or(v)
-        })
-    }
-    fn and(&mut self) -> Result<Expr, QueryError> {
-        let mut v = vec![self.unary()?];
-        while self.kw("and") || self.peek() == Some("&") {
-            self.i += 1;
-            v.push(self.unary()?);
-        }
-        Ok(if v.len() == 1 {
-            v.pop().expect("one")
-        } else {
-            Expr::And(v)
-        })
-    }
-    fn unary(&mut self) -> Result<Expr, QueryError> {
-        if self.kw("not") {
-            self.i += 1;
-            return Ok(Expr::Not(Box::new(self.unary()?)));
-        }
-        if self.peek() == Some("(") {
-            self.i += 1;
-            let e = self.or()?;
-            if self.next()? != ")" {
-                return Err(QueryError::Invalid("--where: expected `)`".into()));
-            }
-            return Ok(e);
-        }
-        let field = self.next()?;
-        let dt = self.field_type(&field)?;
-        if self.kw("is") {
-            self.i += 1;
-            let negated = self.kw("not");
-            if negated {
-                self.i += 1;
-            }
-            if !self.kw("null") {
-                return Err(QueryError::Invalid("--where: expected `null`".into()));
-            }
-            self.i += 1;
-            return Ok(Expr::IsNull { field, negated });
-        }
-        let negated_in = self.kw("not");
-        if negated_in {
-            self.i += 1;
-        }
-        if self.kw("in") {
-            self.i += 1;
-            if self.next()? != "[" {
-                return Err(QueryError::Invalid(
-                    "--where: expected `[` after `in`".into(),
-                ));
-            }
-            let mut values = Vec::new();
-            loop {
-                let t = self.next()?;
-                if t == "]" {
-                    break;
-                }
-                if t == "," {
-                    continue;
-                }
-                values.push(encode(&t, dt)?);
-            }
-            return Ok(Expr::Compare {
-                field,
-                op: if negated_in {
-                    CompareOp::NotIn
-                } else {
-                    CompareOp::In
-                },
-                values,
-            });
-        }
-        let op = match self.next()?.as_str() {
-            "<" => CompareOp::Lt,
-            "<=" => CompareOp::Le,
-            ">" => CompareOp::Gt,
-            ">=" => CompareOp::Ge,
-            "==" | "=" => CompareOp::Eq,
-            "!=" => CompareOp::Ne,
-            o => {
-                return Err(QueryError::Invalid(format!(
-                    "--where: unknown operator `{o}`"
-                )))
-            }
-        };
-        let lit = self.next()?;
-        Ok(Expr::Compare {
-            field,
-            op,
-            values: vec![encode(&lit, dt)?],
-        })
-    }
-    fn field_type(&self, f: &str) -> Result<Datatype, QueryError> {
-        self.schema
+/// The condition `ast` with its literals encoded as its fields' values.
+fn bind(ast: &Ast<'_>, schema: &ArraySchema) -> Result<Expr, QueryError> {
+    let field_type = |f: &str| {
+        schema
             .attribute(f)
             .map(|a| a.datatype)
-            .or_else(|| self.schema.dimension(f).map(|d| d.datatype))
+            .or_else(|| schema.dimension(f).map(|d| d.datatype))
             .ok_or_else(|| QueryError::UnknownField {
                 kind: "field",
                 name: f.to_owned(),
             })
-    }
+    };
+    let all = |v: &[Ast<'_>]| {
+        v.iter()
+            .map(|a| bind(a, schema))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    Ok(match ast {
+        Ast::Compare {
+            field,
+            op,
+            literals,
+        } => {
+            let dt = field_type(field)?;
+            Expr::Compare {
+                field: (*field).to_owned(),
+                op: *op,
+                values: literals
+                    .iter()
+                    .map(|l| encode(l, dt))
+                    .collect::<Result<_, _>>()?,
+            }
+        }
+        Ast::IsNull { field, negated } => {
+            field_type(field)?;
+            Expr::IsNull {
+                field: (*field).to_owned(),
+                negated: *negated,
+            }
+        }
+        Ast::And(v) => Expr::And(all(v)?),
+        Ast::Or(v) => Expr::Or(all(v)?),
+        Ast::Not(a) => Expr::Not(Box::new(bind(a, schema)?)),
+    })
 }
 
 /// Encodes a literal as a value of `dt`.

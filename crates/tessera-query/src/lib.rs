@@ -17,6 +17,7 @@ mod dense_place;
 mod enumeration;
 pub mod error;
 pub(crate) mod geometry;
+mod grammar;
 pub mod hilbert;
 pub mod key;
 mod prune;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const ORDER: &[&str] = &[
     "error",
     "key",
+    "grammar",
     "tuning",
     "context",
     "hilbert",
