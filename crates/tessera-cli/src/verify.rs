@@ -2,8 +2,8 @@
 //! and report each problem with its fragment, file and tile.
 
 use tessera::fragment::{Field, FileKind, OpenArray, Overlap};
-use tessera::query::tiles::{read_field_tile, FieldSpec};
 use tessera::query::Key;
+use tessera::query::{read_field_tile, FieldSpec};
 use tessera::tile::storage::Storage;
 
 /// Checks an opened array; returns the problems found. `done` is called

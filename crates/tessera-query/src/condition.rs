@@ -369,7 +369,7 @@ impl Expr {
     }
 
     /// Parses a condition such as `a > 5 and (b == 'x' or c is null)`
-    /// ([`crate::grammar`]), binding literals to the datatypes of
+    /// (the grammar in `grammar.rs`), binding literals to the datatypes of
     /// `schema`'s fields.
     ///
     /// ```

@@ -25,7 +25,7 @@ pub mod read;
 pub mod result;
 mod sparse;
 mod sparse_direct;
-pub mod tiles;
+mod tiles;
 pub mod tuning;
 mod unfiltered;
 
@@ -37,5 +37,8 @@ pub use error::QueryError;
 pub use key::Key;
 pub use read::Query;
 pub use result::{Column, ReadResult};
+/// The tile-level reads `tessera verify` and the tile metadata tests make:
+/// a field of a fragment, and one of its tiles decoded.
+pub use tiles::{read_field_tile, FieldSpec, FieldTile};
 #[doc(hidden)]
 pub use tuning::Tuning;

@@ -18,7 +18,7 @@ use tessera_filters::{
     filter_tile, filter_var_tile, unfilter_tile, FilterPipeline, FilterType, TileContext,
 };
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
-use tessera_query::tiles::FieldSpec;
+use tessera_query::FieldSpec;
 use tessera_tile::storage::{LocalFs, Storage};
 use tessera_tile::{tile::ChunkList, Reader};
 

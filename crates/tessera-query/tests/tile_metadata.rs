@@ -7,7 +7,7 @@ use std::path::Path;
 use tessera_fragment::tile_metadata::compare_cells as compare;
 use tessera_fragment::tile_metadata::trusted;
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, Sum};
-use tessera_query::tiles::{read_field_tile, FieldSpec, FieldTile};
+use tessera_query::{read_field_tile, FieldSpec, FieldTile};
 use tessera_schema::{CellValNum, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
