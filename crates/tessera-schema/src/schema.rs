@@ -320,61 +320,12 @@ impl ArraySchema {
         }
         let mut dimensions = Vec::with_capacity(n_dims);
         for _ in 0..n_dims {
-            r.set_structure("dimension");
-            let name = name_u32(&mut r, "dimension name")?;
-            let (datatype, cell_val_num, filters) = match shared_type {
-                None => {
-                    let dt = datatype(&mut r, "dimension datatype")?;
-                    let cvn = CellValNum::from_raw(r.u32("cell val num")?);
-                    let mut f = FilterPipeline::parse(&mut r, version, dt)?;
-                    if f.filters.is_empty() {
-                        f = retyped(&coords_filters, dt, version);
-                    }
-                    (dt, cvn, f)
-                }
-                Some(dt) => {
-                    let cvn = if dt.is_string() {
-                        CellValNum::Var
-                    } else {
-                        CellValNum::Fixed(1)
-                    };
-                    (dt, cvn, retyped(&coords_filters, dt, version))
-                }
-            };
-            let domain_size = if shared_type.is_none() {
-                r.u64("domain size")?
-            } else {
-                2 * datatype.size()
-            };
-            let domain = if domain_size == 0 {
-                None
-            } else {
-                if domain_size != 2 * datatype.size() {
-                    return Err(r
-                        .invalid(
-                            "domain size",
-                            format!("{domain_size} bytes is not two {datatype} values"),
-                        )
-                        .into());
-                }
-                let b = r.bytes("domain", domain_size)?;
-                let half = (domain_size / 2) as usize;
-                Some((b[..half].to_vec(), b[half..].to_vec()))
-            };
-            let null_extent = r.u8("null tile extent")?;
-            let tile_extent = if null_extent == 0 {
-                Some(r.bytes("tile extent", datatype.size())?.to_vec())
-            } else {
-                None
-            };
-            dimensions.push(Dimension {
-                name,
-                datatype,
-                cell_val_num,
-                filters,
-                domain,
-                tile_extent,
-            });
+            dimensions.push(parse_dimension(
+                &mut r,
+                version,
+                shared_type,
+                &coords_filters,
+            )?);
         }
 
         r.set_structure("array schema");
@@ -382,94 +333,14 @@ impl ArraySchema {
         let n_attrs = r.check_count("number of attributes", n_attrs as u64, 9)?;
         let mut attributes = Vec::with_capacity(n_attrs);
         for _ in 0..n_attrs {
-            r.set_structure("attribute");
-            let name = name_u32(&mut r, "attribute name")?;
-            let datatype = datatype(&mut r, "attribute datatype")?;
-            let cvn_at = r.position();
-            let cell_val_num = CellValNum::from_raw(r.u32("cell val num")?);
-            if let CellValNum::Fixed(n) = cell_val_num {
-                // A cell is materialized whole (fill values, results): refuse absurd sizes.
-                if n as u64 * datatype.size() > MAX_CELL_SIZE {
-                    return Err(r
-                        .invalid_at(
-                            cvn_at,
-                            "cell val num",
-                            format!(
-                                "{n} values of {datatype} exceed {MAX_CELL_SIZE} bytes per cell"
-                            ),
-                        )
-                        .into());
-                }
-            }
-            let filters = FilterPipeline::parse(&mut r, version, datatype)?;
-            let fill_value = if version.has(gates::FILL_VALUE) {
-                let n = r.u64("fill value size")?;
-                r.bytes("fill value", n)?.to_vec()
-            } else {
-                crate::default_fill_value(datatype, cell_val_num)
-            };
-            let (nullable, fill_validity) = if version.has(gates::NULLABLE) {
-                (r.bool("nullable")?, r.bool("fill value validity")?)
-            } else {
-                (false, false)
-            };
-            let order = if version.has(gates::ATTRIBUTE_ORDER) {
-                r.u8("order")?
-            } else {
-                0
-            };
-            let enumeration = if version.has(gates::ENUMERATIONS) {
-                let n = r.u32("enumeration name length")?;
-                if n > 0 {
-                    Some(r.string("enumeration name", n as u64)?)
-                } else {
-                    None
-                }
-            } else {
-                None
-            };
-            attributes.push(Attribute {
-                name,
-                datatype,
-                cell_val_num,
-                filters,
-                fill_value,
-                nullable,
-                fill_validity,
-                order,
-                enumeration,
-            });
+            attributes.push(parse_attribute(&mut r, version)?);
         }
 
-        let mut dimension_labels = Vec::new();
-        if version.has(gates::DIMENSION_LABELS) {
-            r.set_structure("dimension label");
-            let n = r.u32("number of labels")?;
-            let n = r.check_count("number of labels", n as u64, 23)?;
-            for _ in 0..n {
-                let dimension = r.u32("dimension index")?;
-                let name = name_u32(&mut r, "label name")?;
-                let relative_uri = r.bool("relative uri")?;
-                let ul = r.u64("uri length")?;
-                let uri = r.string("uri", ul)?;
-                let attribute = name_u32(&mut r, "label attribute name")?;
-                let order = r.u8("label order")?;
-                let datatype = datatype(&mut r, "label datatype")?;
-                let cell_val_num = CellValNum::from_raw(r.u32("label cell val num")?);
-                let external = r.bool("is external")?;
-                dimension_labels.push(DimensionLabel {
-                    dimension,
-                    name,
-                    relative_uri,
-                    uri,
-                    attribute,
-                    order,
-                    datatype,
-                    cell_val_num,
-                    external,
-                });
-            }
-        }
+        let dimension_labels = if version.has(gates::DIMENSION_LABELS) {
+            parse_dimension_labels(&mut r)?
+        } else {
+            Vec::new()
+        };
 
         let mut enumerations = Vec::new();
         if version.has(gates::ENUMERATIONS) {
@@ -484,25 +355,7 @@ impl ArraySchema {
         }
 
         let current_domain = if version.has(gates::CURRENT_DOMAIN) {
-            r.set_structure("current domain");
-            let version = r.u32("version number")?;
-            let empty = r.bool("empty")?;
-            let ndrectangle = if empty {
-                None
-            } else {
-                let at = r.position();
-                let ty = r.u8("type")?;
-                if ty != 0 {
-                    return Err(r
-                        .invalid_at(at, "type", format!("unknown current domain type {ty}"))
-                        .into());
-                }
-                Some(read_ndrange(&mut r, &dimensions)?)
-            };
-            Some(CurrentDomain {
-                version,
-                ndrectangle,
-            })
+            Some(parse_current_domain(&mut r, &dimensions)?)
         } else {
             None
         };
@@ -636,6 +489,189 @@ impl ArraySchema {
 }
 
 /// A copy of `p` whose filters receive `t` (for the coords filters given to a dimension).
+/// One dimension of the domain, as format `version` stores it: before
+/// per-dimension types, every dimension has the domain's `shared_type`
+/// and the coordinates' filters.
+fn parse_dimension(
+    r: &mut Reader<'_>,
+    version: FormatVersion,
+    shared_type: Option<Datatype>,
+    coords_filters: &FilterPipeline,
+) -> Result<Dimension, SchemaError> {
+    r.set_structure("dimension");
+    let name = name_u32(r, "dimension name")?;
+    let (datatype, cell_val_num, filters) = match shared_type {
+        None => {
+            let dt = datatype(r, "dimension datatype")?;
+            let cvn = CellValNum::from_raw(r.u32("cell val num")?);
+            let mut f = FilterPipeline::parse(r, version, dt)?;
+            if f.filters.is_empty() {
+                f = retyped(coords_filters, dt, version);
+            }
+            (dt, cvn, f)
+        }
+        Some(dt) => {
+            let cvn = if dt.is_string() {
+                CellValNum::Var
+            } else {
+                CellValNum::Fixed(1)
+            };
+            (dt, cvn, retyped(coords_filters, dt, version))
+        }
+    };
+    let domain_size = if shared_type.is_none() {
+        r.u64("domain size")?
+    } else {
+        2 * datatype.size()
+    };
+    let domain = if domain_size == 0 {
+        None
+    } else {
+        if domain_size != 2 * datatype.size() {
+            return Err(r
+                .invalid(
+                    "domain size",
+                    format!("{domain_size} bytes is not two {datatype} values"),
+                )
+                .into());
+        }
+        let b = r.bytes("domain", domain_size)?;
+        let half = (domain_size / 2) as usize;
+        Some((b[..half].to_vec(), b[half..].to_vec()))
+    };
+    let null_extent = r.u8("null tile extent")?;
+    let tile_extent = if null_extent == 0 {
+        Some(r.bytes("tile extent", datatype.size())?.to_vec())
+    } else {
+        None
+    };
+    Ok(Dimension {
+        name,
+        datatype,
+        cell_val_num,
+        filters,
+        domain,
+        tile_extent,
+    })
+}
+
+/// One attribute, as format `version` stores it.
+fn parse_attribute(r: &mut Reader<'_>, version: FormatVersion) -> Result<Attribute, SchemaError> {
+    r.set_structure("attribute");
+    let name = name_u32(r, "attribute name")?;
+    let datatype = datatype(r, "attribute datatype")?;
+    let cvn_at = r.position();
+    let cell_val_num = CellValNum::from_raw(r.u32("cell val num")?);
+    if let CellValNum::Fixed(n) = cell_val_num {
+        // A cell is materialized whole (fill values, results): refuse absurd sizes.
+        if n as u64 * datatype.size() > MAX_CELL_SIZE {
+            return Err(r
+                .invalid_at(
+                    cvn_at,
+                    "cell val num",
+                    format!("{n} values of {datatype} exceed {MAX_CELL_SIZE} bytes per cell"),
+                )
+                .into());
+        }
+    }
+    let filters = FilterPipeline::parse(r, version, datatype)?;
+    let fill_value = if version.has(gates::FILL_VALUE) {
+        let n = r.u64("fill value size")?;
+        r.bytes("fill value", n)?.to_vec()
+    } else {
+        crate::default_fill_value(datatype, cell_val_num)
+    };
+    let (nullable, fill_validity) = if version.has(gates::NULLABLE) {
+        (r.bool("nullable")?, r.bool("fill value validity")?)
+    } else {
+        (false, false)
+    };
+    let order = if version.has(gates::ATTRIBUTE_ORDER) {
+        r.u8("order")?
+    } else {
+        0
+    };
+    let enumeration = if version.has(gates::ENUMERATIONS) {
+        let n = r.u32("enumeration name length")?;
+        if n > 0 {
+            Some(r.string("enumeration name", n as u64)?)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    Ok(Attribute {
+        name,
+        datatype,
+        cell_val_num,
+        filters,
+        fill_value,
+        nullable,
+        fill_validity,
+        order,
+        enumeration,
+    })
+}
+
+/// The dimension labels (format 18 and later).
+fn parse_dimension_labels(r: &mut Reader<'_>) -> Result<Vec<DimensionLabel>, SchemaError> {
+    let mut dimension_labels = Vec::new();
+    r.set_structure("dimension label");
+    let n = r.u32("number of labels")?;
+    let n = r.check_count("number of labels", n as u64, 23)?;
+    for _ in 0..n {
+        let dimension = r.u32("dimension index")?;
+        let name = name_u32(r, "label name")?;
+        let relative_uri = r.bool("relative uri")?;
+        let ul = r.u64("uri length")?;
+        let uri = r.string("uri", ul)?;
+        let attribute = name_u32(r, "label attribute name")?;
+        let order = r.u8("label order")?;
+        let datatype = datatype(r, "label datatype")?;
+        let cell_val_num = CellValNum::from_raw(r.u32("label cell val num")?);
+        let external = r.bool("is external")?;
+        dimension_labels.push(DimensionLabel {
+            dimension,
+            name,
+            relative_uri,
+            uri,
+            attribute,
+            order,
+            datatype,
+            cell_val_num,
+            external,
+        });
+    }
+    Ok(dimension_labels)
+}
+
+/// The current domain (format 22 and later).
+fn parse_current_domain(
+    r: &mut Reader<'_>,
+    dimensions: &[Dimension],
+) -> Result<CurrentDomain, SchemaError> {
+    r.set_structure("current domain");
+    let version = r.u32("version number")?;
+    let empty = r.bool("empty")?;
+    let ndrectangle = if empty {
+        None
+    } else {
+        let at = r.position();
+        let ty = r.u8("type")?;
+        if ty != 0 {
+            return Err(r
+                .invalid_at(at, "type", format!("unknown current domain type {ty}"))
+                .into());
+        }
+        Some(read_ndrange(r, dimensions)?)
+    };
+    Ok(CurrentDomain {
+        version,
+        ndrectangle,
+    })
+}
+
 fn retyped(p: &FilterPipeline, t: Datatype, version: FormatVersion) -> FilterPipeline {
     let mut out = p.clone();
     let mut cur = t;
