@@ -122,7 +122,13 @@ impl OpenGroup {
         t2: u64,
         key: Option<EncryptionKey>,
     ) -> Result<OpenGroup, FragmentError> {
-        if !is_group(storage, path)? {
+        // The details folder first: one listing for a group with members.
+        // Only where it is empty (a group with no member written yet, or no
+        // group at all: storage lists a missing folder as empty) is the
+        // group folder itself listed, to tell the two apart.
+        let dir = path.join(GROUP_DETAILS_FOLDER);
+        let entries = list(storage, &dir)?;
+        if entries.is_empty() && !is_group(storage, path)? {
             return Err(FragmentError::Invalid {
                 what: path.display().to_string(),
                 message: format!(
@@ -130,13 +136,6 @@ impl OpenGroup {
                 ),
             });
         }
-        let dir = path.join(GROUP_DETAILS_FOLDER);
-        let entries = match storage.list(&dir) {
-            Ok(e) => e,
-            // A group with no member written yet has no details folder.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(FragmentError::io(&dir, e)),
-        };
         let mut files: Vec<(TimestampedName, String)> = entries
             .iter()
             .filter(|e| !e.is_dir)

@@ -30,16 +30,21 @@ pub struct Args {
 /// Runs `tessera ls`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let (t1, t2) = parse_timestamp(&args.timestamp)?;
-    if !is_group(&LocalFs, &args.group)? {
-        let what =
-            if tessera::schema::list_schemas(&LocalFs, &args.group).is_ok_and(|s| !s.is_empty()) {
+    let key = parse_key(&args.key)?;
+    let g = match OpenGroup::open(&LocalFs, &args.group, t1, t2, key) {
+        Ok(g) => g,
+        // Not a group: say what it is instead (listings only on this path).
+        Err(_) if !is_group(&LocalFs, &args.group)? => {
+            let schemas = tessera::schema::list_schemas(&LocalFs, &args.group);
+            let what = if schemas.is_ok_and(|s| !s.is_empty()) {
                 "an array"
             } else {
                 "neither a group nor an array"
             };
-        return Err(format!("{}: {what}, not a TileDB group", args.group.display()).into());
-    }
-    let g = OpenGroup::open(&LocalFs, &args.group, t1, t2, parse_key(&args.key)?)?;
+            return Err(format!("{}: {what}, not a TileDB group", args.group.display()).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     for m in g.list(&LocalFs, args.recursive)? {
         if args.json {
             let line = serde_json::json!({"path": m.path, "type": m.object_type});
