@@ -120,12 +120,11 @@ pub fn push_value(out: &mut String, col: &Column, i: usize) {
 /// Writes the value of cell `i` for CSV: the JSON form, with strings unquoted
 /// (and quoted CSV-style when they need it).
 pub fn push_csv_value(out: &mut String, col: &Column, i: usize) {
-    let mut v = String::new();
-    push_value(&mut v, col, i);
-    if v == "null" {
+    if !col.is_valid(i) {
         return;
     }
     if col.datatype.is_string() {
+        // The text itself, not its JSON form.
         let s = text(col, i);
         if s.contains([',', '"', '\n', '\r']) {
             out.push('"');
@@ -134,7 +133,11 @@ pub fn push_csv_value(out: &mut String, col: &Column, i: usize) {
         } else {
             out.push_str(&s);
         }
-    } else if v.starts_with('[') {
+        return;
+    }
+    let mut v = String::new();
+    push_value(&mut v, col, i);
+    if v.starts_with('[') {
         out.push('"');
         out.push_str(&v);
         out.push('"');
