@@ -60,7 +60,7 @@ impl BufferPool {
 }
 
 /// Read buffers kept, at most: two runs of neighbouring tiles
-/// (`tiles::MAX_RUN_BYTES` each).
+/// (`decode::MAX_RUN_BYTES` each).
 pub(crate) const READ_POOL_BYTES: usize = 32 << 20;
 /// Decoded fixed-sized tiles kept, at most.
 const TILE_POOL_BYTES: usize = 32 << 20;

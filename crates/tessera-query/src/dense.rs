@@ -3,15 +3,15 @@
 
 use crate::condition::Expr;
 use crate::context::ReadContext;
+use crate::decode::{
+    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_runs, Fetched,
+    FieldSpec, FieldTile, Runs,
+};
 use crate::dense_place::*;
 use crate::geometry::{dense_grid, major_order};
 use crate::key::Key;
 use crate::read::Query;
 use crate::result::{ColumnBuilder, ReadResult};
-use crate::tiles::{
-    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_runs, Fetched,
-    FieldSpec, FieldTile, Runs,
-};
 use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
 use rayon::prelude::*;

@@ -2,7 +2,7 @@
 //! regions filled in parallel, the bands of a fragment's tiles, and the
 //! runs and cells copied into them.
 
-use crate::tiles::{cells_past_tile, FieldTile, Runs};
+use crate::decode::{cells_past_tile, FieldTile, Runs};
 use crate::QueryError;
 use std::sync::Arc;
 

@@ -12,6 +12,7 @@ pub mod arrow;
 pub mod batch;
 pub mod condition;
 mod context;
+mod decode;
 mod dense;
 mod dense_place;
 mod enumeration;
@@ -25,7 +26,6 @@ pub mod read;
 pub mod result;
 mod sparse;
 mod sparse_direct;
-mod tiles;
 pub mod tuning;
 mod unfiltered;
 
@@ -33,12 +33,12 @@ pub use aggregate::{Aggregate, AggregateValue, Aggregates};
 pub use batch::Batches;
 pub use condition::Expr;
 pub use context::ReadContext;
+/// The tile-level reads `tessera verify` and the tile metadata tests make:
+/// a field of a fragment, and one of its tiles decoded.
+pub use decode::{read_field_tile, FieldSpec, FieldTile};
 pub use error::QueryError;
 pub use key::Key;
 pub use read::Query;
 pub use result::{Column, ReadResult};
-/// The tile-level reads `tessera verify` and the tile metadata tests make:
-/// a field of a fragment, and one of its tiles decoded.
-pub use tiles::{read_field_tile, FieldSpec, FieldTile};
 #[doc(hidden)]
 pub use tuning::Tuning;

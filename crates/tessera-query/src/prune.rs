@@ -4,8 +4,8 @@
 //! later), before any tile is read.
 
 use crate::condition::{Bounds, Expr};
+use crate::decode::FieldSpec;
 use crate::key::Key;
-use crate::tiles::FieldSpec;
 use crate::QueryError;
 use std::sync::Arc;
 use tessera_fragment::tile_metadata::{trusted, TileBounds};

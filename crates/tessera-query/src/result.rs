@@ -107,7 +107,7 @@ impl Column {
     pub(crate) fn fill_from<'a>(
         &mut self,
         ctx: &crate::ReadContext,
-        parts: impl Iterator<Item = &'a crate::tiles::FieldTile> + Clone,
+        parts: impl Iterator<Item = &'a crate::decode::FieldTile> + Clone,
     ) {
         let cells: usize = parts.clone().map(|t| t.cells as usize).sum();
         let nullable = self.validity.is_some();
@@ -435,7 +435,7 @@ impl ColumnBuilder {
     }
 
     /// Appends cells `from..to` of `tile` whole: one copy per buffer.
-    pub fn push_run(&mut self, tile: &crate::tiles::FieldTile, from: usize, to: usize) {
+    pub fn push_run(&mut self, tile: &crate::decode::FieldTile, from: usize, to: usize) {
         match (&mut self.col.offsets, &tile.offsets) {
             (Some(out), Some(o)) => {
                 let base = self.col.data.len() as u64;

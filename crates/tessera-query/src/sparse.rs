@@ -3,12 +3,12 @@
 //! sorted into the layout asked for.
 
 use crate::condition::Expr;
+use crate::decode::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
 use crate::geometry::{compare_values, major_order, mbr_overlap, tile_coord, DimRanges};
 use crate::key::Key;
 use crate::prune::Answered;
 use crate::read::Query;
 use crate::result::{ColumnBuilder, ReadResult};
-use crate::tiles::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -87,7 +87,7 @@ impl<'a> Query<'a> {
                 let dt: Vec<FieldTile> = if legacy_coords {
                     // Before format 5 all coordinates share one tile.
                     let c = decode_field_tile(src, frag, &coords_spec, t, key)?;
-                    crate::tiles::split_coords(
+                    crate::decode::split_coords(
                         &c,
                         nd,
                         dims[0].coord_size() as usize,

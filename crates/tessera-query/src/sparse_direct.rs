@@ -2,16 +2,16 @@
 //! in the result, or the cells a subarray or condition picks, when nothing
 //! is deduplicated or sorted.
 
+use crate::decode::{
+    decode_field_tile, decode_in_runs, decode_picked_fixed, decode_tile_into, decode_var_tile_into,
+    fixed_tile_len, pick_fixed, pick_var_tile, picked_cells, scratch_to, var_tile_size, CellFilter,
+    Fetched, FieldSpec, FieldTile,
+};
 use crate::dense_place::cut;
 use crate::geometry::DimRanges;
 use crate::read::Query;
 use crate::result::field_column;
 use crate::result::{Column, ReadResult};
-use crate::tiles::{
-    decode_field_tile, decode_in_runs, decode_picked_fixed, decode_tile_into, decode_var_tile_into,
-    fixed_tile_len, pick_fixed, pick_var_tile, picked_cells, scratch_to, var_tile_size, CellFilter,
-    Fetched, FieldSpec, FieldTile,
-};
 use crate::QueryError;
 use rayon::prelude::*;
 use tessera_fragment::{Field, FragmentMetadata};

@@ -13,7 +13,7 @@
 //! and every chunk header on the way is read and checked against it. A tile
 //! that does not match is read the ordinary way.
 
-use crate::tiles::{file_name, fixed_tile_len, tile_range, FieldSpec, Runs};
+use crate::decode::{file_name, fixed_tile_len, tile_range, FieldSpec, Runs};
 use crate::QueryError;
 use std::path::PathBuf;
 use tessera_fragment::{FileKind, FragmentMetadata};

@@ -14,7 +14,7 @@ const ORDER: &[&str] = &[
     "context",
     "hilbert",
     "geometry",
-    "tiles",
+    "decode",
     "unfiltered",
     "result",
     "condition",
