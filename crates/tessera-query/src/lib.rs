@@ -14,7 +14,6 @@ pub mod condition;
 mod context;
 mod decode;
 mod dense;
-mod dense_place;
 mod enumeration;
 pub mod error;
 pub(crate) mod geometry;

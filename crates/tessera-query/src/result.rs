@@ -565,6 +565,19 @@ pub(crate) fn field_column(
     .col
 }
 
+/// The `take` items of `rest` after its first `skip`; `rest` keeps what
+/// follows them. Buffers are handed out in parts this way, safely.
+pub(crate) fn cut<'o, T>(
+    rest: &mut Option<&'o mut [T]>,
+    skip: usize,
+    take: usize,
+) -> Option<&'o mut [T]> {
+    let (_, after) = rest.take()?.split_at_mut(skip);
+    let (part, after) = after.split_at_mut(take);
+    *rest = Some(after);
+    Some(part)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,9 +7,9 @@ use crate::decode::{
     fixed_tile_len, pick_fixed, pick_var_tile, picked_cells, scratch_to, var_tile_size, CellFilter,
     Fetched, FieldSpec, FieldTile,
 };
-use crate::dense_place::cut;
 use crate::geometry::DimRanges;
 use crate::read::Query;
+use crate::result::cut;
 use crate::result::field_column;
 use crate::result::{Column, ReadResult};
 use crate::QueryError;

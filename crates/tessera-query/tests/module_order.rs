@@ -21,7 +21,6 @@ const ORDER: &[&str] = &[
     "enumeration",
     "prune",
     "read",
-    "dense_place",
     "dense",
     "sparse_direct",
     "sparse",

@@ -2,9 +2,13 @@
 //! regions filled in parallel, the bands of a fragment's tiles, and the
 //! runs and cells copied into them.
 
+use super::subarray::Axis;
+use crate::context::ReadContext;
 use crate::decode::{cells_past_tile, FieldTile, Runs};
+use crate::result::cut;
 use crate::QueryError;
 use std::sync::Arc;
+use tessera_schema::Attribute;
 
 /// One attribute's output of a dense read, filled in place.
 pub(crate) struct DenseOut {
@@ -13,6 +17,49 @@ pub(crate) struct DenseOut {
     pub(crate) var: Option<Vec<(u32, u64, u64)>>,
     pub(crate) validity: Option<Vec<u8>>,
     pub(crate) cell: usize,
+}
+
+impl DenseOut {
+    /// The output of attribute `at` for `n` cells, starting as fill values;
+    /// var-sized cells name buffer `fill_id`, the fill value. Where
+    /// `covered` (fragments will write every cell anyway) fixed-sized cells
+    /// start as whatever their memory held (zeros from the kernel, or a
+    /// recycled result's old cells): no pass over them.
+    pub(crate) fn new(
+        ctx: &ReadContext,
+        at: &Attribute,
+        n: usize,
+        covered: bool,
+        fill_id: u32,
+    ) -> DenseOut {
+        let cell = at.cell_size() as usize;
+        let mut fill = at.fill_value.clone();
+        fill.resize(if at.is_var() { fill.len() } else { cell }, 0);
+        DenseOut {
+            fixed: (!at.is_var()).then(|| {
+                if covered {
+                    ctx.result_overwritten(n * cell)
+                } else {
+                    let mut b = ctx.result_buffer(n * cell);
+                    if n > 0 {
+                        b.extend_from_slice(&fill);
+                    }
+                    // Doubling copies of the fill value.
+                    while b.len() < n * cell {
+                        b.extend_from_within(..b.len().min(n * cell - b.len()));
+                    }
+                    b
+                }
+            }),
+            var: at
+                .is_var()
+                .then(|| vec![(fill_id, 0, at.fill_value.len() as u64); n]),
+            validity: at
+                .nullable
+                .then(|| ctx.result_filled(n, at.fill_validity as u8)),
+            cell,
+        }
+    }
 }
 
 /// One attribute's share of a dense result: the cells of one region of
@@ -79,21 +126,8 @@ pub(crate) fn split_views<'o>(
     out
 }
 
-/// The `take` items of `rest` after its first `skip`; `rest` keeps what
-/// follows them. Buffers are handed out in parts this way, safely.
-pub(crate) fn cut<'o, T>(
-    rest: &mut Option<&'o mut [T]>,
-    skip: usize,
-    take: usize,
-) -> Option<&'o mut [T]> {
-    let (_, after) = rest.take()?.split_at_mut(skip);
-    let (part, after) = after.split_at_mut(take);
-    *rest = Some(after);
-    Some(part)
-}
-
 /// The bands of a dense fragment's `tiles` along result dimension `j`
-/// (grid `dom`, non-empty domain `ned`, subarray ranges `sub`): per band,
+/// (grid `axis`, non-empty domain `ned`, subarray ranges `sub`): per band,
 /// its first and last position on `j` and its members (indexes into
 /// `tiles`), sorted by position. `None` where a band's positions are not
 /// one interval (ranges that overlap, or out of order): then the whole
@@ -102,7 +136,7 @@ pub(crate) fn cut<'o, T>(
 pub(crate) fn dense_bands(
     tiles: &[Vec<i128>],
     j: usize,
-    dom: &(i128, i128, i128),
+    axis: &Axis,
     ned: (i128, i128),
     sub: &[(i128, i128)],
 ) -> Option<Vec<(u64, u64, Vec<usize>)>> {
@@ -118,8 +152,8 @@ pub(crate) fn dense_bands(
     let mut bands = Vec::with_capacity(by_coord.len());
     for (t, members) in by_coord {
         let (lo, hi) = (
-            (dom.0 + t * dom.2).max(ned.0),
-            (dom.0 + (t + 1) * dom.2 - 1).min(ned.1),
+            axis.tile_start(t).max(ned.0),
+            (axis.tile_start(t + 1) - 1).min(ned.1),
         );
         // Positions of the band's coordinates: an interval per range.
         let (mut first, mut last, mut count, mut base) = (u64::MAX, 0u64, 0u64, 0u64);
@@ -212,7 +246,7 @@ pub(crate) fn put_cell(
     tile: Option<&FieldTile>,
     cell: usize,
     ri: usize,
-    at: &tessera_schema::Attribute,
+    at: &Attribute,
     id: u32,
     fragment: &str,
 ) -> Result<(), QueryError> {

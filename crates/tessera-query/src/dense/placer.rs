@@ -1,0 +1,533 @@
+//! Placing one dense fragment's tiles into the result: how each field is
+//! read (decoded, streamed to its places, or read unfiltered in place),
+//! the bands of tiles placed in parallel, and the groups of tiles decoded
+//! and placed in turn inside a band.
+
+use super::place::*;
+use super::subarray::DenseSubarray;
+use super::tile_grid::{FragmentTiles, RowRun};
+use crate::decode::{
+    decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_runs, Fetched,
+    FieldSpec, FieldTile, Runs,
+};
+use crate::read::Query;
+use crate::unfiltered::UnfilteredTile;
+use crate::QueryError;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tessera_fragment::FragmentMetadata;
+use tessera_schema::Attribute;
+use tessera_tile::storage::keep_files_open;
+
+/// A tile's fields as a dense read places them: decoded, or for those read
+/// straight from unfiltered tiles, where their cells lie.
+pub(crate) type TileFields = (Vec<Option<FieldTile>>, Vec<Option<UnfilteredTile>>);
+
+/// A tile's streamed fields (by index) and the destinations of their runs,
+/// taken by whichever thread decodes the tile.
+pub(crate) type StreamRuns<'d> = Mutex<Vec<(usize, Runs<'d>)>>;
+
+/// A decoded tile ready to place: its index in the fragment's tiles, its
+/// fields, and the buffer ids of its var-sized values.
+type DecodedTile = (usize, TileFields, Vec<u32>);
+
+/// Decoded bytes per group of tiles a dense read places at once.
+pub(crate) const DENSE_GROUP_BYTES: u64 = 32 << 20;
+
+/// One band of a fragment's tiles: its region of the result, whether its
+/// rows can be cut into slabs, and the var-sized buffers shared by all.
+struct Band<'b> {
+    /// Result positions `[first, end)`.
+    region: (usize, usize),
+    banded: bool,
+    shared: &'b Mutex<Vec<Arc<Vec<u8>>>>,
+}
+
+/// How each selected attribute of one fragment is read.
+struct FieldPlan {
+    /// Per attribute, its spec in the fragment (`None`: the fragment
+    /// predates it, its cells read as fill values).
+    specs: Vec<Option<FieldSpec>>,
+    /// Rows of boxes are runs in tile and result alike, for every field:
+    /// rows are copied whole.
+    runs: bool,
+    /// Per attribute, read from its unfiltered tiles straight to its
+    /// places, not fetched ahead.
+    unfiltered: Vec<bool>,
+    /// Per attribute, decoded chunk by chunk straight to the rows' places,
+    /// with no buffer for the tile (`decode_tile_runs`).
+    streamed: Vec<bool>,
+}
+
+impl FieldPlan {
+    fn new(
+        query: &Query<'_>,
+        frag: &FragmentMetadata,
+        attrs: &[String],
+        tiles: &FragmentTiles<'_>,
+        outs: &[DenseOut],
+    ) -> FieldPlan {
+        let specs: Vec<Option<FieldSpec>> =
+            attrs.iter().map(|a| FieldSpec::named(frag, a)).collect();
+        let runs = tiles.rows_are_runs()
+            && outs.iter().all(|o| o.var.is_none())
+            && specs
+                .iter()
+                .all(|s| s.as_ref().is_some_and(|s| !s.cell_val_num.is_var()));
+        // Fields stored unfiltered, in tiles large enough, are read from
+        // their files straight to their places when rows are runs.
+        let cells_per_tile = tiles.subarray().cells_per_tile();
+        let unfiltered: Vec<bool> = specs
+            .iter()
+            .map(|s| {
+                runs && s.as_ref().is_some_and(|s| {
+                    query.reads_in_place(
+                        &s.filters,
+                        s.nullable,
+                        s.cell_val_num.is_var(),
+                        cells_per_tile.saturating_mul(s.cell_size()),
+                    )
+                })
+            })
+            .collect();
+        // The other fixed-sized fields without validity are streamed,
+        // where no two rows share a place (ranges that overlap).
+        let apart = tiles.subarray().ranges_apart();
+        let streamed = specs
+            .iter()
+            .zip(&unfiltered)
+            .zip(outs)
+            .map(|((s, &u), o)| {
+                runs && apart
+                    && query.tuning.direct
+                    && !u
+                    && o.validity.is_none()
+                    && s.as_ref().is_some_and(|s| !s.nullable)
+            })
+            .collect();
+        FieldPlan {
+            specs,
+            runs,
+            unfiltered,
+            streamed,
+        }
+    }
+
+    /// The specs of the fields whose tiles are fetched.
+    fn fetched(&self) -> Vec<&FieldSpec> {
+        self.specs
+            .iter()
+            .zip(&self.unfiltered)
+            .filter(|(_, &u)| !u)
+            .filter_map(|(s, _)| s.as_ref())
+            .collect()
+    }
+}
+
+/// Places the tiles of one dense fragment into a dense read's outputs.
+pub(crate) struct FragmentPlacer<'r> {
+    query: &'r Query<'r>,
+    /// The selected attributes, in the array schema.
+    attributes: Vec<&'r Attribute>,
+    frag: &'r FragmentMetadata,
+    tiles: FragmentTiles<'r>,
+    plan: FieldPlan,
+}
+
+impl<'r> FragmentPlacer<'r> {
+    /// A placer for `tiles` of `frag`, attributes `attributes` (named
+    /// `attrs`) into `outs`.
+    pub(crate) fn new(
+        query: &'r Query<'r>,
+        attributes: Vec<&'r Attribute>,
+        attrs: &[String],
+        frag: &'r FragmentMetadata,
+        tiles: FragmentTiles<'r>,
+        outs: &[DenseOut],
+    ) -> FragmentPlacer<'r> {
+        let plan = FieldPlan::new(query, frag, attrs, &tiles, outs);
+        FragmentPlacer {
+            query,
+            attributes,
+            frag,
+            tiles,
+            plan,
+        }
+    }
+
+    fn sub(&self) -> &DenseSubarray {
+        self.tiles.subarray()
+    }
+
+    /// Places every tile. Bands (the tiles that share a coordinate on the
+    /// result's slowest dimension, filling one contiguous region of the
+    /// result) are placed in parallel, each into its own region; a band's
+    /// tiles go in groups of at most [`DENSE_GROUP_BYTES`] (shared among
+    /// the threads) decoded: a group is decoded, placed, and its buffers
+    /// recycled for the next, so a large read faults fresh memory in for a
+    /// few tiles only. Var-sized values are kept in `bufs`.
+    pub(crate) fn place(
+        &self,
+        outs: &mut [DenseOut],
+        bufs: &mut Vec<Arc<Vec<u8>>>,
+    ) -> Result<(), QueryError> {
+        let sub = self.sub();
+        let slow = sub.slowest();
+        let found = dense_bands(
+            &self.tiles.coords,
+            slow,
+            &sub.axes[slow],
+            self.tiles.ned[slow],
+            &sub.ranges[slow],
+        );
+        // Where bands are found, positions on the slowest dimension grow
+        // with coordinates: a band's rows can be cut into slabs.
+        let banded = found.is_some();
+        let s = sub.strides[slow] as usize;
+        let bands: Vec<((usize, usize), Vec<usize>)> = match found {
+            Some(regions) => regions
+                .into_iter()
+                .map(|(p, q, members)| ((p as usize * s, (q as usize + 1) * s), members))
+                .collect(),
+            None => vec![((0, sub.cells), (0..self.tiles.coords.len()).collect())],
+        };
+        let per_tile: u64 = self
+            .plan
+            .fetched()
+            .iter()
+            .map(|s| (s.cell_size() + s.nullable as u64) * sub.cells_per_tile())
+            .sum();
+        let bands = self.merge_small(bands, per_tile);
+        let threads = rayon::current_num_threads().min(bands.len()).max(1) as u64;
+        let group = (DENSE_GROUP_BYTES / threads / per_tile.max(1)).max(1) as usize;
+        let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
+        let views = band_outs(outs, &regions);
+        let shared = Mutex::new(std::mem::take(bufs));
+        bands
+            .into_par_iter()
+            .zip(views)
+            .try_for_each(|((region, members), mut outs)| {
+                let band = Band {
+                    region,
+                    banded,
+                    shared: &shared,
+                };
+                for grp in members.chunks(group) {
+                    self.place_group(&band, grp, &mut outs)?;
+                }
+                Ok::<(), QueryError>(())
+            })?;
+        *bufs = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok(())
+    }
+
+    /// Joins a band of less than `dense_band_bytes` decoded to the next
+    /// (regions between them hold no tile of this fragment): a small read
+    /// stays one band, read with as few requests as one run of tiles needs.
+    fn merge_small(
+        &self,
+        bands: Vec<((usize, usize), Vec<usize>)>,
+        per_tile: u64,
+    ) -> Vec<((usize, usize), Vec<usize>)> {
+        let mut merged: Vec<((usize, usize), Vec<usize>)> = Vec::with_capacity(bands.len());
+        for (region, members) in bands {
+            match merged.last_mut() {
+                Some((r, m))
+                    if (m.len() as u64).saturating_mul(per_tile)
+                        < self.query.tuning.dense_band_bytes =>
+                {
+                    r.1 = region.1;
+                    m.extend(members);
+                }
+                _ => merged.push((region, members)),
+            }
+        }
+        merged
+    }
+
+    /// Decodes a group of a band's tiles (indexes `grp` into the
+    /// fragment's tiles) and places them into the band's views `outs`;
+    /// their buffers are recycled after.
+    fn place_group(
+        &self,
+        band: &Band<'_>,
+        grp: &[usize],
+        outs: &mut [BandOut<'_>],
+    ) -> Result<(), QueryError> {
+        let q = self.query;
+        let nums: Vec<u64> = grp.iter().map(|&i| self.tiles.numbers[i]).collect();
+        let streams = self.stream_destinations(grp, &nums, band.region.0, outs)?;
+        let fetched = self.plan.fetched();
+        let decoded: Vec<TileFields> = decode_in_runs(
+            q.storage,
+            &q.context,
+            self.frag,
+            &fetched,
+            &nums,
+            |src, t| self.decode_tile(src, t, streams.get(&t)),
+        )?;
+        drop(streams);
+        // Var-sized values keep their tile's buffer (moved, not copied),
+        // named by its id in the shared list.
+        let decoded: Vec<DecodedTile> = grp
+            .iter()
+            .zip(decoded)
+            .map(|(&i, (mut fields, direct))| {
+                let mut b = band.shared.lock().unwrap_or_else(|e| e.into_inner());
+                let ids = var_ids(&mut fields, outs, &mut b);
+                (i, (fields, direct), ids)
+            })
+            .collect();
+        self.place_decoded(band, &decoded, outs)?;
+        for (_, (fields, _), _) in decoded {
+            fields
+                .into_iter()
+                .flatten()
+                .for_each(|t| t.recycle(&q.context));
+        }
+        Ok(())
+    }
+
+    /// The destinations of the streamed fields' runs, per tile of `nums`
+    /// (the tiles `grp`): every tile's rows carved from the band's region
+    /// `outs`, which starts at result position `first`.
+    fn stream_destinations<'o>(
+        &self,
+        grp: &[usize],
+        nums: &[u64],
+        first: usize,
+        outs: &'o mut [BandOut<'_>],
+    ) -> Result<HashMap<u64, StreamRuns<'o>>, QueryError> {
+        let mut streams: HashMap<u64, StreamRuns<'o>> =
+            nums.iter().map(|&t| (t, Default::default())).collect();
+        if !self.plan.streamed.contains(&true) {
+            return Ok(streams);
+        }
+        let tiles = &self.tiles;
+        let wanted: Vec<Vec<RowRun>> = grp
+            .iter()
+            .map(|&i| {
+                let tc = &tiles.coords[i];
+                tiles.row_runs(tc, tiles.boxes_of(tc, None), first)
+            })
+            .collect();
+        let all = wanted.concat();
+        for (k, o) in outs.iter_mut().enumerate() {
+            let Some(fx) = o.fixed.as_deref_mut().filter(|_| self.plan.streamed[k]) else {
+                continue;
+            };
+            let mut carved = carve_runs(fx, o.cell, &all)?
+                .ok_or_else(|| QueryError::Invalid("rows of the result overlap".into()))?
+                .into_iter();
+            for (t, w) in nums.iter().zip(&wanted) {
+                let runs = carved.by_ref().take(w.len()).collect();
+                streams
+                    .get_mut(t)
+                    .expect("every tile")
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((k, runs));
+            }
+        }
+        Ok(streams)
+    }
+
+    /// Decodes tile `t`'s fields from bytes fetched ahead: streamed fields
+    /// straight to their destinations `streams`, unfiltered ones located,
+    /// the others decoded (only the chunks holding the subarray's cells).
+    fn decode_tile(
+        &self,
+        src: &Fetched<'_>,
+        t: u64,
+        streams: Option<&StreamRuns<'_>>,
+    ) -> Result<TileFields, QueryError> {
+        let frag = self.frag;
+        let key = self.query.array.key;
+        let span = self.tiles.spans.get(&t).cloned();
+        let specs = &self.plan.specs;
+        let mut fields = Vec::with_capacity(specs.len());
+        let mut direct = Vec::with_capacity(specs.len());
+        let mut mine =
+            streams.map(|m| std::mem::take(&mut *m.lock().unwrap_or_else(|e| e.into_inner())));
+        for (k, (s, &u)) in specs.iter().zip(&self.plan.unfiltered).enumerate() {
+            let Some(s) = s else {
+                fields.push(None);
+                direct.push(None);
+                continue;
+            };
+            if self.plan.streamed[k] {
+                let runs = mine
+                    .as_mut()
+                    .and_then(|m| m.iter_mut().find(|r| r.0 == k))
+                    .map(|r| std::mem::take(&mut r.1))
+                    .unwrap_or_default();
+                decode_tile_runs(src, frag, s, t, key, runs)?;
+                fields.push(None);
+                direct.push(None);
+                continue;
+            }
+            let layout = match u {
+                true => UnfilteredTile::of(self.query.storage, frag, s, t)?,
+                false => None,
+            };
+            fields.push(match layout {
+                Some(_) => None,
+                None => Some(decode_field_tile_span(src, frag, s, t, key, span.clone())?),
+            });
+            direct.push(layout);
+        }
+        Ok((fields, direct))
+    }
+
+    /// Places the decoded tiles of a group into the band's views `outs`:
+    /// where the band's rows can be cut, slabs of them in parallel, each
+    /// copying its rows of every tile.
+    fn place_decoded(
+        &self,
+        band: &Band<'_>,
+        decoded: &[DecodedTile],
+        outs: &mut [BandOut<'_>],
+    ) -> Result<(), QueryError> {
+        let (first, end) = band.region;
+        let s_slow = self.sub().strides[self.sub().slowest()] as usize;
+        let rows = ((end - first) / s_slow.max(1)) as u64;
+        if self.plan.streamed.iter().all(|&s| s) {
+            // Every field is in its place already.
+            return Ok(());
+        }
+        if !(band.banded && rows > 1 && self.query.tuning.dense_band_bytes != u64::MAX) {
+            return keep_files_open(|| self.place_tiles(decoded, outs, first, None));
+        }
+        let p_first = (first / s_slow) as u64;
+        let count = (rayon::current_num_threads() as u64 * 2).min(rows);
+        let slabs: Vec<(u64, u64)> = (0..count)
+            .map(|k| (p_first + rows * k / count, p_first + rows * (k + 1) / count))
+            .collect();
+        let regions: Vec<(usize, usize)> = slabs
+            .iter()
+            .map(|&(p, q)| (p as usize * s_slow - first, q as usize * s_slow - first))
+            .collect();
+        let views: Vec<BandOut<'_>> = outs.iter_mut().map(BandOut::reborrow).collect();
+        split_views(views, &regions)
+            .into_par_iter()
+            .zip(slabs)
+            .try_for_each(|(mut v, (p, q))| {
+                // Its rows of every tile, from one open file.
+                keep_files_open(|| {
+                    self.place_tiles(decoded, &mut v, p as usize * s_slow, Some((p, q)))
+                })
+            })
+    }
+
+    /// Places every decoded tile's cells whose positions on the slowest
+    /// dimension are in `rows` (all, without) into `outs`, the region of
+    /// the result from position `first`.
+    fn place_tiles(
+        &self,
+        decoded: &[DecodedTile],
+        outs: &mut [BandOut<'_>],
+        first: usize,
+        rows: Option<(u64, u64)>,
+    ) -> Result<(), QueryError> {
+        for (i, (fields, direct), ids) in decoded {
+            let tile = PlacedTile {
+                coords: &self.tiles.coords[*i],
+                number: self.tiles.numbers[*i],
+                fields,
+                direct,
+                ids,
+            };
+            self.place_tile(&tile, outs, first, rows)?;
+        }
+        Ok(())
+    }
+
+    /// Places the cells of one tile whose positions on the slowest
+    /// dimension are in `rows` (all, without) into `outs`, the region of
+    /// the result from position `first`. Streamed fields were placed where
+    /// their tiles were decoded.
+    fn place_tile(
+        &self,
+        tile: &PlacedTile<'_>,
+        outs: &mut [BandOut<'_>],
+        first: usize,
+        rows: Option<(u64, u64)>,
+    ) -> Result<(), QueryError> {
+        let mut boxes = self.tiles.boxes_of(tile.coords, rows);
+        // When the innermost result dimension is also the innermost cell
+        // dimension, a box row is one contiguous run in both the tile and
+        // the result: copy it whole.
+        if self.plan.runs {
+            let wanted = self
+                .tiles
+                .row_runs(tile.coords, std::mem::take(&mut boxes), first);
+            self.place_runs(tile, outs, &wanted)?;
+        }
+        let name = &self.frag.name;
+        self.tiles
+            .for_each_cell(tile.coords, boxes, first, |cell, ri| {
+                for (k, o) in outs.iter_mut().enumerate() {
+                    let at = self.attributes[k];
+                    put_cell(o, tile.fields[k].as_ref(), cell, ri, at, tile.ids[k], name)?;
+                }
+                Ok(())
+            })
+    }
+
+    /// Copies the rows `wanted` of one tile into `outs`: from its decoded
+    /// fields, or read from unfiltered tiles straight to their places.
+    fn place_runs(
+        &self,
+        tile: &PlacedTile<'_>,
+        outs: &mut [BandOut<'_>],
+        wanted: &[RowRun],
+    ) -> Result<(), QueryError> {
+        let q = self.query;
+        let name = &self.frag.name;
+        for (k, o) in outs.iter_mut().enumerate() {
+            if self.plan.streamed[k] {
+                continue;
+            }
+            let Some(u) = &tile.direct[k] else {
+                let decoded = tile.fields[k]
+                    .as_ref()
+                    .expect("runs: every field has a tile");
+                copy_runs(decoded, o, wanted, name)?;
+                continue;
+            };
+            if let Some(val) = &mut o.validity {
+                wanted
+                    .iter()
+                    .for_each(|&(_, ri, n)| val[ri..ri + n].fill(1));
+            }
+            if let Some(fx) = o.fixed.as_deref_mut() {
+                if let Some(dsts) = carve_runs(fx, o.cell, wanted)? {
+                    if u.read_runs(q.storage, name, tile.number, dsts)? {
+                        continue;
+                    }
+                }
+            }
+            // Runs that overlap, or a tile not laid out as predicted: read
+            // it the ordinary way.
+            let spec = self.plan.specs[k]
+                .as_ref()
+                .expect("unfiltered fields have specs");
+            let fetched = Fetched::nothing(q.storage, &q.context);
+            let decoded = decode_field_tile(&fetched, self.frag, spec, tile.number, q.array.key)?;
+            copy_runs(&decoded, o, wanted, name)?;
+            decoded.recycle(&q.context);
+        }
+        Ok(())
+    }
+}
+
+/// One decoded tile as placed: its coordinates in the tile grid, its
+/// number in the fragment, its fields and var-sized buffer ids.
+struct PlacedTile<'t> {
+    coords: &'t [i128],
+    number: u64,
+    fields: &'t [Option<FieldTile>],
+    direct: &'t [Option<UnfilteredTile>],
+    ids: &'t [u32],
+}
