@@ -16,6 +16,7 @@ mod decode;
 mod dense;
 mod enumeration;
 pub mod error;
+mod execute;
 pub(crate) mod geometry;
 mod grammar;
 pub mod hilbert;
@@ -24,7 +25,6 @@ mod prune;
 pub mod read;
 pub mod result;
 mod sparse;
-mod sparse_direct;
 pub mod tuning;
 mod unfiltered;
 

@@ -1,15 +1,13 @@
-//! Reads: the query builder, its settings, and where a read goes (the
-//! dense reader in `dense.rs`, the sparse ones in `sparse.rs` and
-//! `sparse_direct.rs`).
+//! Reads: the query builder and its settings. The readers (`dense/`,
+//! `sparse/`) sit above it; [`Query::execute`] (in `execute.rs`, above
+//! them) sends a read to one of them.
 
 use crate::condition::Expr;
 use crate::context::ReadContext;
 use crate::geometry::dense_grid;
 use crate::key::Key;
 use crate::prune::Answered;
-use crate::result::ReadResult;
 use crate::tuning::Tuning;
-use crate::QueryError;
 use std::sync::Arc;
 use tessera_filters::pipeline::FilterPipeline;
 use tessera_fragment::OpenArray;
@@ -45,7 +43,7 @@ pub struct Query<'a> {
     /// How the read runs (not what it returns).
     pub(crate) tuning: Tuning,
     /// Dimensions a range named that the array does not have.
-    unknown_dimensions: Vec<String>,
+    pub(crate) unknown_dimensions: Vec<String>,
     pub(crate) enumeration_values: bool,
     pub(crate) coordinate_grid: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
@@ -175,41 +173,6 @@ impl<'a> Query<'a> {
     pub fn enumeration_values(mut self, yes: bool) -> Self {
         self.enumeration_values = yes;
         self
-    }
-
-    /// Runs the read.
-    pub fn execute(self) -> Result<ReadResult, QueryError> {
-        let schema = self.array.schema.clone();
-        if let Some(name) = self.unknown_dimensions.first() {
-            return Err(QueryError::UnknownField {
-                kind: "dimension",
-                name: name.clone(),
-            });
-        }
-        let attrs: Vec<String> = match &self.attributes {
-            Some(a) => a.clone(),
-            None => schema.attributes.iter().map(|a| a.name.clone()).collect(),
-        };
-        for a in &attrs {
-            if schema.attribute(a).is_none() {
-                return Err(QueryError::UnknownField {
-                    kind: "attribute",
-                    name: a.clone(),
-                });
-            }
-        }
-        let layout = self.resolved_layout();
-        let mut r = if schema.is_dense() {
-            self.dense(&schema, &attrs, layout)?
-        } else {
-            self.sparse(&schema, &attrs, layout)?
-        };
-        r.context = Some(self.context.clone());
-        if self.enumeration_values {
-            crate::enumeration::apply(self.storage, self.array, &self.context, r)
-        } else {
-            Ok(r)
-        }
     }
 
     /// The layout asked for, or the default: row-major for dense, unordered for sparse.

@@ -2,6 +2,10 @@
 //! module's code (not its comments) names a module below it in `ORDER`, or
 //! a re-export of one. A new module must be placed in `ORDER`; an import
 //! against the order (a cycle in the making) fails here.
+//!
+//! `Query` is defined low (`read`) and the readers above add methods to
+//! it; a call `self.method(` to a `Query` method defined in a module above
+//! the caller is the same cycle by another road, and fails here too.
 
 use std::path::{Path, PathBuf};
 
@@ -21,9 +25,9 @@ const ORDER: &[&str] = &[
     "enumeration",
     "prune",
     "read",
-    "dense",
-    "sparse_direct",
     "sparse",
+    "dense",
+    "execute",
     "aggregate",
     "batch",
     "arrow",
@@ -142,9 +146,78 @@ fn modules_import_only_modules_below_them() {
     assert!(edges > 30, "only {edges} imports seen: the scan is broken");
 }
 
+/// The methods each module adds to `Query` (`fn` items inside its
+/// `impl Query` blocks), by name.
+fn query_methods(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("impl") {
+            inside = line.contains("Query<");
+        } else if line.starts_with('}') {
+            inside = false;
+        }
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or(t.strip_prefix("pub "))
+            .unwrap_or(t);
+        if let (true, Some(rest)) = (inside, t.strip_prefix("fn ")) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[test]
+fn query_methods_are_called_only_from_above() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let rank = |m: &str| ORDER.iter().position(|x| *x == m).unwrap();
+    let texts: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (module_of(&src, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    let mut defined: Vec<(String, String)> = Vec::new();
+    for (m, text) in &texts {
+        defined.extend(query_methods(text).into_iter().map(|n| (n, m.clone())));
+    }
+    assert!(
+        defined.len() > 20,
+        "only {} Query methods seen",
+        defined.len()
+    );
+    let mut problems = Vec::new();
+    for (me, text) in &texts {
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for (name, home) in &defined {
+                if home != me && code.contains(&format!("self.{name}(")) && rank(home) > rank(me) {
+                    problems.push(format!(
+                        "{me}:{}: calls Query::{name}, defined in `{home}` above it",
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn the_scan_sees_imports_and_skips_comments() {
     let text = "use crate::key::Key;\nuse crate::{result::Column, tiles};\n/// [`crate::read::Query`]\nlet x = crate::geometry::f(); // crate::batch\n";
     let names: Vec<String> = crate_paths(text).into_iter().map(|(_, n)| n).collect();
     assert_eq!(names, ["key", "result", "tiles", "geometry"]);
+}
+
+#[test]
+fn the_method_scan_sees_query_impls_only() {
+    let text = "impl<'a> Query<'a> {\n    pub(crate) fn dense(&self) {}\n    fn helper() {}\n}\nimpl Other {\n    fn not_mine() {}\n}\n";
+    assert_eq!(query_methods(text), ["dense", "helper"]);
 }

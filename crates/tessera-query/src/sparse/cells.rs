@@ -1,0 +1,247 @@
+//! The cells of a sparse read's decoded tiles: their fields as conditions
+//! read them, and their order (coordinates, global order, duplicates).
+
+use super::tiles::TileCells;
+use crate::condition::{Compiled, Expr};
+use crate::geometry::{compare_values, major_order, tile_coord};
+use crate::key::Key;
+use rayon::prelude::*;
+use std::cmp::Ordering;
+use tessera_fragment::FragmentMetadata;
+use tessera_schema::{ArraySchema, Dimension};
+use tessera_tile::{Datatype, Layout};
+
+/// A cell of a sparse read: its tile (an index into the read's tiles), its
+/// cell in the tile, and its timestamp.
+pub(crate) type CellRef = (u32, u32, u64);
+
+/// How conditions read a cell's fields: by position, the dimensions, then
+/// the read's fields; a field a fragment lacks reads as its fill value.
+pub(crate) struct CellFields<'s> {
+    schema: &'s ArraySchema,
+    fields: &'s [String],
+    fills: Vec<(&'s [u8], bool)>,
+    /// Per fragment, whether it lacks a field the query condition names:
+    /// libtiledb fails every cell of such a fragment (schema evolution),
+    /// whatever the rest of the condition says (2.17 to 2.30 alike).
+    blind: Vec<bool>,
+}
+
+impl<'s> CellFields<'s> {
+    /// The fields `fields` of `schema`, for `condition` over `fragments`.
+    pub(crate) fn new(
+        schema: &'s ArraySchema,
+        fields: &'s [String],
+        condition: Option<&Expr>,
+        fragments: &[FragmentMetadata],
+    ) -> CellFields<'s> {
+        let fills = fields
+            .iter()
+            .map(|f| match schema.attribute(f) {
+                Some(a) => (a.fill_value.as_slice(), a.fill_validity),
+                None => (&[][..], false),
+            })
+            .collect();
+        let blind = match condition {
+            Some(c) => {
+                let mut names = Vec::new();
+                c.fields(&mut names);
+                names.retain(|n| !schema.dimensions.iter().any(|d| &d.name == n));
+                fragments
+                    .iter()
+                    .map(|f| names.iter().any(|n| f.schema.attribute(n).is_none()))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        CellFields {
+            schema,
+            fields,
+            fills,
+            blind,
+        }
+    }
+
+    /// The position and datatype of field `name`, as conditions compile it.
+    pub(crate) fn position(&self, name: &str) -> Option<(usize, Datatype)> {
+        let dims = &self.schema.dimensions;
+        if let Some(j) = dims.iter().position(|d| d.name == name) {
+            return Some((j, dims[j].datatype));
+        }
+        let k = self.fields.iter().position(|f| f == name)?;
+        Some((dims.len() + k, self.schema.attribute(name)?.datatype))
+    }
+
+    /// Compiles `e` against these positions.
+    pub(crate) fn compile(&self, e: &Expr) -> Compiled {
+        e.compile(&|name: &str| self.position(name))
+    }
+
+    /// The value and validity of field `at` (a position) of cell `c`.
+    fn field_of<'t>(&'t self, tc: &'t TileCells, c: usize, at: usize) -> (&'t [u8], bool) {
+        let nd = tc.dims.len();
+        if at < nd {
+            return (tc.dims[at].value(c), true);
+        }
+        match &tc.fields[at - nd] {
+            Some(t) => (t.value(c), t.valid(c)),
+            None => self.fills[at - nd],
+        }
+    }
+
+    /// Whether cell `c` of `tc` satisfies `cond`.
+    pub(crate) fn passes(&self, cond: &Compiled, tc: &TileCells, c: u32) -> bool {
+        cond.eval(&|at| self.field_of(tc, c as usize, at))
+    }
+
+    /// Whether cell `c` of `tc` meets the query condition `cond`.
+    pub(crate) fn meets(&self, cond: &Compiled, tc: &TileCells, c: u32) -> bool {
+        !self.blind.get(tc.frag).copied().unwrap_or(false) && self.passes(cond, tc, c)
+    }
+
+    /// Keeps in each tile the cells meeting `cond`: the condition as a
+    /// filter on each cell alone, where nothing is deduplicated.
+    pub(crate) fn filter_tiles(&self, cond: &Compiled, tiles: &mut [TileCells]) {
+        tiles.par_iter_mut().for_each(|tc| {
+            let mut cells = std::mem::take(&mut tc.cells);
+            cells.retain(|&c| self.meets(cond, tc, c));
+            tc.cells = cells;
+        });
+    }
+}
+
+/// The order of a sparse read's cells: coordinates compared in place,
+/// without building keys.
+pub(crate) struct CellOrder<'t> {
+    dims: &'t [Dimension],
+    tiles: &'t [TileCells],
+    row: Vec<usize>,
+    col: Vec<usize>,
+    tile_order: Vec<usize>,
+    cell_order: Vec<usize>,
+    /// Each dimension's (domain start, tile extent), decoded once for the sort.
+    tiling: Vec<Option<(Key, Key)>>,
+}
+
+impl<'t> CellOrder<'t> {
+    /// The order of the cells of `tiles` in `schema`.
+    pub(crate) fn new(schema: &'t ArraySchema, tiles: &'t [TileCells]) -> CellOrder<'t> {
+        let dims = &schema.dimensions;
+        let nd = dims.len();
+        let tiling = dims
+            .iter()
+            .map(|d| match (d.domain.as_ref(), d.tile_extent.as_ref()) {
+                (Some((lo, _)), Some(ext)) => {
+                    Some((Key::decode(d.datatype, lo), Key::decode(d.datatype, ext)))
+                }
+                _ => None,
+            })
+            .collect();
+        CellOrder {
+            dims,
+            tiles,
+            row: major_order(Layout::RowMajor, nd),
+            col: major_order(Layout::ColMajor, nd),
+            tile_order: major_order(schema.tile_order, nd),
+            cell_order: major_order(schema.cell_order, nd),
+            tiling,
+        }
+    }
+
+    /// The coordinate of dimension `j` of cell `r`.
+    fn cval(&self, r: &CellRef, j: usize) -> &'t [u8] {
+        self.tiles[r.0 as usize].dims[j].value(r.1 as usize)
+    }
+
+    /// Compares cells by their coordinates, dimensions in `order`.
+    fn cmp_dims(&self, x: &CellRef, y: &CellRef, order: &[usize]) -> Ordering {
+        for &j in order {
+            let o = compare_values(self.dims[j].datatype, self.cval(x, j), self.cval(y, j));
+            if o.is_ne() {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The space tile of cell `r` along dimension `j`.
+    fn tile_of(&self, r: &CellRef, j: usize) -> Key {
+        tile_coord(
+            self.tiling[j].as_ref(),
+            Key::decode(self.dims[j].datatype, self.cval(r, j)),
+        )
+    }
+
+    /// Compares cells in global order: space tiles in tile order, then
+    /// coordinates in cell order.
+    fn global(&self, x: &CellRef, y: &CellRef) -> Ordering {
+        for &j in &self.tile_order {
+            let o = self.tile_of(x, j).cmp(&self.tile_of(y, j));
+            if o.is_ne() {
+                return o;
+            }
+        }
+        self.cmp_dims(x, y, &self.cell_order)
+    }
+
+    /// Keeps one cell per coordinate: the newest write (latest timestamp,
+    /// then latest fragment, then last seen).
+    pub(crate) fn dedup(&self, refs: Vec<CellRef>) -> Vec<CellRef> {
+        let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
+        let row = &self.row;
+        let mut idx: Vec<usize> = (0..refs.len()).collect();
+        idx.sort_by(|&a, &b| {
+            self.cmp_dims(&refs[a], &refs[b], row)
+                .then((refs[a].2, frag_of(&refs[a]), a).cmp(&(refs[b].2, frag_of(&refs[b]), b)))
+        });
+        let mut keep = Vec::with_capacity(refs.len());
+        for (p, &i) in idx.iter().enumerate() {
+            if idx
+                .get(p + 1)
+                .is_none_or(|&nx| self.cmp_dims(&refs[nx], &refs[i], row).is_ne())
+            {
+                keep.push(refs[i]);
+            }
+        }
+        keep
+    }
+
+    /// Sorts the cells into `layout` of `schema`. `single`: the cells come
+    /// from one fragment in its global order, needing no sort to be in it.
+    pub(crate) fn sort(
+        &self,
+        refs: Vec<CellRef>,
+        schema: &ArraySchema,
+        layout: Layout,
+        single: bool,
+    ) -> Vec<CellRef> {
+        let mut refs = refs;
+        match layout {
+            Layout::RowMajor => refs.sort_by(|x, y| self.cmp_dims(x, y, &self.row)),
+            Layout::ColMajor => refs.sort_by(|x, y| self.cmp_dims(x, y, &self.col)),
+            Layout::GlobalOrder | Layout::Unordered
+                if schema.cell_order == Layout::Hilbert
+                    && (!single || layout == Layout::GlobalOrder) =>
+            {
+                // Hilbert value of the coordinates, ties broken row-major.
+                let h = crate::hilbert::Mapping::new(self.dims);
+                let mut keyed: Vec<(u64, CellRef)> = refs
+                    .iter()
+                    .map(|r| (h.value(self.dims, |j| self.cval(r, j)), *r))
+                    .collect();
+                keyed.sort_by(|a, b| {
+                    a.0.cmp(&b.0)
+                        .then_with(|| self.cmp_dims(&a.1, &b.1, &self.row))
+                });
+                refs = keyed.into_iter().map(|k| k.1).collect();
+            }
+            Layout::GlobalOrder | Layout::Unordered
+                if !single && (!schema.allows_dups || layout == Layout::GlobalOrder) =>
+            {
+                refs.sort_by(|x, y| self.global(x, y))
+            }
+            _ => {}
+        }
+        refs
+    }
+}
