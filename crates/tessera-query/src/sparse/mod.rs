@@ -1,11 +1,16 @@
 //! The sparse readers. One step a file, lowest first: `tiles` (the tiles
-//! a read touches, decoded with the cells inside the subarray), `direct`
-//! (the fast path: cells copied straight from their tiles where no
-//! deduplication, condition or sort is needed), `cells` (cells' fields as
-//! conditions read them, and their order), `general` (every other read:
+//! a read touches, decoded with the cells inside the subarray), `plan`
+//! (whether a read takes a fast path: nothing deduplicated or sorted),
+//! `whole` (the fast path decoding whole tiles straight into the result),
+//! `picked` (the fast path picking the cells inside of cut tiles),
+//! `direct` (the fast paths' entry), `cells` (cells' fields as conditions
+//! read them, and their order), `general` (every other read:
 //! deduplication, deletes, conditions, sort).
 
 mod cells;
 mod direct;
 mod general;
+mod picked;
+mod plan;
 mod tiles;
+mod whole;

@@ -1,0 +1,342 @@
+//! The sparse fast path where the subarray cuts tiles or a condition
+//! filters cells: of each touched tile, the cells inside are picked, and of
+//! each field only those cells kept. Nothing is deduplicated or sorted.
+
+use super::plan::DirectPlan;
+use crate::condition::Compiled;
+use crate::decode::{
+    decode_field_tile, decode_in_runs, decode_picked_fixed, decode_tile_into, fixed_tile_len,
+    pick_fixed, pick_var_tile, picked_cells, scratch_to, CellFilter, Fetched, FieldSpec, FieldTile,
+};
+use crate::geometry::DimRanges;
+use crate::read::Query;
+use crate::result::{field_column, Column, ReadResult};
+use crate::QueryError;
+use rayon::prelude::*;
+use tessera_filters::EncryptionKey;
+use tessera_fragment::{Field, FragmentMetadata};
+use tessera_schema::ArraySchema;
+
+/// A tile's cells kept, and those of each wanted column.
+type Picked = (u64, Vec<FieldTile>);
+
+thread_local! {
+    /// Per thread, the scratch buffers tiles decode into while their cells
+    /// are picked: coordinates, one field, and the condition's fields.
+    static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Picks the cells of one fragment's tiles.
+struct TilePicker<'r> {
+    frag: &'r FragmentMetadata,
+    key: Option<EncryptionKey>,
+    /// The query condition, compiled: dimensions by number, then the other
+    /// fields it names (`cond_specs`).
+    condition: Option<&'r Compiled>,
+    dim_specs: Vec<FieldSpec>,
+    /// The wanted columns, in the fragment's own fields.
+    specs: Vec<FieldSpec>,
+    cond_specs: Vec<FieldSpec>,
+    /// Cell sizes for the condition, looked up once, not per cell.
+    dim_w: Vec<usize>,
+    cond_w: Vec<usize>,
+    dim_ranges: Vec<DimRanges<'r>>,
+}
+
+/// A tile's coordinates as picked: fixed-sized ones in scratch buffers,
+/// var-sized ones (strings) as tiles of their own.
+struct Coordinates<'s> {
+    fixed: &'s [Vec<u8>],
+    var: Vec<Option<FieldTile>>,
+}
+
+impl<'r> TilePicker<'r> {
+    /// Tile `t` whole: every cell, every wanted field.
+    fn whole(&self, src: &Fetched<'_>, t: u64) -> Result<Picked, QueryError> {
+        let fields = self
+            .specs
+            .iter()
+            .map(|s| decode_field_tile(src, self.frag, s, t, self.key))
+            .collect::<Result<_, QueryError>>()?;
+        Ok((self.frag.cell_num(t), fields))
+    }
+
+    /// The cells of tile `t` inside the subarray that meet the condition.
+    /// No decoded tile is held to the end, and no fresh memory is faulted
+    /// in for it: fields decode into the thread's scratch buffers.
+    fn partial(&self, src: &Fetched<'_>, t: u64) -> Result<Picked, QueryError> {
+        SCRATCH.with(|cell| {
+            // The thread's buffers, unless a job of this read holds them
+            // already on this thread: waiting for the chunks it decodes in
+            // parallel, a rayon thread runs other jobs, another tile's
+            // among them. That one gets its own.
+            let mut own = Vec::new();
+            let mut held = cell.try_borrow_mut().ok();
+            let scratch: &mut Vec<Vec<u8>> = held.as_deref_mut().unwrap_or(&mut own);
+            let nd = self.dim_specs.len();
+            scratch.resize_with(nd + 2 + 2 * self.cond_specs.len(), Vec::new);
+            let (coords, rest) = scratch.split_at_mut(nd);
+            let (field_bufs, cond_bufs) = rest.split_at_mut(2);
+            let (mut picked, var) = self.pick_inside(src, t, coords)?;
+            let coords = Coordinates { fixed: coords, var };
+            if let Some(cond) = self.condition {
+                self.pick_meeting(src, t, cond, &coords, cond_bufs, &mut picked)?;
+            }
+            let fields = self
+                .specs
+                .iter()
+                .map(|s| self.picked_field(src, t, s, &coords, field_bufs, &picked))
+                .collect::<Result<_, QueryError>>()?;
+            Ok((picked.len() as u64, fields))
+        })
+    }
+
+    /// The cells of tile `t` inside the subarray. Dimension by dimension,
+    /// the cells still inside narrow, and the next dimension decodes only
+    /// the chunks that hold them. Fixed-sized coordinates decode into
+    /// `coords`; var-sized ones are returned as tiles.
+    #[allow(clippy::type_complexity)]
+    fn pick_inside(
+        &self,
+        src: &Fetched<'_>,
+        t: u64,
+        coords: &mut [Vec<u8>],
+    ) -> Result<(Vec<u32>, Vec<Option<FieldTile>>), QueryError> {
+        let (frag, key) = (self.frag, self.key);
+        let cells = frag.cell_num(t) as usize;
+        let mut var_coords: Vec<Option<FieldTile>> = Vec::with_capacity(self.dim_specs.len());
+        let mut picked: Option<Vec<u32>> = None;
+        for (j, s) in self.dim_specs.iter().enumerate() {
+            let ranges = &self.dim_ranges[j];
+            let tile = if s.cell_val_num.is_var() {
+                Some(decode_field_tile(src, frag, s, t, key)?)
+            } else {
+                // Stale bytes are fine: only decoded cells are read.
+                let buf = &mut coords[j];
+                scratch_to(buf, fixed_tile_len(frag, s, t)?);
+                let among = picked.as_deref().map(picked_cells);
+                let only = among.as_ref().map(|f| f as &CellFilter<'_>);
+                decode_tile_into(src, frag, s, t, key, (Some(buf), None), only)?;
+                None
+            };
+            picked = Some(match &tile {
+                Some(tile) => {
+                    let inside = |&i: &u32| ranges.contains(tile.value(i as usize));
+                    match picked.take() {
+                        None => (0..cells as u32).filter(inside).collect(),
+                        Some(p) => p.into_iter().filter(inside).collect(),
+                    }
+                }
+                None => ranges.pick(&coords[j], s.cell_size() as usize, picked.take()),
+            });
+            var_coords.push(tile);
+        }
+        let picked = picked.unwrap_or_else(|| (0..cells as u32).collect());
+        Ok((picked, var_coords))
+    }
+
+    /// Keeps of `picked` the cells meeting `cond`: the fields it names are
+    /// decoded at the cells still in, fixed-sized ones into `cond_bufs`
+    /// (values and validity per field), var-sized ones as tiles.
+    fn pick_meeting(
+        &self,
+        src: &Fetched<'_>,
+        t: u64,
+        cond: &Compiled,
+        coords: &Coordinates<'_>,
+        cond_bufs: &mut [Vec<u8>],
+        picked: &mut Vec<u32>,
+    ) -> Result<(), QueryError> {
+        let (frag, key) = (self.frag, self.key);
+        let nd = self.dim_specs.len();
+        let mut var_vals: Vec<Option<FieldTile>> = Vec::with_capacity(self.cond_specs.len());
+        for (s, bufs) in self.cond_specs.iter().zip(cond_bufs.chunks_mut(2)) {
+            if s.cell_val_num.is_var() {
+                var_vals.push(Some(decode_field_tile(src, frag, s, t, key)?));
+                continue;
+            }
+            let (data, validity) = bufs.split_at_mut(1);
+            let scratch = (&mut data[0], &mut validity[0]);
+            decode_picked_fixed(src, frag, s, t, key, picked, scratch)?;
+            var_vals.push(None);
+        }
+        let cond_bufs = &*cond_bufs;
+        let value = |c: usize, at: usize| -> (&[u8], bool) {
+            if at < nd {
+                let w = self.dim_w[at];
+                return match &coords.var[at] {
+                    Some(tile) => (tile.value(c), true),
+                    None => (&coords.fixed[at][c * w..(c + 1) * w], true),
+                };
+            }
+            let k = at - nd;
+            match &var_vals[k] {
+                Some(tile) => (tile.value(c), tile.valid(c)),
+                None => {
+                    let w = self.cond_w[k];
+                    let valid = cond_bufs[2 * k + 1].get(c).is_none_or(|&v| v != 0);
+                    (&cond_bufs[2 * k][c * w..(c + 1) * w], valid)
+                }
+            }
+        };
+        picked.retain(|&c| cond.eval(&|at| value(c as usize, at)));
+        Ok(())
+    }
+
+    /// The cells `picked` of field `s` of tile `t`: coordinates from those
+    /// decoded already, other fields decoding only the chunks that hold
+    /// them (into `bufs`: values and validity).
+    fn picked_field(
+        &self,
+        src: &Fetched<'_>,
+        t: u64,
+        s: &FieldSpec,
+        coords: &Coordinates<'_>,
+        bufs: &mut [Vec<u8>],
+        picked: &[u32],
+    ) -> Result<FieldTile, QueryError> {
+        let (frag, key) = (self.frag, self.key);
+        let w = s.cell_size() as usize;
+        if let Field::Dimension(j) = s.field {
+            return Ok(match &coords.var[j] {
+                Some(tile) => tile.pick(picked),
+                None => pick_fixed(&coords.fixed[j], None, w, picked),
+            });
+        }
+        let (data, validity) = bufs.split_at_mut(1);
+        let (data, validity) = (&mut data[0], &mut validity[0]);
+        if s.cell_val_num.is_var() {
+            // Just the chunks holding the picked values.
+            return match pick_var_tile(src, frag, s, t, key, picked, (data, validity))? {
+                Some(tile) => Ok(tile),
+                None => Ok(decode_field_tile(src, frag, s, t, key)?.pick(picked)),
+            };
+        }
+        decode_picked_fixed(src, frag, s, t, key, picked, (data, validity))?;
+        let v = s.nullable.then_some(validity.as_slice());
+        Ok(pick_fixed(data, v, w, picked))
+    }
+
+    /// The fields tiles cut by the subarray decode: coordinates once,
+    /// whether or not they are also wanted, then the other wanted fields
+    /// and the condition's.
+    fn partial_fields(&self) -> Vec<&FieldSpec> {
+        let mut with_coords: Vec<&FieldSpec> = self
+            .dim_specs
+            .iter()
+            .chain(
+                self.specs
+                    .iter()
+                    .filter(|s| !matches!(s.field, Field::Dimension(_))),
+            )
+            .collect();
+        for c in &self.cond_specs {
+            if with_coords.iter().all(|s| s.field != c.field) {
+                with_coords.push(c);
+            }
+        }
+        with_coords
+    }
+}
+
+impl<'a> Query<'a> {
+    /// [`Query::sparse_direct`] when some tiles are only partly inside the
+    /// subarray, or a condition filters cells: of those tiles the cells
+    /// inside are picked ([`TilePicker`]). Tiles wholly inside are kept
+    /// whole. `tiles` are (fragment, tile, wholly inside), by fragment.
+    pub(crate) fn sparse_picked(
+        &self,
+        schema: &ArraySchema,
+        tiles: &[(usize, u64, bool)],
+        plan: &DirectPlan,
+    ) -> Result<ReadResult, QueryError> {
+        let (wanted, own, cond_fields) = (&plan.wanted, &plan.own, &plan.cond_fields);
+        let dims = &schema.dimensions;
+        let nd = dims.len();
+        let condition = self.condition.as_ref().map(|c| {
+            c.compile(&|name: &str| {
+                if let Some(j) = dims.iter().position(|d| d.name == name) {
+                    return Some((j, dims[j].datatype));
+                }
+                let k = cond_fields.iter().position(|f| f == name)?;
+                Some((nd + k, schema.attribute(name)?.datatype))
+            })
+        });
+        let mut kept: Vec<Picked> = Vec::with_capacity(tiles.len());
+        let mut first = 0;
+        for (fi, frag) in self.array.fragments.iter().enumerate() {
+            let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
+            let mine = &tiles[first..first + count];
+            first += count;
+            let picker = self.tile_picker(frag, &own[fi], cond_fields, condition.as_ref());
+            // Whole tiles need no coordinates unless they are asked for.
+            let numbers = |whole: bool| -> Vec<u64> {
+                mine.iter().filter(|x| x.2 == whole).map(|x| x.1).collect()
+            };
+            let (ctx, storage) = (&self.context, self.storage);
+            let spec_refs: Vec<&FieldSpec> = picker.specs.iter().collect();
+            let full = decode_in_runs(storage, ctx, frag, &spec_refs, &numbers(true), |src, t| {
+                picker.whole(src, t)
+            })?;
+            let with_coords = picker.partial_fields();
+            let part = decode_in_runs(
+                storage,
+                ctx,
+                frag,
+                &with_coords,
+                &numbers(false),
+                |src, t| picker.partial(src, t),
+            )?;
+            let (mut full, mut part) = (full.into_iter(), part.into_iter());
+            for x in mine {
+                let next = if x.2 { full.next() } else { part.next() };
+                kept.push(next.expect("one result per tile"));
+            }
+        }
+        let n: u64 = kept.iter().map(|k| k.0).sum();
+        let mut columns: Vec<Column> = wanted.iter().map(|&f| field_column(schema, f)).collect();
+        columns
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, c)| c.fill_from(&self.context, kept.iter().map(|v| &v.1[k])));
+        Ok(ReadResult {
+            cell_count: n as usize,
+            columns,
+            grid: None,
+            context: None,
+        })
+    }
+
+    /// The picker of `frag`'s tiles, for its fields `own` (the wanted
+    /// columns), the condition's fields `cond_fields` and `condition`.
+    fn tile_picker<'r>(
+        &'r self,
+        frag: &'r FragmentMetadata,
+        own: &[Field],
+        cond_fields: &[String],
+        condition: Option<&'r Compiled>,
+    ) -> TilePicker<'r> {
+        let dims = &frag.schema.dimensions;
+        let dim_specs: Vec<FieldSpec> = (0..dims.len())
+            .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+            .collect();
+        let cond_specs: Vec<FieldSpec> = cond_fields
+            .iter()
+            .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
+            .collect();
+        let schema_dims = &self.array.schema.dimensions;
+        TilePicker {
+            frag,
+            key: self.array.key,
+            condition,
+            dim_w: dim_specs.iter().map(|s| s.cell_size() as usize).collect(),
+            cond_w: cond_specs.iter().map(|s| s.cell_size() as usize).collect(),
+            dim_ranges: (0..schema_dims.len())
+                .map(|j| DimRanges::new(&self.ranges[j], schema_dims[j].datatype))
+                .collect(),
+            specs: own.iter().map(|&f| FieldSpec::of(frag, f)).collect(),
+            dim_specs,
+            cond_specs,
+        }
+    }
+}
