@@ -26,7 +26,7 @@ use crate::result::ReadResult;
 use crate::QueryError;
 use tessera_fragment::tile_metadata::{compare_cells as order, Sum};
 use tessera_fragment::{Field, FragmentMetadata, Overlap};
-use tessera_schema::{CellValNum, Range1D, Value};
+use tessera_schema::{ArraySchema, CellValNum, Range1D, Value};
 use tessera_tile::Datatype;
 
 /// An aggregate over the cells a query selects.
@@ -280,38 +280,7 @@ impl<'a> Query<'a> {
     /// ```
     pub fn aggregate(&self, aggs: &[Aggregate], budget: u64) -> Result<Aggregates, QueryError> {
         let schema = self.array.schema.clone();
-        // The fields aggregated, each once, with its running state.
-        let mut names: Vec<String> = Vec::new();
-        let mut accs: Vec<FieldAcc> = Vec::new();
-        for a in aggs {
-            let Some(f) = a.field() else { continue };
-            let (t, n, nullable) = if let Some(at) = schema.attribute(f) {
-                (at.datatype, at.cell_val_num, at.nullable)
-            } else if let Some(d) = schema.dimension(f) {
-                (d.datatype, d.cell_val_num, false)
-            } else {
-                return Err(QueryError::Invalid(format!(
-                    "an aggregate names `{f}`, which the array does not have"
-                )));
-            };
-            let numeric = n == CellValNum::Fixed(1) && Sum::from_bits(t, 0).is_some();
-            let string = crate::prune::is_string(t);
-            let ok = match a {
-                Aggregate::Sum(_) | Aggregate::Mean(_) => numeric,
-                Aggregate::Min(_) | Aggregate::Max(_) => string || n == CellValNum::Fixed(1),
-                _ => true,
-            };
-            if !ok {
-                return Err(QueryError::Invalid(format!(
-                    "{a} is not defined on `{f}` ({t}, {n:?} values per cell): sum and mean take single numbers, min and max single values or strings"
-                )));
-            }
-            if !names.iter().any(|x| x == f) {
-                names.push(f.to_owned());
-                accs.push(FieldAcc::new(t, n, nullable));
-            }
-        }
-        let mut count = 0u64;
+        let mut tally = Tally::new(&schema, aggs)?;
         let mut out = Aggregates {
             values: Vec::new(),
             fragments_from_metadata: 0,
@@ -319,80 +288,13 @@ impl<'a> Query<'a> {
             cells_decoded: 0,
         };
         // Metadata first: what it answers is left out of the decoding read.
-        let mut answered = vec![Answered::Nothing; self.array.fragments.len()];
-        if !schema.is_dense() && self.condition.is_none() {
-            let shadows = crate::prune::Shadows::new(self.array);
-            for (fi, frag) in self.array.fragments.iter().enumerate() {
-                if !self.metadata_may_answer(fi, frag, &shadows)? {
-                    continue;
-                }
-                let Some(ned) = &frag.footer.non_empty_domain else {
-                    continue;
-                };
-                let dims = &schema.dimensions;
-                let ranges = &self.ranges;
-                let overlap = mbr_overlap(ned, ranges, dims);
-                if overlap == Overlap::None {
-                    answered[fi] = Answered::Fragment;
-                    continue;
-                }
-                if overlap == Overlap::Full {
-                    let summary = frag.fragment_summary(self.storage)?;
-                    let cells = frag.total_cell_num();
-                    if let Some(m) = names
-                        .iter()
-                        .map(|f| fragment_field(frag, f, summary, cells))
-                        .collect::<Option<Vec<_>>>()
-                    {
-                        count = count.saturating_add(cells);
-                        for (acc, m) in accs.iter_mut().zip(m) {
-                            acc.metadata(cells, m.nulls, m.sum, m.bounds);
-                        }
-                        answered[fi] = Answered::Fragment;
-                        out.fragments_from_metadata += 1;
-                        continue;
-                    }
-                }
-                // Tiles the subarray covers whole.
-                let rt = frag.rtree(self.storage)?;
-                let full: Vec<u64> = rt
-                    .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims))
-                    .into_iter()
-                    .filter(|&(_, full)| full)
-                    .map(|(t, _)| t)
-                    .collect();
-                if full.is_empty() {
-                    continue;
-                }
-                let meta = names
-                    .iter()
-                    .map(|f| TileFieldMeta::load(self.storage, frag, f))
-                    .collect::<Result<Option<Vec<_>>, QueryError>>()?;
-                let Some(meta) = meta else { continue };
-                let mut done = Vec::new();
-                for t in full {
-                    let cells = frag.cell_num(t);
-                    let Some(m) = meta
-                        .iter()
-                        .map(|m| m.get(t as usize))
-                        .collect::<Option<Vec<_>>>()
-                    else {
-                        continue;
-                    };
-                    count = count.saturating_add(cells);
-                    for (acc, m) in accs.iter_mut().zip(m) {
-                        acc.metadata(cells, m.nulls, m.sum, m.bounds);
-                    }
-                    done.push(t);
-                }
-                out.tiles_from_metadata += done.len() as u64;
-                done.sort_unstable();
-                answered[fi] = Answered::Tiles(done);
-            }
-        }
+        let answered = match !schema.is_dense() && self.condition.is_none() {
+            true => self.answer_from_metadata(&schema, &mut tally, &mut out)?,
+            false => vec![Answered::Nothing; self.array.fragments.len()],
+        };
         // The rest: decode.
         let dense_condition = schema.is_dense().then(|| self.condition.clone()).flatten();
-        let mut read_fields = names.clone();
+        let mut read_fields = tally.names.clone();
         if let Some(c) = &dense_condition {
             c.fields(&mut read_fields);
         }
@@ -417,56 +319,90 @@ impl<'a> Query<'a> {
         } else {
             for batch in q.batches(budget)? {
                 let batch = batch?;
-                count += fold(&batch, &names, &mut accs, dense_condition.as_ref());
+                let names = &tally.names;
+                tally.count += fold(&batch, names, &mut tally.accs, dense_condition.as_ref());
                 out.cells_decoded += batch.cell_count as u64;
             }
         }
-        out.values = aggs
-            .iter()
-            .map(|a| {
-                let acc = a
-                    .field()
-                    .and_then(|f| names.iter().position(|n| n == f))
-                    .map(|i| &accs[i]);
-                match (a, acc) {
-                    (Aggregate::Count, _) => AggregateValue::UInt(count),
-                    (Aggregate::NullCount(_), Some(acc)) => AggregateValue::UInt(acc.nulls),
-                    // Sums saturate at the bounds of their type, as libtiledb's.
-                    (Aggregate::Sum(_), Some(acc)) => {
-                        match (acc.sum, Sum::from_bits(acc.datatype, 0)) {
-                            (Some(Exact::Int(v)), Some(Sum::UInt(_))) => {
-                                AggregateValue::UInt(v.clamp(0, u64::MAX as i128) as u64)
-                            }
-                            (Some(Exact::Int(v)), _) => AggregateValue::Int(
-                                v.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-                            ),
-                            (Some(Exact::Float(v)), _) => AggregateValue::Float(v),
-                            // No value: 0 for a field that cannot be null, as libtiledb.
-                            (None, Some(Sum::Int(_))) if !acc.nullable => AggregateValue::Int(0),
-                            (None, Some(Sum::UInt(_))) if !acc.nullable => AggregateValue::UInt(0),
-                            (None, _) if !acc.nullable => AggregateValue::Float(0.0),
-                            (None, _) => AggregateValue::Null,
-                        }
-                    }
-                    (Aggregate::Mean(_), Some(acc)) if acc.summed > 0 => AggregateValue::Float(
-                        acc.sum.map_or(0.0, Exact::as_f64) / acc.summed as f64,
-                    ),
-                    (Aggregate::Mean(_), _) => AggregateValue::Null,
-                    (Aggregate::Min(_), Some(acc)) => {
-                        acc.min.clone().map_or(AggregateValue::Null, |v| {
-                            AggregateValue::Value(acc.datatype, v)
-                        })
-                    }
-                    (Aggregate::Max(_), Some(acc)) => {
-                        acc.max.clone().map_or(AggregateValue::Null, |v| {
-                            AggregateValue::Value(acc.datatype, v)
-                        })
-                    }
-                    _ => AggregateValue::Null,
-                }
-            })
-            .collect();
+        out.values = aggs.iter().map(|a| tally.value(a)).collect();
         Ok(out)
+    }
+
+    /// Answers from fragment and tile metadata what it can: fragments the
+    /// subarray covers whole (from their summaries), and tiles it covers
+    /// whole (from their metadata), where no cell of theirs can be dropped
+    /// or shadowed. Returns, per fragment, what was answered.
+    fn answer_from_metadata(
+        &self,
+        schema: &ArraySchema,
+        tally: &mut Tally,
+        out: &mut Aggregates,
+    ) -> Result<Vec<Answered>, QueryError> {
+        let mut answered = vec![Answered::Nothing; self.array.fragments.len()];
+        let shadows = crate::prune::Shadows::new(self.array);
+        let dims = &schema.dimensions;
+        let ranges = &self.ranges;
+        for (fi, frag) in self.array.fragments.iter().enumerate() {
+            if !self.metadata_may_answer(fi, frag, &shadows)? {
+                continue;
+            }
+            let Some(ned) = &frag.footer.non_empty_domain else {
+                continue;
+            };
+            let overlap = mbr_overlap(ned, ranges, dims);
+            if overlap == Overlap::None {
+                answered[fi] = Answered::Fragment;
+                continue;
+            }
+            if overlap == Overlap::Full {
+                let summary = frag.fragment_summary(self.storage)?;
+                let cells = frag.total_cell_num();
+                if let Some(m) = tally
+                    .names
+                    .iter()
+                    .map(|f| fragment_field(frag, f, summary, cells))
+                    .collect::<Option<Vec<_>>>()
+                {
+                    tally.add_metadata(cells, m);
+                    answered[fi] = Answered::Fragment;
+                    out.fragments_from_metadata += 1;
+                    continue;
+                }
+            }
+            // Tiles the subarray covers whole.
+            let full: Vec<u64> = frag
+                .rtree(self.storage)?
+                .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims))
+                .into_iter()
+                .filter(|&(_, full)| full)
+                .map(|(t, _)| t)
+                .collect();
+            if full.is_empty() {
+                continue;
+            }
+            let meta = tally
+                .names
+                .iter()
+                .map(|f| TileFieldMeta::load(self.storage, frag, f))
+                .collect::<Result<Option<Vec<_>>, QueryError>>()?;
+            let Some(meta) = meta else { continue };
+            let mut done = Vec::new();
+            for t in full {
+                let Some(m) = meta
+                    .iter()
+                    .map(|m| m.get(t as usize))
+                    .collect::<Option<Vec<_>>>()
+                else {
+                    continue;
+                };
+                tally.add_metadata(frag.cell_num(t), m);
+                done.push(t);
+            }
+            out.tiles_from_metadata += done.len() as u64;
+            done.sort_unstable();
+            answered[fi] = Answered::Tiles(done);
+        }
+        Ok(answered)
     }
 
     /// Whether no cell of fragment `fi` can be dropped or shadowed by
@@ -600,4 +536,106 @@ fn fold(
         }
     }
     counted
+}
+
+/// The running state of an aggregation: the cells counted, and per field
+/// aggregated (each once), its state.
+struct Tally {
+    names: Vec<String>,
+    accs: Vec<FieldAcc>,
+    count: u64,
+}
+
+impl Tally {
+    /// The state for `aggs` over `schema`'s fields; an aggregate naming a
+    /// field the array lacks, or one not defined on its field, is an error.
+    fn new(schema: &ArraySchema, aggs: &[Aggregate]) -> Result<Tally, QueryError> {
+        let mut names: Vec<String> = Vec::new();
+        let mut accs: Vec<FieldAcc> = Vec::new();
+        for a in aggs {
+            let Some(f) = a.field() else { continue };
+            let (t, n, nullable) = if let Some(at) = schema.attribute(f) {
+                (at.datatype, at.cell_val_num, at.nullable)
+            } else if let Some(d) = schema.dimension(f) {
+                (d.datatype, d.cell_val_num, false)
+            } else {
+                return Err(QueryError::Invalid(format!(
+                    "an aggregate names `{f}`, which the array does not have"
+                )));
+            };
+            let numeric = n == CellValNum::Fixed(1) && Sum::from_bits(t, 0).is_some();
+            let string = crate::prune::is_string(t);
+            let ok = match a {
+                Aggregate::Sum(_) | Aggregate::Mean(_) => numeric,
+                Aggregate::Min(_) | Aggregate::Max(_) => string || n == CellValNum::Fixed(1),
+                _ => true,
+            };
+            if !ok {
+                return Err(QueryError::Invalid(format!(
+                    "{a} is not defined on `{f}` ({t}, {n:?} values per cell): sum and mean take single numbers, min and max single values or strings"
+                )));
+            }
+            if !names.iter().any(|x| x == f) {
+                names.push(f.to_owned());
+                accs.push(FieldAcc::new(t, n, nullable));
+            }
+        }
+        Ok(Tally {
+            names,
+            accs,
+            count: 0,
+        })
+    }
+
+    /// Adds `cells` cells known from metadata, one entry per field.
+    fn add_metadata(&mut self, cells: u64, metas: Vec<FieldMetadata<'_>>) {
+        self.count = self.count.saturating_add(cells);
+        for (acc, m) in self.accs.iter_mut().zip(metas) {
+            acc.metadata(cells, m.nulls, m.sum, m.bounds);
+        }
+    }
+
+    /// The value of aggregate `a`.
+    fn value(&self, a: &Aggregate) -> AggregateValue {
+        let acc = a
+            .field()
+            .and_then(|f| self.names.iter().position(|n| n == f))
+            .map(|i| &self.accs[i]);
+        match (a, acc) {
+            (Aggregate::Count, _) => AggregateValue::UInt(self.count),
+            (Aggregate::NullCount(_), Some(acc)) => AggregateValue::UInt(acc.nulls),
+            (Aggregate::Sum(_), Some(acc)) => acc.sum_value(),
+            (Aggregate::Mean(_), Some(acc)) if acc.summed > 0 => {
+                AggregateValue::Float(acc.sum.map_or(0.0, Exact::as_f64) / acc.summed as f64)
+            }
+            (Aggregate::Mean(_), _) => AggregateValue::Null,
+            (Aggregate::Min(_), Some(acc)) => acc.min.clone().map_or(AggregateValue::Null, |v| {
+                AggregateValue::Value(acc.datatype, v)
+            }),
+            (Aggregate::Max(_), Some(acc)) => acc.max.clone().map_or(AggregateValue::Null, |v| {
+                AggregateValue::Value(acc.datatype, v)
+            }),
+            _ => AggregateValue::Null,
+        }
+    }
+}
+
+impl FieldAcc {
+    /// The sum, saturating at the bounds of its type as libtiledb's; with
+    /// no value, 0 for a field that cannot be null, as libtiledb.
+    fn sum_value(&self) -> AggregateValue {
+        match (self.sum, Sum::from_bits(self.datatype, 0)) {
+            (Some(Exact::Int(v)), Some(Sum::UInt(_))) => {
+                AggregateValue::UInt(v.clamp(0, u64::MAX as i128) as u64)
+            }
+            (Some(Exact::Int(v)), _) => {
+                AggregateValue::Int(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+            }
+            (Some(Exact::Float(v)), _) => AggregateValue::Float(v),
+            (None, Some(Sum::Int(_))) if !self.nullable => AggregateValue::Int(0),
+            (None, Some(Sum::UInt(_))) if !self.nullable => AggregateValue::UInt(0),
+            (None, _) if !self.nullable => AggregateValue::Float(0.0),
+            (None, _) => AggregateValue::Null,
+        }
+    }
 }
