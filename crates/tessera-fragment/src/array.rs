@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{DirEntry, Storage};
 
 /// Folder of fragments (from version 12).
 pub const FRAGMENTS_FOLDER: &str = "__fragments";
@@ -115,10 +115,10 @@ impl OpenArray {
         end: u64,
         key: Option<EncryptionKey>,
     ) -> Result<OpenArray, FragmentError> {
-        let root = list(storage, path)?;
-        let schema_files = list_schemas_in(storage, path, &root)?;
+        let folders = ArrayFolders::list(storage, path)?;
+        let schema_files = list_schemas_in(storage, path, &folders.root)?;
         if schema_files.is_empty() {
-            let group = root.iter().any(|e| {
+            let group = folders.root.iter().any(|e| {
                 e.name == crate::group::GROUP_FILE || e.name == crate::group::GROUP_DETAILS_FOLDER
             });
             return Err(FragmentError::invalid(
@@ -130,114 +130,8 @@ impl OpenArray {
                 },
             ));
         }
-        let frag_dir = path.join(FRAGMENTS_FOLDER);
-        let commits_dir = path.join(COMMITS_FOLDER);
-        let fragments_v12 = list(storage, &frag_dir)?;
-        let commits = list(storage, &commits_dir)?;
-
-        // Consolidated commits and ignore files.
-        let mut ignored = HashSet::new();
-        let mut con_commits = HashSet::new();
-        let mut deletes: Vec<(String, u64, Vec<u8>)> = Vec::new();
-        for e in commits.iter().filter(|e| ext(&e.name) == "ign") {
-            let p = commits_dir.join(&e.name);
-            let text = storage
-                .read_all(&p)
-                .map_err(|er| FragmentError::io(&p, er))?;
-            for line in String::from_utf8_lossy(&text)
-                .lines()
-                .filter(|l| !l.is_empty())
-            {
-                ignored.insert(base_name(line).to_owned());
-            }
-        }
-        for e in commits.iter().filter(|e| ext(&e.name) == "con") {
-            let p = commits_dir.join(&e.name);
-            let bytes = storage
-                .read_all(&p)
-                .map_err(|er| FragmentError::io(&p, er))?;
-            parse_consolidated_commits(&bytes, &mut con_commits, &mut deletes)
-                .map_err(|er| er.within(&e.name, "consolidated commits file"))?;
-        }
-
-        // Vacuum files: fragments they list were consolidated away.
-        let mut vacuumed = HashSet::new();
-        for (dir, entries) in [(path.to_path_buf(), &root), (commits_dir.clone(), &commits)] {
-            for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
-                let Some(tn) = TimestampedName::parse(&e.name) else {
-                    continue;
-                };
-                if !overlaps(start, end, &tn) {
-                    continue;
-                }
-                let p = dir.join(&e.name);
-                let text = storage
-                    .read_all(&p)
-                    .map_err(|er| FragmentError::io(&p, er))?;
-                for line in String::from_utf8_lossy(&text)
-                    .lines()
-                    .filter(|l| !l.is_empty())
-                {
-                    vacuumed.insert(base_name(line).to_owned());
-                }
-            }
-        }
-
-        // Candidate fragments of both hierarchies.
-        let root_names: HashSet<&str> = root.iter().map(|e| e.name.as_str()).collect();
-        let commit_names: HashSet<&str> = commits.iter().map(|e| e.name.as_str()).collect();
-        let mut candidates: Vec<(TimestampedName, String, PathBuf)> = Vec::new();
-        let mut skipped = Vec::new();
-        for e in root.iter().filter(|e| e.is_dir) {
-            let Some(tn) = TimestampedName::parse(&e.name) else {
-                continue;
-            };
-            let committed = root_names.contains(format!("{}.ok", e.name).as_str())
-                || (!tn.implied_version().has(gates::SPLIT_COORDINATES)
-                    && storage.exists(&path.join(&e.name).join(FRAGMENT_METADATA_FILE)));
-            if committed {
-                candidates.push((tn, e.name.clone(), path.join(&e.name)));
-            } else {
-                skipped.push(SkippedFragment {
-                    name: e.name.clone(),
-                    reason: "not committed (no .ok file)".into(),
-                });
-            }
-        }
-        for e in fragments_v12.iter().filter(|e| e.is_dir) {
-            let Some(tn) = TimestampedName::parse(&e.name) else {
-                continue;
-            };
-            let wrt = format!("{}.wrt", e.name);
-            if (commit_names.contains(wrt.as_str()) || con_commits.contains(&wrt))
-                && !ignored.contains(&wrt)
-            {
-                candidates.push((tn, e.name.clone(), frag_dir.join(&e.name)));
-            } else {
-                skipped.push(SkippedFragment {
-                    name: e.name.clone(),
-                    reason: "not committed (no .wrt commit)".into(),
-                });
-            }
-        }
-        let mut visible = Vec::new();
-        for (tn, name, p) in candidates {
-            if vacuumed.contains(&name) {
-                skipped.push(SkippedFragment {
-                    name,
-                    reason: "consolidated into another fragment (listed in a vacuum file)".into(),
-                });
-            } else if !overlaps(start, end, &tn) {
-                skipped.push(SkippedFragment {
-                    name,
-                    reason: format!("timestamps [{}, {}] outside the open range", tn.t1, tn.t2),
-                });
-            } else {
-                visible.push((tn, name, p));
-            }
-        }
-        visible.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
-
+        let mut log = CommitLog::read(storage, &folders, start, end)?;
+        let (visible, skipped) = folders.visible_fragments(storage, &log, start, end);
         // Schemas: every one a visible fragment names, and the one in force.
         let current = schema_at(&schema_files, end)
             .expect("schema files are not empty")
@@ -254,30 +148,7 @@ impl OpenArray {
                 }
             }
         }
-        // Consolidated fragment metadata files.
-        let meta_dir = path.join(FRAGMENT_META_FOLDER);
-        let meta_files: Vec<PathBuf> = list(storage, &meta_dir)?
-            .into_iter()
-            .filter(|e| ext(&e.name) == "meta")
-            .map(|e| meta_dir.join(e.name))
-            .chain(
-                root.iter()
-                    .filter(|e| ext(&e.name) == "meta" && !e.is_dir)
-                    .map(|e| path.join(&e.name)),
-            )
-            .collect();
-        // Footers from them: a fragment they list needs no read of its own
-        // metadata file to open. An unreadable file is skipped: the
-        // fragments' own footers still serve.
-        let mut footers: HashMap<String, Vec<u8>> = HashMap::new();
-        for p in meta_files {
-            if let Ok(bytes) = storage.read_all(&p) {
-                if let Ok(listed) = consolidated_footers(&bytes, key.as_ref()) {
-                    footers.extend(listed);
-                }
-            }
-        }
-
+        let footers = folders.consolidated_footers(storage, key.as_ref())?;
         let lookup = |n: &str| schemas.get(n).cloned();
         let loaded: Vec<Result<FragmentMetadata, FragmentError>> = visible
             .par_iter()
@@ -287,54 +158,7 @@ impl OpenArray {
             })
             .collect();
         let fragments = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
-
-        // Delete and update commits in force.
-        for e in commits
-            .iter()
-            .filter(|e| matches!(ext(&e.name), "del" | "upd"))
-        {
-            let p = commits_dir.join(&e.name);
-            let bytes = storage
-                .read_all(&p)
-                .map_err(|er| FragmentError::io(&p, er))?;
-            let tn = TimestampedName::parse(&e.name)
-                .ok_or_else(|| FragmentError::invalid(&e.name, "not a timestamped name"))?;
-            deletes.push((e.name.clone(), tn.t1, bytes));
-        }
-        let mut delete_conditions = Vec::new();
-        for (name, ts, bytes) in deletes {
-            let Some(tn) = TimestampedName::parse(&name) else {
-                continue;
-            };
-            if !overlaps(start, end, &tn) || ignored.contains(&name) {
-                continue;
-            }
-            let update = ext(&name) == "upd";
-            let what = if update {
-                "update commit"
-            } else {
-                "delete commit"
-            };
-            let tile = read_generic_tile(&bytes, key.as_ref(), 0)
-                .map_err(|e| FragmentError::from(e).within(&name, what))?;
-            let (condition, update_values) = if update {
-                let (c, v) = Condition::parse_update(&tile.data)
-                    .map_err(|e| e.within(&name, "update condition"))?;
-                (c, Some(v))
-            } else {
-                let c = Condition::parse(&tile.data)
-                    .map_err(|e| e.within(&name, "delete condition"))?;
-                (c, None)
-            };
-            delete_conditions.push(DeleteCondition {
-                name,
-                timestamp: ts,
-                condition,
-                update_values,
-            });
-        }
-        delete_conditions.sort_by(|a, b| (a.timestamp, &a.name).cmp(&(b.timestamp, &b.name)));
-
+        let delete_conditions = log.delete_conditions(start, end, key)?;
         Ok(OpenArray {
             path: path.to_path_buf(),
             timestamp_start: start,
@@ -482,4 +306,261 @@ fn consolidated_footers(
         out.push((name.clone(), data[*start as usize..end as usize].to_vec()));
     }
     Ok(out)
+}
+
+/// The listings an array's open starts from: the array folder, its
+/// fragments folder (format 12 and later) and its commits folder.
+struct ArrayFolders<'p> {
+    path: &'p Path,
+    root: Vec<DirEntry>,
+    fragments: Vec<DirEntry>,
+    commits: Vec<DirEntry>,
+}
+
+/// A fragment to load: its timestamped name, its name, its folder.
+type VisibleFragment = (TimestampedName, String, PathBuf);
+
+impl<'p> ArrayFolders<'p> {
+    /// Lists the array at `path`: each folder once.
+    fn list(storage: &dyn Storage, path: &'p Path) -> Result<ArrayFolders<'p>, FragmentError> {
+        Ok(ArrayFolders {
+            path,
+            root: list(storage, path)?,
+            fragments: list(storage, &path.join(FRAGMENTS_FOLDER))?,
+            commits: list(storage, &path.join(COMMITS_FOLDER))?,
+        })
+    }
+
+    fn commits_dir(&self) -> PathBuf {
+        self.path.join(COMMITS_FOLDER)
+    }
+
+    /// The committed fragments of both hierarchies (before format 12 in
+    /// the array folder with `.ok` files, after in `__fragments` with
+    /// `.wrt` commits) visible at `[start, end]`, in write order; and those
+    /// left out, each with why.
+    fn visible_fragments(
+        &self,
+        storage: &dyn Storage,
+        log: &CommitLog,
+        start: u64,
+        end: u64,
+    ) -> (Vec<VisibleFragment>, Vec<SkippedFragment>) {
+        let path = self.path;
+        let frag_dir = path.join(FRAGMENTS_FOLDER);
+        let root_names: HashSet<&str> = self.root.iter().map(|e| e.name.as_str()).collect();
+        let commit_names: HashSet<&str> = self.commits.iter().map(|e| e.name.as_str()).collect();
+        let mut candidates: Vec<VisibleFragment> = Vec::new();
+        let mut skipped = Vec::new();
+        for e in self.root.iter().filter(|e| e.is_dir) {
+            let Some(tn) = TimestampedName::parse(&e.name) else {
+                continue;
+            };
+            let committed = root_names.contains(format!("{}.ok", e.name).as_str())
+                || (!tn.implied_version().has(gates::SPLIT_COORDINATES)
+                    && storage.exists(&path.join(&e.name).join(FRAGMENT_METADATA_FILE)));
+            if committed {
+                candidates.push((tn, e.name.clone(), path.join(&e.name)));
+            } else {
+                skipped.push(SkippedFragment {
+                    name: e.name.clone(),
+                    reason: "not committed (no .ok file)".into(),
+                });
+            }
+        }
+        for e in self.fragments.iter().filter(|e| e.is_dir) {
+            let Some(tn) = TimestampedName::parse(&e.name) else {
+                continue;
+            };
+            let wrt = format!("{}.wrt", e.name);
+            if (commit_names.contains(wrt.as_str()) || log.consolidated.contains(&wrt))
+                && !log.ignored.contains(&wrt)
+            {
+                candidates.push((tn, e.name.clone(), frag_dir.join(&e.name)));
+            } else {
+                skipped.push(SkippedFragment {
+                    name: e.name.clone(),
+                    reason: "not committed (no .wrt commit)".into(),
+                });
+            }
+        }
+        let mut visible = Vec::new();
+        for (tn, name, p) in candidates {
+            if log.vacuumed.contains(&name) {
+                skipped.push(SkippedFragment {
+                    name,
+                    reason: "consolidated into another fragment (listed in a vacuum file)".into(),
+                });
+            } else if !overlaps(start, end, &tn) {
+                skipped.push(SkippedFragment {
+                    name,
+                    reason: format!("timestamps [{}, {}] outside the open range", tn.t1, tn.t2),
+                });
+            } else {
+                visible.push((tn, name, p));
+            }
+        }
+        visible.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
+        (visible, skipped)
+    }
+
+    /// Footers from the consolidated fragment metadata files, by fragment
+    /// name: a fragment they list needs no read of its own metadata file
+    /// to open. An unreadable file is skipped: the fragments' own footers
+    /// still serve.
+    fn consolidated_footers(
+        &self,
+        storage: &dyn Storage,
+        key: Option<&EncryptionKey>,
+    ) -> Result<HashMap<String, Vec<u8>>, FragmentError> {
+        let meta_dir = self.path.join(FRAGMENT_META_FOLDER);
+        let meta_files: Vec<PathBuf> = list(storage, &meta_dir)?
+            .into_iter()
+            .filter(|e| ext(&e.name) == "meta")
+            .map(|e| meta_dir.join(e.name))
+            .chain(
+                self.root
+                    .iter()
+                    .filter(|e| ext(&e.name) == "meta" && !e.is_dir)
+                    .map(|e| self.path.join(&e.name)),
+            )
+            .collect();
+        let mut footers: HashMap<String, Vec<u8>> = HashMap::new();
+        for p in meta_files {
+            if let Ok(bytes) = storage.read_all(&p) {
+                if let Ok(listed) = consolidated_footers(&bytes, key) {
+                    footers.extend(listed);
+                }
+            }
+        }
+        Ok(footers)
+    }
+}
+
+/// What the commits folder (and the vacuum files of the array folder)
+/// say about fragments: which commits are ignored, which are in
+/// consolidated commit files, which fragments were consolidated away, and
+/// the delete and update commits (name, timestamp, bytes).
+struct CommitLog {
+    ignored: HashSet<String>,
+    consolidated: HashSet<String>,
+    vacuumed: HashSet<String>,
+    deletes: Vec<(String, u64, Vec<u8>)>,
+}
+
+/// The names a text file lists, one per line, as base names.
+fn listed_names(
+    storage: &dyn Storage,
+    p: &Path,
+    into: &mut HashSet<String>,
+) -> Result<(), FragmentError> {
+    let text = storage.read_all(p).map_err(|er| FragmentError::io(p, er))?;
+    for line in String::from_utf8_lossy(&text)
+        .lines()
+        .filter(|l| !l.is_empty())
+    {
+        into.insert(base_name(line).to_owned());
+    }
+    Ok(())
+}
+
+impl CommitLog {
+    /// Reads the ignore, consolidated-commits and vacuum files (those of
+    /// vacuum files overlapping `[start, end]`), and the delete and update
+    /// commits.
+    fn read(
+        storage: &dyn Storage,
+        folders: &ArrayFolders<'_>,
+        start: u64,
+        end: u64,
+    ) -> Result<CommitLog, FragmentError> {
+        let commits_dir = folders.commits_dir();
+        let mut log = CommitLog {
+            ignored: HashSet::new(),
+            consolidated: HashSet::new(),
+            vacuumed: HashSet::new(),
+            deletes: Vec::new(),
+        };
+        for e in folders.commits.iter().filter(|e| ext(&e.name) == "ign") {
+            listed_names(storage, &commits_dir.join(&e.name), &mut log.ignored)?;
+        }
+        for e in folders.commits.iter().filter(|e| ext(&e.name) == "con") {
+            let p = commits_dir.join(&e.name);
+            let bytes = storage
+                .read_all(&p)
+                .map_err(|er| FragmentError::io(&p, er))?;
+            parse_consolidated_commits(&bytes, &mut log.consolidated, &mut log.deletes)
+                .map_err(|er| er.within(&e.name, "consolidated commits file"))?;
+        }
+        // Vacuum files: fragments they list were consolidated away.
+        let root = (folders.path.to_path_buf(), &folders.root);
+        for (dir, entries) in [root, (commits_dir.clone(), &folders.commits)] {
+            for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
+                let Some(tn) = TimestampedName::parse(&e.name) else {
+                    continue;
+                };
+                if overlaps(start, end, &tn) {
+                    listed_names(storage, &dir.join(&e.name), &mut log.vacuumed)?;
+                }
+            }
+        }
+        for e in folders
+            .commits
+            .iter()
+            .filter(|e| matches!(ext(&e.name), "del" | "upd"))
+        {
+            let p = commits_dir.join(&e.name);
+            let bytes = storage
+                .read_all(&p)
+                .map_err(|er| FragmentError::io(&p, er))?;
+            let tn = TimestampedName::parse(&e.name)
+                .ok_or_else(|| FragmentError::invalid(&e.name, "not a timestamped name"))?;
+            log.deletes.push((e.name.clone(), tn.t1, bytes));
+        }
+        Ok(log)
+    }
+
+    /// The delete and update commits in force at `[start, end]`, parsed,
+    /// by timestamp.
+    fn delete_conditions(
+        &mut self,
+        start: u64,
+        end: u64,
+        key: Option<EncryptionKey>,
+    ) -> Result<Vec<DeleteCondition>, FragmentError> {
+        let mut delete_conditions = Vec::new();
+        for (name, ts, bytes) in std::mem::take(&mut self.deletes) {
+            let Some(tn) = TimestampedName::parse(&name) else {
+                continue;
+            };
+            if !overlaps(start, end, &tn) || self.ignored.contains(&name) {
+                continue;
+            }
+            let update = ext(&name) == "upd";
+            let what = if update {
+                "update commit"
+            } else {
+                "delete commit"
+            };
+            let tile = read_generic_tile(&bytes, key.as_ref(), 0)
+                .map_err(|e| FragmentError::from(e).within(&name, what))?;
+            let (condition, update_values) = if update {
+                let (c, v) = Condition::parse_update(&tile.data)
+                    .map_err(|e| e.within(&name, "update condition"))?;
+                (c, Some(v))
+            } else {
+                let c = Condition::parse(&tile.data)
+                    .map_err(|e| e.within(&name, "delete condition"))?;
+                (c, None)
+            };
+            delete_conditions.push(DeleteCondition {
+                name,
+                timestamp: ts,
+                condition,
+                update_values,
+            });
+        }
+        delete_conditions.sort_by(|a, b| (a.timestamp, &a.name).cmp(&(b.timestamp, &b.name)));
+        Ok(delete_conditions)
+    }
 }
