@@ -8,7 +8,7 @@ use crate::{root, venv, Error};
 use rayon::prelude::*;
 use std::path::Path;
 use std::process::Command;
-use tessera::filters::{unfilter_tile, FilterKind, FilterPipeline, TileContext};
+use tessera::filters::{FilterKind, FilterPipeline, TileContext, TileDecoder};
 use tessera::fragment::{Field, FileKind, OpenArray};
 use tessera::tile::storage::{LocalFs, Storage};
 use tessera::tile::{tile::ChunkList, Reader};
@@ -82,7 +82,9 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
                     .read_range(file, range.clone())
                     .map_err(|e| e.to_string())?;
                 if pipe.filters.len() > 1 {
-                    let cells = unfilter_tile(pipe, &tile, ctx).map_err(|e| e.to_string())?;
+                    let cells = TileDecoder::new(pipe, &tile, ctx)
+                        .and_then(|d| d.decode())
+                        .map_err(|e| e.to_string())?;
                     return Ok(cells.len() as u64);
                 }
                 let chunks =

@@ -11,9 +11,7 @@ use aes_gcm::{aead::AeadInPlace, Aes256Gcm, KeyInit, Nonce, Tag};
 use criterion::{Criterion, Throughput};
 use sha2::Digest;
 use std::time::{Duration, Instant};
-use tessera_filters::{
-    filter_tile, unfilter_tile, Filter, FilterKind, FilterPipeline, TileContext,
-};
+use tessera_filters::{Filter, FilterKind, FilterPipeline, TileContext, TileDecoder, TileEncoder};
 use tessera_tile::{tile::ChunkList, Datatype, FormatVersion, Reader};
 
 const KEY: [u8; 32] = [7; 32];
@@ -347,17 +345,29 @@ fn main() {
     {
         let cs = cell_size(&case.pipeline);
         let serial = context(cs, false);
-        let tile = filter_tile(&case.pipeline, case.cells, &serial).unwrap();
-        let back = unfilter_tile(&case.pipeline, &tile, &serial).unwrap();
+        let tile = TileEncoder::new(&case.pipeline, &serial)
+            .encode(case.cells)
+            .unwrap();
+        let back = TileDecoder::new(&case.pipeline, &tile, &serial)
+            .and_then(|d| d.decode())
+            .unwrap();
         // Float scaling is lossy; everything else gives the cells back.
         assert!(back == case.cells || case.name.starts_with("float scale"));
         let mut g = c.benchmark_group(format!("unfilter/{}", case.name));
         g.throughput(Throughput::Bytes(n as u64));
         g.bench_function("pipeline, 1 thread", |b| {
-            b.iter(|| unfilter_tile(&case.pipeline, &tile, &serial).unwrap())
+            b.iter(|| {
+                TileDecoder::new(&case.pipeline, &tile, &serial)
+                    .and_then(|d| d.decode())
+                    .unwrap()
+            })
         });
         g.bench_function("pipeline, parallel chunks", |b| {
-            b.iter(|| unfilter_tile(&case.pipeline, &tile, &context(cs, true)).unwrap())
+            b.iter(|| {
+                TileDecoder::new(&case.pipeline, &tile, &context(cs, true))
+                    .and_then(|d| d.decode())
+                    .unwrap()
+            })
         });
         if let Some(raw) = case.raw {
             assert_eq!(run_raw(raw, &tile), case.cells);
@@ -368,7 +378,11 @@ fn main() {
             for r in 0..rounds {
                 let mut time_pipeline = || {
                     let t = Instant::now();
-                    std::hint::black_box(unfilter_tile(&case.pipeline, &tile, &serial).unwrap());
+                    std::hint::black_box(
+                        TileDecoder::new(&case.pipeline, &tile, &serial)
+                            .and_then(|d| d.decode())
+                            .unwrap(),
+                    );
                     tp.push(t.elapsed());
                 };
                 if r % 2 == 0 {

@@ -45,7 +45,7 @@ pub fn read_generic_tile(
     }
     let tile = r.bytes("tile data", header.persisted_size)?;
     let ctx = TileContext::new(header.version, header.cell_size).expect_size(header.tile_size);
-    let data = crate::unfilter_tile(&pipeline, tile, &ctx)?;
+    let data = crate::TileDecoder::new(&pipeline, tile, &ctx)?.decode()?;
     Ok(GenericTile {
         stored_size: header.size() + header.persisted_size,
         header,
@@ -65,7 +65,8 @@ pub fn write_generic_tile(
     } else {
         pipeline.clone()
     };
-    let tile = crate::filter_tile(&run, data, &TileContext::new(version, 1))?;
+    let ctx = TileContext::new(version, 1);
+    let tile = crate::TileEncoder::new(&run, &ctx).encode(data)?;
     let mut fp = Vec::new();
     run.serialize(&mut fp, version);
     let mut out = Vec::new();

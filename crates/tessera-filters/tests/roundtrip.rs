@@ -4,8 +4,7 @@
 
 use proptest::prelude::*;
 use tessera_filters::{
-    filter_tile, unfilter_tile, unfilter_tile_chunks, ChunkTarget, Filter, FilterKind,
-    FilterPipeline, TileContext,
+    ChunkTarget, Filter, FilterKind, FilterPipeline, TileContext, TileDecoder, TileEncoder,
 };
 use tessera_tile::{Datatype, FormatVersion};
 
@@ -61,10 +60,13 @@ fn roundtrip(kinds: Vec<FilterKind>, t: Datatype, cells: &[u8], chunk: u32) -> R
     );
     // Small chunks, as libtiledb's own tests set them, to get several per tile.
     let ctx = TileContext::new(FormatVersion::new(22), t.size()).writer_chunk_size(chunk as u64);
-    let tile = filter_tile(&p, cells, &ctx).map_err(|e| format!("{kinds:?} {t}: forward: {e}"))?;
+    let tile = TileEncoder::new(&p, &ctx)
+        .encode(cells)
+        .map_err(|e| format!("{kinds:?} {t}: forward: {e}"))?;
     let ctx = ctx.expect_size(cells.len() as u64);
-    let back =
-        unfilter_tile(&p, &tile, &ctx).map_err(|e| format!("{kinds:?} {t}: reverse: {e}"))?;
+    let back = TileDecoder::new(&p, &tile, &ctx)
+        .and_then(|d| d.decode())
+        .map_err(|e| format!("{kinds:?} {t}: reverse: {e}"))?;
     if back != cells {
         return Err(format!(
             "{kinds:?} {t}: {} bytes came back different",
@@ -76,22 +78,19 @@ fn roundtrip(kinds: Vec<FilterKind>, t: Datatype, cells: &[u8], chunk: u32) -> R
     let mut chunked = vec![0xa5u8; cells.len()];
     let mut rest = &mut chunked[..];
     let mut n = 0;
-    unfilter_tile_chunks(
-        &p,
-        &tile,
-        &ctx,
-        |r| {
-            let (here, tail) = std::mem::take(&mut rest).split_at_mut((r.end - r.start) as usize);
-            rest = tail;
-            n += 1;
-            match n % 2 {
-                0 => ChunkTarget::Into(here),
-                _ => ChunkTarget::Scratch(here),
-            }
-        },
-        |dst: &mut [u8], bytes: &[u8]| dst.copy_from_slice(bytes),
-    )
-    .map_err(|e| format!("{kinds:?} {t}: chunk by chunk: {e}"))?;
+    let targets = |r: std::ops::Range<u64>| {
+        let (here, tail) = std::mem::take(&mut rest).split_at_mut((r.end - r.start) as usize);
+        rest = tail;
+        n += 1;
+        match n % 2 {
+            0 => ChunkTarget::Into(here),
+            _ => ChunkTarget::Scratch(here),
+        }
+    };
+    let place = |dst: &mut [u8], bytes: &[u8]| dst.copy_from_slice(bytes);
+    TileDecoder::new(&p, &tile, &ctx)
+        .and_then(|d| d.decode_chunks(targets, place))
+        .map_err(|e| format!("{kinds:?} {t}: chunk by chunk: {e}"))?;
     if chunked != cells {
         return Err(format!(
             "{kinds:?} {t}: chunk by chunk, bytes came back different"
@@ -213,7 +212,7 @@ fn wrong_key_missing_key_bad_checksum_and_truncation_are_distinct_errors() {
         )],
         65536,
     );
-    let tile = filter_tile(&enc, &cells, &ctx).unwrap();
+    let tile = TileEncoder::new(&enc, &ctx).encode(&cells).unwrap();
     let wrong = FilterPipeline::new(
         vec![Filter::new(
             FilterKind::Aes256Gcm {
@@ -223,22 +222,32 @@ fn wrong_key_missing_key_bad_checksum_and_truncation_are_distinct_errors() {
         )],
         65536,
     );
-    let e = unfilter_tile(&wrong, &tile, &ctx).unwrap_err().to_string();
+    let e = TileDecoder::new(&wrong, &tile, &ctx)
+        .and_then(|d| d.decode())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("wrong key"), "{e}");
     let none = FilterPipeline::new(
         vec![Filter::new(FilterKind::Aes256Gcm { key: None }, t)],
         65536,
     );
-    let e = unfilter_tile(&none, &tile, &ctx).unwrap_err().to_string();
+    let e = TileDecoder::new(&none, &tile, &ctx)
+        .and_then(|d| d.decode())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no encryption key"), "{e}");
 
     let sha = FilterPipeline::new(vec![Filter::new(FilterKind::ChecksumSha256, t)], 65536);
-    let mut tile = filter_tile(&sha, &cells, &ctx).unwrap();
+    let mut tile = TileEncoder::new(&sha, &ctx).encode(&cells).unwrap();
     let n = tile.len();
     tile[n - 1] ^= 1;
-    let e = unfilter_tile(&sha, &tile, &ctx).unwrap_err().to_string();
+    let e = TileDecoder::new(&sha, &tile, &ctx)
+        .and_then(|d| d.decode())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("SHA-256 checksum mismatch in chunk 0"), "{e}");
-    let e = unfilter_tile(&sha, &tile[..n - 10], &ctx)
+    let e = TileDecoder::new(&sha, &tile[..n - 10], &ctx)
+        .and_then(|d| d.decode())
         .unwrap_err()
         .to_string();
     assert!(e.contains("needs") && e.contains("remain"), "{e}");
@@ -275,6 +284,9 @@ fn webp_refuses_a_tile_that_is_not_its_image() {
     let p = FilterPipeline::new(vec![Filter::new(webp, Datatype::UInt8)], 65536);
     let ctx = TileContext::new(FormatVersion::new(22), 1);
     // 4 rows of 12 bytes is 48 bytes; 47 is not an image of that shape.
-    let e = filter_tile(&p, &[0; 47], &ctx).unwrap_err().to_string();
+    let e = TileEncoder::new(&p, &ctx)
+        .encode(&[0; 47])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not an image of 4 rows of 12 bytes"), "{e}");
 }

@@ -14,9 +14,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use tessera_filters::gates::LibtiledbRelease;
-use tessera_filters::{
-    filter_tile, filter_var_tile, unfilter_tile, FilterPipeline, FilterType, TileContext,
-};
+use tessera_filters::{FilterPipeline, FilterType, TileContext, TileDecoder, TileEncoder};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_query::FieldSpec;
 use tessera_tile::storage::{LocalFs, Storage};
@@ -167,8 +165,10 @@ fn pipelines_refilter_to_the_bytes_libtiledb_wrote() {
                     let at = |what: &str| format!("{} {f:?} {what}tile {t}", path.display());
                     let raw = tile_bytes(frag, f, idx, FileKind::Fixed, t);
                     let ctx = TileContext::new(v, cell_size).writer(writer);
-                    let cells = unfilter_tile(pipeline, &raw, &ctx).unwrap();
-                    let again = filter_tile(pipeline, &cells, &ctx).unwrap();
+                    let cells = TileDecoder::new(pipeline, &raw, &ctx)
+                        .and_then(|d| d.decode())
+                        .unwrap();
+                    let again = TileEncoder::new(pipeline, &ctx).encode(&cells).unwrap();
                     compare(
                         &mut checked,
                         &mut failures,
@@ -186,9 +186,12 @@ fn pipelines_refilter_to_the_bytes_libtiledb_wrote() {
                             .collect();
                         let raw = tile_bytes(frag, f, idx, FileKind::Var, t);
                         let ctx = TileContext::new(v, spec.datatype.size()).writer(writer);
-                        let values = unfilter_tile(&spec.filters, &raw, &ctx).unwrap();
-                        let again =
-                            filter_var_tile(&spec.filters, &values, &offsets, &ctx).unwrap();
+                        let values = TileDecoder::new(&spec.filters, &raw, &ctx)
+                            .and_then(|d| d.decode())
+                            .unwrap();
+                        let again = TileEncoder::new(&spec.filters, &ctx)
+                            .encode_var(&values, &offsets)
+                            .unwrap();
                         let p = (&spec.filters, "var values: ");
                         compare(
                             &mut checked,

@@ -2,7 +2,7 @@
 //! must fail, without panicking, with an error containing `<case>.expect`.
 
 use std::path::Path;
-use tessera::filters::{fuzzing::pipeline_from_selectors, read_generic_tile, unfilter_tile};
+use tessera::filters::{fuzzing::pipeline_from_selectors, read_generic_tile, TileDecoder};
 use tessera::fragment::{array_metadata::apply_entries, Condition};
 use tessera::schema::ArraySchema;
 use tessera::tile::{tile::ChunkList, Reader};
@@ -25,7 +25,10 @@ fn decode(decoder: &str, data: &[u8]) -> Result<(), String> {
         "filter_reverse" => {
             let (p, ctx, tile) =
                 pipeline_from_selectors(data).ok_or("input shorter than the selectors")?;
-            unfilter_tile(&p, tile, &ctx).map(drop).map_err(|e| s(&e))
+            TileDecoder::new(&p, tile, &ctx)
+                .and_then(|d| d.decode())
+                .map(drop)
+                .map_err(|e| s(&e))
         }
         "delete_condition" => Condition::parse(data).map(drop).map_err(|e| s(&e)),
         "array_metadata" => apply_entries(data, &mut Default::default()).map_err(|e| s(&e)),

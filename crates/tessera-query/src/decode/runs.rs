@@ -6,7 +6,7 @@ use super::spec::*;
 use super::tile::*;
 use crate::QueryError;
 use std::ops::Range;
-use tessera_filters::{unfilter_tile_chunks, ChunkTarget, TileContext};
+use tessera_filters::{ChunkTarget, TileContext, TileDecoder};
 use tessera_fragment::{FileKind, FragmentMetadata};
 
 /// Runs of a tile's cells: the byte offset of a run's first cell in the
@@ -44,7 +44,8 @@ pub(crate) fn decode_tile_runs(
             dst.copy_from_slice(&chunk[at..at + dst.len()]);
         }
     };
-    unfilter_tile_chunks(&keyed(&spec.filters, key), &bytes, &ctx, targets, place)
+    TileDecoder::new(&keyed(&spec.filters, key), &bytes, &ctx)
+        .and_then(|d| d.decode_chunks(targets, place))
         .map_err(|e| tile_error(frag, t, &file, e))
 }
 

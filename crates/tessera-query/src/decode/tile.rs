@@ -9,10 +9,7 @@ use crate::QueryError;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::Path;
-use tessera_filters::{
-    unfilter_tile, unfilter_tile_into, unfilter_tile_part_into, unfilter_var_string_tile,
-    FilterPipeline, TileContext,
-};
+use tessera_filters::{FilterPipeline, TileContext, TileDecoder};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_tile::storage::Storage;
 
@@ -79,7 +76,8 @@ pub fn decode_field_tile_span(
             .filters
             .offsets_in_data(spec.datatype, frag.schema.version)
         {
-            let (data, mut offsets) = unfilter_var_string_tile(&pipeline, &vbytes, &ctx)
+            let (data, mut offsets) = TileDecoder::new(&pipeline, &vbytes, &ctx)
+                .and_then(|d| d.decode_strings())
                 .map_err(|e| tile_err(&vfile, e))?;
             if offsets.len() as u64 != cells {
                 return Err(corrupt(
@@ -97,7 +95,8 @@ pub fn decode_field_tile_span(
             (data, offsets)
         } else {
             let var_size = var_tile_size(storage, frag, spec.field, t)?;
-            let data = unfilter_tile(&pipeline, &vbytes, &ctx.clone().expect_size(var_size))
+            let data = TileDecoder::new(&pipeline, &vbytes, &ctx.clone().expect_size(var_size))
+                .and_then(|d| d.decode())
                 .map_err(|e| tile_err(&vfile, e))?;
             // offsets_into checks them: monotone, inside the values.
             let mut offsets = vec![0u64; cells as usize + 1];
@@ -310,11 +309,11 @@ pub fn decode_tile_into(
         let ctx = TileContext::new(v, cell_size).expect_size(cells * cell_size);
         let pipeline = keyed(pipeline, key);
         let decoded = match only {
-            None => unfilter_tile_into(&pipeline, &bytes, &ctx, dst),
+            None => TileDecoder::new(&pipeline, &bytes, &ctx).and_then(|d| d.decode_into(dst)),
             Some(only) => {
                 // A chunk is wanted when a wanted cell overlaps its bytes.
                 let wanted = |r: Range<u64>| only(r.start / cell_size..r.end.div_ceil(cell_size));
-                unfilter_tile_part_into(&pipeline, &bytes, &ctx, dst, &wanted)
+                TileDecoder::new(&pipeline, &bytes, &ctx).and_then(|d| d.decode_where(dst, &wanted))
             }
         };
         decoded.map_err(|e| tile_error(frag, t, &file, e))

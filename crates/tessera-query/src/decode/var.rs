@@ -7,7 +7,7 @@ use super::spec::*;
 use super::tile::*;
 use crate::QueryError;
 use std::ops::Range;
-use tessera_filters::{unfilter_tile_into, unfilter_tile_part_into, TileContext};
+use tessera_filters::{TileContext, TileDecoder};
 use tessera_fragment::{FileKind, FragmentMetadata};
 
 /// The cells `picked` (ascending) of var-sized tile `t`, decoding only the
@@ -59,14 +59,9 @@ pub fn pick_var_tile(
     let octx = TileContext::new(v, 8).expect_size(cells * 8);
     let among = picked_cells(picked);
     let wanted_offsets = |r: Range<u64>| among((r.start / 8).saturating_sub(1)..r.end.div_ceil(8));
-    unfilter_tile_part_into(
-        &keyed(&frag.schema.offsets_filters, key),
-        &obytes,
-        &octx,
-        offsets,
-        &wanted_offsets,
-    )
-    .map_err(|e| tile_error(frag, t, &ofile, e))?;
+    TileDecoder::new(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)
+        .and_then(|d| d.decode_where(offsets, &wanted_offsets))
+        .map_err(|e| tile_error(frag, t, &ofile, e))?;
     let offset = |c: u64| -> u64 {
         match c < cells {
             true => u64::from_le_bytes(
@@ -116,14 +111,9 @@ pub fn pick_var_tile(
         let i = needed.partition_point(|b| b.end <= r.start);
         needed.get(i).is_some_and(|b| b.start < r.end)
     };
-    unfilter_tile_part_into(
-        &keyed(&spec.filters, key),
-        &vbytes,
-        &vctx,
-        values,
-        &wanted_values,
-    )
-    .map_err(|e| tile_error(frag, t, &vfile, e))?;
+    TileDecoder::new(&keyed(&spec.filters, key), &vbytes, &vctx)
+        .and_then(|d| d.decode_where(values, &wanted_values))
+        .map_err(|e| tile_error(frag, t, &vfile, e))?;
     let total: u64 = spans.iter().map(|s| s.1.end - s.1.start).sum();
     out.data.reserve_exact(total as usize);
     let out_offsets = out.offsets.as_mut().expect("set above");
@@ -171,13 +161,9 @@ pub(super) fn offsets_into(
     let octx = TileContext::new(frag.version(), 8).expect_size(cells * 8);
     // Scratch from the tile pool: offsets are rebased on the way out.
     let mut raw = src.ctx.tile_buffer(dst.len() * 8);
-    unfilter_tile_into(
-        &keyed(&frag.schema.offsets_filters, key),
-        &obytes,
-        &octx,
-        &mut raw,
-    )
-    .map_err(|e| tile_error(frag, t, &ofile, e))?;
+    TileDecoder::new(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)
+        .and_then(|d| d.decode_into(&mut raw))
+        .map_err(|e| tile_error(frag, t, &ofile, e))?;
     let mut last = 0;
     let checked = dst
         .iter_mut()
@@ -219,7 +205,8 @@ pub fn decode_var_tile_into(
 ) -> Result<(), QueryError> {
     let (vbytes, vfile) = tile_bytes(src, frag, spec, t, FileKind::Var)?;
     let ctx = TileContext::new(frag.version(), spec.datatype.size()).expect_size(data.len() as u64);
-    unfilter_tile_into(&keyed(&spec.filters, key), &vbytes, &ctx, data)
+    TileDecoder::new(&keyed(&spec.filters, key), &vbytes, &ctx)
+        .and_then(|d| d.decode_into(data))
         .map_err(|e| tile_error(frag, t, &vfile, e))?;
     offsets_into(src, frag, spec, t, key, offsets, base, data.len() as u64)?;
     decode_tile_into(src, frag, spec, t, key, (None, validity), None)

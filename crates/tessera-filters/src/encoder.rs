@@ -1,0 +1,193 @@
+//! Running a filter pipeline forward on one tile: [`TileEncoder`] writes
+//! the bytes libtiledb stores, chunks cut as libtiledb's writer cuts them.
+
+use crate::filters::{dictionary, rle, FilterKind, FilterType};
+use crate::pipeline::{FilterPipeline, TileContext};
+use crate::FilterError;
+
+/// A filter pipeline run forward, as libtiledb's writer runs it.
+///
+/// ```
+/// use tessera_filters::{Filter, FilterKind, FilterPipeline, TileContext, TileDecoder, TileEncoder};
+/// use tessera_tile::{Datatype, FormatVersion};
+///
+/// let p = FilterPipeline::new(vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::Int32)], 65536);
+/// let ctx = TileContext::new(FormatVersion::new(22), 4);
+/// let cells: Vec<u8> = (0..1000i32).flat_map(|v| v.to_le_bytes()).collect();
+/// let tile = TileEncoder::new(&p, &ctx).encode(&cells).unwrap();
+/// assert!(tile.len() < cells.len());
+/// assert_eq!(TileDecoder::new(&p, &tile, &ctx).unwrap().decode().unwrap(), cells);
+/// ```
+pub struct TileEncoder<'t> {
+    pipeline: &'t FilterPipeline,
+    ctx: &'t TileContext,
+}
+
+impl<'t> TileEncoder<'t> {
+    /// An encoder running `pipeline` with `ctx` (the format version, the
+    /// cell size, the writer's chunk size and release).
+    pub fn new(pipeline: &'t FilterPipeline, ctx: &'t TileContext) -> TileEncoder<'t> {
+        TileEncoder { pipeline, ctx }
+    }
+
+    /// Runs the pipeline forward on fixed-sized cells, producing the tile bytes libtiledb stores:
+    /// `num chunks` then the chunks, cut as libtiledb's writer cuts them: at
+    /// [`TileContext::writer_chunk_size`] floored to whole cells, or not at all
+    /// when the pipeline's max chunk size is 0 or it holds WebP (which encodes
+    /// whole images).
+    pub fn encode(&self, cells: &[u8]) -> Result<Vec<u8>, FilterError> {
+        let (p, ctx) = (self.pipeline, self.ctx);
+        let len = cells.len() as u64;
+        let mut bounds = vec![0u64];
+        if chunked(p) && len > 0 {
+            let size = ctx.forward_chunk_size(len);
+            bounds.extend((1..len.div_ceil(size)).map(|i| i * size));
+        }
+        run_forward(p, cells, &bounds, ctx)
+    }
+
+    /// Runs the pipeline forward on the values of a var-sized tile, cutting
+    /// chunks at cell boundaries as libtiledb does: a chunk closes once it
+    /// passes the chunk size, taking the cell that crosses it when the chunk is
+    /// at most half full or stays under one and a half chunk sizes; a cell
+    /// larger than a chunk gets a chunk of its own. `offsets` are the cells'
+    /// start offsets. (For strings under RLE or dictionary encoding use
+    /// [`encode_strings`](Self::encode_strings).)
+    pub fn encode_var(&self, data: &[u8], offsets: &[u64]) -> Result<Vec<u8>, FilterError> {
+        let (p, ctx) = (self.pipeline, self.ctx);
+        let len = data.len() as u64;
+        let mut bounds = vec![0u64];
+        if chunked(p) {
+            let size = ctx.forward_chunk_size(len);
+            if len != size {
+                let (min, max) = (size / 2, size + size / 2);
+                let mut current = 0u64;
+                for (c, &start) in offsets.iter().enumerate() {
+                    let end = offsets.get(c + 1).copied().unwrap_or(len);
+                    if start > end || end > len {
+                        return Err(FilterError::Unsupported(format!(
+                            "offset {start} of cell {c} is out of order or out of range"
+                        )));
+                    }
+                    let cell = end - start;
+                    let grown = current + cell;
+                    if grown <= size {
+                        current = grown;
+                    } else if current <= min || grown <= max {
+                        bounds.push(end);
+                        current = 0;
+                    } else {
+                        bounds.push(start);
+                        current = cell;
+                        if cell > size {
+                            if c + 1 != offsets.len() {
+                                bounds.push(end);
+                            }
+                            current = 0;
+                        }
+                    }
+                }
+            }
+        }
+        run_forward(p, data, &bounds, ctx)
+    }
+
+    /// Runs the pipeline forward on var-sized strings whose offsets are folded
+    /// into the data tile (the first filter is RLE or dictionary encoding): one
+    /// chunk, as libtiledb writes it. `offsets` are the cell start offsets.
+    pub fn encode_strings(&self, data: &[u8], offsets: &[u64]) -> Result<Vec<u8>, FilterError> {
+        let (p, ctx) = (self.pipeline, self.ctx);
+        let first = p.filters.first().ok_or_else(|| {
+            FilterError::Unsupported("empty pipeline has no string encoding".into())
+        })?;
+        let mut strings = Vec::with_capacity(offsets.len());
+        for (i, &o) in offsets.iter().enumerate() {
+            let end = offsets.get(i + 1).copied().unwrap_or(data.len() as u64);
+            if o > end || end > data.len() as u64 {
+                return Err(FilterError::Unsupported(format!(
+                    "offset {o} of cell {i} is out of order or out of range"
+                )));
+            }
+            strings.push(&data[o as usize..end as usize]);
+        }
+        let (encoded, mut extra) = match &first.kind {
+            FilterKind::Rle { .. } => {
+                let (e, rw, lw) = rle::compress_strings(&strings);
+                (e, vec![rw, lw])
+            }
+            FilterKind::Dictionary { .. } => {
+                let (e, iw, lw, dict) = dictionary::compress(&strings);
+                let mut x = vec![iw, lw];
+                x.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+                x.extend_from_slice(&dict);
+                (e, x)
+            }
+            _ => {
+                return Err(FilterError::Unsupported(
+                    "offsets are folded into the data only under RLE or dictionary encoding".into(),
+                ))
+            }
+        };
+        let mut m = Vec::new();
+        for v in [
+            0u32,
+            1,
+            data.len() as u32,
+            encoded.len() as u32,
+            (offsets.len() * 8) as u32,
+        ] {
+            m.extend_from_slice(&v.to_le_bytes());
+        }
+        m.append(&mut extra);
+        let cx = ctx.chunk(0, data.len() as u32);
+        let (mut m, mut d) = (vec![m], encoded);
+        for f in &p.filters[1..] {
+            (m, d) = f.forward(&m, &d, &cx)?;
+        }
+        let m = m.concat();
+        let mut out = 1u64.to_le_bytes().to_vec();
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        out.extend_from_slice(&m);
+        out.extend_from_slice(&d);
+        Ok(out)
+    }
+}
+
+/// Whether libtiledb's writer chunks tiles of this pipeline at all.
+fn chunked(p: &FilterPipeline) -> bool {
+    p.max_chunk_size != 0 && !p.has(FilterType::Webp)
+}
+
+/// Filters `cells` as chunks starting at `bounds` (the first is 0; the last
+/// chunk runs to the end, and may be empty, as libtiledb's may).
+fn run_forward(
+    p: &FilterPipeline,
+    cells: &[u8],
+    bounds: &[u64],
+    ctx: &TileContext,
+) -> Result<Vec<u8>, FilterError> {
+    let ends = bounds[1..].iter().copied().chain([cells.len() as u64]);
+    let pieces: Vec<&[u8]> = bounds
+        .iter()
+        .zip(ends)
+        .map(|(&a, b)| &cells[a as usize..b as usize])
+        .collect();
+    let mut out = (pieces.len() as u64).to_le_bytes().to_vec();
+    for (i, piece) in pieces.iter().enumerate() {
+        let cx = ctx.chunk(i, piece.len() as u32);
+        let mut m = Vec::new();
+        let mut d = piece.to_vec();
+        for f in &p.filters {
+            (m, d) = f.forward(&m, &d, &cx)?;
+        }
+        let m = m.concat();
+        out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        out.extend_from_slice(&m);
+        out.extend_from_slice(&d);
+    }
+    Ok(out)
+}
