@@ -3,8 +3,14 @@
 
 use crate::gates;
 use crate::FragmentError;
+use nom::combinator::cond;
+use nom::sequence::tuple;
 use serde::Serialize;
-use tessera_schema::{schema::read_ndrange, ArraySchema, Range1D};
+use tessera_schema::schema::{encode_ndrange, ndrange};
+use tessera_schema::{ArraySchema, Range1D};
+use tessera_tile::parse::{
+    bytes, flag, parse, sized_text, u32_le, u64_le, u64s, within, FieldError, PResult,
+};
 use tessera_tile::{FormatVersion, Reader};
 
 /// Identifier of the "tile global order bounds" optional section (version 23).
@@ -109,124 +115,233 @@ pub fn has_footer_length(schema: &ArraySchema, version: FormatVersion) -> bool {
 
 impl Footer {
     /// Parses a footer. `bytes` must start at the footer; `schema` is the
-    /// schema the fragment was written with; `name_version` the version the
-    /// fragment's folder name gives (authoritative before version 10).
+    /// schema the fragment was written with; `file_offset` where the
+    /// footer starts in its file (for errors). See [`footer`].
     pub fn parse(
         bytes: &[u8],
         schema: &ArraySchema,
         file_offset: u64,
     ) -> Result<Footer, FragmentError> {
-        let mut r = Reader::new(bytes, "fragment metadata footer").at_offset(file_offset);
-        let at = r.position();
-        let version = FormatVersion::new(r.u32("version number")?);
-        if !version.is_known() || !version.has(gates::FOOTER) {
-            return Err(r
-                .invalid_at(
-                    at,
-                    "version number",
-                    format!("format version {version} has no footer or is not supported"),
-                )
-                .into());
+        let (mut f, size) = parse(
+            bytes,
+            "fragment metadata footer",
+            file_offset,
+            footer(schema),
+        )?;
+        f.size = size as u64;
+        Ok(f)
+    }
+
+    /// The footer's bytes as [`Footer::parse`] reads them: each field its
+    /// version has, in order. (The footer length that ends some metadata
+    /// files, [`has_footer_length`], is not part of it.)
+    pub fn encode(&self, schema: &ArraySchema) -> Vec<u8> {
+        let v = self.version;
+        let mut out = Vec::new();
+        let u64s = |out: &mut Vec<u8>, values: &[u64]| {
+            values
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        };
+        out.extend_from_slice(&v.number().to_le_bytes());
+        if let (true, Some(name)) = (v.has(gates::SCHEMA_NAME), &self.schema_name) {
+            out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
         }
-        let schema_name = if version.has(gates::SCHEMA_NAME) {
-            let n = r.u64("array schema name size")?;
-            Some(r.string("array schema name", n)?)
-        } else {
-            None
-        };
-        let dense = r.bool("dense")?;
-        let null_ned = r.bool("null non-empty domain")?;
-        let non_empty_domain = if null_ned {
-            None
-        } else if version.has(gates::SPLIT_COORDINATES) {
-            Some(read_ndrange(&mut r, &schema.dimensions)?)
-        } else {
-            let mut v = Vec::new();
-            for d in &schema.dimensions {
-                let s = d.coord_size();
-                v.push(Range1D {
-                    lo: r.bytes("non-empty domain", s)?.to_vec(),
-                    hi: r.bytes("non-empty domain", s)?.to_vec(),
-                });
+        out.push(self.dense as u8);
+        out.push(self.non_empty_domain.is_none() as u8);
+        if let Some(ned) = &self.non_empty_domain {
+            encode_ndrange(ned, &schema.dimensions, &mut out);
+        }
+        u64s(&mut out, &[self.sparse_tile_num, self.last_tile_cell_num]);
+        if v.has(gates::TIMESTAMPS) {
+            out.push(self.has_timestamps as u8);
+        }
+        if v.has(gates::DELETE_METADATA) {
+            out.push(self.has_delete_meta as u8);
+        }
+        u64s(&mut out, &self.file_sizes);
+        u64s(&mut out, &self.file_var_sizes);
+        u64s(&mut out, &self.file_validity_sizes);
+        u64s(&mut out, &[self.rtree_offset]);
+        u64s(&mut out, &self.tile_offsets);
+        u64s(&mut out, &self.tile_var_offsets);
+        u64s(&mut out, &self.tile_var_sizes);
+        u64s(&mut out, &self.tile_validity_offsets);
+        if v.has(gates::TILE_METADATA) {
+            u64s(&mut out, &self.tile_min_offsets);
+            u64s(&mut out, &self.tile_max_offsets);
+            u64s(&mut out, &self.tile_sum_offsets);
+            u64s(&mut out, &self.tile_null_count_offsets);
+        }
+        u64s(&mut out, self.fragment_summary_offset.as_slice());
+        u64s(&mut out, self.processed_conditions_offset.as_slice());
+        if v.has(gates::OPTIONAL_SECTIONS) {
+            let sections = self.tile_global_order_offsets.iter().count() as u32;
+            out.extend_from_slice(&sections.to_le_bytes());
+            if let Some((mins, maxes)) = &self.tile_global_order_offsets {
+                out.extend_from_slice(&SECTION_TILE_GLOBAL_ORDER.to_le_bytes());
+                out.extend_from_slice(&(8 * (mins.len() + maxes.len()) as u32).to_le_bytes());
+                u64s(&mut out, mins);
+                u64s(&mut out, maxes);
             }
-            Some(v)
-        };
-        let sparse_tile_num = r.u64("number of sparse tiles")?;
-        let last_tile_cell_num = r.u64("last tile cell num")?;
-        let has_timestamps = if version.has(gates::TIMESTAMPS) {
-            r.bool("includes timestamps")?
-        } else {
-            false
-        };
-        let has_delete_meta = if version.has(gates::DELETE_METADATA) {
-            r.bool("includes delete metadata")?
-        } else {
-            false
-        };
-        let num = field_count(schema, version, has_timestamps, has_delete_meta) as u64;
+        }
+        out
+    }
+}
+
+/// How many entries the footer's per-field arrays have.
+struct FieldCounts {
+    /// Every field: attributes, coordinates, dimensions, timestamps and
+    /// delete metadata (before version 5: attributes and coordinates).
+    all: u64,
+    /// Fields with var-sized values (before version 5: the attributes).
+    var: u64,
+    /// Fields with validity (version 7 and later).
+    every: u64,
+}
+
+impl FieldCounts {
+    fn new(schema: &ArraySchema, version: FormatVersion, ts: bool, del: bool) -> FieldCounts {
+        let every = field_count(schema, version, ts, del) as u64;
         let attrs = schema.attributes.len() as u64;
-        let split = version.has(gates::SPLIT_COORDINATES);
-        let file_sizes = r.u64_array("file sizes", if split { num } else { attrs + 1 })?;
-        let file_var_sizes = r.u64_array("file var sizes", if split { num } else { attrs })?;
-        let file_validity_sizes = if version.has(gates::VALIDITY) {
-            r.u64_array("file validity sizes", num)?
-        } else {
-            Vec::new()
-        };
-        let rtree_offset = r.u64("R-tree offset")?;
-        let tile_offsets =
-            r.u64_array("tile offsets offsets", if split { num } else { attrs + 1 })?;
-        let tile_var_offsets =
-            r.u64_array("tile var offsets offsets", if split { num } else { attrs })?;
-        let tile_var_sizes =
-            r.u64_array("tile var sizes offsets", if split { num } else { attrs })?;
-        let tile_validity_offsets = if version.has(gates::VALIDITY) {
-            r.u64_array("tile validity offsets offsets", num)?
-        } else {
-            Vec::new()
-        };
-        let (mut mins, mut maxes, mut sums, mut nulls) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        if version.has(gates::TILE_METADATA) {
-            mins = r.u64_array("tile mins offsets", num)?;
-            maxes = r.u64_array("tile maxes offsets", num)?;
-            sums = r.u64_array("tile sums offsets", num)?;
-            nulls = r.u64_array("tile null counts offsets", num)?;
+        match version.has(gates::SPLIT_COORDINATES) {
+            true => FieldCounts {
+                all: every,
+                var: every,
+                every,
+            },
+            false => FieldCounts {
+                all: attrs + 1,
+                var: attrs,
+                every,
+            },
         }
-        let fragment_summary_offset = if version.has(gates::FRAGMENT_METADATA_SUMMARY) {
-            Some(r.u64("fragment min max sum null count offset")?)
-        } else {
-            None
-        };
-        let processed_conditions_offset = if version.has(gates::PROCESSED_CONDITIONS) {
-            Some(r.u64("processed conditions offset")?)
-        } else {
-            None
-        };
-        let mut tile_global_order_offsets = None;
-        if version.has(gates::OPTIONAL_SECTIONS) {
-            let n = r.u32("number of optional sections")?;
-            for _ in 0..n {
-                let id = r.u64("optional section identifier")?;
-                let size = r.u32("optional section data size")?;
-                let mut s = r.sub("optional section data", size as u64, "optional section")?;
-                if id == SECTION_TILE_GLOBAL_ORDER {
-                    let dims = schema.dimensions.len() as u64;
-                    if size as u64 != 16 * dims {
-                        return Err(s
-                            .invalid("data size", format!("{size} bytes, expected {}", 16 * dims))
-                            .into());
-                    }
-                    tile_global_order_offsets = Some((
-                        s.u64_array("global order mins offsets", dims)?,
-                        s.u64_array("global order maxes offsets", dims)?,
-                    ));
-                }
-                // Unknown sections are skipped, as the spec requires.
+    }
+}
+
+/// The version a footer starts with: one that has a footer.
+fn footer_version(i: &[u8]) -> PResult<'_, FormatVersion> {
+    let (rest, n) = u32_le("version number")(i)?;
+    let version = FormatVersion::new(n);
+    if !version.is_known() || !version.has(gates::FOOTER) {
+        let why = format!("format version {version} has no footer or is not supported");
+        return Err(FieldError::invalid(i, "version number", why));
+    }
+    Ok((rest, version))
+}
+
+/// The non-empty domain: before version 5 every coordinate has the size of
+/// the first dimension's type (one type for all); from 5 an NDRectangle.
+fn non_empty_domain<'a>(
+    schema: &'a ArraySchema,
+    version: FormatVersion,
+) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<Range1D>> {
+    move |i| {
+        if version.has(gates::SPLIT_COORDINATES) {
+            return ndrange(&schema.dimensions)(i);
+        }
+        let mut i = i;
+        let mut v = Vec::new();
+        for d in &schema.dimensions {
+            let s = d.coord_size();
+            let (j, lo) = bytes("non-empty domain", s)(i)?;
+            let (j, hi) = bytes("non-empty domain", s)(j)?;
+            i = j;
+            v.push(Range1D {
+                lo: lo.to_vec(),
+                hi: hi.to_vec(),
+            });
+        }
+        Ok((i, v))
+    }
+}
+
+/// Offsets of the tile global order mins and maxes, per dimension.
+type GlobalOrderOffsets = (Vec<u64>, Vec<u64>);
+
+/// Tile mins, maxes, sums and null counts offsets, per field.
+type TileMetadataOffsets = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>);
+
+/// The optional sections (version 23): of those known, the tile global
+/// order bounds offsets; unknown sections are skipped, as the spec requires.
+fn optional_sections(dims: u64) -> impl Fn(&[u8]) -> PResult<'_, Option<GlobalOrderOffsets>> {
+    move |i| {
+        let (mut i, n) = u32_le("number of optional sections")(i)?;
+        let mut global_order = None;
+        for _ in 0..n {
+            let (j, id) = u64_le("optional section identifier")(i)?;
+            let (j, size) = u32_le("optional section data size")(j)?;
+            let (j, data) = bytes("optional section data", size as u64)(j)?;
+            if id == SECTION_TILE_GLOBAL_ORDER {
+                global_order = Some(within("optional section", tile_global_order(dims))(data)?.1);
             }
+            i = j;
         }
-        let size = r.position() as u64;
-        Ok(Footer {
+        Ok((i, global_order))
+    }
+}
+
+/// The tile global order bounds section: mins then maxes offsets, one per
+/// dimension, filling the section exactly.
+fn tile_global_order(dims: u64) -> impl Fn(&[u8]) -> PResult<'_, GlobalOrderOffsets> {
+    move |data| {
+        if data.len() as u64 != 16 * dims {
+            let why = format!("{} bytes, expected {}", data.len(), 16 * dims);
+            return Err(FieldError::invalid(data, "data size", why));
+        }
+        let (i, mins) = u64s("global order mins offsets", dims)(data)?;
+        let (i, maxes) = u64s("global order maxes offsets", dims)(i)?;
+        Ok((i, (mins, maxes)))
+    }
+}
+
+/// The footer as a nom parser of the schema the fragment was written with:
+/// after the version, each field read where that version has it.
+pub fn footer<'a>(schema: &'a ArraySchema) -> impl Fn(&'a [u8]) -> PResult<'a, Footer> {
+    move |i| {
+        let (i, version) = footer_version(i)?;
+        let has = |g| version.has(g);
+        let name = sized_text("array schema name size", "array schema name");
+        let (i, schema_name) = cond(has(gates::SCHEMA_NAME), name)(i)?;
+        let (i, dense) = flag("dense")(i)?;
+        let (i, null_ned) = flag("null non-empty domain")(i)?;
+        let (i, non_empty_domain) = cond(!null_ned, non_empty_domain(schema, version))(i)?;
+        let (i, sparse_tile_num) = u64_le("number of sparse tiles")(i)?;
+        let (i, last_tile_cell_num) = u64_le("last tile cell num")(i)?;
+        let (i, ts) = cond(has(gates::TIMESTAMPS), flag("includes timestamps"))(i)?;
+        let (i, del) = cond(
+            has(gates::DELETE_METADATA),
+            flag("includes delete metadata"),
+        )(i)?;
+        let (has_timestamps, has_delete_meta) = (ts.unwrap_or(false), del.unwrap_or(false));
+        let n = FieldCounts::new(schema, version, has_timestamps, has_delete_meta);
+        let validity = has(gates::VALIDITY);
+        let (i, file_sizes) = u64s("file sizes", n.all)(i)?;
+        let (i, file_var_sizes) = u64s("file var sizes", n.var)(i)?;
+        let (i, file_validity_sizes) = cond(validity, u64s("file validity sizes", n.every))(i)?;
+        let (i, rtree_offset) = u64_le("R-tree offset")(i)?;
+        let (i, tile_offsets) = u64s("tile offsets offsets", n.all)(i)?;
+        let (i, tile_var_offsets) = u64s("tile var offsets offsets", n.var)(i)?;
+        let (i, tile_var_sizes) = u64s("tile var sizes offsets", n.var)(i)?;
+        let validity_offsets = u64s("tile validity offsets offsets", n.every);
+        let (i, tile_validity_offsets) = cond(validity, validity_offsets)(i)?;
+        let tile_metadata = tuple((
+            u64s("tile mins offsets", n.every),
+            u64s("tile maxes offsets", n.every),
+            u64s("tile sums offsets", n.every),
+            u64s("tile null counts offsets", n.every),
+        ));
+        let (i, tile_metadata) = cond(has(gates::TILE_METADATA), tile_metadata)(i)?;
+        let (mins, maxes, sums, nulls): TileMetadataOffsets = tile_metadata.unwrap_or_default();
+        let summary = u64_le("fragment min max sum null count offset");
+        let (i, fragment_summary_offset) = cond(has(gates::FRAGMENT_METADATA_SUMMARY), summary)(i)?;
+        let processed = u64_le("processed conditions offset");
+        let (i, processed_conditions_offset) =
+            cond(has(gates::PROCESSED_CONDITIONS), processed)(i)?;
+        let sections = optional_sections(schema.dimensions.len() as u64);
+        let (i, tile_global_order_offsets) = cond(has(gates::OPTIONAL_SECTIONS), sections)(i)?;
+        let footer = Footer {
             version,
             schema_name,
             dense,
@@ -237,20 +352,21 @@ impl Footer {
             has_delete_meta,
             file_sizes,
             file_var_sizes,
-            file_validity_sizes,
+            file_validity_sizes: file_validity_sizes.unwrap_or_default(),
             rtree_offset,
             tile_offsets,
             tile_var_offsets,
             tile_var_sizes,
-            tile_validity_offsets,
+            tile_validity_offsets: tile_validity_offsets.unwrap_or_default(),
             tile_min_offsets: mins,
             tile_max_offsets: maxes,
             tile_sum_offsets: sums,
             tile_null_count_offsets: nulls,
             fragment_summary_offset,
             processed_conditions_offset,
-            tile_global_order_offsets,
-            size,
-        })
+            tile_global_order_offsets: tile_global_order_offsets.flatten(),
+            size: 0,
+        };
+        Ok((i, footer))
     }
 }

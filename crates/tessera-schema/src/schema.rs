@@ -5,6 +5,7 @@ use crate::value::Value;
 use crate::SchemaError;
 use serde::Serialize;
 use tessera_filters::FilterPipeline;
+use tessera_tile::parse::{bytes, parse, u64_le, FieldError, PResult};
 use tessera_tile::{ArrayType, Datatype, FormatVersion, Layout, Reader};
 
 /// Largest fixed-sized cell accepted, in bytes.
@@ -226,35 +227,65 @@ fn layout(r: &mut Reader<'_>, field: &str, allowed: &[Layout]) -> Result<Layout,
 }
 
 /// Reads an NDRectangle / MBR: per dimension a fixed range (2 values) or a
-/// var range (`range size: u64, start size: u64, bytes`).
+/// var range (`range size: u64, start size: u64, bytes`). See [`ndrange`].
 pub fn read_ndrange(r: &mut Reader<'_>, dims: &[Dimension]) -> Result<Vec<Range1D>, SchemaError> {
-    let mut out = Vec::with_capacity(dims.len());
-    for d in dims {
-        if d.is_var() {
-            let size = r.u64("range size")?;
-            let start = r.u64("range start size")?;
-            if start > size {
-                return Err(r
-                    .invalid(
-                        "range start size",
-                        format!("{start} exceeds the range size {size}"),
-                    )
-                    .into());
+    let (ranges, used) =
+        parse(r.rest(), r.structure(), r.file_offset(), ndrange(dims)).map_err(|e| {
+            match r.file() {
+                Some(f) => e.in_file(f),
+                None => e,
             }
-            let b = r.bytes("range", size)?;
-            out.push(Range1D {
-                lo: b[..start as usize].to_vec(),
-                hi: b[start as usize..].to_vec(),
-            });
-        } else {
-            let s = d.coord_size();
-            out.push(Range1D {
-                lo: r.bytes("range minimum", s)?.to_vec(),
-                hi: r.bytes("range maximum", s)?.to_vec(),
-            });
+        })?;
+    r.skip("range", used as u64)?;
+    Ok(ranges)
+}
+
+/// An NDRectangle / MBR as a nom parser: per dimension a fixed range (its
+/// minimum then maximum, each a coordinate) or a var range (`range size:
+/// u64, start size: u64`, then the minimum's and the maximum's bytes).
+pub fn ndrange<'a>(dims: &'a [Dimension]) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<Range1D>> {
+    move |mut i| {
+        let mut out = Vec::with_capacity(dims.len());
+        for d in dims {
+            let range = if d.is_var() {
+                let (j, size) = u64_le("range size")(i)?;
+                let (j, start) = u64_le("range start size")(j)?;
+                if start > size {
+                    let why = format!("{start} exceeds the range size {size}");
+                    return Err(FieldError::invalid(j, "range start size", why));
+                }
+                let (j, b) = bytes("range", size)(j)?;
+                i = j;
+                Range1D {
+                    lo: b[..start as usize].to_vec(),
+                    hi: b[start as usize..].to_vec(),
+                }
+            } else {
+                let s = d.coord_size();
+                let (j, lo) = bytes("range minimum", s)(i)?;
+                let (j, hi) = bytes("range maximum", s)(j)?;
+                i = j;
+                Range1D {
+                    lo: lo.to_vec(),
+                    hi: hi.to_vec(),
+                }
+            };
+            out.push(range);
         }
+        Ok((i, out))
     }
-    Ok(out)
+}
+
+/// Writes an NDRectangle / MBR as [`ndrange`] reads it.
+pub fn encode_ndrange(ranges: &[Range1D], dims: &[Dimension], out: &mut Vec<u8>) {
+    for (r, d) in ranges.iter().zip(dims) {
+        if d.is_var() {
+            out.extend_from_slice(&((r.lo.len() + r.hi.len()) as u64).to_le_bytes());
+            out.extend_from_slice(&(r.lo.len() as u64).to_le_bytes());
+        }
+        out.extend_from_slice(&r.lo);
+        out.extend_from_slice(&r.hi);
+    }
 }
 
 impl ArraySchema {

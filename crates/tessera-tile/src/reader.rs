@@ -50,6 +50,11 @@ impl<'a> Reader<'a> {
         std::mem::replace(&mut self.structure, structure)
     }
 
+    /// The file named in error messages, if set.
+    pub fn file(&self) -> Option<&'a str> {
+        self.file
+    }
+
     /// The structure currently being decoded.
     pub fn structure(&self) -> &'static str {
         self.structure

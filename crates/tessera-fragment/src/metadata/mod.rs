@@ -414,17 +414,7 @@ impl FragmentMetadata {
             FileKind::Var => "_var",
             FileKind::Validity => "_validity",
         };
-        let v = self.version();
-        let stem = match f {
-            Field::Timestamps => "t".to_string(),
-            Field::DeleteTimestamps => "dt".to_string(),
-            Field::DeleteConditionIndex => "dci".to_string(),
-            Field::Coords => "__coords".to_string(),
-            Field::Attribute(i) if v.has(gates::FILES_BY_INDEX) => format!("a{i}"),
-            Field::Dimension(j) if v.has(gates::FILES_BY_INDEX) => format!("d{j}"),
-            Field::Attribute(i) => legacy_name(&self.schema.attributes[i].name, v),
-            Field::Dimension(j) => legacy_name(&self.schema.dimensions[j].name, v),
-        };
+        let stem = file_stem(&self.schema, f, self.version());
         self.path.join(format!("{stem}{suffix}.tdb"))
     }
 }
@@ -441,6 +431,22 @@ pub type GlobalOrderBounds = (Arc<TileBounds>, Arc<TileBounds>);
 
 /// Bytes read from the end of a fragment metadata file to find its footer.
 const FOOTER_READ: u64 = 16 << 10;
+
+/// The stem of a field's data file names in a fragment of version `v`
+/// written with `schema`: by index from version 9, before by name
+/// (percent-encoded in version 8).
+fn file_stem(schema: &ArraySchema, f: Field, v: FormatVersion) -> String {
+    match f {
+        Field::Timestamps => "t".to_string(),
+        Field::DeleteTimestamps => "dt".to_string(),
+        Field::DeleteConditionIndex => "dci".to_string(),
+        Field::Coords => "__coords".to_string(),
+        Field::Attribute(i) if v.has(gates::FILES_BY_INDEX) => format!("a{i}"),
+        Field::Dimension(j) if v.has(gates::FILES_BY_INDEX) => format!("d{j}"),
+        Field::Attribute(i) => legacy_name(&schema.attributes[i].name, v),
+        Field::Dimension(j) => legacy_name(&schema.dimensions[j].name, v),
+    }
+}
 
 /// File stem of a field before version 9: its name, percent-encoded in version 8.
 fn legacy_name(name: &str, v: FormatVersion) -> String {
@@ -476,5 +482,38 @@ impl InFileHint for FragmentError {
             FragmentError::Parse(p) => FragmentError::Parse(p.in_file(file.display().to_string())),
             e => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gates that change data file names, on both sides: names by
+    /// index from version 9, percent-encoded names in version 8 only.
+    #[test]
+    fn file_names_on_both_sides_of_their_gates() {
+        let array = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/tiledb-0.36.1/sparse_2d/array");
+        let storage = tessera_tile::storage::LocalFs;
+        let files = tessera_schema::list_schemas(&storage, &array).unwrap();
+        let mut schema = tessera_schema::load_schema(&storage, &array, &files[0], None).unwrap();
+        schema.attributes[0].name = "a b/c".into();
+        let names: Vec<String> = [7, 8, 9]
+            .into_iter()
+            .map(|v| {
+                let v = FormatVersion::new(v);
+                let stems: Vec<String> = [Field::Attribute(0), Field::Dimension(1), Field::Coords]
+                    .into_iter()
+                    .map(|f| file_stem(&schema, f, v))
+                    .collect();
+                format!("v{}: {}", v.number(), stems.join(" "))
+            })
+            .collect();
+        insta::assert_snapshot!(names.join("\n"), @r"
+        v7: a b/c y __coords
+        v8: a b%2Fc y __coords
+        v9: a0 d1 __coords
+        ");
     }
 }
