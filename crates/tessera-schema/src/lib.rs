@@ -19,6 +19,7 @@
 //! ```
 
 pub mod describe;
+mod encode;
 pub mod enumeration;
 pub mod error;
 pub mod gates;

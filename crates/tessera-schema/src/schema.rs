@@ -45,6 +45,11 @@ pub struct Dimension {
     pub cell_val_num: CellValNum,
     /// Filters of the coordinate tiles (the coords filters when the dimension has none).
     pub filters: FilterPipeline,
+    /// Whether `filters` are the coords filters because the dimension
+    /// stores none (always so before per-dimension types): a writer then
+    /// stores none again.
+    #[serde(skip)]
+    pub filters_inherited: bool,
     /// Lower and upper bound, raw bytes (absent for var-sized dimensions).
     pub domain: Option<(Vec<u8>, Vec<u8>)>,
     /// Space tile extent, raw bytes, if set.
@@ -531,15 +536,15 @@ fn parse_dimension(
 ) -> Result<Dimension, SchemaError> {
     r.set_structure("dimension");
     let name = name_u32(r, "dimension name")?;
-    let (datatype, cell_val_num, filters) = match shared_type {
+    let (datatype, cell_val_num, filters, filters_inherited) = match shared_type {
         None => {
             let dt = datatype(r, "dimension datatype")?;
             let cvn = CellValNum::from_raw(r.u32("cell val num")?);
-            let mut f = FilterPipeline::parse(r, version, dt)?;
-            if f.filters.is_empty() {
-                f = retyped(coords_filters, dt, version);
+            let f = FilterPipeline::parse(r, version, dt)?;
+            match f.filters.is_empty() {
+                true => (dt, cvn, retyped(coords_filters, dt, version), true),
+                false => (dt, cvn, f, false),
             }
-            (dt, cvn, f)
         }
         Some(dt) => {
             let cvn = if dt.is_string() {
@@ -547,7 +552,7 @@ fn parse_dimension(
             } else {
                 CellValNum::Fixed(1)
             };
-            (dt, cvn, retyped(coords_filters, dt, version))
+            (dt, cvn, retyped(coords_filters, dt, version), true)
         }
     };
     let domain_size = if shared_type.is_none() {
@@ -581,6 +586,7 @@ fn parse_dimension(
         datatype,
         cell_val_num,
         filters,
+        filters_inherited,
         domain,
         tile_extent,
     })
