@@ -101,3 +101,20 @@ impl FilterError {
         matches!(self, FilterError::MissingKey | FilterError::Decrypt { .. })
     }
 }
+
+/// A filter error as a parse error: parse errors as they are, others as
+/// an invalid filter pipeline (for decoders that report parse errors).
+impl From<FilterError> for ParseError {
+    fn from(e: FilterError) -> ParseError {
+        match e {
+            FilterError::Parse(p) => p,
+            other => ParseError {
+                file: None,
+                structure: "filter pipeline",
+                field: String::new(),
+                offset: 0,
+                kind: tessera_tile::ParseErrorKind::Invalid(other.to_string()),
+            },
+        }
+    }
+}

@@ -18,6 +18,7 @@
 //! println!("{}", tessera_schema::describe(&schema));
 //! ```
 
+mod decode;
 pub mod describe;
 mod encode;
 pub mod enumeration;

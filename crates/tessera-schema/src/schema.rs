@@ -21,7 +21,7 @@ pub enum CellValNum {
 }
 
 impl CellValNum {
-    fn from_raw(v: u32) -> CellValNum {
+    pub(crate) fn from_raw(v: u32) -> CellValNum {
         if v == u32::MAX {
             CellValNum::Var
         } else {
@@ -206,31 +206,6 @@ pub struct ArraySchema {
     pub current_domain: Option<CurrentDomain>,
 }
 
-fn name_u32(r: &mut Reader<'_>, field: &str) -> Result<String, SchemaError> {
-    let n = r.u32(&format!("{field} length"))?;
-    Ok(r.string(field, n as u64)?)
-}
-
-fn datatype(r: &mut Reader<'_>, field: &str) -> Result<Datatype, SchemaError> {
-    let at = r.position();
-    let id = r.u8(field)?;
-    Datatype::from_id(id).ok_or_else(|| {
-        r.invalid_at(at, field, format!("unknown datatype id {id}"))
-            .into()
-    })
-}
-
-fn layout(r: &mut Reader<'_>, field: &str, allowed: &[Layout]) -> Result<Layout, SchemaError> {
-    let at = r.position();
-    let id = r.u8(field)?;
-    match Layout::from_id(id) {
-        Some(l) if allowed.contains(&l) => Ok(l),
-        _ => Err(r
-            .invalid_at(at, field, format!("invalid layout id {id}"))
-            .into()),
-    }
-}
-
 /// Reads an NDRectangle / MBR: per dimension a fixed range (2 values) or a
 /// var range (`range size: u64, start size: u64, bytes`). See [`ndrange`].
 pub fn read_ndrange(r: &mut Reader<'_>, dims: &[Dimension]) -> Result<Vec<Range1D>, SchemaError> {
@@ -248,7 +223,9 @@ pub fn read_ndrange(r: &mut Reader<'_>, dims: &[Dimension]) -> Result<Vec<Range1
 /// An NDRectangle / MBR as a nom parser: per dimension a fixed range (its
 /// minimum then maximum, each a coordinate) or a var range (`range size:
 /// u64, start size: u64`, then the minimum's and the maximum's bytes).
-pub fn ndrange<'a>(dims: &'a [Dimension]) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<Range1D>> {
+pub fn ndrange<'a, 'd>(
+    dims: &'d [Dimension],
+) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<Range1D>> + 'd {
     move |mut i| {
         let mut out = Vec::with_capacity(dims.len());
         for d in dims {
@@ -294,132 +271,6 @@ pub fn encode_ndrange(ranges: &[Range1D], dims: &[Dimension], out: &mut Vec<u8>)
 }
 
 impl ArraySchema {
-    /// Parses the unfiltered payload of an array schema generic tile.
-    /// `name` is the file name (its timestamps are taken from it).
-    pub fn parse(payload: &[u8], name: &str) -> Result<ArraySchema, SchemaError> {
-        let mut r = Reader::new(payload, "array schema");
-        let at = r.position();
-        let version = FormatVersion::new(r.u32("array version")?);
-        if !version.is_known() {
-            return Err(r
-                .invalid_at(
-                    at,
-                    "array version",
-                    format!(
-                        "format version {version} is not supported (known: 1 to {})",
-                        FormatVersion::LATEST
-                    ),
-                )
-                .into());
-        }
-        let allows_dups = if version.has(gates::PER_DIMENSION_TYPES) {
-            r.bool("allows dups")?
-        } else {
-            false
-        };
-        let at = r.position();
-        let array_type = ArrayType::from_id(r.u8("array type")?)
-            .ok_or_else(|| r.invalid_at(at, "array type", "not dense (0) or sparse (1)"))?;
-        let tile_order = layout(&mut r, "tile order", &[Layout::RowMajor, Layout::ColMajor])?;
-        let cell_order = layout(
-            &mut r,
-            "cell order",
-            &[Layout::RowMajor, Layout::ColMajor, Layout::Hilbert],
-        )?;
-        let capacity = r.u64("capacity")?;
-        r.set_structure("coords filters");
-        let coords_filters = FilterPipeline::parse(&mut r, version, Datatype::UInt64)?;
-        r.set_structure("offsets filters");
-        let offsets_filters = FilterPipeline::parse(&mut r, version, Datatype::UInt64)?;
-        let validity_filters = if version.has(gates::NULLABLE) {
-            r.set_structure("validity filters");
-            FilterPipeline::parse(&mut r, version, Datatype::UInt8)?
-        } else {
-            FilterPipeline::empty()
-        };
-
-        r.set_structure("domain");
-        let shared_type = if version.has(gates::PER_DIMENSION_TYPES) {
-            None
-        } else {
-            Some(datatype(&mut r, "domain datatype")?)
-        };
-        let n_dims = r.u32("number of dimensions")?;
-        let n_dims = r.check_count("number of dimensions", n_dims as u64, 6)?;
-        if n_dims == 0 {
-            return Err(r
-                .invalid(
-                    "number of dimensions",
-                    "a domain needs at least one dimension",
-                )
-                .into());
-        }
-        let mut dimensions = Vec::with_capacity(n_dims);
-        for _ in 0..n_dims {
-            dimensions.push(parse_dimension(
-                &mut r,
-                version,
-                shared_type,
-                &coords_filters,
-            )?);
-        }
-
-        r.set_structure("array schema");
-        let n_attrs = r.u32("number of attributes")?;
-        let n_attrs = r.check_count("number of attributes", n_attrs as u64, 9)?;
-        let mut attributes = Vec::with_capacity(n_attrs);
-        for _ in 0..n_attrs {
-            attributes.push(parse_attribute(&mut r, version)?);
-        }
-
-        let dimension_labels = if version.has(gates::DIMENSION_LABELS) {
-            parse_dimension_labels(&mut r)?
-        } else {
-            Vec::new()
-        };
-
-        let mut enumerations = Vec::new();
-        if version.has(gates::ENUMERATIONS) {
-            r.set_structure("array schema");
-            let n = r.u32("number of enumerations")?;
-            let n = r.check_count("number of enumerations", n as u64, 8)?;
-            for _ in 0..n {
-                let name = name_u32(&mut r, "enumeration name")?;
-                let path = name_u32(&mut r, "enumeration filename")?;
-                enumerations.push(EnumerationRef { name, path });
-            }
-        }
-
-        let current_domain = if version.has(gates::CURRENT_DOMAIN) {
-            Some(parse_current_domain(&mut r, &dimensions)?)
-        } else {
-            None
-        };
-        r.set_structure("array schema");
-        r.finish()?;
-
-        let schema = ArraySchema {
-            name: name.to_owned(),
-            timestamp_range: parse_timestamps(name),
-            version,
-            allows_dups,
-            array_type,
-            tile_order,
-            cell_order,
-            capacity,
-            coords_filters,
-            offsets_filters,
-            validity_filters,
-            dimensions,
-            attributes,
-            dimension_labels,
-            enumerations,
-            current_domain,
-        };
-        schema.validate()?;
-        Ok(schema)
-    }
-
     /// Checks what the bytes alone cannot: cross-field consistency.
     pub fn validate(&self) -> Result<(), SchemaError> {
         let mut names = std::collections::HashSet::new();
@@ -525,191 +376,7 @@ impl ArraySchema {
 }
 
 /// A copy of `p` whose filters receive `t` (for the coords filters given to a dimension).
-/// One dimension of the domain, as format `version` stores it: before
-/// per-dimension types, every dimension has the domain's `shared_type`
-/// and the coordinates' filters.
-fn parse_dimension(
-    r: &mut Reader<'_>,
-    version: FormatVersion,
-    shared_type: Option<Datatype>,
-    coords_filters: &FilterPipeline,
-) -> Result<Dimension, SchemaError> {
-    r.set_structure("dimension");
-    let name = name_u32(r, "dimension name")?;
-    let (datatype, cell_val_num, filters, filters_inherited) = match shared_type {
-        None => {
-            let dt = datatype(r, "dimension datatype")?;
-            let cvn = CellValNum::from_raw(r.u32("cell val num")?);
-            let f = FilterPipeline::parse(r, version, dt)?;
-            match f.filters.is_empty() {
-                true => (dt, cvn, retyped(coords_filters, dt, version), true),
-                false => (dt, cvn, f, false),
-            }
-        }
-        Some(dt) => {
-            let cvn = if dt.is_string() {
-                CellValNum::Var
-            } else {
-                CellValNum::Fixed(1)
-            };
-            (dt, cvn, retyped(coords_filters, dt, version), true)
-        }
-    };
-    let domain_size = if shared_type.is_none() {
-        r.u64("domain size")?
-    } else {
-        2 * datatype.size()
-    };
-    let domain = if domain_size == 0 {
-        None
-    } else {
-        if domain_size != 2 * datatype.size() {
-            return Err(r
-                .invalid(
-                    "domain size",
-                    format!("{domain_size} bytes is not two {datatype} values"),
-                )
-                .into());
-        }
-        let b = r.bytes("domain", domain_size)?;
-        let half = (domain_size / 2) as usize;
-        Some((b[..half].to_vec(), b[half..].to_vec()))
-    };
-    let null_extent = r.u8("null tile extent")?;
-    let tile_extent = if null_extent == 0 {
-        Some(r.bytes("tile extent", datatype.size())?.to_vec())
-    } else {
-        None
-    };
-    Ok(Dimension {
-        name,
-        datatype,
-        cell_val_num,
-        filters,
-        filters_inherited,
-        domain,
-        tile_extent,
-    })
-}
-
-/// One attribute, as format `version` stores it.
-fn parse_attribute(r: &mut Reader<'_>, version: FormatVersion) -> Result<Attribute, SchemaError> {
-    r.set_structure("attribute");
-    let name = name_u32(r, "attribute name")?;
-    let datatype = datatype(r, "attribute datatype")?;
-    let cvn_at = r.position();
-    let cell_val_num = CellValNum::from_raw(r.u32("cell val num")?);
-    if let CellValNum::Fixed(n) = cell_val_num {
-        // A cell is materialized whole (fill values, results): refuse absurd sizes.
-        if n as u64 * datatype.size() > MAX_CELL_SIZE {
-            return Err(r
-                .invalid_at(
-                    cvn_at,
-                    "cell val num",
-                    format!("{n} values of {datatype} exceed {MAX_CELL_SIZE} bytes per cell"),
-                )
-                .into());
-        }
-    }
-    let filters = FilterPipeline::parse(r, version, datatype)?;
-    let fill_value = if version.has(gates::FILL_VALUE) {
-        let n = r.u64("fill value size")?;
-        r.bytes("fill value", n)?.to_vec()
-    } else {
-        crate::default_fill_value(datatype, cell_val_num)
-    };
-    let (nullable, fill_validity) = if version.has(gates::NULLABLE) {
-        (r.bool("nullable")?, r.bool("fill value validity")?)
-    } else {
-        (false, false)
-    };
-    let order = if version.has(gates::ATTRIBUTE_ORDER) {
-        r.u8("order")?
-    } else {
-        0
-    };
-    let enumeration = if version.has(gates::ENUMERATIONS) {
-        let n = r.u32("enumeration name length")?;
-        if n > 0 {
-            Some(r.string("enumeration name", n as u64)?)
-        } else {
-            None
-        }
-    } else {
-        None
-    };
-    Ok(Attribute {
-        name,
-        datatype,
-        cell_val_num,
-        filters,
-        fill_value,
-        nullable,
-        fill_validity,
-        order,
-        enumeration,
-    })
-}
-
-/// The dimension labels (format 18 and later).
-fn parse_dimension_labels(r: &mut Reader<'_>) -> Result<Vec<DimensionLabel>, SchemaError> {
-    let mut dimension_labels = Vec::new();
-    r.set_structure("dimension label");
-    let n = r.u32("number of labels")?;
-    let n = r.check_count("number of labels", n as u64, 23)?;
-    for _ in 0..n {
-        let dimension = r.u32("dimension index")?;
-        let name = name_u32(r, "label name")?;
-        let relative_uri = r.bool("relative uri")?;
-        let ul = r.u64("uri length")?;
-        let uri = r.string("uri", ul)?;
-        let attribute = name_u32(r, "label attribute name")?;
-        let order = r.u8("label order")?;
-        let datatype = datatype(r, "label datatype")?;
-        let cell_val_num = CellValNum::from_raw(r.u32("label cell val num")?);
-        let external = r.bool("is external")?;
-        dimension_labels.push(DimensionLabel {
-            dimension,
-            name,
-            relative_uri,
-            uri,
-            attribute,
-            order,
-            datatype,
-            cell_val_num,
-            external,
-        });
-    }
-    Ok(dimension_labels)
-}
-
-/// The current domain (format 22 and later).
-fn parse_current_domain(
-    r: &mut Reader<'_>,
-    dimensions: &[Dimension],
-) -> Result<CurrentDomain, SchemaError> {
-    r.set_structure("current domain");
-    let version = r.u32("version number")?;
-    let empty = r.bool("empty")?;
-    let ndrectangle = if empty {
-        None
-    } else {
-        let at = r.position();
-        let ty = r.u8("type")?;
-        if ty != 0 {
-            return Err(r
-                .invalid_at(at, "type", format!("unknown current domain type {ty}"))
-                .into());
-        }
-        Some(read_ndrange(r, dimensions)?)
-    };
-    Ok(CurrentDomain {
-        version,
-        ndrectangle,
-    })
-}
-
-fn retyped(p: &FilterPipeline, t: Datatype, version: FormatVersion) -> FilterPipeline {
+pub(crate) fn retyped(p: &FilterPipeline, t: Datatype, version: FormatVersion) -> FilterPipeline {
     let mut out = p.clone();
     let mut cur = t;
     for f in &mut out.filters {

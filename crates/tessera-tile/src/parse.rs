@@ -30,7 +30,9 @@
 //! ```
 
 use crate::error::{ParseError, ParseErrorKind};
+use crate::Reader;
 use nom::number::complete as num;
+use std::borrow::Cow;
 
 /// What a field parser returns: the input left and the value, or a
 /// [`FieldError`].
@@ -42,7 +44,7 @@ pub struct FieldError<'a> {
     /// The input at the field's first byte.
     pub input: &'a [u8],
     /// The field being parsed (empty where a bare nom parser failed).
-    pub field: &'static str,
+    pub field: Cow<'static, str>,
     /// The structure the field belongs to, where it is not the outermost.
     pub structure: Option<&'static str>,
     /// What went wrong.
@@ -54,7 +56,7 @@ impl<'a> FieldError<'a> {
     pub fn invalid(input: &'a [u8], field: &'static str, why: impl Into<String>) -> nom::Err<Self> {
         nom::Err::Failure(FieldError {
             input,
-            field,
+            field: field.into(),
             structure: None,
             kind: ParseErrorKind::Invalid(why.into()),
         })
@@ -64,7 +66,7 @@ impl<'a> FieldError<'a> {
     pub fn truncated(input: &'a [u8], field: &'static str, needed: u64) -> nom::Err<Self> {
         nom::Err::Error(FieldError {
             input,
-            field,
+            field: field.into(),
             structure: None,
             kind: ParseErrorKind::Truncated {
                 needed,
@@ -78,7 +80,7 @@ impl<'a> nom::error::ParseError<&'a [u8]> for FieldError<'a> {
     fn from_error_kind(input: &'a [u8], kind: nom::error::ErrorKind) -> Self {
         FieldError {
             input,
-            field: "",
+            field: "".into(),
             structure: None,
             kind: ParseErrorKind::Invalid(format!("{kind:?} failed")),
         }
@@ -93,7 +95,7 @@ impl<'a> nom::error::ContextError<&'a [u8]> for FieldError<'a> {
     /// Names the field of a bare nom parser (`nom::error::context`).
     fn add_context(_: &'a [u8], field: &'static str, mut other: Self) -> Self {
         if other.field.is_empty() {
-            other.field = field;
+            other.field = field.into();
         }
         other
     }
@@ -112,7 +114,7 @@ pub fn parse<'a, T>(
         Err(nom::Err::Error(e) | nom::Err::Failure(e)) => Err(ParseError {
             file: None,
             structure: e.structure.unwrap_or(structure),
-            field: e.field.to_owned(),
+            field: e.field.into_owned(),
             offset: base + position(data, e.input) as u64,
             kind: e.kind,
         }),
@@ -145,6 +147,30 @@ pub fn within<'a, T>(
                 e
             })
         })
+    }
+}
+
+/// A decoder written on [`Reader`] as a nom parser: it runs at the input,
+/// and its [`ParseError`] keeps its structure, field and position.
+pub fn reader<'a, T, E: Into<ParseError>>(
+    structure: &'static str,
+    decode: impl Fn(&mut Reader<'a>) -> Result<T, E>,
+) -> impl Fn(&'a [u8]) -> PResult<'a, T> {
+    move |i| {
+        let mut r = Reader::new(i, structure);
+        match decode(&mut r) {
+            Ok(v) => Ok((r.rest(), v)),
+            Err(e) => {
+                let e: ParseError = e.into();
+                let at = usize::try_from(e.offset).map_or(i.len(), |o| o.min(i.len()));
+                Err(nom::Err::Failure(FieldError {
+                    input: &i[at..],
+                    field: e.field.into(),
+                    structure: Some(e.structure),
+                    kind: e.kind,
+                }))
+            }
+        }
     }
 }
 
@@ -205,6 +231,24 @@ pub fn sized_text<'a>(
     move |i| {
         let (i, n) = u64_le(size_field)(i)?;
         text(field, n)(i)
+    }
+}
+
+/// `count` items of at least `elem_size` bytes each, checked against the
+/// bytes left in `i` before a collection for them is allocated.
+pub fn fits<'a>(
+    i: &'a [u8],
+    field: &'static str,
+    count: u64,
+    elem_size: u64,
+) -> Result<usize, nom::Err<FieldError<'a>>> {
+    match count.checked_mul(elem_size) {
+        Some(total) if total <= i.len() as u64 => Ok(count as usize),
+        _ => Err(FieldError::truncated(
+            i,
+            field,
+            count.saturating_mul(elem_size),
+        )),
     }
 }
 
