@@ -15,7 +15,10 @@ pub const FILES_BY_INDEX: Gate = Gate::since(9);
 pub const SCHEMA_NAME: Gate = Gate::since(10);
 /// Tile mins, maxes, sums and null counts.
 pub const TILE_METADATA: Gate = Gate::since(11);
-/// `__fragments`, `__commits/*.wrt`, `__fragment_meta` folders.
+/// `__fragments`, `__commits/*.wrt`, `__fragment_meta` folders. No reader
+/// branches on it: a fragment's version is known only once it is found, so
+/// opening lists both hierarchies and takes each fragment where it is
+/// (`ArrayFolders`); the writer writes new fragments in the folders.
 pub const FOLDERS: Gate = Gate::since(12);
 /// Fragment-level min, max, sum, null count.
 pub const FRAGMENT_METADATA_SUMMARY: Gate = Gate::since(12);
@@ -25,7 +28,9 @@ pub const TIMESTAMPS: Gate = Gate::since(14);
 pub const DELETE_METADATA: Gate = Gate::since(15);
 /// Processed conditions section; delete and update commit files.
 pub const PROCESSED_CONDITIONS: Gate = Gate::since(16);
-/// Vacuum files hold paths relative to the array.
+/// Vacuum files hold paths relative to the array. No reader branches on it:
+/// a vacuum file carries no version of its own, so each line is taken by its
+/// shape (an absolute URI or a relative path) and matched by fragment name.
 pub const RELATIVE_VACUUM_PATHS: Gate = Gate::since(19);
 /// Footer: optional sections.
 pub const OPTIONAL_SECTIONS: Gate = Gate::since(23);

@@ -215,6 +215,23 @@ mod tests {
     }
 
     #[test]
+    fn trusted_on_both_sides_of_its_gate() {
+        let gate = crate::gates::DENSE_NULLABLE_STRING_TILE_METADATA.version();
+        let before = tessera_tile::FormatVersion::new(gate.number() - 1);
+        // Before the gate only dense, nullable, fixed-size string fields are
+        // distrusted; every other combination is trusted on both sides.
+        for dense in [false, true] {
+            for nullable in [false, true] {
+                for string_fixed in [false, true] {
+                    let suspect = dense && nullable && string_fixed;
+                    assert_eq!(trusted(before, dense, nullable, string_fixed), !suspect);
+                    assert!(trusted(gate, dense, nullable, string_fixed));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn fixed_and_var_bounds() {
         let b = TileBounds::parse(&payload(&[1, 0, 2, 0], &[]), Some(2)).unwrap();
         assert_eq!(

@@ -313,7 +313,7 @@ impl Expr {
     ///
     /// ```
     /// use tessera_fragment::condition::CompareOp;
-    /// use tessera_query::condition::{Bounds, Expr};
+    /// use tessera_query::{Bounds, Expr};
     /// use tessera_query::Key;
     /// use tessera_tile::Datatype;
     /// let e = Expr::Compare { field: "a".into(), op: CompareOp::Gt, values: vec![10i32.to_le_bytes().to_vec()] };
@@ -437,7 +437,7 @@ fn bind(ast: &Ast<'_>, schema: &ArraySchema) -> Result<Expr, QueryError> {
 }
 
 /// Encodes a literal as a value of `dt`.
-pub fn encode(lit: &str, dt: Datatype) -> Result<Vec<u8>, QueryError> {
+pub(crate) fn encode(lit: &str, dt: Datatype) -> Result<Vec<u8>, QueryError> {
     let bad = || QueryError::Invalid(format!("--where: `{lit}` is not a {dt} value"));
     let unq = lit.trim_matches(|c| c == '\'' || c == '"');
     Ok(match dt.physical() {

@@ -6,31 +6,32 @@
 //! read, then decodes the needed tiles in parallel with rayon and returns a
 //! columnar [`ReadResult`].
 
-pub mod aggregate;
+mod aggregate;
 #[cfg(feature = "arrow")]
 pub mod arrow;
-pub mod batch;
-pub mod condition;
+mod batch;
+mod condition;
 mod context;
 mod decode;
 mod dense;
 mod enumeration;
-pub mod error;
+mod error;
 mod execute;
+mod gates;
 pub(crate) mod geometry;
 mod grammar;
 pub mod hilbert;
-pub mod key;
+mod key;
 mod prune;
-pub mod read;
-pub mod result;
+mod read;
+mod result;
 mod sparse;
-pub mod tuning;
+mod tuning;
 mod unfiltered;
 
 pub use aggregate::{Aggregate, AggregateValue, Aggregates};
 pub use batch::Batches;
-pub use condition::Expr;
+pub use condition::{Bounds, BoundsLookup, Expr, FieldLookup};
 pub use context::ReadContext;
 /// The tile-level reads `tessera verify` and the tile metadata tests make:
 /// a field of a fragment, and one of its tiles decoded.
@@ -38,6 +39,6 @@ pub use decode::{read_field_tile, FieldSpec, FieldTile};
 pub use error::QueryError;
 pub use key::Key;
 pub use read::Query;
-pub use result::{Column, ReadResult};
+pub use result::{Column, CoordinateGrid, GridCursor, GridDimension, ReadResult};
 #[doc(hidden)]
 pub use tuning::Tuning;

@@ -166,7 +166,7 @@ pub struct GridDimension {
 /// [`CoordinateGrid::columns`] builds the columns.
 ///
 /// ```
-/// use tessera_query::result::{CoordinateGrid, GridDimension};
+/// use tessera_query::{CoordinateGrid, GridDimension};
 /// use tessera_tile::Datatype;
 /// let dim = |name: &str, ranges| GridDimension {
 ///     name: name.into(),

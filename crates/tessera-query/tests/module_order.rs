@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first: a module may use only those before it.
 const ORDER: &[&str] = &[
     "error",
+    "gates",
     "key",
     "grammar",
     "tuning",
@@ -40,8 +41,14 @@ const REEXPORTS: &[(&str, &str)] = &[
     ("Key", "key"),
     ("ReadContext", "context"),
     ("Expr", "condition"),
+    ("Bounds", "condition"),
+    ("BoundsLookup", "condition"),
+    ("FieldLookup", "condition"),
     ("Column", "result"),
     ("ReadResult", "result"),
+    ("CoordinateGrid", "result"),
+    ("GridCursor", "result"),
+    ("GridDimension", "result"),
     ("Query", "read"),
     ("Aggregate", "aggregate"),
     ("AggregateValue", "aggregate"),

@@ -62,5 +62,8 @@ impl fmt::Display for FormatVersion {
     }
 }
 
-/// Version 11: cells are never split across the chunks of a tile.
+/// Version 11: cells are never split across the chunks of a tile. No
+/// reader branches on it: readers work in bytes, so a cell split across
+/// chunks is handled in every version (a chunk is wanted when any byte of a
+/// wanted cell lies in it; runs of cells are cut at chunk bounds by byte).
 pub const CELLS_NOT_SPLIT_ACROSS_CHUNKS: Gate = Gate::since(11);

@@ -277,21 +277,7 @@ impl FragmentMetadata {
     /// Coordinates are zipped (cell by cell) in a legacy `__coords.tdb` tile:
     /// in format 1 when the coords filters compress nothing; never later.
     pub fn coords_zipped(&self) -> bool {
-        use tessera_filters::FilterType as T;
-        !self.version().has(gates::UNZIPPED_COORDINATES)
-            && !self.schema.coords_filters.filters.iter().any(|f| {
-                matches!(
-                    f.filter_type(),
-                    T::Gzip
-                        | T::Zstd
-                        | T::Lz4
-                        | T::Rle
-                        | T::Bzip2
-                        | T::DoubleDelta
-                        | T::Dictionary
-                        | T::Delta
-                )
-            })
+        coords_zipped(self.version(), &self.schema.coords_filters)
     }
 
     /// Format version.
@@ -485,9 +471,55 @@ impl InFileHint for FragmentError {
     }
 }
 
+/// Whether a fragment of `version` whose coords filters are `filters` stores
+/// its legacy `__coords.tdb` tile zipped cell by cell: format 1 did when the
+/// filters compress nothing, and no later format does.
+fn coords_zipped(version: FormatVersion, filters: &tessera_filters::FilterPipeline) -> bool {
+    use tessera_filters::FilterType as T;
+    !version.has(gates::UNZIPPED_COORDINATES)
+        && !filters.filters.iter().any(|f| {
+            matches!(
+                f.filter_type(),
+                T::Gzip
+                    | T::Zstd
+                    | T::Lz4
+                    | T::Rle
+                    | T::Bzip2
+                    | T::DoubleDelta
+                    | T::Dictionary
+                    | T::Delta
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessera_filters::{Filter, FilterKind, FilterPipeline};
+    use tessera_tile::Datatype;
+
+    #[test]
+    fn coords_zipped_on_both_sides_of_its_gate() {
+        let gate = gates::UNZIPPED_COORDINATES.version();
+        let before = FormatVersion::new(gate.number() - 1);
+        let plain = FilterPipeline::empty();
+        let shuffled = FilterPipeline::new(
+            vec![Filter::new(FilterKind::Byteshuffle, Datatype::Int64)],
+            0,
+        );
+        let compressed = FilterPipeline::new(
+            vec![Filter::new(FilterKind::Zstd { level: 3 }, Datatype::Int64)],
+            0,
+        );
+        // Before the gate: zipped unless a filter compresses.
+        assert!(coords_zipped(before, &plain));
+        assert!(coords_zipped(before, &shuffled));
+        assert!(!coords_zipped(before, &compressed));
+        // From the gate on: never zipped.
+        for filters in [&plain, &shuffled, &compressed] {
+            assert!(!coords_zipped(gate, filters));
+        }
+    }
 
     /// The gates that change data file names, on both sides: names by
     /// index from version 9, percent-encoded names in version 8 only.

@@ -46,8 +46,7 @@ impl<'a> Query<'a> {
             return self.sparse_whole(schema, &hits, &plan).map(Some);
         }
         // Picking cells needs the coordinates as separate tiles.
-        let split =
-            |f: &FragmentMetadata| f.version().has(tessera_fragment::gates::SPLIT_COORDINATES);
+        let split = |f: &FragmentMetadata| f.version().has(crate::gates::COORDINATES_PER_DIMENSION);
         match frags.iter().all(split) {
             true => self.sparse_picked(schema, &hits, &plan).map(Some),
             false => Ok(None),

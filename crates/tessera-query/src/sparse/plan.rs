@@ -40,7 +40,7 @@ impl<'a> Query<'a> {
                 && !f.footer.has_timestamps
                 && !f.footer.has_delete_meta
                 && (!self.with_dimensions
-                    || f.version().has(tessera_fragment::gates::SPLIT_COORDINATES))
+                    || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
         };
         // A condition is a filter on each cell alone here (nothing to
         // deduplicate), tested while cells are picked.

@@ -45,9 +45,7 @@ impl<'a> Query<'a> {
         let dims = &frag.schema.dimensions;
         let nd = dims.len();
         let key = self.array.key;
-        let legacy_coords = !frag
-            .version()
-            .has(tessera_fragment::gates::SPLIT_COORDINATES);
+        let legacy_coords = !frag.version().has(crate::gates::COORDINATES_PER_DIMENSION);
         let dim_ranges: Vec<DimRanges<'_>> = (0..nd)
             .map(|j| DimRanges::new(&self.ranges[j], dims[j].datatype))
             .collect();
