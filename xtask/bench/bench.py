@@ -44,7 +44,7 @@ def side(name):
     info = subprocess.run([tessera, "schema", os.path.join(bench, name), "--json"], capture_output=True, text=True, check=True).stdout
     import json
 
-    d = json.loads(info)["dimensions"][0]["domain_values"]
+    d = json.loads(info)["dimensions"][0]["domain"]
     return int(d[1]) + 1
 
 
@@ -82,8 +82,8 @@ def tessera_cmd(arr, attrs, sub, cond):
     return cmd
 
 
-SIZES = {"Int8": 1, "UInt8": 1, "Int16": 2, "UInt16": 2, "Int32": 4, "UInt32": 4, "Int64": 8,
-         "UInt64": 8, "Float32": 4, "Float64": 8, "StringAscii": 1, "StringUtf8": 1}
+SIZES = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8,
+         "UINT64": 8, "FLOAT32": 4, "FLOAT64": 8, "STRING_ASCII": 1, "STRING_UTF8": 1}
 
 
 def libtiledb_spec(arr, attrs, sub, cond):
@@ -93,17 +93,17 @@ def libtiledb_spec(arr, attrs, sub, cond):
     import json
 
     info = json.loads(subprocess.run([tessera, "schema", arr, "--json"], capture_output=True, text=True, check=True).stdout)
-    sparse = info["array_type"] == "Sparse"
+    sparse = info["array_type"] == "sparse"
 
     def field(x):
-        n = x["cell_val_num"]
-        var = n == "Var" or "Var" in n
+        n = x.get("cell_val_num", 1)
+        var = n == "var"
         return {
             "name": x["name"],
             "var": var,
             "nullable": bool(x.get("nullable")),
-            "cell_size": 0 if var else SIZES[x["datatype"]] * n["Fixed"],
-            "type": x["datatype"],
+            "cell_size": 0 if var else SIZES[x["type"]] * n,
+            "type": x["type"],
         }
 
     by_name = {x["name"]: field(x) for x in info["dimensions"] + info["attributes"]}
@@ -122,7 +122,7 @@ def libtiledb_spec(arr, attrs, sub, cond):
     }
     if not sparse and not sub:
         # libtiledb's C API wants a dense read's subarray set: the domain.
-        spec["subarray"] = [[int(v) for v in x["domain_values"]] for x in info["dimensions"]]
+        spec["subarray"] = [[int(v) for v in x["domain"]] for x in info["dimensions"]]
     if cond:
         name, op, value = cond.split(" ", 2)
         spec["cond"] = {"name": name, "type": by_name[name]["type"], "op": op, "value": value.strip("'")}

@@ -44,8 +44,8 @@ u64p = C.POINTER(C.c_uint64)
 READ, ROW_MAJOR, UNORDERED = 0, 0, 3
 COMPLETED, INCOMPLETE = 1, 3
 OPS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
-PACK = {"Int8": "b", "UInt8": "B", "Int16": "h", "UInt16": "H", "Int32": "i", "UInt32": "I",
-        "Int64": "q", "UInt64": "Q", "Float32": "f", "Float64": "d"}
+PACK = {"INT8": "b", "UINT8": "B", "INT16": "h", "UINT16": "H", "INT32": "i", "UINT32": "I",
+        "INT64": "q", "UINT64": "Q", "FLOAT32": "f", "FLOAT64": "d"}
 
 
 def check(rc, what, ctx=None):

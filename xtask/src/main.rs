@@ -11,6 +11,7 @@
 
 mod bench;
 mod dist;
+mod writes;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -415,7 +416,8 @@ fn main() {
         Some("bench") => bench::bench(&args[1..]),
         Some("floor") => bench::floor(&args[1..]),
         Some("dist") => dist::dist(),
-        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask dist".into()),
+        Some("check-writes") => writes::check_writes(),
+        _ => Err("usage: cargo xtask fixtures [--check] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask dist | cargo xtask check-writes".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

@@ -34,6 +34,8 @@ enum Command {
     Aggregate(commands::aggregate::Args),
     /// Print the array schema.
     Schema(commands::schema::Args),
+    /// Create an empty array from a schema in JSON (`tessera schema --json`'s form).
+    Create(commands::create::Args),
     /// List the fragments.
     Fragments(commands::fragments::Args),
     /// List the delete and update commits in force, with their conditions
@@ -56,6 +58,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Read(a) => commands::read::run(a),
         Command::Aggregate(a) => commands::aggregate::run(a),
         Command::Schema(a) => commands::schema::run(a),
+        Command::Create(a) => commands::create::run(a),
         Command::Fragments(a) => commands::fragments::run(a),
         Command::Commits(a) => commands::commits::run(a),
         Command::Meta(a) => commands::meta::run(a),

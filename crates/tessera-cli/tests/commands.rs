@@ -424,3 +424,61 @@ fn a_closed_pipe_ends_the_output_quietly() {
         );
     }
 }
+
+/// `tessera schema A --json > s.json; tessera create B --schema s.json`
+/// copies A's schema: B's JSON is A's (format version aside), and B reads
+/// as an empty array. Mistakes in the JSON name the file and the field.
+#[test]
+fn create_copies_a_schema_from_its_json() {
+    let dir = std::env::temp_dir().join(format!("tessera-create-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "sparse_2d",
+        "enumerations",
+        "dense_nullable_var",
+        "current_domain",
+    ] {
+        let a = common::testdata().join(format!("tiledb-0.36.1/{name}/array"));
+        let (ok, json, err) = tessera(&["schema", a.to_str().unwrap(), "--json"]);
+        assert!(ok, "{err}");
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, &json).unwrap();
+        let b = dir.join(name);
+        let (ok, _, err) = tessera(&[
+            "create",
+            b.to_str().unwrap(),
+            "--schema",
+            file.to_str().unwrap(),
+        ]);
+        assert!(ok, "{name}: {err}");
+        let (ok, copied, err) = tessera(&["schema", b.to_str().unwrap(), "--json"]);
+        assert!(ok, "{err}");
+        let (mut a_json, b_json): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_str(&json).unwrap(),
+            serde_json::from_str(&copied).unwrap(),
+        );
+        a_json["format_version"] = b_json["format_version"].clone();
+        assert_eq!(a_json, b_json, "{name}");
+        let (ok, cells, err) = tessera(&["read", b.to_str().unwrap(), "--format", "jsonl"]);
+        assert!(ok, "{err}");
+        if a_json["array_type"] == "sparse" {
+            assert_eq!(cells, "", "{name}");
+        }
+    }
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "INT64", "domain": [0, "z"]}]}"#).unwrap();
+    let (ok, _, err) = tessera(&[
+        "create",
+        dir.join("bad").to_str().unwrap(),
+        "--schema",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("bad.json: invalid schema: dimensions[0].domain[1]: expected a INT64 value, found \"z\""),
+        "{err}"
+    );
+    assert!(!dir.join("bad").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

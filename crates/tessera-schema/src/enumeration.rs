@@ -85,4 +85,35 @@ impl Enumeration {
             values,
         })
     }
+
+    /// The enumeration generic tile's payload, as [`Enumeration::parse`]
+    /// reads it and libtiledb writes it: values packed back to back, and
+    /// for var-sized values their offsets.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.version.to_le_bytes());
+        for s in [&self.name, &self.path_name] {
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        out.push(self.datatype as u8);
+        let cvn = match self.cell_val_num {
+            CellValNum::Var => u32::MAX,
+            CellValNum::Fixed(n) => n,
+        };
+        out.extend_from_slice(&cvn.to_le_bytes());
+        out.push(self.ordered as u8);
+        let size: usize = self.values.iter().map(Vec::len).sum();
+        out.extend_from_slice(&(size as u64).to_le_bytes());
+        self.values.iter().for_each(|v| out.extend_from_slice(v));
+        if self.cell_val_num.is_var() {
+            out.extend_from_slice(&(self.values.len() as u64 * 8).to_le_bytes());
+            let mut at = 0u64;
+            for v in &self.values {
+                out.extend_from_slice(&at.to_le_bytes());
+                at += v.len() as u64;
+            }
+        }
+        out
+    }
 }

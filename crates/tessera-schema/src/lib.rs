@@ -24,6 +24,7 @@ mod encode;
 pub mod enumeration;
 pub mod error;
 pub mod gates;
+pub mod json;
 pub mod schema;
 pub mod value;
 

@@ -4,81 +4,47 @@
 //! schema gate on both sides: a schema encoded at the version before the
 //! gate and at the gate's, parsed back equal, snapshotted.
 
-use std::path::{Path, PathBuf};
 use tessera_filters::read_generic_tile;
 use tessera_schema::{gates, list_schemas, ArraySchema};
-use tessera_tile::storage::{LocalFs, Storage};
+use tessera_tile::storage::LocalFs;
 use tessera_tile::{FormatVersion, Gate};
 
-const KEY: tessera_filters::EncryptionKey =
-    tessera_filters::EncryptionKey::new(*b"0123456789abcdeF0123456789abcdeF");
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
-}
-
-/// Every array folder under `dir` (an `array` folder, or a folder holding
-/// a schema), recursively.
-fn arrays(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    let is_array = entries.iter().any(|p| {
-        p.file_name()
-            .is_some_and(|n| n == "__schema" || n == "__array_schema.tdb")
-    });
-    if is_array {
-        out.push(dir.to_path_buf());
-        return;
-    }
-    for e in entries.into_iter().filter(|p| p.is_dir()) {
-        arrays(&e, out);
-    }
-}
+mod common;
+use common::{arrays, root, stored_schemas, StoredSchema};
 
 #[test]
 fn every_stored_schema_encodes_to_its_own_bytes() {
-    let mut all = Vec::new();
-    arrays(&root(), &mut all);
     let mut checked = 0;
     let mut versions = std::collections::BTreeSet::new();
     let mut failures = Vec::new();
-    for array in &all {
-        let key = array
-            .to_string_lossy()
-            .contains("encrypted")
-            .then_some(&KEY);
-        for f in list_schemas(&LocalFs, array).unwrap() {
-            let bytes = LocalFs.read_all(&array.join(&f.relative_path)).unwrap();
-            let Ok(tile) = read_generic_tile(&bytes, key, 0) else {
-                continue; // the corrupt fixtures: their errors are tested elsewhere
-            };
-            let Ok(schema) = ArraySchema::parse(&tile.data, &f.name) else {
-                continue;
-            };
-            let encoded = schema.encode().unwrap();
-            let first_diff = encoded
-                .iter()
-                .zip(&tile.data)
-                .position(|(a, b)| a != b)
-                .unwrap_or(encoded.len().min(tile.data.len()));
-            if encoded != tile.data {
-                failures.push(format!(
+    for StoredSchema {
+        array,
+        file: f,
+        payload,
+        schema,
+        ..
+    } in stored_schemas()
+    {
+        let encoded = schema.encode().unwrap();
+        let first_diff = encoded
+            .iter()
+            .zip(&payload)
+            .position(|(a, b)| a != b)
+            .unwrap_or(encoded.len().min(payload.len()));
+        if encoded != payload {
+            failures.push(format!(
                 "{}: {} encodes to other bytes (format {}): first difference at byte {first_diff} of {} (stored {}): stored {:?}, encoded {:?}",
                 array.display(),
                 f.name,
                 schema.version,
                 encoded.len(),
-                tile.data.len(),
-                &tile.data[first_diff.saturating_sub(8)..(first_diff + 16).min(tile.data.len())],
+                payload.len(),
+                &payload[first_diff.saturating_sub(8)..(first_diff + 16).min(payload.len())],
                 &encoded[first_diff.saturating_sub(8)..(first_diff + 16).min(encoded.len())],
             ));
-            }
-            versions.insert(schema.version.number());
-            checked += 1;
         }
+        versions.insert(schema.version.number());
+        checked += 1;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 100, "only {checked} schemas checked");
@@ -160,4 +126,27 @@ fn schema_folder() {
         bytes
     };
     assert_eq!(strip(a.encode().unwrap()), strip(b.encode().unwrap()));
+}
+
+#[test]
+fn every_stored_enumeration_encodes_to_its_own_bytes() {
+    let mut all = Vec::new();
+    arrays(&root(), &mut all);
+    let mut checked = 0;
+    for array in &all {
+        let folder = array.join("__schema/__enumerations");
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            let Ok(tile) = read_generic_tile(&bytes, None, 0) else {
+                continue; // the encrypted fixtures
+            };
+            let parsed = tessera_schema::Enumeration::parse(&tile.data).unwrap();
+            assert_eq!(parsed.encode(), tile.data, "{}", e.path().display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked} enumerations");
 }

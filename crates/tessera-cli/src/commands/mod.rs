@@ -2,6 +2,7 @@
 
 pub mod aggregate;
 pub mod commits;
+pub mod create;
 pub mod dump_tile;
 pub mod fragments;
 pub mod info;

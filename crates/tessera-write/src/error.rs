@@ -1,0 +1,40 @@
+//! The error type of the writer crate.
+
+use std::path::PathBuf;
+
+/// Why an array could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The schema is invalid or cannot be written.
+    #[error(transparent)]
+    Schema(#[from] tessera_schema::SchemaError),
+    /// A tile could not be filtered.
+    #[error(transparent)]
+    Filter(#[from] tessera_filters::FilterError),
+    /// The array cannot be created where asked.
+    #[error("{path}: {message}")]
+    Refused {
+        /// The array's path.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A file or folder could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl WriteError {
+    /// The error of an I/O step on `path`.
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> WriteError {
+        let path = path.into();
+        move |source| WriteError::Io { path, source }
+    }
+}

@@ -1,0 +1,14 @@
+//! Writing TileDB arrays that libtiledb reads back.
+//!
+//! Each structure is encoded beside its parser in the crate that reads it
+//! (`ArraySchema::encode`, `Enumeration::encode`, `Footer::encode`,
+//! `TileEncoder`); this crate puts them together into arrays on disk. So
+//! far: [`create_array`] (folders, schema and enumeration files, at format
+//! version 22, optionally encrypted), published whole or not at all.
+
+mod create;
+mod error;
+pub mod name;
+
+pub use create::{create_array, generic_tile_pipeline};
+pub use error::WriteError;
