@@ -9,9 +9,7 @@ use serde::Serialize;
 use tessera_schema::Value;
 use tessera_tile::{Datatype, Reader};
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use tessera_tile::hex::encode as hex;
 
 /// Comparison operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

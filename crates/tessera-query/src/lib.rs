@@ -22,6 +22,7 @@ pub(crate) mod geometry;
 mod grammar;
 pub mod hilbert;
 mod key;
+pub mod order;
 mod prune;
 mod read;
 mod result;

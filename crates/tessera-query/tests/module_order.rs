@@ -19,6 +19,7 @@ const ORDER: &[&str] = &[
     "context",
     "hilbert",
     "geometry",
+    "order",
     "decode",
     "unfiltered",
     "result",

@@ -36,6 +36,7 @@ pub mod datatype;
 pub mod error;
 pub mod gates;
 pub mod generic;
+pub mod hex;
 pub mod parse;
 pub mod reader;
 pub mod storage;

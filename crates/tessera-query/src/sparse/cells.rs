@@ -3,12 +3,12 @@
 
 use super::tiles::TileCells;
 use crate::condition::{Compiled, Expr};
-use crate::geometry::{compare_values, major_order, tile_coord};
-use crate::key::Key;
+use crate::geometry::major_order;
+use crate::order::GlobalOrder;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use tessera_fragment::FragmentMetadata;
-use tessera_schema::{ArraySchema, Dimension};
+use tessera_schema::ArraySchema;
 use tessera_tile::{Datatype, Layout};
 
 /// A cell of a sparse read: its tile (an index into the read's tiles), its
@@ -113,38 +113,21 @@ impl<'s> CellFields<'s> {
 /// The order of a sparse read's cells: coordinates compared in place,
 /// without building keys.
 pub(crate) struct CellOrder<'t> {
-    dims: &'t [Dimension],
     tiles: &'t [TileCells],
+    order: GlobalOrder<'t>,
     row: Vec<usize>,
     col: Vec<usize>,
-    tile_order: Vec<usize>,
-    cell_order: Vec<usize>,
-    /// Each dimension's (domain start, tile extent), decoded once for the sort.
-    tiling: Vec<Option<(Key, Key)>>,
 }
 
 impl<'t> CellOrder<'t> {
     /// The order of the cells of `tiles` in `schema`.
     pub(crate) fn new(schema: &'t ArraySchema, tiles: &'t [TileCells]) -> CellOrder<'t> {
-        let dims = &schema.dimensions;
-        let nd = dims.len();
-        let tiling = dims
-            .iter()
-            .map(|d| match (d.domain.as_ref(), d.tile_extent.as_ref()) {
-                (Some((lo, _)), Some(ext)) => {
-                    Some((Key::decode(d.datatype, lo), Key::decode(d.datatype, ext)))
-                }
-                _ => None,
-            })
-            .collect();
+        let nd = schema.dimensions.len();
         CellOrder {
-            dims,
             tiles,
+            order: GlobalOrder::new(schema),
             row: major_order(Layout::RowMajor, nd),
             col: major_order(Layout::ColMajor, nd),
-            tile_order: major_order(schema.tile_order, nd),
-            cell_order: major_order(schema.cell_order, nd),
-            tiling,
         }
     }
 
@@ -155,33 +138,15 @@ impl<'t> CellOrder<'t> {
 
     /// Compares cells by their coordinates, dimensions in `order`.
     fn cmp_dims(&self, x: &CellRef, y: &CellRef, order: &[usize]) -> Ordering {
-        for &j in order {
-            let o = compare_values(self.dims[j].datatype, self.cval(x, j), self.cval(y, j));
-            if o.is_ne() {
-                return o;
-            }
-        }
-        Ordering::Equal
-    }
-
-    /// The space tile of cell `r` along dimension `j`.
-    fn tile_of(&self, r: &CellRef, j: usize) -> Key {
-        tile_coord(
-            self.tiling[j].as_ref(),
-            Key::decode(self.dims[j].datatype, self.cval(r, j)),
-        )
+        self.order
+            .compare_in(order, &|j| self.cval(x, j), &|j| self.cval(y, j))
     }
 
     /// Compares cells in global order: space tiles in tile order, then
     /// coordinates in cell order.
     fn global(&self, x: &CellRef, y: &CellRef) -> Ordering {
-        for &j in &self.tile_order {
-            let o = self.tile_of(x, j).cmp(&self.tile_of(y, j));
-            if o.is_ne() {
-                return o;
-            }
-        }
-        self.cmp_dims(x, y, &self.cell_order)
+        self.order
+            .compare_tiled(&|j| self.cval(x, j), &|j| self.cval(y, j))
     }
 
     /// Keeps one cell per coordinate: the newest write (latest timestamp,
@@ -224,10 +189,12 @@ impl<'t> CellOrder<'t> {
                     && (!single || layout == Layout::GlobalOrder) =>
             {
                 // Hilbert value of the coordinates, ties broken row-major.
-                let h = crate::hilbert::Mapping::new(self.dims);
                 let mut keyed: Vec<(u64, CellRef)> = refs
                     .iter()
-                    .map(|r| (h.value(self.dims, |j| self.cval(r, j)), *r))
+                    .map(|r| {
+                        let h = self.order.hilbert_value(&|j| self.cval(r, j));
+                        (h.unwrap_or(0), *r)
+                    })
                     .collect();
                 keyed.sort_by(|a, b| {
                     a.0.cmp(&b.0)

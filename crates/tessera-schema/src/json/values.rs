@@ -37,12 +37,8 @@ fn bytes_to_json(t: Datatype, b: &[u8]) -> Json {
     );
     match std::str::from_utf8(b) {
         Ok(s) if text => s.into(),
-        _ => serde_json::json!({ "hex": hex(b) }),
+        _ => serde_json::json!({ "hex": tessera_tile::hex::encode(b) }),
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// One value of `t` from JSON, as stored.
@@ -107,19 +103,7 @@ fn bytes_from_json(t: Datatype, v: &Json, path: &str) -> Result<Vec<u8>, SchemaE
                 format!("expected a {t} value as a string or {{\"hex\": \"...\"}}, found {found}"),
             )
         })?;
-    if hex.len() % 2 != 0 {
-        return Err(invalid(
-            path,
-            format!("hex `{hex}` has an odd number of digits"),
-        ));
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(hex.get(i..i + 2).unwrap_or("?"), 16)
-                .map_err(|_| invalid(path, format!("`{hex}` is not hex")))
-        })
-        .collect()
+    tessera_tile::hex::decode(hex).map_err(|why| invalid(path, why))
 }
 
 /// An integer: a JSON integer, `true`/`false` (for BOOL) or a string of one.
