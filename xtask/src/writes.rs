@@ -1,8 +1,11 @@
 //! `cargo xtask check-writes`: what tessera writes, read back by real
 //! libtiledb. Every fixture TileDB-Py 0.36.1 wrote has its schema printed
 //! as JSON, read back and created anew by tessera (`tessera schema --json |
-//! tessera create`); TileDB-Py 0.36.1 then opens each new array and must
-//! report the schema it reported for the original (`expected.json`).
+//! tessera create`), and a sparse fixture's cells, as tessera reads them,
+//! written into the copy as one fragment (`tessera read | tessera write`);
+//! TileDB-Py 0.36.1 then opens each new array and must report the schema
+//! it reported for the original (`expected.json`) and read the same cells
+//! from the copy as from the original.
 
 use crate::{root, run, venv, Error};
 use std::path::Path;
@@ -67,5 +70,16 @@ fn copy_schema(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Er
     let name = case.file_name().ok_or("a case folder")?;
     let dest = out.join(name);
     tessera_write::create_array(&dest, &doc, key, None)?;
+    if schema.array_type == tessera::tile::ArrayType::Sparse {
+        let opened = tessera::OpenArray::open(&LocalFs, &array, 0, u64::MAX, key)?;
+        let cells = tessera::Query::new(&LocalFs, &opened).execute()?;
+        let options = tessera_write::WriteOptions {
+            timestamp: None,
+            key,
+        };
+        let mut w = tessera_write::FragmentWriter::try_new(&dest, options)?;
+        w.write(&cells.columns)?;
+        w.finish()?;
+    }
     Ok(Some(dest))
 }

@@ -36,6 +36,8 @@ enum Command {
     Schema(commands::schema::Args),
     /// Create an empty array from a schema in JSON (`tessera schema --json`'s form).
     Create(commands::create::Args),
+    /// Write cells (JSON lines, the form `read` prints) into a new fragment of a sparse array.
+    Write(commands::write::Args),
     /// List the fragments.
     Fragments(commands::fragments::Args),
     /// List the delete and update commits in force, with their conditions
@@ -59,6 +61,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Aggregate(a) => commands::aggregate::run(a),
         Command::Schema(a) => commands::schema::run(a),
         Command::Create(a) => commands::create::run(a),
+        Command::Write(a) => commands::write::run(a),
         Command::Fragments(a) => commands::fragments::run(a),
         Command::Commits(a) => commands::commits::run(a),
         Command::Meta(a) => commands::meta::run(a),

@@ -482,3 +482,82 @@ fn create_copies_a_schema_from_its_json() {
     assert!(!dir.join("bad").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `tessera read A | tessera write B` (B created from A's schema) copies
+/// A's cells: B reads the same cells. Bad input is an error naming the
+/// line and the field, and leaves B as it was.
+#[test]
+fn write_copies_cells_and_refuses_bad_input() {
+    let dir = std::env::temp_dir().join(format!("tessera-write-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sorted = |s: &str| {
+        let mut v: Vec<&str> = s.lines().collect();
+        v.sort();
+        v.join("\n")
+    };
+    for name in [
+        "sparse_2d",
+        "sparse_strings",
+        "validity_filters",
+        "sparse_dim_types",
+        "sparse_datetime_dim",
+        "sparse_dups",
+    ] {
+        let a = common::testdata().join(format!("tiledb-0.36.1/{name}/array"));
+        let (_, json, _) = tessera(&["schema", a.to_str().unwrap(), "--json"]);
+        let schema = dir.join(format!("{name}.json"));
+        std::fs::write(&schema, json).unwrap();
+        let b = dir.join(name);
+        let b = b.to_str().unwrap();
+        assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+        let (ok, cells, err) = tessera(&["read", a.to_str().unwrap()]);
+        assert!(ok, "{err}");
+        let input = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&input, &cells).unwrap();
+        let (ok, _, err) = tessera(&["write", b, "--input", input.to_str().unwrap()]);
+        assert!(ok, "{name}: {err}");
+        let (ok, copied, err) = tessera(&["read", b]);
+        assert!(ok, "{err}");
+        assert_eq!(sorted(&copied), sorted(&cells), "{name}");
+    }
+    let b = dir.join("sparse_2d");
+    let b = b.to_str().unwrap();
+    let (_, before, _) = tessera(&["read", b]);
+    let cases = [
+        (
+            "{\"x\":1,\"y\":2,\"f\":1.5,\"i\":3}\n{\"x\":1,\"y\":2,\"f\":1.5,\"i\":3,\"zz\":1}",
+            "line 2: no field `zz` in the schema",
+        ),
+        ("{\"x\":1,\"y\":2,\"f\":1.5}", "line 1, field `i`: missing"),
+        (
+            "{\"x\":1,\"y\":2,\"f\":\"a\",\"i\":3}",
+            "line 1, field `f`: expected a FLOAT64 value, found \"a\"",
+        ),
+        (
+            "{\"x\":1,\"y\":2,\"f\":1.5,\"i\":3000000000}",
+            "line 1, field `i`: expected a INT32 value, found 3000000000",
+        ),
+        (
+            "{\"x\":100,\"y\":2,\"f\":1.5,\"i\":3}",
+            "cell 0: x = 100 is outside the domain [0, 99]",
+        ),
+        (
+            "{\"x\":1,\"y\":2,\"f\":1.5,\"i\":3}\n{\"x\":1,\"y\":2,\"f\":2.5,\"i\":4}",
+            "two cells at x = 1, y = 2: the array does not allow duplicates",
+        ),
+        ("not json", "line 1: not JSON"),
+    ];
+    for (input, want) in cases {
+        let f = dir.join("bad.jsonl");
+        std::fs::write(&f, input).unwrap();
+        let (ok, _, err) = tessera(&["write", b, "--input", f.to_str().unwrap()]);
+        assert!(
+            !ok && err.contains(want),
+            "{input}\n got: {err}\nwant: {want}"
+        );
+        let (_, after, _) = tessera(&["read", b]);
+        assert_eq!(after, before, "a refused write changed the array");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,7 +3,8 @@
 
 use crate::{gates, FragmentError};
 use serde::Serialize;
-use tessera_schema::{schema::read_ndrange, Dimension, Range1D};
+use tessera_schema::schema::{encode_ndrange, read_ndrange};
+use tessera_schema::{Dimension, Range1D, Value};
 use tessera_tile::{FormatVersion, Reader};
 
 /// How a tile's MBR relates to a query.
@@ -68,6 +69,39 @@ impl RTree {
         Ok(RTree { fanout, levels })
     }
 
+    /// The tree libtiledb builds over `leaves` (one MBR per data tile):
+    /// each level above groups `fanout` neighbours of the level below into
+    /// the MBR that bounds them, up to a single root. No leaves, no levels.
+    pub fn build(leaves: Vec<Vec<Range1D>>, fanout: u32, dims: &[Dimension]) -> RTree {
+        let mut levels = Vec::new();
+        if !leaves.is_empty() {
+            levels.push(leaves);
+        }
+        let step = fanout.max(2) as usize;
+        while let Some(below) = levels.last().filter(|l| l.len() > 1) {
+            let above: Vec<Vec<Range1D>> = below.chunks(step).map(|c| union(c, dims)).collect();
+            levels.push(above);
+        }
+        levels.reverse();
+        RTree { fanout, levels }
+    }
+
+    /// The R-tree generic tile's payload as [`RTree::parse`] reads it, for
+    /// format 5 and later (`fanout`, levels from the root, each a count of
+    /// MBRs and the MBRs).
+    pub fn encode(&self, dims: &[Dimension]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.fanout.to_le_bytes());
+        out.extend_from_slice(&(self.levels.len() as u32).to_le_bytes());
+        for level in &self.levels {
+            out.extend_from_slice(&(level.len() as u64).to_le_bytes());
+            for mbr in level {
+                encode_ndrange(mbr, dims, &mut out);
+            }
+        }
+        out
+    }
+
     /// The leaf MBRs: one per data tile.
     pub fn leaves(&self) -> &[Vec<Range1D>] {
         self.levels.last().map_or(&[], |l| l.as_slice())
@@ -116,4 +150,26 @@ impl RTree {
         }
         out
     }
+}
+
+/// The MBR bounding `mbrs`: per dimension the least lower and the greatest
+/// upper bound (numbers by value, strings bytewise).
+fn union(mbrs: &[Vec<Range1D>], dims: &[Dimension]) -> Vec<Range1D> {
+    let mut out = mbrs[0].clone();
+    for mbr in &mbrs[1..] {
+        for ((acc, r), d) in out.iter_mut().zip(mbr).zip(dims) {
+            let less = |a: &[u8], b: &[u8]| {
+                Value::decode(d.datatype, a)
+                    .compare(&Value::decode(d.datatype, b))
+                    .is_lt()
+            };
+            if less(&r.lo, &acc.lo) {
+                acc.lo.clone_from(&r.lo);
+            }
+            if less(&acc.hi, &r.hi) {
+                acc.hi.clone_from(&r.hi);
+            }
+        }
+    }
+    out
 }

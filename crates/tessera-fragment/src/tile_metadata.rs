@@ -148,6 +148,43 @@ pub fn parse_summary(data: &[u8], fields: usize) -> Result<Vec<FieldSummary>, Pa
     Ok(out)
 }
 
+/// The tile mins (or maxes) generic tile's payload, as
+/// [`TileBounds::parse`] reads it: the fixed buffer (one cell per tile, or
+/// for var-sized fields a u64 offset per tile into `var`), then `var`.
+pub fn encode_bounds(fixed: &[u8], var: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + fixed.len() + var.len());
+    out.extend_from_slice(&(fixed.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(var.len() as u64).to_le_bytes());
+    out.extend_from_slice(fixed);
+    out.extend_from_slice(var);
+    out
+}
+
+/// A section of one u64 per tile (tile offsets, var sizes, sums, null
+/// counts): the count, then the values.
+pub fn encode_values(values: &[u64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 8 * values.len());
+    out.extend_from_slice(&(values.len() as u64).to_le_bytes());
+    values
+        .iter()
+        .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+    out
+}
+
+/// The fragment summary's payload, as [`parse_summary`] reads it.
+pub fn encode_summary(fields: &[FieldSummary]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in fields {
+        for b in [&f.min, &f.max] {
+            out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            out.extend_from_slice(b);
+        }
+        out.extend_from_slice(&f.sum.to_le_bytes());
+        out.extend_from_slice(&f.null_count.to_le_bytes());
+    }
+    out
+}
+
 /// A tile or fragment sum, read as the type libtiledb accumulates in.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Sum {

@@ -12,7 +12,11 @@ pub enum WriteError {
     /// A tile could not be filtered.
     #[error(transparent)]
     Filter(#[from] tessera_filters::FilterError),
-    /// The array cannot be created where asked.
+    /// The cells given cannot be written: a missing field, a wrong type, a
+    /// coordinate outside the domain, duplicates where none are allowed.
+    #[error("{0}")]
+    Input(String),
+    /// The array cannot be created (or written) where asked.
     #[error("{path}: {message}")]
     Refused {
         /// The array's path.

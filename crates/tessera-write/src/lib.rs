@@ -4,11 +4,16 @@
 //! (`ArraySchema::encode`, `Enumeration::encode`, `Footer::encode`,
 //! `TileEncoder`); this crate puts them together into arrays on disk. So
 //! far: [`create_array`] (folders, schema and enumeration files, at format
-//! version 22, optionally encrypted), published whole or not at all.
+//! version 22, optionally encrypted), published whole or not at all, and
+//! [`FragmentWriter`] (a sparse fragment, committed last).
 
 mod create;
 mod error;
 pub mod name;
+pub mod rows;
+mod sparse;
 
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
+pub use rows::Rows;
+pub use sparse::{FragmentWriter, WriteOptions};

@@ -11,3 +11,4 @@ pub mod meta;
 pub mod read;
 pub mod schema;
 pub mod verify;
+pub mod write;

@@ -1,0 +1,224 @@
+//! Cells from rows of JSON, in exactly the form `tessera read --format
+//! jsonl` prints them: one object per cell, dimensions and attributes by
+//! name; integers exact, floats as numbers or `"NaN"`, `"inf"`, `"-inf"`;
+//! BOOL as true/false; datetimes as raw integers; text as strings (a
+//! fixed-sized cell padded with NUL bytes); BLOB as hex; several values as
+//! a list; `null` for a null cell; enumerated attributes as their keys.
+//! So `tessera read A | tessera write B` copies A's cells into B.
+
+use crate::WriteError;
+use serde_json::Value as Json;
+use tessera_query::Column;
+use tessera_schema::{ArraySchema, CellValNum};
+use tessera_tile::datatype::Physical;
+use tessera_tile::Datatype;
+
+/// Rows collected into columns, one per dimension and attribute.
+pub struct Rows {
+    columns: Vec<Column>,
+    nullable: Vec<bool>,
+    cells: usize,
+}
+
+impl Rows {
+    /// Empty columns for `schema`'s dimensions, then its attributes.
+    pub fn new(schema: &ArraySchema) -> Rows {
+        let dims = schema
+            .dimensions
+            .iter()
+            .map(|d| (d.name.clone(), true, d.datatype, d.cell_val_num, false));
+        let attrs = schema.attributes.iter().map(|a| {
+            (
+                a.name.clone(),
+                false,
+                a.datatype,
+                a.cell_val_num,
+                a.nullable,
+            )
+        });
+        let (columns, nullable) = dims
+            .chain(attrs)
+            .map(|(name, is_dimension, datatype, cell_val_num, nullable)| {
+                let col = Column {
+                    name,
+                    is_dimension,
+                    datatype,
+                    cell_val_num,
+                    data: Vec::new(),
+                    offsets: cell_val_num.is_var().then(|| vec![0]),
+                    validity: nullable.then(Vec::new),
+                };
+                (col, nullable)
+            })
+            .unzip();
+        Rows {
+            columns,
+            nullable,
+            cells: 0,
+        }
+    }
+
+    /// Cells held.
+    pub fn len(&self) -> usize {
+        self.cells
+    }
+
+    /// Whether no cell is held.
+    pub fn is_empty(&self) -> bool {
+        self.cells == 0
+    }
+
+    /// Adds the cell `row` (from input line `line`, for messages).
+    pub fn push(&mut self, row: &Json, line: usize) -> Result<(), WriteError> {
+        let obj = row.as_object().ok_or_else(|| {
+            WriteError::Input(format!("line {line}: expected a JSON object, found {row}"))
+        })?;
+        if let Some(k) = obj
+            .keys()
+            .find(|k| !self.columns.iter().any(|c| &c.name == *k))
+        {
+            return Err(WriteError::Input(format!(
+                "line {line}: no field `{k}` in the schema"
+            )));
+        }
+        // Each value is checked before any is added, so a bad row adds nothing.
+        let mut cell = Vec::with_capacity(self.columns.len());
+        for (c, &nullable) in self.columns.iter().zip(&self.nullable) {
+            let at =
+                |why: String| WriteError::Input(format!("line {line}, field `{}`: {why}", c.name));
+            match obj.get(&c.name) {
+                None | Some(Json::Null) if nullable => cell.push(None),
+                None => return Err(at("missing".into())),
+                Some(Json::Null) => return Err(at("null, but the field is not nullable".into())),
+                Some(v) => cell.push(Some(
+                    encode_cell(c.datatype, c.cell_val_num, v).map_err(at)?,
+                )),
+            }
+        }
+        for (c, v) in self.columns.iter_mut().zip(cell) {
+            let valid = v.is_some();
+            let bytes = v.unwrap_or_else(|| null_cell(c.datatype, c.cell_val_num));
+            c.data.extend_from_slice(&bytes);
+            if let Some(o) = &mut c.offsets {
+                o.push(c.data.len() as u64);
+            }
+            if let Some(val) = &mut c.validity {
+                val.push(valid as u8);
+            }
+        }
+        self.cells += 1;
+        Ok(())
+    }
+
+    /// The columns held, leaving these rows empty.
+    pub fn take(&mut self) -> Vec<Column> {
+        self.cells = 0;
+        self.columns
+            .iter_mut()
+            .map(|c| Column {
+                name: c.name.clone(),
+                is_dimension: c.is_dimension,
+                datatype: c.datatype,
+                cell_val_num: c.cell_val_num,
+                data: std::mem::take(&mut c.data),
+                offsets: c.offsets.as_mut().map(|o| std::mem::replace(o, vec![0])),
+                validity: c.validity.as_mut().map(std::mem::take),
+            })
+            .collect()
+    }
+}
+
+/// What a null cell stores: the type's fill value (nothing, var-sized).
+fn null_cell(t: Datatype, cvn: CellValNum) -> Vec<u8> {
+    match cvn {
+        CellValNum::Var => Vec::new(),
+        _ => tessera_schema::default_fill_value(t, cvn),
+    }
+}
+
+/// One cell's bytes from its JSON value.
+fn encode_cell(t: Datatype, cvn: CellValNum, v: &Json) -> Result<Vec<u8>, String> {
+    let bytes = if t.is_string() {
+        v.as_str()
+            .ok_or_else(|| format!("expected a string, found {v}"))?
+            .as_bytes()
+            .to_vec()
+    } else if t.is_blob() || t == Datatype::Any {
+        let digits = v
+            .as_str()
+            .ok_or_else(|| format!("expected hex, found {v}"))?;
+        tessera_tile::hex::decode(digits)?
+    } else if cvn == CellValNum::Fixed(1) {
+        scalar(t, v)?
+    } else {
+        let items = v
+            .as_array()
+            .ok_or_else(|| format!("expected a list of {t} values, found {v}"))?;
+        let mut out = Vec::with_capacity(items.len() * t.size() as usize);
+        for x in items {
+            out.extend(scalar(t, x)?);
+        }
+        out
+    };
+    match cvn {
+        CellValNum::Fixed(n) if t.is_string() => {
+            let size = n as usize * t.size() as usize;
+            if bytes.len() > size {
+                return Err(format!("{} bytes do not fit a cell of {size}", bytes.len()));
+            }
+            let mut b = bytes;
+            b.resize(size, 0);
+            Ok(b)
+        }
+        CellValNum::Fixed(n) if bytes.len() as u64 != n as u64 * t.size() => Err(format!(
+            "{} values, a cell holds {n}",
+            bytes.len() as u64 / t.size().max(1)
+        )),
+        _ => Ok(bytes),
+    }
+}
+
+/// One value of a numeric type.
+fn scalar(t: Datatype, v: &Json) -> Result<Vec<u8>, String> {
+    let bad = || format!("expected a {t} value, found {v}");
+    Ok(match t.physical() {
+        Physical::Int(w) | Physical::UInt(w) => {
+            let n: i128 = match v {
+                Json::Bool(b) if t == Datatype::Bool => *b as i128,
+                Json::Number(n) => n
+                    .as_i64()
+                    .map(i128::from)
+                    .or_else(|| n.as_u64().map(i128::from))
+                    .ok_or_else(bad)?,
+                _ => return Err(bad()),
+            };
+            let bits = 8 * w as u32;
+            let signed = matches!(t.physical(), Physical::Int(_));
+            let (lo, hi) = match signed {
+                true => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+                false => (0, (1i128 << bits) - 1),
+            };
+            if !(lo..=hi).contains(&n) {
+                return Err(bad());
+            }
+            (n as u64).to_le_bytes()[..w as usize].to_vec()
+        }
+        Physical::Float(w) => {
+            let x = match v {
+                Json::Number(n) => n.as_f64().ok_or_else(bad)?,
+                Json::String(s) => match s.as_str() {
+                    "NaN" => f64::NAN,
+                    "inf" => f64::INFINITY,
+                    "-inf" => f64::NEG_INFINITY,
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            match w {
+                4 => (x as f32).to_le_bytes().to_vec(),
+                _ => x.to_le_bytes().to_vec(),
+            }
+        }
+        Physical::Bytes => return Err(bad()),
+    })
+}

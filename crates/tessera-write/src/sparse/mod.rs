@@ -1,0 +1,435 @@
+//! Writing a sparse fragment: cells in any order, given as columns (the
+//! shape `tessera read` returns them in), sorted into the array's global
+//! order, cut into tiles of the schema's capacity, each field's tiles
+//! filtered into its data files, and the fragment metadata (R-tree, tile
+//! offsets, tile metadata, summary, footer) written after them. The commit
+//! file `__commits/<name>.wrt` is written last: until it exists no reader
+//! sees the fragment, so a crash leaves nothing visible.
+//!
+//! One concern a file: `buffer` (the cells held), `stats` (tile metadata as
+//! libtiledb computes it), `files` (tiles filtered into data files),
+//! `metadata` (the fragment metadata file).
+
+mod buffer;
+mod files;
+mod metadata;
+mod stats;
+
+use crate::name::{now_ms, uuid};
+use crate::WriteError;
+use buffer::{FieldBuffer, FieldInfo};
+use files::{field_files, FieldFiles};
+use metadata::{fragment_metadata, FragmentFacts, Slot};
+use rayon::prelude::*;
+use stats::{field_summary, tile_stats, TileStats};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tessera_filters::EncryptionKey;
+use tessera_fragment::{FieldSummary, OpenArray, RTree};
+use tessera_query::order::GlobalOrder;
+use tessera_query::Column;
+use tessera_schema::json::WRITTEN_VERSION;
+use tessera_schema::{ArraySchema, Range1D, Value};
+use tessera_tile::storage::LocalFs;
+use tessera_tile::ArrayType;
+
+/// The R-tree fanout libtiledb writes (`constants::rtree_fanout`).
+const RTREE_FANOUT: u32 = 10;
+
+/// How a fragment is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// The fragment's timestamp, milliseconds since the epoch (default: now).
+    pub timestamp: Option<u64>,
+    /// The array's AES-256-GCM key.
+    pub key: Option<EncryptionKey>,
+}
+
+/// Writes one sparse fragment into an existing array, as arrow-rs'
+/// `ArrowWriter` writes a file: [`FragmentWriter::try_new`], then
+/// [`write`](FragmentWriter::write) as many times as there are batches of
+/// cells, then [`finish`](FragmentWriter::finish).
+///
+/// ```
+/// use tessera_query::{Column, Query};
+/// use tessera_schema::json::schema_from_json;
+/// use tessera_write::{create_array, FragmentWriter, WriteOptions};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-write-{}", std::process::id()));
+/// let doc = schema_from_json(&serde_json::json!({
+///     "array_type": "sparse",
+///     "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 99], "tile_extent": 10}],
+///     "attributes": [{"name": "v", "type": "INT32"}],
+/// })).unwrap();
+/// create_array(&dir, &doc, None, None).unwrap();
+/// let column = |name: &str, t, data: Vec<u8>| Column {
+///     name: name.into(), is_dimension: name == "x", datatype: t,
+///     cell_val_num: tessera_schema::CellValNum::Fixed(1), data, offsets: None, validity: None,
+/// };
+/// let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
+/// w.write(&[
+///     column("x", tessera_tile::Datatype::Int64, [7i64, 3].iter().flat_map(|v| v.to_le_bytes()).collect()),
+///     column("v", tessera_tile::Datatype::Int32, [70i32, 30].iter().flat_map(|v| v.to_le_bytes()).collect()),
+/// ]).unwrap();
+/// w.finish().unwrap();
+/// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let r = Query::new(&tessera_tile::storage::LocalFs, &array).execute().unwrap();
+/// assert_eq!(r.cell_count, 2);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub struct FragmentWriter {
+    array: PathBuf,
+    schema: Arc<ArraySchema>,
+    key: Option<EncryptionKey>,
+    timestamp: u64,
+    /// The schema's dimensions, then its attributes.
+    fields: Vec<FieldInfo>,
+    buffers: Vec<FieldBuffer>,
+    cells: usize,
+}
+
+impl FragmentWriter {
+    /// A writer of a new fragment of the array at `array` (its latest schema).
+    pub fn try_new(array: &Path, options: WriteOptions) -> Result<FragmentWriter, WriteError> {
+        let opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key).map_err(|e| {
+            WriteError::Refused {
+                path: array.into(),
+                message: e.to_string(),
+            }
+        })?;
+        let schema = opened.schema.clone();
+        let refuse = |message: String| WriteError::Refused {
+            path: array.into(),
+            message,
+        };
+        if schema.array_type != ArrayType::Sparse {
+            return Err(refuse(
+                "writing dense fragments is not supported yet".into(),
+            ));
+        }
+        if schema.version != WRITTEN_VERSION {
+            return Err(refuse(format!(
+                "the array's format version is {}; tessera writes fragments at version {} only so far",
+                schema.version, WRITTEN_VERSION
+            )));
+        }
+        let dims = schema.dimensions.iter().map(|d| FieldInfo {
+            name: d.name.clone(),
+            datatype: d.datatype,
+            cell_val_num: d.cell_val_num,
+            nullable: false,
+            is_dimension: true,
+        });
+        let attrs = schema.attributes.iter().map(|a| FieldInfo {
+            name: a.name.clone(),
+            datatype: a.datatype,
+            cell_val_num: a.cell_val_num,
+            nullable: a.nullable,
+            is_dimension: false,
+        });
+        let fields: Vec<FieldInfo> = dims.chain(attrs).collect();
+        Ok(FragmentWriter {
+            array: array.to_path_buf(),
+            buffers: fields.iter().map(FieldBuffer::new).collect(),
+            fields,
+            schema,
+            key: options.key,
+            timestamp: options.timestamp.unwrap_or_else(now_ms),
+            cells: 0,
+        })
+    }
+
+    /// The schema the fragment is written with (the array's latest).
+    pub fn schema(&self) -> &ArraySchema {
+        &self.schema
+    }
+
+    /// Cells written so far.
+    pub fn cells(&self) -> usize {
+        self.cells
+    }
+
+    /// Adds cells: one column per dimension and attribute, by name, all of
+    /// the same number of cells. A nullable attribute left out is null.
+    pub fn write(&mut self, columns: &[Column]) -> Result<(), WriteError> {
+        let Some(first) = columns.first() else {
+            return Ok(());
+        };
+        let n = column_cells(first);
+        if let Some(c) = columns
+            .iter()
+            .find(|c| !self.fields.iter().any(|f| f.name == c.name))
+        {
+            return Err(WriteError::Input(format!(
+                "no field `{}` in the schema",
+                c.name
+            )));
+        }
+        for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
+            match columns.iter().find(|c| c.name == f.name) {
+                Some(c) if column_cells(c) != n => {
+                    return Err(WriteError::Input(format!(
+                        "field `{}`: {} cells, `{}` has {n}",
+                        f.name,
+                        column_cells(c),
+                        first.name
+                    )))
+                }
+                Some(c) => buf.append(f, c, n)?,
+                None if f.nullable => buf.append(f, &null_column(f, n), n)?,
+                None => return Err(WriteError::Input(format!("field `{}` is missing", f.name))),
+            }
+        }
+        self.cells += n;
+        Ok(())
+    }
+
+    /// Writes the fragment; returns its name, or `None` when no cell was
+    /// written (then nothing is).
+    pub fn finish(self) -> Result<Option<String>, WriteError> {
+        if self.cells == 0 {
+            return Ok(None);
+        }
+        let dims = self.schema.dimensions.len();
+        self.check_domain()?;
+        let order = {
+            let b = &self.buffers;
+            let f = &self.fields;
+            let coord = |i: usize, j: usize| b[j].value(i, f[j].cell_size() as usize);
+            GlobalOrder::new(&self.schema).sort(self.cells, &coord)
+        };
+        let sorted: Vec<FieldBuffer> = self
+            .buffers
+            .par_iter()
+            .zip(&self.fields)
+            .map(|(b, f)| b.permuted(&order, f.cell_size() as usize))
+            .collect();
+        self.check_duplicates(&sorted)?;
+        let capacity = self.schema.capacity.max(1) as usize;
+        let tiles: Vec<Range<usize>> = (0..self.cells)
+            .step_by(capacity)
+            .map(|s| s..(s + capacity).min(self.cells))
+            .collect();
+        let written = self.filter_fields(&sorted, &tiles)?;
+        let mbrs: Vec<Vec<Range1D>> = tiles
+            .iter()
+            .map(|r| self.mbr(&sorted[..dims], r.clone()))
+            .collect();
+        let rtree = RTree::build(mbrs, RTREE_FANOUT, &self.schema.dimensions);
+        let non_empty_domain = rtree
+            .levels
+            .first()
+            .and_then(|l| l.first())
+            .cloned()
+            .unwrap_or_default();
+        let last = tiles.last().map_or(0, |r| r.len() as u64);
+        let facts = FragmentFacts {
+            schema_name: self.schema.name.clone(),
+            non_empty_domain,
+            tile_num: tiles.len() as u64,
+            last_tile_cell_num: last,
+        };
+        let cells_of = |t: usize| tiles[t].len() as u64;
+        let slot = |i: usize| {
+            let (files, stats) = &written[i];
+            Slot {
+                field: Some(&self.fields[i]),
+                files: Some(files),
+                stats,
+                summary: field_summary(&self.fields[i], stats, &cells_of),
+            }
+        };
+        // Footer order: attributes, the legacy coordinates slot, dimensions.
+        let mut slots: Vec<Slot<'_>> = (dims..self.fields.len()).map(slot).collect();
+        let (_, coord) = metadata::coords_sizes(&self.schema);
+        slots.push(Slot {
+            field: None,
+            files: None,
+            stats: &[],
+            summary: FieldSummary {
+                min: vec![0; coord],
+                max: vec![0; coord],
+                sum: 0,
+                null_count: 0,
+            },
+        });
+        slots.extend((0..dims).map(slot));
+        let meta = fragment_metadata(&self.schema, self.key, &rtree, &slots, facts)?;
+        self.publish(&written, &meta).map(Some)
+    }
+
+    /// Each field's files and tile metadata, fields in parallel.
+    fn filter_fields(
+        &self,
+        sorted: &[FieldBuffer],
+        tiles: &[Range<usize>],
+    ) -> Result<Vec<(FieldFiles, Vec<TileStats>)>, WriteError> {
+        let dims = self.schema.dimensions.len();
+        (0..self.fields.len())
+            .into_par_iter()
+            .map(|i| {
+                let f = &self.fields[i];
+                let filters = match i < dims {
+                    true => &self.schema.dimensions[i].filters,
+                    false => &self.schema.attributes[i - dims].filters,
+                };
+                let files = field_files(&self.schema, f, filters, &sorted[i], tiles, self.key)?;
+                let stats = tiles
+                    .iter()
+                    .map(|r| tile_stats(f, &sorted[i], r.clone()))
+                    .collect();
+                Ok((files, stats))
+            })
+            .collect()
+    }
+
+    /// The MBR of the cells `r` (sorted dimension buffers `dims`).
+    fn mbr(&self, dims: &[FieldBuffer], r: Range<usize>) -> Vec<Range1D> {
+        dims.iter()
+            .zip(&self.fields)
+            .map(|(b, f)| {
+                let cs = f.cell_size() as usize;
+                let value = |i: usize| Value::decode(f.datatype, b.value(i, cs));
+                let (mut lo, mut hi) = (r.start, r.start);
+                for i in r.clone() {
+                    if value(i).compare(&value(lo)).is_lt() {
+                        lo = i;
+                    }
+                    if value(i).compare(&value(hi)).is_gt() {
+                        hi = i;
+                    }
+                }
+                Range1D {
+                    lo: b.value(lo, cs).to_vec(),
+                    hi: b.value(hi, cs).to_vec(),
+                }
+            })
+            .collect()
+    }
+
+    /// Every coordinate inside its dimension's domain (and not NaN).
+    fn check_domain(&self) -> Result<(), WriteError> {
+        for (j, d) in self.schema.dimensions.iter().enumerate() {
+            let Some((lo, hi)) = d.domain_values() else {
+                continue;
+            };
+            let cs = d.coord_size() as usize;
+            for i in 0..self.cells {
+                let v = Value::decode(d.datatype, self.buffers[j].value(i, cs));
+                let nan = matches!(v, Value::Float(x) if x.is_nan());
+                if nan || v.compare(&lo).is_lt() || v.compare(&hi).is_gt() {
+                    return Err(WriteError::Input(format!(
+                        "cell {i}: {} = {} is outside the domain [{}, {}]",
+                        d.name,
+                        v.display(),
+                        lo.display(),
+                        hi.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// No two cells share coordinates, unless the schema allows duplicates.
+    fn check_duplicates(&self, sorted: &[FieldBuffer]) -> Result<(), WriteError> {
+        if self.schema.allows_dups {
+            return Ok(());
+        }
+        let dims = &self.fields[..self.schema.dimensions.len()];
+        let same = |a: usize, b: usize| {
+            dims.iter().enumerate().all(|(j, f)| {
+                let cs = f.cell_size() as usize;
+                sorted[j].value(a, cs) == sorted[j].value(b, cs)
+            })
+        };
+        match (1..self.cells).find(|&i| same(i - 1, i)) {
+            None => Ok(()),
+            Some(i) => {
+                let coords: Vec<String> = dims
+                    .iter()
+                    .enumerate()
+                    .map(|(j, f)| {
+                        let v =
+                            Value::decode(f.datatype, sorted[j].value(i, f.cell_size() as usize));
+                        format!("{} = {}", f.name, v.display())
+                    })
+                    .collect();
+                Err(WriteError::Input(format!(
+                    "two cells at {}: the array does not allow duplicates",
+                    coords.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// Writes the data files and the metadata into the fragment's folder,
+    /// then the commit file.
+    fn publish(
+        &self,
+        written: &[(FieldFiles, Vec<TileStats>)],
+        meta: &[u8],
+    ) -> Result<String, WriteError> {
+        let name = format!(
+            "__{t}_{t}_{}_{}",
+            uuid()?,
+            self.schema.version.number(),
+            t = self.timestamp
+        );
+        let dir = self.array.join("__fragments").join(&name);
+        std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+        let dims = self.schema.dimensions.len();
+        for (i, (files, _)) in written.iter().enumerate() {
+            let stem = match i < dims {
+                true => format!("d{i}"),
+                false => format!("a{}", i - dims),
+            };
+            let f = &self.fields[i];
+            let put = |suffix: &str, bytes: &[u8]| {
+                let p = dir.join(format!("{stem}{suffix}.tdb"));
+                std::fs::write(&p, bytes).map_err(WriteError::io(p))
+            };
+            put("", &files.fixed)?;
+            if f.cell_val_num.is_var() {
+                put("_var", &files.var)?;
+            }
+            if f.nullable {
+                put("_validity", &files.validity)?;
+            }
+        }
+        let meta_path = dir.join("__fragment_metadata.tdb");
+        std::fs::write(&meta_path, meta).map_err(WriteError::io(&meta_path))?;
+        let commits = self.array.join("__commits");
+        std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
+        let commit = commits.join(format!("{name}.wrt"));
+        std::fs::write(&commit, b"").map_err(WriteError::io(commit))?;
+        Ok(name)
+    }
+}
+
+/// The cells of a column.
+fn column_cells(c: &Column) -> usize {
+    match (&c.offsets, c.cell_val_num) {
+        (Some(o), _) => o.len().saturating_sub(1),
+        (None, tessera_schema::CellValNum::Fixed(n)) => {
+            let size = (n as u64 * c.datatype.size()).max(1);
+            c.data.len() / size as usize
+        }
+        (None, _) => 0,
+    }
+}
+
+/// `n` null cells of field `f` (its type's default fill values).
+fn null_column(f: &FieldInfo, n: usize) -> Column {
+    let fill = tessera_schema::default_fill_value(f.datatype, f.cell_val_num);
+    let var = f.cell_val_num.is_var();
+    Column {
+        name: f.name.clone(),
+        is_dimension: false,
+        datatype: f.datatype,
+        cell_val_num: f.cell_val_num,
+        data: fill.repeat(n),
+        offsets: var.then(|| (0..=n as u64).map(|i| i * fill.len() as u64).collect()),
+        validity: Some(vec![0; n]),
+    }
+}

@@ -1,0 +1,311 @@
+//! Tile metadata as libtiledb's writer computes it (its tile metadata
+//! generator and fragment summary): per tile a minimum and maximum for the
+//! fields that keep them, a sum for those that keep one (saturating, in
+//! `i64`, `u64` or `f64`), a null count; and the fragment-level summary
+//! over the tiles.
+
+use super::buffer::{FieldBuffer, FieldInfo};
+use std::cmp::Ordering;
+use tessera_fragment::FieldSummary;
+use tessera_schema::{CellValNum, Value};
+use tessera_tile::datatype::Physical;
+use tessera_tile::Datatype;
+
+/// Whether a field keeps tile minimums and maximums: not dimensions (their
+/// MBRs bound them); var-sized or multi-value cells only for CHAR and
+/// STRING_ASCII; never ANY, BLOB or the Unicode strings.
+pub(crate) fn has_min_max(f: &FieldInfo) -> bool {
+    use Datatype as D;
+    let text = matches!(f.datatype, D::Char | D::StringAscii);
+    let single = f.cell_val_num == CellValNum::Fixed(1);
+    !f.is_dimension
+        && (single || text)
+        && !matches!(
+            f.datatype,
+            D::Any
+                | D::Blob
+                | D::StringUtf8
+                | D::StringUtf16
+                | D::StringUtf32
+                | D::StringUcs2
+                | D::StringUcs4
+        )
+}
+
+/// Whether a field keeps tile sums: single fixed-sized values, not ANY,
+/// BLOB or strings (dimensions included).
+pub(crate) fn has_sum(f: &FieldInfo) -> bool {
+    use Datatype as D;
+    f.cell_val_num == CellValNum::Fixed(1)
+        && !matches!(
+            f.datatype,
+            D::Any
+                | D::Blob
+                | D::StringAscii
+                | D::StringUtf8
+                | D::StringUtf16
+                | D::StringUtf32
+                | D::StringUcs2
+                | D::StringUcs4
+        )
+}
+
+/// One tile's metadata for one field.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TileStats {
+    pub min: Option<Vec<u8>>,
+    pub max: Option<Vec<u8>>,
+    /// The sum's bits.
+    pub sum: u64,
+    pub null_count: u64,
+}
+
+/// The number type a value's bytes hold, for comparing and summing as
+/// libtiledb's typed code does.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+}
+
+fn num(t: Datatype, b: &[u8]) -> Option<Num> {
+    Some(match Value::decode(t, b) {
+        Value::Int(v) => Num::Int(v),
+        Value::UInt(v) => Num::UInt(v),
+        Value::Float(v) => Num::Float(v),
+        // CHAR is C's signed char.
+        Value::Bytes(_) if t == Datatype::Char => Num::Int(*b.first()? as i8 as i64),
+        Value::Bytes(_) => return None,
+    })
+}
+
+/// `a < b` as C compares the typed values (false when either is NaN).
+fn less(a: Num, b: Num) -> bool {
+    match (a, b) {
+        (Num::Int(a), Num::Int(b)) => a < b,
+        (Num::UInt(a), Num::UInt(b)) => a < b,
+        (Num::Float(a), Num::Float(b)) => a < b,
+        _ => false,
+    }
+}
+
+/// The type's largest and lowest values: where a numeric min and max start.
+fn type_bounds(t: Datatype) -> (Vec<u8>, Vec<u8>) {
+    let w = t.size() as usize;
+    match t.physical() {
+        Physical::Int(w8) => {
+            let bits = 8 * w8 as u32;
+            let max = (i64::MAX >> (64 - bits)).to_le_bytes()[..w].to_vec();
+            let min = (i64::MIN >> (64 - bits)).to_le_bytes()[..w].to_vec();
+            (max, min)
+        }
+        Physical::UInt(_) => (vec![0xff; w], vec![0; w]),
+        Physical::Float(4) => (
+            f32::MAX.to_le_bytes().to_vec(),
+            f32::MIN.to_le_bytes().to_vec(),
+        ),
+        Physical::Float(_) => (
+            f64::MAX.to_le_bytes().to_vec(),
+            f64::MIN.to_le_bytes().to_vec(),
+        ),
+        Physical::Bytes => (vec![0x7f; w], vec![0x80; w]),
+    }
+}
+
+/// Adds `v` to the sum held in `bits`, saturating as libtiledb does
+/// (stopping at the bound).
+fn add(t: Datatype, bits: &mut u64, v: Num, saturated: &mut bool) {
+    if *saturated {
+        return;
+    }
+    match v {
+        Num::Int(v) => {
+            let s = *bits as i64;
+            let r = s.checked_add(v).unwrap_or_else(|| {
+                *saturated = true;
+                if v > 0 {
+                    i64::MAX
+                } else {
+                    i64::MIN
+                }
+            });
+            *bits = r as u64;
+        }
+        Num::UInt(v) => {
+            *bits = bits.checked_add(v).unwrap_or_else(|| {
+                *saturated = true;
+                u64::MAX
+            })
+        }
+        Num::Float(v) => {
+            let s = f64::from_bits(*bits);
+            if (s < 0.0) == (v < 0.0) && s.abs() > f64::MAX - v.abs() {
+                *saturated = true;
+                *bits = if s < 0.0 { f64::MIN } else { f64::MAX }.to_bits();
+            } else {
+                *bits = (s + v).to_bits();
+            }
+        }
+    }
+    let _ = t;
+}
+
+/// Compares strings as C's `strncmp` over `n` bytes: as unsigned bytes,
+/// stopping at a NUL.
+fn strncmp(a: &[u8], b: &[u8], n: usize) -> Ordering {
+    for i in 0..n {
+        let (x, y) = (
+            a.get(i).copied().unwrap_or(0),
+            b.get(i).copied().unwrap_or(0),
+        );
+        if x != y {
+            return x.cmp(&y);
+        }
+        if x == 0 {
+            break;
+        }
+    }
+    Ordering::Equal
+}
+
+/// The metadata of the cells `range` of `buf`, one tile of field `f`.
+pub(crate) fn tile_stats(
+    f: &FieldInfo,
+    buf: &FieldBuffer,
+    range: std::ops::Range<usize>,
+) -> TileStats {
+    let cs = f.cell_size() as usize;
+    let valid = |i: usize| buf.validity.as_ref().is_none_or(|v| v[i] != 0);
+    let mut s = TileStats::default();
+    let var = f.cell_val_num.is_var();
+    // libtiledb counts nulls of var-sized fields only where it keeps bounds.
+    if !var || has_min_max(f) {
+        s.null_count = range.clone().filter(|&i| !valid(i)).count() as u64;
+    }
+    if has_min_max(f) {
+        let text = matches!(f.datatype, Datatype::Char | Datatype::StringAscii);
+        let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
+        let starts = if text {
+            (None, None)
+        } else {
+            let (a, b) = type_bounds(f.datatype);
+            (Some(a), Some(b))
+        };
+        let (mut min_num, mut max_num) = (starts.0.clone(), starts.1.clone());
+        for i in range.clone().filter(|&i| valid(i)) {
+            let v = buf.value(i, cs);
+            if text {
+                let cmp = |a: &[u8], b: &[u8]| match var {
+                    true => strncmp(a, b, a.len().min(b.len())).then(a.len().cmp(&b.len())),
+                    false => strncmp(a, b, cs),
+                };
+                if min.is_none_or(|m| cmp(m, v).is_gt()) {
+                    min = Some(v);
+                }
+                if max.is_none_or(|m| cmp(m, v).is_lt()) {
+                    max = Some(v);
+                }
+            } else if let (Some(x), Some(lo), Some(hi)) =
+                (num(f.datatype, v), &mut min_num, &mut max_num)
+            {
+                let cur_lo = num(f.datatype, lo);
+                let cur_hi = num(f.datatype, hi);
+                if cur_lo.is_some_and(|m| !less(m, x)) {
+                    *lo = v.to_vec();
+                }
+                if cur_hi.is_some_and(|m| !less(x, m)) {
+                    *hi = v.to_vec();
+                }
+            }
+        }
+        // A tile of nulls only keeps no bounds (zeros are stored).
+        let all_null = s.null_count == range.len() as u64 && f.nullable;
+        (s.min, s.max) = match (all_null, text) {
+            (true, _) => (None, None),
+            (false, true) => (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec)),
+            (false, false) => (min_num, max_num),
+        };
+    }
+    if has_sum(f) {
+        let mut saturated = false;
+        for i in range.filter(|&i| valid(i)) {
+            if let Some(x) = num(f.datatype, buf.value(i, cs)) {
+                add(f.datatype, &mut s.sum, x, &mut saturated);
+            }
+        }
+    }
+    s
+}
+
+/// The fragment-level summary of one field from its tiles' metadata
+/// (`cells(t)`: cells of tile `t`): tiles all null are left out.
+pub(crate) fn field_summary(
+    f: &FieldInfo,
+    tiles: &[TileStats],
+    cells: &dyn Fn(usize) -> u64,
+) -> FieldSummary {
+    let mut out = FieldSummary {
+        min: Vec::new(),
+        max: Vec::new(),
+        sum: 0,
+        null_count: tiles.iter().map(|t| t.null_count).sum(),
+    };
+    let counted = |t: usize| !f.nullable || tiles[t].null_count != cells(t);
+    let text = matches!(f.datatype, Datatype::Char | Datatype::StringAscii);
+    if has_min_max(f) && !text && !f.cell_val_num.is_var() {
+        let (mut lo, mut hi) = type_bounds(f.datatype);
+        for (_, s) in tiles.iter().enumerate().filter(|(t, _)| counted(*t)) {
+            let (Some(a), Some(b)) = (&s.min, &s.max) else {
+                continue;
+            };
+            // `min = min < a ? min : a`: a NaN on either side takes `a`.
+            if let (Some(m), Some(x)) = (num(f.datatype, &lo), num(f.datatype, a)) {
+                if !less(m, x) {
+                    lo.clone_from(a);
+                }
+            }
+            if let (Some(m), Some(x)) = (num(f.datatype, &hi), num(f.datatype, b)) {
+                if !less(x, m) {
+                    hi.clone_from(b);
+                }
+            }
+        }
+        out.min = lo;
+        out.max = hi;
+    } else if has_min_max(f) {
+        let var = f.cell_val_num.is_var();
+        let n = f.cell_size() as usize;
+        let cmp = |a: &[u8], b: &[u8]| match var {
+            true => strncmp(a, b, a.len().min(b.len())).then(a.len().cmp(&b.len())),
+            false => strncmp(a, b, n),
+        };
+        let (mut lo, mut hi): (Option<&Vec<u8>>, Option<&Vec<u8>>) = (None, None);
+        for (_, s) in tiles.iter().enumerate().filter(|(t, _)| counted(*t)) {
+            if let Some(a) = &s.min {
+                if lo.is_none_or(|m| cmp(m, a).is_gt()) {
+                    lo = Some(a);
+                }
+            }
+            if let Some(b) = &s.max {
+                if hi.is_none_or(|m| cmp(m, b).is_lt()) {
+                    hi = Some(b);
+                }
+            }
+        }
+        out.min = lo.cloned().unwrap_or_default();
+        out.max = hi.cloned().unwrap_or_default();
+    }
+    if has_sum(f) {
+        let mut saturated = false;
+        for (_, s) in tiles.iter().enumerate().filter(|(t, _)| counted(*t)) {
+            let v = match f.datatype.physical() {
+                Physical::Float(_) => Num::Float(f64::from_bits(s.sum)),
+                Physical::UInt(_) => Num::UInt(s.sum),
+                _ => Num::Int(s.sum as i64),
+            };
+            add(f.datatype, &mut out.sum, v, &mut saturated);
+        }
+    }
+    out
+}

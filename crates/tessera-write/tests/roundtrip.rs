@@ -1,0 +1,250 @@
+//! A property: random sparse schemas and random cells, written by tessera
+//! in any order, read back by tessera equal to what was written (as a set
+//! of cells; every version of a cell where duplicates are allowed). A
+//! sample of such arrays is read by TileDB-Py in `cargo xtask
+//! check-writes`; this test needs no Python.
+
+use proptest::prelude::*;
+use serde_json::json;
+use tessera_fragment::OpenArray;
+use tessera_query::{Column, Query};
+use tessera_schema::json::schema_from_json;
+use tessera_schema::CellValNum;
+use tessera_tile::storage::LocalFs;
+use tessera_tile::Datatype;
+use tessera_write::{create_array, FragmentWriter, WriteOptions};
+
+/// A dimension: its JSON and how to draw a coordinate.
+#[derive(Debug, Clone, Copy)]
+enum Dim {
+    Int8,
+    Int64,
+    UInt16,
+    Float64,
+    Text,
+}
+
+impl Dim {
+    fn json(self, j: usize, extent: bool) -> serde_json::Value {
+        let name = format!("d{j}");
+        let mut d = match self {
+            Dim::Int8 => {
+                json!({"name": name, "type": "INT8", "domain": [-100, 100], "tile_extent": 7})
+            }
+            Dim::Int64 => {
+                json!({"name": name, "type": "INT64", "domain": [-1000, 1000000], "tile_extent": 1000})
+            }
+            Dim::UInt16 => {
+                json!({"name": name, "type": "UINT16", "domain": [0, 500], "tile_extent": 16})
+            }
+            Dim::Float64 => {
+                json!({"name": name, "type": "FLOAT64", "domain": [-10.0, 10.0], "tile_extent": 2.5})
+            }
+            Dim::Text => json!({"name": name, "type": "STRING_ASCII"}),
+        };
+        if !extent {
+            d.as_object_mut().unwrap().remove("tile_extent");
+        }
+        d
+    }
+
+    fn value(self, seed: u64) -> Vec<u8> {
+        match self {
+            Dim::Int8 => vec![((seed % 201) as i64 - 100) as i8 as u8],
+            Dim::Int64 => ((seed % 1_001_001) as i64 - 1000).to_le_bytes().to_vec(),
+            Dim::UInt16 => ((seed % 501) as u16).to_le_bytes().to_vec(),
+            Dim::Float64 => (((seed % 2001) as f64 - 1000.0) / 100.0)
+                .to_le_bytes()
+                .to_vec(),
+            Dim::Text => format!("k{}", seed % 37).into_bytes(),
+        }
+    }
+
+    fn datatype(self) -> Datatype {
+        match self {
+            Dim::Int8 => Datatype::Int8,
+            Dim::Int64 => Datatype::Int64,
+            Dim::UInt16 => Datatype::UInt16,
+            Dim::Float64 => Datatype::Float64,
+            Dim::Text => Datatype::StringAscii,
+        }
+    }
+}
+
+fn dim() -> impl Strategy<Value = Dim> {
+    prop_oneof![
+        Just(Dim::Int8),
+        Just(Dim::Int64),
+        Just(Dim::UInt16),
+        Just(Dim::Float64),
+        Just(Dim::Text)
+    ]
+}
+
+/// A column of `values` (None: null) of a field.
+fn column(
+    name: &str,
+    dim: bool,
+    t: Datatype,
+    cvn: CellValNum,
+    values: &[Option<Vec<u8>>],
+    nullable: bool,
+) -> Column {
+    let mut data = Vec::new();
+    let mut offsets = cvn.is_var().then(|| vec![0u64]);
+    let fill = tessera_schema::default_fill_value(t, cvn);
+    for v in values {
+        match (v, cvn) {
+            (Some(b), _) => data.extend_from_slice(b),
+            (None, CellValNum::Fixed(_)) => data.extend_from_slice(&fill),
+            (None, CellValNum::Var) => {}
+        }
+        if let Some(o) = &mut offsets {
+            o.push(data.len() as u64);
+        }
+    }
+    Column {
+        name: name.into(),
+        is_dimension: dim,
+        datatype: t,
+        cell_val_num: cvn,
+        data,
+        offsets,
+        validity: nullable.then(|| values.iter().map(|v| v.is_some() as u8).collect()),
+    }
+}
+
+/// Every cell of a result as a sorted list of rows of field bytes.
+fn rows(columns: &[Column], n: usize) -> Vec<Vec<Option<Vec<u8>>>> {
+    let mut out: Vec<Vec<Option<Vec<u8>>>> = (0..n)
+        .map(|i| {
+            let mut names: Vec<&Column> = columns.iter().collect();
+            names.sort_by(|a, b| a.name.cmp(&b.name));
+            names
+                .iter()
+                .map(|c| {
+                    c.validity
+                        .as_ref()
+                        .is_none_or(|v| v[i] != 0)
+                        .then(|| c.value(i).to_vec())
+                })
+                .collect()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn written_cells_read_back(
+        dims in prop::collection::vec((dim(), any::<bool>()), 1..4),
+        cell_order in prop_oneof![Just("row-major"), Just("col-major"), Just("hilbert")],
+        tile_order in prop_oneof![Just("row-major"), Just("col-major")],
+        capacity in 1u64..20,
+        allows_duplicates in any::<bool>(),
+        seeds in prop::collection::vec((any::<u64>(), any::<u64>(), any::<i32>(), any::<u8>()), 0..80),
+    ) {
+        let doc = schema_from_json(&json!({
+            "array_type": "sparse",
+            "cell_order": cell_order,
+            "tile_order": tile_order,
+            "capacity": capacity,
+            "allows_duplicates": allows_duplicates,
+            "dimensions": dims.iter().enumerate().map(|(j, (d, e))| d.json(j, *e)).collect::<Vec<_>>(),
+            "attributes": [
+                {"name": "a", "type": "INT32", "nullable": true},
+                {"name": "s", "type": "STRING_UTF8", "cell_val_num": "var", "nullable": true,
+                 "filters": [{"name": "zstd", "level": 1}]},
+                {"name": "p", "type": "UINT8", "cell_val_num": 2, "filters": [{"name": "byteshuffle"}, {"name": "lz4"}]},
+            ],
+        })).unwrap();
+        let dir = std::env::temp_dir().join(format!("tessera-prop-{}-{}", std::process::id(), rand_suffix(&seeds)));
+        let _ = std::fs::remove_dir_all(&dir);
+        create_array(&dir, &doc, None, Some(1)).unwrap();
+        // Coordinates, deduplicated unless duplicates are allowed.
+        let mut seen = std::collections::HashSet::new();
+        let cells: Vec<_> = seeds
+            .iter()
+            .map(|&(s1, s2, a, p)| {
+                let coords: Vec<Vec<u8>> = dims.iter().enumerate().map(|(j, (d, _))| d.value(s1.rotate_left(13 * j as u32) ^ s2)).collect();
+                (coords, a, p)
+            })
+            .filter(|(c, _, _)| allows_duplicates || seen.insert(c.clone()))
+            .collect();
+        let n = cells.len();
+        let mut columns: Vec<Column> = dims
+            .iter()
+            .enumerate()
+            .map(|(j, (d, _))| {
+                let cvn = if matches!(d, Dim::Text) { CellValNum::Var } else { CellValNum::Fixed(1) };
+                let vals: Vec<Option<Vec<u8>>> = cells.iter().map(|c| Some(c.0[j].clone())).collect();
+                column(&format!("d{j}"), true, d.datatype(), cvn, &vals, false)
+            })
+            .collect();
+        let a: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (c.1 % 5 != 0).then(|| c.1.to_le_bytes().to_vec())).collect();
+        let s: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (c.2 % 3 != 0).then(|| format!("v{}", c.1 % 1000).into_bytes())).collect();
+        let p: Vec<Option<Vec<u8>>> = cells.iter().map(|c| Some(vec![c.2, c.2.wrapping_mul(3)])).collect();
+        columns.push(column("a", false, Datatype::Int32, CellValNum::Fixed(1), &a, true));
+        columns.push(column("s", false, Datatype::StringUtf8, CellValNum::Var, &s, true));
+        columns.push(column("p", false, Datatype::UInt8, CellValNum::Fixed(2), &p, false));
+        let mut w = FragmentWriter::try_new(&dir, WriteOptions { timestamp: Some(1), key: None }).unwrap();
+        // In two batches, to cover appending.
+        let (first, second) = split(&columns, n / 2);
+        w.write(&first).unwrap();
+        w.write(&second).unwrap();
+        let written = w.finish().unwrap();
+        prop_assert_eq!(written.is_some(), n > 0);
+        let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+        let r = Query::new(&LocalFs, &array).execute().unwrap();
+        prop_assert_eq!(r.cell_count as usize, n);
+        prop_assert_eq!(rows(&r.columns, n), rows(&columns, n));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Columns cut at cell `at`: the cells before, the cells from it.
+fn split(columns: &[Column], at: usize) -> (Vec<Column>, Vec<Column>) {
+    let part = |c: &Column, r: std::ops::Range<usize>| {
+        let cs = match c.cell_val_num {
+            CellValNum::Fixed(k) => k as usize * c.datatype.size() as usize,
+            CellValNum::Var => 0,
+        };
+        let (data, offsets) = match &c.offsets {
+            Some(o) => {
+                let (s, e) = (o[r.start], o[r.end]);
+                (
+                    c.data[s as usize..e as usize].to_vec(),
+                    Some(o[r.start..=r.end].iter().map(|x| x - s).collect()),
+                )
+            }
+            None => (c.data[r.start * cs..r.end * cs].to_vec(), None),
+        };
+        Column {
+            data,
+            offsets,
+            validity: c.validity.as_ref().map(|v| v[r.clone()].to_vec()),
+            ..c.clone()
+        }
+    };
+    let n = tessera_cells(columns);
+    (
+        columns.iter().map(|c| part(c, 0..at)).collect(),
+        columns.iter().map(|c| part(c, at..n)).collect(),
+    )
+}
+
+fn tessera_cells(columns: &[Column]) -> usize {
+    columns[0].offsets.as_ref().map_or_else(
+        || columns[0].data.len() / (columns[0].datatype.size() as usize),
+        |o| o.len() - 1,
+    )
+}
+
+fn rand_suffix(seeds: &[(u64, u64, i32, u8)]) -> u64 {
+    seeds
+        .iter()
+        .fold(0x9e37, |h, s| h.rotate_left(5) ^ s.0 ^ s.1)
+}
