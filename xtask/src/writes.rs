@@ -6,6 +6,15 @@
 //! TileDB-Py 0.36.1 then opens each new array and must report the schema
 //! it reported for the original (`expected.json`) and read the same cells
 //! from the copy as from the original.
+//!
+//! Appends: each sparse fixture of the older releases (formats 16 to 22,
+//! TileDB-Py 0.19.1 to 0.31.1) is copied, and tessera appends to the copy
+//! a fragment of the cells it reads from it, at the array's own format
+//! version and newer than every other fragment; the release that wrote the
+//! fixture then reads the copy, and must read what it reads from the
+//! original (every cell now comes from tessera's fragment, which shadows
+//! the older ones). Arrays allowing duplicates are left out (the copy has
+//! every cell twice).
 
 use crate::{root, run, venv, Error};
 use std::path::Path;
@@ -40,25 +49,88 @@ pub fn check_writes() -> Result<(), Error> {
         .arg(&fixtures))?;
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("{created} arrays created by tessera, read back by TileDB-Py 0.36.1 equal");
+    for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1"] {
+        check_appends(release)?;
+    }
     Ok(())
+}
+
+/// Appends a tessera fragment to copies of `release`'s sparse fixtures
+/// and has that release's TileDB-Py read them.
+fn check_appends(release: &str) -> Result<(), Error> {
+    let fixtures = root().join(format!("testdata/tiledb-{release}"));
+    let out = root().join("target/check-appends").join(release);
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    let mut cases: Vec<_> = std::fs::read_dir(&fixtures)?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cases.sort();
+    let mut appended = 0;
+    for case in cases.iter().filter(|c| c.join("array/__schema").is_dir()) {
+        let key = case_key(case)?;
+        let array = case.join("array");
+        let opened = tessera::OpenArray::open(&LocalFs, &array, 0, u64::MAX, key)?;
+        if opened.schema.array_type != tessera::tile::ArrayType::Sparse || opened.schema.allows_dups
+        {
+            continue;
+        }
+        let dest = out.join(case.file_name().ok_or("a case folder")?);
+        copy_dir(&array, &dest)?;
+        let cells = tessera::Query::new(&LocalFs, &opened).execute()?;
+        let options = tessera_write::WriteOptions {
+            key,
+            ..Default::default()
+        };
+        let mut w = tessera_write::FragmentWriter::try_new(&dest, options)?;
+        w.write(&cells.columns)?;
+        w.finish()?;
+        appended += 1;
+    }
+    let py = venv(release)?;
+    let report = run(Command::new(&py)
+        .arg(root().join("xtask/fixtures/check_created.py"))
+        .arg(&out)
+        .arg(&fixtures)
+        .arg("--cells-only"))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!(
+        "{appended} arrays of TileDB-Py {release} appended to by tessera, read back by it equal"
+    );
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()))?;
+        } else {
+            std::fs::copy(&p, to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The key of an encrypted fixture, from its `expected.json`.
+fn case_key(case: &Path) -> Result<Option<tessera::filters::EncryptionKey>, Error> {
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(case.join("expected.json"))?)?;
+    let Some(hex) = expected["case"]["key"].as_str() else {
+        return Ok(None);
+    };
+    let b = tessera::tile::hex::decode(hex)?;
+    let k: [u8; 32] = b.try_into().map_err(|_| "a key of 32 bytes")?;
+    Ok(Some(tessera::filters::EncryptionKey::new(k)))
 }
 
 /// Creates `out/<case>` with the schema of the case's array; `None` for
 /// cases whose schema `create` refuses (dimension labels).
 fn copy_schema(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Error> {
     let array = case.join("array");
-    let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(case.join("expected.json"))?)?;
-    let key = match expected["case"]["key"].as_str() {
-        Some(hex) => {
-            let b: Vec<u8> = (0..hex.len() / 2)
-                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
-                .collect::<Result<_, _>>()?;
-            let k: [u8; 32] = b.try_into().map_err(|_| "a key of 32 bytes")?;
-            Some(tessera::filters::EncryptionKey::new(k))
-        }
-        None => None,
-    };
+    let key = case_key(case)?;
     let files = list_schemas(&LocalFs, &array)?;
     let file = schema_at(&files, u64::MAX).ok_or("no schema")?;
     let schema = load_schema(&LocalFs, &array, file, key.as_ref())?;
@@ -74,8 +146,8 @@ fn copy_schema(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Er
         let opened = tessera::OpenArray::open(&LocalFs, &array, 0, u64::MAX, key)?;
         let cells = tessera::Query::new(&LocalFs, &opened).execute()?;
         let options = tessera_write::WriteOptions {
-            timestamp: None,
             key,
+            ..Default::default()
         };
         let mut w = tessera_write::FragmentWriter::try_new(&dest, options)?;
         w.write(&cells.columns)?;

@@ -190,7 +190,7 @@ proptest! {
         columns.push(column("a", false, Datatype::Int32, CellValNum::Fixed(1), &a, true));
         columns.push(column("s", false, Datatype::StringUtf8, CellValNum::Var, &s, true));
         columns.push(column("p", false, Datatype::UInt8, CellValNum::Fixed(2), &p, false));
-        let mut w = FragmentWriter::try_new(&dir, WriteOptions { timestamp: Some(1), key: None }).unwrap();
+        let mut w = FragmentWriter::try_new(&dir, WriteOptions { timestamp: Some(1), ..Default::default() }).unwrap();
         // In two batches, to cover appending.
         let (first, second) = split(&columns, n / 2);
         w.write(&first).unwrap();

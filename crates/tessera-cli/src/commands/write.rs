@@ -39,6 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let options = tessera_write::WriteOptions {
         timestamp: args.timestamp,
         key: parse_key(&args.key)?,
+        ..Default::default()
     };
     let mut writer = tessera_write::FragmentWriter::try_new(&args.array, options)?;
     let mut rows = tessera_write::Rows::new(writer.schema());

@@ -7,6 +7,7 @@ use super::buffer::{FieldBuffer, FieldInfo};
 use crate::WriteError;
 use rayon::prelude::*;
 use std::ops::Range;
+use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{EncryptionKey, FilterPipeline, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
 
@@ -42,14 +43,15 @@ fn keyed(p: &FilterPipeline, key: Option<EncryptionKey>) -> FilterPipeline {
 }
 
 /// Filters the cells of `buf` (field `f`, whose pipeline is `filters`) in
-/// `tiles`, and lays out its files.
+/// `tiles`, and lays out its files; `key` encrypts, `release` is the
+/// libtiledb release whose filter output to write.
 pub(crate) fn field_files(
     schema: &ArraySchema,
     f: &FieldInfo,
     filters: &FilterPipeline,
     buf: &FieldBuffer,
     tiles: &[Range<usize>],
-    key: Option<EncryptionKey>,
+    (key, release): (Option<EncryptionKey>, LibtiledbRelease),
 ) -> Result<FieldFiles, WriteError> {
     let v = schema.version;
     let data_pipeline = keyed(filters, key);
@@ -62,13 +64,13 @@ pub(crate) fn field_files(
         .map(|r| -> Result<FilteredTile, WriteError> {
             let validity = match &buf.validity {
                 Some(val) => {
-                    let ctx = TileContext::new(v, 1);
+                    let ctx = TileContext::new(v, 1).writer(release);
                     Some(TileEncoder::new(&validity_pipeline, &ctx).encode(&val[r.clone()])?)
                 }
                 None => None,
             };
             let Some(offsets) = &buf.offsets else {
-                let ctx = TileContext::new(v, cs);
+                let ctx = TileContext::new(v, cs).writer(release);
                 let cells = &buf.data[r.start * cs as usize..r.end * cs as usize];
                 let fixed = TileEncoder::new(&data_pipeline, &ctx).encode(cells)?;
                 return Ok(FilteredTile {
@@ -82,13 +84,13 @@ pub(crate) fn field_files(
             let values = &buf.data[start as usize..end as usize];
             let rel: Vec<u64> = offsets[r.clone()].iter().map(|o| o - start).collect();
             let rel_bytes: Vec<u8> = rel.iter().flat_map(|o| o.to_le_bytes()).collect();
-            let ctx = TileContext::new(v, f.datatype.size());
+            let ctx = TileContext::new(v, f.datatype.size()).writer(release);
             let encoder = TileEncoder::new(&data_pipeline, &ctx);
             let var = match folded {
                 true => encoder.encode_strings(values, &rel)?,
                 false => encoder.encode_var(values, &rel)?,
             };
-            let octx = TileContext::new(v, 8);
+            let octx = TileContext::new(v, 8).writer(release);
             let fixed = TileEncoder::new(&offsets_pipeline, &octx).encode(&rel_bytes)?;
             Ok(FilteredTile {
                 fixed,

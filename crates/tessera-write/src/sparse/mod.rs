@@ -25,6 +25,7 @@ use stats::{field_summary, tile_stats, TileStats};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FieldSummary, OpenArray, RTree};
 use tessera_query::order::GlobalOrder;
@@ -33,6 +34,11 @@ use tessera_schema::json::WRITTEN_VERSION;
 use tessera_schema::{ArraySchema, Range1D, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::ArrayType;
+
+/// The oldest format version tessera appends fragments at: libtiledb
+/// writes fragments at the schema's version, and arrays of format 16
+/// (libtiledb 2.13) and later are checked against libtiledb's own bytes.
+const OLDEST_WRITTEN: u32 = 16;
 
 /// The R-tree fanout libtiledb writes (`constants::rtree_fanout`).
 const RTREE_FANOUT: u32 = 10;
@@ -44,6 +50,11 @@ pub struct WriteOptions {
     pub timestamp: Option<u64>,
     /// The array's AES-256-GCM key.
     pub key: Option<EncryptionKey>,
+    /// Filter tiles as this libtiledb release does (default: the newest,
+    /// 2.30). Releases differ only in the double-delta filter's bit width
+    /// (from 2.29), which every release reads; set it to reproduce an older
+    /// release's bytes exactly.
+    pub libtiledb: Option<LibtiledbRelease>,
 }
 
 /// Writes one sparse fragment into an existing array, as arrow-rs'
@@ -81,6 +92,7 @@ pub struct FragmentWriter {
     array: PathBuf,
     schema: Arc<ArraySchema>,
     key: Option<EncryptionKey>,
+    release: LibtiledbRelease,
     timestamp: u64,
     /// The schema's dimensions, then its attributes.
     fields: Vec<FieldInfo>,
@@ -107,9 +119,9 @@ impl FragmentWriter {
                 "writing dense fragments is not supported yet".into(),
             ));
         }
-        if schema.version != WRITTEN_VERSION {
+        if !(OLDEST_WRITTEN..=WRITTEN_VERSION.number()).contains(&schema.version.number()) {
             return Err(refuse(format!(
-                "the array's format version is {}; tessera writes fragments at version {} only so far",
+                "the array's format version is {}; tessera writes fragments at versions {OLDEST_WRITTEN} to {} (libtiledb 2.13 to 2.30)",
                 schema.version, WRITTEN_VERSION
             )));
         }
@@ -134,6 +146,7 @@ impl FragmentWriter {
             fields,
             schema,
             key: options.key,
+            release: options.libtiledb.unwrap_or(LibtiledbRelease::LATEST),
             timestamp: options.timestamp.unwrap_or_else(now_ms),
             cells: 0,
         })
@@ -273,7 +286,14 @@ impl FragmentWriter {
                     true => &self.schema.dimensions[i].filters,
                     false => &self.schema.attributes[i - dims].filters,
                 };
-                let files = field_files(&self.schema, f, filters, &sorted[i], tiles, self.key)?;
+                let files = field_files(
+                    &self.schema,
+                    f,
+                    filters,
+                    &sorted[i],
+                    tiles,
+                    (self.key, self.release),
+                )?;
                 let stats = tiles
                     .iter()
                     .map(|r| tile_stats(f, &sorted[i], r.clone()))
