@@ -561,3 +561,46 @@ fn write_copies_cells_and_refuses_bad_input() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `tessera read A --format arrow|parquet -o F; tessera write B --input F`
+/// copies A's cells too: the Arrow and Parquet files a read writes are
+/// input the writer takes back (format from the extension).
+#[test]
+fn write_takes_the_arrow_and_parquet_files_read_writes() {
+    let dir = std::env::temp_dir().join(format!("tessera-write-arrow-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sorted = |s: &str| {
+        let mut v: Vec<&str> = s.lines().collect();
+        v.sort();
+        v.join("\n")
+    };
+    for name in [
+        "sparse_strings",
+        "validity_filters",
+        "sparse_dim_types",
+        "sparse_datetime_dim",
+        "strings_nul_sparse",
+    ] {
+        let a = common::testdata().join(format!("tiledb-0.36.1/{name}/array"));
+        let a = a.to_str().unwrap();
+        let (_, json, _) = tessera(&["schema", a, "--json"]);
+        let schema = dir.join(format!("{name}.json"));
+        std::fs::write(&schema, json).unwrap();
+        let (_, cells, _) = tessera(&["read", a]);
+        for format in ["arrow", "parquet"] {
+            let file = dir.join(format!("{name}.{format}"));
+            let b = dir.join(format!("{name}-{format}"));
+            let b = b.to_str().unwrap();
+            assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+            let (ok, _, err) =
+                tessera(&["read", a, "--format", format, "-o", file.to_str().unwrap()]);
+            assert!(ok, "{err}");
+            let (ok, _, err) = tessera(&["write", b, "--input", file.to_str().unwrap()]);
+            assert!(ok, "{name} {format}: {err}");
+            let (_, copied, _) = tessera(&["read", b]);
+            assert_eq!(sorted(&copied), sorted(&cells), "{name} {format}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -7,6 +7,7 @@
 //! version 22, optionally encrypted), published whole or not at all, and
 //! [`FragmentWriter`] (a sparse fragment, committed last).
 
+pub mod arrow;
 mod create;
 mod error;
 pub mod name;

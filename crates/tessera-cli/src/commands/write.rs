@@ -1,21 +1,25 @@
-//! `tessera write`: cells from JSON lines (the form `tessera read` prints)
-//! into a new fragment of an existing sparse array.
+//! `tessera write`: cells into a new fragment of an existing sparse array,
+//! from JSON lines (the form `tessera read` prints), an Arrow IPC file or a
+//! Parquet file (the files `tessera read --format arrow|parquet` writes).
 
 use crate::args::*;
 use std::io::BufRead;
+use std::path::Path;
 use std::process::ExitCode;
+use tessera_write::{FragmentWriter, Rows};
 
-/// Write cells (JSON lines, as `tessera read` prints them) into a new fragment.
+/// Write cells (as `tessera read` prints them: JSON lines, Arrow IPC or Parquet) into a new fragment.
 #[derive(clap::Args)]
 pub struct Args {
     /// The array folder.
     pub array: std::path::PathBuf,
-    /// Where the cells come from: a file, or `-` for stdin.
+    /// Where the cells come from: a file, or `-` for stdin (JSON lines only).
     #[arg(long, default_value = "-")]
     pub input: std::path::PathBuf,
-    /// Input format (only `jsonl` so far).
-    #[arg(long, default_value = "jsonl")]
-    pub format: String,
+    /// Input format: jsonl, arrow or parquet (default: from the file's
+    /// extension, `.arrow`/`.ipc`/`.feather` or `.parquet`; JSON lines otherwise).
+    #[arg(long)]
+    pub format: Option<String>,
     /// The fragment's timestamp in milliseconds since the epoch (default: now).
     #[arg(long)]
     pub timestamp: Option<u64>,
@@ -24,33 +28,56 @@ pub struct Args {
     pub key: Option<String>,
 }
 
-/// Cells handed to the writer at a time.
+/// Cells handed to the writer at a time (JSON lines).
 const BATCH: usize = 1 << 16;
 
 /// Runs `tessera write`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    if args.format != "jsonl" {
-        return Err(format!(
-            "--format {}: only jsonl input is supported so far",
-            args.format
-        )
-        .into());
-    }
+    let format = args
+        .format
+        .clone()
+        .unwrap_or_else(|| format_of(&args.input).into());
     let options = tessera_write::WriteOptions {
         timestamp: args.timestamp,
         key: parse_key(&args.key)?,
         ..Default::default()
     };
-    let mut writer = tessera_write::FragmentWriter::try_new(&args.array, options)?;
-    let mut rows = tessera_write::Rows::new(writer.schema());
-    let input: Box<dyn BufRead> = if args.input.as_os_str() == "-" {
+    let mut writer = FragmentWriter::try_new(&args.array, options)?;
+    let source = args.input.display().to_string();
+    let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
+    match format.as_str() {
+        "jsonl" => write_jsonl(&mut writer, &args.input)?,
+        "arrow" => write_arrow(&mut writer, &args.input).map_err(at)?,
+        "parquet" => write_parquet(&mut writer, &args.input).map_err(at)?,
+        other => return Err(format!("--format {other}: expected jsonl, arrow or parquet").into()),
+    }
+    let cells = writer.cells();
+    match writer.finish()? {
+        Some(name) => eprintln!("wrote {cells} cells: fragment {name}"),
+        None => eprintln!("no cells: nothing written"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The input format a file's extension names.
+fn format_of(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("arrow" | "ipc" | "feather") => "arrow",
+        Some("parquet") => "parquet",
+        _ => "jsonl",
+    }
+}
+
+/// JSON lines, in batches.
+fn write_jsonl(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
+    let mut rows = Rows::new(writer.schema());
+    let lines: Box<dyn BufRead> = if input.as_os_str() == "-" {
         Box::new(std::io::stdin().lock())
     } else {
-        let f = std::fs::File::open(&args.input)
-            .map_err(|e| format!("{}: {e}", args.input.display()))?;
+        let f = std::fs::File::open(input).map_err(|e| format!("{}: {e}", input.display()))?;
         Box::new(std::io::BufReader::new(f))
     };
-    for (n, line) in input.lines().enumerate() {
+    for (n, line) in lines.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
@@ -63,10 +90,27 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         }
     }
     writer.write(&rows.take())?;
-    let cells = writer.cells();
-    match writer.finish()? {
-        Some(name) => eprintln!("wrote {cells} cells: fragment {name}"),
-        None => eprintln!("no cells: nothing written"),
+    Ok(())
+}
+
+/// An Arrow IPC file, batch by batch.
+fn write_arrow(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
+    let f = std::fs::File::open(input)?;
+    for batch in arrow_ipc::reader::FileReader::try_new(f, None)? {
+        let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
+        writer.write(&columns)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// A Parquet file, batch by batch.
+fn write_parquet(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
+    let f = std::fs::File::open(input)?;
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)?.build()?;
+    for batch in reader {
+        let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
+        writer.write(&columns)?;
+    }
+    Ok(())
 }
