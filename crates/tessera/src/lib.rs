@@ -168,3 +168,8 @@ pub mod fuzzing {
         out
     }
 }
+
+/// The README's Rust examples, run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
