@@ -195,3 +195,37 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
     println!("{table}");
     Ok(())
 }
+
+/// `cargo xtask bench-write [--scale S] [--rounds N]`: writing the bench's
+/// 10-million-cell sparse array, tessera (the shipped binary, from an Arrow
+/// IPC file) against libtiledb (TileDB-Py 0.36.1, from numpy arrays) in
+/// the same run (`xtask/bench/write.py`); prints the table.
+pub fn bench_write(args: &[String]) -> Result<(), Error> {
+    let opt = |name: &str, default: &str| -> String {
+        args.windows(2)
+            .find(|w| w[0] == name)
+            .map_or(default.to_owned(), |w| w[1].clone())
+    };
+    let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", "5"));
+    let python = venv("0.36.1")?;
+    let dir = root().join("target/bench").join(format!("scale-{scale}"));
+    let generated = Command::new(&python)
+        .arg(root().join("xtask/bench/generate.py"))
+        .arg(&dir)
+        .arg(&scale)
+        .status()?;
+    if !generated.success() {
+        return Err("generating the benchmark arrays failed".into());
+    }
+    let bin = crate::dist::build(&["tessera-cli"])?;
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/write.py"))
+        .arg(&dir)
+        .arg(bin.join("tessera"))
+        .arg(&rounds)
+        .status()?;
+    if !ran.success() {
+        return Err("the write benchmark failed".into());
+    }
+    Ok(())
+}

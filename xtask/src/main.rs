@@ -451,9 +451,10 @@ fn main() {
         Some("fuzz") => fuzz(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
         Some("floor") => bench::floor(&args[1..]),
+        Some("bench-write") => bench::bench_write(&args[1..]),
         Some("dist") => dist::dist(),
         Some("check-writes") => writes::check_writes(),
-        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask dist | cargo xtask check-writes".into()),
+        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

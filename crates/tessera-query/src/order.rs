@@ -8,6 +8,7 @@
 use crate::geometry::{compare_values, major_order, tile_coord};
 use crate::hilbert::Mapping;
 use crate::key::Key;
+use rayon::prelude::*;
 use std::cmp::Ordering;
 use tessera_schema::{ArraySchema, Dimension};
 use tessera_tile::Layout;
@@ -104,8 +105,8 @@ impl<'s> GlobalOrder<'s> {
         self.hilbert.as_ref().map(|h| h.value(self.dims, coord))
     }
 
-    /// The positions of `n` cells in global order (a stable sort), `coord(i,
-    /// j)` being cell `i`'s coordinate on dimension `j`.
+    /// The positions of `n` cells in global order (a stable sort, in
+    /// parallel), `coord(i, j)` being cell `i`'s coordinate on dimension `j`.
     pub fn sort<'v>(
         &self,
         n: usize,
@@ -115,15 +116,18 @@ impl<'s> GlobalOrder<'s> {
         match &self.hilbert {
             Some(_) => {
                 let keys: Vec<u64> = (0..n)
+                    .into_par_iter()
                     .map(|i| self.hilbert_value(&|j| coord(i, j)).unwrap_or(0))
                     .collect();
-                idx.sort_by(|&x, &y| {
+                idx.par_sort_by(|&x, &y| {
                     keys[x]
                         .cmp(&keys[y])
                         .then_with(|| self.compare_row_major(&|j| coord(x, j), &|j| coord(y, j)))
                 });
             }
-            None => idx.sort_by(|&x, &y| self.compare_tiled(&|j| coord(x, j), &|j| coord(y, j))),
+            None => {
+                idx.par_sort_by(|&x, &y| self.compare_tiled(&|j| coord(x, j), &|j| coord(y, j)))
+            }
         }
         idx
     }

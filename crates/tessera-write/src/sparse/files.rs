@@ -1,22 +1,26 @@
 //! A field's data files: its tiles filtered through their pipelines
-//! (in parallel with rayon) and laid back to back, with where each tile
+//! (in parallel with rayon) and written back to back, with where each tile
 //! starts: the fixed-sized values (or a var-sized field's offsets), the
-//! var-sized values, the validity bytes.
+//! var-sized values, the validity bytes. Tiles go to their files as they
+//! come, not gathered into one buffer first.
 
 use super::buffer::{FieldBuffer, FieldInfo};
 use crate::WriteError;
 use rayon::prelude::*;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{EncryptionKey, FilterPipeline, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
 
-/// One field's files and their tiles.
+/// One field's files (their sizes) and their tiles.
 #[derive(Debug, Default)]
 pub(crate) struct FieldFiles {
-    pub fixed: Vec<u8>,
-    pub var: Vec<u8>,
-    pub validity: Vec<u8>,
+    pub fixed: u64,
+    pub var: u64,
+    pub validity: u64,
     /// Where each tile starts in `fixed`.
     pub tile_offsets: Vec<u64>,
     /// Where each tile starts in `var`.
@@ -43,9 +47,11 @@ fn keyed(p: &FilterPipeline, key: Option<EncryptionKey>) -> FilterPipeline {
 }
 
 /// Filters the cells of `buf` (field `f`, whose pipeline is `filters`) in
-/// `tiles`, and lays out its files; `key` encrypts, `release` is the
+/// `tiles`, and writes its files as `stem` (`a0`: `a0.tdb`, `a0_var.tdb`,
+/// `a0_validity.tdb`) into `dir`; `key` encrypts, `release` is the
 /// libtiledb release whose filter output to write.
 pub(crate) fn field_files(
+    (dir, stem): (&Path, &str),
     schema: &ArraySchema,
     f: &FieldInfo,
     filters: &FilterPipeline,
@@ -100,18 +106,65 @@ pub(crate) fn field_files(
         })
         .collect::<Result<_, _>>()?;
     let mut out = FieldFiles::default();
+    let mut fixed = TileFile::create(dir, stem, "")?;
+    let mut var = f
+        .cell_val_num
+        .is_var()
+        .then(|| TileFile::create(dir, stem, "_var"))
+        .transpose()?;
+    let mut validity = f
+        .nullable
+        .then(|| TileFile::create(dir, stem, "_validity"))
+        .transpose()?;
     for t in filtered {
-        out.tile_offsets.push(out.fixed.len() as u64);
-        out.fixed.extend_from_slice(&t.fixed);
-        if let Some((var, size)) = t.var {
-            out.var_offsets.push(out.var.len() as u64);
+        out.tile_offsets.push(fixed.append(&t.fixed)?);
+        if let (Some((bytes, size)), Some(file)) = (t.var, &mut var) {
+            out.var_offsets.push(file.append(&bytes)?);
             out.var_sizes.push(size);
-            out.var.extend_from_slice(&var);
         }
-        if let Some(val) = t.validity {
-            out.validity_offsets.push(out.validity.len() as u64);
-            out.validity.extend_from_slice(&val);
+        if let (Some(bytes), Some(file)) = (t.validity, &mut validity) {
+            out.validity_offsets.push(file.append(&bytes)?);
         }
     }
+    out.fixed = fixed.finish()?;
+    out.var = var.map(TileFile::finish).transpose()?.unwrap_or(0);
+    out.validity = validity.map(TileFile::finish).transpose()?.unwrap_or(0);
     Ok(out)
+}
+
+/// A data file being written, tile after tile.
+struct TileFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+    len: u64,
+}
+
+impl TileFile {
+    fn create(dir: &Path, stem: &str, suffix: &str) -> Result<TileFile, WriteError> {
+        let path = dir.join(format!("{stem}{suffix}.tdb"));
+        let file = File::create(&path).map_err(WriteError::io(&path))?;
+        Ok(TileFile {
+            out: BufWriter::new(file),
+            path,
+            len: 0,
+        })
+    }
+
+    /// Appends a tile; returns where it starts.
+    fn append(&mut self, tile: &[u8]) -> Result<u64, WriteError> {
+        self.out
+            .write_all(tile)
+            .map_err(WriteError::io(&self.path))?;
+        let at = self.len;
+        self.len += tile.len() as u64;
+        Ok(at)
+    }
+
+    /// Flushes the file; returns its size.
+    fn finish(self) -> Result<u64, WriteError> {
+        let TileFile { path, out, len } = self;
+        out.into_inner()
+            .map_err(|e| WriteError::io(&path)(e.into_error()))?;
+        Ok(len)
+    }
 }

@@ -168,8 +168,7 @@ pub(crate) fn fragment_metadata(
     let summaries: Vec<FieldSummary> = slots.iter().map(|s| s.summary.clone()).collect();
     let fragment_summary_offset = Some(m.section(&encode_summary(&summaries))?);
     let processed_conditions_offset = Some(m.section(&encode_values(&[]))?);
-    let size_of =
-        |s: &Slot<'_>, get: fn(&FieldFiles) -> usize| s.files.map_or(0, |f| get(f) as u64);
+    let size_of = |s: &Slot<'_>, get: fn(&FieldFiles) -> u64| s.files.map_or(0, get);
     let footer = Footer {
         version: schema.version,
         schema_name: Some(facts.schema_name),
@@ -179,15 +178,9 @@ pub(crate) fn fragment_metadata(
         last_tile_cell_num: facts.last_tile_cell_num,
         has_timestamps: false,
         has_delete_meta: false,
-        file_sizes: slots
-            .iter()
-            .map(|s| size_of(s, |f| f.fixed.len()))
-            .collect(),
-        file_var_sizes: slots.iter().map(|s| size_of(s, |f| f.var.len())).collect(),
-        file_validity_sizes: slots
-            .iter()
-            .map(|s| size_of(s, |f| f.validity.len()))
-            .collect(),
+        file_sizes: slots.iter().map(|s| size_of(s, |f| f.fixed)).collect(),
+        file_var_sizes: slots.iter().map(|s| size_of(s, |f| f.var)).collect(),
+        file_validity_sizes: slots.iter().map(|s| size_of(s, |f| f.validity)).collect(),
         rtree_offset,
         tile_offsets,
         tile_var_offsets,

@@ -223,7 +223,9 @@ impl FragmentWriter {
             .step_by(capacity)
             .map(|s| s..(s + capacity).min(self.cells))
             .collect();
-        let written = self.filter_fields(&sorted, &tiles)?;
+        let folder =
+            FragmentFolder::create(&self.array, self.timestamp, self.schema.version.number())?;
+        let written = self.filter_fields(&folder.dir, &sorted, &tiles)?;
         let mbrs: Vec<Vec<Range1D>> = tiles
             .iter()
             .map(|r| self.mbr(&sorted[..dims], r.clone()))
@@ -268,12 +270,13 @@ impl FragmentWriter {
         });
         slots.extend((0..dims).map(slot));
         let meta = fragment_metadata(&self.schema, self.key, &rtree, &slots, facts)?;
-        self.publish(&written, &meta).map(Some)
+        self.publish(folder, &meta).map(Some)
     }
 
     /// Each field's files and tile metadata, fields in parallel.
     fn filter_fields(
         &self,
+        dir: &Path,
         sorted: &[FieldBuffer],
         tiles: &[Range<usize>],
     ) -> Result<Vec<(FieldFiles, Vec<TileStats>)>, WriteError> {
@@ -286,7 +289,12 @@ impl FragmentWriter {
                     true => &self.schema.dimensions[i].filters,
                     false => &self.schema.attributes[i - dims].filters,
                 };
+                let stem = match i < dims {
+                    true => format!("d{i}"),
+                    false => format!("a{}", i - dims),
+                };
                 let files = field_files(
+                    (dir, &stem),
                     &self.schema,
                     f,
                     filters,
@@ -309,14 +317,17 @@ impl FragmentWriter {
             .zip(&self.fields)
             .map(|(b, f)| {
                 let cs = f.cell_size() as usize;
+                // Each coordinate decoded once; the bounds kept decoded.
                 let value = |i: usize| Value::decode(f.datatype, b.value(i, cs));
                 let (mut lo, mut hi) = (r.start, r.start);
+                let (mut lo_v, mut hi_v) = (value(lo), value(hi));
                 for i in r.clone() {
-                    if value(i).compare(&value(lo)).is_lt() {
-                        lo = i;
+                    let v = value(i);
+                    if v.compare(&lo_v).is_lt() {
+                        (lo, lo_v) = (i, v.clone());
                     }
-                    if value(i).compare(&value(hi)).is_gt() {
-                        hi = i;
+                    if v.compare(&hi_v).is_gt() {
+                        (hi, hi_v) = (i, v);
                     }
                 }
                 Range1D {
@@ -334,18 +345,20 @@ impl FragmentWriter {
                 continue;
             };
             let cs = d.coord_size() as usize;
-            for i in 0..self.cells {
-                let v = Value::decode(d.datatype, self.buffers[j].value(i, cs));
+            let outside = |i: &usize| {
+                let v = Value::decode(d.datatype, self.buffers[j].value(*i, cs));
                 let nan = matches!(v, Value::Float(x) if x.is_nan());
-                if nan || v.compare(&lo).is_lt() || v.compare(&hi).is_gt() {
-                    return Err(WriteError::Input(format!(
-                        "cell {i}: {} = {} is outside the domain [{}, {}]",
-                        d.name,
-                        v.display(),
-                        lo.display(),
-                        hi.display()
-                    )));
-                }
+                nan || v.compare(&lo).is_lt() || v.compare(&hi).is_gt()
+            };
+            if let Some(i) = (0..self.cells).into_par_iter().find_first(outside) {
+                let v = Value::decode(d.datatype, self.buffers[j].value(i, cs));
+                return Err(WriteError::Input(format!(
+                    "cell {i}: {} = {} is outside the domain [{}, {}]",
+                    d.name,
+                    v.display(),
+                    lo.display(),
+                    hi.display()
+                )));
             }
         }
         Ok(())
@@ -383,47 +396,15 @@ impl FragmentWriter {
         }
     }
 
-    /// Writes the data files and the metadata into the fragment's folder,
-    /// then the commit file.
-    fn publish(
-        &self,
-        written: &[(FieldFiles, Vec<TileStats>)],
-        meta: &[u8],
-    ) -> Result<String, WriteError> {
-        let name = format!(
-            "__{t}_{t}_{}_{}",
-            uuid()?,
-            self.schema.version.number(),
-            t = self.timestamp
-        );
-        let dir = self.array.join("__fragments").join(&name);
-        std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
-        let dims = self.schema.dimensions.len();
-        for (i, (files, _)) in written.iter().enumerate() {
-            let stem = match i < dims {
-                true => format!("d{i}"),
-                false => format!("a{}", i - dims),
-            };
-            let f = &self.fields[i];
-            let put = |suffix: &str, bytes: &[u8]| {
-                let p = dir.join(format!("{stem}{suffix}.tdb"));
-                std::fs::write(&p, bytes).map_err(WriteError::io(p))
-            };
-            put("", &files.fixed)?;
-            if f.cell_val_num.is_var() {
-                put("_var", &files.var)?;
-            }
-            if f.nullable {
-                put("_validity", &files.validity)?;
-            }
-        }
-        let meta_path = dir.join("__fragment_metadata.tdb");
+    /// Writes the metadata into the fragment's folder, then the commit file.
+    fn publish(&self, folder: FragmentFolder, meta: &[u8]) -> Result<String, WriteError> {
+        let meta_path = folder.dir.join("__fragment_metadata.tdb");
         std::fs::write(&meta_path, meta).map_err(WriteError::io(&meta_path))?;
         let commits = self.array.join("__commits");
         std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
-        let commit = commits.join(format!("{name}.wrt"));
+        let commit = commits.join(format!("{}.wrt", folder.name));
         std::fs::write(&commit, b"").map_err(WriteError::io(commit))?;
-        Ok(name)
+        Ok(folder.committed())
     }
 }
 
@@ -451,5 +432,40 @@ fn null_column(f: &FieldInfo, n: usize) -> Column {
         data: fill.repeat(n),
         offsets: var.then(|| (0..=n as u64).map(|i| i * fill.len() as u64).collect()),
         validity: Some(vec![0; n]),
+    }
+}
+
+/// A new fragment's folder: invisible to readers until its commit file
+/// exists, and removed if the write fails before that.
+struct FragmentFolder {
+    name: String,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl FragmentFolder {
+    fn create(array: &Path, timestamp: u64, version: u32) -> Result<FragmentFolder, WriteError> {
+        let name = format!("__{timestamp}_{timestamp}_{}_{version}", uuid()?);
+        let dir = array.join("__fragments").join(&name);
+        std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+        Ok(FragmentFolder {
+            name,
+            dir,
+            committed: false,
+        })
+    }
+
+    /// The fragment's name, now that its commit file exists.
+    fn committed(mut self) -> String {
+        self.committed = true;
+        std::mem::take(&mut self.name)
+    }
+}
+
+impl Drop for FragmentFolder {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }

@@ -186,13 +186,10 @@ pub(crate) fn tile_stats(
     if has_min_max(f) {
         let text = matches!(f.datatype, Datatype::Char | Datatype::StringAscii);
         let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
-        let starts = if text {
-            (None, None)
-        } else {
-            let (a, b) = type_bounds(f.datatype);
-            (Some(a), Some(b))
-        };
-        let (mut min_num, mut max_num) = (starts.0.clone(), starts.1.clone());
+        let (start_lo, start_hi) = type_bounds(f.datatype);
+        // Numbers: the current bounds decoded once, and where they are.
+        let mut lo = num(f.datatype, &start_lo);
+        let mut hi = num(f.datatype, &start_hi);
         for i in range.clone().filter(|&i| valid(i)) {
             let v = buf.value(i, cs);
             if text {
@@ -206,26 +203,24 @@ pub(crate) fn tile_stats(
                 if max.is_none_or(|m| cmp(m, v).is_lt()) {
                     max = Some(v);
                 }
-            } else if let (Some(x), Some(lo), Some(hi)) =
-                (num(f.datatype, v), &mut min_num, &mut max_num)
-            {
-                let cur_lo = num(f.datatype, lo);
-                let cur_hi = num(f.datatype, hi);
-                if cur_lo.is_some_and(|m| !less(m, x)) {
-                    *lo = v.to_vec();
+            } else if let (Some(x), Some(l), Some(h)) = (num(f.datatype, v), lo, hi) {
+                if !less(l, x) {
+                    (lo, min) = (Some(x), Some(v));
                 }
-                if cur_hi.is_some_and(|m| !less(x, m)) {
-                    *hi = v.to_vec();
+                if !less(x, h) {
+                    (hi, max) = (Some(x), Some(v));
                 }
             }
         }
+        if !text {
+            min = min.or(Some(&start_lo));
+            max = max.or(Some(&start_hi));
+        }
         // A tile of nulls only keeps no bounds (zeros are stored).
         let all_null = s.null_count == range.len() as u64 && f.nullable;
-        (s.min, s.max) = match (all_null, text) {
-            (true, _) => (None, None),
-            (false, true) => (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec)),
-            (false, false) => (min_num, max_num),
-        };
+        if !all_null {
+            (s.min, s.max) = (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec));
+        }
     }
     if has_sum(f) {
         let mut saturated = false;
