@@ -78,14 +78,7 @@ fn check_appends(release: &str) -> Result<(), Error> {
         }
         let dest = out.join(case.file_name().ok_or("a case folder")?);
         copy_dir(&array, &dest)?;
-        let cells = tessera::Query::new(&LocalFs, &opened).execute()?;
-        let options = tessera_write::WriteOptions {
-            key,
-            ..Default::default()
-        };
-        let mut w = tessera_write::FragmentWriter::try_new(&dest, options)?;
-        w.write(&cells.columns)?;
-        w.finish()?;
+        write_cells_of(&opened, &dest, key)?;
         appended += 1;
     }
     let py = venv(release)?;
@@ -144,14 +137,25 @@ fn copy_schema(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Er
     tessera_write::create_array(&dest, &doc, key, None)?;
     if schema.array_type == tessera::tile::ArrayType::Sparse {
         let opened = tessera::OpenArray::open(&LocalFs, &array, 0, u64::MAX, key)?;
-        let cells = tessera::Query::new(&LocalFs, &opened).execute()?;
-        let options = tessera_write::WriteOptions {
-            key,
-            ..Default::default()
-        };
-        let mut w = tessera_write::FragmentWriter::try_new(&dest, options)?;
-        w.write(&cells.columns)?;
-        w.finish()?;
+        write_cells_of(&opened, &dest, key)?;
     }
     Ok(Some(dest))
+}
+
+/// Writes every cell tessera reads from `source` into a new fragment of
+/// the array at `dest` (`tessera read | tessera write`).
+fn write_cells_of(
+    source: &tessera::OpenArray,
+    dest: &Path,
+    key: Option<tessera::filters::EncryptionKey>,
+) -> Result<(), Error> {
+    let cells = tessera::Query::new(&LocalFs, source).execute()?;
+    let options = tessera_write::WriteOptions {
+        key,
+        ..Default::default()
+    };
+    let mut w = tessera_write::FragmentWriter::try_new(dest, options)?;
+    w.write(&cells.columns)?;
+    w.finish()?;
+    Ok(())
 }

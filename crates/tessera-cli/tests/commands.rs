@@ -491,11 +491,6 @@ fn write_copies_cells_and_refuses_bad_input() {
     let dir = std::env::temp_dir().join(format!("tessera-write-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let sorted = |s: &str| {
-        let mut v: Vec<&str> = s.lines().collect();
-        v.sort();
-        v.join("\n")
-    };
     for name in [
         "sparse_2d",
         "sparse_strings",
@@ -504,14 +499,11 @@ fn write_copies_cells_and_refuses_bad_input() {
         "sparse_datetime_dim",
         "sparse_dups",
     ] {
-        let a = common::testdata().join(format!("tiledb-0.36.1/{name}/array"));
-        let (_, json, _) = tessera(&["schema", a.to_str().unwrap(), "--json"]);
-        let schema = dir.join(format!("{name}.json"));
-        std::fs::write(&schema, json).unwrap();
+        let (a, schema) = fixture_schema(&dir, name);
         let b = dir.join(name);
         let b = b.to_str().unwrap();
         assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
-        let (ok, cells, err) = tessera(&["read", a.to_str().unwrap()]);
+        let (ok, cells, err) = tessera(&["read", &a]);
         assert!(ok, "{err}");
         let input = dir.join(format!("{name}.jsonl"));
         std::fs::write(&input, &cells).unwrap();
@@ -519,7 +511,7 @@ fn write_copies_cells_and_refuses_bad_input() {
         assert!(ok, "{name}: {err}");
         let (ok, copied, err) = tessera(&["read", b]);
         assert!(ok, "{err}");
-        assert_eq!(sorted(&copied), sorted(&cells), "{name}");
+        assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
     }
     let b = dir.join("sparse_2d");
     let b = b.to_str().unwrap();
@@ -570,11 +562,6 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
     let dir = std::env::temp_dir().join(format!("tessera-write-arrow-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let sorted = |s: &str| {
-        let mut v: Vec<&str> = s.lines().collect();
-        v.sort();
-        v.join("\n")
-    };
     for name in [
         "sparse_strings",
         "validity_filters",
@@ -582,11 +569,8 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
         "sparse_datetime_dim",
         "strings_nul_sparse",
     ] {
-        let a = common::testdata().join(format!("tiledb-0.36.1/{name}/array"));
-        let a = a.to_str().unwrap();
-        let (_, json, _) = tessera(&["schema", a, "--json"]);
-        let schema = dir.join(format!("{name}.json"));
-        std::fs::write(&schema, json).unwrap();
+        let (a, schema) = fixture_schema(&dir, name);
+        let a = a.as_str();
         let (_, cells, _) = tessera(&["read", a]);
         for format in ["arrow", "parquet"] {
             let file = dir.join(format!("{name}.{format}"));
@@ -599,8 +583,31 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
             let (ok, _, err) = tessera(&["write", b, "--input", file.to_str().unwrap()]);
             assert!(ok, "{name} {format}: {err}");
             let (_, copied, _) = tessera(&["read", b]);
-            assert_eq!(sorted(&copied), sorted(&cells), "{name} {format}");
+            assert_eq!(
+                sorted_lines(&copied),
+                sorted_lines(&cells),
+                "{name} {format}"
+            );
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `s`'s lines sorted: cells compared whatever their order.
+fn sorted_lines(s: &str) -> String {
+    let mut v: Vec<&str> = s.lines().collect();
+    v.sort();
+    v.join("\n")
+}
+
+/// The 0.36.1 fixture `name`'s array path, and its schema's JSON written
+/// to `dir/<name>.json`.
+fn fixture_schema(dir: &Path, name: &str) -> (String, std::path::PathBuf) {
+    let a = common::testdata().join(format!("tiledb-0.36.1/{name}/array"));
+    let a = a.to_str().unwrap().to_owned();
+    let (ok, json, err) = tessera(&["schema", &a, "--json"]);
+    assert!(ok, "{err}");
+    let schema = dir.join(format!("{name}.json"));
+    std::fs::write(&schema, json).unwrap();
+    (a, schema)
 }
