@@ -12,9 +12,9 @@ mod create;
 mod error;
 pub mod name;
 pub mod rows;
-mod sparse;
+mod fragment;
 
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
 pub use rows::Rows;
-pub use sparse::{FragmentWriter, WriteOptions};
+pub use fragment::{FragmentWriter, WriteOptions};
