@@ -36,7 +36,7 @@ enum Command {
     Schema(commands::schema::Args),
     /// Create an empty array from a schema in JSON (`tessera schema --json`'s form).
     Create(commands::create::Args),
-    /// Write cells (JSON lines, the form `read` prints) into a new fragment of a sparse array.
+    /// Write cells (JSON lines, the form `read` prints) into a new fragment: sparse cells in any order, or a dense box of cells.
     Write(commands::write::Args),
     /// List the fragments.
     Fragments(commands::fragments::Args),

@@ -498,6 +498,10 @@ fn write_copies_cells_and_refuses_bad_input() {
         "sparse_dim_types",
         "sparse_datetime_dim",
         "sparse_dups",
+        "dense_2d_types",
+        "dense_nullable_var",
+        "dense_col_major",
+        "dense_partial_fill",
     ] {
         let (a, schema) = fixture_schema(&dir, name);
         let b = dir.join(name);
@@ -540,6 +544,28 @@ fn write_copies_cells_and_refuses_bad_input() {
         ),
         ("not json", "line 1: not JSON"),
     ];
+    refused(&dir, b, &before, &cases);
+    // A dense write covers a box exactly once.
+    let b = dir.join("dense_partial_fill");
+    let b = b.to_str().unwrap();
+    let (_, before, _) = tessera(&["read", b]);
+    let cell = |x: i64| format!("{{\"x\":{x},\"a\":1.5,\"b\":7}}\n");
+    let gap = cell(1) + &cell(3);
+    let twice = cell(1) + &cell(2) + &cell(1);
+    let cases = [
+        (gap.as_str(), "no cell at x = 2: a dense write covers a box"),
+        (
+            twice.as_str(),
+            "cell 2: the cell at x = 1 is written twice (first as cell 0)",
+        ),
+    ];
+    refused(&dir, b, &before, &cases);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Each of `cases` (input, error) written into `b` fails with that error,
+/// and `b` still reads `before`.
+fn refused(dir: &Path, b: &str, before: &str, cases: &[(&str, &str)]) {
     for (input, want) in cases {
         let f = dir.join("bad.jsonl");
         std::fs::write(&f, input).unwrap();
@@ -551,7 +577,6 @@ fn write_copies_cells_and_refuses_bad_input() {
         let (_, after, _) = tessera(&["read", b]);
         assert_eq!(after, before, "a refused write changed the array");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `tessera read A --format arrow|parquet -o F; tessera write B --input F`
@@ -568,6 +593,8 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
         "sparse_dim_types",
         "sparse_datetime_dim",
         "strings_nul_sparse",
+        "dense_2d_types",
+        "dense_nullable_var",
     ] {
         let (a, schema) = fixture_schema(&dir, name);
         let a = a.as_str();

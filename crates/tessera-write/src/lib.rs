@@ -5,16 +5,16 @@
 //! `TileEncoder`); this crate puts them together into arrays on disk. So
 //! far: [`create_array`] (folders, schema and enumeration files, at format
 //! version 22, optionally encrypted), published whole or not at all, and
-//! [`FragmentWriter`] (a sparse fragment, committed last).
+//! [`FragmentWriter`] (a sparse or dense fragment, committed last).
 
 pub mod arrow;
 mod create;
 mod error;
+mod fragment;
 pub mod name;
 pub mod rows;
-mod fragment;
 
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
-pub use rows::Rows;
 pub use fragment::{FragmentWriter, WriteOptions};
+pub use rows::Rows;

@@ -1,13 +1,15 @@
 //! A property: random sparse schemas and random cells, written by tessera
 //! in any order, read back by tessera equal to what was written (as a set
-//! of cells; every version of a cell where duplicates are allowed). A
+//! of cells; every version of a cell where duplicates are allowed); and
+//! random dense schemas with a random box of cells written in a random
+//! order, read back over the box equal to what was written. A
 //! sample of such arrays is read by TileDB-Py in `cargo xtask
 //! check-writes`; this test needs no Python.
 
 use proptest::prelude::*;
 use serde_json::json;
 use tessera_fragment::OpenArray;
-use tessera_query::{Column, Query};
+use tessera_query::{Column, Key, Query};
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
 use tessera_tile::storage::LocalFs;
@@ -203,6 +205,114 @@ proptest! {
         prop_assert_eq!(rows(&r.columns, n), rows(&columns, n));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// A dense dimension: (type, domain start, domain length, tile extent).
+fn dense_dim() -> impl Strategy<Value = (&'static str, i64, i64, i64)> {
+    (
+        prop_oneof![Just("INT8"), Just("INT64"), Just("UINT16")],
+        0i64..30,
+        1i64..12,
+        1i64..6,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn written_dense_boxes_read_back(
+        dims in prop::collection::vec((dense_dim(), any::<u64>(), any::<u64>()), 1..4),
+        cell_order in prop_oneof![Just("row-major"), Just("col-major")],
+        tile_order in prop_oneof![Just("row-major"), Just("col-major")],
+        shuffle in any::<u64>(),
+    ) {
+        // Each dimension's domain [lo, lo + len - 1] (UINT16 from 0 up), and
+        // a box inside it.
+        let axes: Vec<Axis> = dims
+            .iter()
+            .map(|&((name, lo, len, extent), a, b)| {
+                let lo = if name == "UINT16" { lo } else { lo - 15 };
+                let (a, b) = ((a % len as u64) as i64, (b % len as u64) as i64);
+                let datatype = match name {
+                    "INT8" => Datatype::Int8,
+                    "INT64" => Datatype::Int64,
+                    _ => Datatype::UInt16,
+                };
+                Axis { datatype, name, lo, len, extent: extent.min(len), box_lo: lo + a.min(b), box_hi: lo + a.max(b) }
+            })
+            .collect();
+        let doc = schema_from_json(&json!({
+            "array_type": "dense",
+            "cell_order": cell_order,
+            "tile_order": tile_order,
+            "dimensions": axes.iter().enumerate().map(|(j, a)| json!({
+                "name": format!("d{j}"), "type": a.name, "domain": [a.lo, a.lo + a.len - 1], "tile_extent": a.extent,
+            })).collect::<Vec<_>>(),
+            "attributes": [
+                {"name": "a", "type": "INT32", "nullable": true},
+                {"name": "s", "type": "STRING_UTF8", "cell_val_num": "var", "nullable": true,
+                 "filters": [{"name": "zstd", "level": 1}]},
+                {"name": "p", "type": "UINT8", "cell_val_num": 2, "filters": [{"name": "byteshuffle"}, {"name": "lz4"}]},
+            ],
+        })).unwrap();
+        let dir = std::env::temp_dir().join(format!("tessera-prop-dense-{}-{shuffle:x}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        create_array(&dir, &doc, None, Some(1)).unwrap();
+        // Every cell of the box, in a shuffled order.
+        let boxes: Vec<(i64, i64)> = axes.iter().map(|a| (a.box_lo, a.box_hi)).collect();
+        let mut cells: Vec<Vec<i64>> = vec![vec![]];
+        for &(lo, hi) in &boxes {
+            cells = cells.into_iter().flat_map(|c| (lo..=hi).map(move |v| [c.clone(), vec![v]].concat())).collect();
+        }
+        let key = |c: &Vec<i64>| c.iter().fold(shuffle, |h, v| (h ^ *v as u64).wrapping_mul(0x100000001b3));
+        cells.sort_by_key(key);
+        let n = cells.len();
+        let mut columns: Vec<Column> = axes
+            .iter()
+            .enumerate()
+            .map(|(j, a)| {
+                let dt = a.datatype;
+                let vals: Vec<Option<Vec<u8>>> = cells
+                    .iter()
+                    .map(|c| Some(c[j].to_le_bytes()[..dt.size() as usize].to_vec()))
+                    .collect();
+                column(&format!("d{j}"), true, dt, CellValNum::Fixed(1), &vals, false)
+            })
+            .collect();
+        let h = |c: &Vec<i64>| key(c) as i32;
+        let a: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (h(c) % 5 != 0).then(|| h(c).to_le_bytes().to_vec())).collect();
+        let s: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (h(c) % 3 != 0).then(|| format!("v{}", h(c) % 1000).into_bytes())).collect();
+        let p: Vec<Option<Vec<u8>>> = cells.iter().map(|c| Some(vec![h(c) as u8, (h(c) >> 8) as u8])).collect();
+        columns.push(column("a", false, Datatype::Int32, CellValNum::Fixed(1), &a, true));
+        columns.push(column("s", false, Datatype::StringUtf8, CellValNum::Var, &s, true));
+        columns.push(column("p", false, Datatype::UInt8, CellValNum::Fixed(2), &p, false));
+        let mut w = FragmentWriter::try_new(&dir, WriteOptions { timestamp: Some(1), ..Default::default() }).unwrap();
+        let (first, second) = split(&columns, n / 2);
+        w.write(&first).unwrap();
+        w.write(&second).unwrap();
+        prop_assert!(w.finish().unwrap().is_some());
+        let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+        let q = boxes.iter().enumerate().fold(Query::new(&LocalFs, &array), |q, (j, &(lo, hi))| {
+            q.range(&format!("d{j}"), Key::Int(lo as i128), Key::Int(hi as i128))
+        });
+        let r = q.execute().unwrap();
+        prop_assert_eq!(r.cell_count, n);
+        prop_assert_eq!(rows(&r.columns, n), rows(&columns, n));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// One dense dimension of a case: type, domain and tile extent, and the
+/// box written along it.
+struct Axis {
+    datatype: Datatype,
+    name: &'static str,
+    lo: i64,
+    len: i64,
+    extent: i64,
+    box_lo: i64,
+    box_hi: i64,
 }
 
 /// Columns cut at cell `at`: the cells before, the cells from it.

@@ -1,4 +1,5 @@
-//! `tessera write`: cells into a new fragment of an existing sparse array,
+//! `tessera write`: cells into a new fragment of an existing array (sparse:
+//! cells in any order; dense: cells covering a box exactly once),
 //! from JSON lines (the form `tessera read` prints), an Arrow IPC file or a
 //! Parquet file (the files `tessera read --format arrow|parquet` writes).
 

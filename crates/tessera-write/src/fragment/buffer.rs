@@ -2,6 +2,7 @@
 //! values back to back, a start offset per cell for var-sized fields, a
 //! validity byte per cell for nullable ones.
 
+use super::dense::FILL;
 use crate::WriteError;
 use tessera_query::Column;
 use tessera_schema::CellValNum;
@@ -112,8 +113,9 @@ impl FieldBuffer {
         Ok(())
     }
 
-    /// The cells in the order `idx` gives.
-    pub fn permuted(&self, idx: &[usize], cell_size: usize) -> FieldBuffer {
+    /// The cells in the order `idx` gives; [`FILL`] places `fill` (a
+    /// cell's bytes and its validity byte).
+    pub fn permuted(&self, idx: &[usize], cell_size: usize, fill: (&[u8], u8)) -> FieldBuffer {
         let mut out = FieldBuffer {
             data: Vec::with_capacity(self.data.len()),
             offsets: self.offsets.as_ref().map(|_| Vec::with_capacity(idx.len())),
@@ -126,9 +128,16 @@ impl FieldBuffer {
             if let Some(o) = &mut out.offsets {
                 o.push(out.data.len() as u64);
             }
-            out.data.extend_from_slice(self.value(i, cell_size));
-            if let (Some(v), Some(src)) = (&mut out.validity, &self.validity) {
-                v.push(src[i]);
+            let (value, valid) = match i {
+                FILL => fill,
+                i => (
+                    self.value(i, cell_size),
+                    self.validity.as_ref().map_or(1, |v| v[i]),
+                ),
+            };
+            out.data.extend_from_slice(value);
+            if let Some(v) = &mut out.validity {
+                v.push(valid);
             }
         }
         out

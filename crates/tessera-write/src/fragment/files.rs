@@ -96,8 +96,15 @@ pub(crate) fn field_files(
                 true => encoder.encode_strings(values, &rel)?,
                 false => encoder.encode_var(values, &rel)?,
             };
-            let octx = TileContext::new(v, 8).writer(release);
-            let fixed = TileEncoder::new(&offsets_pipeline, &octx).encode(&rel_bytes)?;
+            // Offsets folded into the values leave an offsets tile of no
+            // chunks (its chunk count, 0), as libtiledb writes it.
+            let fixed = match folded {
+                true => 0u64.to_le_bytes().to_vec(),
+                false => {
+                    let octx = TileContext::new(v, 8).writer(release);
+                    TileEncoder::new(&offsets_pipeline, &octx).encode(&rel_bytes)?
+                }
+            };
             Ok(FilteredTile {
                 fixed,
                 var: Some((var, values.len() as u64)),

@@ -52,6 +52,7 @@ pub(crate) fn coords_sizes(schema: &ArraySchema) -> (usize, usize) {
 pub(crate) struct FragmentFacts {
     pub schema_name: String,
     pub non_empty_domain: Vec<Range1D>,
+    pub dense: bool,
     pub tile_num: u64,
     pub last_tile_cell_num: u64,
 }
@@ -149,15 +150,18 @@ pub(crate) fn fragment_metadata(
     // Sums: fields that keep them (the coordinates slot as its first
     // dimension's type, with zeros).
     let coords_field = coords_field(schema);
-    let tile_sum_offsets =
-        m.per_slot(slots, |s| match has_sum(s.field.unwrap_or(&coords_field)) {
+    let tile_sum_offsets = m.per_slot(slots, |s| {
+        match has_sum(s.field.unwrap_or(&coords_field))
+            && !(facts.dense && s.field.is_some_and(|f| f.is_dimension))
+        {
             true => {
                 let mut v: Vec<u64> = s.stats.iter().map(|t| t.sum).collect();
                 v.resize(tiles, 0);
                 encode_values(&v)
             }
             false => encode_values(&[]),
-        })?;
+        }
+    })?;
     // Null counts: nullable attributes only.
     let tile_null_count_offsets = m.per_slot(slots, |s| match s.field {
         Some(f) if f.nullable => {
@@ -172,9 +176,9 @@ pub(crate) fn fragment_metadata(
     let footer = Footer {
         version: schema.version,
         schema_name: Some(facts.schema_name),
-        dense: false,
+        dense: facts.dense,
         non_empty_domain: Some(facts.non_empty_domain),
-        sparse_tile_num: facts.tile_num,
+        sparse_tile_num: if facts.dense { 0 } else { facts.tile_num },
         last_tile_cell_num: facts.last_tile_cell_num,
         has_timestamps: false,
         has_delete_meta: false,

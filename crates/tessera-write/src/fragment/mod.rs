@@ -1,23 +1,28 @@
-//! Writing a sparse fragment: cells in any order, given as columns (the
-//! shape `tessera read` returns them in), sorted into the array's global
-//! order, cut into tiles of the schema's capacity, each field's tiles
-//! filtered into its data files, and the fragment metadata (R-tree, tile
-//! offsets, tile metadata, summary, footer) written after them. The commit
-//! file `__commits/<name>.wrt` is written last: until it exists no reader
-//! sees the fragment, so a crash leaves nothing visible.
+//! Writing a fragment: cells in any order, given as columns (the shape
+//! `tessera read` returns them in), laid out as the array type asks (sparse:
+//! sorted into the global order, tiles cut at the capacity; dense: the box
+//! written, in whole space tiles padded with fill values), each field's
+//! tiles filtered into its data files, and the fragment metadata (R-tree,
+//! tile offsets, tile metadata, summary, footer) written after them. The
+//! commit file `__commits/<name>.wrt` is written last: until it exists no
+//! reader sees the fragment, so a crash leaves nothing visible.
 //!
-//! One concern a file: `buffer` (the cells held), `stats` (tile metadata as
-//! libtiledb computes it), `files` (tiles filtered into data files),
-//! `metadata` (the fragment metadata file).
+//! One concern a file: `buffer` (the cells held), `sparse` and `dense` (the
+//! two layouts), `stats` (tile metadata as libtiledb computes it), `files`
+//! (tiles filtered into data files), `metadata` (the fragment metadata
+//! file).
 
 mod buffer;
+mod dense;
 mod files;
 mod metadata;
+mod sparse;
 mod stats;
 
 use crate::name::{now_ms, uuid};
 use crate::WriteError;
 use buffer::{FieldBuffer, FieldInfo};
+use dense::{dense_tiles, FILL};
 use files::{field_files, FieldFiles};
 use metadata::{fragment_metadata, FragmentFacts, Slot};
 use rayon::prelude::*;
@@ -28,7 +33,6 @@ use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FieldSummary, OpenArray, RTree};
-use tessera_query::order::GlobalOrder;
 use tessera_query::Column;
 use tessera_schema::json::WRITTEN_VERSION;
 use tessera_schema::{ArraySchema, Range1D, Value};
@@ -57,7 +61,24 @@ pub struct WriteOptions {
     pub libtiledb: Option<LibtiledbRelease>,
 }
 
-/// Writes one sparse fragment into an existing array, as arrow-rs'
+/// Where a fragment's cells go, before they are filtered.
+struct Layout {
+    /// Each field's cells in the fragment's order (a dense fragment's
+    /// dimensions: none).
+    cells: Vec<FieldBuffer>,
+    /// Each tile's cells.
+    tiles: Vec<Range<usize>>,
+    rtree: RTree,
+    non_empty_domain: Vec<Range1D>,
+    dense: bool,
+    last_tile_cell_num: u64,
+    /// A dense fragment's cells: each tile position's row-major place in
+    /// the box, or [`FILL`] for the padding (which tile metadata leaves
+    /// out).
+    order: Option<Vec<usize>>,
+}
+
+/// Writes one fragment into an existing array, as arrow-rs'
 /// `ArrowWriter` writes a file: [`FragmentWriter::try_new`], then
 /// [`write`](FragmentWriter::write) as many times as there are batches of
 /// cells, then [`finish`](FragmentWriter::finish).
@@ -114,11 +135,6 @@ impl FragmentWriter {
             path: array.into(),
             message,
         };
-        if schema.array_type != ArrayType::Sparse {
-            return Err(refuse(
-                "writing dense fragments is not supported yet".into(),
-            ));
-        }
         if !(OLDEST_WRITTEN..=WRITTEN_VERSION.number()).contains(&schema.version.number()) {
             return Err(refuse(format!(
                 "the array's format version is {}; tessera writes fragments at versions {OLDEST_WRITTEN} to {} (libtiledb 2.13 to 2.30)",
@@ -203,48 +219,28 @@ impl FragmentWriter {
         if self.cells == 0 {
             return Ok(None);
         }
-        let dims = self.schema.dimensions.len();
         self.check_domain()?;
-        let order = {
-            let b = &self.buffers;
-            let f = &self.fields;
-            let coord = |i: usize, j: usize| b[j].value(i, f[j].cell_size() as usize);
-            GlobalOrder::new(&self.schema).sort(self.cells, &coord)
+        let laid = match self.schema.array_type {
+            ArrayType::Dense => self.dense_layout()?,
+            ArrayType::Sparse => self.sparse_layout()?,
         };
-        let sorted: Vec<FieldBuffer> = self
-            .buffers
-            .par_iter()
-            .zip(&self.fields)
-            .map(|(b, f)| b.permuted(&order, f.cell_size() as usize))
-            .collect();
-        self.check_duplicates(&sorted)?;
-        let capacity = self.schema.capacity.max(1) as usize;
-        let tiles: Vec<Range<usize>> = (0..self.cells)
-            .step_by(capacity)
-            .map(|s| s..(s + capacity).min(self.cells))
-            .collect();
         let folder =
             FragmentFolder::create(&self.array, self.timestamp, self.schema.version.number())?;
-        let written = self.filter_fields(&folder.dir, &sorted, &tiles)?;
-        let mbrs: Vec<Vec<Range1D>> = tiles
-            .iter()
-            .map(|r| self.mbr(&sorted[..dims], r.clone()))
-            .collect();
-        let rtree = RTree::build(mbrs, RTREE_FANOUT, &self.schema.dimensions);
-        let non_empty_domain = rtree
-            .levels
-            .first()
-            .and_then(|l| l.first())
-            .cloned()
-            .unwrap_or_default();
-        let last = tiles.last().map_or(0, |r| r.len() as u64);
+        let written = self.filter_fields(&folder.dir, &laid)?;
         let facts = FragmentFacts {
             schema_name: self.schema.name.clone(),
-            non_empty_domain,
-            tile_num: tiles.len() as u64,
-            last_tile_cell_num: last,
+            non_empty_domain: laid.non_empty_domain.clone(),
+            dense: laid.dense,
+            tile_num: laid.tiles.len() as u64,
+            last_tile_cell_num: laid.last_tile_cell_num,
         };
-        let cells_of = |t: usize| tiles[t].len() as u64;
+        let cells_of = |t: usize| match &laid.order {
+            Some(o) => o[laid.tiles[t].clone()]
+                .iter()
+                .filter(|&&i| i != FILL)
+                .count() as u64,
+            None => laid.tiles[t].len() as u64,
+        };
         let slot = |i: usize| {
             let (files, stats) = &written[i];
             Slot {
@@ -255,6 +251,7 @@ impl FragmentWriter {
             }
         };
         // Footer order: attributes, the legacy coordinates slot, dimensions.
+        let dims = self.schema.dimensions.len();
         let mut slots: Vec<Slot<'_>> = (dims..self.fields.len()).map(slot).collect();
         let (_, coord) = metadata::coords_sizes(&self.schema);
         slots.push(Slot {
@@ -269,22 +266,64 @@ impl FragmentWriter {
             },
         });
         slots.extend((0..dims).map(slot));
-        let meta = fragment_metadata(&self.schema, self.key, &rtree, &slots, facts)?;
+        let meta = fragment_metadata(&self.schema, self.key, &laid.rtree, &slots, facts)?;
         self.publish(folder, &meta).map(Some)
     }
 
-    /// Each field's files and tile metadata, fields in parallel.
+    /// A dense fragment's layout: the box written, its space tiles whole,
+    /// the attributes' cells placed in them.
+    fn dense_layout(&self) -> Result<Layout, WriteError> {
+        let dims = self.schema.dimensions.len();
+        let t = dense_tiles(&self.schema, &self.buffers[..dims], self.cells)?;
+        let cell_at: Vec<usize> = t
+            .order
+            .par_iter()
+            .map(|&k| if k == FILL { FILL } else { t.slots[k] })
+            .collect();
+        // libtiledb's tiles start zeroed: cells outside the box hold zeros
+        // (the fill value is the reader's, for cells no fragment covers).
+        let cells = self
+            .fields
+            .par_iter()
+            .zip(&self.buffers)
+            .map(|(f, b)| match f.is_dimension {
+                true => FieldBuffer::new(f),
+                false => {
+                    // A var-sized cell outside: one zero value.
+                    let zeros = vec![0; f.cell_size() as usize];
+                    b.permuted(&cell_at, f.cell_size() as usize, (&zeros, 0))
+                }
+            })
+            .collect();
+        Ok(Layout {
+            cells,
+            tiles: t.tiles,
+            rtree: RTree {
+                fanout: RTREE_FANOUT,
+                levels: Vec::new(),
+            },
+            non_empty_domain: t.non_empty_domain,
+            dense: true,
+            last_tile_cell_num: t.cells_per_tile,
+            order: Some(t.order),
+        })
+    }
+
+    /// Each field's files and tile metadata, fields in parallel (a dense
+    /// fragment's dimensions have neither).
     fn filter_fields(
         &self,
         dir: &Path,
-        sorted: &[FieldBuffer],
-        tiles: &[Range<usize>],
+        laid: &Layout,
     ) -> Result<Vec<(FieldFiles, Vec<TileStats>)>, WriteError> {
         let dims = self.schema.dimensions.len();
         (0..self.fields.len())
             .into_par_iter()
             .map(|i| {
                 let f = &self.fields[i];
+                if laid.dense && f.is_dimension {
+                    return Ok((FieldFiles::default(), Vec::new()));
+                }
                 let filters = match i < dims {
                     true => &self.schema.dimensions[i].filters,
                     false => &self.schema.attributes[i - dims].filters,
@@ -298,42 +337,16 @@ impl FragmentWriter {
                     &self.schema,
                     f,
                     filters,
-                    &sorted[i],
-                    tiles,
+                    &laid.cells[i],
+                    &laid.tiles,
                     (self.key, self.release),
                 )?;
-                let stats = tiles
+                let stats = laid
+                    .tiles
                     .iter()
-                    .map(|r| tile_stats(f, &sorted[i], r.clone()))
+                    .map(|r| tile_stats(f, &laid.cells[i], r.clone(), laid.order.as_deref()))
                     .collect();
                 Ok((files, stats))
-            })
-            .collect()
-    }
-
-    /// The MBR of the cells `r` (sorted dimension buffers `dims`).
-    fn mbr(&self, dims: &[FieldBuffer], r: Range<usize>) -> Vec<Range1D> {
-        dims.iter()
-            .zip(&self.fields)
-            .map(|(b, f)| {
-                let cs = f.cell_size() as usize;
-                // Each coordinate decoded once; the bounds kept decoded.
-                let value = |i: usize| Value::decode(f.datatype, b.value(i, cs));
-                let (mut lo, mut hi) = (r.start, r.start);
-                let (mut lo_v, mut hi_v) = (value(lo), value(hi));
-                for i in r.clone() {
-                    let v = value(i);
-                    if v.compare(&lo_v).is_lt() {
-                        (lo, lo_v) = (i, v.clone());
-                    }
-                    if v.compare(&hi_v).is_gt() {
-                        (hi, hi_v) = (i, v);
-                    }
-                }
-                Range1D {
-                    lo: b.value(lo, cs).to_vec(),
-                    hi: b.value(hi, cs).to_vec(),
-                }
             })
             .collect()
     }
@@ -362,38 +375,6 @@ impl FragmentWriter {
             }
         }
         Ok(())
-    }
-
-    /// No two cells share coordinates, unless the schema allows duplicates.
-    fn check_duplicates(&self, sorted: &[FieldBuffer]) -> Result<(), WriteError> {
-        if self.schema.allows_dups {
-            return Ok(());
-        }
-        let dims = &self.fields[..self.schema.dimensions.len()];
-        let same = |a: usize, b: usize| {
-            dims.iter().enumerate().all(|(j, f)| {
-                let cs = f.cell_size() as usize;
-                sorted[j].value(a, cs) == sorted[j].value(b, cs)
-            })
-        };
-        match (1..self.cells).find(|&i| same(i - 1, i)) {
-            None => Ok(()),
-            Some(i) => {
-                let coords: Vec<String> = dims
-                    .iter()
-                    .enumerate()
-                    .map(|(j, f)| {
-                        let v =
-                            Value::decode(f.datatype, sorted[j].value(i, f.cell_size() as usize));
-                        format!("{} = {}", f.name, v.display())
-                    })
-                    .collect();
-                Err(WriteError::Input(format!(
-                    "two cells at {}: the array does not allow duplicates",
-                    coords.join(", ")
-                )))
-            }
-        }
     }
 
     /// Writes the metadata into the fragment's folder, then the commit file.

@@ -5,6 +5,7 @@
 //! over the tiles.
 
 use super::buffer::{FieldBuffer, FieldInfo};
+use super::dense::FILL;
 use std::cmp::Ordering;
 use tessera_fragment::FieldSummary;
 use tessera_schema::{CellValNum, Value};
@@ -169,19 +170,30 @@ fn strncmp(a: &[u8], b: &[u8], n: usize) -> Ordering {
     Ordering::Equal
 }
 
-/// The metadata of the cells `range` of `buf`, one tile of field `f`.
+/// The metadata of the cells `range` of `buf`, one tile of field `f`;
+/// with `order` (a dense fragment's: each tile position's row-major place
+/// in the box written, or [`FILL`]), only of the cells written, not of the
+/// padding around them, in row-major order.
 pub(crate) fn tile_stats(
     f: &FieldInfo,
     buf: &FieldBuffer,
     range: std::ops::Range<usize>,
+    order: Option<&[usize]>,
 ) -> TileStats {
     let cs = f.cell_size() as usize;
+    let written = |i: &usize| order.is_none_or(|o| o[*i] != FILL);
+    let mut cells: Vec<usize> = range.filter(written).collect();
+    if let Some(o) = order {
+        // libtiledb visits a dense tile's cells in the write's order
+        // (row-major), which the sums' rounding shows.
+        cells.sort_unstable_by_key(|&i| o[i]);
+    }
     let valid = |i: usize| buf.validity.as_ref().is_none_or(|v| v[i] != 0);
     let mut s = TileStats::default();
     let var = f.cell_val_num.is_var();
     // libtiledb counts nulls of var-sized fields only where it keeps bounds.
     if !var || has_min_max(f) {
-        s.null_count = range.clone().filter(|&i| !valid(i)).count() as u64;
+        s.null_count = cells.iter().filter(|&&i| !valid(i)).count() as u64;
     }
     if has_min_max(f) {
         let text = matches!(f.datatype, Datatype::Char | Datatype::StringAscii);
@@ -190,7 +202,7 @@ pub(crate) fn tile_stats(
         // Numbers: the current bounds decoded once, and where they are.
         let mut lo = num(f.datatype, &start_lo);
         let mut hi = num(f.datatype, &start_hi);
-        for i in range.clone().filter(|&i| valid(i)) {
+        for i in cells.iter().copied().filter(|&i| valid(i)) {
             let v = buf.value(i, cs);
             if text {
                 let cmp = |a: &[u8], b: &[u8]| match var {
@@ -217,14 +229,14 @@ pub(crate) fn tile_stats(
             max = max.or(Some(&start_hi));
         }
         // A tile of nulls only keeps no bounds (zeros are stored).
-        let all_null = s.null_count == range.len() as u64 && f.nullable;
+        let all_null = s.null_count == cells.len() as u64 && f.nullable;
         if !all_null {
             (s.min, s.max) = (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec));
         }
     }
     if has_sum(f) {
         let mut saturated = false;
-        for i in range.filter(|&i| valid(i)) {
+        for i in cells.iter().copied().filter(|&i| valid(i)) {
             if let Some(x) = num(f.datatype, buf.value(i, cs)) {
                 add(f.datatype, &mut s.sum, x, &mut saturated);
             }
