@@ -620,6 +620,52 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tessera read A --format csv | tessera write B --format csv` copies A's
+/// cells as CSV shows them (an empty field: null where the field is
+/// nullable), and a bad field is an error naming its line and field.
+#[test]
+fn write_takes_the_csv_read_prints() {
+    let dir = std::env::temp_dir().join(format!("tessera-write-csv-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "sparse_2d",
+        "sparse_strings",
+        "validity_filters",
+        "sparse_dim_types",
+        "multi_value",
+        "dense_2d_types",
+        "dense_nullable_var",
+    ] {
+        let (a, schema) = fixture_schema(&dir, name);
+        let b = dir.join(name);
+        let b = b.to_str().unwrap();
+        assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+        let (ok, cells, err) = tessera(&["read", &a, "--format", "csv"]);
+        assert!(ok, "{err}");
+        let input = dir.join(format!("{name}.csv"));
+        std::fs::write(&input, &cells).unwrap();
+        let (ok, _, err) = tessera(&["write", b, "--input", input.to_str().unwrap()]);
+        assert!(ok, "{name}: {err}");
+        let (ok, copied, err) = tessera(&["read", b, "--format", "csv"]);
+        assert!(ok, "{err}");
+        assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
+    }
+    let b = dir.join("sparse_2d");
+    let b = b.to_str().unwrap();
+    let (_, before, _) = tessera(&["read", b]);
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "x,y,f,i\n1,2,1.5,3\n1,3,one,4\n").unwrap();
+    let (ok, _, err) = tessera(&["write", b, "--input", bad.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("line 3, field `f`: expected a FLOAT64 value, found \"one\""),
+        "{err}"
+    );
+    let (_, after, _) = tessera(&["read", b]);
+    assert_eq!(after, before, "a refused write changed the array");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `s`'s lines sorted: cells compared whatever their order.
 fn sorted_lines(s: &str) -> String {
     let mut v: Vec<&str> = s.lines().collect();

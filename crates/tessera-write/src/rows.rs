@@ -4,7 +4,8 @@
 //! BOOL as true/false; datetimes as raw integers; text as strings (a
 //! fixed-sized cell padded with NUL bytes); BLOB as hex; several values as
 //! a list; `null` for a null cell; enumerated attributes as their keys.
-//! So `tessera read A | tessera write B` copies A's cells into B.
+//! So `tessera read A | tessera write B` copies A's cells into B. The CSV
+//! form (`--format csv`) comes as text fields ([`Rows::push_text`]).
 
 use crate::WriteError;
 use serde_json::Value as Json;
@@ -110,6 +111,31 @@ impl Rows {
         Ok(())
     }
 
+    /// Adds a cell given as text fields (`name`, `value`), as `tessera
+    /// read --format csv` prints them: numbers, `NaN`, `inf`, `-inf`,
+    /// `true`/`false`, hex for BLOB, text as it is, several values as a
+    /// JSON list; an empty field is null where the field is nullable (else
+    /// the empty string, for text). Checked as [`Rows::push`] checks.
+    pub fn push_text(&mut self, fields: &[(&str, &str)], line: usize) -> Result<(), WriteError> {
+        let mut obj = serde_json::Map::with_capacity(fields.len());
+        for &(name, text) in fields {
+            let field = self
+                .columns
+                .iter()
+                .zip(&self.nullable)
+                .find(|(c, _)| c.name == name);
+            let value = match field {
+                None => Json::Null, // refused by name in `push`
+                Some((_, &nullable)) if nullable && text.is_empty() => Json::Null,
+                Some((c, _)) => text_value(c.datatype, text).map_err(|why| {
+                    WriteError::Input(format!("line {line}, field `{name}`: {why}"))
+                })?,
+            };
+            obj.insert(name.to_owned(), value);
+        }
+        self.push(&Json::Object(obj), line)
+    }
+
     /// The columns held, leaving these rows empty.
     pub fn take(&mut self) -> Vec<Column> {
         self.cells = 0;
@@ -126,6 +152,18 @@ impl Rows {
             })
             .collect()
     }
+}
+
+/// A text field's JSON value for a field of type `t`.
+fn text_value(t: Datatype, text: &str) -> Result<Json, String> {
+    let plain = t.is_string() || t.is_blob() || t == Datatype::Any;
+    if plain || matches!(text, "NaN" | "inf" | "-inf") {
+        return Ok(Json::String(text.to_owned()));
+    }
+    if text.is_empty() {
+        return Ok(Json::Null);
+    }
+    serde_json::from_str(text).map_err(|_| format!("expected a {t} value, found {text:?}"))
 }
 
 /// What a null cell stores: the type's fill value (nothing, var-sized).

@@ -1,7 +1,8 @@
 //! `tessera write`: cells into a new fragment of an existing array (sparse:
 //! cells in any order; dense: cells covering a box exactly once),
-//! from JSON lines (the form `tessera read` prints), an Arrow IPC file or a
-//! Parquet file (the files `tessera read --format arrow|parquet` writes).
+//! from JSON lines or CSV (the forms `tessera read` prints), an Arrow IPC
+//! file or a Parquet file (the files `tessera read --format arrow|parquet`
+//! writes).
 
 use crate::args::*;
 use std::io::BufRead;
@@ -17,8 +18,9 @@ pub struct Args {
     /// Where the cells come from: a file, or `-` for stdin (JSON lines only).
     #[arg(long, default_value = "-")]
     pub input: std::path::PathBuf,
-    /// Input format: jsonl, arrow or parquet (default: from the file's
-    /// extension, `.arrow`/`.ipc`/`.feather` or `.parquet`; JSON lines otherwise).
+    /// Input format: jsonl, csv, arrow or parquet (default: from the file's
+    /// extension, `.csv`, `.arrow`/`.ipc`/`.feather` or `.parquet`; JSON
+    /// lines otherwise, and for stdin).
     #[arg(long)]
     pub format: Option<String>,
     /// The fragment's timestamp in milliseconds since the epoch (default: now).
@@ -48,9 +50,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
     match format.as_str() {
         "jsonl" => write_jsonl(&mut writer, &args.input)?,
+        "csv" => write_csv(&mut writer, &args.input)?,
         "arrow" => write_arrow(&mut writer, &args.input).map_err(at)?,
         "parquet" => write_parquet(&mut writer, &args.input).map_err(at)?,
-        other => return Err(format!("--format {other}: expected jsonl, arrow or parquet").into()),
+        other => {
+            return Err(format!("--format {other}: expected jsonl, csv, arrow or parquet").into())
+        }
     }
     let cells = writer.cells();
     match writer.finish()? {
@@ -65,19 +70,24 @@ fn format_of(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()) {
         Some("arrow" | "ipc" | "feather") => "arrow",
         Some("parquet") => "parquet",
+        Some("csv") => "csv",
         _ => "jsonl",
     }
+}
+
+/// The input, a file or `-` for stdin.
+fn open_input(input: &Path) -> Result<Box<dyn BufRead>, BoxError> {
+    if input.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let f = std::fs::File::open(input).map_err(|e| format!("{}: {e}", input.display()))?;
+    Ok(Box::new(std::io::BufReader::new(f)))
 }
 
 /// JSON lines, in batches.
 fn write_jsonl(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
     let mut rows = Rows::new(writer.schema());
-    let lines: Box<dyn BufRead> = if input.as_os_str() == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        let f = std::fs::File::open(input).map_err(|e| format!("{}: {e}", input.display()))?;
-        Box::new(std::io::BufReader::new(f))
-    };
+    let lines = open_input(input)?;
     for (n, line) in lines.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
@@ -86,6 +96,30 @@ fn write_jsonl(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError
         let row: serde_json::Value =
             serde_json::from_str(&line).map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
         rows.push(&row, n + 1)?;
+        if rows.len() >= BATCH {
+            writer.write(&rows.take())?;
+        }
+    }
+    writer.write(&rows.take())?;
+    Ok(())
+}
+
+/// CSV as `tessera read --format csv` prints it (a header of field names,
+/// RFC 4180 quoting), in batches.
+fn write_csv(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
+    let mut rows = Rows::new(writer.schema());
+    let mut csv = csv::ReaderBuilder::new().from_reader(open_input(input)?);
+    let header: Vec<String> = csv.headers()?.iter().map(str::to_owned).collect();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = csv.position().line();
+        match csv.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(format!("line {line}: {e}").into()),
+        }
+        let fields: Vec<(&str, &str)> = header.iter().map(String::as_str).zip(&record).collect();
+        rows.push_text(&fields, line as usize)?;
         if rows.len() >= BATCH {
             writer.write(&rows.take())?;
         }
