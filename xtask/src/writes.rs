@@ -38,7 +38,7 @@ pub fn check_writes() -> Result<(), Error> {
     cases.sort();
     let mut created = 0;
     for case in cases {
-        let Some(copy) = copy_schema(&case, &out)? else {
+        let Some(copy) = copy_schema(&case, &out, None)? else {
             continue;
         };
         created += 1;
@@ -51,9 +51,43 @@ pub fn check_writes() -> Result<(), Error> {
         .arg(&fixtures))?;
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("{created} arrays created by tessera, read back by TileDB-Py 0.36.1 equal");
+    check_budget(&fixtures, &py)?;
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1"] {
         check_appends(release)?;
     }
+    Ok(())
+}
+
+/// Copies sparse fixtures with a write budget small enough to cut each
+/// write into several fragments (committed by one consolidated commits
+/// file) and has TileDB-Py 0.36.1 read them.
+fn check_budget(fixtures: &Path, py: &Path) -> Result<(), Error> {
+    let out = root().join("target/check-budget");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    let budgets = [
+        ("sparse_large", 6 << 10),
+        ("sparse_long_strings", 64 << 10),
+        ("random_sparse", 4 << 10),
+        ("sparse_hilbert", 2 << 10),
+    ];
+    for (name, budget) in budgets {
+        let case = fixtures.join(name);
+        let dest = copy_schema(&case, &out, Some(budget))?.ok_or("a copy")?;
+        let fragments = std::fs::read_dir(dest.join("__fragments"))?.count();
+        if fragments < 2 {
+            return Err(format!("{name}: the budget cut no fragment off").into());
+        }
+        eprintln!("{name}: {fragments} fragments under a budget of {budget} bytes");
+    }
+    let report = run(Command::new(py)
+        .arg(root().join("xtask/fixtures/check_created.py"))
+        .arg(&out)
+        .arg(fixtures))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!(
+        "4 arrays written in several fragments under a budget, read back by TileDB-Py 0.36.1 equal"
+    );
     Ok(())
 }
 
@@ -86,7 +120,7 @@ fn check_appends(release: &str) -> Result<(), Error> {
         }
         let dest = out.join(case.file_name().ok_or("a case folder")?);
         copy_dir(&array, &dest)?;
-        write_cells_of(&opened, &dest, key)?;
+        write_cells_of(&opened, &dest, key, None)?;
         appended += 1;
     }
     let py = venv(release)?;
@@ -145,7 +179,11 @@ fn case_key(case: &Path) -> Result<Option<tessera::filters::EncryptionKey>, Erro
 
 /// Creates `out/<case>` with the schema of the case's array; `None` for
 /// cases whose schema `create` refuses (dimension labels).
-fn copy_schema(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Error> {
+fn copy_schema(
+    case: &Path,
+    out: &Path,
+    budget: Option<u64>,
+) -> Result<Option<std::path::PathBuf>, Error> {
     let array = case.join("array");
     let key = case_key(case)?;
     let files = list_schemas(&LocalFs, &array)?;
@@ -160,8 +198,22 @@ fn copy_schema(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Er
     let dest = out.join(name);
     tessera_write::create_array(&dest, &doc, key, None)?;
     let opened = tessera::OpenArray::open(&LocalFs, &array, 0, u64::MAX, key)?;
-    write_cells_of(&opened, &dest, key)?;
+    write_cells_of(&opened, &dest, key, budget)?;
     Ok(Some(dest))
+}
+
+/// `columns` in batches of `n` cells.
+fn batches(columns: &[tessera::Column], n: usize) -> Vec<Vec<tessera::Column>> {
+    let cells = columns.first().map_or(0, tessera::Column::cell_count);
+    (0..cells)
+        .step_by(n.max(1))
+        .map(|s| {
+            columns
+                .iter()
+                .map(|c| c.slice(s..(s + n).min(cells)))
+                .collect()
+        })
+        .collect()
 }
 
 /// A read of `array`'s non-empty domain (the union of its fragments'): a
@@ -202,14 +254,20 @@ fn write_cells_of(
     source: &tessera::OpenArray,
     dest: &Path,
     key: Option<tessera::filters::EncryptionKey>,
+    budget: Option<u64>,
 ) -> Result<(), Error> {
     let cells = non_empty_domain(source)?.execute()?;
     let options = tessera_write::WriteOptions {
         key,
+        budget,
         ..Default::default()
     };
     let mut w = tessera_write::FragmentWriter::try_new(dest, options)?;
-    w.write(&cells.columns)?;
+    // In batches of 64 cells, so a budget cuts the write as a stream of
+    // input would.
+    for batch in batches(&cells.columns, 64) {
+        w.write(&batch)?;
+    }
     w.finish()?;
     Ok(())
 }

@@ -666,6 +666,97 @@ fn write_takes_the_csv_read_prints() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tessera write --budget` cuts a sparse write into several fragments,
+/// committed together by one consolidated commits file, reading back the
+/// same cells; a dense write past its budget is refused, the array
+/// unchanged.
+#[test]
+fn write_keeps_to_its_budget() {
+    let dir = std::env::temp_dir().join(format!("tessera-write-budget-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, schema) = fixture_schema(&dir, "sparse_large");
+    let b = dir.join("sparse_large");
+    let b = b.to_str().unwrap();
+    assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+    let (_, cells, _) = tessera(&["read", &a]);
+    let input = dir.join("cells.jsonl");
+    std::fs::write(&input, &cells).unwrap();
+    let args = [
+        "write",
+        b,
+        "--input",
+        input.to_str().unwrap(),
+        "--budget",
+        "16K",
+    ];
+    let (ok, _, err) = tessera(&args);
+    assert!(ok && err.contains("fragments (cut by --budget)"), "{err}");
+    let (_, copied, _) = tessera(&["read", b]);
+    assert_eq!(sorted_lines(&copied), sorted_lines(&cells));
+    let commits: Vec<String> = std::fs::read_dir(dir.join("sparse_large/__commits"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let fragments = std::fs::read_dir(dir.join("sparse_large/__fragments"))
+        .unwrap()
+        .count();
+    assert!(fragments >= 3, "{fragments} fragments");
+    assert!(
+        commits.len() == 1 && commits[0].ends_with(".con"),
+        "{commits:?}"
+    );
+    let listed =
+        std::fs::read_to_string(dir.join("sparse_large/__commits").join(&commits[0])).unwrap();
+    assert_eq!(listed.lines().count(), fragments, "{listed}");
+    // A write failing after the budget cut fragments off leaves none.
+    let c = dir.join("failing");
+    let c = c.to_str().unwrap();
+    assert!(tessera(&["create", c, "--schema", schema.to_str().unwrap()]).0);
+    let bad = format!("{cells}{{\"x\":-5,\"y\":1,\"v\":1}}\n");
+    std::fs::write(&input, bad).unwrap();
+    let args = [
+        "write",
+        c,
+        "--input",
+        input.to_str().unwrap(),
+        "--budget",
+        "16K",
+    ];
+    let (ok, _, err) = tessera(&args);
+    assert!(!ok && err.contains("is outside the domain"), "{err}");
+    for sub in ["__commits", "__fragments"] {
+        let left = std::fs::read_dir(dir.join("failing").join(sub)).map_or(0, |d| d.count());
+        assert_eq!(left, 0, "{sub} after a failed write");
+    }
+    // Dense: refused past the budget.
+    let (a, schema) = fixture_schema(&dir, "dense_2d_types");
+    let d = dir.join("dense_2d_types");
+    let d = d.to_str().unwrap();
+    assert!(tessera(&["create", d, "--schema", schema.to_str().unwrap()]).0);
+    let (_, cells, _) = tessera(&["read", &a]);
+    std::fs::write(&input, &cells).unwrap();
+    let args = [
+        "write",
+        d,
+        "--input",
+        input.to_str().unwrap(),
+        "--budget",
+        "1K",
+    ];
+    let (ok, _, err) = tessera(&args);
+    assert!(
+        !ok && err.contains("write the box as several smaller boxes"),
+        "{err}"
+    );
+    let empty = |sub: &str| {
+        std::fs::read_dir(dir.join("dense_2d_types").join(sub))
+            .map_or(true, |mut d| d.next().is_none())
+    };
+    assert!(empty("__commits") && empty("__fragments"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `s`'s lines sorted: cells compared whatever their order.
 fn sorted_lines(s: &str) -> String {
     let mut v: Vec<&str> = s.lines().collect();

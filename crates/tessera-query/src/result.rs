@@ -98,6 +98,42 @@ impl Column {
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v[i] != 0)
     }
+
+    /// A copy of the cells `r` (offsets rebased to start at 0).
+    ///
+    /// ```
+    /// # use tessera_query::Column;
+    /// # use tessera_schema::CellValNum;
+    /// let c = Column {
+    ///     name: "s".into(), is_dimension: false,
+    ///     datatype: tessera_tile::Datatype::StringAscii, cell_val_num: CellValNum::Var,
+    ///     data: b"abbccc".to_vec(), offsets: Some(vec![0, 1, 3, 6]), validity: None,
+    /// };
+    /// let tail = c.slice(1..3);
+    /// assert_eq!((tail.value(0), tail.value(1)), (&b"bb"[..], &b"ccc"[..]));
+    /// ```
+    pub fn slice(&self, r: std::ops::Range<usize>) -> Column {
+        let (data, offsets) = match &self.offsets {
+            Some(o) => {
+                let (s, e) = (o[r.start], o[r.end]);
+                let rebased = o[r.start..=r.end].iter().map(|x| x - s).collect();
+                (self.data[s as usize..e as usize].to_vec(), Some(rebased))
+            }
+            None => {
+                let w = self.data.len().checked_div(self.cell_count()).unwrap_or(0);
+                (self.data[r.start * w..r.end * w].to_vec(), None)
+            }
+        };
+        Column {
+            name: self.name.clone(),
+            is_dimension: self.is_dimension,
+            datatype: self.datatype,
+            cell_val_num: self.cell_val_num,
+            data,
+            offsets,
+            validity: self.validity.as_ref().map(|v| v[r].to_vec()),
+        }
+    }
 }
 
 impl Column {

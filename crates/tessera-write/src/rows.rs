@@ -64,6 +64,16 @@ impl Rows {
         self.cells
     }
 
+    /// Bytes of the cells held.
+    pub fn bytes(&self) -> usize {
+        let bytes = |c: &Column| {
+            c.data.len()
+                + c.offsets.as_ref().map_or(0, |o| 8 * o.len())
+                + c.validity.as_ref().map_or(0, Vec::len)
+        };
+        self.columns.iter().map(bytes).sum()
+    }
+
     /// Whether no cell is held.
     pub fn is_empty(&self) -> bool {
         self.cells == 0

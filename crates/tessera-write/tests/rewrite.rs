@@ -266,7 +266,7 @@ fn rewritten_fragments_are_libtiledbs_bytes() {
             let mut w = FragmentWriter::try_new(&out, options).unwrap();
             w.write(&result.columns).unwrap();
             let written = match w.finish() {
-                Ok(name) => name.unwrap(),
+                Ok(names) => names.into_iter().next().unwrap(),
                 Err(e) => {
                     failures.push(format!("{name}@{t1}: {e}"));
                     continue;

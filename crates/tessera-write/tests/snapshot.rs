@@ -140,7 +140,7 @@ fn a_small_fragment_byte_for_byte() {
         ),
     ])
     .unwrap();
-    let name = w.finish().unwrap().unwrap();
+    let name = w.finish().unwrap().remove(0);
     let out = fragment_hex(&dir, &name, &schema.name);
     std::fs::remove_dir_all(&dir).unwrap();
     insta::assert_snapshot!(out);
@@ -206,7 +206,7 @@ fn a_small_dense_fragment_byte_for_byte() {
         ),
     ])
     .unwrap();
-    let name = w.finish().unwrap().unwrap();
+    let name = w.finish().unwrap().remove(0);
     let out = fragment_hex(&dir, &name, &schema.name);
     std::fs::remove_dir_all(&dir).unwrap();
     insta::assert_snapshot!(out);

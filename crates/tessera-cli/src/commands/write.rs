@@ -29,6 +29,13 @@ pub struct Args {
     /// The array's AES-256-GCM key: 64 hex digits (or the 32-byte key itself).
     #[arg(long)]
     pub key: Option<String>,
+    /// Memory for the write, e.g. `512M`, `2G`. A sparse write holding
+    /// more cells than a third of it writes them as a fragment and goes on:
+    /// the write becomes several fragments, committed together (duplicates
+    /// are then refused within each only). A dense write holds its whole
+    /// box, and is refused past the budget. Default: unbounded.
+    #[arg(long, value_parser = parse_size)]
+    pub budget: Option<u64>,
 }
 
 /// Cells handed to the writer at a time (JSON lines).
@@ -43,14 +50,17 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let options = tessera_write::WriteOptions {
         timestamp: args.timestamp,
         key: parse_key(&args.key)?,
+        budget: args.budget,
         ..Default::default()
     };
     let mut writer = FragmentWriter::try_new(&args.array, options)?;
+    // Text rows go to the writer in batches well inside the budget.
+    let batch_bytes = args.budget.map_or(usize::MAX, |b| (b / 6).max(1) as usize);
     let source = args.input.display().to_string();
     let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
     match format.as_str() {
-        "jsonl" => write_jsonl(&mut writer, &args.input)?,
-        "csv" => write_csv(&mut writer, &args.input)?,
+        "jsonl" => write_jsonl(&mut writer, &args.input, batch_bytes)?,
+        "csv" => write_csv(&mut writer, &args.input, batch_bytes)?,
         "arrow" => write_arrow(&mut writer, &args.input).map_err(at)?,
         "parquet" => write_parquet(&mut writer, &args.input).map_err(at)?,
         other => {
@@ -58,9 +68,14 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         }
     }
     let cells = writer.cells();
-    match writer.finish()? {
-        Some(name) => eprintln!("wrote {cells} cells: fragment {name}"),
-        None => eprintln!("no cells: nothing written"),
+    match writer.finish()?.as_slice() {
+        [] => eprintln!("no cells: nothing written"),
+        [name] => eprintln!("wrote {cells} cells: fragment {name}"),
+        names => eprintln!(
+            "wrote {cells} cells: {} fragments (cut by --budget), {}",
+            names.len(),
+            names.join(", ")
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -85,7 +100,11 @@ fn open_input(input: &Path) -> Result<Box<dyn BufRead>, BoxError> {
 }
 
 /// JSON lines, in batches.
-fn write_jsonl(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
+fn write_jsonl(
+    writer: &mut FragmentWriter,
+    input: &Path,
+    batch_bytes: usize,
+) -> Result<(), BoxError> {
     let mut rows = Rows::new(writer.schema());
     let lines = open_input(input)?;
     for (n, line) in lines.lines().enumerate() {
@@ -96,7 +115,7 @@ fn write_jsonl(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError
         let row: serde_json::Value =
             serde_json::from_str(&line).map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
         rows.push(&row, n + 1)?;
-        if rows.len() >= BATCH {
+        if rows.len() >= BATCH || rows.bytes() >= batch_bytes {
             writer.write(&rows.take())?;
         }
     }
@@ -106,7 +125,11 @@ fn write_jsonl(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError
 
 /// CSV as `tessera read --format csv` prints it (a header of field names,
 /// RFC 4180 quoting), in batches.
-fn write_csv(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
+fn write_csv(
+    writer: &mut FragmentWriter,
+    input: &Path,
+    batch_bytes: usize,
+) -> Result<(), BoxError> {
     let mut rows = Rows::new(writer.schema());
     let mut csv = csv::ReaderBuilder::new().from_reader(open_input(input)?);
     let header: Vec<String> = csv.headers()?.iter().map(str::to_owned).collect();
@@ -120,7 +143,7 @@ fn write_csv(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> 
         }
         let fields: Vec<(&str, &str)> = header.iter().map(String::as_str).zip(&record).collect();
         rows.push_text(&fields, line as usize)?;
-        if rows.len() >= BATCH {
+        if rows.len() >= BATCH || rows.bytes() >= batch_bytes {
             writer.write(&rows.take())?;
         }
     }

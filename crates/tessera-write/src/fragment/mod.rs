@@ -13,15 +13,17 @@
 //! file).
 
 mod buffer;
+mod commit;
 mod dense;
 mod files;
 mod metadata;
 mod sparse;
 mod stats;
 
-use crate::name::{now_ms, uuid};
+use crate::name::now_ms;
 use crate::WriteError;
 use buffer::{FieldBuffer, FieldInfo};
+use commit::{commit, FragmentFolder};
 use dense::{dense_tiles, FILL};
 use files::{field_files, FieldFiles};
 use metadata::{fragment_metadata, FragmentFacts, Slot};
@@ -59,6 +61,15 @@ pub struct WriteOptions {
     /// (from 2.29), which every release reads; set it to reproduce an older
     /// release's bytes exactly.
     pub libtiledb: Option<LibtiledbRelease>,
+    /// Memory for the write, in bytes (default: none set). A sparse write
+    /// whose cells outgrow a third of it (sorting copies them once, and
+    /// their tiles are filtered beside them) writes them as a fragment and
+    /// goes on with the next cells: the write becomes several fragments,
+    /// committed together. Duplicates are then refused within each
+    /// fragment only; cells given twice in different fragments are both
+    /// kept, and a read takes either. A dense write holds its whole box
+    /// until it finishes, and is refused when that outgrows the budget.
+    pub budget: Option<u64>,
 }
 
 /// Where a fragment's cells go, before they are filtered.
@@ -78,8 +89,9 @@ struct Layout {
     order: Option<Vec<usize>>,
 }
 
-/// Writes one fragment into an existing array, as arrow-rs'
-/// `ArrowWriter` writes a file: [`FragmentWriter::try_new`], then
+/// Writes one fragment (or, past a memory budget, several committed
+/// together) into an existing array, as arrow-rs' `ArrowWriter` writes a
+/// file: [`FragmentWriter::try_new`], then
 /// [`write`](FragmentWriter::write) as many times as there are batches of
 /// cells, then [`finish`](FragmentWriter::finish).
 ///
@@ -118,7 +130,12 @@ pub struct FragmentWriter {
     /// The schema's dimensions, then its attributes.
     fields: Vec<FieldInfo>,
     buffers: Vec<FieldBuffer>,
+    /// Cells held, not yet written.
     cells: usize,
+    budget: Option<u64>,
+    /// Fragments written, not yet committed, and their cells.
+    parts: Vec<FragmentFolder>,
+    written: usize,
 }
 
 impl FragmentWriter {
@@ -165,6 +182,9 @@ impl FragmentWriter {
             release: options.libtiledb.unwrap_or(LibtiledbRelease::LATEST),
             timestamp: options.timestamp.unwrap_or_else(now_ms),
             cells: 0,
+            budget: options.budget,
+            parts: Vec::new(),
+            written: 0,
         })
     }
 
@@ -175,7 +195,41 @@ impl FragmentWriter {
 
     /// Cells written so far.
     pub fn cells(&self) -> usize {
-        self.cells
+        self.written + self.cells
+    }
+
+    /// Bytes of the cells held.
+    fn held_bytes(&self) -> u64 {
+        let held = |b: &FieldBuffer| {
+            b.data.len()
+                + b.offsets.as_ref().map_or(0, |o| 8 * o.len())
+                + b.validity.as_ref().map_or(0, Vec::len)
+        };
+        self.buffers.iter().map(held).sum::<usize>() as u64
+    }
+
+    /// Within the budget: a sparse write's cells written as a fragment
+    /// when they outgrow it, a dense write refused.
+    fn keep_to_budget(&mut self) -> Result<(), WriteError> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        let held = self.held_bytes();
+        if held.saturating_mul(3) <= budget {
+            return Ok(());
+        }
+        if self.schema.array_type == ArrayType::Dense {
+            return Err(WriteError::Input(format!(
+                "a dense write holds its box until it finishes: {held} bytes of cells need a budget of {} or more; write the box as several smaller boxes",
+                held.saturating_mul(3)
+            )));
+        }
+        let part = self.write_part()?;
+        self.parts.push(part);
+        self.written += self.cells;
+        self.cells = 0;
+        self.buffers = self.fields.iter().map(FieldBuffer::new).collect();
+        Ok(())
     }
 
     /// Adds cells: one column per dimension and attribute, by name, all of
@@ -184,7 +238,7 @@ impl FragmentWriter {
         let Some(first) = columns.first() else {
             return Ok(());
         };
-        let n = column_cells(first);
+        let n = first.cell_count();
         if let Some(c) = columns
             .iter()
             .find(|c| !self.fields.iter().any(|f| f.name == c.name))
@@ -196,11 +250,11 @@ impl FragmentWriter {
         }
         for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
             match columns.iter().find(|c| c.name == f.name) {
-                Some(c) if column_cells(c) != n => {
+                Some(c) if c.cell_count() != n => {
                     return Err(WriteError::Input(format!(
                         "field `{}`: {} cells, `{}` has {n}",
                         f.name,
-                        column_cells(c),
+                        c.cell_count(),
                         first.name
                     )))
                 }
@@ -210,15 +264,27 @@ impl FragmentWriter {
             }
         }
         self.cells += n;
-        Ok(())
+        self.keep_to_budget()
     }
 
-    /// Writes the fragment; returns its name, or `None` when no cell was
-    /// written (then nothing is).
-    pub fn finish(self) -> Result<Option<String>, WriteError> {
-        if self.cells == 0 {
-            return Ok(None);
+    /// Writes the cells held and commits the write; returns the names of
+    /// its fragments: one, several when the budget cut the cells, none
+    /// when no cell was written.
+    pub fn finish(mut self) -> Result<Vec<String>, WriteError> {
+        if self.cells > 0 {
+            let part = self.write_part()?;
+            self.parts.push(part);
         }
+        let version = self.schema.version.number();
+        commit(
+            &self.array,
+            std::mem::take(&mut self.parts),
+            (self.timestamp, version),
+        )
+    }
+
+    /// Writes the cells held as a fragment, uncommitted.
+    fn write_part(&self) -> Result<FragmentFolder, WriteError> {
         self.check_domain()?;
         let laid = match self.schema.array_type {
             ArrayType::Dense => self.dense_layout()?,
@@ -267,7 +333,8 @@ impl FragmentWriter {
         });
         slots.extend((0..dims).map(slot));
         let meta = fragment_metadata(&self.schema, self.key, &laid.rtree, &slots, facts)?;
-        self.publish(folder, &meta).map(Some)
+        folder.write_metadata(&meta)?;
+        Ok(folder)
     }
 
     /// A dense fragment's layout: the box written, its space tiles whole,
@@ -376,29 +443,6 @@ impl FragmentWriter {
         }
         Ok(())
     }
-
-    /// Writes the metadata into the fragment's folder, then the commit file.
-    fn publish(&self, folder: FragmentFolder, meta: &[u8]) -> Result<String, WriteError> {
-        let meta_path = folder.dir.join("__fragment_metadata.tdb");
-        std::fs::write(&meta_path, meta).map_err(WriteError::io(&meta_path))?;
-        let commits = self.array.join("__commits");
-        std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
-        let commit = commits.join(format!("{}.wrt", folder.name));
-        std::fs::write(&commit, b"").map_err(WriteError::io(commit))?;
-        Ok(folder.committed())
-    }
-}
-
-/// The cells of a column.
-fn column_cells(c: &Column) -> usize {
-    match (&c.offsets, c.cell_val_num) {
-        (Some(o), _) => o.len().saturating_sub(1),
-        (None, tessera_schema::CellValNum::Fixed(n)) => {
-            let size = (n as u64 * c.datatype.size()).max(1);
-            c.data.len() / size as usize
-        }
-        (None, _) => 0,
-    }
 }
 
 /// `n` null cells of field `f` (its type's default fill values).
@@ -413,40 +457,5 @@ fn null_column(f: &FieldInfo, n: usize) -> Column {
         data: fill.repeat(n),
         offsets: var.then(|| (0..=n as u64).map(|i| i * fill.len() as u64).collect()),
         validity: Some(vec![0; n]),
-    }
-}
-
-/// A new fragment's folder: invisible to readers until its commit file
-/// exists, and removed if the write fails before that.
-struct FragmentFolder {
-    name: String,
-    dir: PathBuf,
-    committed: bool,
-}
-
-impl FragmentFolder {
-    fn create(array: &Path, timestamp: u64, version: u32) -> Result<FragmentFolder, WriteError> {
-        let name = format!("__{timestamp}_{timestamp}_{}_{version}", uuid()?);
-        let dir = array.join("__fragments").join(&name);
-        std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
-        Ok(FragmentFolder {
-            name,
-            dir,
-            committed: false,
-        })
-    }
-
-    /// The fragment's name, now that its commit file exists.
-    fn committed(mut self) -> String {
-        self.committed = true;
-        std::mem::take(&mut self.name)
-    }
-}
-
-impl Drop for FragmentFolder {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
     }
 }

@@ -1,0 +1,90 @@
+//! Making written fragments visible. libtiledb never lists `__fragments/`:
+//! a fragment exists for readers only once its commit is in `__commits/`.
+//! One fragment gets its own `<name>.wrt`; several fragments of one write
+//! (a sparse write cut by its memory budget) get one consolidated commits
+//! file `__t1_t2_<uuid>_<version>.con` naming each `.wrt`, as libtiledb's
+//! global-order writer commits the fragments it cuts: written under a
+//! temporary name and renamed, it appears whole, so the write's fragments
+//! become visible together or not at all.
+
+use crate::name::uuid;
+use crate::WriteError;
+use std::path::{Path, PathBuf};
+
+/// A new fragment's folder: invisible to readers until its commit exists,
+/// and removed if the write fails before that.
+pub(crate) struct FragmentFolder {
+    pub name: String,
+    pub dir: PathBuf,
+    committed: bool,
+}
+
+impl FragmentFolder {
+    pub fn create(
+        array: &Path,
+        timestamp: u64,
+        version: u32,
+    ) -> Result<FragmentFolder, WriteError> {
+        let name = format!("__{timestamp}_{timestamp}_{}_{version}", uuid()?);
+        let dir = array.join("__fragments").join(&name);
+        std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+        Ok(FragmentFolder {
+            name,
+            dir,
+            committed: false,
+        })
+    }
+
+    /// Writes the fragment metadata file, the last file of the folder.
+    pub fn write_metadata(&self, meta: &[u8]) -> Result<(), WriteError> {
+        let path = self.dir.join("__fragment_metadata.tdb");
+        std::fs::write(&path, meta).map_err(WriteError::io(path))
+    }
+}
+
+impl Drop for FragmentFolder {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Commits `parts` (fragments written at `timestamp`, at format `version`)
+/// into the array at `array`; returns their names.
+pub(crate) fn commit(
+    array: &Path,
+    mut parts: Vec<FragmentFolder>,
+    (timestamp, version): (u64, u32),
+) -> Result<Vec<String>, WriteError> {
+    if parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let commits = array.join("__commits");
+    std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
+    if let [one] = &parts[..] {
+        let commit = commits.join(format!("{}.wrt", one.name));
+        std::fs::write(&commit, b"").map_err(WriteError::io(commit))?;
+    } else {
+        let listed: String = parts
+            .iter()
+            .map(|p| format!("__commits/{}.wrt\n", p.name))
+            .collect();
+        let name = format!("__{timestamp}_{timestamp}_{}_{version}.con", uuid()?);
+        // A name no reader takes for a commit until the rename.
+        let partial = commits.join(format!(".{name}.partial"));
+        std::fs::write(&partial, listed).map_err(WriteError::io(&partial))?;
+        let done = commits.join(&name);
+        if let Err(e) = std::fs::rename(&partial, &done) {
+            let _ = std::fs::remove_file(&partial);
+            return Err(WriteError::io(done)(e));
+        }
+    }
+    Ok(parts
+        .iter_mut()
+        .map(|p| {
+            p.committed = true;
+            std::mem::take(&mut p.name)
+        })
+        .collect())
+}
