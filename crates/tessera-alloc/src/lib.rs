@@ -54,6 +54,11 @@ mod advise {
         }
     }
 
+    /// Turns the advice on or off from now on.
+    pub fn set(on: bool) {
+        STATE.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+    }
+
     /// Advises huge pages for the whole 2 MiB pages inside `[p, p + len)`.
     pub fn huge(p: *mut u8, len: usize) {
         if p.is_null() || !enabled() {
@@ -76,6 +81,17 @@ mod advise {
 #[cfg(not(target_os = "linux"))]
 mod advise {
     pub fn huge(_: *mut u8, _: usize) {}
+    pub fn set(_: bool) {}
+}
+
+/// Turns the huge-page advice on or off for the rest of the process (it is
+/// on unless `TESSERA_HUGEPAGES=0`). A program that makes a few very large
+/// allocations, as `tessera write` does (whole columns of hundreds of MiB),
+/// turns it off: where the kernel compacts memory to find huge pages on
+/// demand (`defrag` = `madvise`), that compaction costs more than the page
+/// faults huge pages save (docs/PERFORMANCE.md, "Writing").
+pub fn set_huge_pages(on: bool) {
+    advise::set(on);
 }
 
 // SAFETY: every method forwards to `System` with the same arguments, and only

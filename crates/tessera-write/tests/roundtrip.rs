@@ -329,3 +329,69 @@ fn rand_suffix(seeds: &[(u64, u64, i32, u8)]) -> u64 {
         .iter()
         .fold(0x9e37, |h, s| h.rotate_left(5) ^ s.0 ^ s.1)
 }
+
+/// A batch refused for one of its columns adds nothing: the writer's
+/// fields stay the same length, and what was written before finishes.
+#[test]
+fn a_refused_batch_adds_nothing() {
+    let doc = schema_from_json(&json!({
+        "array_type": "sparse",
+        "dimensions": [{"name": "d0", "type": "INT64", "domain": [0, 99], "tile_extent": 10}],
+        "attributes": [
+            {"name": "a", "type": "INT32", "nullable": true},
+            {"name": "p", "type": "UINT8", "cell_val_num": 2},
+        ],
+    }))
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("tessera-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    create_array(&dir, &doc, None, Some(1)).unwrap();
+    let batch = |coords: &[i64], p: Vec<u8>, valid: Option<Vec<u8>>| {
+        let some = |b: Vec<u8>| coords.iter().map(|_| Some(b.clone())).collect::<Vec<_>>();
+        let d: Vec<Option<Vec<u8>>> = coords
+            .iter()
+            .map(|c| Some(c.to_le_bytes().to_vec()))
+            .collect();
+        vec![
+            column("d0", true, Datatype::Int64, CellValNum::Fixed(1), &d, false),
+            column(
+                "a",
+                false,
+                Datatype::Int32,
+                CellValNum::Fixed(1),
+                &some(vec![1, 0, 0, 0]),
+                true,
+            ),
+            Column {
+                data: p,
+                validity: valid,
+                ..column(
+                    "p",
+                    false,
+                    Datatype::UInt8,
+                    CellValNum::Fixed(2),
+                    &[],
+                    false,
+                )
+            },
+        ]
+    };
+    let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
+    w.write(&batch(&[1, 2], vec![1, 2, 3, 4], None)).unwrap();
+    // `p` is checked after `d0` and `a`, which must not be added either.
+    let err = w
+        .write(&batch(&[3, 4], vec![1, 2, 3, 4], Some(vec![1, 0])))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("field `p`: a null cell in a field that is not nullable"),
+        "{err}"
+    );
+    assert_eq!(w.cells(), 2);
+    assert_eq!(w.finish().unwrap().len(), 1);
+    let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let r = Query::new(&LocalFs, &array).execute().unwrap();
+    assert_eq!(r.cell_count, 2);
+    assert_eq!(r.columns[1].validity.as_deref(), Some(&[1u8, 1][..]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -43,6 +43,10 @@ const BATCH: usize = 1 << 16;
 
 /// Runs `tessera write`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+    // Whole columns of hundreds of MiB: huge pages' on-demand compaction
+    // costs more here than the page faults it saves (measured: a 67M-cell
+    // dense write 12.3 s with, 8.3 s without).
+    tessera_alloc::set_huge_pages(false);
     let format = args
         .format
         .clone()
@@ -116,10 +120,10 @@ fn write_jsonl(
             serde_json::from_str(&line).map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
         rows.push(&row, n + 1)?;
         if rows.len() >= BATCH || rows.bytes() >= batch_bytes {
-            writer.write(&rows.take())?;
+            writer.write_owned(rows.take())?;
         }
     }
-    writer.write(&rows.take())?;
+    writer.write_owned(rows.take())?;
     Ok(())
 }
 
@@ -144,10 +148,10 @@ fn write_csv(
         let fields: Vec<(&str, &str)> = header.iter().map(String::as_str).zip(&record).collect();
         rows.push_text(&fields, line as usize)?;
         if rows.len() >= BATCH || rows.bytes() >= batch_bytes {
-            writer.write(&rows.take())?;
+            writer.write_owned(rows.take())?;
         }
     }
-    writer.write(&rows.take())?;
+    writer.write_owned(rows.take())?;
     Ok(())
 }
 
@@ -156,7 +160,7 @@ fn write_arrow(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError
     let f = std::fs::File::open(input)?;
     for batch in arrow_ipc::reader::FileReader::try_new(f, None)? {
         let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
-        writer.write(&columns)?;
+        writer.write_owned(columns)?;
     }
     Ok(())
 }
@@ -168,7 +172,7 @@ fn write_parquet(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxErr
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)?.build()?;
     for batch in reader {
         let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
-        writer.write(&columns)?;
+        writer.write_owned(columns)?;
     }
     Ok(())
 }

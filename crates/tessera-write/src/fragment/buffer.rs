@@ -58,64 +58,90 @@ impl FieldBuffer {
         }
     }
 
-    /// Appends `col`'s cells, checked against the field: datatype, values
-    /// per cell, sizes, validity.
-    pub fn append(&mut self, f: &FieldInfo, col: &Column, cells: usize) -> Result<(), WriteError> {
-        let bad = |why: String| WriteError::Input(format!("field `{}`: {why}", f.name));
+    /// Checks `col` (of `cells` cells) against the field: datatype, values
+    /// per cell, sizes, offsets, validity.
+    pub fn check(&self, f: &FieldInfo, col: &Column, cells: usize) -> Result<(), WriteError> {
+        let bad = |why: String| Err(WriteError::Input(format!("field `{}`: {why}", f.name)));
         if col.datatype != f.datatype || col.cell_val_num != f.cell_val_num {
-            return Err(bad(format!(
+            return bad(format!(
                 "given {} x {:?}, the schema has {} x {:?}",
                 col.datatype, col.cell_val_num, f.datatype, f.cell_val_num
-            )));
+            ));
         }
-        match (&mut self.offsets, &col.offsets) {
-            (Some(mine), Some(theirs)) => {
+        match (&self.offsets, &col.offsets) {
+            (Some(_), Some(theirs)) => {
                 if theirs.len() != cells + 1
                     || theirs.last().copied() != Some(col.data.len() as u64)
                 {
-                    return Err(bad(format!("{} offsets for {cells} cells", theirs.len())));
+                    return bad(format!("{} offsets for {cells} cells", theirs.len()));
                 }
                 if theirs.windows(2).any(|w| w[0] > w[1]) {
-                    return Err(bad("offsets are not monotone".into()));
+                    return bad("offsets are not monotone".into());
                 }
-                let base = self.data.len() as u64 - theirs[0];
-                mine.extend(theirs[..cells].iter().map(|o| o + base));
-                self.data.extend_from_slice(&col.data[theirs[0] as usize..]);
             }
             (None, None) => {
                 let want = cells as u64 * f.cell_size();
                 if col.data.len() as u64 != want {
-                    return Err(bad(format!(
+                    return bad(format!(
                         "{} bytes for {cells} cells of {} bytes",
                         col.data.len(),
                         f.cell_size()
-                    )));
+                    ));
                 }
-                self.data.extend_from_slice(&col.data);
             }
-            _ => return Err(bad("var-sized cells expected or given, not both".into())),
+            _ => return bad("var-sized cells expected or given, not both".into()),
+        }
+        match (&self.validity, &col.validity) {
+            (Some(_), Some(theirs)) if theirs.len() != cells => {
+                bad(format!("{} validity bytes for {cells} cells", theirs.len()))
+            }
+            (None, Some(v)) if v.contains(&0) => {
+                bad("a null cell in a field that is not nullable".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Appends `col`'s cells, [`check`](Self::check)ed before.
+    pub fn append(&mut self, col: &Column, cells: usize) {
+        match (&mut self.offsets, &col.offsets) {
+            (Some(mine), Some(theirs)) => {
+                let base = self.data.len() as u64 - theirs[0];
+                mine.extend(theirs[..cells].iter().map(|o| o + base));
+                self.data.extend_from_slice(&col.data[theirs[0] as usize..]);
+            }
+            _ => self.data.extend_from_slice(&col.data),
         }
         match (&mut self.validity, &col.validity) {
-            (Some(mine), Some(theirs)) if theirs.len() == cells => mine.extend_from_slice(theirs),
+            (Some(mine), Some(theirs)) => mine.extend_from_slice(theirs),
             (Some(mine), None) => mine.extend(std::iter::repeat_n(1u8, cells)),
-            (Some(_), Some(theirs)) => {
-                return Err(bad(format!(
-                    "{} validity bytes for {cells} cells",
-                    theirs.len()
-                )))
-            }
-            (None, Some(v)) if v.iter().all(|&b| b != 0) => {}
-            (None, Some(_)) => {
-                return Err(bad("a null cell in a field that is not nullable".into()))
-            }
-            (None, None) => {}
+            _ => {}
         }
-        Ok(())
+    }
+
+    /// As [`append`](Self::append), taking `col`: when nothing is held its
+    /// buffers become these, with no copy.
+    pub fn append_owned(&mut self, col: Column, cells: usize) {
+        let starts_at_zero = col.offsets.as_ref().is_none_or(|o| o.first() == Some(&0));
+        if !self.data.is_empty() || !starts_at_zero {
+            return self.append(&col, cells);
+        }
+        self.data = col.data;
+        if let (Some(mine), Some(mut theirs)) = (&mut self.offsets, col.offsets) {
+            theirs.truncate(cells);
+            *mine = theirs;
+        }
+        if let Some(mine) = &mut self.validity {
+            *mine = col.validity.unwrap_or_else(|| vec![1; cells]);
+        }
     }
 
     /// The cells in the order `idx` gives; [`FILL`] places `fill` (a
     /// cell's bytes and its validity byte).
     pub fn permuted(&self, idx: &[usize], cell_size: usize, fill: (&[u8], u8)) -> FieldBuffer {
+        if self.offsets.is_none() && self.validity.is_none() {
+            return self.gathered(idx, cell_size, fill.0);
+        }
         let mut out = FieldBuffer {
             data: Vec::with_capacity(self.data.len()),
             offsets: self.offsets.as_ref().map(|_| Vec::with_capacity(idx.len())),
@@ -141,5 +167,26 @@ impl FieldBuffer {
             }
         }
         out
+    }
+
+    /// [`permuted`](Self::permuted) for fixed-sized cells with no
+    /// validity: cells copied in parallel, straight to their places.
+    fn gathered(&self, idx: &[usize], cell_size: usize, fill: &[u8]) -> FieldBuffer {
+        use rayon::prelude::*;
+        let mut data = vec![0u8; idx.len() * cell_size];
+        if cell_size > 0 {
+            data.par_chunks_mut(cell_size)
+                .zip(idx.par_iter())
+                .with_min_len(4096)
+                .for_each(|(out, &i)| match i {
+                    FILL => out.copy_from_slice(fill),
+                    i => out.copy_from_slice(&self.data[i * cell_size..(i + 1) * cell_size]),
+                });
+        }
+        FieldBuffer {
+            data,
+            offsets: None,
+            validity: None,
+        }
     }
 }

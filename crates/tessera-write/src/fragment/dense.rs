@@ -13,7 +13,8 @@ use super::buffer::FieldBuffer;
 use crate::WriteError;
 use rayon::prelude::*;
 use std::ops::Range;
-use tessera_schema::{ArraySchema, Dimension, Range1D, Value};
+use tessera_schema::{ArraySchema, Dimension, Range1D};
+use tessera_tile::datatype::Physical;
 use tessera_tile::Layout;
 
 /// A tile position holding the fill value instead of a written cell.
@@ -24,8 +25,9 @@ pub(crate) struct DenseTiles {
     /// For each cell of each tile, its row-major place in the box, or
     /// [`FILL`] outside it.
     pub order: Vec<usize>,
-    /// For each place in the box, row-major, the written cell there.
-    pub slots: Vec<usize>,
+    /// For each place in the box, row-major, the written cell there;
+    /// `None` when the cells came in that order (then place = cell).
+    pub slots: Option<Vec<usize>>,
     /// Each tile's positions in `order`.
     pub tiles: Vec<Range<usize>>,
     /// The box written.
@@ -57,15 +59,38 @@ impl Axis {
     }
 }
 
-/// A coordinate of a dense dimension (integers and datetimes only).
-fn int(d: &Dimension, bytes: &[u8]) -> Result<i128, WriteError> {
-    match Value::decode(d.datatype, bytes) {
-        Value::Int(v) => Ok(v as i128),
-        Value::UInt(v) => Ok(v as i128),
-        _ => Err(WriteError::Input(format!(
-            "dimension `{}` of type {} cannot be dense",
-            d.name, d.datatype
-        ))),
+/// How a dense dimension's coordinates (integers and datetimes only) are
+/// read: little-endian, `width` bytes, signed or not.
+#[derive(Clone, Copy)]
+struct IntCoords {
+    width: usize,
+    signed: bool,
+}
+
+impl IntCoords {
+    fn of(d: &Dimension) -> Result<IntCoords, WriteError> {
+        let (width, signed) = match d.datatype.physical() {
+            Physical::Int(w) => (w as usize, true),
+            Physical::UInt(w) => (w as usize, false),
+            _ => {
+                return Err(WriteError::Input(format!(
+                    "dimension `{}` of type {} cannot be dense",
+                    d.name, d.datatype
+                )))
+            }
+        };
+        Ok(IntCoords { width, signed })
+    }
+
+    fn read(self, b: &[u8]) -> i128 {
+        let mut x = [0u8; 8];
+        x[..self.width].copy_from_slice(&b[..self.width]);
+        let v = u64::from_le_bytes(x);
+        let shift = 64 - 8 * self.width as u32;
+        match self.signed {
+            true => (((v << shift) as i64) >> shift) as i128,
+            false => v as i128,
+        }
     }
 }
 
@@ -77,19 +102,24 @@ fn bytes_of(d: &Dimension, v: i128) -> Vec<u8> {
 /// Lays out the cells whose coordinates are `dims` (one buffer per
 /// dimension, `cells` each): checks they cover a box exactly once and
 /// places them in the box's space tiles.
+/// `outside` reports the first cell outside the domain, should the box
+/// leave it.
 pub(crate) fn dense_tiles(
     schema: &ArraySchema,
     dims: &[FieldBuffer],
     cells: usize,
+    outside: &dyn Fn() -> Result<(), WriteError>,
 ) -> Result<DenseTiles, WriteError> {
-    let coord = |j: usize, i: usize| {
-        let d = &schema.dimensions[j];
-        int(d, dims[j].value(i, d.coord_size() as usize))
-    };
+    let ints = schema
+        .dimensions
+        .iter()
+        .map(IntCoords::of)
+        .collect::<Result<Vec<_>, _>>()?;
+    let coord = |j: usize, i: usize| ints[j].read(dims[j].value(i, ints[j].width));
     let mut axes = Vec::with_capacity(dims.len());
     for (j, d) in schema.dimensions.iter().enumerate() {
         let (start, end) = match &d.domain {
-            Some((lo, hi)) => (int(d, lo)?, int(d, hi)?),
+            Some((lo, hi)) => (ints[j].read(lo), ints[j].read(hi)),
             None => {
                 return Err(WriteError::Input(format!(
                     "dimension `{}` has no domain",
@@ -98,16 +128,19 @@ pub(crate) fn dense_tiles(
             }
         };
         let extent = match &d.tile_extent {
-            Some(e) => int(d, e)?.max(1),
+            Some(e) => ints[j].read(e).max(1),
             None => end - start + 1,
         };
         let (lo, hi) = (0..cells)
             .into_par_iter()
-            .map(|i| coord(j, i).map(|v| (v, v)))
-            .try_reduce(
+            .map(|i| (coord(j, i), coord(j, i)))
+            .reduce(
                 || (i128::MAX, i128::MIN),
-                |a, b| Ok((a.0.min(b.0), a.1.max(b.1))),
-            )?;
+                |a, b| (a.0.min(b.0), a.1.max(b.1)),
+            );
+        if lo < start || hi > end {
+            outside()?;
+        }
         axes.push(Axis {
             start,
             extent,
@@ -131,16 +164,13 @@ pub(crate) fn dense_tiles(
     let total = tile_num.checked_mul(per_tile).ok_or_else(|| {
         WriteError::Input("the box's space tiles hold more cells than memory can".into())
     })?;
-    let mut order = vec![FILL; total];
+    let mut order = vec![0usize; total];
     order
         .par_chunks_mut(per_tile)
         .enumerate()
         .for_each(|(t, out)| {
             let tile = unravel(t as u64, &tile_counts, &tile_order);
-            for (c, slot) in out.iter_mut().enumerate() {
-                let cell = unravel(c as u64, &extents, &cell_order);
-                *slot = box_position(&axes, &tile, &cell).unwrap_or(FILL);
-            }
+            fill_tile(&axes, &tile, &cell_order, out);
         });
     let non_empty_domain = axes
         .iter()
@@ -162,29 +192,32 @@ pub(crate) fn dense_tiles(
 }
 
 /// The written cell at each position of the box (row-major), checked: no
-/// position written twice, none left out.
+/// position written twice, none left out; `None` when cell `i` is at
+/// position `i`.
 fn box_slots(
     schema: &ArraySchema,
     axes: &[Axis],
-    coord: &(dyn Fn(usize, usize) -> Result<i128, WriteError> + Sync),
+    coord: &(dyn Fn(usize, usize) -> i128 + Sync),
     cells: usize,
-) -> Result<Vec<usize>, WriteError> {
+) -> Result<Option<Vec<usize>>, WriteError> {
     let row_major: Vec<usize> = (0..axes.len()).collect();
     let lens: Vec<u64> = axes.iter().map(|a| a.len()).collect();
     let box_cells = lens
         .iter()
         .try_fold(1u64, |n, &l| n.checked_mul(l))
         .unwrap_or(u64::MAX);
-    let mut keyed: Vec<(u64, usize)> = (0..cells)
-        .into_par_iter()
-        .map(|i| {
-            let mut k = 0u64;
-            for (j, a) in axes.iter().enumerate() {
-                k = k * a.len() + (coord(j, i)? - a.lo) as u64;
-            }
-            Ok((k, i))
-        })
-        .collect::<Result<_, WriteError>>()?;
+    let key = |i: usize| -> u64 {
+        let mut k = 0u64;
+        for (j, a) in axes.iter().enumerate() {
+            k = k * a.len() + (coord(j, i) - a.lo) as u64;
+        }
+        k
+    };
+    // Cells given row-major, as reads return them: no sort, no table.
+    if box_cells == cells as u64 && (0..cells).into_par_iter().all(|i| key(i) == i as u64) {
+        return Ok(None);
+    }
+    let mut keyed: Vec<(u64, usize)> = (0..cells).into_par_iter().map(|i| (key(i), i)).collect();
     keyed.par_sort_unstable();
     let name = |pos: &[i128]| -> String {
         schema
@@ -218,7 +251,7 @@ fn box_slots(
     if box_cells != cells as u64 {
         return Err(gap(&name(&at(cells as u64))));
     }
-    Ok(keyed.into_iter().map(|(_, i)| i).collect())
+    Ok(Some(keyed.into_iter().map(|(_, i)| i).collect()))
 }
 
 fn gap(cell: &str) -> WriteError {
@@ -238,17 +271,47 @@ fn unravel(mut n: u64, lens: &[u64], order: &[usize]) -> Vec<u64> {
     idx
 }
 
-/// The row-major position in the box of cell `cell` of space tile `tile`
-/// (both relative: the tile among the box's tiles, the cell in its tile),
-/// or `None` outside the box.
-fn box_position(axes: &[Axis], tile: &[u64], cell: &[u64]) -> Option<usize> {
-    let mut k = 0u64;
-    for ((a, &t), &c) in axes.iter().zip(tile).zip(cell) {
-        let v = a.start + (a.tiles().0 + t as i128) * a.extent + c as i128;
-        if v < a.lo || v > a.hi {
-            return None;
+/// Fills `out` with the box place of each cell of space tile `tile` (its
+/// index among the box's tiles), cells in `cell_order` (slowest first), or
+/// [`FILL`] outside the box: row by row along the fastest dimension, whose
+/// places in a row step by that dimension's row-major stride.
+fn fill_tile(axes: &[Axis], tile: &[u64], cell_order: &[usize], out: &mut [usize]) {
+    let inner = *cell_order.last().expect("a dimension");
+    let starts: Vec<i128> = axes
+        .iter()
+        .zip(tile)
+        .map(|(a, &t)| a.start + (a.tiles().0 + t as i128) * a.extent)
+        .collect();
+    let strides: Vec<u64> = (0..axes.len())
+        .map(|j| axes[j + 1..].iter().map(Axis::len).product())
+        .collect();
+    let outer: Vec<usize> = cell_order[..cell_order.len() - 1].to_vec();
+    let mut cell = vec![0i128; axes.len()];
+    for row in out.chunks_mut(axes[inner].extent as usize) {
+        // The row's place without the fastest dimension, or none outside.
+        let mut base = Some(0u64);
+        for &j in &outer {
+            let v = starts[j] + cell[j];
+            let a = &axes[j];
+            base = base.filter(|_| v >= a.lo && v <= a.hi);
+            base = base.map(|b| b + (v - a.lo) as u64 * strides[j]);
         }
-        k = k * a.len() + (v - a.lo) as u64;
+        let a = &axes[inner];
+        for (c, slot) in row.iter_mut().enumerate() {
+            let v = starts[inner] + c as i128;
+            *slot = match base {
+                Some(b) if v >= a.lo && v <= a.hi => {
+                    (b + (v - a.lo) as u64 * strides[inner]) as usize
+                }
+                _ => FILL,
+            };
+        }
+        for &j in outer.iter().rev() {
+            cell[j] += 1;
+            if cell[j] < axes[j].extent {
+                break;
+            }
+            cell[j] = 0;
+        }
     }
-    Some(k as usize)
 }

@@ -234,9 +234,38 @@ impl FragmentWriter {
 
     /// Adds cells: one column per dimension and attribute, by name, all of
     /// the same number of cells. A nullable attribute left out is null.
+    /// Columns that do not fit the schema add nothing.
     pub fn write(&mut self, columns: &[Column]) -> Result<(), WriteError> {
+        let n = self.check(columns)?;
+        for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
+            match columns.iter().find(|c| c.name == f.name) {
+                Some(c) => buf.append(c, n),
+                None => buf.append(&null_column(f, n), n),
+            }
+        }
+        self.cells += n;
+        self.keep_to_budget()
+    }
+
+    /// As [`write`](Self::write), taking the columns: the first batch's
+    /// buffers are held as they are, not copied (a whole file read as one
+    /// batch is not copied again).
+    pub fn write_owned(&mut self, mut columns: Vec<Column>) -> Result<(), WriteError> {
+        let n = self.check(&columns)?;
+        for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
+            match columns.iter().position(|c| c.name == f.name) {
+                Some(i) => buf.append_owned(columns.swap_remove(i), n),
+                None => buf.append(&null_column(f, n), n),
+            }
+        }
+        self.cells += n;
+        self.keep_to_budget()
+    }
+
+    /// The number of cells `columns` add, each checked against its field.
+    fn check(&self, columns: &[Column]) -> Result<usize, WriteError> {
         let Some(first) = columns.first() else {
-            return Ok(());
+            return Ok(0);
         };
         let n = first.cell_count();
         if let Some(c) = columns
@@ -248,7 +277,7 @@ impl FragmentWriter {
                 c.name
             )));
         }
-        for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
+        for (f, buf) in self.fields.iter().zip(&self.buffers) {
             match columns.iter().find(|c| c.name == f.name) {
                 Some(c) if c.cell_count() != n => {
                     return Err(WriteError::Input(format!(
@@ -258,13 +287,12 @@ impl FragmentWriter {
                         first.name
                     )))
                 }
-                Some(c) => buf.append(f, c, n)?,
-                None if f.nullable => buf.append(f, &null_column(f, n), n)?,
+                Some(c) => buf.check(f, c, n)?,
+                None if f.nullable || n == 0 => {}
                 None => return Err(WriteError::Input(format!("field `{}` is missing", f.name))),
             }
         }
-        self.cells += n;
-        self.keep_to_budget()
+        Ok(n)
     }
 
     /// Writes the cells held and commits the write; returns the names of
@@ -285,7 +313,11 @@ impl FragmentWriter {
 
     /// Writes the cells held as a fragment, uncommitted.
     fn write_part(&self) -> Result<FragmentFolder, WriteError> {
-        self.check_domain()?;
+        // A dense write checks its box against the domain (and looks for
+        // the first cell outside only when the box leaves it).
+        if self.schema.array_type == ArrayType::Sparse {
+            self.check_domain()?;
+        }
         let laid = match self.schema.array_type {
             ArrayType::Dense => self.dense_layout()?,
             ArrayType::Sparse => self.sparse_layout()?,
@@ -341,12 +373,17 @@ impl FragmentWriter {
     /// the attributes' cells placed in them.
     fn dense_layout(&self) -> Result<Layout, WriteError> {
         let dims = self.schema.dimensions.len();
-        let t = dense_tiles(&self.schema, &self.buffers[..dims], self.cells)?;
-        let cell_at: Vec<usize> = t
-            .order
-            .par_iter()
-            .map(|&k| if k == FILL { FILL } else { t.slots[k] })
-            .collect();
+        let outside = || self.check_domain();
+        let t = dense_tiles(&self.schema, &self.buffers[..dims], self.cells, &outside)?;
+        let cell_at: std::borrow::Cow<'_, [usize]> = match &t.slots {
+            None => (&t.order[..]).into(),
+            Some(slots) => t
+                .order
+                .par_iter()
+                .map(|&k| if k == FILL { FILL } else { slots[k] })
+                .collect::<Vec<usize>>()
+                .into(),
+        };
         // libtiledb's tiles start zeroed: cells outside the box hold zeros
         // (the fill value is the reader's, for cells no fragment covers).
         let cells = self
