@@ -1,16 +1,18 @@
-"""Writing a sparse array: tessera against libtiledb, in the same run.
+"""Writing arrays: tessera against libtiledb, in the same run.
 
     python write.py BENCH_DIR TESSERA ROUNDS
 
-For the bench's 10-million-cell sparse array (sparse_2d): its cells are
-read once, untimed (tessera writes them to an Arrow IPC file; TileDB-Py
-reads them into numpy arrays). Then, alternating, each round:
+For the bench's 10-million-cell sparse array (sparse_2d) and its dense
+float64 ZSTD array (dense_f64_zstd, 8192 x 8192 cells): the cells are read
+once, untimed (tessera writes them to an Arrow IPC file, coordinates
+included; TileDB-Py reads them into numpy arrays). Then, alternating, each
+round:
   - tessera: `tessera write COPY --input cells.arrow` into an empty copy
     (made by `tessera create`), the whole process timed: start-up, reading
-    the Arrow file, sorting, filtering, writing;
-  - libtiledb: one `B[x, y] = {...}` write (TileDB-Py 0.36.1, libtiledb
-    2.30) into an empty copy, the write alone timed, in a process that
-    already holds the cells.
+    the Arrow file, sorting or placing the cells, filtering, writing;
+  - libtiledb: one write (TileDB-Py 0.36.1, libtiledb 2.30; sparse
+    `B[x, y] = {...}`, dense `B[:] = {...}`) into an empty copy, the write
+    alone timed, in a process that already holds the cells.
 Prints best and median seconds and peak RSS of each as a Markdown table.
 """
 import os
@@ -21,32 +23,45 @@ import sys
 import time
 
 bench, tessera, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-src = os.path.join(bench, "sparse_2d")
 work = os.path.join(bench, "write-bench")
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-schema = os.path.join(work, "schema.json")
-cells = os.path.join(work, "cells.arrow")
-with open(schema, "w") as fh:
-    subprocess.run([tessera, "schema", src, "--json"], stdout=fh, check=True)
-subprocess.run([tessera, "read", src, "--format", "arrow", "-o", cells], check=True)
 
 LIBTILEDB = r"""
 import resource, sys, time, tiledb
 src, dst = sys.argv[1], sys.argv[2]
 with tiledb.open(src) as A:
     schema = A.schema
-    d = A.query(coords=True)[:]
+    if schema.sparse:
+        d = A.query(coords=True)[:]
+    else:
+        d = A[:]
 tiledb.Array.create(dst, schema)
+attrs = {schema.attr(i).name: d[schema.attr(i).name] for i in range(schema.nattr)}
 t0 = time.perf_counter()
 with tiledb.open(dst, "w") as B:
-    B[d["x"], d["y"]] = {"v": d["v"], "k": d["k"]}
+    if schema.sparse:
+        B[d["x"], d["y"]] = attrs
+    else:
+        B[:] = attrs
 dt = time.perf_counter() - t0
 print(dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
-def run_tessera(i):
+def prepare(name):
+    """The array's schema (JSON) and cells (Arrow IPC) for tessera."""
+    src = os.path.join(bench, name)
+    schema = os.path.join(work, f"{name}.json")
+    cells = os.path.join(work, f"{name}.arrow")
+    with open(schema, "w") as fh:
+        subprocess.run([tessera, "schema", src, "--json"], stdout=fh, check=True)
+    subprocess.run([tessera, "read", src, "--format", "arrow", "-o", cells], check=True)
+    return src, schema, cells
+
+
+def run_tessera(case, i):
+    _, schema, cells = case
     dst = os.path.join(work, f"tessera-{i}")
     shutil.rmtree(dst, ignore_errors=True)
     subprocess.run([tessera, "create", dst, "--schema", schema], check=True)
@@ -59,7 +74,8 @@ def run_tessera(i):
     return dt, ru.ru_maxrss / 1024
 
 
-def run_libtiledb(i):
+def run_libtiledb(case, i):
+    src = case[0]
     dst = os.path.join(work, f"libtiledb-{i}")
     shutil.rmtree(dst, ignore_errors=True)
     out = subprocess.run([sys.executable, "-c", LIBTILEDB, src, dst], capture_output=True, text=True, check=True)
@@ -68,20 +84,26 @@ def run_libtiledb(i):
     return dt, rss
 
 
-t, lt = [], []
-for i in range(rounds):
-    pair = (run_tessera, t), (run_libtiledb, lt)
-    for f, acc in (pair if i % 2 == 0 else pair[::-1]):
-        acc.append(f(i))
-    print(f"round {i}: tessera {t[-1][0]:.3f}s, libtiledb {lt[-1][0]:.3f}s", file=sys.stderr, flush=True)
-
-
 def f(v):
     s = [x[0] for x in v]
     return f"{min(s):.3f} / {statistics.median(s):.3f}"
 
 
-ratio = statistics.median(x[0] for x in t) / statistics.median(x[0] for x in lt)
+rows = []
+for name, cells_label in (("sparse_2d", "10,000,000"), ("dense_f64_zstd", "67,108,864")):
+    case = prepare(name)
+    t, lt = [], []
+    for i in range(rounds):
+        pair = (run_tessera, t), (run_libtiledb, lt)
+        for fn, acc in (pair if i % 2 == 0 else pair[::-1]):
+            acc.append(fn(case, i))
+        print(f"{name} round {i}: tessera {t[-1][0]:.3f}s, libtiledb {lt[-1][0]:.3f}s", file=sys.stderr, flush=True)
+    os.remove(case[2])
+    ratio = statistics.median(x[0] for x in t) / statistics.median(x[0] for x in lt)
+    rss = f"{max(x[1] for x in t):.0f} / {max(x[1] for x in lt):.0f}"
+    rows.append(f"| {name} | {cells_label} | {f(t)} | {f(lt)} | {ratio:.2f} | {rss} |")
+
 print("| array | cells | tessera s (process) | libtiledb s (write only) | ratio | RSS tessera / libtiledb MiB |")
 print("|---|---|---|---|---|---|")
-print(f"| sparse_2d | 10,000,000 | {f(t)} | {f(lt)} | {ratio:.2f} | {max(x[1] for x in t):.0f} / {max(x[1] for x in lt):.0f} |")
+for r in rows:
+    print(r)
