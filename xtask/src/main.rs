@@ -11,6 +11,7 @@
 
 mod bench;
 mod dist;
+mod random;
 mod writes;
 
 use serde_json::{json, Value};
@@ -34,7 +35,13 @@ fn root() -> PathBuf {
 fn run(cmd: &mut Command) -> Result<std::process::Output, Error> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr)).into());
+        // Check scripts report what differs on stdout: show both.
+        return Err(format!(
+            "{cmd:?} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
     }
     Ok(out)
 }

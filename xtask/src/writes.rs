@@ -52,11 +52,31 @@ pub fn check_writes() -> Result<(), Error> {
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("{created} arrays created by tessera, read back by TileDB-Py 0.36.1 equal");
     check_budget(&fixtures, &py)?;
+    check_random(&py)?;
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1"] {
         check_appends(release)?;
     }
     Ok(())
 }
+
+/// Random arrays tessera wrote (`random.rs`), read by TileDB-Py 0.36.1.
+fn check_random(py: &Path) -> Result<(), Error> {
+    let out = root().join("target/check-random");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    crate::random::write_random_arrays(&out, RANDOM_ARRAYS)?;
+    let report = run(Command::new(py)
+        .arg(root().join("xtask/fixtures/check_random.py"))
+        .arg(&out))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!(
+        "{RANDOM_ARRAYS} random arrays written by tessera, read back by TileDB-Py 0.36.1 equal"
+    );
+    Ok(())
+}
+
+/// How many random arrays `check_random` writes.
+const RANDOM_ARRAYS: u64 = 24;
 
 /// Copies sparse fixtures with a write budget small enough to cut each
 /// write into several fragments (committed by one consolidated commits

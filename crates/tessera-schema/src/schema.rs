@@ -274,6 +274,20 @@ impl ArraySchema {
     /// Checks what the bytes alone cannot: cross-field consistency.
     pub fn validate(&self) -> Result<(), SchemaError> {
         let mut names = std::collections::HashSet::new();
+        let first = self.dimensions.first().map(|d| d.datatype);
+        if let Some(d) = self.dimensions.iter().find(|d| Some(d.datatype) != first) {
+            if self.array_type == ArrayType::Dense {
+                // libtiledb refuses such a domain (`ArraySchema::set_domain`).
+                return Err(SchemaError::invalid(
+                    format!("dimension `{}`", d.name),
+                    format!(
+                        "in dense arrays all dimensions have one datatype; this one is {}, the first {}",
+                        d.datatype,
+                        first.expect("a first dimension")
+                    ),
+                ));
+            }
+        }
         for d in &self.dimensions {
             let field = format!("dimension `{}`", d.name);
             if !names.insert(d.name.as_str()) {

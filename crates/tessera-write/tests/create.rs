@@ -222,3 +222,24 @@ fn older_formats_are_refused_clearly() {
         "{err}"
     );
 }
+
+/// A dense schema whose dimensions differ in datatype is refused, as
+/// libtiledb refuses it (`ArraySchema::set_domain`); nothing is created.
+#[test]
+fn dense_dimensions_of_two_datatypes_are_refused() {
+    let doc = tessera_schema::json::schema_from_json(&serde_json::json!({
+        "array_type": "dense",
+        "dimensions": [
+            {"name": "r", "type": "UINT16", "domain": [0, 9], "tile_extent": 5},
+            {"name": "c", "type": "INT8", "domain": [-20, -11], "tile_extent": 5},
+        ],
+        "attributes": [{"name": "v", "type": "INT32"}],
+    }));
+    let err = doc.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.contains(
+            "in dense arrays all dimensions have one datatype; this one is INT8, the first UINT16"
+        ),
+        "{err}"
+    );
+}
