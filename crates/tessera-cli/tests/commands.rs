@@ -503,19 +503,7 @@ fn write_copies_cells_and_refuses_bad_input() {
         "dense_col_major",
         "dense_partial_fill",
     ] {
-        let (a, schema) = fixture_schema(&dir, name);
-        let b = dir.join(name);
-        let b = b.to_str().unwrap();
-        assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
-        let (ok, cells, err) = tessera(&["read", &a]);
-        assert!(ok, "{err}");
-        let input = dir.join(format!("{name}.jsonl"));
-        std::fs::write(&input, &cells).unwrap();
-        let (ok, _, err) = tessera(&["write", b, "--input", input.to_str().unwrap()]);
-        assert!(ok, "{name}: {err}");
-        let (ok, copied, err) = tessera(&["read", b]);
-        assert!(ok, "{err}");
-        assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
+        copy_through(&dir, name, "jsonl");
     }
     let b = dir.join("sparse_2d");
     let b = b.to_str().unwrap();
@@ -637,19 +625,7 @@ fn write_takes_the_csv_read_prints() {
         "dense_2d_types",
         "dense_nullable_var",
     ] {
-        let (a, schema) = fixture_schema(&dir, name);
-        let b = dir.join(name);
-        let b = b.to_str().unwrap();
-        assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
-        let (ok, cells, err) = tessera(&["read", &a, "--format", "csv"]);
-        assert!(ok, "{err}");
-        let input = dir.join(format!("{name}.csv"));
-        std::fs::write(&input, &cells).unwrap();
-        let (ok, _, err) = tessera(&["write", b, "--input", input.to_str().unwrap()]);
-        assert!(ok, "{name}: {err}");
-        let (ok, copied, err) = tessera(&["read", b, "--format", "csv"]);
-        assert!(ok, "{err}");
-        assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
+        copy_through(&dir, name, "csv");
     }
     let b = dir.join("sparse_2d");
     let b = b.to_str().unwrap();
@@ -755,6 +731,25 @@ fn write_keeps_to_its_budget() {
     };
     assert!(empty("__commits") && empty("__fragments"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Copies fixture `name` into `dir/<name>`: `tessera schema --json |
+/// tessera create`, then `tessera read --format F | tessera write`
+/// (through a `.F` file); the copy must read the same cells in that format.
+fn copy_through(dir: &Path, name: &str, format: &str) {
+    let (a, schema) = fixture_schema(dir, name);
+    let b = dir.join(name);
+    let b = b.to_str().unwrap();
+    assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+    let (ok, cells, err) = tessera(&["read", &a, "--format", format]);
+    assert!(ok, "{err}");
+    let input = dir.join(format!("{name}.{format}"));
+    std::fs::write(&input, &cells).unwrap();
+    let (ok, _, err) = tessera(&["write", b, "--input", input.to_str().unwrap()]);
+    assert!(ok, "{name}: {err}");
+    let (ok, copied, err) = tessera(&["read", b, "--format", format]);
+    assert!(ok, "{err}");
+    assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
 }
 
 /// `s`'s lines sorted: cells compared whatever their order.

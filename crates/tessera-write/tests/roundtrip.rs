@@ -137,6 +137,41 @@ fn rows(columns: &[Column], n: usize) -> Vec<Vec<Option<Vec<u8>>>> {
     out
 }
 
+/// The attributes both properties write: a nullable INT32, a nullable
+/// var-sized UTF-8 string (ZSTD), two UINT8 values (BYTESHUFFLE, LZ4).
+fn attributes() -> serde_json::Value {
+    json!([
+        {"name": "a", "type": "INT32", "nullable": true},
+        {"name": "s", "type": "STRING_UTF8", "cell_val_num": "var", "nullable": true,
+         "filters": [{"name": "zstd", "level": 1}]},
+        {"name": "p", "type": "UINT8", "cell_val_num": 2,
+         "filters": [{"name": "byteshuffle"}, {"name": "lz4"}]},
+    ])
+}
+
+/// Columns of [`attributes`] for cells drawn as `(x, y)`: `a` is `x`
+/// (null when `x % 5 == 0`), `s` names `x` (null when `y % 3 == 0`), `p`
+/// is `y` and thrice `y`.
+fn attribute_columns(draws: &[(i32, u8)]) -> Vec<Column> {
+    let a: Vec<Option<Vec<u8>>> = draws
+        .iter()
+        .map(|&(x, _)| (x % 5 != 0).then(|| x.to_le_bytes().to_vec()))
+        .collect();
+    let s: Vec<Option<Vec<u8>>> = draws
+        .iter()
+        .map(|&(x, y)| (y % 3 != 0).then(|| format!("v{}", x % 1000).into_bytes()))
+        .collect();
+    let p: Vec<Option<Vec<u8>>> = draws
+        .iter()
+        .map(|&(_, y)| Some(vec![y, y.wrapping_mul(3)]))
+        .collect();
+    vec![
+        column("a", false, Datatype::Int32, CellValNum::Fixed(1), &a, true),
+        column("s", false, Datatype::StringUtf8, CellValNum::Var, &s, true),
+        column("p", false, Datatype::UInt8, CellValNum::Fixed(2), &p, false),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -156,12 +191,7 @@ proptest! {
             "capacity": capacity,
             "allows_duplicates": allows_duplicates,
             "dimensions": dims.iter().enumerate().map(|(j, (d, e))| d.json(j, *e)).collect::<Vec<_>>(),
-            "attributes": [
-                {"name": "a", "type": "INT32", "nullable": true},
-                {"name": "s", "type": "STRING_UTF8", "cell_val_num": "var", "nullable": true,
-                 "filters": [{"name": "zstd", "level": 1}]},
-                {"name": "p", "type": "UINT8", "cell_val_num": 2, "filters": [{"name": "byteshuffle"}, {"name": "lz4"}]},
-            ],
+            "attributes": attributes(),
         })).unwrap();
         let dir = std::env::temp_dir().join(format!("tessera-prop-{}-{}", std::process::id(), rand_suffix(&seeds)));
         let _ = std::fs::remove_dir_all(&dir);
@@ -186,12 +216,7 @@ proptest! {
                 column(&format!("d{j}"), true, d.datatype(), cvn, &vals, false)
             })
             .collect();
-        let a: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (c.1 % 5 != 0).then(|| c.1.to_le_bytes().to_vec())).collect();
-        let s: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (c.2 % 3 != 0).then(|| format!("v{}", c.1 % 1000).into_bytes())).collect();
-        let p: Vec<Option<Vec<u8>>> = cells.iter().map(|c| Some(vec![c.2, c.2.wrapping_mul(3)])).collect();
-        columns.push(column("a", false, Datatype::Int32, CellValNum::Fixed(1), &a, true));
-        columns.push(column("s", false, Datatype::StringUtf8, CellValNum::Var, &s, true));
-        columns.push(column("p", false, Datatype::UInt8, CellValNum::Fixed(2), &p, false));
+        columns.extend(attribute_columns(&cells.iter().map(|c| (c.1, c.2)).collect::<Vec<_>>()));
         let mut w = FragmentWriter::try_new(&dir, WriteOptions { timestamp: Some(1), ..Default::default() }).unwrap();
         // In two batches, to cover appending.
         let (first, second) = split(&columns, n / 2);
@@ -246,12 +271,7 @@ proptest! {
             "dimensions": axes.iter().enumerate().map(|(j, a)| json!({
                 "name": format!("d{j}"), "type": a.name, "domain": [a.lo, a.lo + a.len - 1], "tile_extent": a.extent,
             })).collect::<Vec<_>>(),
-            "attributes": [
-                {"name": "a", "type": "INT32", "nullable": true},
-                {"name": "s", "type": "STRING_UTF8", "cell_val_num": "var", "nullable": true,
-                 "filters": [{"name": "zstd", "level": 1}]},
-                {"name": "p", "type": "UINT8", "cell_val_num": 2, "filters": [{"name": "byteshuffle"}, {"name": "lz4"}]},
-            ],
+            "attributes": attributes(),
         })).unwrap();
         let dir = std::env::temp_dir().join(format!("tessera-prop-dense-{}-{shuffle:x}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -278,12 +298,7 @@ proptest! {
             })
             .collect();
         let h = |c: &Vec<i64>| key(c) as i32;
-        let a: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (h(c) % 5 != 0).then(|| h(c).to_le_bytes().to_vec())).collect();
-        let s: Vec<Option<Vec<u8>>> = cells.iter().map(|c| (h(c) % 3 != 0).then(|| format!("v{}", h(c) % 1000).into_bytes())).collect();
-        let p: Vec<Option<Vec<u8>>> = cells.iter().map(|c| Some(vec![h(c) as u8, (h(c) >> 8) as u8])).collect();
-        columns.push(column("a", false, Datatype::Int32, CellValNum::Fixed(1), &a, true));
-        columns.push(column("s", false, Datatype::StringUtf8, CellValNum::Var, &s, true));
-        columns.push(column("p", false, Datatype::UInt8, CellValNum::Fixed(2), &p, false));
+        columns.extend(attribute_columns(&cells.iter().map(|c| (h(c), (h(c) >> 8) as u8)).collect::<Vec<_>>()));
         let mut w = FragmentWriter::try_new(&dir, WriteOptions { timestamp: Some(1), ..Default::default() }).unwrap();
         let (first, second) = split(&columns, n / 2);
         w.write(&first).unwrap();
