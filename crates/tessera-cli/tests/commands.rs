@@ -430,9 +430,7 @@ fn a_closed_pipe_ends_the_output_quietly() {
 /// as an empty array. Mistakes in the JSON name the file and the field.
 #[test]
 fn create_copies_a_schema_from_its_json() {
-    let dir = std::env::temp_dir().join(format!("tessera-create-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tessera-create-cli");
     for name in [
         "sparse_2d",
         "enumerations",
@@ -488,9 +486,7 @@ fn create_copies_a_schema_from_its_json() {
 /// line and the field, and leaves B as it was.
 #[test]
 fn write_copies_cells_and_refuses_bad_input() {
-    let dir = std::env::temp_dir().join(format!("tessera-write-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tessera-write-cli");
     for name in [
         "sparse_2d",
         "sparse_strings",
@@ -572,9 +568,7 @@ fn refused(dir: &Path, b: &str, before: &str, cases: &[(&str, &str)]) {
 /// input the writer takes back (format from the extension).
 #[test]
 fn write_takes_the_arrow_and_parquet_files_read_writes() {
-    let dir = std::env::temp_dir().join(format!("tessera-write-arrow-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tessera-write-arrow");
     for name in [
         "sparse_strings",
         "validity_filters",
@@ -613,9 +607,7 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
 /// nullable), and a bad field is an error naming its line and field.
 #[test]
 fn write_takes_the_csv_read_prints() {
-    let dir = std::env::temp_dir().join(format!("tessera-write-csv-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tessera-write-csv");
     for name in [
         "sparse_2d",
         "sparse_strings",
@@ -648,9 +640,7 @@ fn write_takes_the_csv_read_prints() {
 /// unchanged.
 #[test]
 fn write_keeps_to_its_budget() {
-    let dir = std::env::temp_dir().join(format!("tessera-write-budget-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tessera-write-budget");
     let (a, schema) = fixture_schema(&dir, "sparse_large");
     let b = dir.join("sparse_large");
     let b = b.to_str().unwrap();
@@ -750,6 +740,14 @@ fn copy_through(dir: &Path, name: &str, format: &str) {
     let (ok, copied, err) = tessera(&["read", b, "--format", format]);
     assert!(ok, "{err}");
     assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
+}
+
+/// An empty scratch folder `<tag>-<pid>` in the temporary folder.
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// `s`'s lines sorted: cells compared whatever their order.
