@@ -56,6 +56,63 @@ pub fn check_writes() -> Result<(), Error> {
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1"] {
         check_appends(release)?;
     }
+    for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"] {
+        check_metadata(release)?;
+    }
+    Ok(())
+}
+
+/// Puts and deletes metadata keys of a copy of `release`'s metadata
+/// fixture (every type TileDB-Py writes, an overwrite and a deletion), and
+/// has that release's TileDB-Py read the copy's metadata: the original's
+/// with those changes.
+fn check_metadata(release: &str) -> Result<(), Error> {
+    use tessera_write::metadata::{put_metadata, value_from_text};
+    let original = root().join(format!("testdata/tiledb-{release}/array_metadata/array"));
+    let copy = root().join("target/check-meta").join(release);
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    let typed = |name: &str| {
+        tessera::tile::Datatype::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name() == name)
+    };
+    let sets: [(&str, &str, Option<&str>, serde_json::Value); 6] = [
+        ("added_int", "42", None, serde_json::json!(42)),
+        ("added_float", "0.25", None, serde_json::json!(0.25)),
+        ("ints", "[4, 5]", None, serde_json::json!([4, 5])),
+        ("added_str", "x, y", None, serde_json::json!("x, y")),
+        (
+            "added_blob",
+            "00ff10",
+            Some("BLOB"),
+            serde_json::json!({"hex": "00ff10"}),
+        ),
+        (
+            "added_i16",
+            "[-3, 4]",
+            Some("INT16"),
+            serde_json::json!([-3, 4]),
+        ),
+    ];
+    let mut entries = std::collections::BTreeMap::new();
+    let mut expected = serde_json::Map::new();
+    for (key, text, datatype, value) in sets {
+        let v = value_from_text(text, datatype.and_then(typed))?;
+        entries.insert(key.to_owned(), Some(v));
+        expected.insert(key.to_owned(), value);
+    }
+    entries.insert("str".to_owned(), None);
+    put_metadata(&copy, &entries, None, None)?;
+    let changes = serde_json::json!({"set": expected, "delete": ["str"]});
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_meta.py"))
+        .arg(&original)
+        .arg(&copy)
+        .arg(changes.to_string()))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!("metadata put and deleted by tessera, read back by TileDB-Py {release} as set");
     Ok(())
 }
 

@@ -43,7 +43,7 @@ enum Command {
     /// List the delete and update commits in force, with their conditions
     /// (as stored: the cells to keep) and, for updates, the values they set.
     Commits(commands::commits::Args),
-    /// Print the array metadata.
+    /// Print the array metadata; with --set KEY=VALUE and --delete KEY, put and delete keys.
     Meta(commands::meta::Args),
     /// Read every generic tile and data tile; report each problem. Exit 0 only when all is sound.
     Verify(commands::verify::Args),

@@ -723,6 +723,67 @@ fn write_keeps_to_its_budget() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tessera meta A --set KEY=VALUE --delete KEY [--type T]` puts and
+/// deletes keys; `tessera meta A --json` reads them back. Bad values are
+/// refused and write nothing.
+#[test]
+fn meta_puts_and_deletes_keys() {
+    let dir = scratch("tessera-meta-cli");
+    let a = dir.join("array");
+    copy_dir(
+        &common::testdata().join("tiledb-0.36.1/array_metadata/array"),
+        &a,
+    );
+    let a = a.to_str().unwrap();
+    let (ok, _, err) = tessera(&[
+        "meta",
+        a,
+        "--set",
+        "n=5",
+        "--set",
+        "f=1.5",
+        "--set",
+        "t=hi there",
+        "--delete",
+        "str",
+    ]);
+    assert!(ok && err.contains("3 set, 1 deleted"), "{err}");
+    let (ok, _, err) = tessera(&["meta", a, "--set", "b=00ff", "--type", "BLOB"]);
+    assert!(ok, "{err}");
+    let files = || std::fs::read_dir(dir.join("array/__meta")).unwrap().count();
+    let before = files();
+    for (args, want) in [
+        (
+            vec!["--set", "novalue"],
+            "--set novalue: expected KEY=VALUE",
+        ),
+        (
+            vec!["--set", "x=300", "--type", "INT8"],
+            "expected a INT8 value, found 300",
+        ),
+        (
+            vec!["--set", "x=1", "--type", "INT99"],
+            "--type INT99: not a TileDB datatype",
+        ),
+        (
+            vec!["--set", "x=1", "--delete", "x"],
+            "`x` is both set and deleted",
+        ),
+    ] {
+        let (ok, _, err) = tessera(&[vec!["meta", a], args].concat());
+        assert!(!ok && err.contains(want), "{err}");
+    }
+    assert_eq!(files(), before, "a refused change wrote a file");
+    let (ok, json, err) = tessera(&["meta", a, "--json"]);
+    assert!(ok, "{err}");
+    let got: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let want = serde_json::json!({
+        "b": "00ff", "f": 1.5, "float": 2.5, "int": -8, "ints": [1, 2, 3], "n": 5, "t": "hi there",
+    });
+    assert_eq!(got, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Copies fixture `name` into `dir/<name>`: `tessera schema --json |
 /// tessera create`, then `tessera read --format F | tessera write`
 /// (through a `.F` file); the copy must read the same cells in that format.

@@ -22,17 +22,18 @@ pub struct MetadataValue {
     pub bytes: Vec<u8>,
 }
 
-/// Applies the entries of one metadata file to `map`.
-pub fn apply_entries(
+/// The entries of one metadata file, in file order: each key with its
+/// value, or `None` where the file deletes it.
+pub fn decode_entries(
     payload: &[u8],
-    map: &mut BTreeMap<String, MetadataValue>,
-) -> Result<(), FragmentError> {
+) -> Result<Vec<(String, Option<MetadataValue>)>, FragmentError> {
     let mut r = Reader::new(payload, "array metadata");
+    let mut out = Vec::new();
     while !r.is_empty() {
         let n = r.u32("key length")?;
         let key = String::from_utf8_lossy(r.bytes("key", n as u64)?).into_owned();
         if r.bool("deletion")? {
-            map.remove(&key);
+            out.push((key, None));
             continue;
         }
         let at = r.position();
@@ -44,16 +45,60 @@ pub fn apply_entries(
             .checked_mul(datatype.size())
             .ok_or_else(|| r.invalid("number of values", "too large"))?;
         let bytes = r.bytes("value", len)?.to_vec();
-        map.insert(
-            key,
-            MetadataValue {
-                datatype,
-                count,
-                bytes,
-            },
-        );
+        let value = MetadataValue {
+            datatype,
+            count,
+            bytes,
+        };
+        out.push((key, Some(value)));
+    }
+    Ok(out)
+}
+
+/// Applies the entries of one metadata file to `map`.
+pub fn apply_entries(
+    payload: &[u8],
+    map: &mut BTreeMap<String, MetadataValue>,
+) -> Result<(), FragmentError> {
+    for (key, value) in decode_entries(payload)? {
+        match value {
+            Some(v) => map.insert(key, v),
+            None => map.remove(&key),
+        };
     }
     Ok(())
+}
+
+/// The payload of one metadata file, as libtiledb writes it: the entries in
+/// key order, each a `u32` key length, the key, a deletion byte, and unless
+/// deleted the value's datatype id, `u32` number of values and the bytes.
+/// An entry of `None` deletes its key. [`apply_entries`] reads it back.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use tessera_fragment::array_metadata::{apply_entries, encode_entries, MetadataValue};
+/// use tessera_tile::Datatype;
+/// let mut put = BTreeMap::new();
+/// let v = MetadataValue { datatype: Datatype::Int64, count: 1, bytes: 7i64.to_le_bytes().to_vec() };
+/// put.insert("n".to_string(), Some(v.clone()));
+/// put.insert("gone".to_string(), None);
+/// let mut map = BTreeMap::from([("gone".to_string(), v.clone())]);
+/// apply_entries(&encode_entries(&put), &mut map).unwrap();
+/// assert_eq!(map, BTreeMap::from([("n".to_string(), v)]));
+/// ```
+pub fn encode_entries(entries: &BTreeMap<String, Option<MetadataValue>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (key, value) in entries {
+        out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        out.extend_from_slice(key.as_bytes());
+        out.push(value.is_none() as u8);
+        if let Some(v) = value {
+            out.push(v.datatype as u8);
+            out.extend_from_slice(&v.count.to_le_bytes());
+            out.extend_from_slice(&v.bytes);
+        }
+    }
+    out
 }
 
 impl MetadataValue {

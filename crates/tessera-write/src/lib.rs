@@ -5,12 +5,14 @@
 //! `TileEncoder`); this crate puts them together into arrays on disk. So
 //! far: [`create_array`] (folders, schema and enumeration files, at format
 //! version 22, optionally encrypted), published whole or not at all, and
-//! [`FragmentWriter`] (a sparse or dense fragment, committed last).
+//! [`FragmentWriter`] (a sparse or dense fragment, committed last), and
+//! array metadata ([`metadata::put_metadata`]).
 
 pub mod arrow;
 mod create;
 mod error;
 mod fragment;
+pub mod metadata;
 pub mod name;
 pub mod rows;
 

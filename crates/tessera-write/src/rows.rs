@@ -227,7 +227,7 @@ fn encode_cell(t: Datatype, cvn: CellValNum, v: &Json) -> Result<Vec<u8>, String
 }
 
 /// One value of a numeric type.
-fn scalar(t: Datatype, v: &Json) -> Result<Vec<u8>, String> {
+pub(crate) fn scalar(t: Datatype, v: &Json) -> Result<Vec<u8>, String> {
     let bad = || format!("expected a {t} value, found {v}");
     Ok(match t.physical() {
         Physical::Int(w) | Physical::UInt(w) => {

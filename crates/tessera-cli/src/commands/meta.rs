@@ -1,16 +1,45 @@
-//! `tessera meta`: print the metadata of an array or a group.
+//! `tessera meta`: print the metadata of an array or a group; with `--set`
+//! and `--delete`, put and delete keys of an array's metadata (one metadata
+//! file a call, written whole).
 
 use crate::args::*;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
 use tessera::tile::storage::LocalFs;
+use tessera::tile::Datatype;
 
-/// Its arguments: the folder, its key and `--json`.
-pub use crate::args::Listing as Args;
+/// Print the array (or group) metadata; or put and delete keys.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub target: Target,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Put KEY=VALUE (repeatable): numbers and JSON lists of numbers as
+    /// INT64 or FLOAT64 (as TileDB-Py types Python values), other text as
+    /// STRING_UTF8; with --type, as that datatype (hex for BLOB).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Delete KEY (repeatable).
+    #[arg(long, value_name = "KEY")]
+    pub delete: Vec<String>,
+    /// The datatype of the --set values, as TileDB names it (`INT32`,
+    /// `FLOAT32`, `STRING_ASCII`, `BLOB`, ...).
+    #[arg(long = "type", value_name = "DATATYPE")]
+    pub datatype: Option<String>,
+    /// The metadata file's timestamp in milliseconds (default: now).
+    #[arg(long)]
+    pub timestamp: Option<u64>,
+}
 
 /// Runs `tessera meta`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let Listing { target, json } = args;
+    if !args.set.is_empty() || !args.delete.is_empty() {
+        return change(&args);
+    }
+    let target = &args.target;
     // An array's metadata, or a group's (the same format).
     let m = if is_group(&LocalFs, &target.array)? {
         let key = parse_key(&target.key)?;
@@ -20,12 +49,52 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     };
     let obj: serde_json::Map<String, serde_json::Value> =
         m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
-    if json {
+    if args.json {
         println!("{}", serde_json::to_string_pretty(&obj)?);
     } else {
         for (k, v) in &obj {
             println!("{k} = {v}");
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Puts and deletes keys: one metadata file.
+fn change(args: &Args) -> Result<ExitCode, BoxError> {
+    let datatype = match &args.datatype {
+        None => None,
+        Some(name) => Some(
+            Datatype::ALL
+                .iter()
+                .copied()
+                .find(|t| {
+                    t.name()
+                        .eq_ignore_ascii_case(name.trim_start_matches("TILEDB_"))
+                })
+                .ok_or_else(|| format!("--type {name}: not a TileDB datatype"))?,
+        ),
+    };
+    let mut entries = BTreeMap::new();
+    for kv in &args.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
+        let value = tessera_write::metadata::value_from_text(v, datatype)
+            .map_err(|e| format!("--set {kv}: {e}"))?;
+        entries.insert(k.to_owned(), Some(value));
+    }
+    for k in &args.delete {
+        if entries.insert(k.clone(), None).is_some() {
+            return Err(format!("`{k}` is both set and deleted").into());
+        }
+    }
+    let key = parse_key(&args.target.key)?;
+    let name =
+        tessera_write::metadata::put_metadata(&args.target.array, &entries, key, args.timestamp)?;
+    eprintln!(
+        "wrote __meta/{name}: {} set, {} deleted",
+        args.set.len(),
+        args.delete.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,136 @@
+//! Array metadata: putting and deleting keys, as libtiledb writes them. One
+//! write is one file `__meta/__t_t_<uuid>` (a generic tile of the entries,
+//! [`encode_entries`]), written under a name no reader takes for metadata
+//! and renamed when complete, as libtiledb does on local storage; readers
+//! replay the files in timestamp order, so a later put or delete of a key
+//! wins.
+
+use crate::create::generic_tile_pipeline;
+use crate::name::{now_ms, uuid};
+use crate::rows::scalar;
+use crate::WriteError;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tessera_filters::{write_generic_tile, EncryptionKey};
+use tessera_fragment::array_metadata::{encode_entries, MetadataValue, METADATA_FOLDER};
+use tessera_fragment::OpenArray;
+use tessera_tile::storage::LocalFs;
+use tessera_tile::Datatype;
+
+/// Puts (`Some`) and deletes (`None`) keys of the array at `array`'s
+/// metadata, at `timestamp` (milliseconds; default now); returns the name
+/// of the file written. The generic tile is written at the array's format
+/// version, so the libtiledb release that wrote the array reads it.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use tessera_write::metadata::{put_metadata, value_from_text};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-meta-{}", std::process::id()));
+/// let doc = tessera_schema::json::schema_from_json(&serde_json::json!({
+///     "array_type": "sparse",
+///     "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9], "tile_extent": 5}],
+///     "attributes": [{"name": "v", "type": "INT32"}],
+/// })).unwrap();
+/// tessera_write::create_array(&dir, &doc, None, None).unwrap();
+/// let entries = BTreeMap::from([
+///     ("unit".to_string(), Some(value_from_text("m/s", None).unwrap())),
+///     ("scale".to_string(), Some(value_from_text("[1, 2]", None).unwrap())),
+/// ]);
+/// put_metadata(&dir, &entries, None, None).unwrap();
+/// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let meta = array.metadata(&tessera_tile::storage::LocalFs).unwrap();
+/// assert_eq!(meta["unit"].to_json(), "m/s");
+/// assert_eq!(meta["scale"].to_json(), serde_json::json!([1, 2]));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn put_metadata(
+    array: &Path,
+    entries: &BTreeMap<String, Option<MetadataValue>>,
+    key: Option<EncryptionKey>,
+    timestamp: Option<u64>,
+) -> Result<String, WriteError> {
+    let opened =
+        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
+            path: array.into(),
+            message: e.to_string(),
+        })?;
+    let payload = encode_entries(entries);
+    let tile = write_generic_tile(
+        &payload,
+        &generic_tile_pipeline(),
+        opened.schema.version,
+        key,
+    )?;
+    let t = timestamp.unwrap_or_else(now_ms);
+    let name = format!("__{t}_{t}_{}", uuid()?);
+    let dir = array.join(METADATA_FOLDER);
+    std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+    // Not a timestamped name, so no reader takes it until the rename.
+    let partial = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&partial, &tile).map_err(WriteError::io(&partial))?;
+    let done = dir.join(&name);
+    if let Err(e) = std::fs::rename(&partial, &done) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(WriteError::io(done)(e));
+    }
+    Ok(name)
+}
+
+/// A metadata value from text, as `tessera meta --set KEY=VALUE [--type
+/// T]` takes it. With a datatype: text for string types, hex for BLOB, a
+/// number or a JSON list of numbers otherwise. Without, as TileDB-Py types
+/// Python values: a JSON integer (or list of integers) is INT64, a number
+/// with a fraction (or a list holding one) FLOAT64, anything else the text
+/// itself, STRING_UTF8.
+pub fn value_from_text(text: &str, datatype: Option<Datatype>) -> Result<MetadataValue, String> {
+    let t = match datatype {
+        Some(t) => t,
+        None => infer(text),
+    };
+    let bytes = if t.is_string() || t == Datatype::Char {
+        text.as_bytes().to_vec()
+    } else if t.is_blob() || t == Datatype::Any {
+        tessera_tile::hex::decode(text)?
+    } else {
+        let json: Json = serde_json::from_str(text)
+            .map_err(|_| format!("expected {t} values, found {text:?}"))?;
+        match &json {
+            Json::Array(items) => {
+                let mut out = Vec::new();
+                for x in items {
+                    out.extend(scalar(t, x)?);
+                }
+                out
+            }
+            one => scalar(t, one)?,
+        }
+    };
+    let count = bytes.len() as u64 / t.size().max(1);
+    Ok(MetadataValue {
+        datatype: t,
+        count: u32::try_from(count).map_err(|_| format!("{count} values are too many"))?,
+        bytes,
+    })
+}
+
+/// TileDB-Py's datatype for a value written from Python.
+fn infer(text: &str) -> Datatype {
+    let number = |j: &Json| match j {
+        Json::Number(n) if n.is_i64() || n.is_u64() => Some(Datatype::Int64),
+        Json::Number(_) => Some(Datatype::Float64),
+        _ => None,
+    };
+    match serde_json::from_str::<Json>(text) {
+        Ok(Json::Array(items)) if !items.is_empty() => {
+            let types: Option<Vec<Datatype>> = items.iter().map(number).collect();
+            match types {
+                Some(t) if t.contains(&Datatype::Float64) => Datatype::Float64,
+                Some(_) => Datatype::Int64,
+                None => Datatype::StringUtf8,
+            }
+        }
+        Ok(j) => number(&j).unwrap_or(Datatype::StringUtf8),
+        Err(_) => Datatype::StringUtf8,
+    }
+}
