@@ -58,6 +58,7 @@ pub fn check_writes() -> Result<(), Error> {
     }
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"] {
         check_metadata(release)?;
+        check_evolution(release)?;
     }
     Ok(())
 }
@@ -113,6 +114,34 @@ fn check_metadata(release: &str) -> Result<(), Error> {
         .arg(changes.to_string()))?;
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("metadata put and deleted by tessera, read back by TileDB-Py {release} as set");
+    Ok(())
+}
+
+/// Evolves a copy of `release`'s `sparse_2d` fixture (INT16 `w` with fill
+/// -7 added, `i` dropped) and has that release's TileDB-Py compare it with
+/// a copy libtiledb evolved the same way: same schema, same cells.
+fn check_evolution(release: &str) -> Result<(), Error> {
+    let original = root().join(format!("testdata/tiledb-{release}/sparse_2d/array"));
+    let copy = root().join("target/check-evolve").join(release);
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    let add = serde_json::json!({"name": "w", "type": "INT16", "fill_value": -7});
+    let opened = tessera::OpenArray::open(&LocalFs, &copy, 0, u64::MAX, None)?;
+    let attribute =
+        tessera::schema::json::attribute_from_json(&add, "w", &[], opened.schema.version)?;
+    let evolution = tessera_write::evolve::Evolution {
+        add_attributes: vec![attribute],
+        drop_attributes: vec!["i".into()],
+    };
+    tessera_write::evolve::evolve_array(&copy, &evolution, None, None)?;
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_evolve.py"))
+        .arg(&original)
+        .arg(&copy)
+        .arg(add.to_string())
+        .arg("i"))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!("a schema tessera evolved, read by TileDB-Py {release} as its own evolution");
     Ok(())
 }
 

@@ -38,6 +38,8 @@ enum Command {
     Create(commands::create::Args),
     /// Write cells (JSON lines, the form `read` prints) into a new fragment: sparse cells in any order, or a dense box of cells.
     Write(commands::write::Args),
+    /// Evolve the schema: add and drop attributes (a new schema file, as libtiledb's ArraySchemaEvolution writes).
+    Evolve(commands::evolve::Args),
     /// List the fragments.
     Fragments(commands::fragments::Args),
     /// List the delete and update commits in force, with their conditions
@@ -61,6 +63,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Aggregate(a) => commands::aggregate::run(a),
         Command::Schema(a) => commands::schema::run(a),
         Command::Create(a) => commands::create::run(a),
+        Command::Evolve(a) => commands::evolve::run(a),
         Command::Write(a) => commands::write::run(a),
         Command::Fragments(a) => commands::fragments::run(a),
         Command::Commits(a) => commands::commits::run(a),

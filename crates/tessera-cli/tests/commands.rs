@@ -784,6 +784,70 @@ fn meta_puts_and_deletes_keys() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tessera evolve A --add-attribute JSON --drop-attribute NAME` writes a
+/// new schema: the dropped attribute is gone from reads, the added one
+/// reads its fill value in the cells written before. Bad input is refused
+/// and writes no schema.
+#[test]
+fn evolve_adds_and_drops_attributes() {
+    let dir = scratch("tessera-evolve-cli");
+    let a = dir.join("array");
+    copy_dir(
+        &common::testdata().join("tiledb-0.36.1/sparse_2d/array"),
+        &a,
+    );
+    let a = a.to_str().unwrap();
+    let (_, before, _) = tessera(&["read", a]);
+    let add = r#"{"name": "w", "type": "INT16", "fill_value": -7}"#;
+    let (ok, _, err) = tessera(&["evolve", a, "--add-attribute", add, "--drop-attribute", "i"]);
+    assert!(ok && err.contains("attributes f, w"), "{err}");
+    let (_, after, _) = tessera(&["read", a]);
+    let edit = |line: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("i");
+        o.insert("w".into(), serde_json::json!(-7));
+        v.to_string()
+    };
+    let want: Vec<String> = before.lines().map(edit).collect();
+    let got: Vec<String> = after
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(got, want);
+    let schemas = || {
+        std::fs::read_dir(dir.join("array/__schema"))
+            .unwrap()
+            .count()
+    };
+    let n = schemas();
+    for (args, want) in [
+        (
+            vec!["--drop-attribute", "nope"],
+            "no attribute `nope` to drop",
+        ),
+        (vec!["--add-attribute", "{"], "--add-attribute {: not JSON"),
+        (
+            vec!["--add-attribute", r#"{"name": "w", "type": "INT8"}"#],
+            "`w` is already a field",
+        ),
+        (
+            vec!["--add-attribute", r#"{"name": "z", "type": "NOPE"}"#],
+            "--add-attribute[0].type",
+        ),
+        (vec![], "nothing to evolve"),
+    ] {
+        let (ok, _, err) = tessera(&[vec!["evolve", a], args].concat());
+        assert!(!ok && err.contains(want), "{err}");
+    }
+    assert_eq!(schemas(), n, "a refused evolution wrote a schema");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Copies fixture `name` into `dir/<name>`: `tessera schema --json |
 /// tessera create`, then `tessera read --format F | tessera write`
 /// (through a `.F` file); the copy must read the same cells in that format.

@@ -9,8 +9,10 @@
 //! array metadata ([`metadata::put_metadata`]).
 
 pub mod arrow;
+mod atomic;
 mod create;
 mod error;
+pub mod evolve;
 mod fragment;
 pub mod metadata;
 pub mod name;

@@ -5,6 +5,7 @@
 //! replay the files in timestamp order, so a later put or delete of a key
 //! wins.
 
+use crate::atomic::write_whole;
 use crate::create::generic_tile_pipeline;
 use crate::name::{now_ms, uuid};
 use crate::rows::scalar;
@@ -66,14 +67,7 @@ pub fn put_metadata(
     let name = format!("__{t}_{t}_{}", uuid()?);
     let dir = array.join(METADATA_FOLDER);
     std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
-    // Not a timestamped name, so no reader takes it until the rename.
-    let partial = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&partial, &tile).map_err(WriteError::io(&partial))?;
-    let done = dir.join(&name);
-    if let Err(e) = std::fs::rename(&partial, &done) {
-        let _ = std::fs::remove_file(&partial);
-        return Err(WriteError::io(done)(e));
-    }
+    write_whole(&dir, &name, &tile)?;
     Ok(name)
 }
 

@@ -4,6 +4,7 @@ pub mod aggregate;
 pub mod commits;
 pub mod create;
 pub mod dump_tile;
+pub mod evolve;
 pub mod fragments;
 pub mod info;
 pub mod ls;

@@ -433,7 +433,10 @@ const ATTRIBUTE_FIELDS: &[&str] = &[
     "order",
 ];
 
-fn attribute_from_json(
+/// One attribute from its JSON object (the form `attributes` holds in a
+/// schema document), for a schema of format `version` whose enumerations
+/// are `enumerations`: what schema evolution adds.
+pub fn attribute_from_json(
     v: &Json,
     path: &str,
     enumerations: &[Enumeration],

@@ -24,7 +24,9 @@ mod fields;
 mod filters;
 mod values;
 
-pub use document::{schema_from_json, schema_to_json, SchemaDocument, WRITTEN_VERSION};
+pub use document::{
+    attribute_from_json, schema_from_json, schema_to_json, SchemaDocument, WRITTEN_VERSION,
+};
 
 use fields::invalid;
 use tessera_tile::Datatype;

@@ -7,6 +7,7 @@
 //! temporary name and renamed, it appears whole, so the write's fragments
 //! become visible together or not at all.
 
+use crate::atomic::write_whole;
 use crate::name::uuid;
 use crate::WriteError;
 use std::path::{Path, PathBuf};
@@ -71,14 +72,7 @@ pub(crate) fn commit(
             .map(|p| format!("__commits/{}.wrt\n", p.name))
             .collect();
         let name = format!("__{timestamp}_{timestamp}_{}_{version}.con", uuid()?);
-        // A name no reader takes for a commit until the rename.
-        let partial = commits.join(format!(".{name}.partial"));
-        std::fs::write(&partial, listed).map_err(WriteError::io(&partial))?;
-        let done = commits.join(&name);
-        if let Err(e) = std::fs::rename(&partial, &done) {
-            let _ = std::fs::remove_file(&partial);
-            return Err(WriteError::io(done)(e));
-        }
+        write_whole(&commits, &name, listed.as_bytes())?;
     }
     Ok(parts
         .iter_mut()
