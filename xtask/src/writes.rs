@@ -132,16 +132,50 @@ fn check_evolution(release: &str) -> Result<(), Error> {
     let evolution = tessera_write::evolve::Evolution {
         add_attributes: vec![attribute],
         drop_attributes: vec!["i".into()],
+        ..Default::default()
     };
     tessera_write::evolve::evolve_array(&copy, &evolution, None, None)?;
     let report = run(Command::new(venv(release)?)
         .arg(root().join("xtask/fixtures/check_evolve.py"))
         .arg(&original)
         .arg(&copy)
-        .arg(add.to_string())
-        .arg("i"))?;
+        .arg(serde_json::json!({"add": add, "drop": "i"}).to_string()))?;
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("a schema tessera evolved, read by TileDB-Py {release} as its own evolution");
+    if release >= "0.23" {
+        check_extension(release)?;
+    }
+    Ok(())
+}
+
+/// Extends the enumerations of a copy of `release`'s `enumerations`
+/// fixture and has that release's TileDB-Py compare it with libtiledb's
+/// own extension of another copy.
+fn check_extension(release: &str) -> Result<(), Error> {
+    let original = root().join(format!("testdata/tiledb-{release}/enumerations/array"));
+    let copy = root().join("target/check-extend").join(release);
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    let extend = serde_json::json!({"colors": ["purple", "teal"], "sizes": [40]});
+    let opened = tessera::OpenArray::open(&LocalFs, &copy, 0, u64::MAX, None)?;
+    let current = load_enumerations(&LocalFs, &copy, &opened.schema, None)?;
+    let mut evolution = tessera_write::evolve::Evolution::default();
+    for (name, values) in extend.as_object().ok_or("an object")? {
+        let e = current
+            .iter()
+            .find(|e| &e.name == name)
+            .ok_or("an enumeration")?;
+        let bytes = tessera_write::evolve::enumeration_values_from_json(e, values)?;
+        evolution.extend_enumerations.push((name.clone(), bytes));
+    }
+    tessera_write::evolve::evolve_array(&copy, &evolution, None, None)?;
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_evolve.py"))
+        .arg(&original)
+        .arg(&copy)
+        .arg(serde_json::json!({"extend": extend}).to_string()))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!("enumerations tessera extended, read by TileDB-Py {release} as its own extension");
     Ok(())
 }
 

@@ -845,6 +845,29 @@ fn evolve_adds_and_drops_attributes() {
         assert!(!ok && err.contains(want), "{err}");
     }
     assert_eq!(schemas(), n, "a refused evolution wrote a schema");
+    // Enumerations extended: `tessera schema --json` lists the new values.
+    let e = dir.join("enums");
+    copy_dir(
+        &common::testdata().join("tiledb-0.36.1/enumerations/array"),
+        &e,
+    );
+    let e = e.to_str().unwrap();
+    let extend = ["evolve", e, "--extend-enumeration", r#"colors=["purple"]"#];
+    let (ok, _, err) = tessera(&[&extend[..], &["--extend-enumeration", "sizes=[40]"]].concat());
+    assert!(ok, "{err}");
+    let (_, json, _) = tessera(&["schema", e, "--json"]);
+    let schema: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let values = |name: &str| {
+        let all = schema["enumerations"].as_array().unwrap();
+        all.iter().find(|x| x["name"] == name).unwrap()["values"].clone()
+    };
+    assert_eq!(
+        values("colors"),
+        serde_json::json!(["red", "green", "blue", "purple"])
+    );
+    assert_eq!(values("sizes"), serde_json::json!([10, 20, 30, 40]));
+    let (ok, _, err) = tessera(&["evolve", e, "--extend-enumeration", "sizes=[\"x\"]"]);
+    assert!(!ok && err.contains("expected a INT32 value"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

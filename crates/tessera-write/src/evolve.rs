@@ -1,18 +1,21 @@
 //! Schema evolution, as libtiledb's `ArraySchemaEvolution` evolves an
-//! array: attributes added and dropped in a copy of the latest schema,
-//! written as a new schema file `__schema/__t_t_<uuid>` (appearing whole)
-//! at the array's format version. Fragments keep the schema they were
+//! array: attributes added and dropped and enumerations extended in a copy
+//! of the latest schema, written as a new schema file
+//! `__schema/__t_t_<uuid>` (appearing whole) at the array's format
+//! version; an extended enumeration is a new enumeration file (the old
+//! values, then the new), written before the schema that names it. Fragments keep the schema they were
 //! written with: readers fill an added attribute with its fill value where
 //! older fragments lack it, and no longer show a dropped one.
 
 use crate::atomic::write_whole;
 use crate::create::generic_tile_pipeline;
-use crate::name::{now_ms, schema_name};
+use crate::name::{enumeration_name, now_ms, schema_name};
 use crate::WriteError;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::OpenArray;
-use tessera_schema::{ArraySchema, Attribute};
+use tessera_schema::{load_enumerations, ArraySchema, Attribute, Enumeration};
+use tessera_tile::datatype::Physical;
 use tessera_tile::storage::LocalFs;
 
 /// What an evolution changes.
@@ -22,6 +25,9 @@ pub struct Evolution {
     pub add_attributes: Vec<Attribute>,
     /// Names of the attributes to drop.
     pub drop_attributes: Vec<String>,
+    /// Enumerations to extend: each name, and the values to append (each
+    /// value's bytes).
+    pub extend_enumerations: Vec<(String, Vec<Vec<u8>>)>,
 }
 
 /// `schema` evolved by `evolution`, named for `timestamp` (milliseconds,
@@ -112,8 +118,96 @@ pub fn evolve_array(
             path: array.into(),
             message: e.to_string(),
         })?;
-    let s = evolved_schema(&opened.schema, evolution, timestamp.unwrap_or_else(now_ms))?;
-    let tile = write_generic_tile(&s.encode()?, &generic_tile_pipeline(), s.version, key)?;
+    let mut s = evolved_schema(&opened.schema, evolution, timestamp.unwrap_or_else(now_ms))?;
+    let extended = if evolution.extend_enumerations.is_empty() {
+        Vec::new()
+    } else {
+        let current = load_enumerations(&LocalFs, array, &opened.schema, key.as_ref())?;
+        extended_enumerations(&mut s, &current, &evolution.extend_enumerations)?
+    };
+    let pipeline = generic_tile_pipeline();
+    for e in &extended {
+        let tile = write_generic_tile(&e.encode(), &pipeline, s.version, key)?;
+        write_whole(&array.join("__schema/__enumerations"), &e.path_name, &tile)?;
+    }
+    let tile = write_generic_tile(&s.encode()?, &pipeline, s.version, key)?;
     write_whole(&array.join("__schema"), &s.name, &tile)?;
     Ok(s)
+}
+
+/// The enumerations of `current` that `extend` names, with its values
+/// appended and a new file name each, which `schema` now refers to.
+fn extended_enumerations(
+    schema: &mut ArraySchema,
+    current: &[Enumeration],
+    extend: &[(String, Vec<Vec<u8>>)],
+) -> Result<Vec<Enumeration>, WriteError> {
+    let mut out = Vec::new();
+    for (name, values) in extend {
+        let mut e = current
+            .iter()
+            .find(|e| &e.name == name)
+            .cloned()
+            .ok_or_else(|| WriteError::Input(format!("no enumeration `{name}` to extend")))?;
+        for v in values {
+            if e.values.contains(v) {
+                return Err(WriteError::Input(format!(
+                    "enumeration `{name}` already holds {}",
+                    String::from_utf8_lossy(v)
+                )));
+            }
+            e.values.push(v.clone());
+        }
+        // Every attribute's keys must still reach every value.
+        for a in schema
+            .attributes
+            .iter()
+            .filter(|a| a.enumeration.as_ref() == Some(name))
+        {
+            let keys = match a.datatype.physical() {
+                Physical::Int(w) => 1u128 << (8 * w as u32 - 1),
+                Physical::UInt(w) => 1u128 << (8 * w as u32),
+                _ => u128::MAX,
+            };
+            if e.values.len() as u128 > keys {
+                return Err(WriteError::Input(format!(
+                    "enumeration `{name}` would hold {} values; attribute `{}` ({}) has keys for {keys}",
+                    e.values.len(),
+                    a.name,
+                    a.datatype
+                )));
+            }
+        }
+        e.path_name = enumeration_name()?;
+        let r = schema.enumerations.iter_mut().find(|r| &r.name == name);
+        r.expect("a loaded enumeration is listed")
+            .path
+            .clone_from(&e.path_name);
+        out.push(e);
+    }
+    Ok(out)
+}
+
+/// The bytes of each value of `values` (a JSON list) as enumeration `e`
+/// holds them: text for string types, numbers of its datatype otherwise.
+pub fn enumeration_values_from_json(
+    e: &Enumeration,
+    values: &serde_json::Value,
+) -> Result<Vec<Vec<u8>>, WriteError> {
+    let items = values.as_array().ok_or_else(|| {
+        WriteError::Input(format!("expected a JSON list of values, found {values}"))
+    })?;
+    items
+        .iter()
+        .map(|v| {
+            let bad = |why: String| WriteError::Input(format!("enumeration `{}`: {why}", e.name));
+            if e.datatype.is_string() || e.datatype == tessera_tile::Datatype::Char {
+                let s = v
+                    .as_str()
+                    .ok_or_else(|| bad(format!("expected a string, found {v}")))?;
+                return Ok(s.as_bytes().to_vec());
+            }
+            crate::rows::scalar(e.datatype, v).map_err(bad)
+        })
+        .collect()
 }

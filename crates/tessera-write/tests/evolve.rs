@@ -20,6 +20,7 @@ fn evolution(version: FormatVersion) -> Evolution {
     Evolution {
         add_attributes: vec![attribute_from_json(&b, "attribute", &[], version).unwrap()],
         drop_attributes: vec!["old".into()],
+        ..Default::default()
     }
 }
 
@@ -77,6 +78,7 @@ fn an_evolved_array_reads_the_added_attributes_fill() {
             attribute_from_json(&w, "attribute", &[], before.schema.version).unwrap(),
         ],
         drop_attributes: vec![dropped.clone()],
+        ..Default::default()
     };
     evolve_array(&dir, &evolution, None, None).unwrap();
     let after = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
@@ -125,4 +127,63 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(&p, to.join(e.file_name())).unwrap();
         }
     }
+}
+
+/// Extending an enumeration writes a new enumeration file (old values,
+/// then new) that the new schema names; the cells keep their keys and
+/// values. Values already held, unknown enumerations and more values than
+/// an attribute's keys reach are refused.
+#[test]
+fn extended_enumerations_append_their_values() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/enumerations/array");
+    let dir = std::env::temp_dir().join(format!("tessera-extend-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    let open = || tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let read = |a: &tessera_fragment::OpenArray| {
+        let r = Query::new(&LocalFs, a)
+            .enumeration_values(true)
+            .execute()
+            .unwrap();
+        r.columns
+            .iter()
+            .map(|c| (c.data.clone(), c.offsets.clone()))
+            .collect::<Vec<_>>()
+    };
+    let before = open();
+    let cells = read(&before);
+    let extend = |name: &str, values: &[&[u8]]| Evolution {
+        extend_enumerations: vec![(name.into(), values.iter().map(|v| v.to_vec()).collect())],
+        ..Default::default()
+    };
+    let s = evolve_array(&dir, &extend("colors", &[b"purple"]), None, None).unwrap();
+    let after = open();
+    assert_eq!(after.schema.name, s.name);
+    let enums = tessera_schema::load_enumerations(&LocalFs, &dir, &after.schema, None).unwrap();
+    let colors = enums.iter().find(|e| e.name == "colors").unwrap();
+    assert_eq!(colors.values, [&b"red"[..], b"green", b"blue", b"purple"]);
+    assert_eq!(read(&after), cells);
+    let sizes: Vec<Vec<u8>> = (0..126i32)
+        .map(|i| (100 + i).to_le_bytes().to_vec())
+        .collect();
+    let too_many = Evolution {
+        extend_enumerations: vec![("sizes".into(), sizes)],
+        ..Default::default()
+    };
+    for (e, want) in [
+        (
+            extend("colors", &[b"red"]),
+            "enumeration `colors` already holds red",
+        ),
+        (extend("nope", &[b"x"]), "no enumeration `nope` to extend"),
+        (
+            too_many,
+            "would hold 129 values; attribute `s` (INT8) has keys for 128",
+        ),
+    ] {
+        let err = evolve_array(&dir, &e, None, None).unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,13 +1,16 @@
 //! `tessera evolve`: schema evolution, as libtiledb's
-//! `ArraySchemaEvolution`: attributes added and dropped in a new schema
-//! file; fragments keep the schema they were written with.
+//! `ArraySchemaEvolution`: attributes added and dropped, enumerations
+//! extended, in a new schema file; fragments keep the schema they were
+//! written with.
 
 use crate::args::*;
 use std::process::ExitCode;
 use tessera::schema::json::attribute_from_json;
-use tessera_write::evolve::{evolve_array, Evolution};
+use tessera::schema::load_enumerations;
+use tessera::tile::storage::LocalFs;
+use tessera_write::evolve::{enumeration_values_from_json, evolve_array, Evolution};
 
-/// Add and drop attributes: a new schema for the array.
+/// Add and drop attributes, extend enumerations: a new schema for the array.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -19,6 +22,10 @@ pub struct Args {
     /// The name of an attribute to drop; repeatable.
     #[arg(long, value_name = "NAME")]
     pub drop_attribute: Vec<String>,
+    /// Values to append to an enumeration, as NAME=JSON list
+    /// (`colors=["purple"]`, `sizes=[40, 50]`); repeatable.
+    #[arg(long, value_name = "NAME=VALUES")]
+    pub extend_enumeration: Vec<String>,
     /// The new schema's timestamp in milliseconds (default: now; after the
     /// current schema's).
     #[arg(long)]
@@ -27,8 +34,14 @@ pub struct Args {
 
 /// Runs `tessera evolve`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    if args.add_attribute.is_empty() && args.drop_attribute.is_empty() {
-        return Err("nothing to evolve: give --add-attribute or --drop-attribute".into());
+    if args.add_attribute.is_empty()
+        && args.drop_attribute.is_empty()
+        && args.extend_enumeration.is_empty()
+    {
+        return Err(
+            "nothing to evolve: give --add-attribute, --drop-attribute or --extend-enumeration"
+                .into(),
+        );
     }
     let array = args.target.open()?;
     let mut evolution = Evolution {
@@ -43,6 +56,22 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         evolution.add_attributes.push(a);
     }
     let key = parse_key(&args.target.key)?;
+    if !args.extend_enumeration.is_empty() {
+        let current = load_enumerations(&LocalFs, &args.target.array, &array.schema, key.as_ref())?;
+        for spec in &args.extend_enumeration {
+            let (name, values) = spec
+                .split_once('=')
+                .ok_or_else(|| format!("--extend-enumeration {spec}: expected NAME=VALUES"))?;
+            let e = current
+                .iter()
+                .find(|e| e.name == name)
+                .ok_or_else(|| format!("--extend-enumeration {spec}: no enumeration `{name}`"))?;
+            let json: serde_json::Value = serde_json::from_str(values)
+                .map_err(|err| format!("--extend-enumeration {spec}: not JSON: {err}"))?;
+            let bytes = enumeration_values_from_json(e, &json)?;
+            evolution.extend_enumerations.push((name.to_owned(), bytes));
+        }
+    }
     let schema = evolve_array(&args.target.array, &evolution, key, args.timestamp)?;
     let names: Vec<&str> = schema.attributes.iter().map(|a| a.name.as_str()).collect();
     eprintln!(
