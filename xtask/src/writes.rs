@@ -145,6 +145,38 @@ fn check_evolution(release: &str) -> Result<(), Error> {
     if release >= "0.23" {
         check_extension(release)?;
     }
+    if release == "0.36.1" {
+        check_expansion(release)?;
+    }
+    Ok(())
+}
+
+/// Expands the current domain of a copy of `release`'s `current_domain`
+/// fixture ([0, 49] to [0, 99]) and has TileDB-Py compare it with
+/// libtiledb's own expansion of another copy.
+fn check_expansion(release: &str) -> Result<(), Error> {
+    let original = root().join(format!("testdata/tiledb-{release}/current_domain/array"));
+    let copy = root().join("target/check-expand").join(release);
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    let expand = serde_json::json!([[0, 99]]);
+    let opened = tessera::OpenArray::open(&LocalFs, &copy, 0, u64::MAX, None)?;
+    let rect =
+        tessera::schema::json::current_domain_from_json(Some(&expand), &opened.schema.dimensions)?;
+    let evolution = tessera_write::evolve::Evolution {
+        expand_current_domain: rect.ndrectangle,
+        ..Default::default()
+    };
+    tessera_write::evolve::evolve_array(&copy, &evolution, None, None)?;
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_evolve.py"))
+        .arg(&original)
+        .arg(&copy)
+        .arg(serde_json::json!({"expand": expand}).to_string()))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!(
+        "a current domain tessera expanded, read by TileDB-Py {release} as its own expansion"
+    );
     Ok(())
 }
 

@@ -868,6 +868,23 @@ fn evolve_adds_and_drops_attributes() {
     assert_eq!(values("sizes"), serde_json::json!([10, 20, 30, 40]));
     let (ok, _, err) = tessera(&["evolve", e, "--extend-enumeration", "sizes=[\"x\"]"]);
     assert!(!ok && err.contains("expected a INT32 value"), "{err}");
+    // A current domain expanded; a smaller one refused.
+    let c = dir.join("cd");
+    copy_dir(
+        &common::testdata().join("tiledb-0.36.1/current_domain/array"),
+        &c,
+    );
+    let c = c.to_str().unwrap();
+    let (ok, _, err) = tessera(&["evolve", c, "--expand-current-domain", "[[0, 20]]"]);
+    assert!(
+        !ok && err.contains("[0, 20] on `d` does not hold the current [0, 49]"),
+        "{err}"
+    );
+    let (ok, _, err) = tessera(&["evolve", c, "--expand-current-domain", "[[0, 99]]"]);
+    assert!(ok, "{err}");
+    let (_, json, _) = tessera(&["schema", c, "--json"]);
+    let schema: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(schema["current_domain"], serde_json::json!([[0, 99]]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -14,7 +14,9 @@ use crate::WriteError;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::OpenArray;
-use tessera_schema::{load_enumerations, ArraySchema, Attribute, Enumeration};
+use tessera_schema::{
+    load_enumerations, ArraySchema, Attribute, CurrentDomain, Enumeration, Range1D, Value,
+};
 use tessera_tile::datatype::Physical;
 use tessera_tile::storage::LocalFs;
 
@@ -28,6 +30,9 @@ pub struct Evolution {
     /// Enumerations to extend: each name, and the values to append (each
     /// value's bytes).
     pub extend_enumerations: Vec<(String, Vec<Vec<u8>>)>,
+    /// A larger current domain: one range per dimension, each holding the
+    /// current one and inside the domain.
+    pub expand_current_domain: Option<Vec<Range1D>>,
 }
 
 /// `schema` evolved by `evolution`, named for `timestamp` (milliseconds,
@@ -70,6 +75,9 @@ pub fn evolved_schema(
     if s.attributes.is_empty() {
         return Err(refuse("an evolution may not drop every attribute".into()));
     }
+    if let Some(ranges) = &evolution.expand_current_domain {
+        s.current_domain = Some(expanded(&s, ranges)?);
+    }
     // A dimension without filters of its own takes the coordinates'
     // (`filters_inherited`). libtiledb from 2.17 (format 20; 2.13, format
     // 16, did not) writes those into the evolved schema as the dimension's
@@ -83,6 +91,55 @@ pub fn evolved_schema(
     s.timestamp_range = (timestamp, timestamp);
     s.validate()?;
     Ok(s)
+}
+
+/// The current domain of `s` expanded to `ranges`: refused unless each
+/// range holds the current one and lies inside its dimension's domain.
+fn expanded(s: &ArraySchema, ranges: &[Range1D]) -> Result<CurrentDomain, WriteError> {
+    let refuse = |m: String| WriteError::Input(format!("current domain: {m}"));
+    let current = s
+        .current_domain
+        .as_ref()
+        .and_then(|c| c.ndrectangle.as_ref());
+    let current = current.ok_or_else(|| refuse("the array has none to expand".into()))?;
+    if ranges.len() != s.dimensions.len() {
+        return Err(refuse(format!(
+            "{} ranges for {} dimensions",
+            ranges.len(),
+            s.dimensions.len()
+        )));
+    }
+    for ((d, new), old) in s.dimensions.iter().zip(ranges).zip(current) {
+        let v = |b: &[u8]| Value::decode(d.datatype, b);
+        let (lo, hi) = (v(&new.lo), v(&new.hi));
+        let shrinks = lo.compare(&v(&old.lo)).is_gt() || hi.compare(&v(&old.hi)).is_lt();
+        if shrinks {
+            return Err(refuse(format!(
+                "[{}, {}] on `{}` does not hold the current [{}, {}]",
+                lo.display(),
+                hi.display(),
+                d.name,
+                v(&old.lo).display(),
+                v(&old.hi).display()
+            )));
+        }
+        if let Some((dlo, dhi)) = d.domain_values() {
+            if lo.compare(&dlo).is_lt() || hi.compare(&dhi).is_gt() {
+                return Err(refuse(format!(
+                    "[{}, {}] on `{}` leaves the domain [{}, {}]",
+                    lo.display(),
+                    hi.display(),
+                    d.name,
+                    dlo.display(),
+                    dhi.display()
+                )));
+            }
+        }
+    }
+    Ok(CurrentDomain {
+        version: 0,
+        ndrectangle: Some(ranges.to_vec()),
+    })
 }
 
 /// Evolves the array at `array`: writes its evolved latest schema as a new
@@ -118,7 +175,11 @@ pub fn evolve_array(
             path: array.into(),
             message: e.to_string(),
         })?;
-    let mut s = evolved_schema(&opened.schema, evolution, timestamp.unwrap_or_else(now_ms))?;
+    // By default now, or just after the current schema if that is later
+    // (two evolutions within a millisecond).
+    let after = opened.schema.timestamp_range.1.saturating_add(1);
+    let t = timestamp.unwrap_or_else(|| now_ms().max(after));
+    let mut s = evolved_schema(&opened.schema, evolution, t)?;
     let extended = if evolution.extend_enumerations.is_empty() {
         Vec::new()
     } else {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::{encode_entries, MetadataValue, METADATA_FOLDER};
-use tessera_fragment::OpenArray;
+use tessera_fragment::{OpenArray, TimestampedName};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
 
@@ -63,9 +63,20 @@ pub fn put_metadata(
         opened.schema.version,
         key,
     )?;
-    let t = timestamp.unwrap_or_else(now_ms);
-    let name = format!("__{t}_{t}_{}", uuid()?);
     let dir = array.join(METADATA_FOLDER);
+    // By default now, or just after the newest metadata file if that is
+    // later: files of one millisecond replay in uuid order, so two puts
+    // within one would apply in either order.
+    let newest = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| TimestampedName::parse(&e.file_name().to_string_lossy()))
+        .map(|n| n.t2.saturating_add(1))
+        .max()
+        .unwrap_or(0);
+    let t = timestamp.unwrap_or_else(|| now_ms().max(newest));
+    let name = format!("__{t}_{t}_{}", uuid()?);
     std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
     write_whole(&dir, &name, &tile)?;
     Ok(name)

@@ -187,3 +187,73 @@ fn extended_enumerations_append_their_values() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A current domain expanded lets writes reach the new cells (refused
+/// before), and is refused where it would shrink or leave the domain.
+#[test]
+fn an_expanded_current_domain_admits_new_cells() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/current_domain/array");
+    let dir = std::env::temp_dir().join(format!("tessera-expand-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    let write_at = |d: i64| {
+        let col = |name: &str, t, data: Vec<u8>| tessera_query::Column {
+            name: name.into(),
+            is_dimension: name == "d",
+            datatype: t,
+            cell_val_num: tessera_schema::CellValNum::Fixed(1),
+            data,
+            offsets: None,
+            validity: None,
+        };
+        let mut w = tessera_write::FragmentWriter::try_new(&dir, Default::default())?;
+        w.write(&[
+            col("d", tessera_tile::Datatype::Int64, d.to_le_bytes().to_vec()),
+            col(
+                "a",
+                tessera_tile::Datatype::Int32,
+                7i32.to_le_bytes().to_vec(),
+            ),
+        ])?;
+        w.finish()
+    };
+    let err = write_at(60).unwrap_err().to_string();
+    assert!(
+        err.contains("d = 60 is outside the current domain [0, 49]"),
+        "{err}"
+    );
+    let range = |lo: i64, hi: i64| {
+        let r = tessera_schema::Range1D {
+            lo: lo.to_le_bytes().to_vec(),
+            hi: hi.to_le_bytes().to_vec(),
+        };
+        Evolution {
+            expand_current_domain: Some(vec![r]),
+            ..Default::default()
+        }
+    };
+    for (e, want) in [
+        (
+            range(10, 99),
+            "[10, 99] on `d` does not hold the current [0, 49]",
+        ),
+        (
+            range(0, 1000),
+            "[0, 1000] on `d` leaves the domain [0, 999]",
+        ),
+    ] {
+        let err = evolve_array(&dir, &e, None, None).unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
+    }
+    evolve_array(&dir, &range(0, 99), None, None).unwrap();
+    write_at(60).unwrap();
+    let array = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let r = Query::new(&LocalFs, &array).execute().unwrap();
+    let d = &r.columns[0];
+    assert!(
+        d.data.chunks(8).any(|c| c == 60i64.to_le_bytes()),
+        "cell 60 reads back"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

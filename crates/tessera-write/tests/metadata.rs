@@ -100,6 +100,13 @@ fn put_and_deleted_keys_read_back() {
     assert_eq!(json, want);
     assert_eq!(meta["i16"].datatype, tessera_tile::Datatype::Int16);
     assert_eq!(meta["int"].datatype, tessera_tile::Datatype::Int64);
+    // Puts in quick succession apply in order (none share a millisecond).
+    for i in 0..20 {
+        let v = BTreeMap::from([("k".to_string(), Some(t(&i.to_string())))]);
+        put_metadata(&dir, &v, None, None).unwrap();
+    }
+    let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    assert_eq!(array.metadata(&LocalFs).unwrap()["k"].to_json(), 19);
     // No temporary file is left behind.
     let left: Vec<_> = std::fs::read_dir(dir.join("__meta"))
         .unwrap()

@@ -5,7 +5,7 @@
 
 use crate::args::*;
 use std::process::ExitCode;
-use tessera::schema::json::attribute_from_json;
+use tessera::schema::json::{attribute_from_json, current_domain_from_json};
 use tessera::schema::load_enumerations;
 use tessera::tile::storage::LocalFs;
 use tessera_write::evolve::{enumeration_values_from_json, evolve_array, Evolution};
@@ -26,6 +26,10 @@ pub struct Args {
     /// (`colors=["purple"]`, `sizes=[40, 50]`); repeatable.
     #[arg(long, value_name = "NAME=VALUES")]
     pub extend_enumeration: Vec<String>,
+    /// A larger current domain: one `[lower, upper]` per dimension, as the
+    /// schema JSON's `current_domain` (`[[0, 99]]`), holding the current one.
+    #[arg(long, value_name = "JSON")]
+    pub expand_current_domain: Option<String>,
     /// The new schema's timestamp in milliseconds (default: now; after the
     /// current schema's).
     #[arg(long)]
@@ -37,9 +41,10 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     if args.add_attribute.is_empty()
         && args.drop_attribute.is_empty()
         && args.extend_enumeration.is_empty()
+        && args.expand_current_domain.is_none()
     {
         return Err(
-            "nothing to evolve: give --add-attribute, --drop-attribute or --extend-enumeration"
+            "nothing to evolve: give --add-attribute, --drop-attribute, --extend-enumeration or --expand-current-domain"
                 .into(),
         );
     }
@@ -54,6 +59,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         let path = format!("--add-attribute[{i}]");
         let a = attribute_from_json(&json, &path, &[], array.schema.version)?;
         evolution.add_attributes.push(a);
+    }
+    if let Some(text) = &args.expand_current_domain {
+        let json: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("--expand-current-domain {text}: not JSON: {e}"))?;
+        let cd = current_domain_from_json(Some(&json), &array.schema.dimensions)?;
+        evolution.expand_current_domain = cd.ndrectangle;
     }
     let key = parse_key(&args.target.key)?;
     if !args.extend_enumeration.is_empty() {

@@ -526,7 +526,10 @@ fn enumeration_from_json(v: &Json, path: &str) -> Result<Enumeration, SchemaErro
     })
 }
 
-fn current_domain_from_json(
+/// A current domain from its JSON form (one `[lower, upper]` per
+/// dimension, as `current_domain` holds it in a schema document); no value
+/// is an empty current domain.
+pub fn current_domain_from_json(
     v: Option<&Json>,
     dims: &[Dimension],
 ) -> Result<CurrentDomain, SchemaError> {

@@ -314,8 +314,9 @@ impl FragmentWriter {
     /// Writes the cells held as a fragment, uncommitted.
     fn write_part(&self) -> Result<FragmentFolder, WriteError> {
         // A dense write checks its box against the domain (and looks for
-        // the first cell outside only when the box leaves it).
-        if self.schema.array_type == ArrayType::Sparse {
+        // the first cell outside only when the box leaves it), unless a
+        // current domain narrows it.
+        if self.schema.array_type == ArrayType::Sparse || self.current_domain().is_some() {
             self.check_domain()?;
         }
         let laid = match self.schema.array_type {
@@ -457,8 +458,18 @@ impl FragmentWriter {
 
     /// Every coordinate inside its dimension's domain (and not NaN).
     fn check_domain(&self) -> Result<(), WriteError> {
+        let current = self.current_domain();
         for (j, d) in self.schema.dimensions.iter().enumerate() {
-            let Some((lo, hi)) = d.domain_values() else {
+            // The current domain where the schema sets one: libtiledb
+            // refuses cells outside it.
+            let (bounds, what) = match current {
+                Some(rect) => {
+                    let v = |b: &[u8]| Value::decode(d.datatype, b);
+                    (Some((v(&rect[j].lo), v(&rect[j].hi))), "current domain")
+                }
+                None => (d.domain_values(), "domain"),
+            };
+            let Some((lo, hi)) = bounds else {
                 continue;
             };
             let cs = d.coord_size() as usize;
@@ -470,7 +481,7 @@ impl FragmentWriter {
             if let Some(i) = (0..self.cells).into_par_iter().find_first(outside) {
                 let v = Value::decode(d.datatype, self.buffers[j].value(i, cs));
                 return Err(WriteError::Input(format!(
-                    "cell {i}: {} = {} is outside the domain [{}, {}]",
+                    "cell {i}: {} = {} is outside the {what} [{}, {}]",
                     d.name,
                     v.display(),
                     lo.display(),
@@ -479,6 +490,14 @@ impl FragmentWriter {
             }
         }
         Ok(())
+    }
+
+    /// The schema's current domain, when it sets one.
+    fn current_domain(&self) -> Option<&[Range1D]> {
+        let c = self.schema.current_domain.as_ref()?;
+        c.ndrectangle
+            .as_deref()
+            .filter(|r| r.len() == self.schema.dimensions.len())
     }
 }
 
