@@ -59,6 +59,7 @@ pub fn check_writes() -> Result<(), Error> {
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"] {
         check_metadata(release)?;
         check_evolution(release)?;
+        check_delete(release)?;
     }
     Ok(())
 }
@@ -114,6 +115,28 @@ fn check_metadata(release: &str) -> Result<(), Error> {
         .arg(changes.to_string()))?;
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("metadata put and deleted by tessera, read back by TileDB-Py {release} as set");
+    Ok(())
+}
+
+/// Deletes cells of a copy of `release`'s `sparse_2d` fixture and has that
+/// release's TileDB-Py compare it with libtiledb's own delete of the same
+/// condition on another copy.
+fn check_delete(release: &str) -> Result<(), Error> {
+    let original = root().join(format!("testdata/tiledb-{release}/sparse_2d/array"));
+    let copy = root().join("target/check-delete").join(release);
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    let cond = "i < 0 or f > 0.5";
+    let opened = tessera::OpenArray::open(&LocalFs, &copy, 0, u64::MAX, None)?;
+    let expr = tessera::Expr::parse(cond, &opened.schema)?;
+    tessera_write::delete::delete_cells(&copy, &expr, None, None)?;
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_delete.py"))
+        .arg(&original)
+        .arg(&copy)
+        .arg(cond))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!("cells tessera deleted, read by TileDB-Py {release} as after its own delete");
     Ok(())
 }
 

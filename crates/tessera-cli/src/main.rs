@@ -38,6 +38,8 @@ enum Command {
     Create(commands::create::Args),
     /// Write cells (JSON lines, the form `read` prints) into a new fragment: sparse cells in any order, or a dense box of cells.
     Write(commands::write::Args),
+    /// Delete the cells a condition matches (a delete commit, as libtiledb writes one).
+    Delete(commands::delete::Args),
     /// Evolve the schema: add and drop attributes (a new schema file, as libtiledb's ArraySchemaEvolution writes).
     Evolve(commands::evolve::Args),
     /// List the fragments.
@@ -64,6 +66,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Schema(a) => commands::schema::run(a),
         Command::Create(a) => commands::create::run(a),
         Command::Evolve(a) => commands::evolve::run(a),
+        Command::Delete(a) => commands::delete::run(a),
         Command::Write(a) => commands::write::run(a),
         Command::Fragments(a) => commands::fragments::run(a),
         Command::Commits(a) => commands::commits::run(a),

@@ -888,6 +888,46 @@ fn evolve_adds_and_drops_attributes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tessera delete A --where COND` deletes what the condition matches:
+/// the copy reads the cells `read --where 'NOT (COND)'` read before; a
+/// condition on an unknown field is refused and writes no commit.
+#[test]
+fn delete_removes_the_matching_cells() {
+    let dir = scratch("tessera-delete-cli");
+    let a = dir.join("array");
+    copy_dir(
+        &common::testdata().join("tiledb-0.36.1/sparse_2d/array"),
+        &a,
+    );
+    let a = a.to_str().unwrap();
+    let cond = "i < 0 OR f > 0.5";
+    let (ok, kept, err) = tessera(&["read", a, "--where", &format!("NOT ({cond})")]);
+    assert!(ok, "{err}");
+    let (_, all, _) = tessera(&["read", a]);
+    assert!(kept.lines().count() < all.lines().count());
+    let (ok, _, err) = tessera(&["delete", a, "--where", cond]);
+    assert!(ok && err.contains(".del"), "{err}");
+    let (_, after, _) = tessera(&["read", a]);
+    assert_eq!(sorted_lines(&after), sorted_lines(&kept));
+    let commits = || {
+        std::fs::read_dir(dir.join("array/__commits"))
+            .unwrap()
+            .count()
+    };
+    let n = commits();
+    let (ok, _, err) = tessera(&["delete", a, "--where", "nope > 1"]);
+    assert!(!ok && err.contains("nope"), "{err}");
+    assert_eq!(commits(), n);
+    let d = dir.join("dense");
+    copy_dir(
+        &common::testdata().join("tiledb-0.36.1/dense_partial_fill/array"),
+        &d,
+    );
+    let (ok, _, err) = tessera(&["delete", d.to_str().unwrap(), "--where", "b > 1"]);
+    assert!(!ok && err.contains("sparse arrays only"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Copies fixture `name` into `dir/<name>`: `tessera schema --json |
 /// tessera create`, then `tessera read --format F | tessera write`
 /// (through a `.F` file); the copy must read the same cells in that format.

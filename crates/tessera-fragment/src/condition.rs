@@ -185,6 +185,105 @@ impl Condition {
         }
     }
 
+    /// The condition serialized as a delete commit stores it: the mirror of
+    /// [`Condition::parse`]. A comparison is node type 1, its operator,
+    /// a `u32` field name size and the name, a `u64` value size and the
+    /// value, and for IN and NOT IN a `u64` offsets size and the offsets; a
+    /// combination is node type 0, its operator, a `u64` number of children
+    /// and the children.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        match self {
+            Condition::Compare {
+                field,
+                op,
+                value,
+                offsets,
+            } => {
+                out.push(1);
+                out.push(match op {
+                    CompareOp::Lt => 0,
+                    CompareOp::Le => 1,
+                    CompareOp::Gt => 2,
+                    CompareOp::Ge => 3,
+                    CompareOp::Eq => 4,
+                    CompareOp::Ne => 5,
+                    CompareOp::In => 6,
+                    CompareOp::NotIn => 7,
+                    CompareOp::AlwaysTrue => 253,
+                    CompareOp::AlwaysFalse => 254,
+                });
+                out.extend_from_slice(&(field.len() as u32).to_le_bytes());
+                out.extend_from_slice(field.as_bytes());
+                out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+                out.extend_from_slice(value);
+                if let Some(offs) = offsets {
+                    out.extend_from_slice(&(8 * offs.len() as u64).to_le_bytes());
+                    offs.iter()
+                        .for_each(|o| out.extend_from_slice(&o.to_le_bytes()));
+                }
+            }
+            Condition::Combine { op, children } => {
+                out.push(0);
+                out.push(match op {
+                    CombineOp::And => 0,
+                    CombineOp::Or => 1,
+                    CombineOp::Not => 2,
+                });
+                out.extend_from_slice(&(children.len() as u64).to_le_bytes());
+                children.iter().for_each(|c| c.encode_into(out));
+            }
+        }
+    }
+
+    /// The condition that holds where this one does not, as libtiledb
+    /// negates a condition before storing it in a delete commit
+    /// (`get_negated_tree`): each comparison's operator negated (`<` to
+    /// `>=`, `==` to `!=`, IN to NOT IN, ...), AND and OR swapped over
+    /// negated children, a NOT dropped.
+    pub fn negated(&self) -> Condition {
+        match self {
+            Condition::Compare {
+                field,
+                op,
+                value,
+                offsets,
+            } => Condition::Compare {
+                field: field.clone(),
+                op: match op {
+                    CompareOp::Lt => CompareOp::Ge,
+                    CompareOp::Le => CompareOp::Gt,
+                    CompareOp::Gt => CompareOp::Le,
+                    CompareOp::Ge => CompareOp::Lt,
+                    CompareOp::Eq => CompareOp::Ne,
+                    CompareOp::Ne => CompareOp::Eq,
+                    CompareOp::In => CompareOp::NotIn,
+                    CompareOp::NotIn => CompareOp::In,
+                    CompareOp::AlwaysTrue => CompareOp::AlwaysFalse,
+                    CompareOp::AlwaysFalse => CompareOp::AlwaysTrue,
+                },
+                value: value.clone(),
+                offsets: offsets.clone(),
+            },
+            Condition::Combine {
+                op: CombineOp::Not,
+                children,
+            } if children.len() == 1 => children[0].clone(),
+            Condition::Combine { op, children } => Condition::Combine {
+                op: match op {
+                    CombineOp::And => CombineOp::Or,
+                    CombineOp::Or | CombineOp::Not => CombineOp::And,
+                },
+                children: children.iter().map(Condition::negated).collect(),
+            },
+        }
+    }
+
     fn node(r: &mut Reader<'_>, depth: usize) -> Result<Condition, FragmentError> {
         if depth > MAX_DEPTH {
             return Err(r

@@ -235,6 +235,61 @@ impl Expr {
         }
     }
 
+    /// The stored form of the condition, the mirror of
+    /// [`Expr::from_stored`]: IS NULL as `==` an empty value, IN sets as
+    /// their members back to back with offsets, constants as always
+    /// true or false.
+    pub fn to_stored(&self) -> Condition {
+        let compare = |field: &str, op, value: Vec<u8>, offsets| Condition::Compare {
+            field: field.to_owned(),
+            op,
+            value,
+            offsets,
+        };
+        let combine = |op, children: &[Expr]| Condition::Combine {
+            op,
+            children: children.iter().map(Expr::to_stored).collect(),
+        };
+        match self {
+            Expr::Const(b) => {
+                let op = if *b {
+                    CompareOp::AlwaysTrue
+                } else {
+                    CompareOp::AlwaysFalse
+                };
+                compare("", op, Vec::new(), None)
+            }
+            Expr::IsNull { field, negated } => {
+                let op = if *negated {
+                    CompareOp::Ne
+                } else {
+                    CompareOp::Eq
+                };
+                compare(field, op, Vec::new(), None)
+            }
+            Expr::Compare { field, op, values }
+                if matches!(op, CompareOp::In | CompareOp::NotIn) =>
+            {
+                let mut offsets = Vec::with_capacity(values.len());
+                let mut value = Vec::new();
+                for v in values {
+                    offsets.push(value.len() as u64);
+                    value.extend_from_slice(v);
+                }
+                compare(field, *op, value, Some(offsets))
+            }
+            Expr::Compare { field, op, values } => compare(
+                field,
+                *op,
+                values.first().cloned().unwrap_or_default(),
+                None,
+            ),
+            Expr::And(children) => combine(CombineOp::And, children),
+            Expr::Or(children) => combine(CombineOp::Or, children),
+            Expr::Not(child) => combine(CombineOp::Not, std::slice::from_ref(child)),
+        }
+    }
+
     /// Field names the condition reads.
     pub fn fields(&self, out: &mut Vec<String>) {
         match self {

@@ -158,7 +158,9 @@ fn expanded(s: &ArraySchema, ranges: &[Range1D]) -> Result<CurrentDomain, WriteE
 ///     &serde_json::json!({"name": "w", "type": "FLOAT64", "fill_value": 0.5}),
 ///     "attribute", &[], created.version,
 /// ).unwrap();
-/// let evolution = Evolution { add_attributes: vec![added], drop_attributes: vec!["old".into()] };
+/// let evolution = Evolution {
+///     add_attributes: vec![added], drop_attributes: vec!["old".into()], ..Default::default()
+/// };
 /// let evolved = evolve_array(&dir, &evolution, None, Some(2)).unwrap();
 /// let names: Vec<&str> = evolved.attributes.iter().map(|a| a.name.as_str()).collect();
 /// assert_eq!(names, ["v", "w"]);

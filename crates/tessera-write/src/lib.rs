@@ -11,6 +11,7 @@
 pub mod arrow;
 mod atomic;
 mod create;
+pub mod delete;
 mod error;
 pub mod evolve;
 mod fragment;

@@ -3,6 +3,7 @@
 pub mod aggregate;
 pub mod commits;
 pub mod create;
+pub mod delete;
 pub mod dump_tile;
 pub mod evolve;
 pub mod fragments;

@@ -1,0 +1,76 @@
+//! Deleting cells, as libtiledb deletes them: a delete commit
+//! `__commits/__t_t_<uuid>_<version>.del` holding, in a generic tile, the
+//! negation of the condition given (the stored tree selects the cells to
+//! keep). Readers drop the cells of fragments up to the delete's timestamp
+//! that the condition matches; consolidation with purging removes them.
+
+use crate::atomic::write_whole;
+use crate::create::generic_tile_pipeline;
+use crate::name::{now_ms, uuid};
+use crate::WriteError;
+use std::path::Path;
+use tessera_filters::{write_generic_tile, EncryptionKey};
+use tessera_fragment::OpenArray;
+use tessera_query::Expr;
+use tessera_tile::storage::LocalFs;
+
+/// The payload of a delete commit for `condition`: its negation,
+/// serialized as libtiledb serializes it.
+pub fn delete_commit_payload(condition: &Expr) -> Vec<u8> {
+    condition.to_stored().negated().encode()
+}
+
+/// Deletes the cells of the array at `array` that `condition` matches, as
+/// of `timestamp` (milliseconds; default now); returns the commit's name.
+///
+/// ```
+/// use tessera_query::{Expr, Query};
+/// use tessera_tile::storage::LocalFs;
+/// let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-delete-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&dir);
+/// # fn copy(a: &std::path::Path, b: &std::path::Path) { std::fs::create_dir_all(b).unwrap();
+/// #   for e in std::fs::read_dir(a).unwrap().flatten() { let p = e.path();
+/// #     if p.is_dir() { copy(&p, &b.join(e.file_name())) } else { std::fs::copy(&p, b.join(e.file_name())).unwrap(); } } }
+/// copy(&src, &dir);
+/// let array = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let all = Query::new(&LocalFs, &array).execute().unwrap().cell_count;
+/// let cond = Expr::parse("i < 0", &array.schema).unwrap();
+/// let matched = Query::new(&LocalFs, &array).condition(cond.clone()).execute().unwrap().cell_count;
+/// tessera_write::delete::delete_cells(&dir, &cond, None, None).unwrap();
+/// let array = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// assert_eq!(Query::new(&LocalFs, &array).execute().unwrap().cell_count, all - matched);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn delete_cells(
+    array: &Path,
+    condition: &Expr,
+    key: Option<EncryptionKey>,
+    timestamp: Option<u64>,
+) -> Result<String, WriteError> {
+    let opened =
+        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
+            path: array.into(),
+            message: e.to_string(),
+        })?;
+    if opened.schema.array_type != tessera_tile::ArrayType::Sparse {
+        // As libtiledb: "Only supported for sparse arrays".
+        return Err(WriteError::Refused {
+            path: array.into(),
+            message: "deletes are supported for sparse arrays only, as in libtiledb".into(),
+        });
+    }
+    let version = opened.schema.version;
+    let tile = write_generic_tile(
+        &delete_commit_payload(condition),
+        &generic_tile_pipeline(),
+        version,
+        key,
+    )?;
+    let t = timestamp.unwrap_or_else(now_ms);
+    let name = format!("__{t}_{t}_{}_{}.del", uuid()?, version.number());
+    let commits = array.join("__commits");
+    std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
+    write_whole(&commits, &name, &tile)?;
+    Ok(name)
+}
