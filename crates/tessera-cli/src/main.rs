@@ -38,6 +38,10 @@ enum Command {
     Create(commands::create::Args),
     /// Write cells (JSON lines, the form `read` prints) into a new fragment: sparse cells in any order, or a dense box of cells.
     Write(commands::write::Args),
+    /// Consolidate the array as libtiledb does (`--mode commits` so far).
+    Consolidate(commands::consolidate::Args),
+    /// Remove what consolidation replaced (`--mode commits` so far).
+    Vacuum(commands::vacuum::Args),
     /// Delete the cells a condition matches (a delete commit, as libtiledb writes one).
     Delete(commands::delete::Args),
     /// Evolve the schema: add and drop attributes (a new schema file, as libtiledb's ArraySchemaEvolution writes).
@@ -67,6 +71,8 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Create(a) => commands::create::run(a),
         Command::Evolve(a) => commands::evolve::run(a),
         Command::Delete(a) => commands::delete::run(a),
+        Command::Consolidate(a) => commands::consolidate::run(a),
+        Command::Vacuum(a) => commands::vacuum::run(a),
         Command::Write(a) => commands::write::run(a),
         Command::Fragments(a) => commands::fragments::run(a),
         Command::Commits(a) => commands::commits::run(a),

@@ -928,6 +928,32 @@ fn delete_removes_the_matching_cells() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tessera consolidate --mode commits` then `tessera vacuum --mode
+/// commits` leave one consolidated commits file and the same cells; the
+/// modes not implemented are refused by name.
+#[test]
+fn commits_consolidate_and_vacuum() {
+    let dir = scratch("tessera-commits-cli");
+    let a = dir.join("array");
+    copy_dir(&common::testdata().join("tiledb-0.36.1/deletes/array"), &a);
+    let a = a.to_str().unwrap();
+    let (_, before, _) = tessera(&["read", a]);
+    let (ok, _, err) = tessera(&["consolidate", a, "--mode", "commits"]);
+    assert!(ok && err.contains(".con"), "{err}");
+    let (ok, _, err) = tessera(&["vacuum", a, "--mode", "commits"]);
+    assert!(ok && err.contains("removed 3 files"), "{err}");
+    let (_, after, _) = tessera(&["read", a]);
+    assert_eq!(sorted_lines(&after), sorted_lines(&before));
+    let (ok, _, err) = tessera(&["consolidate", a]);
+    assert!(
+        !ok && err.contains("--mode fragments: not supported yet"),
+        "{err}"
+    );
+    let (ok, _, err) = tessera(&["vacuum", a, "--mode", "everything"]);
+    assert!(!ok && err.contains("expected fragments, commits"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Copies fixture `name` into `dir/<name>`: `tessera schema --json |
 /// tessera create`, then `tessera read --format F | tessera write`
 /// (through a `.F` file); the copy must read the same cells in that format.

@@ -10,6 +10,7 @@
 
 pub mod arrow;
 mod atomic;
+pub mod commits;
 mod create;
 pub mod delete;
 mod error;

@@ -2,6 +2,7 @@
 
 pub mod aggregate;
 pub mod commits;
+pub mod consolidate;
 pub mod create;
 pub mod delete;
 pub mod dump_tile;
@@ -12,5 +13,6 @@ pub mod ls;
 pub mod meta;
 pub mod read;
 pub mod schema;
+pub mod vacuum;
 pub mod verify;
 pub mod write;

@@ -1,0 +1,215 @@
+//! Consolidating and vacuuming commits, as libtiledb's commits consolidator
+//! does (`commits_consolidator.cc`, `array_directory.cc`). Consolidation
+//! writes one consolidated commits file `__commits/__t1_t2_<uuid>_<v>.con`
+//! naming every commit: those earlier `.con` files already name (sorted,
+//! less those `.ign` files ignore), then the `.wrt` and `.del` files not
+//! yet named, in name order; a delete's line is followed by the size and
+//! bytes of its condition file. Vacuuming then removes the commit files a
+//! `.con` names (readers find them there) and, once one `.con` names every
+//! commit, the other `.con` and the `.ign` files. At every step the array
+//! reads the same: a commit is removed only after a file naming it exists.
+
+use crate::atomic::write_whole;
+use crate::name::uuid;
+use crate::WriteError;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use tessera_fragment::{OpenArray, TimestampedName};
+use tessera_tile::storage::LocalFs;
+
+const COMMITS: &str = "__commits";
+
+/// What the commits folder holds.
+struct CommitsFolder {
+    /// Every file name, sorted.
+    names: Vec<String>,
+    /// Each `.con` file's name and the commits it names (`__commits/...`).
+    consolidated: Vec<(String, Vec<String>)>,
+    /// Condition bytes of the deletes `.con` files hold, by commit.
+    conditions: HashMap<String, Vec<u8>>,
+    /// Commits the `.ign` files name.
+    ignored: HashSet<String>,
+}
+
+impl CommitsFolder {
+    fn read(array: &Path) -> Result<CommitsFolder, WriteError> {
+        let dir = array.join(COMMITS);
+        let mut names: Vec<String> = match std::fs::read_dir(&dir) {
+            Ok(d) => d
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(WriteError::io(&dir)(e)),
+        };
+        names.sort();
+        let mut folder = CommitsFolder {
+            names: Vec::new(),
+            consolidated: Vec::new(),
+            conditions: HashMap::new(),
+            ignored: HashSet::new(),
+        };
+        for name in &names {
+            let path = dir.join(name);
+            if name.ends_with(".ign") {
+                let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+                let text = String::from_utf8_lossy(&text);
+                folder.ignored.extend(text.lines().map(str::to_owned));
+            } else if name.ends_with(".con") {
+                let bytes = std::fs::read(&path).map_err(WriteError::io(&path))?;
+                let listed = folder.parse_con(&bytes, name)?;
+                folder.consolidated.push((name.clone(), listed));
+            }
+        }
+        folder.names = names;
+        Ok(folder)
+    }
+
+    /// The commits a `.con` file names, keeping its deletes' conditions.
+    fn parse_con(&mut self, bytes: &[u8], name: &str) -> Result<Vec<String>, WriteError> {
+        let bad =
+            |at: usize, why: &str| WriteError::Input(format!("{COMMITS}/{name}: byte {at}: {why}"));
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < bytes.len() {
+            let nl = bytes[i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .ok_or_else(|| bad(i, "an entry without a newline"))?;
+            let line = String::from_utf8_lossy(&bytes[i..i + nl]).into_owned();
+            i += nl + 1;
+            if line.ends_with(".del") {
+                let size = bytes
+                    .get(i..i + 8)
+                    .ok_or_else(|| bad(i, "a delete's condition size runs past the file"))?;
+                let size = u64::from_le_bytes(size.try_into().expect("8 bytes")) as usize;
+                let end = i
+                    .checked_add(8 + size)
+                    .filter(|&e| e <= bytes.len())
+                    .ok_or_else(|| bad(i, "a delete's condition runs past the file"))?;
+                self.conditions
+                    .insert(line.clone(), bytes[i + 8..end].to_vec());
+                i = end;
+            }
+            out.push(line);
+        }
+        Ok(out)
+    }
+
+    /// The commits the `.con` files name, less the ignored, sorted.
+    fn named(&self) -> BTreeSet<String> {
+        let all = self.consolidated.iter().flat_map(|(_, l)| l.iter());
+        all.filter(|u| !self.ignored.contains(*u))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Consolidates the commits of the array at `array` into one `.con` file;
+/// returns its name, or `None` when there is no commit.
+///
+/// ```
+/// # fn copy(a: &std::path::Path, b: &std::path::Path) { std::fs::create_dir_all(b).unwrap();
+/// #   for e in std::fs::read_dir(a).unwrap().flatten() { let p = e.path();
+/// #     if p.is_dir() { copy(&p, &b.join(e.file_name())) } else { std::fs::copy(&p, b.join(e.file_name())).unwrap(); } } }
+/// use tessera_write::commits::{consolidate_commits, vacuum_commits};
+/// let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/deletes/array");
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-commits-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&dir);
+/// copy(&src, &dir);
+/// let con = consolidate_commits(&dir, None).unwrap().unwrap();
+/// assert_eq!(vacuum_commits(&dir).unwrap(), 3); // two writes and a delete
+/// let left: Vec<_> = std::fs::read_dir(dir.join("__commits")).unwrap().flatten()
+///     .map(|e| e.file_name().into_string().unwrap()).collect();
+/// assert_eq!(left, [con]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn consolidate_commits(
+    array: &Path,
+    key: Option<tessera_filters::EncryptionKey>,
+) -> Result<Option<String>, WriteError> {
+    let opened =
+        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
+            path: array.into(),
+            message: e.to_string(),
+        })?;
+    let version = opened.schema.version.number();
+    if version < 12 {
+        return Err(WriteError::Refused {
+            path: array.into(),
+            message: format!(
+                "commits are consolidated from format version 12; this array is {version}"
+            ),
+        });
+    }
+    let folder = CommitsFolder::read(array)?;
+    let named = folder.named();
+    let mut list: Vec<String> = named.iter().cloned().collect();
+    for name in &folder.names {
+        let uri = format!("{COMMITS}/{name}");
+        if (name.ends_with(".wrt") || name.ends_with(".del")) && !named.contains(&uri) {
+            list.push(uri);
+        }
+    }
+    let (Some(first), Some(last)) = (list.first(), list.last()) else {
+        return Ok(None);
+    };
+    let stamp = |uri: &str| TimestampedName::parse(uri.rsplit('/').next().unwrap_or(uri));
+    let t1 = stamp(first).map_or(0, |t| t.t1);
+    let t2 = stamp(last).map_or(0, |t| t.t2);
+    let mut bytes = Vec::new();
+    for uri in &list {
+        bytes.extend_from_slice(uri.as_bytes());
+        bytes.push(b'\n');
+        if uri.ends_with(".del") {
+            let path = array.join(uri);
+            let condition = match folder.conditions.get(uri) {
+                Some(c) => c.clone(),
+                None => std::fs::read(&path).map_err(WriteError::io(&path))?,
+            };
+            bytes.extend_from_slice(&(condition.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(&condition);
+        }
+    }
+    let name = format!("__{t1}_{t2}_{}_{version}.con", uuid()?);
+    write_whole(&array.join(COMMITS), &name, &bytes)?;
+    Ok(Some(name))
+}
+
+/// Removes the commit files a `.con` file names and, once one `.con`
+/// names every commit, the other `.con` and the `.ign` files; returns how
+/// many files it removed.
+pub fn vacuum_commits(array: &Path) -> Result<usize, WriteError> {
+    let folder = CommitsFolder::read(array)?;
+    let named = folder.named();
+    let dir = array.join(COMMITS);
+    let mut removed = 0;
+    let mut remove = |name: &str| -> Result<(), WriteError> {
+        let path = dir.join(name);
+        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        removed += 1;
+        Ok(())
+    };
+    // The commits first: each is named by a `.con` that stays.
+    for name in &folder.names {
+        let commit = name.ends_with(".wrt") || name.ends_with(".del");
+        if commit && named.contains(&format!("{COMMITS}/{name}")) {
+            remove(name)?;
+        }
+    }
+    let complete = folder.consolidated.iter().find(|(_, listed)| {
+        let mut count = 0;
+        let all_in = listed.iter().all(|u| {
+            count += 1;
+            named.contains(u)
+        });
+        all_in && count == named.len()
+    });
+    if let Some((keep, _)) = complete {
+        for name in &folder.names {
+            if (name.ends_with(".con") && name != keep) || name.ends_with(".ign") {
+                remove(name)?;
+            }
+        }
+    }
+    Ok(removed)
+}
