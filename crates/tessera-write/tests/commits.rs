@@ -48,7 +48,7 @@ fn every_step_reads_the_same() {
     let first = consolidate_commits(&dir, None).unwrap().unwrap();
     assert_eq!(cells(&dir), want, "consolidated, not vacuumed");
     assert_eq!(vacuum_commits(&dir).unwrap(), 3);
-    assert_eq!(commit_files(&dir), [first.clone()]);
+    assert_eq!(commit_files(&dir), std::slice::from_ref(&first));
     assert_eq!(cells(&dir), want, "vacuumed");
     // A second consolidation: the delete's condition comes from the first
     // .con (its .del file is gone); vacuuming removes the first .con.
