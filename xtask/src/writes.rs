@@ -61,6 +61,7 @@ pub fn check_writes() -> Result<(), Error> {
         check_evolution(release)?;
         check_delete(release)?;
         check_commits(release)?;
+        check_metadata_consolidation(release)?;
     }
     Ok(())
 }
@@ -116,6 +117,25 @@ fn check_metadata(release: &str) -> Result<(), Error> {
         .arg(changes.to_string()))?;
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("metadata put and deleted by tessera, read back by TileDB-Py {release} as set");
+    Ok(())
+}
+
+/// Consolidates and vacuums the metadata of a copy of `release`'s
+/// `array_metadata` fixture (two files, a deletion) and has that release's
+/// TileDB-Py compare it with libtiledb's own on another copy.
+fn check_metadata_consolidation(release: &str) -> Result<(), Error> {
+    let original = root().join(format!("testdata/tiledb-{release}/array_metadata/array"));
+    let copy = root().join("target/check-meta-consolidation").join(release);
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    tessera_write::metadata::consolidate_metadata(&copy, None)?;
+    tessera_write::metadata::vacuum_metadata(&copy)?;
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_meta_consolidation.py"))
+        .arg(&original)
+        .arg(&copy))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!("metadata tessera consolidated and vacuumed, as TileDB-Py {release}'s own");
     Ok(())
 }
 

@@ -82,6 +82,125 @@ pub fn put_metadata(
     Ok(name)
 }
 
+/// The metadata files of `dir` a reader replays: timestamped names, no
+/// `.vac` files, none a `.vac` file lists; sorted as readers replay them.
+fn live_files(dir: &Path) -> Result<Vec<(TimestampedName, String)>, WriteError> {
+    let names: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(d) => d
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(WriteError::io(dir)(e)),
+    };
+    let mut vacuumed = std::collections::HashSet::new();
+    for vac in names.iter().filter(|n| n.ends_with(".vac")) {
+        let path = dir.join(vac);
+        let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+        for line in String::from_utf8_lossy(&text).lines() {
+            vacuumed.insert(line.rsplit('/').next().unwrap_or(line).to_owned());
+        }
+    }
+    let mut files: Vec<(TimestampedName, String)> = names
+        .iter()
+        .filter(|n| !n.ends_with(".vac") && !vacuumed.contains(*n))
+        .filter_map(|n| TimestampedName::parse(n).map(|t| (t, n.clone())))
+        .collect();
+    files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
+    Ok(files)
+}
+
+/// Consolidates the array metadata of `array`, as libtiledb's array
+/// metadata consolidator does: the metadata as readers see it (keys
+/// deleted gone) written as one file named for the first and last files'
+/// timestamps, then `<that name>.vac` listing the files it replaces
+/// (relative names from format 19, as libtiledb writes them; absolute
+/// `file://` ones before). Returns the new file's name, or `None` when
+/// there were fewer than two files. Readers see the same metadata at
+/// every step: the new file replays to what the old ones did.
+pub fn consolidate_metadata(
+    array: &Path,
+    key: Option<EncryptionKey>,
+) -> Result<Option<String>, WriteError> {
+    let opened =
+        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
+            path: array.into(),
+            message: e.to_string(),
+        })?;
+    let dir = array.join(METADATA_FOLDER);
+    let files = live_files(&dir)?;
+    let (Some(first), Some(last)) = (files.first(), files.last()) else {
+        return Ok(None);
+    };
+    if files.len() < 2 {
+        return Ok(None);
+    }
+    let merged = opened.metadata(&LocalFs).map_err(|e| WriteError::Refused {
+        path: array.into(),
+        message: e.to_string(),
+    })?;
+    let entries: BTreeMap<String, Option<MetadataValue>> =
+        merged.into_iter().map(|(k, v)| (k, Some(v))).collect();
+    let version = opened.schema.version;
+    let tile = write_generic_tile(
+        &encode_entries(&entries),
+        &generic_tile_pipeline(),
+        version,
+        key,
+    )?;
+    let name = format!("__{}_{}_{}", first.0.t1, last.0.t2, uuid()?);
+    write_whole(&dir, &name, &tile)?;
+    let prefix = match version.number() >= 19 {
+        true => format!("{METADATA_FOLDER}/"),
+        false => {
+            let abs = std::fs::canonicalize(&dir).map_err(WriteError::io(&dir))?;
+            format!("file://{}/", abs.display())
+        }
+    };
+    let listed: String = files
+        .iter()
+        .map(|(_, n)| format!("{prefix}{n}\n"))
+        .collect();
+    write_whole(&dir, &format!("{name}.vac"), listed.as_bytes())?;
+    Ok(Some(name))
+}
+
+/// Removes the metadata files `.vac` files list, then the `.vac` files;
+/// returns how many files it removed.
+pub fn vacuum_metadata(array: &Path) -> Result<usize, WriteError> {
+    let dir = array.join(METADATA_FOLDER);
+    let names: Vec<String> = match std::fs::read_dir(&dir) {
+        Ok(d) => d
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(WriteError::io(&dir)(e)),
+    };
+    let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
+    let mut removed = 0;
+    for vac in &vacs {
+        let path = dir.join(vac);
+        let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+        for line in String::from_utf8_lossy(&text).lines() {
+            let name = line.rsplit('/').next().unwrap_or(line);
+            let target = dir.join(name);
+            match std::fs::remove_file(&target) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(WriteError::io(target)(e)),
+            }
+        }
+    }
+    // The lists last: while one stays, the files it lists stay hidden.
+    for vac in vacs {
+        let path = dir.join(vac);
+        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
 /// A metadata value from text, as `tessera meta --set KEY=VALUE [--type
 /// T]` takes it. With a datatype: text for string types, hex for BLOB, a
 /// number or a JSON list of numbers otherwise. Without, as TileDB-Py types

@@ -129,3 +129,33 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Metadata consolidated, then vacuumed: the same metadata at each step,
+/// one file and no `.vac` at the end; a single file is left alone.
+#[test]
+fn metadata_consolidates_and_vacuums() {
+    use tessera_write::metadata::{consolidate_metadata, vacuum_metadata};
+    let dir = std::env::temp_dir().join(format!("tessera-meta-consolidate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/array_metadata/array");
+    copy_dir(&source, &dir);
+    let read = || {
+        let a = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+        a.metadata(&LocalFs).unwrap()
+    };
+    let want = read();
+    let name = consolidate_metadata(&dir, None).unwrap().unwrap();
+    assert_eq!(read(), want, "consolidated, not vacuumed");
+    assert!(dir.join("__meta").join(format!("{name}.vac")).is_file());
+    assert_eq!(vacuum_metadata(&dir).unwrap(), 3);
+    assert_eq!(read(), want, "vacuumed");
+    let left: Vec<String> = std::fs::read_dir(dir.join("__meta"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, [name]);
+    assert_eq!(consolidate_metadata(&dir, None).unwrap(), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
