@@ -11,6 +11,7 @@
 
 mod bench;
 mod dist;
+mod maintenance;
 mod random;
 mod writes;
 

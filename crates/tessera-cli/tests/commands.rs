@@ -729,12 +729,8 @@ fn write_keeps_to_its_budget() {
 #[test]
 fn meta_puts_and_deletes_keys() {
     let dir = scratch("tessera-meta-cli");
-    let a = dir.join("array");
-    copy_dir(
-        &common::testdata().join("tiledb-0.36.1/array_metadata/array"),
-        &a,
-    );
-    let a = a.to_str().unwrap();
+    let a = fixture_copy(&dir, "array_metadata", "array");
+    let a = a.as_str();
     let (ok, _, err) = tessera(&[
         "meta",
         a,
@@ -791,12 +787,8 @@ fn meta_puts_and_deletes_keys() {
 #[test]
 fn evolve_adds_and_drops_attributes() {
     let dir = scratch("tessera-evolve-cli");
-    let a = dir.join("array");
-    copy_dir(
-        &common::testdata().join("tiledb-0.36.1/sparse_2d/array"),
-        &a,
-    );
-    let a = a.to_str().unwrap();
+    let a = fixture_copy(&dir, "sparse_2d", "array");
+    let a = a.as_str();
     let (_, before, _) = tessera(&["read", a]);
     let add = r#"{"name": "w", "type": "INT16", "fill_value": -7}"#;
     let (ok, _, err) = tessera(&["evolve", a, "--add-attribute", add, "--drop-attribute", "i"]);
@@ -846,12 +838,8 @@ fn evolve_adds_and_drops_attributes() {
     }
     assert_eq!(schemas(), n, "a refused evolution wrote a schema");
     // Enumerations extended: `tessera schema --json` lists the new values.
-    let e = dir.join("enums");
-    copy_dir(
-        &common::testdata().join("tiledb-0.36.1/enumerations/array"),
-        &e,
-    );
-    let e = e.to_str().unwrap();
+    let e = fixture_copy(&dir, "enumerations", "enums");
+    let e = e.as_str();
     let extend = ["evolve", e, "--extend-enumeration", r#"colors=["purple"]"#];
     let (ok, _, err) = tessera(&[&extend[..], &["--extend-enumeration", "sizes=[40]"]].concat());
     assert!(ok, "{err}");
@@ -869,12 +857,8 @@ fn evolve_adds_and_drops_attributes() {
     let (ok, _, err) = tessera(&["evolve", e, "--extend-enumeration", "sizes=[\"x\"]"]);
     assert!(!ok && err.contains("expected a INT32 value"), "{err}");
     // A current domain expanded; a smaller one refused.
-    let c = dir.join("cd");
-    copy_dir(
-        &common::testdata().join("tiledb-0.36.1/current_domain/array"),
-        &c,
-    );
-    let c = c.to_str().unwrap();
+    let c = fixture_copy(&dir, "current_domain", "cd");
+    let c = c.as_str();
     let (ok, _, err) = tessera(&["evolve", c, "--expand-current-domain", "[[0, 20]]"]);
     assert!(
         !ok && err.contains("[0, 20] on `d` does not hold the current [0, 49]"),
@@ -894,12 +878,8 @@ fn evolve_adds_and_drops_attributes() {
 #[test]
 fn delete_removes_the_matching_cells() {
     let dir = scratch("tessera-delete-cli");
-    let a = dir.join("array");
-    copy_dir(
-        &common::testdata().join("tiledb-0.36.1/sparse_2d/array"),
-        &a,
-    );
-    let a = a.to_str().unwrap();
+    let a = fixture_copy(&dir, "sparse_2d", "array");
+    let a = a.as_str();
     let cond = "i < 0 OR f > 0.5";
     let (ok, kept, err) = tessera(&["read", a, "--where", &format!("NOT ({cond})")]);
     assert!(ok, "{err}");
@@ -934,9 +914,8 @@ fn delete_removes_the_matching_cells() {
 #[test]
 fn commits_consolidate_and_vacuum() {
     let dir = scratch("tessera-commits-cli");
-    let a = dir.join("array");
-    copy_dir(&common::testdata().join("tiledb-0.36.1/deletes/array"), &a);
-    let a = a.to_str().unwrap();
+    let a = fixture_copy(&dir, "deletes", "array");
+    let a = a.as_str();
     let (_, before, _) = tessera(&["read", a]);
     let (ok, _, err) = tessera(&["consolidate", a, "--mode", "commits"]);
     assert!(ok && err.contains(".con"), "{err}");
@@ -971,6 +950,16 @@ fn copy_through(dir: &Path, name: &str, format: &str) {
     let (ok, copied, err) = tessera(&["read", b, "--format", format]);
     assert!(ok, "{err}");
     assert_eq!(sorted_lines(&copied), sorted_lines(&cells), "{name}");
+}
+
+/// A copy of the 0.36.1 fixture `name`'s array as `dir/<sub>`; its path.
+fn fixture_copy(dir: &Path, name: &str, sub: &str) -> String {
+    let to = dir.join(sub);
+    copy_dir(
+        &common::testdata().join(format!("tiledb-0.36.1/{name}/array")),
+        &to,
+    );
+    to.to_str().unwrap().to_owned()
 }
 
 /// An empty scratch folder `<tag>-<pid>` in the temporary folder.

@@ -36,6 +36,20 @@ pub enum CompareOp {
     AlwaysFalse,
 }
 
+/// Each comparison operator's id on disk (parsing and encoding share it).
+const COMPARE_OPS: [(u8, CompareOp); 10] = [
+    (0, CompareOp::Lt),
+    (1, CompareOp::Le),
+    (2, CompareOp::Gt),
+    (3, CompareOp::Ge),
+    (4, CompareOp::Eq),
+    (5, CompareOp::Ne),
+    (6, CompareOp::In),
+    (7, CompareOp::NotIn),
+    (253, CompareOp::AlwaysTrue),
+    (254, CompareOp::AlwaysFalse),
+];
+
 /// Combination operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum CombineOp {
@@ -206,18 +220,8 @@ impl Condition {
                 offsets,
             } => {
                 out.push(1);
-                out.push(match op {
-                    CompareOp::Lt => 0,
-                    CompareOp::Le => 1,
-                    CompareOp::Gt => 2,
-                    CompareOp::Ge => 3,
-                    CompareOp::Eq => 4,
-                    CompareOp::Ne => 5,
-                    CompareOp::In => 6,
-                    CompareOp::NotIn => 7,
-                    CompareOp::AlwaysTrue => 253,
-                    CompareOp::AlwaysFalse => 254,
-                });
+                let id = COMPARE_OPS.iter().find(|(_, o)| o == op).map(|(id, _)| *id);
+                out.push(id.expect("every operator has an id"));
                 out.extend_from_slice(&(field.len() as u32).to_le_bytes());
                 out.extend_from_slice(field.as_bytes());
                 out.extend_from_slice(&(value.len() as u64).to_le_bytes());
@@ -294,20 +298,12 @@ impl Condition {
         match r.u8("node type")? {
             1 => {
                 let at = r.position();
-                let op = match r.u8("op")? {
-                    0 => CompareOp::Lt,
-                    1 => CompareOp::Le,
-                    2 => CompareOp::Gt,
-                    3 => CompareOp::Ge,
-                    4 => CompareOp::Eq,
-                    5 => CompareOp::Ne,
-                    6 => CompareOp::In,
-                    7 => CompareOp::NotIn,
-                    253 => CompareOp::AlwaysTrue,
-                    254 => CompareOp::AlwaysFalse,
-                    o => {
+                let id = r.u8("op")?;
+                let op = match COMPARE_OPS.iter().find(|(i, _)| *i == id) {
+                    Some((_, op)) => *op,
+                    None => {
                         return Err(r
-                            .invalid_at(at, "op", format!("unknown operator {o}"))
+                            .invalid_at(at, "op", format!("unknown operator {id}"))
                             .into())
                     }
                 };

@@ -14,8 +14,7 @@ use crate::name::uuid;
 use crate::WriteError;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
-use tessera_fragment::{OpenArray, TimestampedName};
-use tessera_tile::storage::LocalFs;
+use tessera_fragment::TimestampedName;
 
 const COMMITS: &str = "__commits";
 
@@ -127,11 +126,7 @@ pub fn consolidate_commits(
     array: &Path,
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
-    let opened =
-        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
-            path: array.into(),
-            message: e.to_string(),
-        })?;
+    let opened = crate::open::open_array(array, key)?;
     let version = opened.schema.version.number();
     if version < 12 {
         return Err(WriteError::Refused {

@@ -10,9 +10,7 @@ use crate::name::{now_ms, uuid};
 use crate::WriteError;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
-use tessera_fragment::OpenArray;
 use tessera_query::Expr;
-use tessera_tile::storage::LocalFs;
 
 /// The payload of a delete commit for `condition`: its negation,
 /// serialized as libtiledb serializes it.
@@ -48,11 +46,7 @@ pub fn delete_cells(
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
-    let opened =
-        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
-            path: array.into(),
-            message: e.to_string(),
-        })?;
+    let opened = crate::open::open_array(array, key)?;
     if opened.schema.array_type != tessera_tile::ArrayType::Sparse {
         // As libtiledb: "Only supported for sparse arrays".
         return Err(WriteError::Refused {

@@ -36,6 +36,14 @@ pub enum WriteError {
 }
 
 impl WriteError {
+    /// The error of an array that cannot be opened to be written.
+    pub(crate) fn refused(path: &std::path::Path, message: impl ToString) -> WriteError {
+        WriteError::Refused {
+            path: path.into(),
+            message: message.to_string(),
+        }
+    }
+
     /// The error of an I/O step on `path`.
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> WriteError {
         let path = path.into();

@@ -13,7 +13,6 @@ use crate::name::{enumeration_name, now_ms, schema_name};
 use crate::WriteError;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
-use tessera_fragment::OpenArray;
 use tessera_schema::{
     load_enumerations, ArraySchema, Attribute, CurrentDomain, Enumeration, Range1D, Value,
 };
@@ -172,11 +171,7 @@ pub fn evolve_array(
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<ArraySchema, WriteError> {
-    let opened =
-        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
-            path: array.into(),
-            message: e.to_string(),
-        })?;
+    let opened = crate::open::open_array(array, key)?;
     // By default now, or just after the current schema if that is later
     // (two evolutions within a millisecond).
     let after = opened.schema.timestamp_range.1.saturating_add(1);

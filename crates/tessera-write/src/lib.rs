@@ -18,6 +18,7 @@ pub mod evolve;
 mod fragment;
 pub mod metadata;
 pub mod name;
+mod open;
 pub mod rows;
 
 pub use create::{create_array, generic_tile_pipeline};

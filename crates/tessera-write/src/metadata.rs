@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::{encode_entries, MetadataValue, METADATA_FOLDER};
-use tessera_fragment::{OpenArray, TimestampedName};
+use tessera_fragment::TimestampedName;
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
 
@@ -51,11 +51,7 @@ pub fn put_metadata(
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
-    let opened =
-        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
-            path: array.into(),
-            message: e.to_string(),
-        })?;
+    let opened = crate::open::open_array(array, key)?;
     let payload = encode_entries(entries);
     let tile = write_generic_tile(
         &payload,
@@ -122,11 +118,7 @@ pub fn consolidate_metadata(
     array: &Path,
     key: Option<EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
-    let opened =
-        OpenArray::open(&LocalFs, array, 0, u64::MAX, key).map_err(|e| WriteError::Refused {
-            path: array.into(),
-            message: e.to_string(),
-        })?;
+    let opened = crate::open::open_array(array, key)?;
     let dir = array.join(METADATA_FOLDER);
     let files = live_files(&dir)?;
     let (Some(first), Some(last)) = (files.first(), files.last()) else {

@@ -3,6 +3,9 @@
 //! after a vacuum carries the deletes' conditions over from the first
 //! `.con`, and vacuuming then leaves the newest `.con` alone.
 
+mod common;
+
+use common::copy_dir;
 use std::path::Path;
 use tessera_fragment::OpenArray;
 use tessera_query::Query;
@@ -63,16 +66,4 @@ fn every_step_reads_the_same() {
     assert_eq!(commit_files(&dir).len(), 1);
     assert_eq!(cells(&dir), want, "one .con again");
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }

@@ -5,6 +5,9 @@
 //! must write the second byte for byte. And an evolved array reads as
 //! libtiledb reads it: older cells show the added attribute's fill value.
 
+mod common;
+
+use common::copy_dir;
 use std::path::Path;
 use tessera_filters::{read_generic_tile, write_generic_tile};
 use tessera_query::Query;
@@ -115,18 +118,6 @@ fn an_evolved_array_reads_the_added_attributes_fill() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// Extending an enumeration writes a new enumeration file (old values,

@@ -4,6 +4,9 @@
 //! order, the generic tile at the file's version, GZIP level 1); and
 //! metadata put and deleted by tessera reads back as set.
 
+mod common;
+
+use common::copy_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, write_generic_tile};
@@ -116,18 +119,6 @@ fn put_and_deleted_keys_read_back() {
         .iter()
         .all(|e| !e.file_name().to_string_lossy().ends_with(".tmp")));
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// Metadata consolidated, then vacuumed: the same metadata at each step,

@@ -12,6 +12,9 @@
 //! and file sizes those frames move). Encrypted fixtures are left out
 //! (random IVs): they are read back in `cargo xtask check-writes`.
 
+mod common;
+
+use common::copy_dir;
 use std::path::{Path, PathBuf};
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_fragment::{Field, OpenArray};
@@ -36,18 +39,6 @@ fn fixtures() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {

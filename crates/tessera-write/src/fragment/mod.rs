@@ -34,11 +34,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::EncryptionKey;
-use tessera_fragment::{FieldSummary, OpenArray, RTree};
+use tessera_fragment::{FieldSummary, RTree};
 use tessera_query::Column;
 use tessera_schema::json::WRITTEN_VERSION;
 use tessera_schema::{ArraySchema, Range1D, Value};
-use tessera_tile::storage::LocalFs;
 use tessera_tile::ArrayType;
 
 /// The oldest format version tessera appends fragments at: libtiledb
@@ -141,12 +140,7 @@ pub struct FragmentWriter {
 impl FragmentWriter {
     /// A writer of a new fragment of the array at `array` (its latest schema).
     pub fn try_new(array: &Path, options: WriteOptions) -> Result<FragmentWriter, WriteError> {
-        let opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key).map_err(|e| {
-            WriteError::Refused {
-                path: array.into(),
-                message: e.to_string(),
-            }
-        })?;
+        let opened = crate::open::open_array(array, options.key)?;
         let schema = opened.schema.clone();
         let refuse = |message: String| WriteError::Refused {
             path: array.into(),
