@@ -76,9 +76,10 @@ fn against_libtiledb(
 }
 
 /// Metadata keys put (every type TileDB-Py writes, an overwrite) and one
-/// deleted: the release reads the original's metadata with those changes.
+/// deleted, in an array and in a group: the release reads the original's
+/// metadata with those changes.
 fn check_metadata(release: &str) -> Result<(), Error> {
-    use tessera_write::metadata::{put_metadata, value_from_text};
+    use tessera_write::metadata::{put_group_metadata, put_metadata, value_from_text};
     let typed = |name: &str| {
         tessera::tile::Datatype::ALL
             .iter()
@@ -113,7 +114,31 @@ fn check_metadata(release: &str) -> Result<(), Error> {
         Ok(())
     };
     let changes = json!({"set": expected, "delete": ["str"]}).to_string();
-    against_libtiledb(release, "array_metadata", put, "check_meta.py", &[changes])
+    against_libtiledb(
+        release,
+        "array_metadata",
+        put,
+        "check_meta.py",
+        std::slice::from_ref(&changes),
+    )?;
+    // The group of `testdata/groups/<release>/group_nested`.
+    let original = root().join(format!(
+        "testdata/groups/tiledb-{release}/group_nested/group"
+    ));
+    let copy = root()
+        .join("target/check-maintenance")
+        .join(release)
+        .join("group-check_meta");
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&original, &copy)?;
+    put_group_metadata(&copy, &entries, None, None)?;
+    let report = run(Command::new(venv(release)?)
+        .arg(root().join("xtask/fixtures/check_meta.py"))
+        .arg(&original)
+        .arg(&copy)
+        .arg(changes))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    Ok(())
 }
 
 /// `sparse_2d` evolved: INT16 `w` with fill -7 added, `i` dropped.

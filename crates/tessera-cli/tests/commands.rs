@@ -770,6 +770,18 @@ fn meta_puts_and_deletes_keys() {
         assert!(!ok && err.contains(want), "{err}");
     }
     assert_eq!(files(), before, "a refused change wrote a file");
+    // A group's metadata too.
+    let g = dir.join("group");
+    copy_dir(
+        &common::testdata().join("groups/tiledb-0.36.1/group_nested/group"),
+        &g,
+    );
+    let g = g.to_str().unwrap();
+    let (ok, _, err) = tessera(&["meta", g, "--set", "added=7"]);
+    assert!(ok, "{err}");
+    let (_, json, _) = tessera(&["meta", g, "--json"]);
+    let group: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(group["added"], serde_json::json!(7));
     let (ok, json, err) = tessera(&["meta", a, "--json"]);
     assert!(ok, "{err}");
     let got: serde_json::Value = serde_json::from_str(&json).unwrap();

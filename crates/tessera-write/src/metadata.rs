@@ -52,14 +52,58 @@ pub fn put_metadata(
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
     let opened = crate::open::open_array(array, key)?;
+    write_metadata_file(array, opened.schema.version, entries, key, timestamp)
+}
+
+/// Puts and deletes keys of the group at `group`'s metadata (the format
+/// array metadata has), as [`put_metadata`] does for arrays. The generic
+/// tile is written at the newest format version the group's own files
+/// carry (its details and metadata files), so the release that wrote the
+/// group reads it; 22 for a group with none.
+pub fn put_group_metadata(
+    group: &Path,
+    entries: &BTreeMap<String, Option<MetadataValue>>,
+    key: Option<EncryptionKey>,
+    timestamp: Option<u64>,
+) -> Result<String, WriteError> {
+    if !group.join("__group").is_dir() && !group.join("__tiledb_group.tdb").is_file() {
+        return Err(WriteError::refused(group, "not a TileDB group"));
+    }
+    let mut version = None;
+    for sub in ["__group", METADATA_FOLDER] {
+        for e in std::fs::read_dir(group.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let mut head = [0u8; 4];
+            let read = std::fs::File::open(e.path()).and_then(|mut f| {
+                use std::io::Read;
+                f.read_exact(&mut head)
+            });
+            let is_tile = TimestampedName::parse(&e.file_name().to_string_lossy()).is_some();
+            if read.is_ok() && is_tile {
+                let v = u32::from_le_bytes(head);
+                version = version.max(Some(v));
+            }
+        }
+    }
+    let version = tessera_tile::FormatVersion::new(version.unwrap_or(22));
+    write_metadata_file(group, version, entries, key, timestamp)
+}
+
+/// Writes one metadata file of `entries` into `root/__meta/`, a generic
+/// tile at `version`.
+fn write_metadata_file(
+    root: &Path,
+    version: tessera_tile::FormatVersion,
+    entries: &BTreeMap<String, Option<MetadataValue>>,
+    key: Option<EncryptionKey>,
+    timestamp: Option<u64>,
+) -> Result<String, WriteError> {
     let payload = encode_entries(entries);
-    let tile = write_generic_tile(
-        &payload,
-        &generic_tile_pipeline(),
-        opened.schema.version,
-        key,
-    )?;
-    let dir = array.join(METADATA_FOLDER);
+    let tile = write_generic_tile(&payload, &generic_tile_pipeline(), version, key)?;
+    let dir = root.join(METADATA_FOLDER);
     // By default now, or just after the newest metadata file if that is
     // later: files of one millisecond replay in uuid order, so two puts
     // within one would apply in either order.

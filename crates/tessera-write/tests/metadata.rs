@@ -150,3 +150,42 @@ fn metadata_consolidates_and_vacuums() {
     assert_eq!(consolidate_metadata(&dir, None).unwrap(), None);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Group metadata: put and deleted keys read back, the file written at
+/// the format version of the group's own files (16: TileDB-Py 0.19.1's).
+#[test]
+fn group_metadata_puts_at_the_groups_version() {
+    use tessera_fragment::group::OpenGroup;
+    use tessera_write::metadata::put_group_metadata;
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/groups/tiledb-0.19.1/group_nested/group");
+    let dir = std::env::temp_dir().join(format!("tessera-group-meta-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    let meta = || {
+        let g = OpenGroup::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+        g.metadata(&LocalFs).unwrap()
+    };
+    let before = meta();
+    let gone = before.keys().next().unwrap().clone();
+    let entries = BTreeMap::from([
+        (
+            "added".to_string(),
+            Some(value_from_text("7", None).unwrap()),
+        ),
+        (gone.clone(), None),
+    ]);
+    let name = put_group_metadata(&dir, &entries, None, None).unwrap();
+    let bytes = std::fs::read(dir.join("__meta").join(&name)).unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[..4].try_into().unwrap()), 16);
+    let after = meta();
+    assert_eq!(after["added"].to_json(), 7);
+    assert!(!after.contains_key(&gone));
+    assert_eq!(after.len(), before.len());
+    let not_a_group = put_group_metadata(&dir.join("ms/nope"), &entries, None, None);
+    assert!(not_a_group
+        .unwrap_err()
+        .to_string()
+        .contains("not a TileDB group"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,6 +1,6 @@
 //! `tessera meta`: print the metadata of an array or a group; with `--set`
-//! and `--delete`, put and delete keys of an array's metadata (one metadata
-//! file a call, written whole).
+//! and `--delete`, put and delete keys of its metadata (one metadata file a
+//! call, written whole).
 
 use crate::args::*;
 use std::collections::BTreeMap;
@@ -89,8 +89,11 @@ fn change(args: &Args) -> Result<ExitCode, BoxError> {
         }
     }
     let key = parse_key(&args.target.key)?;
-    let name =
-        tessera_write::metadata::put_metadata(&args.target.array, &entries, key, args.timestamp)?;
+    let target = &args.target.array;
+    let name = match is_group(&LocalFs, target)? {
+        true => tessera_write::metadata::put_group_metadata(target, &entries, key, args.timestamp)?,
+        false => tessera_write::metadata::put_metadata(target, &entries, key, args.timestamp)?,
+    };
     eprintln!(
         "wrote __meta/{name}: {} set, {} deleted",
         args.set.len(),
