@@ -31,6 +31,23 @@ fn column(
     }
 }
 
+/// A var-sized STRING_UTF8 column of `values`.
+fn strings(name: &str, values: &[&str]) -> Column {
+    let mut offsets = vec![0u64];
+    for v in values {
+        offsets.push(offsets.last().unwrap() + v.len() as u64);
+    }
+    let data = values.concat().into_bytes();
+    column(
+        name,
+        Datatype::StringUtf8,
+        CellValNum::Var,
+        data,
+        Some(offsets),
+        None,
+    )
+}
+
 fn hex_lines(b: &[u8]) -> String {
     b.chunks(32)
         .map(tessera_tile::hex::encode)
@@ -95,10 +112,6 @@ fn a_small_fragment_byte_for_byte() {
     .unwrap();
     let bytes = |v: &[i64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let labels = ["e", "", "cc", "dddd", "b"];
-    let mut offsets = vec![0u64];
-    labels
-        .iter()
-        .for_each(|l| offsets.push(offsets.last().unwrap() + l.len() as u64));
     w.write(&[
         column(
             "x",
@@ -130,14 +143,7 @@ fn a_small_fragment_byte_for_byte() {
             None,
             Some(vec![1, 0, 1, 1, 1]),
         ),
-        column(
-            "label",
-            Datatype::StringUtf8,
-            CellValNum::Var,
-            labels.concat().into_bytes(),
-            Some(offsets),
-            None,
-        ),
+        strings("label", &labels),
     ])
     .unwrap();
     let name = w.finish().unwrap().remove(0);
@@ -183,11 +189,6 @@ fn a_small_dense_fragment_byte_for_byte() {
         )
     };
     let labels = ["a", "bb", "", "ccc", "d", "ee"];
-    let mut offsets = vec![0u64];
-    labels
-        .iter()
-        .for_each(|l| offsets.push(offsets.last().unwrap() + l.len() as u64));
-    let label = labels.concat().into_bytes();
     w.write(&[
         fixed("x", &[2, 1, 1, 2, 1, 2], None),
         fixed("y", &[0, 2, 0, 2, 1, 1], None),
@@ -196,14 +197,7 @@ fn a_small_dense_fragment_byte_for_byte() {
             &[10, 20, 30, 40, 50, 60],
             Some(vec![1, 1, 0, 1, 1, 1]),
         ),
-        column(
-            "label",
-            Datatype::StringUtf8,
-            CellValNum::Var,
-            label,
-            Some(offsets),
-            None,
-        ),
+        strings("label", &labels),
     ])
     .unwrap();
     let name = w.finish().unwrap().remove(0);

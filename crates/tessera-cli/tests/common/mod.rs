@@ -45,3 +45,17 @@ pub fn tessera(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Copies the folder `from` (an array or a group) to `to`.
+#[allow(dead_code)] // not every test file copies
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (s, d) = (e.path(), to.join(e.file_name()));
+        if s.is_dir() {
+            copy_dir(&s, &d)
+        } else {
+            std::fs::copy(&s, &d).unwrap();
+        }
+    }
+}
