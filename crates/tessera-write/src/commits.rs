@@ -81,8 +81,9 @@ impl CommitsFolder {
                     .get(i..i + 8)
                     .ok_or_else(|| bad(i, "a delete's condition size runs past the file"))?;
                 let size = u64::from_le_bytes(size.try_into().expect("8 bytes")) as usize;
-                let end = i
-                    .checked_add(8 + size)
+                let end = size
+                    .checked_add(8)
+                    .and_then(|n| i.checked_add(n))
                     .filter(|&e| e <= bytes.len())
                     .ok_or_else(|| bad(i, "a delete's condition runs past the file"))?;
                 self.conditions

@@ -82,9 +82,10 @@ pub fn put_group_metadata(
                 f.read_exact(&mut head)
             });
             let is_tile = TimestampedName::parse(&e.file_name().to_string_lossy()).is_some();
-            if read.is_ok() && is_tile {
-                let v = u32::from_le_bytes(head);
-                version = version.max(Some(v));
+            // A version tessera does not know (a damaged header) is not taken.
+            let v = tessera_tile::FormatVersion::new(u32::from_le_bytes(head));
+            if read.is_ok() && is_tile && v.is_known() {
+                version = version.max(Some(v.number()));
             }
         }
     }

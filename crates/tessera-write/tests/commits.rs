@@ -67,3 +67,23 @@ fn every_step_reads_the_same() {
     assert_eq!(cells(&dir), want, "one .con again");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A damaged consolidated commits file (a delete's condition size past
+/// the file) is an error naming the file and the byte, not a panic.
+#[test]
+fn a_damaged_con_file_is_an_error() {
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/deletes/array");
+    let dir = std::env::temp_dir().join(format!("tessera-commits-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    let mut bytes = b"__commits/__2_2_0123456789abcdef0123456789abcdef_22.del\n".to_vec();
+    let size_at = bytes.len(); // where the condition's size starts
+    bytes.extend_from_slice(&u64::MAX.to_le_bytes());
+    let name = "__2_2_fedcba9876543210fedcba9876543210_22.con";
+    std::fs::write(dir.join("__commits").join(name), bytes).unwrap();
+    let err = vacuum_commits(&dir).unwrap_err().to_string();
+    let at = format!("byte {size_at}: a delete's condition runs past the file");
+    assert!(err.contains(name) && err.contains(&at), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

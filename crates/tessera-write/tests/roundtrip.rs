@@ -407,3 +407,30 @@ fn a_refused_batch_adds_nothing() {
     assert_eq!(r.columns[1].validity.as_deref(), Some(&[1u8, 1][..]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A dense write whose space tiles would hold more cells than memory can
+/// (a tile extent of 2^40) is refused before anything that size is made.
+#[test]
+fn a_dense_write_into_huge_tiles_is_refused() {
+    let doc = schema_from_json(&json!({
+        "array_type": "dense",
+        "dimensions": [{"name": "d0", "type": "INT64", "domain": [0, 1i64 << 40], "tile_extent": 1i64 << 40}],
+        "attributes": [{"name": "v", "type": "INT32"}],
+    }))
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("tessera-huge-tiles-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    create_array(&dir, &doc, None, Some(1)).unwrap();
+    let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
+    let d = [Some(5i64.to_le_bytes().to_vec())];
+    let v = [Some(1i32.to_le_bytes().to_vec())];
+    w.write(&[
+        column("d0", true, Datatype::Int64, CellValNum::Fixed(1), &d, false),
+        column("v", false, Datatype::Int32, CellValNum::Fixed(1), &v, false),
+    ])
+    .unwrap();
+    let err = w.finish().unwrap_err().to_string();
+    assert!(err.contains("which tessera does not hold at once"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.join("__commits")).unwrap().count(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -17,7 +17,11 @@ use tessera_schema::{ArraySchema, Dimension, Range1D};
 use tessera_tile::datatype::Physical;
 use tessera_tile::Layout;
 
-/// A tile position holding the fill value instead of a written cell.
+/// The most cells (written and padding) a dense fragment's tiles may hold:
+/// each takes a place in memory while the tiles are laid out.
+const MAX_PLACED: u64 = 1 << 32;
+
+/// A tile position outside the box written: padding, not a written cell.
 pub(crate) const FILL: usize = usize::MAX;
 
 /// A dense fragment's cells, in the order they are written.
@@ -157,13 +161,21 @@ pub(crate) fn dense_tiles(
     };
     let (tile_order, cell_order) = (order_of(schema.tile_order), order_of(schema.cell_order));
     let extents: Vec<u64> = axes.iter().map(|a| a.extent as u64).collect();
-    let cells_per_tile = extents.iter().product::<u64>();
     let tile_counts: Vec<u64> = axes.iter().map(|a| a.tiles().1).collect();
-    let tile_num = tile_counts.iter().product::<u64>() as usize;
-    let per_tile = cells_per_tile as usize;
-    let total = tile_num.checked_mul(per_tile).ok_or_else(|| {
-        WriteError::Input("the box's space tiles hold more cells than memory can".into())
-    })?;
+    // Tile extents come from the schema: their product is checked before
+    // anything that size is allocated.
+    let product = |v: &[u64]| v.iter().try_fold(1u64, |n, &x| n.checked_mul(x));
+    let placed = product(&extents).zip(product(&tile_counts));
+    let placed = placed.and_then(|(c, t)| Some((c, t, c.checked_mul(t)?)));
+    let (cells_per_tile, tile_num, total) = match placed {
+        Some(p) if p.2 <= MAX_PLACED => p,
+        _ => {
+            return Err(WriteError::Input(format!(
+                "the {cells} cells written meet space tiles (extents {extents:?}, {tile_counts:?} tiles) of more than {MAX_PLACED} cells, which tessera does not hold at once"
+            )))
+        }
+    };
+    let (tile_num, per_tile, total) = (tile_num as usize, cells_per_tile as usize, total as usize);
     let mut order = vec![0usize; total];
     order
         .par_chunks_mut(per_tile)
