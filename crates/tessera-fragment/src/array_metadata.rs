@@ -127,9 +127,29 @@ pub const METADATA_FOLDER: &str = "__meta";
 pub fn read_metadata(
     storage: &dyn Storage,
     path: &Path,
-    (start, end): (u64, u64),
+    window: (u64, u64),
     key: Option<&EncryptionKey>,
 ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
+    let dir = path.join(METADATA_FOLDER);
+    let mut map = BTreeMap::new();
+    for (_, name) in metadata_files(storage, path, window)? {
+        let p = dir.join(&name);
+        let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
+        let tile = read_generic_tile(&bytes, key, 0)
+            .map_err(|e| FragmentError::from(e).within(&name, "array metadata"))?;
+        apply_entries(&tile.data, &mut map).map_err(|e| e.within(&name, "array metadata"))?;
+    }
+    Ok(map)
+}
+
+/// The metadata files of the array or group at `path` that readers replay
+/// in the open window `(start, end)`, in replay order: timestamped names
+/// inside the window that no vacuum file lists.
+pub fn metadata_files(
+    storage: &dyn Storage,
+    path: &Path,
+    (start, end): (u64, u64),
+) -> Result<Vec<(TimestampedName, String)>, FragmentError> {
     let dir = path.join(METADATA_FOLDER);
     let entries = list(storage, &dir)?;
     let mut vacuumed = HashSet::new();
@@ -149,13 +169,5 @@ pub fn read_metadata(
         .filter(|(t, _)| t.t1 >= start && t.t2 <= end)
         .collect();
     files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
-    let mut map = BTreeMap::new();
-    for (_, name) in files {
-        let p = dir.join(&name);
-        let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
-        let tile = read_generic_tile(&bytes, key, 0)
-            .map_err(|e| FragmentError::from(e).within(&name, "array metadata"))?;
-        apply_entries(&tile.data, &mut map).map_err(|e| e.within(&name, "array metadata"))?;
-    }
-    Ok(map)
+    Ok(files)
 }

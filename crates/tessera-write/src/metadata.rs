@@ -14,7 +14,9 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
-use tessera_fragment::array_metadata::{encode_entries, MetadataValue, METADATA_FOLDER};
+use tessera_fragment::array_metadata::{
+    encode_entries, metadata_files, MetadataValue, METADATA_FOLDER,
+};
 use tessera_fragment::TimestampedName;
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
@@ -123,34 +125,6 @@ fn write_metadata_file(
     Ok(name)
 }
 
-/// The metadata files of `dir` a reader replays: timestamped names, no
-/// `.vac` files, none a `.vac` file lists; sorted as readers replay them.
-fn live_files(dir: &Path) -> Result<Vec<(TimestampedName, String)>, WriteError> {
-    let names: Vec<String> = match std::fs::read_dir(dir) {
-        Ok(d) => d
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(WriteError::io(dir)(e)),
-    };
-    let mut vacuumed = std::collections::HashSet::new();
-    for vac in names.iter().filter(|n| n.ends_with(".vac")) {
-        let path = dir.join(vac);
-        let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
-        for line in String::from_utf8_lossy(&text).lines() {
-            vacuumed.insert(line.rsplit('/').next().unwrap_or(line).to_owned());
-        }
-    }
-    let mut files: Vec<(TimestampedName, String)> = names
-        .iter()
-        .filter(|n| !n.ends_with(".vac") && !vacuumed.contains(*n))
-        .filter_map(|n| TimestampedName::parse(n).map(|t| (t, n.clone())))
-        .collect();
-    files.sort_by(|a, b| (a.0.t1, a.0.t2, &a.1).cmp(&(b.0.t1, b.0.t2, &b.1)));
-    Ok(files)
-}
-
 /// Consolidates the array metadata of `array`, as libtiledb's array
 /// metadata consolidator does: the metadata as readers see it (keys
 /// deleted gone) written as one file named for the first and last files'
@@ -165,7 +139,8 @@ pub fn consolidate_metadata(
 ) -> Result<Option<String>, WriteError> {
     let opened = crate::open::open_array(array, key)?;
     let dir = array.join(METADATA_FOLDER);
-    let files = live_files(&dir)?;
+    let files = metadata_files(&LocalFs, array, (0, u64::MAX))
+        .map_err(|e| WriteError::refused(array, e))?;
     let (Some(first), Some(last)) = (files.first(), files.last()) else {
         return Ok(None);
     };
