@@ -221,13 +221,16 @@ fn overlaps(start: u64, end: u64, tn: &TimestampedName) -> bool {
     }
 }
 
-/// Parses a consolidated commits file: lines naming commits; delete and
-/// update commits are followed by the size and bytes of their condition tile.
-fn parse_consolidated_commits(
-    bytes: &[u8],
-    commits: &mut HashSet<String>,
-    deletes: &mut Vec<(String, u64, Vec<u8>)>,
-) -> Result<(), FragmentError> {
+/// One entry of a consolidated commits file: the commit's URI as the file
+/// names it (relative to the array: `__commits/<name>`), and for delete
+/// and update commits the bytes of their condition tile.
+pub type ConsolidatedCommit = (String, Option<Vec<u8>>);
+
+/// Parses a consolidated commits file (`.con`): lines naming commits, in
+/// file order; a delete or update commit's line is followed by the size
+/// (`u64`) and bytes of its condition tile.
+pub fn consolidated_commits(bytes: &[u8]) -> Result<Vec<ConsolidatedCommit>, FragmentError> {
+    let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         let nl = bytes[i..].iter().position(|&b| b == b'\n').ok_or_else(|| {
@@ -238,33 +241,53 @@ fn parse_consolidated_commits(
         })?;
         let uri = String::from_utf8_lossy(&bytes[i..i + nl]).into_owned();
         i += nl + 1;
+        if !matches!(ext(base_name(&uri)), "del" | "upd") {
+            out.push((uri, None));
+            continue;
+        }
+        let size_end = i
+            .checked_add(8)
+            .filter(|e| *e <= bytes.len())
+            .ok_or_else(|| {
+                FragmentError::invalid(
+                    "consolidated commits",
+                    format!("condition size truncated at byte {i}"),
+                )
+            })?;
+        let size = u64::from_le_bytes(bytes[i..size_end].try_into().expect("8 bytes"));
+        let end = (size_end as u64)
+            .checked_add(size)
+            .filter(|e| *e <= bytes.len() as u64)
+            .ok_or_else(|| {
+                FragmentError::invalid(
+                    "consolidated commits",
+                    format!(
+                        "byte {i}: the condition of {} ({size} bytes) runs past the file",
+                        base_name(&uri)
+                    ),
+                )
+            })? as usize;
+        out.push((uri, Some(bytes[size_end..end].to_vec())));
+        i = end;
+    }
+    Ok(out)
+}
+
+/// The commits a consolidated commits file names (by name), and its delete
+/// and update conditions with their timestamps.
+fn parse_consolidated_commits(
+    bytes: &[u8],
+    commits: &mut HashSet<String>,
+    deletes: &mut Vec<(String, u64, Vec<u8>)>,
+) -> Result<(), FragmentError> {
+    for (uri, condition) in consolidated_commits(bytes)? {
         let name = base_name(&uri).to_owned();
-        match ext(&name) {
-            "del" | "upd" => {
-                let size_end = i
-                    .checked_add(8)
-                    .filter(|e| *e <= bytes.len())
-                    .ok_or_else(|| {
-                        FragmentError::invalid(
-                            "consolidated commits",
-                            format!("condition size truncated at byte {i}"),
-                        )
-                    })?;
-                let size = u64::from_le_bytes(bytes[i..size_end].try_into().expect("8 bytes"));
-                let end = (size_end as u64)
-                    .checked_add(size)
-                    .filter(|e| *e <= bytes.len() as u64)
-                    .ok_or_else(|| {
-                        FragmentError::invalid(
-                            "consolidated commits",
-                            format!("condition of {name} ({size} bytes) runs past the file"),
-                        )
-                    })? as usize;
+        match condition {
+            Some(c) => {
                 let ts = TimestampedName::parse(&name).map_or(0, |t| t.t1);
-                deletes.push((name, ts, bytes[size_end..end].to_vec()));
-                i = end;
+                deletes.push((name, ts, c));
             }
-            _ => {
+            None => {
                 commits.insert(name);
             }
         }

@@ -14,6 +14,7 @@ use crate::name::uuid;
 use crate::WriteError;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
+use tessera_fragment::array::consolidated_commits;
 use tessera_fragment::TimestampedName;
 
 const COMMITS: &str = "__commits";
@@ -64,33 +65,17 @@ impl CommitsFolder {
         Ok(folder)
     }
 
-    /// The commits a `.con` file names, keeping its deletes' conditions.
+    /// The commits a `.con` file names, keeping its deletes' conditions
+    /// (parsed as readers parse it).
     fn parse_con(&mut self, bytes: &[u8], name: &str) -> Result<Vec<String>, WriteError> {
-        let bad =
-            |at: usize, why: &str| WriteError::Input(format!("{COMMITS}/{name}: byte {at}: {why}"));
-        let (mut out, mut i) = (Vec::new(), 0);
-        while i < bytes.len() {
-            let nl = bytes[i..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .ok_or_else(|| bad(i, "an entry without a newline"))?;
-            let line = String::from_utf8_lossy(&bytes[i..i + nl]).into_owned();
-            i += nl + 1;
-            if line.ends_with(".del") {
-                let size = bytes
-                    .get(i..i + 8)
-                    .ok_or_else(|| bad(i, "a delete's condition size runs past the file"))?;
-                let size = u64::from_le_bytes(size.try_into().expect("8 bytes")) as usize;
-                let end = size
-                    .checked_add(8)
-                    .and_then(|n| i.checked_add(n))
-                    .filter(|&e| e <= bytes.len())
-                    .ok_or_else(|| bad(i, "a delete's condition runs past the file"))?;
-                self.conditions
-                    .insert(line.clone(), bytes[i + 8..end].to_vec());
-                i = end;
+        let entries = consolidated_commits(bytes)
+            .map_err(|e| WriteError::Input(format!("{COMMITS}/{name}: {e}")))?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (uri, condition) in entries {
+            if let Some(c) = condition {
+                self.conditions.insert(uri.clone(), c);
             }
-            out.push(line);
+            out.push(uri);
         }
         Ok(out)
     }

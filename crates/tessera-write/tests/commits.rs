@@ -83,7 +83,8 @@ fn a_damaged_con_file_is_an_error() {
     let name = "__2_2_fedcba9876543210fedcba9876543210_22.con";
     std::fs::write(dir.join("__commits").join(name), bytes).unwrap();
     let err = vacuum_commits(&dir).unwrap_err().to_string();
-    let at = format!("byte {size_at}: a delete's condition runs past the file");
-    assert!(err.contains(name) && err.contains(&at), "{err}");
+    let at = format!("byte {size_at}: the condition of");
+    let past = err.contains("bytes) runs past the file");
+    assert!(err.contains(name) && err.contains(&at) && past, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
