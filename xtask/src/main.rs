@@ -13,6 +13,7 @@ mod bench;
 mod dist;
 mod maintenance;
 mod random;
+mod soma;
 mod writes;
 
 use serde_json::{json, Value};
@@ -302,12 +303,23 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
         testdata.clone()
     };
     let mut drift = 0;
+    // SOMA fixtures: `--case soma` (or no --case) makes them.
+    if only.is_empty() || only.contains(&"soma") {
+        soma::generate_soma(&out_root)?;
+    }
+    if only == ["soma"] {
+        return Ok(());
+    }
     for v in versions {
         // Group fixtures: `--case groups` (or no --case) makes them.
         if only.is_empty() || only.contains(&"groups") {
             generate_groups(v, &out_root)?;
         }
-        let only: Vec<&str> = only.iter().copied().filter(|c| *c != "groups").collect();
+        let only: Vec<&str> = only
+            .iter()
+            .copied()
+            .filter(|c| *c != "groups" && *c != "soma")
+            .collect();
         if only.is_empty() && args.iter().any(|a| a == "groups") {
             continue;
         }
