@@ -58,6 +58,7 @@ pub fn check_writes() -> Result<(), Error> {
     }
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"] {
         crate::maintenance::check_maintenance(release)?;
+        crate::groups::check_groups(release)?;
     }
     Ok(())
 }

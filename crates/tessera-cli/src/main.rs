@@ -61,6 +61,8 @@ enum Command {
     Info(commands::info::Args),
     /// List a group's members (with --recursive, their members too).
     Ls(commands::ls::Args),
+    /// Create a group; add or remove its members (`tessera group add G ARRAY --name N --relative`).
+    Group(commands::group::Args),
 }
 
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
@@ -81,6 +83,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::DumpTile(a) => commands::dump_tile::run(a),
         Command::Info(a) => commands::info::run(a),
         Command::Ls(a) => commands::ls::run(a),
+        Command::Group(a) => commands::group::run(a),
     }
 }
 

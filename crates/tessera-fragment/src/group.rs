@@ -68,15 +68,36 @@ impl GroupMember {
 
     /// Where the member is: a relative URI joined to the group's path, a
     /// `file://` URI as its path, any other URI as it is.
+    /// `.` and `..` in a relative URI are resolved (lexically, as in a
+    /// URI: a group naming `..` is its parent folder).
     pub fn path_in(&self, group: &Path) -> PathBuf {
         if self.relative {
-            return group.join(self.uri.trim_start_matches("./"));
+            return join_lexical(group, &self.uri);
         }
         match self.uri.strip_prefix("file://") {
             Some(p) => PathBuf::from(p),
             None => PathBuf::from(&self.uri),
         }
     }
+}
+
+/// `rel` joined to `base`, its `.` dropped and each `..` taking away the
+/// segment before it (`base` itself is left as written).
+fn join_lexical(base: &Path, rel: &str) -> PathBuf {
+    use std::path::Component;
+    let mut out = base.to_path_buf();
+    for c in Path::new(rel).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Whether `path` is a group folder: it has `__group/` or, before any
@@ -100,6 +121,10 @@ pub struct OpenGroup {
     pub timestamp_start: u64,
     /// The open window's end (ms).
     pub timestamp_end: u64,
+    /// The details version of the newest details file in the window (1: each
+    /// file lists every member; 2: files are replayed), or `None` when no
+    /// member was ever written.
+    pub details_version: Option<u32>,
     key: Option<EncryptionKey>,
 }
 
@@ -167,11 +192,16 @@ impl OpenGroup {
                 }
             }
         }
+        let details_version = files.last().map(|(t, _)| match t.version {
+            None => 1,
+            Some(_) => 2,
+        });
         Ok(OpenGroup {
             path: path.to_path_buf(),
             members,
             timestamp_start: t1,
             timestamp_end: t2,
+            details_version,
             key,
         })
     }
@@ -209,14 +239,15 @@ const MAX_DEPTH: usize = 64;
 impl OpenGroup {
     /// The members, sorted by path; with `recursive`, the members of member
     /// groups too (each opened at this group's window), under their
-    /// group's path. A group met again on the way (a cycle) is listed but
-    /// not entered twice.
+    /// group's path. A member group that is also one of the groups above
+    /// it (a cycle) is listed but not entered again.
     pub fn list(
         &self,
         storage: &dyn Storage,
         recursive: bool,
     ) -> Result<Vec<ListedMember>, FragmentError> {
         let mut out = Vec::new();
+        // The groups from this one down to the member being listed.
         let mut seen = vec![self.path.clone()];
         self.list_into(storage, recursive, "", 0, &mut seen, &mut out)?;
         out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -254,6 +285,9 @@ impl OpenGroup {
             let g = OpenGroup::open(storage, &location, t1, t2, self.key)
                 .map_err(|e| e.within(&path, "group member"))?;
             g.list_into(storage, true, &format!("{path}/"), depth + 1, seen, out)?;
+            // Only the groups above are a cycle: a group that is a member
+            // twice (by two names) is listed under both, as libtiledb does.
+            seen.pop();
         }
         Ok(())
     }
@@ -313,6 +347,40 @@ fn parse_details(data: &[u8], file: &str) -> Result<Vec<(GroupMember, bool)>, Fr
     Ok(out)
 }
 
+/// A details payload, the inverse of [`parse_details`]: `version` 1 lists
+/// members at member version 1 (no deleted flag: a removed member is left
+/// out), version 2 at member version 2, each with its deleted flag.
+pub fn encode_details(version: u32, members: &[(GroupMember, bool)]) -> Vec<u8> {
+    let kept: Vec<&(GroupMember, bool)> = members
+        .iter()
+        .filter(|(_, deleted)| version >= MEMBER_DELETED_FLAG || !deleted)
+        .collect();
+    let mut b = version.to_le_bytes().to_vec();
+    b.extend((kept.len() as u64).to_le_bytes());
+    for (m, deleted) in kept {
+        b.extend(version.to_le_bytes());
+        b.push(match m.object_type {
+            ObjectType::Group => 1,
+            ObjectType::Array => 2,
+        });
+        b.push(m.relative as u8);
+        b.extend((m.uri.len() as u64).to_le_bytes());
+        b.extend(m.uri.as_bytes());
+        match &m.name {
+            Some(n) => {
+                b.push(1);
+                b.extend((n.len() as u64).to_le_bytes());
+                b.extend(n.as_bytes());
+            }
+            None => b.push(0),
+        }
+        if version >= MEMBER_DELETED_FLAG {
+            b.push(*deleted as u8);
+        }
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +422,34 @@ mod tests {
             assert_eq!(got[1].0.display_name(), "g");
             assert_eq!(got[1].0.path_in(Path::new("/a")), PathBuf::from("/g"));
         }
+    }
+
+    /// Encoding mirrors parsing: what is encoded parses back (version 1
+    /// leaving removed members out), and equals the hand-built bytes.
+    #[test]
+    fn details_encode_as_they_parse() {
+        let cells = GroupMember {
+            name: Some("cells".into()),
+            uri: "x".into(),
+            relative: true,
+            object_type: ObjectType::Array,
+        };
+        let g = GroupMember {
+            name: None,
+            uri: "file:///g".into(),
+            relative: false,
+            object_type: ObjectType::Group,
+        };
+        let members = vec![(cells, true), (g, false)];
+        let v2 = encode_details(2, &members);
+        let mut want = 2u32.to_le_bytes().to_vec();
+        want.extend(2u64.to_le_bytes());
+        want.extend(member(2, 2, true, "x", Some("cells"), true));
+        want.extend(member(2, 1, false, "file:///g", None, false));
+        assert_eq!(v2, want);
+        assert_eq!(parse_details(&v2, "d").unwrap(), members);
+        let v1 = parse_details(&encode_details(1, &members), "d").unwrap();
+        assert_eq!(v1, members[1..]);
     }
 
     #[test]

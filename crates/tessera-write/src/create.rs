@@ -110,7 +110,7 @@ fn named(
 
 /// `path` may become the new array: absent, or an empty folder, and its
 /// parent a folder.
-fn check_destination(path: &Path) -> Result<(), WriteError> {
+pub(crate) fn check_destination(path: &Path) -> Result<(), WriteError> {
     let refuse = |message: &str| WriteError::Refused {
         path: path.to_path_buf(),
         message: message.into(),
@@ -122,6 +122,11 @@ fn check_destination(path: &Path) -> Result<(), WriteError> {
                 if path.join("__schema").exists() || path.join("__array_schema.tdb").exists() =>
             {
                 Err(refuse("already a TileDB array"))
+            }
+            Some(_)
+                if path.join("__group").exists() || path.join("__tiledb_group.tdb").exists() =>
+            {
+                Err(refuse("already a TileDB group"))
             }
             Some(_) => Err(refuse("exists and is not empty")),
         },
@@ -149,13 +154,13 @@ fn parent_of(path: &Path) -> PathBuf {
 }
 
 /// A hidden folder beside the destination, removed unless published.
-struct Staging {
+pub(crate) struct Staging {
     dir: PathBuf,
     published: bool,
 }
 
 impl Staging {
-    fn new(dest: &Path) -> Result<Staging, WriteError> {
+    pub(crate) fn new(dest: &Path) -> Result<Staging, WriteError> {
         let name = dest
             .file_name()
             .map_or("array".into(), |n| n.to_string_lossy());
@@ -167,18 +172,18 @@ impl Staging {
         })
     }
 
-    fn folder(&self, rel: &str) -> Result<(), WriteError> {
+    pub(crate) fn folder(&self, rel: &str) -> Result<(), WriteError> {
         let p = self.dir.join(rel);
         std::fs::create_dir_all(&p).map_err(WriteError::io(p))
     }
 
-    fn file(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
+    pub(crate) fn file(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
         let p = self.dir.join(rel);
         std::fs::write(&p, bytes).map_err(WriteError::io(p))
     }
 
     /// Renames the finished array into place (over an empty folder too).
-    fn publish(mut self, dest: &Path) -> Result<(), WriteError> {
+    pub(crate) fn publish(mut self, dest: &Path) -> Result<(), WriteError> {
         std::fs::rename(&self.dir, dest).map_err(WriteError::io(dest))?;
         self.published = true;
         Ok(())

@@ -16,6 +16,7 @@ pub mod delete;
 mod error;
 pub mod evolve;
 mod fragment;
+pub mod group;
 pub mod metadata;
 pub mod name;
 mod open;

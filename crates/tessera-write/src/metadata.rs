@@ -17,7 +17,6 @@ use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::{
     encode_entries, metadata_files, MetadataValue, METADATA_FOLDER,
 };
-use tessera_fragment::TimestampedName;
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
 
@@ -71,27 +70,7 @@ pub fn put_group_metadata(
     if !group.join("__group").is_dir() && !group.join("__tiledb_group.tdb").is_file() {
         return Err(WriteError::refused(group, "not a TileDB group"));
     }
-    let mut version = None;
-    for sub in ["__group", METADATA_FOLDER] {
-        for e in std::fs::read_dir(group.join(sub))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let mut head = [0u8; 4];
-            let read = std::fs::File::open(e.path()).and_then(|mut f| {
-                use std::io::Read;
-                f.read_exact(&mut head)
-            });
-            let is_tile = TimestampedName::parse(&e.file_name().to_string_lossy()).is_some();
-            // A version tessera does not know (a damaged header) is not taken.
-            let v = tessera_tile::FormatVersion::new(u32::from_le_bytes(head));
-            if read.is_ok() && is_tile && v.is_known() {
-                version = version.max(Some(v.number()));
-            }
-        }
-    }
-    let version = tessera_tile::FormatVersion::new(version.unwrap_or(22));
+    let version = crate::group::group_format_version(group);
     write_metadata_file(group, version, entries, key, timestamp)
 }
 
@@ -107,17 +86,7 @@ fn write_metadata_file(
     let payload = encode_entries(entries);
     let tile = write_generic_tile(&payload, &generic_tile_pipeline(), version, key)?;
     let dir = root.join(METADATA_FOLDER);
-    // By default now, or just after the newest metadata file if that is
-    // later: files of one millisecond replay in uuid order, so two puts
-    // within one would apply in either order.
-    let newest = std::fs::read_dir(&dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| TimestampedName::parse(&e.file_name().to_string_lossy()))
-        .map(|n| n.t2.saturating_add(1))
-        .max()
-        .unwrap_or(0);
+    let newest = crate::group::next_after_newest(&dir);
     let t = timestamp.unwrap_or_else(|| now_ms().max(newest));
     let name = format!("__{t}_{t}_{}", uuid()?);
     std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;

@@ -8,6 +8,7 @@ pub mod delete;
 pub mod dump_tile;
 pub mod evolve;
 pub mod fragments;
+pub mod group;
 pub mod info;
 pub mod ls;
 pub mod meta;

@@ -1,0 +1,259 @@
+//! Groups, as libtiledb writes them: [`create_group`] (the folder with its
+//! marker file `__tiledb_group.tdb`, `__group/` and `__meta/`, published
+//! whole) and [`change_members`] (one details file `__group/__t_t_<uuid>[_2]`
+//! a change, encoded by `tessera_fragment::group::encode_details`).
+//!
+//! A details file at version 2 lists the members changed: each added
+//! member, each removed one with its deleted flag (readers replay the
+//! files in timestamp order). libtiledb 2.19 and later also repeat the
+//! members in force, but libtiledb 2.17 lists a member found in two files
+//! twice (and then misses others), so tessera writes what every release
+//! replays alike. At version 1 (libtiledb 2.13 and before) a file lists
+//! the members in force and nothing else (readers take the newest alone). A change is written at the details version and format version
+//! of the group's newest files, so the release that wrote the group reads
+//! it; a new group gets version 2 at format 22 (libtiledb 2.30's).
+
+use crate::atomic::write_whole;
+use crate::create::{check_destination, generic_tile_pipeline, Staging};
+use crate::name::{now_ms, uuid};
+use crate::WriteError;
+use std::path::Path;
+use tessera_filters::{write_generic_tile, EncryptionKey};
+use tessera_fragment::array_metadata::METADATA_FOLDER;
+use tessera_fragment::group::{
+    encode_details, GroupMember, ObjectType, OpenGroup, GROUP_DETAILS_FOLDER, GROUP_FILE,
+};
+use tessera_fragment::TimestampedName;
+use tessera_tile::storage::LocalFs;
+use tessera_tile::FormatVersion;
+
+/// The format version libtiledb 2.30 writes a group's files at.
+const NEW_GROUP_VERSION: u32 = 22;
+
+/// Creates an empty group at `path` (absent, or an empty folder).
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-group-{}", std::process::id()));
+/// tessera_write::group::create_group(&dir).unwrap();
+/// let g = tessera_fragment::group::OpenGroup::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// assert!(g.members.is_empty());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn create_group(path: &Path) -> Result<(), WriteError> {
+    check_destination(path)?;
+    let staging = Staging::new(path)?;
+    staging.folder(GROUP_DETAILS_FOLDER)?;
+    staging.folder(METADATA_FOLDER)?;
+    staging.file(GROUP_FILE, &[])?;
+    staging.publish(path)
+}
+
+/// One change to a group's members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberChange {
+    /// Add the array or group at `uri`: relative to the group when
+    /// `relative`, else a path (stored as an absolute `file://` URI) or a
+    /// URI. It is listed under `name`, or the last segment of its URI.
+    Add {
+        /// Where the member is.
+        uri: String,
+        /// The member's name.
+        name: Option<String>,
+        /// Whether `uri` is relative to the group.
+        relative: bool,
+    },
+    /// Remove the member of this name, or (when no member has it as its
+    /// name) the one member at this URI.
+    Remove(String),
+}
+
+/// Applies `changes` to the group at `group` as one details file, written
+/// at `timestamp` (default: now, or just after the newest details file);
+/// returns its name. Refused, with nothing written, when a member to add
+/// is not an array or a group, its name is taken, or a member to remove
+/// is not there.
+///
+/// ```
+/// use tessera_write::group::{change_members, create_group, MemberChange};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-members-{}", std::process::id()));
+/// create_group(&dir).unwrap();
+/// create_group(&dir.join("ms")).unwrap();
+/// let add = MemberChange::Add { uri: "ms".into(), name: Some("ms".into()), relative: true };
+/// change_members(&dir, &[add], None, None).unwrap();
+/// let g = tessera_fragment::group::OpenGroup::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// assert_eq!(g.members[0].display_name(), "ms");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn change_members(
+    group: &Path,
+    changes: &[MemberChange],
+    key: Option<EncryptionKey>,
+    timestamp: Option<u64>,
+) -> Result<String, WriteError> {
+    let refuse = |m: String| WriteError::refused(group, m);
+    let opened = OpenGroup::open(&LocalFs, group, 0, u64::MAX, key)
+        .map_err(|e| WriteError::refused(group, e))?;
+    let key_of = |m: &GroupMember| m.name.clone().unwrap_or_else(|| m.uri.clone());
+    // Every member in force, then each change: (member, deleted); a
+    // version-2 file keeps the changes only.
+    let mut entries: Vec<(GroupMember, bool)> =
+        opened.members.iter().map(|m| (m.clone(), false)).collect();
+    let mut touched: Vec<String> = Vec::new();
+    for change in changes {
+        let (member, deleted) = match change {
+            MemberChange::Add {
+                uri,
+                name,
+                relative,
+            } => (new_member(group, uri, name.clone(), *relative)?, false),
+            MemberChange::Remove(which) => {
+                (member_to_remove(&opened.members, which, &refuse)?, true)
+            }
+        };
+        let k = key_of(&member);
+        if touched.contains(&k) {
+            return Err(refuse(format!(
+                "member `{k}` is changed twice in one change"
+            )));
+        }
+        if !deleted && opened.members.iter().any(|m| key_of(m) == k) {
+            return Err(refuse(format!(
+                "a member named `{k}` is already in the group (remove it first)"
+            )));
+        }
+        touched.push(k.clone());
+        entries.retain(|(m, _)| key_of(m) != k);
+        entries.push((member, deleted));
+    }
+    let details = opened.details_version.unwrap_or(2);
+    if details >= 2 {
+        entries.retain(|(m, _)| touched.contains(&key_of(m)));
+    }
+    let version = group_format_version(group);
+    let tile = write_generic_tile(
+        &encode_details(details, &entries),
+        &generic_tile_pipeline(),
+        version,
+        key,
+    )?;
+    let dir = group.join(GROUP_DETAILS_FOLDER);
+    let t = timestamp.unwrap_or_else(|| now_ms().max(next_after_newest(&dir)));
+    let suffix = match details {
+        1 => String::new(),
+        v => format!("_{v}"),
+    };
+    let name = format!("__{t}_{t}_{}{suffix}", uuid()?);
+    std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+    write_whole(&dir, &name, &tile)?;
+    Ok(name)
+}
+
+/// The member `uri` names, with its type read from what is there.
+fn new_member(
+    group: &Path,
+    uri: &str,
+    name: Option<String>,
+    relative: bool,
+) -> Result<GroupMember, WriteError> {
+    let local = match uri.strip_prefix("file://") {
+        Some(p) => Path::new(p).to_path_buf(),
+        None if relative => group.join(uri),
+        None => Path::new(uri).to_path_buf(),
+    };
+    let refuse = |m: String| WriteError::refused(&local, m);
+    let object_type = if tessera_fragment::group::is_group(&LocalFs, &local).unwrap_or(false) {
+        ObjectType::Group
+    } else if tessera_schema::list_schemas(&LocalFs, &local).is_ok_and(|s| !s.is_empty()) {
+        ObjectType::Array
+    } else {
+        return Err(refuse(format!(
+            "cannot add `{uri}`: neither a TileDB array nor a group"
+        )));
+    };
+    let uri = match relative {
+        true => uri.trim_start_matches("./").to_owned(),
+        // libtiledb stores a local path as an absolute file:// URI.
+        false => {
+            let abs = std::fs::canonicalize(&local).map_err(WriteError::io(&local))?;
+            format!("file://{}", abs.display())
+        }
+    };
+    if name.as_deref() == Some("") {
+        return Err(refuse("a member's name cannot be empty".into()));
+    }
+    Ok(GroupMember {
+        name,
+        uri,
+        relative,
+        object_type,
+    })
+}
+
+/// The member `which` names: by name, else the one member at that URI.
+fn member_to_remove(
+    members: &[GroupMember],
+    which: &str,
+    refuse: &dyn Fn(String) -> WriteError,
+) -> Result<GroupMember, WriteError> {
+    if let Some(m) = members.iter().find(|m| m.name.as_deref() == Some(which)) {
+        return Ok(m.clone());
+    }
+    let file_uri = match Path::new(which).canonicalize() {
+        Ok(abs) if !which.contains("://") => format!("file://{}", abs.display()),
+        _ => which.to_owned(),
+    };
+    let at: Vec<&GroupMember> = members
+        .iter()
+        .filter(|m| m.uri == which || m.uri == file_uri)
+        .collect();
+    match at[..] {
+        [m] => Ok(m.clone()),
+        [] => Err(refuse(format!(
+            "cannot remove `{which}`: no member has that name or URI"
+        ))),
+        _ => Err(refuse(format!(
+            "cannot remove `{which}`: {} members have that URI; remove one by name",
+            at.len()
+        ))),
+    }
+}
+
+/// The newest format version among the group's details and metadata
+/// files (a version tessera does not know, as in a damaged header, is not
+/// taken), or libtiledb 2.30's for a group with none.
+pub(crate) fn group_format_version(group: &Path) -> FormatVersion {
+    let mut version = None;
+    for sub in [GROUP_DETAILS_FOLDER, METADATA_FOLDER] {
+        for e in std::fs::read_dir(group.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let mut head = [0u8; 4];
+            let read = std::fs::File::open(e.path()).and_then(|mut f| {
+                use std::io::Read;
+                f.read_exact(&mut head)
+            });
+            let is_tile = TimestampedName::parse(&e.file_name().to_string_lossy()).is_some();
+            let v = FormatVersion::new(u32::from_le_bytes(head));
+            if read.is_ok() && is_tile && v.is_known() {
+                version = version.max(Some(v.number()));
+            }
+        }
+    }
+    FormatVersion::new(version.unwrap_or(NEW_GROUP_VERSION))
+}
+
+/// One millisecond after the newest timestamped file in `dir` (0 when
+/// none): files of one millisecond replay in uuid order, so two changes
+/// within one would apply in either order.
+pub(crate) fn next_after_newest(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| TimestampedName::parse(&e.file_name().to_string_lossy()))
+        .map(|n| n.t2.saturating_add(1))
+        .max()
+        .unwrap_or(0)
+}
