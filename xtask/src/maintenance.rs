@@ -44,6 +44,7 @@ pub fn check_maintenance(release: &str) -> Result<(), Error> {
         "check_meta_consolidation.py",
         &[],
     )?;
+    check_fragment_consolidation(release)?;
     eprintln!(
         "metadata, evolution, deletes and consolidation by tessera: as TileDB-Py {release}'s own"
     );
@@ -222,4 +223,59 @@ fn check_delete(release: &str) -> Result<(), Error> {
         "check_delete.py",
         &[cond.to_owned()],
     )
+}
+
+/// Fragments consolidated and vacuumed by tessera: read at every time as
+/// after libtiledb's own consolidation (same options): at the latest
+/// time, and with timestamps at every time. Dense and sparse, duplicates;
+/// deletes from 0.23.5.
+pub fn check_fragment_consolidation(release: &str) -> Result<(), Error> {
+    use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
+    let mut runs: Vec<(&str, bool, bool)> = vec![
+        ("random_sparse", false, false),
+        ("random_dense", false, false),
+        ("dense_1d_fragments", false, false),
+        ("dense_3d_overlaps", false, false),
+        ("sparse_dups", false, false),
+        ("random_sparse", true, false),
+        ("sparse_dups", true, false),
+        // The window 2..4 of five fragments (with timestamps: every time).
+        ("random_sparse_window", true, false),
+    ];
+    if release >= "0.23" {
+        runs.extend([
+            ("deletes", true, false),
+            ("deletes_overwritten", true, false),
+            ("deletes", false, true),
+            ("deletes_overwritten", false, true),
+        ]);
+    }
+    for (case, with_timestamps, purge_deleted) in runs {
+        let window = match case {
+            "random_sparse_window" => (2, 4),
+            _ => (0, u64::MAX),
+        };
+        let case = case.trim_end_matches("_window");
+        let options = ConsolidateOptions {
+            window,
+            with_timestamps,
+            purge_deleted,
+            ..ConsolidateOptions::default()
+        };
+        let consolidate = |copy: &Path| -> Result<(), Error> {
+            consolidate_fragments(copy, &options, &mut |_| {})?;
+            vacuum_fragments(copy, &mut |_| {})?;
+            Ok(())
+        };
+        let spec = json!({"with_timestamps": with_timestamps, "purge_deleted": purge_deleted,
+            "window": (window.1 != u64::MAX).then_some([window.0, window.1])});
+        against_libtiledb(
+            release,
+            case,
+            consolidate,
+            "check_consolidation.py",
+            &[spec.to_string()],
+        )?;
+    }
+    Ok(())
 }

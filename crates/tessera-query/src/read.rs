@@ -14,6 +14,9 @@ use tessera_fragment::OpenArray;
 use tessera_tile::storage::Storage;
 use tessera_tile::Layout;
 
+/// The name of the column [`Query::versions`] adds: each cell's timestamp.
+pub const VERSION_TIMESTAMPS: &str = "__timestamps";
+
 /// A read of an opened array.
 ///
 /// ```
@@ -46,6 +49,8 @@ pub struct Query<'a> {
     pub(crate) unknown_dimensions: Vec<String>,
     pub(crate) enumeration_values: bool,
     pub(crate) coordinate_grid: bool,
+    /// Every version of each cell, with its timestamp (sparse arrays).
+    pub(crate) versions: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
     /// The buffers this query reuses.
@@ -68,6 +73,7 @@ impl<'a> Query<'a> {
             unknown_dimensions: Vec::new(),
             enumeration_values: false,
             coordinate_grid: false,
+            versions: false,
             answered: Arc::default(),
             context: ReadContext::shared(),
         }
@@ -154,6 +160,27 @@ impl<'a> Query<'a> {
     #[doc(hidden)]
     pub fn tune(mut self, f: impl FnOnce(&mut Tuning)) -> Self {
         f(&mut self.tuning);
+        self
+    }
+
+    /// Every version of each cell instead of the newest (a sparse array's
+    /// cells are not deduplicated), with a last column [`VERSION_TIMESTAMPS`]
+    /// (UINT64): when each was written, per cell where the fragment keeps
+    /// timestamps, else its fragment's first timestamp. Deletes still apply
+    /// to the versions written before them. This is what consolidation
+    /// with timestamps keeps; a dense array's cells are read as without it.
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::{Query, VERSION_TIMESTAMPS};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_dups/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let r = Query::new(&LocalFs, &array).versions(true).execute().unwrap();
+    /// assert_eq!(r.columns.last().unwrap().name, VERSION_TIMESTAMPS);
+    /// ```
+    pub fn versions(mut self, yes: bool) -> Self {
+        self.versions = yes;
         self
     }
 

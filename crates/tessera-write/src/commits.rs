@@ -89,6 +89,12 @@ impl CommitsFolder {
     }
 }
 
+/// The commits (`__commits/<name>`) the array's `.con` files name, less
+/// those `.ign` files ignore.
+pub(crate) fn named_commits(array: &Path) -> Result<BTreeSet<String>, WriteError> {
+    Ok(CommitsFolder::read(array)?.named())
+}
+
 /// Consolidates the commits of the array at `array` into one `.con` file;
 /// returns its name, or `None` when there is no commit.
 ///

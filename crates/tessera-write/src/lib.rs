@@ -11,6 +11,7 @@
 pub mod arrow;
 mod atomic;
 pub mod commits;
+pub mod consolidate;
 mod create;
 pub mod delete;
 mod error;

@@ -1,20 +1,47 @@
-//! `tessera consolidate`: what consolidation libtiledb does, mode by mode.
-//! So far commits (every commit named by one consolidated commits file) and
-//! array_meta (the metadata merged into one file).
+//! `tessera consolidate`: what consolidation libtiledb does, mode by mode:
+//! fragments (the fragments of a timestamp window into one), commits
+//! (every commit named by one consolidated commits file) and array_meta
+//! (the metadata merged into one file).
 
 use crate::args::*;
 use std::process::ExitCode;
+use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions, Step};
 
-/// Consolidate the array (`--mode commits` or `array_meta`).
+/// Consolidate the array.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     pub target: Target,
     /// What to consolidate: fragments, commits, fragment_meta or
     /// array_meta (as libtiledb's `sm.consolidation.mode`); tessera does
-    /// commits and array_meta so far.
+    /// fragments, commits and array_meta.
     #[arg(long, default_value = "fragments")]
     pub mode: String,
+    /// Fragments: only those written inside `T1:T2` (ms), or up to `T`.
+    #[arg(long)]
+    pub timestamp: Option<String>,
+    /// Fragments: keep every version of each cell with its timestamp
+    /// (sparse arrays), so reads at earlier times still see them.
+    #[arg(long)]
+    pub with_timestamps: bool,
+    /// Fragments: leave out the cells the delete commits among the
+    /// fragments delete (libtiledb's `sm.consolidation.purge_deleted_cells`).
+    #[arg(long)]
+    pub purge_deleted: bool,
+}
+
+/// For the crash-safety test: `TESSERA_CRASH_AFTER=<step>` aborts the
+/// process right after the first time that step of a fragment
+/// consolidation (`FragmentWritten`, `Committed`, `VacuumListed`) or
+/// vacuum (`IgnoreListed`, `CommitRemoved`, `FolderRemoved`,
+/// `VacuumListRemoved`) completes, as a kill there would.
+pub const CRASH_AFTER: &str = "TESSERA_CRASH_AFTER";
+
+/// Aborts when `step` is the one `TESSERA_CRASH_AFTER` names.
+pub fn crash_if(crash_after: &Option<String>, step: &str) {
+    if crash_after.as_deref() == Some(step) {
+        std::process::abort();
+    }
 }
 
 /// Runs `tessera consolidate`.
@@ -22,6 +49,26 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
     let key = parse_key(&args.target.key)?;
     let array = &args.target.array;
+    if args.mode == "fragments" {
+        let options = ConsolidateOptions {
+            window: parse_timestamp(&args.timestamp)?,
+            with_timestamps: args.with_timestamps,
+            purge_deleted: args.purge_deleted,
+            key,
+        };
+        let crash_after = std::env::var(CRASH_AFTER).ok();
+        let mut on_step = |step: Step| crash_if(&crash_after, &format!("{step:?}"));
+        match consolidate_fragments(array, &options, &mut on_step)? {
+            Some(c) => eprintln!(
+                "wrote __fragments/{} ({} cells), replacing {} fragments (tessera vacuum removes them)",
+                c.fragment,
+                c.cells,
+                c.replaced.len()
+            ),
+            None => eprintln!("nothing to consolidate: fewer than two fragments in the window"),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let (written, folder) = match args.mode.as_str() {
         "commits" => (
             tessera_write::commits::consolidate_commits(array, key)?,
@@ -39,13 +86,13 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The commits and array_meta modes are implemented: the others are
-/// refused by name.
+/// The fragments, commits and array_meta modes are implemented:
+/// fragment_meta is refused by name.
 pub fn check_mode(mode: &str) -> Result<(), BoxError> {
     match mode {
-        "commits" | "array_meta" => Ok(()),
-        "fragments" | "fragment_meta" => Err(format!(
-            "--mode {mode}: not supported yet (tessera consolidates and vacuums --mode commits and --mode array_meta)"
+        "fragments" | "commits" | "array_meta" => Ok(()),
+        "fragment_meta" => Err(format!(
+            "--mode {mode}: not supported yet (tessera consolidates and vacuums --mode fragments, commits and array_meta)"
         )
         .into()),
         other => Err(format!(

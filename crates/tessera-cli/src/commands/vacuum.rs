@@ -1,18 +1,19 @@
-//! `tessera vacuum`: removes what consolidation replaced, mode by mode; so
-//! far commits (commit files a consolidated commits file names) and
-//! array_meta (metadata files a `.vac` file lists).
+//! `tessera vacuum`: removes what consolidation replaced, mode by mode:
+//! fragments (those a `__commits/*.vac` file lists), commits (commit
+//! files a consolidated commits file names) and array_meta (metadata
+//! files a `.vac` file lists).
 
 use crate::args::*;
 use crate::commands::consolidate::check_mode;
 use std::process::ExitCode;
 
-/// Vacuum the array (`--mode commits` or `array_meta`).
+/// Vacuum the array.
 #[derive(clap::Args)]
 pub struct Args {
     /// The array folder.
     pub array: std::path::PathBuf,
     /// What to vacuum: fragments, commits, fragment_meta or array_meta;
-    /// tessera does commits and array_meta so far.
+    /// tessera does fragments, commits and array_meta.
     #[arg(long, default_value = "fragments")]
     pub mode: String,
 }
@@ -21,9 +22,20 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
     let removed = match args.mode.as_str() {
+        "fragments" => {
+            let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();
+            tessera_write::consolidate::vacuum_fragments(&args.array, &mut |step| {
+                crate::commands::consolidate::crash_if(&crash_after, &format!("{step:?}"))
+            })?
+        }
         "commits" => tessera_write::commits::vacuum_commits(&args.array)?,
         _ => tessera_write::metadata::vacuum_metadata(&args.array)?,
     };
-    eprintln!("removed {removed} files");
+    let what = if args.mode == "fragments" {
+        "fragments"
+    } else {
+        "files"
+    };
+    eprintln!("removed {removed} {what}");
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@
 use super::cells::{CellFields, CellOrder, CellRef};
 use super::tiles::TileCells;
 use crate::condition::Expr;
-use crate::read::Query;
+use crate::read::{Query, VERSION_TIMESTAMPS};
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
@@ -28,8 +28,10 @@ impl<'a> Query<'a> {
         attrs: &[String],
         layout: Layout,
     ) -> Result<ReadResult, QueryError> {
-        if let Some(r) = self.sparse_direct(schema, attrs, layout)? {
-            return Ok(r);
+        if !self.versions {
+            if let Some(r) = self.sparse_direct(schema, attrs, layout)? {
+                return Ok(r);
+            }
         }
         let deletes: Vec<DeleteCommit> = self
             .array
@@ -50,7 +52,7 @@ impl<'a> Query<'a> {
         let condition = self.condition.as_ref().map(|c| access.compile(c));
         // Without deduplication the condition is a filter on each cell
         // alone: apply it per tile, before any cell reference is made.
-        let dedup = !schema.allows_dups && !single;
+        let dedup = !schema.allows_dups && !single && !self.versions;
         if let (Some(cond), false) = (&condition, dedup) {
             access.filter_tiles(cond, &mut tiles);
         }
@@ -73,7 +75,11 @@ impl<'a> Query<'a> {
             refs.retain(|&(ti, c, _)| access.meets(cond, &tiles[ti as usize], c));
         }
         let refs = order.sort(refs, schema, layout, single);
-        Ok(self.sparse_columns(schema, attrs, &fields, &tiles, &refs))
+        let mut result = self.sparse_columns(schema, attrs, &fields, &tiles, &refs);
+        if self.versions {
+            result.columns.push(timestamps_column(&refs));
+        }
+        Ok(result)
     }
 
     /// The fields to decode besides dimensions: the selected attributes,
@@ -285,5 +291,18 @@ impl<'a> Query<'a> {
             grid: None,
             context: None,
         }
+    }
+}
+
+/// Each cell's timestamp, as the column [`Query::versions`] adds.
+fn timestamps_column(refs: &[CellRef]) -> Column {
+    Column {
+        name: VERSION_TIMESTAMPS.into(),
+        is_dimension: false,
+        datatype: tessera_tile::Datatype::UInt64,
+        cell_val_num: tessera_schema::CellValNum::Fixed(1),
+        data: refs.iter().flat_map(|r| r.2.to_le_bytes()).collect(),
+        offsets: None,
+        validity: None,
     }
 }

@@ -23,10 +23,10 @@ pub(crate) struct FragmentFolder {
 impl FragmentFolder {
     pub fn create(
         array: &Path,
-        timestamp: u64,
+        (t1, t2): (u64, u64),
         version: u32,
     ) -> Result<FragmentFolder, WriteError> {
-        let name = format!("__{timestamp}_{timestamp}_{}_{version}", uuid()?);
+        let name = format!("__{t1}_{t2}_{}_{version}", uuid()?);
         let dir = array.join("__fragments").join(&name);
         std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
         Ok(FragmentFolder {

@@ -55,6 +55,9 @@ pub(crate) struct FragmentFacts {
     pub dense: bool,
     pub tile_num: u64,
     pub last_tile_cell_num: u64,
+    /// A slot of per-cell timestamps follows the dimensions' (a fragment
+    /// consolidated with timestamps).
+    pub has_timestamps: bool,
 }
 
 /// The metadata file being assembled: generic tiles appended, their
@@ -171,6 +174,8 @@ pub(crate) fn fragment_metadata(
     })?;
     let summaries: Vec<FieldSummary> = slots.iter().map(|s| s.summary.clone()).collect();
     let fragment_summary_offset = Some(m.section(&encode_summary(&summaries))?);
+    // No delete or update commit applied: libtiledb reads the list only
+    // with delete metadata, which tessera does not write.
     let processed_conditions_offset = Some(m.section(&encode_values(&[]))?);
     let size_of = |s: &Slot<'_>, get: fn(&FieldFiles) -> u64| s.files.map_or(0, get);
     let footer = Footer {
@@ -180,7 +185,7 @@ pub(crate) fn fragment_metadata(
         non_empty_domain: Some(facts.non_empty_domain),
         sparse_tile_num: if facts.dense { 0 } else { facts.tile_num },
         last_tile_cell_num: facts.last_tile_cell_num,
-        has_timestamps: false,
+        has_timestamps: facts.has_timestamps,
         has_delete_meta: false,
         file_sizes: slots.iter().map(|s| size_of(s, |f| f.fixed)).collect(),
         file_var_sizes: slots.iter().map(|s| size_of(s, |f| f.var)).collect(),

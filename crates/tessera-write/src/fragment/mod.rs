@@ -135,6 +135,19 @@ pub struct FragmentWriter {
     /// Fragments written, not yet committed, and their cells.
     parts: Vec<FragmentFolder>,
     written: usize,
+    /// Set when the fragment replaces others (consolidation).
+    consolidated: Option<Consolidated>,
+}
+
+/// What a fragment that replaces others (consolidation) carries besides
+/// its cells.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Consolidated {
+    /// The fragment's timestamp range: the replaced fragments'.
+    pub range: (u64, u64),
+    /// Whether each cell keeps its timestamp (a column
+    /// `tessera_query::VERSION_TIMESTAMPS`; every version of a cell kept).
+    pub timestamps: bool,
 }
 
 impl FragmentWriter {
@@ -179,7 +192,38 @@ impl FragmentWriter {
             budget: options.budget,
             parts: Vec::new(),
             written: 0,
+            consolidated: None,
         })
+    }
+
+    /// A writer of the fragment that replaces others (consolidation):
+    /// named with their timestamp range, with per-cell timestamps when
+    /// asked (sparse arrays).
+    pub(crate) fn consolidating(
+        array: &Path,
+        options: WriteOptions,
+        consolidated: Consolidated,
+    ) -> Result<FragmentWriter, WriteError> {
+        let mut w = FragmentWriter::try_new(array, options)?;
+        if consolidated.timestamps {
+            let f = FieldInfo {
+                name: tessera_query::VERSION_TIMESTAMPS.into(),
+                datatype: tessera_tile::Datatype::UInt64,
+                cell_val_num: tessera_schema::CellValNum::Fixed(1),
+                nullable: false,
+                is_dimension: false,
+            };
+            w.buffers.push(FieldBuffer::new(&f));
+            w.fields.push(f);
+        }
+        w.timestamp = consolidated.range.1;
+        w.consolidated = Some(consolidated);
+        Ok(w)
+    }
+
+    /// Whether cells carry their own timestamps (the last field).
+    fn has_timestamps(&self) -> bool {
+        self.consolidated.as_ref().is_some_and(|c| c.timestamps)
     }
 
     /// The schema the fragment is written with (the array's latest).
@@ -292,11 +336,21 @@ impl FragmentWriter {
     /// Writes the cells held and commits the write; returns the names of
     /// its fragments: one, several when the budget cut the cells, none
     /// when no cell was written.
-    pub fn finish(mut self) -> Result<Vec<String>, WriteError> {
+    pub fn finish(self) -> Result<Vec<String>, WriteError> {
+        self.finish_observed(&mut || {})
+    }
+
+    /// As [`finish`](Self::finish), calling `written` once the fragments'
+    /// files are written, before their commit (consolidation reports it).
+    pub(crate) fn finish_observed(
+        mut self,
+        written: &mut dyn FnMut(),
+    ) -> Result<Vec<String>, WriteError> {
         if self.cells > 0 {
             let part = self.write_part()?;
             self.parts.push(part);
         }
+        written();
         let version = self.schema.version.number();
         commit(
             &self.array,
@@ -317,8 +371,11 @@ impl FragmentWriter {
             ArrayType::Dense => self.dense_layout()?,
             ArrayType::Sparse => self.sparse_layout()?,
         };
-        let folder =
-            FragmentFolder::create(&self.array, self.timestamp, self.schema.version.number())?;
+        let range = match &self.consolidated {
+            Some(c) => c.range,
+            None => (self.timestamp, self.timestamp),
+        };
+        let folder = FragmentFolder::create(&self.array, range, self.schema.version.number())?;
         let written = self.filter_fields(&folder.dir, &laid)?;
         let facts = FragmentFacts {
             schema_name: self.schema.name.clone(),
@@ -326,6 +383,7 @@ impl FragmentWriter {
             dense: laid.dense,
             tile_num: laid.tiles.len() as u64,
             last_tile_cell_num: laid.last_tile_cell_num,
+            has_timestamps: self.has_timestamps(),
         };
         let cells_of = |t: usize| match &laid.order {
             Some(o) => o[laid.tiles[t].clone()]
@@ -343,9 +401,11 @@ impl FragmentWriter {
                 summary: field_summary(&self.fields[i], stats, &cells_of),
             }
         };
-        // Footer order: attributes, the legacy coordinates slot, dimensions.
+        // Footer order: attributes, the legacy coordinates slot,
+        // dimensions, then per-cell timestamps.
         let dims = self.schema.dimensions.len();
-        let mut slots: Vec<Slot<'_>> = (dims..self.fields.len()).map(slot).collect();
+        let attrs_end = dims + self.schema.attributes.len();
+        let mut slots: Vec<Slot<'_>> = (dims..attrs_end).map(slot).collect();
         let (_, coord) = metadata::coords_sizes(&self.schema);
         slots.push(Slot {
             field: None,
@@ -359,6 +419,7 @@ impl FragmentWriter {
             },
         });
         slots.extend((0..dims).map(slot));
+        slots.extend((attrs_end..self.fields.len()).map(slot));
         let meta = fragment_metadata(&self.schema, self.key, &laid.rtree, &slots, facts)?;
         folder.write_metadata(&meta)?;
         Ok(folder)
@@ -423,13 +484,18 @@ impl FragmentWriter {
                 if laid.dense && f.is_dimension {
                     return Ok((FieldFiles::default(), Vec::new()));
                 }
-                let filters = match i < dims {
-                    true => &self.schema.dimensions[i].filters,
-                    false => &self.schema.attributes[i - dims].filters,
-                };
-                let stem = match i < dims {
-                    true => format!("d{i}"),
-                    false => format!("a{}", i - dims),
+                // Per-cell timestamps (after the attributes) are filtered as
+                // coordinates are, into `t.tdb`.
+                let attrs = self.schema.attributes.len();
+                let (filters, stem) = if i < dims {
+                    (&self.schema.dimensions[i].filters, format!("d{i}"))
+                } else if i < dims + attrs {
+                    (
+                        &self.schema.attributes[i - dims].filters,
+                        format!("a{}", i - dims),
+                    )
+                } else {
+                    (&self.schema.coords_filters, "t".to_owned())
                 };
                 let files = field_files(
                     (dir, &stem),

@@ -85,7 +85,8 @@ impl FragmentWriter {
 
     /// No two cells share coordinates, unless the schema allows duplicates.
     fn check_duplicates(&self, sorted: &[FieldBuffer]) -> Result<(), WriteError> {
-        if self.schema.allows_dups {
+        // Kept versions share coordinates (their timestamps differ).
+        if self.schema.allows_dups || self.has_timestamps() {
             return Ok(());
         }
         let dims = &self.fields[..self.schema.dimensions.len()];

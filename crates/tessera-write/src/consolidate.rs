@@ -1,0 +1,495 @@
+//! Fragment consolidation and its vacuum, as libtiledb's fragment
+//! consolidator does them (`fragment_consolidator.cc`,
+//! `array_directory.cc`): the fragments inside a timestamp window are read
+//! as one (the newest version of each cell, or with `with_timestamps`
+//! every version with its timestamp) and written as one fragment named
+//! with their timestamp range; its commit makes it visible; then a vacuum
+//! file `__commits/<fragment>.vac` lists the fragments it replaces, which
+//! readers then skip. [`vacuum_fragments`] removes them.
+//!
+//! Every step leaves an array that reads the same: before the commit the
+//! new fragment is invisible; between the commit and the vacuum file both
+//! are read, holding the same newest cells; after it, the old ones are
+//! skipped. Vacuuming removes each old fragment's commit before its folder
+//! (a folder without a commit is invisible) and the vacuum file last.
+
+use crate::atomic::write_whole;
+use crate::fragment::{Consolidated, FragmentWriter, WriteOptions};
+use crate::name::uuid;
+use crate::WriteError;
+use std::path::Path;
+use tessera_filters::EncryptionKey;
+use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
+use tessera_query::{Column, Query};
+use tessera_schema::{ArraySchema, Range1D};
+use tessera_tile::storage::LocalFs;
+use tessera_tile::{ArrayType, Layout};
+
+const COMMITS: &str = "__commits";
+
+/// How fragments are consolidated (libtiledb's `sm.consolidation.*`).
+#[derive(Debug, Clone, Copy)]
+pub struct ConsolidateOptions {
+    /// Consolidate the fragments written inside `[t1, t2]` (ms;
+    /// `sm.consolidation.timestamp_start`/`_end`); default every one.
+    pub window: (u64, u64),
+    /// Keep every version of each cell with its timestamp, so time travel
+    /// still sees older versions and delete commits among the fragments
+    /// still apply to what was written before them (sparse arrays; what
+    /// libtiledb always does, whatever `sm.consolidation.with_timestamps`
+    /// says). Without it the newest version of each cell is kept.
+    pub with_timestamps: bool,
+    /// Leave out the cells the delete commits delete (as of the window's
+    /// end), as `sm.consolidation.purge_deleted_cells` does; timestamps are
+    /// kept (the commits stay and apply, on reading, to nothing left).
+    pub purge_deleted: bool,
+    /// The array's AES-256-GCM key.
+    pub key: Option<EncryptionKey>,
+}
+
+impl Default for ConsolidateOptions {
+    fn default() -> Self {
+        ConsolidateOptions {
+            window: (0, u64::MAX),
+            with_timestamps: false,
+            purge_deleted: false,
+            key: None,
+        }
+    }
+}
+
+/// A step of consolidation, reported as it completes (a test stops the
+/// process at each to check the array reads the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The new fragment's files are written, not yet committed.
+    FragmentWritten,
+    /// Its commit is written: readers see it (and the old fragments).
+    Committed,
+    /// The vacuum file is written: readers skip the old fragments.
+    VacuumListed,
+}
+
+/// A step of [`vacuum_fragments`], reported as it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VacuumStep {
+    /// The ignore file naming commits a `.con` keeps is written.
+    IgnoreListed,
+    /// A replaced fragment's commit is removed: it is invisible.
+    CommitRemoved,
+    /// A replaced fragment's folder is removed.
+    FolderRemoved,
+    /// A vacuum file is removed.
+    VacuumListRemoved,
+}
+
+/// What a consolidation did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consolidation {
+    /// The new fragment's name.
+    pub fragment: String,
+    /// The fragments it replaces, oldest first.
+    pub replaced: Vec<String>,
+    /// Its cells.
+    pub cells: usize,
+}
+
+/// Consolidates the fragments inside the window into one; `None` when
+/// fewer than two are there. Refused, with nothing written, where the
+/// result would read differently from the fragments it replaces: a
+/// fragment outside the window overlapping it in time, a dense array's
+/// box overlapping an older fragment left out, a delete commit among the
+/// fragments without `purge_deleted` or `with_timestamps` (the newest
+/// versions alone, stamped with the first fragment's time, would be
+/// deleted by it again).
+///
+/// ```
+/// use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
+/// # let dir = std::env::temp_dir().join(format!("tessera-doc-consolidate-{}", std::process::id()));
+/// # let copy = |from: &std::path::Path, to: &std::path::Path| { let _ = std::fs::remove_dir_all(to);
+/// #     std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap(); };
+/// let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
+/// copy(fixture.as_ref(), &dir);
+/// let done = consolidate_fragments(&dir, &ConsolidateOptions::default(), &mut |_| {}).unwrap().unwrap();
+/// assert!(done.replaced.len() >= 2);
+/// assert_eq!(vacuum_fragments(&dir, &mut |_| {}).unwrap(), done.replaced.len());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn consolidate_fragments(
+    array: &Path,
+    options: &ConsolidateOptions,
+    on_step: &mut dyn FnMut(Step),
+) -> Result<Option<Consolidation>, WriteError> {
+    let refuse = |m: String| WriteError::refused(array, m);
+    let mut opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key)
+        .map_err(|e| WriteError::refused(array, e))?;
+    let dense = opened.schema.array_type == ArrayType::Dense;
+    if dense && options.with_timestamps {
+        return Err(refuse(
+            "--with-timestamps: libtiledb keeps per-cell timestamps in sparse fragments only"
+                .into(),
+        ));
+    }
+    let (w1, w2) = options.window;
+    let inside = |f: &FragmentMetadata| {
+        let (t1, t2) = f.timestamp_range();
+        t1 >= w1 && t2 <= w2
+    };
+    let selected: Vec<&FragmentMetadata> = opened.fragments.iter().filter(|f| inside(f)).collect();
+    if selected.len() < 2 {
+        return Ok(None);
+    }
+    let a = selected
+        .iter()
+        .map(|f| f.timestamp_range().0)
+        .min()
+        .unwrap_or(0);
+    let b = selected
+        .iter()
+        .map(|f| f.timestamp_range().1)
+        .max()
+        .unwrap_or(0);
+    for f in opened.fragments.iter().filter(|f| !inside(f)) {
+        let (t1, t2) = f.timestamp_range();
+        if t1 <= b && t2 >= a {
+            return Err(refuse(format!(
+                "fragment {} ([{t1}, {t2}]) overlaps the fragments to consolidate ([{a}, {b}]) in time: widen --timestamp to include it",
+                f.name
+            )));
+        }
+    }
+    if dense {
+        check_dense(&opened, &selected, a, &refuse)?;
+    }
+    // Delete and update commits among the fragments (after the first).
+    let among: Vec<String> = opened
+        .delete_conditions
+        .iter()
+        .filter(|d| d.timestamp > a && d.timestamp <= b)
+        .map(|d| d.name.clone())
+        .collect();
+    if !among.is_empty() && !options.purge_deleted && !options.with_timestamps {
+        return Err(refuse(format!(
+            "delete commit {} falls among the fragments: consolidate with --with-timestamps (keep the cells, with their timestamps, for the delete to apply) or --purge-deleted (remove the cells it deletes)",
+            among[0]
+        )));
+    }
+    // Purging keeps timestamps too, as libtiledb does: the delete commits
+    // stay and apply again on reading, to nothing written before them.
+    let timestamps = !dense && (options.with_timestamps || options.purge_deleted);
+    let replaced: Vec<String> = selected.iter().map(|f| f.name.clone()).collect();
+    let union = non_empty_union(&opened, &selected);
+    // Read only the fragments to consolidate, as of the window's end.
+    opened.fragments.retain(|f| replaced.contains(&f.name));
+    opened.timestamp_start = a;
+    opened.timestamp_end = b;
+    let reader = ConsolidationRead {
+        array,
+        union,
+        dense,
+        timestamps,
+    };
+    let columns = match options.purge_deleted {
+        true => {
+            opened.delete_conditions.retain(|d| d.timestamp <= b);
+            let kept = reader.read(&opened)?;
+            opened.delete_conditions.clear();
+            let all = reader.read(&opened)?;
+            purged(&opened.schema, all, kept)
+        }
+        // Deletes stay commits, applied by readers (to each version by its
+        // timestamp, or, without timestamps, to none of these cells).
+        false => {
+            opened.delete_conditions.clear();
+            vec![reader.read(&opened)?]
+        }
+    };
+    let write_options = WriteOptions {
+        key: options.key,
+        ..WriteOptions::default()
+    };
+    let consolidated = Consolidated {
+        range: (a, b),
+        timestamps,
+    };
+    let mut writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
+    let mut cells = 0;
+    for batch in columns {
+        cells += batch.first().map_or(0, Column::cell_count);
+        writer.write_owned(batch)?;
+    }
+    let names = writer.finish_observed(&mut || on_step(Step::FragmentWritten))?;
+    on_step(Step::Committed);
+    let [fragment] = &names[..] else {
+        return Err(refuse(format!(
+            "consolidation wrote {} fragments, not one",
+            names.len()
+        )));
+    };
+    write_vacuum_list(array, fragment, &replaced, opened.schema.version.number())?;
+    on_step(Step::VacuumListed);
+    Ok(Some(Consolidation {
+        fragment: fragment.clone(),
+        replaced,
+        cells,
+    }))
+}
+
+/// How the fragments to consolidate are read.
+struct ConsolidationRead<'p> {
+    array: &'p Path,
+    /// The fragments' bounding box (a dense array's is read whole).
+    union: Vec<Range1D>,
+    dense: bool,
+    /// Every version of each cell, with its timestamp (sparse).
+    timestamps: bool,
+}
+
+impl ConsolidationRead<'_> {
+    /// Every cell of the fragments `opened` holds: a dense array's box in
+    /// row-major order, a sparse array's cells in global order.
+    fn read(&self, opened: &OpenArray) -> Result<Vec<Column>, WriteError> {
+        let mut query = Query::new(&LocalFs, opened).versions(self.timestamps);
+        query = match self.dense {
+            true => {
+                let dims = &opened.schema.dimensions;
+                let q = query.layout(Layout::RowMajor);
+                self.union.iter().zip(dims).fold(q, |q, (r, d)| {
+                    let key = |b: &[u8]| tessera_query::Key::decode(d.datatype, b);
+                    q.range(&d.name, key(&r.lo), key(&r.hi))
+                })
+            }
+            false => query.layout(Layout::GlobalOrder),
+        };
+        let result = query
+            .execute()
+            .map_err(|e| WriteError::refused(self.array, e))?;
+        Ok(result.columns)
+    }
+}
+
+/// The versions of `all` that `kept` (read with the deletes applied)
+/// keeps, less every version older than a deleted version of the same
+/// cell (unless duplicates are allowed): reads after the deletes showed
+/// no version of such a cell, and dropping only the deleted one would
+/// bring an older one back. As runs of consecutive versions.
+fn purged(schema: &ArraySchema, all: Vec<Column>, kept: Vec<Column>) -> Vec<Vec<Column>> {
+    let dims = schema.dimensions.len();
+    let ts_of = |cols: &[Column], i: usize| {
+        let t = cols.last().map_or(&[][..], |c| c.value(i));
+        u64::from_le_bytes(t.try_into().unwrap_or([0; 8]))
+    };
+    let coords_of = |cols: &[Column], i: usize| -> Vec<u8> {
+        cols[..dims]
+            .iter()
+            .flat_map(|c| {
+                let v = c.value(i);
+                (v.len() as u64)
+                    .to_le_bytes()
+                    .into_iter()
+                    .chain(v.iter().copied())
+            })
+            .collect()
+    };
+    let n = |cols: &[Column]| cols.first().map_or(0, Column::cell_count);
+    let survivors: std::collections::HashSet<(Vec<u8>, u64)> = (0..n(&kept))
+        .map(|i| (coords_of(&kept, i), ts_of(&kept, i)))
+        .collect();
+    // Per cell, its newest deleted version.
+    let mut deleted: std::collections::HashMap<Vec<u8>, u64> = Default::default();
+    for i in 0..n(&all) {
+        let key = (coords_of(&all, i), ts_of(&all, i));
+        if !survivors.contains(&key) {
+            let e = deleted.entry(key.0).or_insert(key.1);
+            *e = (*e).max(key.1);
+        }
+    }
+    let keep = |i: usize| {
+        schema.allows_dups
+            || deleted
+                .get(&coords_of(&kept, i))
+                .is_none_or(|&d| ts_of(&kept, i) > d)
+    };
+    let mut runs: Vec<Vec<Column>> = Vec::new();
+    let mut start = None;
+    for i in 0..=n(&kept) {
+        match (i < n(&kept) && keep(i), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                runs.push(kept.iter().map(|c| c.slice(s..i)).collect());
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    runs
+}
+
+/// A dense consolidation writes the fragments' whole bounding box, cells
+/// none of them wrote as fill values: refused where that box overlaps an
+/// older fragment left out (its cells there would be hidden), as
+/// libtiledb's `are_consolidatable` refuses; a sparse fragment (written
+/// into a dense array before libtiledb 2.5) is refused too.
+fn check_dense(
+    opened: &OpenArray,
+    selected: &[&FragmentMetadata],
+    a: u64,
+    refuse: &dyn Fn(String) -> WriteError,
+) -> Result<(), WriteError> {
+    if let Some(f) = selected.iter().find(|f| !f.footer.dense) {
+        return Err(refuse(format!(
+            "fragment {} is sparse in a dense array: tessera consolidates dense fragments only there",
+            f.name
+        )));
+    }
+    let union = non_empty_union(opened, selected);
+    let dims = &opened.schema.dimensions;
+    for f in &opened.fragments {
+        if f.timestamp_range().1 >= a || selected.iter().any(|s| s.name == f.name) {
+            continue;
+        }
+        let ned = f.footer.non_empty_domain.as_deref().unwrap_or(&[]);
+        let overlap = ned.len() == union.len()
+            && ned.iter().zip(&union).zip(dims).all(|((x, u), d)| {
+                let v = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
+                v(&x.lo).compare(&v(&u.hi)).is_le() && v(&u.lo).compare(&v(&x.hi)).is_le()
+            });
+        if overlap {
+            return Err(refuse(format!(
+                "the fragments' box overlaps the older fragment {}, left out: consolidate from its timestamp (--timestamp)",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The bounding box of the fragments' non-empty domains.
+fn non_empty_union(opened: &OpenArray, fragments: &[&FragmentMetadata]) -> Vec<Range1D> {
+    let dims = &opened.schema.dimensions;
+    let mut union: Vec<Range1D> = Vec::new();
+    for f in fragments {
+        let Some(ned) = f.footer.non_empty_domain.as_deref() else {
+            continue;
+        };
+        if union.is_empty() {
+            union = ned.to_vec();
+            continue;
+        }
+        for ((u, x), d) in union.iter_mut().zip(ned).zip(dims) {
+            let v = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
+            if v(&x.lo).compare(&v(&u.lo)).is_lt() {
+                u.lo.clone_from(&x.lo);
+            }
+            if v(&x.hi).compare(&v(&u.hi)).is_gt() {
+                u.hi.clone_from(&x.hi);
+            }
+        }
+    }
+    union
+}
+
+/// `__commits/<fragment>.vac`: the replaced fragments, relative to the
+/// array from format 19 (`/__fragments/<name>`), absolute `file://` URIs
+/// before, as libtiledb writes them.
+fn write_vacuum_list(
+    array: &Path,
+    fragment: &str,
+    replaced: &[String],
+    version: u32,
+) -> Result<(), WriteError> {
+    let prefix = match version >= 19 {
+        true => "/__fragments/".to_owned(),
+        false => {
+            let abs = std::fs::canonicalize(array).map_err(WriteError::io(array))?;
+            format!("file://{}/__fragments/", abs.display())
+        }
+    };
+    let listed: String = replaced.iter().map(|n| format!("{prefix}{n}\n")).collect();
+    write_whole(
+        &array.join(COMMITS),
+        &format!("{fragment}.vac"),
+        listed.as_bytes(),
+    )
+}
+
+/// Removes the fragments consolidation replaced (those the vacuum files in
+/// `__commits/` list) and then the vacuum files; returns how many
+/// fragments it removed. A replaced fragment's commit named by a
+/// consolidated commits file (`.con`) stays there and is listed in an
+/// ignore file (`.ign`), written first, as libtiledb does.
+pub fn vacuum_fragments(
+    array: &Path,
+    on_step: &mut dyn FnMut(VacuumStep),
+) -> Result<usize, WriteError> {
+    let dir = array.join(COMMITS);
+    let names: Vec<String> = match std::fs::read_dir(&dir) {
+        Ok(d) => d
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(WriteError::io(&dir)(e)),
+    };
+    let mut vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
+    vacs.sort();
+    let mut listed: Vec<String> = Vec::new();
+    for vac in &vacs {
+        let path = dir.join(vac);
+        let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+        for line in String::from_utf8_lossy(&text).lines() {
+            let name = line
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(line);
+            if TimestampedName::parse(name).is_some() && !listed.iter().any(|l| l == name) {
+                listed.push(name.to_owned());
+            }
+        }
+    }
+    // Commits a .con names stay (the .con is one file): ignored instead.
+    let in_con = crate::commits::named_commits(array)?;
+    let ignore: Vec<String> = listed
+        .iter()
+        .map(|n| format!("{n}.wrt"))
+        .filter(|w| in_con.contains(&format!("{COMMITS}/{w}")))
+        .collect();
+    if let (Some(first), Some(last)) = (ignore.first(), ignore.last()) {
+        let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
+        let (t1, t2) = (t(first).map_or(0, |t| t.t1), t(last).map_or(0, |t| t.t2));
+        let version = names
+            .iter()
+            .find_map(|n| n.strip_suffix(".wrt").and_then(TimestampedName::parse))
+            .and_then(|t| t.version)
+            .unwrap_or(22);
+        let body: String = ignore.iter().map(|w| format!("/{COMMITS}/{w}\n")).collect();
+        let name = format!("__{t1}_{t2}_{}_{version}.ign", uuid()?);
+        write_whole(&dir, &name, body.as_bytes())?;
+        on_step(VacuumStep::IgnoreListed);
+    }
+    let mut removed = 0;
+    for name in &listed {
+        let commit = dir.join(format!("{name}.wrt"));
+        match std::fs::remove_file(&commit) {
+            Ok(()) => on_step(VacuumStep::CommitRemoved),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(WriteError::io(commit)(e)),
+        }
+        let folder = array.join("__fragments").join(name);
+        match std::fs::remove_dir_all(&folder) {
+            Ok(()) => {
+                removed += 1;
+                on_step(VacuumStep::FolderRemoved);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(WriteError::io(folder)(e)),
+        }
+    }
+    for vac in vacs {
+        let path = dir.join(vac);
+        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        on_step(VacuumStep::VacuumListRemoved);
+    }
+    Ok(removed)
+}
