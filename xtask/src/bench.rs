@@ -229,3 +229,37 @@ pub fn bench_write(args: &[String]) -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// `cargo xtask bench-consolidate [--scale S] [--rounds N]`: consolidating
+/// the bench's 20-fragment dense array and a 100-fragment sparse array,
+/// tessera (the shipped binary) against libtiledb (TileDB-Py 0.36.1) in
+/// the same run (`xtask/bench/consolidate.py`); prints the table.
+pub fn bench_consolidate(args: &[String]) -> Result<(), Error> {
+    let opt = |name: &str, default: &str| -> String {
+        args.windows(2)
+            .find(|w| w[0] == name)
+            .map_or(default.to_owned(), |w| w[1].clone())
+    };
+    let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", "3"));
+    let python = venv("0.36.1")?;
+    let dir = root().join("target/bench").join(format!("scale-{scale}"));
+    let generated = Command::new(&python)
+        .arg(root().join("xtask/bench/generate.py"))
+        .arg(&dir)
+        .arg(&scale)
+        .status()?;
+    if !generated.success() {
+        return Err("generating the benchmark arrays failed".into());
+    }
+    let bin = crate::dist::build(&["tessera-cli"])?;
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/consolidate.py"))
+        .arg(&dir)
+        .arg(bin.join("tessera"))
+        .arg(&rounds)
+        .status()?;
+    if !ran.success() {
+        return Err("the consolidation benchmark failed".into());
+    }
+    Ok(())
+}

@@ -502,7 +502,7 @@ fn delete_removes_the_matching_cells() {
 
 /// `tessera consolidate --mode commits` then `tessera vacuum --mode
 /// commits` leave one consolidated commits file and the same cells; the
-/// modes not implemented are refused by name.
+/// mode not implemented is refused by name.
 #[test]
 fn commits_consolidate_and_vacuum() {
     let dir = scratch("tessera-commits-cli");
@@ -515,9 +515,9 @@ fn commits_consolidate_and_vacuum() {
     assert!(ok && err.contains("removed 3 files"), "{err}");
     let (_, after, _) = tessera(&["read", a]);
     assert_eq!(sorted_lines(&after), sorted_lines(&before));
-    let (ok, _, err) = tessera(&["consolidate", a]);
+    let (ok, _, err) = tessera(&["consolidate", a, "--mode", "fragment_meta"]);
     assert!(
-        !ok && err.contains("--mode fragments: not supported yet"),
+        !ok && err.contains("--mode fragment_meta: not supported yet"),
         "{err}"
     );
     let (ok, _, err) = tessera(&["vacuum", a, "--mode", "everything"]);

@@ -14,7 +14,7 @@
 //! (a folder without a commit is invisible) and the vacuum file last.
 
 use crate::atomic::write_whole;
-use crate::fragment::{Consolidated, FragmentWriter, WriteOptions};
+use crate::fragment::{Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions};
 use crate::name::uuid;
 use crate::WriteError;
 use std::path::Path;
@@ -45,6 +45,11 @@ pub struct ConsolidateOptions {
     pub purge_deleted: bool,
     /// The array's AES-256-GCM key.
     pub key: Option<EncryptionKey>,
+    /// Memory for a sparse consolidation, in bytes (default 1 GiB): the
+    /// cells are read in batches of a third of it, in global order, and
+    /// written out tile by tile as they come. (A dense consolidation, and
+    /// a purge, hold the fragments' cells whole.)
+    pub budget: Option<u64>,
 }
 
 impl Default for ConsolidateOptions {
@@ -54,6 +59,7 @@ impl Default for ConsolidateOptions {
             with_timestamps: false,
             purge_deleted: false,
             key: None,
+            budget: None,
         }
     }
 }
@@ -189,21 +195,6 @@ pub fn consolidate_fragments(
         dense,
         timestamps,
     };
-    let columns = match options.purge_deleted {
-        true => {
-            opened.delete_conditions.retain(|d| d.timestamp <= b);
-            let kept = reader.read(&opened)?;
-            opened.delete_conditions.clear();
-            let all = reader.read(&opened)?;
-            purged(&opened.schema, all, kept)
-        }
-        // Deletes stay commits, applied by readers (to each version by its
-        // timestamp, or, without timestamps, to none of these cells).
-        false => {
-            opened.delete_conditions.clear();
-            vec![reader.read(&opened)?]
-        }
-    };
     let write_options = WriteOptions {
         key: options.key,
         ..WriteOptions::default()
@@ -212,13 +203,46 @@ pub fn consolidate_fragments(
         range: (a, b),
         timestamps,
     };
-    let mut writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
+    let writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
     let mut cells = 0;
-    for batch in columns {
-        cells += batch.first().map_or(0, Column::cell_count);
-        writer.write_owned(batch)?;
-    }
-    let names = writer.finish_observed(&mut || on_step(Step::FragmentWritten))?;
+    let names = if dense || options.purge_deleted {
+        let columns = match options.purge_deleted {
+            true => {
+                opened.delete_conditions.retain(|d| d.timestamp <= b);
+                let kept = reader.read(&opened)?;
+                opened.delete_conditions.clear();
+                let all = reader.read(&opened)?;
+                purged(&opened.schema, all, kept)
+            }
+            false => {
+                opened.delete_conditions.clear();
+                vec![reader.read(&opened)?]
+            }
+        };
+        let mut writer = writer;
+        for batch in columns {
+            cells += batch.first().map_or(0, Column::cell_count);
+            writer.write_owned(batch)?;
+        }
+        writer.finish_observed(&mut || on_step(Step::FragmentWritten))?
+    } else {
+        // Deletes stay commits, applied by readers (to each version by its
+        // timestamp, or, without timestamps, to none of these cells).
+        opened.delete_conditions.clear();
+        let mut sorted = SortedFragmentWriter::new(writer)?;
+        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
+        let batches = Query::new(&LocalFs, &opened)
+            .versions(timestamps)
+            .layout(Layout::GlobalOrder)
+            .batches(budget / 3)
+            .map_err(|e| WriteError::refused(array, e))?;
+        for batch in batches {
+            let batch = batch.map_err(|e| WriteError::refused(array, e))?;
+            cells += batch.cell_count;
+            sorted.write_owned(batch.columns)?;
+        }
+        sorted.finish_observed(&mut || on_step(Step::FragmentWritten))?
+    };
     on_step(Step::Committed);
     let [fragment] = &names[..] else {
         return Err(refuse(format!(
@@ -234,6 +258,9 @@ pub fn consolidate_fragments(
         cells,
     }))
 }
+
+/// The default memory for a sparse consolidation.
+const DEFAULT_BUDGET: u64 = 1 << 30;
 
 /// How the fragments to consolidate are read.
 struct ConsolidationRead<'p> {

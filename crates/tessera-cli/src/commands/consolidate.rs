@@ -28,6 +28,11 @@ pub struct Args {
     /// fragments delete (libtiledb's `sm.consolidation.purge_deleted_cells`).
     #[arg(long)]
     pub purge_deleted: bool,
+    /// Fragments: memory for a sparse consolidation (e.g. 256M, 2G;
+    /// default 1G): cells are read in batches of a third of it and written
+    /// out tile by tile. A dense consolidation holds its box whole.
+    #[arg(long, value_parser = parse_size)]
+    pub budget: Option<u64>,
 }
 
 /// For the crash-safety test: `TESSERA_CRASH_AFTER=<step>` aborts the
@@ -55,6 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             with_timestamps: args.with_timestamps,
             purge_deleted: args.purge_deleted,
             key,
+            budget: args.budget,
         };
         let crash_after = std::env::var(CRASH_AFTER).ok();
         let mut on_step = |step: Step| crash_if(&crash_after, &format!("{step:?}"));

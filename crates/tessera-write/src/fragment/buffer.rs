@@ -47,6 +47,24 @@ impl FieldBuffer {
         }
     }
 
+    /// Drops the first `k` cells (written out as a tile).
+    pub fn drain_front(&mut self, k: usize, cell_size: usize) {
+        match &mut self.offsets {
+            Some(o) => {
+                let cut = o.get(k).map_or(self.data.len() as u64, |&c| c);
+                self.data.drain(..cut as usize);
+                o.drain(..k);
+                o.iter_mut().for_each(|x| *x -= cut);
+            }
+            None => {
+                self.data.drain(..k * cell_size);
+            }
+        }
+        if let Some(v) = &mut self.validity {
+            v.drain(..k);
+        }
+    }
+
     /// The bytes of cell `i`.
     pub fn value(&self, i: usize, cell_size: usize) -> &[u8] {
         match &self.offsets {
@@ -123,7 +141,12 @@ impl FieldBuffer {
     /// buffers become these, with no copy.
     pub fn append_owned(&mut self, col: Column, cells: usize) {
         let starts_at_zero = col.offsets.as_ref().is_none_or(|o| o.first() == Some(&0));
-        if !self.data.is_empty() || !starts_at_zero {
+        // Held cells may have no bytes (empty strings, or nulls' validity
+        // alone): any cell held is appended to, not replaced.
+        let holds = !self.data.is_empty()
+            || self.offsets.as_ref().is_some_and(|o| !o.is_empty())
+            || self.validity.as_ref().is_some_and(|v| !v.is_empty());
+        if holds || !starts_at_zero {
             return self.append(&col, cells);
         }
         self.data = col.data;
@@ -188,5 +211,49 @@ impl FieldBuffer {
             offsets: None,
             validity: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(values: &[&str]) -> Column {
+        let mut offsets = vec![0u64];
+        let mut data = Vec::new();
+        for v in values {
+            data.extend_from_slice(v.as_bytes());
+            offsets.push(data.len() as u64);
+        }
+        Column {
+            name: "s".into(),
+            is_dimension: false,
+            datatype: Datatype::StringAscii,
+            cell_val_num: CellValNum::Var,
+            data,
+            offsets: Some(offsets),
+            validity: None,
+        }
+    }
+
+    /// Cells of no bytes held (empty strings) are appended to, not
+    /// replaced by the next batch; draining the front keeps the rest.
+    #[test]
+    fn empty_cells_held_survive_the_next_batch_and_drains() {
+        let f = FieldInfo {
+            name: "s".into(),
+            datatype: Datatype::StringAscii,
+            cell_val_num: CellValNum::Var,
+            nullable: false,
+            is_dimension: false,
+        };
+        let mut b = FieldBuffer::new(&f);
+        b.append_owned(strings(&["", ""]), 2);
+        b.append_owned(strings(&["ab", "c"]), 2);
+        let cells: Vec<&[u8]> = (0..4).map(|i| b.value(i, 1)).collect();
+        assert_eq!(cells, [&b""[..], b"", b"ab", b"c"]);
+        b.drain_front(3, 1);
+        assert_eq!(b.value(0, 1), b"c");
+        assert_eq!(b.offsets.as_deref(), Some(&[0u64][..]));
     }
 }

@@ -32,7 +32,7 @@ pub(crate) struct FieldFiles {
 }
 
 /// One tile of a field, filtered.
-struct FilteredTile {
+pub(crate) struct FilteredTile {
     fixed: Vec<u8>,
     var: Option<(Vec<u8>, u64)>,
     validity: Option<Vec<u8>>,
@@ -46,10 +46,91 @@ fn keyed(p: &FilterPipeline, key: Option<EncryptionKey>) -> FilterPipeline {
     }
 }
 
+/// Filters tiles of one field (`f`, whose pipeline is `filters`); `key`
+/// encrypts, `release` is the libtiledb release whose filter output to
+/// write.
+pub(crate) struct FieldEncoder<'a> {
+    f: &'a FieldInfo,
+    version: tessera_tile::FormatVersion,
+    release: LibtiledbRelease,
+    data: FilterPipeline,
+    offsets: FilterPipeline,
+    validity: FilterPipeline,
+    /// Offsets folded into the values (string filters).
+    folded: bool,
+}
+
+impl<'a> FieldEncoder<'a> {
+    pub fn new(
+        schema: &ArraySchema,
+        f: &'a FieldInfo,
+        filters: &FilterPipeline,
+        (key, release): (Option<EncryptionKey>, LibtiledbRelease),
+    ) -> FieldEncoder<'a> {
+        let version = schema.version;
+        FieldEncoder {
+            f,
+            version,
+            release,
+            data: keyed(filters, key),
+            offsets: keyed(&schema.offsets_filters, key),
+            validity: keyed(&schema.validity_filters, key),
+            folded: f.cell_val_num.is_var() && filters.offsets_in_data(f.datatype, version),
+        }
+    }
+
+    /// The tile of the cells `r` of `buf`.
+    pub fn encode(&self, buf: &FieldBuffer, r: Range<usize>) -> Result<FilteredTile, WriteError> {
+        let (v, release, f) = (self.version, self.release, self.f);
+        let validity = match &buf.validity {
+            Some(val) => {
+                let ctx = TileContext::new(v, 1).writer(release);
+                Some(TileEncoder::new(&self.validity, &ctx).encode(&val[r.clone()])?)
+            }
+            None => None,
+        };
+        let Some(offsets) = &buf.offsets else {
+            let cs = f.cell_size();
+            let ctx = TileContext::new(v, cs).writer(release);
+            let cells = &buf.data[r.start * cs as usize..r.end * cs as usize];
+            let fixed = TileEncoder::new(&self.data, &ctx).encode(cells)?;
+            return Ok(FilteredTile {
+                fixed,
+                var: None,
+                validity,
+            });
+        };
+        let start = offsets[r.start];
+        let end = offsets.get(r.end).copied().unwrap_or(buf.data.len() as u64);
+        let values = &buf.data[start as usize..end as usize];
+        let rel: Vec<u64> = offsets[r.clone()].iter().map(|o| o - start).collect();
+        let rel_bytes: Vec<u8> = rel.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let ctx = TileContext::new(v, f.datatype.size()).writer(release);
+        let encoder = TileEncoder::new(&self.data, &ctx);
+        let var = match self.folded {
+            true => encoder.encode_strings(values, &rel)?,
+            false => encoder.encode_var(values, &rel)?,
+        };
+        // Offsets folded into the values leave an offsets tile of no
+        // chunks (its chunk count, 0), as libtiledb writes it.
+        let fixed = match self.folded {
+            true => 0u64.to_le_bytes().to_vec(),
+            false => {
+                let octx = TileContext::new(v, 8).writer(release);
+                TileEncoder::new(&self.offsets, &octx).encode(&rel_bytes)?
+            }
+        };
+        Ok(FilteredTile {
+            fixed,
+            var: Some((var, values.len() as u64)),
+            validity,
+        })
+    }
+}
+
 /// Filters the cells of `buf` (field `f`, whose pipeline is `filters`) in
-/// `tiles`, and writes its files as `stem` (`a0`: `a0.tdb`, `a0_var.tdb`,
-/// `a0_validity.tdb`) into `dir`; `key` encrypts, `release` is the
-/// libtiledb release whose filter output to write.
+/// `tiles`, in parallel, and writes its files as `stem` (`a0`: `a0.tdb`,
+/// `a0_var.tdb`, `a0_validity.tdb`) into `dir`.
 pub(crate) fn field_files(
     (dir, stem): (&Path, &str),
     schema: &ArraySchema,
@@ -57,86 +138,75 @@ pub(crate) fn field_files(
     filters: &FilterPipeline,
     buf: &FieldBuffer,
     tiles: &[Range<usize>],
-    (key, release): (Option<EncryptionKey>, LibtiledbRelease),
+    keyed: (Option<EncryptionKey>, LibtiledbRelease),
 ) -> Result<FieldFiles, WriteError> {
-    let v = schema.version;
-    let data_pipeline = keyed(filters, key);
-    let offsets_pipeline = keyed(&schema.offsets_filters, key);
-    let validity_pipeline = keyed(&schema.validity_filters, key);
-    let folded = f.cell_val_num.is_var() && filters.offsets_in_data(f.datatype, v);
-    let cs = f.cell_size();
+    let encoder = FieldEncoder::new(schema, f, filters, keyed);
     let filtered: Vec<FilteredTile> = tiles
         .par_iter()
-        .map(|r| -> Result<FilteredTile, WriteError> {
-            let validity = match &buf.validity {
-                Some(val) => {
-                    let ctx = TileContext::new(v, 1).writer(release);
-                    Some(TileEncoder::new(&validity_pipeline, &ctx).encode(&val[r.clone()])?)
-                }
-                None => None,
-            };
-            let Some(offsets) = &buf.offsets else {
-                let ctx = TileContext::new(v, cs).writer(release);
-                let cells = &buf.data[r.start * cs as usize..r.end * cs as usize];
-                let fixed = TileEncoder::new(&data_pipeline, &ctx).encode(cells)?;
-                return Ok(FilteredTile {
-                    fixed,
-                    var: None,
-                    validity,
-                });
-            };
-            let start = offsets[r.start];
-            let end = offsets.get(r.end).copied().unwrap_or(buf.data.len() as u64);
-            let values = &buf.data[start as usize..end as usize];
-            let rel: Vec<u64> = offsets[r.clone()].iter().map(|o| o - start).collect();
-            let rel_bytes: Vec<u8> = rel.iter().flat_map(|o| o.to_le_bytes()).collect();
-            let ctx = TileContext::new(v, f.datatype.size()).writer(release);
-            let encoder = TileEncoder::new(&data_pipeline, &ctx);
-            let var = match folded {
-                true => encoder.encode_strings(values, &rel)?,
-                false => encoder.encode_var(values, &rel)?,
-            };
-            // Offsets folded into the values leave an offsets tile of no
-            // chunks (its chunk count, 0), as libtiledb writes it.
-            let fixed = match folded {
-                true => 0u64.to_le_bytes().to_vec(),
-                false => {
-                    let octx = TileContext::new(v, 8).writer(release);
-                    TileEncoder::new(&offsets_pipeline, &octx).encode(&rel_bytes)?
-                }
-            };
-            Ok(FilteredTile {
-                fixed,
-                var: Some((var, values.len() as u64)),
-                validity,
-            })
-        })
+        .map(|r| encoder.encode(buf, r.clone()))
         .collect::<Result<_, _>>()?;
-    let mut out = FieldFiles::default();
-    let mut fixed = TileFile::create(dir, stem, "")?;
-    let mut var = f
-        .cell_val_num
-        .is_var()
-        .then(|| TileFile::create(dir, stem, "_var"))
-        .transpose()?;
-    let mut validity = f
-        .nullable
-        .then(|| TileFile::create(dir, stem, "_validity"))
-        .transpose()?;
+    let mut files = FieldFileSet::create(dir, stem, f)?;
     for t in filtered {
-        out.tile_offsets.push(fixed.append(&t.fixed)?);
-        if let (Some((bytes, size)), Some(file)) = (t.var, &mut var) {
+        files.append(t)?;
+    }
+    files.finish()
+}
+
+/// A field's data files being written, tile after tile, with where each
+/// tile starts.
+pub(crate) struct FieldFileSet {
+    fixed: TileFile,
+    var: Option<TileFile>,
+    validity: Option<TileFile>,
+    out: FieldFiles,
+}
+
+impl FieldFileSet {
+    pub fn create(dir: &Path, stem: &str, f: &FieldInfo) -> Result<FieldFileSet, WriteError> {
+        let fixed = TileFile::create(dir, stem, "")?;
+        let var = f
+            .cell_val_num
+            .is_var()
+            .then(|| TileFile::create(dir, stem, "_var"))
+            .transpose()?;
+        let validity = f
+            .nullable
+            .then(|| TileFile::create(dir, stem, "_validity"))
+            .transpose()?;
+        Ok(FieldFileSet {
+            fixed,
+            var,
+            validity,
+            out: FieldFiles::default(),
+        })
+    }
+
+    /// Appends the next tile.
+    pub fn append(&mut self, t: FilteredTile) -> Result<(), WriteError> {
+        let out = &mut self.out;
+        out.tile_offsets.push(self.fixed.append(&t.fixed)?);
+        if let (Some((bytes, size)), Some(file)) = (t.var, &mut self.var) {
             out.var_offsets.push(file.append(&bytes)?);
             out.var_sizes.push(size);
         }
-        if let (Some(bytes), Some(file)) = (t.validity, &mut validity) {
+        if let (Some(bytes), Some(file)) = (t.validity, &mut self.validity) {
             out.validity_offsets.push(file.append(&bytes)?);
         }
+        Ok(())
     }
-    out.fixed = fixed.finish()?;
-    out.var = var.map(TileFile::finish).transpose()?.unwrap_or(0);
-    out.validity = validity.map(TileFile::finish).transpose()?.unwrap_or(0);
-    Ok(out)
+
+    /// Flushes the files; returns their sizes and tiles.
+    pub fn finish(self) -> Result<FieldFiles, WriteError> {
+        let mut out = self.out;
+        out.fixed = self.fixed.finish()?;
+        out.var = self.var.map(TileFile::finish).transpose()?.unwrap_or(0);
+        out.validity = self
+            .validity
+            .map(TileFile::finish)
+            .transpose()?
+            .unwrap_or(0);
+        Ok(out)
+    }
 }
 
 /// A data file being written, tile after tile.

@@ -19,6 +19,7 @@ mod files;
 mod metadata;
 mod sparse;
 mod stats;
+mod stream;
 
 use crate::name::now_ms;
 use crate::WriteError;
@@ -32,6 +33,7 @@ use stats::{field_summary, tile_stats, TileStats};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+pub(crate) use stream::SortedFragmentWriter;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FieldSummary, RTree};
@@ -371,11 +373,8 @@ impl FragmentWriter {
             ArrayType::Dense => self.dense_layout()?,
             ArrayType::Sparse => self.sparse_layout()?,
         };
-        let range = match &self.consolidated {
-            Some(c) => c.range,
-            None => (self.timestamp, self.timestamp),
-        };
-        let folder = FragmentFolder::create(&self.array, range, self.schema.version.number())?;
+        let folder =
+            FragmentFolder::create(&self.array, self.range(), self.schema.version.number())?;
         let written = self.filter_fields(&folder.dir, &laid)?;
         let facts = FragmentFacts {
             schema_name: self.schema.name.clone(),
@@ -392,13 +391,28 @@ impl FragmentWriter {
                 .count() as u64,
             None => laid.tiles[t].len() as u64,
         };
+        let meta = self.metadata_file(&written, &laid.rtree, facts, &cells_of)?;
+        folder.write_metadata(&meta)?;
+        Ok(folder)
+    }
+
+    /// The fragment metadata file of fields written as `written` (files and
+    /// tile metadata, in the order of `fields`), `cells_of` telling each
+    /// tile's written cells.
+    fn metadata_file(
+        &self,
+        written: &[(FieldFiles, Vec<TileStats>)],
+        rtree: &RTree,
+        facts: FragmentFacts,
+        cells_of: &dyn Fn(usize) -> u64,
+    ) -> Result<Vec<u8>, WriteError> {
         let slot = |i: usize| {
             let (files, stats) = &written[i];
             Slot {
                 field: Some(&self.fields[i]),
                 files: Some(files),
                 stats,
-                summary: field_summary(&self.fields[i], stats, &cells_of),
+                summary: field_summary(&self.fields[i], stats, cells_of),
             }
         };
         // Footer order: attributes, the legacy coordinates slot,
@@ -420,9 +434,34 @@ impl FragmentWriter {
         });
         slots.extend((0..dims).map(slot));
         slots.extend((attrs_end..self.fields.len()).map(slot));
-        let meta = fragment_metadata(&self.schema, self.key, &laid.rtree, &slots, facts)?;
-        folder.write_metadata(&meta)?;
-        Ok(folder)
+        fragment_metadata(&self.schema, self.key, rtree, &slots, facts)
+    }
+
+    /// A field's filter pipeline and file stem (`d0`, `a1`; per-cell
+    /// timestamps, after the attributes, are filtered as coordinates are,
+    /// into `t.tdb`).
+    fn filters_and_stem(&self, i: usize) -> (&tessera_filters::FilterPipeline, String) {
+        let dims = self.schema.dimensions.len();
+        let attrs = self.schema.attributes.len();
+        if i < dims {
+            (&self.schema.dimensions[i].filters, format!("d{i}"))
+        } else if i < dims + attrs {
+            (
+                &self.schema.attributes[i - dims].filters,
+                format!("a{}", i - dims),
+            )
+        } else {
+            (&self.schema.coords_filters, "t".to_owned())
+        }
+    }
+
+    /// The fragment's timestamp range: its own timestamp, or the range of
+    /// the fragments it replaces.
+    fn range(&self) -> (u64, u64) {
+        match &self.consolidated {
+            Some(c) => c.range,
+            None => (self.timestamp, self.timestamp),
+        }
     }
 
     /// A dense fragment's layout: the box written, its space tiles whole,
@@ -476,7 +515,6 @@ impl FragmentWriter {
         dir: &Path,
         laid: &Layout,
     ) -> Result<Vec<(FieldFiles, Vec<TileStats>)>, WriteError> {
-        let dims = self.schema.dimensions.len();
         (0..self.fields.len())
             .into_par_iter()
             .map(|i| {
@@ -484,19 +522,7 @@ impl FragmentWriter {
                 if laid.dense && f.is_dimension {
                     return Ok((FieldFiles::default(), Vec::new()));
                 }
-                // Per-cell timestamps (after the attributes) are filtered as
-                // coordinates are, into `t.tdb`.
-                let attrs = self.schema.attributes.len();
-                let (filters, stem) = if i < dims {
-                    (&self.schema.dimensions[i].filters, format!("d{i}"))
-                } else if i < dims + attrs {
-                    (
-                        &self.schema.attributes[i - dims].filters,
-                        format!("a{}", i - dims),
-                    )
-                } else {
-                    (&self.schema.coords_filters, "t".to_owned())
-                };
+                let (filters, stem) = self.filters_and_stem(i);
                 let files = field_files(
                     (dir, &stem),
                     &self.schema,

@@ -57,7 +57,7 @@ impl FragmentWriter {
     }
 
     /// The MBR of the cells `r` (sorted dimension buffers `dims`).
-    fn mbr(&self, dims: &[FieldBuffer], r: Range<usize>) -> Vec<Range1D> {
+    pub(super) fn mbr(&self, dims: &[FieldBuffer], r: Range<usize>) -> Vec<Range1D> {
         dims.iter()
             .zip(&self.fields)
             .map(|(b, f)| {
