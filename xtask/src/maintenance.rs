@@ -45,6 +45,14 @@ pub fn check_maintenance(release: &str) -> Result<(), Error> {
         &[],
     )?;
     check_fragment_consolidation(release)?;
+    for case in ["random_sparse", "random_dense", "dense_3d_overlaps", "sparse_dups"] {
+        let consolidate = |copy: &Path| -> Result<(), Error> {
+            tessera_write::fragment_meta::consolidate_fragment_meta(copy, None)?;
+            tessera_write::fragment_meta::vacuum_fragment_meta(copy)?;
+            Ok(())
+        };
+        against_libtiledb(release, case, consolidate, "check_fragment_meta.py", &[])?;
+    }
     eprintln!(
         "metadata, evolution, deletes and consolidation by tessera: as TileDB-Py {release}'s own"
     );

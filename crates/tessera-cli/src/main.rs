@@ -38,9 +38,9 @@ enum Command {
     Create(commands::create::Args),
     /// Write cells (JSON lines, the form `read` prints) into a new fragment: sparse cells in any order, or a dense box of cells.
     Write(commands::write::Args),
-    /// Consolidate the array as libtiledb does: fragments (the default), commits or array_meta.
+    /// Consolidate the array as libtiledb does: fragments (the default), commits, fragment_meta or array_meta.
     Consolidate(commands::consolidate::Args),
-    /// Remove what consolidation replaced: fragments (the default), commits or array_meta.
+    /// Remove what consolidation replaced: fragments (the default), commits, fragment_meta or array_meta.
     Vacuum(commands::vacuum::Args),
     /// Delete the cells a condition matches (a delete commit, as libtiledb writes one).
     Delete(commands::delete::Args),

@@ -122,8 +122,8 @@ fn consolidation_is_refused_where_it_would_read_differently() {
     let o = overlaps.display().to_string();
     let (ok, _, err) = tessera(&["consolidate", &o, "--timestamp", "2:3"]);
     assert!(!ok && err.contains("overlaps the older fragment"), "{err}");
-    let (ok, _, err) = tessera(&["consolidate", &s, "--mode", "fragment_meta"]);
-    assert!(!ok && err.contains("not supported yet"), "{err}");
+    let (ok, _, err) = tessera(&["consolidate", &s, "--mode", "fragment"]);
+    assert!(!ok && err.contains("expected fragments, commits"), "{err}");
     // Nothing written by a refusal.
     assert_eq!(fragments(&deletes), 2);
     assert!(!std::fs::read_dir(deletes.join("__commits"))

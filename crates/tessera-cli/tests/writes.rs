@@ -501,8 +501,8 @@ fn delete_removes_the_matching_cells() {
 }
 
 /// `tessera consolidate --mode commits` then `tessera vacuum --mode
-/// commits` leave one consolidated commits file and the same cells; the
-/// mode not implemented is refused by name.
+/// commits` leave one consolidated commits file and the same cells; a
+/// mode libtiledb does not have is refused by name.
 #[test]
 fn commits_consolidate_and_vacuum() {
     let dir = scratch("tessera-commits-cli");
@@ -515,13 +515,44 @@ fn commits_consolidate_and_vacuum() {
     assert!(ok && err.contains("removed 3 files"), "{err}");
     let (_, after, _) = tessera(&["read", a]);
     assert_eq!(sorted_lines(&after), sorted_lines(&before));
-    let (ok, _, err) = tessera(&["consolidate", a, "--mode", "fragment_meta"]);
-    assert!(
-        !ok && err.contains("--mode fragment_meta: not supported yet"),
-        "{err}"
-    );
     let (ok, _, err) = tessera(&["vacuum", a, "--mode", "everything"]);
     assert!(!ok && err.contains("expected fragments, commits"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `tessera consolidate --mode fragment_meta`, twice, then `tessera vacuum
+/// --mode fragment_meta`: one `.meta` file is left, the newest, and the
+/// array reads the same throughout (its footers now come from that file).
+#[test]
+fn fragment_meta_consolidate_and_vacuum() {
+    let dir = scratch("tessera-fragment-meta-cli");
+    let a = fixture_copy(&dir, "dense_3d_overlaps", "array");
+    let a = a.as_str();
+    let metas = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("array/__fragment_meta"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let (_, before, _) = tessera(&["read", a]);
+    for round in 1..=2 {
+        let (ok, _, err) = tessera(&["consolidate", a, "--mode", "fragment_meta"]);
+        assert!(ok && err.contains(".meta"), "{err}");
+        assert_eq!(metas().len(), round);
+        let (_, now, _) = tessera(&["read", a]);
+        assert_eq!(sorted_lines(&now), sorted_lines(&before));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let (ok, _, err) = tessera(&["vacuum", a, "--mode", "fragment_meta"]);
+    assert!(ok && err.contains("removed 1 file"), "{err}");
+    assert_eq!(metas().len(), 1);
+    let (_, after, _) = tessera(&["read", a]);
+    assert_eq!(sorted_lines(&after), sorted_lines(&before));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

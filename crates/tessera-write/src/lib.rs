@@ -17,6 +17,7 @@ pub mod delete;
 mod error;
 pub mod evolve;
 mod fragment;
+pub mod fragment_meta;
 pub mod group;
 pub mod metadata;
 pub mod name;

@@ -13,8 +13,7 @@ pub struct Args {
     #[command(flatten)]
     pub target: Target,
     /// What to consolidate: fragments, commits, fragment_meta or
-    /// array_meta (as libtiledb's `sm.consolidation.mode`); tessera does
-    /// fragments, commits and array_meta.
+    /// array_meta (as libtiledb's `sm.consolidation.mode`).
     #[arg(long, default_value = "fragments")]
     pub mode: String,
     /// Fragments: only those written inside `T1:T2` (ms), or up to `T`.
@@ -76,6 +75,10 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         return Ok(ExitCode::SUCCESS);
     }
     let (written, folder) = match args.mode.as_str() {
+        "fragment_meta" => (
+            tessera_write::fragment_meta::consolidate_fragment_meta(array, key)?,
+            "__fragment_meta",
+        ),
         "commits" => (
             tessera_write::commits::consolidate_commits(array, key)?,
             "__commits",
@@ -92,15 +95,10 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The fragments, commits and array_meta modes are implemented:
-/// fragment_meta is refused by name.
+/// The consolidation modes libtiledb has.
 pub fn check_mode(mode: &str) -> Result<(), BoxError> {
     match mode {
-        "fragments" | "commits" | "array_meta" => Ok(()),
-        "fragment_meta" => Err(format!(
-            "--mode {mode}: not supported yet (tessera consolidates and vacuums --mode fragments, commits and array_meta)"
-        )
-        .into()),
+        "fragments" | "commits" | "fragment_meta" | "array_meta" => Ok(()),
         other => Err(format!(
             "--mode {other}: expected fragments, commits, fragment_meta or array_meta"
         )

@@ -1,6 +1,7 @@
 //! `tessera vacuum`: removes what consolidation replaced, mode by mode:
 //! fragments (those a `__commits/*.vac` file lists), commits (commit
-//! files a consolidated commits file names) and array_meta (metadata
+//! files a consolidated commits file names), fragment_meta (consolidated
+//! fragment metadata files but the newest) and array_meta (metadata
 //! files a `.vac` file lists).
 
 use crate::args::*;
@@ -13,7 +14,7 @@ pub struct Args {
     /// The array folder.
     pub array: std::path::PathBuf,
     /// What to vacuum: fragments, commits, fragment_meta or array_meta;
-    /// tessera does fragments, commits and array_meta.
+    /// as libtiledb's `sm.vacuum.mode`.
     #[arg(long, default_value = "fragments")]
     pub mode: String,
 }
@@ -29,6 +30,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             })?
         }
         "commits" => tessera_write::commits::vacuum_commits(&args.array)?,
+        "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(&args.array)?,
         _ => tessera_write::metadata::vacuum_metadata(&args.array)?,
     };
     let what = if args.mode == "fragments" {
