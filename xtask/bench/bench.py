@@ -22,31 +22,10 @@ py = sys.executable
 here = os.path.dirname(os.path.abspath(__file__))
 
 
-def run(cmd, env=None):
-    """Wall seconds, peak RSS (MiB) and stdout of one process."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = p.stdout.read()
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-2000:]}")
-    return dt, ru.ru_maxrss / 1024, out.decode()
+import common  # noqa: E402
 
-
-def quarter(n):
-    return f"{n * 45 // 100}:{n * 55 // 100 - 1}"
-
-
-def side(name):
-    # Dense sides: from the array's schema, via our own CLI.
-    info = subprocess.run([tessera, "schema", os.path.join(bench, name), "--json"], capture_output=True, text=True, check=True).stdout
-    import json
-
-    d = json.loads(info)["dimensions"][0]["domain"]
-    return int(d[1]) + 1
-
+common.configure(tessera, bench)
+from common import run, quarter, side, tessera_cmd, libtiledb_spec, tessera_count, stats  # noqa: E402
 
 cases = []
 for name in ["dense_f64_zstd", "dense_i32_raw", "dense_f32_fragments"]:
@@ -66,80 +45,6 @@ cases += [
     ("sparse_strings", "1 % subarray", None, f"0:{2**62 // 100}", None),
     ("sparse_strings", "condition s < 'b'", None, None, "s < 'b'"),
 ]
-
-
-def tessera_cmd(arr, attrs, sub, cond):
-    cmd = [tessera, "read", arr, "--format", "null"]
-    if attrs:
-        # As libtiledb_read.py does: attributes only, no coordinates.
-        cmd += ["--attrs", attrs, "--no-dims"]
-    if sub:
-        dims = ["r", "c"] if "dense" in arr else (["x", "y"] if "sparse_2d" in arr else ["i"])
-        for d, r in zip(dims, sub.split(",")):
-            cmd += ["--subarray", f"{d}={r}"]
-    if cond:
-        cmd += ["--where", cond]
-    return cmd
-
-
-SIZES = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8,
-         "UINT64": 8, "FLOAT32": 4, "FLOAT64": 8, "STRING_ASCII": 1, "STRING_UTF8": 1}
-
-
-def libtiledb_spec(arr, attrs, sub, cond):
-    """What libtiledb_read.py reads: the fields `tessera read` returns for
-    the case (sparse coordinates unless only attributes are asked for;
-    dense coordinates never: neither reader builds them), from the schema."""
-    import json
-
-    info = json.loads(subprocess.run([tessera, "schema", arr, "--json"], capture_output=True, text=True, check=True).stdout)
-    sparse = info["array_type"] == "sparse"
-
-    def field(x):
-        n = x.get("cell_val_num", 1)
-        var = n == "var"
-        return {
-            "name": x["name"],
-            "var": var,
-            "nullable": bool(x.get("nullable")),
-            "cell_size": 0 if var else SIZES[x["type"]] * n,
-            "type": x["type"],
-        }
-
-    by_name = {x["name"]: field(x) for x in info["dimensions"] + info["attributes"]}
-    if attrs:
-        fields = [by_name[a] for a in attrs.split(",")]
-    else:
-        fields = [field(x) for x in info["attributes"]]
-        if sparse:
-            fields = [field(x) for x in info["dimensions"]] + fields
-    spec = {
-        "sparse": sparse,
-        "fields": fields,
-        "dims": [field(x) for x in info["dimensions"]],
-        "subarray": [[int(v) for v in r.split(":")] for r in sub.split(",")] if sub else None,
-        "cond": None,
-    }
-    if not sparse and not sub:
-        # libtiledb's C API wants a dense read's subarray set: the domain.
-        spec["subarray"] = [[int(v) for v in x["domain"]] for x in info["dimensions"]]
-    if cond:
-        name, op, value = cond.split(" ", 2)
-        spec["cond"] = {"name": name, "type": by_name[name]["type"], "op": op, "value": value.strip("'")}
-    return json.dumps(spec)
-
-
-def tessera_count(arr, sub, cond):
-    """The cells the case selects, by `tessera aggregate` (from metadata
-    where it can): libtiledb must have read as many."""
-    import json
-
-    cmd = [tessera, "aggregate", arr, "count"] + tessera_cmd(arr, None, sub, cond)[5:]
-    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)["count"]
-
-
-def stats(v):
-    return min(v), statistics.median(v)
 
 
 cases = [c for c in cases if only in f"{c[0]} / {c[1]}"]

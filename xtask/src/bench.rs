@@ -6,7 +6,7 @@
 
 use crate::{root, venv, Error};
 use rayon::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use tessera::filters::{FilterKind, FilterPipeline, TileContext, TileDecoder};
 use tessera::fragment::{Field, FileKind, OpenArray};
@@ -235,12 +235,70 @@ pub fn bench_write(args: &[String]) -> Result<(), Error> {
 /// tessera (the shipped binary) against libtiledb (TileDB-Py 0.36.1) in
 /// the same run (`xtask/bench/consolidate.py`); prints the table.
 pub fn bench_consolidate(args: &[String]) -> Result<(), Error> {
+    let (python, dir, bin, rounds) = prepare(args, "3")?;
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/consolidate.py"))
+        .arg(&dir)
+        .arg(bin.join("tessera"))
+        .arg(&rounds)
+        .status()?;
+    if !ran.success() {
+        return Err("the consolidation benchmark failed".into());
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench-s3 [--scale S] [--rounds N] [--delay MS]`: the bench
+/// arrays read from moto (installed from PyPI into target/moto/venv)
+/// through a proxy adding MS (default 20) to every request, by tessera and
+/// by libtiledb: requests counted and wall time (xtask/bench/s3.py); the
+/// table goes into docs/PERFORMANCE.md.
+pub fn bench_s3(args: &[String]) -> Result<(), Error> {
+    let (python, dir, bin, rounds) = prepare(args, "3")?;
+    let delay = args
+        .windows(2)
+        .find(|w| w[0] == "--delay")
+        .map_or("20".to_owned(), |w| w[1].clone());
+    let moto = moto_venv()?;
+    let out = dir.join("s3-results.md");
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/s3.py"))
+        .arg(&dir)
+        .arg(bin.join("tessera"))
+        .arg(moto.join("bin/python"))
+        .arg(moto.join("bin/moto_server"))
+        .arg(&rounds)
+        .arg(&delay)
+        .arg(&out)
+        .status()?;
+    if !ran.success() {
+        return Err("the S3 benchmark failed".into());
+    }
+    let table = std::fs::read_to_string(&out)?;
+    let doc = root().join("docs/PERFORMANCE.md");
+    let text = std::fs::read_to_string(&doc)?;
+    let (start, end) = ("<!-- bench-s3:start -->", "<!-- bench-s3:end -->");
+    let new = match (text.find(start), text.find(end)) {
+        (Some(a), Some(b)) if a < b => format!("{}{start}\n{table}\n{}", &text[..a], &text[b..]),
+        _ => format!("{text}\n{start}\n{table}\n{end}\n"),
+    };
+    std::fs::write(&doc, new)?;
+    println!("{table}");
+    Ok(())
+}
+
+/// The options every benchmark takes: TileDB-Py 0.36.1's python, the
+/// bench arrays (generated once), the shipped binaries and `--rounds`.
+fn prepare(
+    args: &[String],
+    default_rounds: &str,
+) -> Result<(PathBuf, PathBuf, PathBuf, String), Error> {
     let opt = |name: &str, default: &str| -> String {
         args.windows(2)
             .find(|w| w[0] == name)
             .map_or(default.to_owned(), |w| w[1].clone())
     };
-    let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", "3"));
+    let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", default_rounds));
     let python = venv("0.36.1")?;
     let dir = root().join("target/bench").join(format!("scale-{scale}"));
     let generated = Command::new(&python)
@@ -252,14 +310,23 @@ pub fn bench_consolidate(args: &[String]) -> Result<(), Error> {
         return Err("generating the benchmark arrays failed".into());
     }
     let bin = crate::dist::build(&["tessera-cli"])?;
-    let ran = Command::new(&python)
-        .arg(root().join("xtask/bench/consolidate.py"))
-        .arg(&dir)
-        .arg(bin.join("tessera"))
-        .arg(&rounds)
-        .status()?;
-    if !ran.success() {
-        return Err("the consolidation benchmark failed".into());
+    Ok((python, dir, bin, rounds))
+}
+
+/// A virtual environment with moto's S3 server, made once.
+pub fn moto_venv() -> Result<PathBuf, Error> {
+    let venv = root().join("target/moto/venv");
+    if !venv.join("bin/moto_server").exists() {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()?;
+        let installed = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", "moto[server]==5.2.5", "boto3"])
+            .status()?;
+        if !made.success() || !installed.success() {
+            return Err("installing moto[server] from PyPI failed".into());
+        }
     }
-    Ok(())
+    Ok(venv)
 }

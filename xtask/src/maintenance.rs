@@ -45,7 +45,12 @@ pub fn check_maintenance(release: &str) -> Result<(), Error> {
         &[],
     )?;
     check_fragment_consolidation(release)?;
-    for case in ["random_sparse", "random_dense", "dense_3d_overlaps", "sparse_dups"] {
+    for case in [
+        "random_sparse",
+        "random_dense",
+        "dense_3d_overlaps",
+        "sparse_dups",
+    ] {
         let consolidate = |copy: &Path| -> Result<(), Error> {
             tessera_write::fragment_meta::consolidate_fragment_meta(copy, None)?;
             tessera_write::fragment_meta::vacuum_fragment_meta(copy)?;

@@ -2,12 +2,12 @@
 //! `--timestamp`, `--where`, `--key`), layouts and formats, and the parsers
 //! of sizes, keys, timestamps and bounds.
 
+use crate::storage::{storage, target};
 use clap::ValueEnum;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::{Aggregate, Expr, Key, Query};
 use tessera::tile::datatype::Physical;
-use tessera::tile::storage::LocalFs;
 use tessera::tile::Layout;
 
 /// The error every subcommand returns: printed as one line plus its causes.
@@ -64,12 +64,18 @@ impl Selection {
     pub fn open(&self, array: &std::path::Path) -> Result<OpenArray, BoxError> {
         let (t1, t2) = parse_timestamp(&self.timestamp)?;
         let key = parse_key(&self.key)?;
-        Ok(OpenArray::open(&LocalFs, array, t1, t2, key)?)
+        Ok(OpenArray::open(
+            storage(array)?,
+            &target(array),
+            t1,
+            t2,
+            key,
+        )?)
     }
 
     /// A query of `a` with `--subarray` ranges and the `--where` condition.
     pub fn query<'a>(&self, a: &'a OpenArray) -> Result<Query<'a>, BoxError> {
-        let mut q = Query::new(&LocalFs, a);
+        let mut q = Query::new(storage(&a.path)?, a);
         for s in &self.subarray {
             let (dim, ranges) = s
                 .split_once('=')
@@ -205,7 +211,13 @@ impl Target {
     /// The array, opened at the latest timestamp.
     pub fn open(&self) -> Result<OpenArray, BoxError> {
         let key = parse_key(&self.key)?;
-        Ok(OpenArray::open(&LocalFs, &self.array, 0, u64::MAX, key)?)
+        Ok(OpenArray::open(
+            storage(&self.array)?,
+            &target(&self.array),
+            0,
+            u64::MAX,
+            key,
+        )?)
     }
 }
 

@@ -6,6 +6,7 @@ mod commands;
 mod format;
 mod output;
 mod progress;
+mod storage;
 mod verify;
 
 use args::BoxError;

@@ -150,11 +150,25 @@ impl OpenArray {
         }
         let footers = folders.consolidated_footers(storage, key.as_ref())?;
         let lookup = |n: &str| schemas.get(n).cloned();
+        // Where requests cost a round trip, the footers not consolidated
+        // are fetched together first.
+        let prefetched = storage.prefers_batches().then(|| {
+            let files = visible
+                .iter()
+                .filter(|(_, name, _)| !footers.contains_key(name))
+                .map(|(_, _, p)| p.join(crate::metadata::FRAGMENT_METADATA_FILE))
+                .collect();
+            crate::prefetch::Prefetched::tails(storage, files, crate::metadata::FOOTER_READ)
+        });
+        let loader: &dyn Storage = match &prefetched {
+            Some(p) => p,
+            None => storage,
+        };
         let loaded: Vec<Result<FragmentMetadata, FragmentError>> = visible
             .par_iter()
             .map(|(_, name, p)| {
                 let footer = footers.get(name).map(Vec::as_slice);
-                FragmentMetadata::load_with_footer(storage, p, &lookup, key, footer)
+                FragmentMetadata::load_with_footer(loader, p, &lookup, key, footer)
             })
             .collect();
         let fragments = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;

@@ -27,6 +27,7 @@ pub mod gates;
 pub mod group;
 pub mod metadata;
 pub mod name;
+mod prefetch;
 pub mod rtree;
 pub mod tile_metadata;
 

@@ -64,6 +64,31 @@ pub trait Storage: Send + Sync {
             .collect()
     }
 
+    /// Reads many ranges of one or several files, in the order asked: a
+    /// read plan fetched as one batch. Storage where a request costs a
+    /// round trip (object stores) issues them concurrently, merging
+    /// neighbouring ranges of a file and reading overlapping ones once; the
+    /// default reads them one after the other.
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+        requests
+            .iter()
+            .map(|(p, r)| self.read_range(p, r.clone()))
+            .collect()
+    }
+
+    /// [`Storage::read_tail`] of several files as one batch (fragment
+    /// footers when an array opens), each file's result on its own.
+    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
+        files.iter().map(|f| self.read_tail(f, max)).collect()
+    }
+
+    /// True where a request costs a round trip worth batching for: readers
+    /// then gather what they need into [`Storage::read_batch`] and
+    /// [`Storage::read_tails`] calls instead of reading from each thread.
+    fn prefers_batches(&self) -> bool {
+        false
+    }
+
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let size = self.size(path)?;
@@ -339,6 +364,29 @@ impl<S: Storage> Storage for Recording<S> {
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         self.push(format!("list {}", self.rel(path)));
         self.inner.list(path)
+    }
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+        let mut asked: Vec<String> = requests
+            .iter()
+            .map(|(p, r)| format!("{} {}..{}", self.rel(p), r.start, r.end))
+            .collect();
+        // Served in any order: logged sorted, so plans compare.
+        asked.sort();
+        self.push(format!("batch [{}]", asked.join(", ")));
+        self.inner.read_batch(requests)
+    }
+    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
+        let mut asked: Vec<String> = files.iter().map(|p| self.rel(p)).collect();
+        asked.sort();
+        self.push(format!("tails of {max} [{}]", asked.join(", ")));
+        self.inner.read_tails(files, max)
+    }
+    fn prefers_batches(&self) -> bool {
+        self.inner.prefers_batches()
+    }
+    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+        self.push(format!("tail of {max} {}", self.rel(path)));
+        self.inner.read_tail(path, max)
     }
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)

@@ -26,11 +26,68 @@ pub use tessera_schema as schema;
 pub use tessera_tile as tile;
 
 pub use tessera_fragment::OpenArray;
+#[cfg(feature = "object-store")]
+pub use tessera_object_store as object_store;
 pub use tessera_query::{Column, Expr, Key, Query, QueryError, ReadResult};
 pub use tessera_tile::storage::LocalFs;
 
-/// Opens the array at `path` on the local filesystem, at the latest
-/// timestamp; `key` is the AES-256-GCM key of an encrypted array.
+use std::path::Path;
+use std::sync::Arc;
+use tessera_tile::storage::Storage;
+
+/// True if `path` is a URI of an object store (`s3://`, `gs://`, `az://`,
+/// `abfs://`, `http(s)://`, `memory://`) rather than a local path; a
+/// `file://` URI is local.
+pub fn is_uri(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.split_once("://")
+        .is_some_and(|(scheme, _)| scheme != "file" && !scheme.is_empty() && !scheme.contains('/'))
+}
+
+/// A local path, with a `file://` prefix removed.
+pub fn local_path(path: &Path) -> &Path {
+    match path.to_str().and_then(|s| s.strip_prefix("file://")) {
+        Some(rest) => Path::new(rest),
+        None => path,
+    }
+}
+
+/// The storage that serves `path`: the local filesystem for paths (and
+/// `file://` URIs), an object store for URIs, configured from the standard
+/// environment (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, ...; feature
+/// `object-store`). Each call makes a new storage, which lists each folder
+/// once: keep it for the reads of one opened array.
+///
+/// ```
+/// let storage = tessera::storage_for("testdata/x".as_ref()).unwrap();
+/// assert!(!storage.prefers_batches());
+/// ```
+pub fn storage_for(path: &Path) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    if !is_uri(path) {
+        return Ok(Arc::new(LocalFs));
+    }
+    #[cfg(feature = "object-store")]
+    {
+        let s =
+            tessera_object_store::ObjectStorage::for_uri(&path.to_string_lossy()).map_err(|e| {
+                tessera_fragment::FragmentError::Io {
+                    path: path.display().to_string(),
+                    source: std::io::Error::other(e.to_string()),
+                }
+            })?;
+        Ok(Arc::new(s))
+    }
+    #[cfg(not(feature = "object-store"))]
+    Err(tessera_fragment::FragmentError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other("object store URIs need tessera's `object-store` feature"),
+    })
+}
+
+/// Opens the array at `path`, at the latest timestamp; `key` is the
+/// AES-256-GCM key of an encrypted array. `path` is local, or with the
+/// `object-store` feature a URI (`tessera::open("s3://bucket/array", None)`,
+/// then `Query::new(&*tessera::storage_for(path)?, &array)` reads it).
 ///
 /// ```
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
@@ -43,11 +100,12 @@ pub fn open(
     key: Option<[u8; 32]>,
 ) -> Result<OpenArray, tessera_fragment::FragmentError> {
     let key = key.map(tessera_filters::EncryptionKey::new);
-    OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, key)
+    let path = local_path(path.as_ref());
+    OpenArray::open(&*storage_for(path)?, path, 0, u64::MAX, key)
 }
 
-/// Opens the group at `path` on the local filesystem, at the latest
-/// timestamp: its members ([`fragment::group::OpenGroup::list`], recursively
+/// Opens the group at `path` (local, or a URI as for [`open`]), at the
+/// latest timestamp: its members ([`fragment::group::OpenGroup::list`], recursively
 /// or not), its metadata, and the paths to open member arrays with [`open`].
 ///
 /// ```
@@ -65,7 +123,8 @@ pub fn open_group(
     key: Option<[u8; 32]>,
 ) -> Result<tessera_fragment::group::OpenGroup, tessera_fragment::FragmentError> {
     let key = key.map(tessera_filters::EncryptionKey::new);
-    tessera_fragment::group::OpenGroup::open(&LocalFs, path.as_ref(), 0, u64::MAX, key)
+    let path = local_path(path.as_ref());
+    tessera_fragment::group::OpenGroup::open(&*storage_for(path)?, path, 0, u64::MAX, key)
 }
 
 pub mod fuzzing {

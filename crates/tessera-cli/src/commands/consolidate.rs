@@ -52,7 +52,7 @@ pub fn crash_if(crash_after: &Option<String>, step: &str) {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
     let key = parse_key(&args.target.key)?;
-    let array = &args.target.array;
+    let array = &crate::storage::local_only(&args.target.array, "consolidate")?;
     if args.mode == "fragments" {
         let options = ConsolidateOptions {
             window: parse_timestamp(&args.timestamp)?,

@@ -33,6 +33,8 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         serde_json::from_str(&text).map_err(|e| format!("{source}: not JSON: {e}"))?;
     let doc =
         tessera::schema::json::schema_from_json(&json).map_err(|e| format!("{source}: {e}"))?;
-    tessera_write::create_array(&args.array, &doc, key, None)?;
+    crate::storage::staged_write(&args.array, |at| {
+        Ok(tessera_write::create_array(at, &doc, key, None)?)
+    })?;
     Ok(ExitCode::SUCCESS)
 }

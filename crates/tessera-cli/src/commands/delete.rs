@@ -24,8 +24,14 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let array = args.target.open()?;
     let condition = Expr::parse(&args.condition, &array.schema)?;
     let key = parse_key(&args.target.key)?;
-    let name =
-        tessera_write::delete::delete_cells(&args.target.array, &condition, key, args.timestamp)?;
+    let name = crate::storage::staged_write(&args.target.array, |at| {
+        Ok(tessera_write::delete::delete_cells(
+            at,
+            &condition,
+            key,
+            args.timestamp,
+        )?)
+    })?;
     eprintln!("wrote __commits/{name}");
     Ok(ExitCode::SUCCESS)
 }

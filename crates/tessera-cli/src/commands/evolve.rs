@@ -4,10 +4,10 @@
 //! written with.
 
 use crate::args::*;
+use crate::storage::storage;
 use std::process::ExitCode;
 use tessera::schema::json::{attribute_from_json, current_domain_from_json};
 use tessera::schema::load_enumerations;
-use tessera::tile::storage::LocalFs;
 use tessera_write::evolve::{enumeration_values_from_json, evolve_array, Evolution};
 
 /// Add and drop attributes, extend enumerations: a new schema for the array.
@@ -68,7 +68,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     }
     let key = parse_key(&args.target.key)?;
     if !args.extend_enumeration.is_empty() {
-        let current = load_enumerations(&LocalFs, &args.target.array, &array.schema, key.as_ref())?;
+        let current = load_enumerations(
+            storage(&args.target.array)?,
+            &args.target.array,
+            &array.schema,
+            key.as_ref(),
+        )?;
         for spec in &args.extend_enumeration {
             let (name, values) = spec
                 .split_once('=')
@@ -83,7 +88,9 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             evolution.extend_enumerations.push((name.to_owned(), bytes));
         }
     }
-    let schema = evolve_array(&args.target.array, &evolution, key, args.timestamp)?;
+    let schema = crate::storage::staged_write(&args.target.array, |at| {
+        Ok(evolve_array(at, &evolution, key, args.timestamp)?)
+    })?;
     let names: Vec<&str> = schema.attributes.iter().map(|a| a.name.as_str()).collect();
     eprintln!(
         "wrote __schema/{}: attributes {}",

@@ -55,7 +55,7 @@ pub enum Action {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     match args.action {
         Action::Create { group } => {
-            create_group(&group)?;
+            crate::storage::staged_write(&group, |at| Ok(create_group(at)?))?;
             eprintln!("created group {}", group.display());
         }
         Action::Add {
@@ -70,11 +70,13 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
                 name,
                 relative,
             };
+            let group = crate::storage::local_only(&group, "group add")?;
             let file = change_members(&group, &[change], parse_key(&key)?, None)?;
             eprintln!("wrote __group/{file}");
         }
         Action::Remove { group, member, key } => {
             let change = MemberChange::Remove(member);
+            let group = crate::storage::local_only(&group, "group remove")?;
             let file = change_members(&group, &[change], parse_key(&key)?, None)?;
             eprintln!("wrote __group/{file}");
         }

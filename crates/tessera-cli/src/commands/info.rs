@@ -1,9 +1,9 @@
 //! `tessera info`: summarize an array.
 
 use crate::args::*;
+use crate::storage::storage;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
-use tessera::tile::storage::LocalFs;
 
 /// Its arguments: the folder and its key.
 pub use crate::args::Target as Args;
@@ -12,7 +12,7 @@ pub use crate::args::Target as Args;
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let target = args;
     let array = &target.array;
-    if is_group(&LocalFs, array)? {
+    if is_group(storage(array)?, array)? {
         return group_info(array, &target.key);
     }
     let a = target.open()?;
@@ -64,9 +64,9 @@ fn dir_size(p: &std::path::Path) -> u64 {
 
 /// `tessera info` on a group: its members by kind and its metadata keys.
 fn group_info(path: &std::path::Path, key: &Option<String>) -> Result<ExitCode, BoxError> {
-    let g = OpenGroup::open(&LocalFs, path, 0, u64::MAX, parse_key(key)?)?;
+    let g = OpenGroup::open(storage(path)?, path, 0, u64::MAX, parse_key(key)?)?;
     let count = |t: ObjectType| g.members.iter().filter(|m| m.object_type == t).count();
-    let meta = g.metadata(&LocalFs)?;
+    let meta = g.metadata(storage(path)?)?;
     println!("group: {}", path.display());
     println!(
         "members: {} ({} arrays, {} groups; `tessera ls --recursive` lists them)",

@@ -1,10 +1,10 @@
 //! `tessera ls`: list what a group holds.
 
 use crate::args::*;
+use crate::storage::storage;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
-use tessera::tile::storage::LocalFs;
 
 /// List a group's members (with --recursive, their members too): one line
 /// each, `path  type`; with --json one object per line,
@@ -31,11 +31,12 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let (t1, t2) = parse_timestamp(&args.timestamp)?;
     let key = parse_key(&args.key)?;
-    let g = match OpenGroup::open(&LocalFs, &args.group, t1, t2, key) {
+    let s = storage(&args.group)?;
+    let g = match OpenGroup::open(s, &args.group, t1, t2, key) {
         Ok(g) => g,
         // Not a group: say what it is instead (listings only on this path).
-        Err(_) if !is_group(&LocalFs, &args.group)? => {
-            let schemas = tessera::schema::list_schemas(&LocalFs, &args.group);
+        Err(_) if !is_group(s, &args.group)? => {
+            let schemas = tessera::schema::list_schemas(s, &args.group);
             let what = if schemas.is_ok_and(|s| !s.is_empty()) {
                 "an array"
             } else {
@@ -45,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         }
         Err(e) => return Err(e.into()),
     };
-    for m in g.list(&LocalFs, args.recursive)? {
+    for m in g.list(s, args.recursive)? {
         if args.json {
             let line = serde_json::json!({"path": m.path, "type": m.object_type});
             println!("{line}");

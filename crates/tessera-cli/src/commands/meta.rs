@@ -3,10 +3,10 @@
 //! call, written whole).
 
 use crate::args::*;
+use crate::storage::storage;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
-use tessera::tile::storage::LocalFs;
 use tessera::tile::Datatype;
 
 /// Print the array (or group) metadata; or put and delete keys.
@@ -41,11 +41,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     }
     let target = &args.target;
     // An array's metadata, or a group's (the same format).
-    let m = if is_group(&LocalFs, &target.array)? {
+    let s = storage(&target.array)?;
+    let m = if is_group(s, &target.array)? {
         let key = parse_key(&target.key)?;
-        OpenGroup::open(&LocalFs, &target.array, 0, u64::MAX, key)?.metadata(&LocalFs)?
+        OpenGroup::open(s, &target.array, 0, u64::MAX, key)?.metadata(s)?
     } else {
-        target.open()?.metadata(&LocalFs)?
+        target.open()?.metadata(s)?
     };
     let obj: serde_json::Map<String, serde_json::Value> =
         m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
@@ -90,10 +91,13 @@ fn change(args: &Args) -> Result<ExitCode, BoxError> {
     }
     let key = parse_key(&args.target.key)?;
     let target = &args.target.array;
-    let name = match is_group(&LocalFs, target)? {
-        true => tessera_write::metadata::put_group_metadata(target, &entries, key, args.timestamp)?,
-        false => tessera_write::metadata::put_metadata(target, &entries, key, args.timestamp)?,
-    };
+    let group = is_group(storage(target)?, target)?;
+    let name = crate::storage::staged_write(target, |at| {
+        Ok(match group {
+            true => tessera_write::metadata::put_group_metadata(at, &entries, key, args.timestamp)?,
+            false => tessera_write::metadata::put_metadata(at, &entries, key, args.timestamp)?,
+        })
+    })?;
     eprintln!(
         "wrote __meta/{name}: {} set, {} deleted",
         args.set.len(),

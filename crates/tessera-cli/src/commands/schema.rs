@@ -1,8 +1,8 @@
 //! `tessera schema`: print the array schema.
 
 use crate::args::*;
+use crate::storage::storage;
 use std::process::ExitCode;
-use tessera::tile::storage::LocalFs;
 
 /// Print the array schema.
 #[derive(clap::Args)]
@@ -26,11 +26,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     } = args;
     let key = parse_key(&target.key)?;
     let array = &target.array;
-    let files = tessera::schema::list_schemas(&LocalFs, array)?;
+    let st = storage(array)?;
+    let files = tessera::schema::list_schemas(st, array)?;
     let f = tessera::schema::schema_at(&files, timestamp.unwrap_or(u64::MAX))
         .ok_or("not a TileDB array: no schema")?;
-    let s = tessera::schema::load_schema(&LocalFs, array, f, key.as_ref())?;
-    let enums = tessera::schema::load_enumerations(&LocalFs, array, &s, key.as_ref())?;
+    let s = tessera::schema::load_schema(st, array, f, key.as_ref())?;
+    let enums = tessera::schema::load_enumerations(st, array, &s, key.as_ref())?;
     if json {
         let doc = tessera::schema::json::schema_to_json(&s, &enums);
         println!("{}", serde_json::to_string_pretty(&doc)?);

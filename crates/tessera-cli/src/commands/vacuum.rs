@@ -22,6 +22,7 @@ pub struct Args {
 /// Runs `tessera vacuum`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
+    crate::storage::local_only(&args.array, "vacuum")?;
     let removed = match args.mode.as_str() {
         "fragments" => {
             let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();

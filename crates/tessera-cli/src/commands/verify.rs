@@ -2,8 +2,8 @@
 
 use crate::args::*;
 use crate::progress;
+use crate::storage::storage;
 use std::process::ExitCode;
-use tessera::tile::storage::LocalFs;
 
 /// Its arguments: the folder and its key.
 pub use crate::args::Target as Args;
@@ -13,7 +13,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let target = args;
     let a = target.open()?;
     let bar = progress::bar(a.fragments.len() as u64, "verifying fragments");
-    let problems = crate::verify::verify(&LocalFs, &a, &|| bar.inc(1));
+    let problems = crate::verify::verify(storage(&a.path)?, &a, &|| bar.inc(1));
     bar.finish_and_clear();
     if problems.is_empty() {
         println!(

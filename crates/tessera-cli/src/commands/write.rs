@@ -57,22 +57,27 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         budget: args.budget,
         ..Default::default()
     };
-    let mut writer = FragmentWriter::try_new(&args.array, options)?;
     // Text rows go to the writer in batches well inside the budget.
     let batch_bytes = args.budget.map_or(usize::MAX, |b| (b / 6).max(1) as usize);
     let source = args.input.display().to_string();
     let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
-    match format.as_str() {
-        "jsonl" => write_jsonl(&mut writer, &args.input, batch_bytes)?,
-        "csv" => write_csv(&mut writer, &args.input, batch_bytes)?,
-        "arrow" => write_arrow(&mut writer, &args.input).map_err(at)?,
-        "parquet" => write_parquet(&mut writer, &args.input).map_err(at)?,
-        other => {
-            return Err(format!("--format {other}: expected jsonl, csv, arrow or parquet").into())
+    let (cells, names) = crate::storage::staged_write(&args.array, |array| {
+        let mut writer = FragmentWriter::try_new(array, options)?;
+        match format.as_str() {
+            "jsonl" => write_jsonl(&mut writer, &args.input, batch_bytes)?,
+            "csv" => write_csv(&mut writer, &args.input, batch_bytes)?,
+            "arrow" => write_arrow(&mut writer, &args.input).map_err(at)?,
+            "parquet" => write_parquet(&mut writer, &args.input).map_err(at)?,
+            other => {
+                return Err(
+                    format!("--format {other}: expected jsonl, csv, arrow or parquet").into(),
+                )
+            }
         }
-    }
-    let cells = writer.cells();
-    match writer.finish()?.as_slice() {
+        let cells = writer.cells();
+        Ok((cells, writer.finish()?))
+    })?;
+    match names.as_slice() {
         [] => eprintln!("no cells: nothing written"),
         [name] => eprintln!("wrote {cells} cells: fragment {name}"),
         names => eprintln!(

@@ -416,7 +416,7 @@ pub const MAX_FILTERED_TILE: u64 = tessera_filters::pipeline::DEFAULT_MAX_TILE_S
 pub type GlobalOrderBounds = (Arc<TileBounds>, Arc<TileBounds>);
 
 /// Bytes read from the end of a fragment metadata file to find its footer.
-const FOOTER_READ: u64 = 16 << 10;
+pub(crate) const FOOTER_READ: u64 = 16 << 10;
 
 /// The stem of a field's data file names in a fragment of version `v`
 /// written with `schema`: by index from version 9, before by name

@@ -90,6 +90,29 @@ impl<'s> Fetched<'s> {
         Ok(fetched)
     }
 
+    /// Holds `spans` read already (by a batch), their bytes in `bytes`.
+    fn from_batch(
+        storage: &'s dyn Storage,
+        ctx: &'s ReadContext,
+        spans: Vec<(PathBuf, Range<u64>)>,
+        bytes: Vec<Vec<u8>>,
+    ) -> Self {
+        let total = bytes.iter().map(Vec::len).sum();
+        let mut buf = ctx.read.take(total);
+        buf.clear();
+        let mut held = Vec::with_capacity(spans.len());
+        for ((path, r), b) in spans.into_iter().zip(bytes) {
+            held.push((path, r.start, buf.len(), b.len()));
+            buf.extend_from_slice(&b);
+        }
+        Fetched {
+            storage,
+            ctx,
+            buf,
+            spans: held,
+        }
+    }
+
     pub(super) fn bytes(
         &self,
         path: &Path,
@@ -202,16 +225,59 @@ where
             run
         })
         .collect();
-    let done: Vec<Vec<(usize, T)>> = runs
-        .into_par_iter()
-        .map(|run| {
-            let fetched = Fetched::read(storage, ctx, run.spans)?;
-            run.tiles
-                .par_iter()
-                .map(|&i| Ok((i, decode(&fetched, tiles[i])?)))
-                .collect()
-        })
-        .collect::<Result<_, QueryError>>()?;
+    let decode_run = |fetched: Fetched<'_>, run_tiles: &[usize]| {
+        run_tiles
+            .par_iter()
+            .map(|&i| Ok((i, decode(&fetched, tiles[i])?)))
+            .collect::<Result<Vec<(usize, T)>, QueryError>>()
+    };
+    let done: Vec<Vec<(usize, T)>> = if storage.prefers_batches() {
+        // A round trip per request: each wave of runs is read as one
+        // batch (the storage keeps its requests in flight together), then
+        // its runs decoded in parallel.
+        let mut done = Vec::with_capacity(runs.len());
+        let mut runs = runs.into_iter().peekable();
+        while runs.peek().is_some() {
+            let mut wave = Vec::new();
+            let mut bytes = 0u64;
+            while let Some(run) =
+                runs.next_if(|r| wave.is_empty() || bytes + span_bytes(&r.spans) <= WAVE_BYTES)
+            {
+                bytes += span_bytes(&run.spans);
+                wave.push(run);
+            }
+            let requests: Vec<(PathBuf, Range<u64>)> =
+                wave.iter().flat_map(|r| r.spans.iter().cloned()).collect();
+            let mut read = storage.read_batch(&requests).map_err(|e| QueryError::Io {
+                path: requests
+                    .first()
+                    .map(|r| r.0.display().to_string())
+                    .unwrap_or_default(),
+                source: e,
+            })?;
+            let mut parts = Vec::with_capacity(wave.len());
+            for run in wave {
+                let rest = read.split_off(run.spans.len());
+                let mine = std::mem::replace(&mut read, rest);
+                parts.push((run, mine));
+            }
+            let decoded: Vec<Vec<(usize, T)>> = parts
+                .into_par_iter()
+                .map(|(run, bytes)| {
+                    decode_run(
+                        Fetched::from_batch(storage, ctx, run.spans, bytes),
+                        &run.tiles,
+                    )
+                })
+                .collect::<Result<_, QueryError>>()?;
+            done.extend(decoded);
+        }
+        done
+    } else {
+        runs.into_par_iter()
+            .map(|run| decode_run(Fetched::read(storage, ctx, run.spans)?, &run.tiles))
+            .collect::<Result<_, QueryError>>()?
+    };
     let mut out: Vec<Option<T>> = (0..tiles.len()).map(|_| None).collect();
     for (i, v) in done.into_iter().flatten() {
         out[i] = Some(v);
@@ -220,6 +286,18 @@ where
         .into_iter()
         .map(|v| v.expect("every tile decoded"))
         .collect())
+}
+
+/// The bytes of runs read as one batch where requests cost a round trip
+/// ([`Storage::prefers_batches`]): four runs of [`MAX_RUN_BYTES`], so
+/// that dozens of requests are in flight while the undecoded bytes held
+/// stay bounded.
+pub const WAVE_BYTES: u64 = 4 * MAX_RUN_BYTES;
+
+fn span_bytes(spans: &[(PathBuf, Range<u64>)]) -> u64 {
+    spans
+        .iter()
+        .fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start))
 }
 
 /// Cuts tiles (number, bytes; sorted by number) into runs, returning each

@@ -1,0 +1,34 @@
+//! The crate's one error type.
+
+/// Why an object store could not be reached or configured.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectStoreError {
+    /// Not a URI this crate serves.
+    #[error("{uri}: {reason}")]
+    Uri {
+        /// The URI as given.
+        uri: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The store's client could not be built (missing credentials, a bad
+    /// endpoint, an unknown option).
+    #[error("{uri}: {source}")]
+    Client {
+        /// The URI the store was built for.
+        uri: String,
+        /// The client's error.
+        source: object_store::Error,
+    },
+    /// A local file to publish could not be read.
+    #[error("{path}: {source}")]
+    Local {
+        /// The local file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A request failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,47 @@
+//! TileDB arrays and groups on object stores (S3, GCS, Azure Blob, HTTP),
+//! read and written through tessera's [`Storage`] trait.
+//!
+//! [`ObjectStorage`] serves one bucket (or container, or HTTP origin)
+//! through the `object_store` crate. Readers keep handing it paths: a URI
+//! such as `s3://bucket/path/array` is used as the path, and the storage
+//! maps each to its object key. Credentials and endpoints come from the
+//! standard environment (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, and the
+//! `GOOGLE_*` and `AZURE_*` variables `object_store` reads).
+//!
+//! What makes it fast where a request costs tens of milliseconds: readers
+//! hand it their whole read plan ([`Storage::read_batch`],
+//! [`Storage::read_tails`]), and it merges neighbouring ranges of a file
+//! ([`plan`]), reads overlapping ranges once, and keeps many requests in
+//! flight at once; each folder is listed once per storage; a footer comes
+//! with the file's size in one suffix request. Throttling and transient
+//! failures are retried with backoff by `object_store`'s client; the rest
+//! are errors naming the URI and the store's answer.
+//!
+//! ```
+//! use std::path::Path;
+//! use tessera_object_store::ObjectStorage;
+//! use tessera_tile::storage::Storage;
+//!
+//! // An in-memory store: the same code paths as S3, no server.
+//! let storage = ObjectStorage::for_uri("memory://bucket").unwrap();
+//! storage.put(Path::new("memory://bucket/a/__schema/s1"), b"abcdef".to_vec()).unwrap();
+//! let got = storage.read_batch(&[
+//!     ("memory://bucket/a/__schema/s1".into(), 1..3),
+//!     ("memory://bucket/a/__schema/s1".into(), 2..5),
+//! ]).unwrap();
+//! assert_eq!(got, [b"bc".to_vec(), b"cde".to_vec()]);
+//! assert_eq!(storage.list(Path::new("memory://bucket/a")).unwrap()[0].name, "__schema");
+//! ```
+
+mod error;
+pub mod plan;
+mod publish;
+mod store;
+mod uri;
+
+pub use error::ObjectStoreError;
+pub use publish::publish_dir;
+pub use store::{ObjectStorage, Request};
+pub use tessera_tile::storage::Storage;
+pub use uri::{is_uri, ObjectUri};

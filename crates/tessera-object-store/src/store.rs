@@ -1,0 +1,546 @@
+//! [`ObjectStorage`]: tessera's [`Storage`] over one object store.
+
+use crate::plan::Plan;
+use crate::uri::ObjectUri;
+use crate::ObjectStoreError;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as Key;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
+use std::collections::HashMap;
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tessera_tile::storage::{DirEntry, Storage};
+
+/// How many requests a batch keeps in flight by default: enough to hide
+/// tens of milliseconds of latency behind each other, few enough that a
+/// store does not throttle one reader.
+pub const DEFAULT_CONCURRENCY: usize = 64;
+
+/// One request sent to the store, as [`ObjectStorage::requests`] records
+/// it: for tests and benchmarks that count and compare request sequences.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Request {
+    /// Which storage call sent it: requests of one call (a batch) are in
+    /// flight together, in no set order.
+    pub call: usize,
+    /// `GET`, `HEAD`, `LIST`, `PUT` or `DELETE`.
+    pub method: &'static str,
+    /// The object key (for `LIST`, the folder's prefix).
+    pub key: String,
+    /// The bytes asked for: `a..b`, `last N`, or empty for whole objects.
+    pub range: String,
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.key)?;
+        if !self.range.is_empty() {
+            write!(f, " {}", self.range)?;
+        }
+        Ok(())
+    }
+}
+
+/// What clones of one storage share: the client, the runtime its futures
+/// run on, and the request log.
+struct Shared {
+    store: Arc<dyn ObjectStore>,
+    root: ObjectUri,
+    /// Taken on drop: a runtime dropped inside another runtime's task
+    /// would panic, so it is shut down in the background instead.
+    runtime: Option<tokio::runtime::Runtime>,
+    log: Mutex<Option<Vec<Request>>>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Tessera's [`Storage`] over one bucket of an object store.
+///
+/// Paths are URIs of that bucket (`s3://bucket/dir/array/__schema/...`).
+/// Folder listings are kept for the storage's life, so that opening an
+/// array lists each folder once: an `ObjectStorage` sees folders as they
+/// were when first listed (its own writes excepted). [`ObjectStorage::fresh`]
+/// gives one that lists anew, sharing the client and its connections.
+#[derive(Clone)]
+pub struct ObjectStorage {
+    shared: Arc<Shared>,
+    concurrency: usize,
+    listings: Arc<Mutex<HashMap<String, Vec<DirEntry>>>>,
+}
+
+impl std::fmt::Debug for ObjectStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ObjectStorage({})", self.shared.root.store())
+    }
+}
+
+impl ObjectStorage {
+    /// The storage for the bucket `uri` names (any key in it is ignored),
+    /// configured from the environment: `AWS_*` for `s3://`, `GOOGLE_*`
+    /// for `gs://`, `AZURE_*` for `az://` and `abfs://`; `http(s)://`
+    /// reads a server's objects by URL; `memory://` is an empty store in
+    /// memory.
+    pub fn for_uri(uri: &str) -> Result<ObjectStorage, ObjectStoreError> {
+        use object_store::{aws, azure, gcp, http, memory};
+        let parsed = ObjectUri::parse(uri)?;
+        let store_uri = parsed.store();
+        let client = |source| ObjectStoreError::Client {
+            uri: store_uri.clone(),
+            source,
+        };
+        let store: Arc<dyn ObjectStore> = match parsed.scheme.as_str() {
+            "s3" | "s3a" => Arc::new(
+                aws::AmazonS3Builder::from_env()
+                    .with_url(&store_uri)
+                    .build()
+                    .map_err(client)?,
+            ),
+            "gs" | "gcs" => Arc::new(
+                gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_url(&store_uri)
+                    .build()
+                    .map_err(client)?,
+            ),
+            "az" | "azure" | "abfs" => Arc::new(
+                azure::MicrosoftAzureBuilder::from_env()
+                    .with_url(&store_uri)
+                    .build()
+                    .map_err(client)?,
+            ),
+            "http" | "https" => Arc::new(
+                http::HttpBuilder::new()
+                    .with_url(&store_uri)
+                    .build()
+                    .map_err(client)?,
+            ),
+            _ => Arc::new(memory::InMemory::new()),
+        };
+        Self::with_store(store, &store_uri)
+    }
+
+    /// The storage for `store`, whose objects are named by URIs starting
+    /// with `root` (`scheme://bucket`).
+    pub fn with_store(
+        store: Arc<dyn ObjectStore>,
+        root: &str,
+    ) -> Result<ObjectStorage, ObjectStoreError> {
+        let root = ObjectUri::parse(root)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("tessera-object-store")
+            .enable_all()
+            .build()?;
+        Ok(ObjectStorage {
+            shared: Arc::new(Shared {
+                store,
+                root,
+                runtime: Some(runtime),
+                log: Mutex::new(None),
+                calls: Default::default(),
+            }),
+            concurrency: DEFAULT_CONCURRENCY,
+            listings: Default::default(),
+        })
+    }
+
+    /// At most `n` requests of a batch in flight at once.
+    pub fn with_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// A storage on the same client that lists folders anew (and keeps
+    /// its own listings from then on).
+    pub fn fresh(&self) -> ObjectStorage {
+        ObjectStorage {
+            shared: self.shared.clone(),
+            concurrency: self.concurrency,
+            listings: Default::default(),
+        }
+    }
+
+    /// Starts recording every request sent (dropping any recorded).
+    pub fn record_requests(&self) {
+        *self.shared.log.lock().expect("log lock") = Some(Vec::new());
+    }
+
+    /// The requests sent since [`ObjectStorage::record_requests`], in the
+    /// order they were sent.
+    pub fn requests(&self) -> Vec<Request> {
+        self.shared
+            .log
+            .lock()
+            .expect("log lock")
+            .clone()
+            .unwrap_or_default()
+    }
+
+    /// Writes `bytes` as the object at `path` (one `PUT`: an object
+    /// appears whole or not at all).
+    pub fn put(&self, path: &Path, bytes: Vec<u8>) -> io::Result<()> {
+        let key = self.key(path)?;
+        self.forget_listing(path);
+        let (call, store) = (self.call(), self.shared.store.clone());
+        self.log(call, "PUT", &key, String::new());
+        let uri = self.uri_of(&key);
+        self.run(async move {
+            store
+                .put(&key, PutPayload::from(bytes))
+                .await
+                .map(|_| ())
+                .map_err(|e| failed("PUT", &uri, e))
+        })
+    }
+
+    /// Removes the object at `path`; a missing object is not an error.
+    pub fn delete(&self, path: &Path) -> io::Result<()> {
+        let key = self.key(path)?;
+        self.forget_listing(path);
+        let (call, store) = (self.call(), self.shared.store.clone());
+        self.log(call, "DELETE", &key, String::new());
+        let uri = self.uri_of(&key);
+        self.run(async move {
+            match store.delete(&key).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(failed("DELETE", &uri, e)),
+            }
+        })
+    }
+
+    /// The object key of `path`, which must be a URI of this store.
+    fn key(&self, path: &Path) -> io::Result<Key> {
+        let text = path.to_string_lossy();
+        let uri = ObjectUri::parse(&text).map_err(|e| io::Error::other(e.to_string()))?;
+        let root = &self.shared.root;
+        if uri.scheme != root.scheme || uri.bucket != root.bucket {
+            return Err(io::Error::other(format!(
+                "{text}: not in {}, the store this storage serves",
+                root.store()
+            )));
+        }
+        Key::parse(&uri.key)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{text}: {e}")))
+    }
+
+    fn uri_of(&self, key: &Key) -> String {
+        format!("{}/{key}", self.shared.root.store())
+    }
+
+    /// Runs `fut` on this storage's runtime and waits for it. Waiting on a
+    /// spawned task never panics, whatever runtime the caller is on.
+    fn run<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
+    ) -> io::Result<T> {
+        let rt = self.shared.runtime.as_ref().expect("runtime until dropped");
+        futures::executor::block_on(rt.spawn(fut))
+            .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
+    }
+
+    fn call(&self) -> usize {
+        self.shared
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn log(&self, call: usize, method: &'static str, key: &Key, range: String) {
+        if let Some(log) = self.shared.log.lock().expect("log lock").as_mut() {
+            log.push(Request {
+                call,
+                method,
+                key: key.to_string(),
+                range,
+            });
+        }
+    }
+
+    fn forget_listing(&self, path: &Path) {
+        if let (Some(parent), Ok(mut l)) = (path.parent(), self.listings.lock()) {
+            l.remove(&folder_id(parent));
+        }
+    }
+
+    /// The listing of `folder`, from the ones kept or one `LIST`.
+    fn listing(&self, folder: &Path) -> io::Result<Vec<DirEntry>> {
+        let id = folder_id(folder);
+        if let Some(l) = self.listings.lock().expect("listings lock").get(&id) {
+            return Ok(l.clone());
+        }
+        let key = self.key(folder)?;
+        let (call, store) = (self.call(), self.shared.store.clone());
+        self.log(call, "LIST", &key, String::new());
+        let uri = self.uri_of(&key);
+        let prefix = key.clone();
+        let listed = self.run(async move {
+            let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
+            store
+                .list_with_delimiter(prefix.as_ref())
+                .await
+                .map_err(|e| failed("LIST", &uri, e))
+        })?;
+        let mut entries: Vec<DirEntry> = listed
+            .common_prefixes
+            .iter()
+            .filter_map(|p| p.filename())
+            .map(|name| DirEntry {
+                name: name.to_string(),
+                is_dir: true,
+                size: None,
+            })
+            .chain(listed.objects.iter().filter_map(|o| {
+                Some(DirEntry {
+                    name: o.location.filename()?.to_string(),
+                    is_dir: false,
+                    size: Some(o.size),
+                })
+            }))
+            .collect();
+        entries.sort();
+        entries.dedup_by(|a, b| a.name == b.name);
+        self.listings
+            .lock()
+            .expect("listings lock")
+            .insert(id, entries.clone());
+        Ok(entries)
+    }
+
+    /// The entry `path` names in its folder's listing.
+    fn entry(&self, path: &Path) -> io::Result<Option<DirEntry>> {
+        let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(None);
+        };
+        let name = name.to_string_lossy();
+        Ok(self.listing(folder)?.into_iter().find(|e| e.name == name))
+    }
+
+    /// GETs `range` of each of `fetches` (key, range; `None` for the whole
+    /// object), `concurrency` at a time, results in order.
+    fn get_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> io::Result<Vec<Bytes>> {
+        let call = self.call();
+        for (key, range) in &fetches {
+            let r = range.as_ref().map(|r| format!("{}..{}", r.start, r.end));
+            self.log(call, "GET", key, r.unwrap_or_default());
+        }
+        let store = self.shared.store.clone();
+        let root = self.shared.root.store();
+        let n = self.concurrency;
+        self.run(async move {
+            futures::stream::iter(fetches)
+                .map(|(key, range)| {
+                    let (store, root) = (store.clone(), root.clone());
+                    async move {
+                        let uri = format!("{root}/{key}");
+                        match range {
+                            Some(r) if r.is_empty() => Ok(Bytes::new()),
+                            Some(r) => {
+                                let got = store
+                                    .get_range(&key, r.clone())
+                                    .await
+                                    .map_err(|e| failed("GET", &uri, e))?;
+                                if got.len() as u64 != r.end - r.start {
+                                    return Err(io::Error::new(
+                                        io::ErrorKind::UnexpectedEof,
+                                        format!(
+                                            "{uri}: byte range {}..{} is outside the object ({} bytes came)",
+                                            r.start,
+                                            r.end,
+                                            got.len()
+                                        ),
+                                    ));
+                                }
+                                Ok(got)
+                            }
+                            None => {
+                                let got = store.get(&key).await.map_err(|e| failed("GET", &uri, e))?;
+                                got.bytes().await.map_err(|e| failed("GET", &uri, e))
+                            }
+                        }
+                    }
+                })
+                .buffered(n)
+                .try_collect()
+                .await
+        })
+    }
+}
+
+/// A file's size and last bytes, or why not.
+type Tail = io::Result<(u64, Vec<u8>)>;
+
+/// A folder's identity in the listing cache, however its path was joined.
+fn folder_id(folder: &Path) -> String {
+    match ObjectUri::parse(&folder.to_string_lossy()) {
+        Ok(u) => u.to_string(),
+        Err(_) => folder.to_string_lossy().into_owned(),
+    }
+}
+
+/// An I/O error for a failed request: what was asked of which object, and
+/// the store's answer (status and message); missing objects are NotFound.
+fn failed(method: &str, uri: &str, e: object_store::Error) -> io::Error {
+    let kind = match e {
+        object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
+        _ => io::ErrorKind::Other,
+    };
+    io::Error::new(kind, format!("{method} {uri}: {e}"))
+}
+
+impl Storage for ObjectStorage {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        let key = self.key(path)?;
+        let mut got = self.get_all(vec![(key, Some(range))])?;
+        Ok(got.pop().map(|b| b.to_vec()).unwrap_or_default())
+    }
+
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
+        let requests: Vec<(PathBuf, Range<u64>)> = ranges
+            .iter()
+            .map(|r| (path.to_path_buf(), r.clone()))
+            .collect();
+        self.read_batch(&requests)
+    }
+
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+        for (_, r) in requests {
+            if r.start > r.end {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("byte range {}..{} ends before it starts", r.start, r.end),
+                ));
+            }
+        }
+        let plan = Plan::new(requests);
+        let keys: Vec<Key> = plan
+            .files
+            .iter()
+            .map(|p| self.key(p))
+            .collect::<io::Result<_>>()?;
+        let fetches = plan
+            .fetches
+            .iter()
+            .map(|f| (keys[f.file].clone(), Some(f.range.clone())))
+            .collect();
+        let got = self.get_all(fetches)?;
+        Ok(requests
+            .iter()
+            .zip(&plan.served_by)
+            .map(|((_, r), &(fetch, at))| {
+                let at = at as usize;
+                got[fetch][at..at + (r.end - r.start) as usize].to_vec()
+            })
+            .collect())
+    }
+
+    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
+        let keys: Vec<io::Result<Key>> = files.iter().map(|f| self.key(f)).collect();
+        let call = self.call();
+        let wanted: Vec<(usize, Key)> = keys
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| Some((i, k.as_ref().ok()?.clone())))
+            .collect();
+        for (_, key) in &wanted {
+            self.log(call, "GET", key, format!("last {max}"));
+        }
+        let store = self.shared.store.clone();
+        let root = self.shared.root.store();
+        let n = self.concurrency;
+        let fetched = self.run(async move {
+            let results: Vec<(usize, Tail)> = futures::stream::iter(wanted)
+                .map(|(i, key)| {
+                    let (store, root) = (store.clone(), root.clone());
+                    async move {
+                        let uri = format!("{root}/{key}");
+                        let options = GetOptions {
+                            range: Some(GetRange::Suffix(max)),
+                            ..Default::default()
+                        };
+                        let got = async {
+                            let r = store.get_opts(&key, options).await?;
+                            let size = r.meta.size;
+                            Ok((size, r.bytes().await?.to_vec()))
+                        }
+                        .await
+                        .map_err(|e| failed("GET", &uri, e));
+                        (i, got)
+                    }
+                })
+                .buffer_unordered(n)
+                .collect()
+                .await;
+            Ok(results)
+        });
+        let mut out: Vec<io::Result<(u64, Vec<u8>)>> = keys
+            .into_iter()
+            .map(|k| k.map(|_| (0, Vec::new())))
+            .collect();
+        match fetched {
+            Ok(results) => {
+                for (i, r) in results {
+                    out[i] = r;
+                }
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                for o in out.iter_mut().filter(|o| o.is_ok()) {
+                    *o = Err(io::Error::other(msg.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+        self.read_tails(&[path.to_path_buf()], max)
+            .pop()
+            .expect("one result per file")
+    }
+
+    fn prefers_batches(&self) -> bool {
+        true
+    }
+
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let key = self.key(path)?;
+        let mut got = self.get_all(vec![(key, None)])?;
+        Ok(got.pop().map(|b| b.to_vec()).unwrap_or_default())
+    }
+
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        // From the folder's listing, which opening an array made anyway.
+        match self.entry(path)? {
+            Some(DirEntry {
+                size: Some(size), ..
+            }) => Ok(size),
+            Some(_) => Err(io::Error::other(format!(
+                "{}: a folder, not an object",
+                path.display()
+            ))),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: no such object", path.display()),
+            )),
+        }
+    }
+
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        self.listing(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        if ObjectUri::parse(&path.to_string_lossy()).is_ok_and(|u| u.key.is_empty()) {
+            return true;
+        }
+        matches!(self.entry(path), Ok(Some(_)))
+    }
+}

@@ -1,0 +1,116 @@
+"""What the benchmarks share: running a process with its peak RSS, the
+bench arrays' cases as `tessera read` arguments and as the spec
+libtiledb_read.py reads, and the cell counts both must return.
+configure() names the tessera binary and the bench folder first."""
+import os
+import statistics
+import subprocess
+import time
+
+tessera = None
+bench = None
+
+
+def configure(tessera_bin, bench_dir):
+    global tessera, bench
+    tessera, bench = tessera_bin, bench_dir
+
+
+def run(cmd, env=None):
+    """Wall seconds, peak RSS (MiB) and stdout of one process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-2000:]}")
+    return dt, ru.ru_maxrss / 1024, out.decode()
+
+
+def quarter(n):
+    return f"{n * 45 // 100}:{n * 55 // 100 - 1}"
+
+
+def side(name):
+    # Dense sides: from the array's schema, via our own CLI.
+    info = subprocess.run([tessera, "schema", os.path.join(bench, name), "--json"], capture_output=True, text=True, check=True).stdout
+    import json
+
+    d = json.loads(info)["dimensions"][0]["domain"]
+    return int(d[1]) + 1
+
+
+def tessera_cmd(arr, attrs, sub, cond):
+    cmd = [tessera, "read", arr, "--format", "null"]
+    if attrs:
+        # As libtiledb_read.py does: attributes only, no coordinates.
+        cmd += ["--attrs", attrs, "--no-dims"]
+    if sub:
+        dims = ["r", "c"] if "dense" in arr else (["x", "y"] if "sparse_2d" in arr else ["i"])
+        for d, r in zip(dims, sub.split(",")):
+            cmd += ["--subarray", f"{d}={r}"]
+    if cond:
+        cmd += ["--where", cond]
+    return cmd
+
+
+SIZES = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8,
+         "UINT64": 8, "FLOAT32": 4, "FLOAT64": 8, "STRING_ASCII": 1, "STRING_UTF8": 1}
+
+
+def libtiledb_spec(arr, attrs, sub, cond):
+    """What libtiledb_read.py reads: the fields `tessera read` returns for
+    the case (sparse coordinates unless only attributes are asked for;
+    dense coordinates never: neither reader builds them), from the schema."""
+    import json
+
+    info = json.loads(subprocess.run([tessera, "schema", arr, "--json"], capture_output=True, text=True, check=True).stdout)
+    sparse = info["array_type"] == "sparse"
+
+    def field(x):
+        n = x.get("cell_val_num", 1)
+        var = n == "var"
+        return {
+            "name": x["name"],
+            "var": var,
+            "nullable": bool(x.get("nullable")),
+            "cell_size": 0 if var else SIZES[x["type"]] * n,
+            "type": x["type"],
+        }
+
+    by_name = {x["name"]: field(x) for x in info["dimensions"] + info["attributes"]}
+    if attrs:
+        fields = [by_name[a] for a in attrs.split(",")]
+    else:
+        fields = [field(x) for x in info["attributes"]]
+        if sparse:
+            fields = [field(x) for x in info["dimensions"]] + fields
+    spec = {
+        "sparse": sparse,
+        "fields": fields,
+        "dims": [field(x) for x in info["dimensions"]],
+        "subarray": [[int(v) for v in r.split(":")] for r in sub.split(",")] if sub else None,
+        "cond": None,
+    }
+    if not sparse and not sub:
+        # libtiledb's C API wants a dense read's subarray set: the domain.
+        spec["subarray"] = [[int(v) for v in x["domain"]] for x in info["dimensions"]]
+    if cond:
+        name, op, value = cond.split(" ", 2)
+        spec["cond"] = {"name": name, "type": by_name[name]["type"], "op": op, "value": value.strip("'")}
+    return json.dumps(spec)
+
+
+def tessera_count(arr, sub, cond):
+    """The cells the case selects, by `tessera aggregate` (from metadata
+    where it can): libtiledb must have read as many."""
+    import json
+
+    cmd = [tessera, "aggregate", arr, "count"] + tessera_cmd(arr, None, sub, cond)[5:]
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)["count"]
+
+
+def stats(v):
+    return min(v), statistics.median(v)
