@@ -182,16 +182,7 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
          excluded), and over its read plus the creation of its context (the library's start-up).\n\n{}",
         std::fs::read_to_string(&results)?
     );
-    let doc = root().join("docs/PERFORMANCE.md");
-    let text = std::fs::read_to_string(&doc)?;
-    let (start, end) = ("<!-- bench:start -->", "<!-- bench:end -->");
-    let new = match (text.find(start), text.find(end)) {
-        (Some(a), Some(b)) if a < b => {
-            format!("{}{start}\n{table}\n{}", &text[..a], &text[b..])
-        }
-        _ => format!("{text}\n{start}\n{table}\n{end}\n"),
-    };
-    std::fs::write(&doc, new)?;
+    into_performance_doc("bench", &table)?;
     println!("{table}");
     Ok(())
 }
@@ -275,15 +266,26 @@ pub fn bench_s3(args: &[String]) -> Result<(), Error> {
         return Err("the S3 benchmark failed".into());
     }
     let table = std::fs::read_to_string(&out)?;
+    into_performance_doc("bench-s3", &table)?;
+    println!("{table}");
+    Ok(())
+}
+
+/// Puts `table` into docs/PERFORMANCE.md between the `<!-- MARKER:start -->`
+/// and `<!-- MARKER:end -->` lines, replacing what was there (appended with
+/// its markers the first time).
+fn into_performance_doc(marker: &str, table: &str) -> Result<(), Error> {
     let doc = root().join("docs/PERFORMANCE.md");
     let text = std::fs::read_to_string(&doc)?;
-    let (start, end) = ("<!-- bench-s3:start -->", "<!-- bench-s3:end -->");
-    let new = match (text.find(start), text.find(end)) {
+    let (start, end) = (
+        format!("<!-- {marker}:start -->"),
+        format!("<!-- {marker}:end -->"),
+    );
+    let new = match (text.find(&start), text.find(&end)) {
         (Some(a), Some(b)) if a < b => format!("{}{start}\n{table}\n{}", &text[..a], &text[b..]),
         _ => format!("{text}\n{start}\n{table}\n{end}\n"),
     };
     std::fs::write(&doc, new)?;
-    println!("{table}");
     Ok(())
 }
 

@@ -216,23 +216,45 @@ fn stable(v: &Value) -> Value {
 /// TileDB-Py reads back (members listed recursively, metadata per group)
 /// in `expected.json`.
 fn generate_groups(version: &str, out_root: &Path) -> Result<(), Error> {
-    let py = venv(version)?;
-    let newest = venv(NEWEST)?;
-    let script = root().join("xtask/fixtures/groups.py");
     let dir = out_root.join("groups").join(format!("tiledb-{version}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    let out = run(Command::new(&py).arg(&script).arg("write").arg(&dir))?;
+    let written_by = json!(version);
+    write_and_read_cases(
+        &venv(version)?,
+        &venv(NEWEST)?,
+        &root().join("xtask/fixtures/groups.py"),
+        &dir,
+        &format!("[{version}] group"),
+        Some(&written_by),
+    )
+}
+
+/// Runs `script write DIR` with `writer` (a fresh DIR), then for each case
+/// it names `script read DIR/CASE` with `reader`, and stores what that
+/// printed as the case's `expected.json` with the case's `case.json` (and
+/// the writer's release, if given) folded in.
+pub(crate) fn write_and_read_cases(
+    writer: &Path,
+    reader: &Path,
+    script: &Path,
+    dir: &Path,
+    label: &str,
+    written_by: Option<&Value>,
+) -> Result<(), Error> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let out = run(Command::new(writer).arg(script).arg("write").arg(dir))?;
     let made: Value = serde_json::from_slice(&out.stdout)?;
     for case in made["cases"].as_array().into_iter().flatten() {
         let case = case.as_str().unwrap_or_default();
-        eprintln!("[{version}] group {case}");
+        eprintln!("{label} {case}");
         let cdir = dir.join(case);
-        let out = run(Command::new(&newest).arg(&script).arg("read").arg(&cdir))?;
+        let out = run(Command::new(reader).arg(script).arg("read").arg(&cdir))?;
         let mut expected: Value = serde_json::from_slice(&out.stdout)?;
         let info: Value = serde_json::from_str(&std::fs::read_to_string(cdir.join("case.json"))?)?;
         expected["case"] = info;
-        expected["written_by"] = json!(version);
+        if let Some(w) = written_by {
+            expected["written_by"] = w.clone();
+        }
         std::fs::write(
             cdir.join("expected.json"),
             serde_json::to_string_pretty(&expected)? + "\n",

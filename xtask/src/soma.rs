@@ -5,7 +5,6 @@
 //! (`xtask/fixtures/soma.py`).
 
 use crate::{root, run, Error};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -32,24 +31,5 @@ fn soma_venv() -> Result<PathBuf, Error> {
 pub fn generate_soma(out_root: &Path) -> Result<(), Error> {
     let py = soma_venv()?;
     let script = root().join("xtask/fixtures/soma.py");
-    let dir = out_root.join("soma");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    let out = run(Command::new(&py).arg(&script).arg("write").arg(&dir))?;
-    let made: Value = serde_json::from_slice(&out.stdout)?;
-    for case in made["cases"].as_array().into_iter().flatten() {
-        let case = case.as_str().unwrap_or_default();
-        eprintln!("soma {case}");
-        let cdir = dir.join(case);
-        let out = run(Command::new(&py).arg(&script).arg("read").arg(&cdir))?;
-        let mut expected: Value = serde_json::from_slice(&out.stdout)?;
-        let info: Value = serde_json::from_str(&std::fs::read_to_string(cdir.join("case.json"))?)?;
-        expected["case"] = info;
-        std::fs::write(
-            cdir.join("expected.json"),
-            serde_json::to_string_pretty(&expected)? + "\n",
-        )?;
-        std::fs::remove_file(cdir.join("case.json"))?;
-    }
-    Ok(())
+    crate::write_and_read_cases(&py, &py, &script, &out_root.join("soma"), "soma", None)
 }

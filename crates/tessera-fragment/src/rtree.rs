@@ -102,6 +102,16 @@ impl RTree {
         out
     }
 
+    /// The root's MBR, which bounds every cell: a fragment's non-empty
+    /// domain. Empty for a tree with no levels.
+    pub fn root_mbr(&self) -> Vec<Range1D> {
+        self.levels
+            .first()
+            .and_then(|l| l.first())
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// The leaf MBRs: one per data tile.
     pub fn leaves(&self) -> &[Vec<Range1D>] {
         self.levels.last().map_or(&[], |l| l.as_slice())

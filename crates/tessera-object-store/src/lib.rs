@@ -44,4 +44,4 @@ pub use error::ObjectStoreError;
 pub use publish::publish_dir;
 pub use store::{ObjectStorage, Request};
 pub use tessera_tile::storage::Storage;
-pub use uri::{is_uri, ObjectUri};
+pub use uri::ObjectUri;

@@ -2,18 +2,11 @@
 //! `azure://`), `http(s)://host/path`, `memory://bucket` for tests.
 
 use crate::ObjectStoreError;
-use std::path::Path;
 
 /// The schemes served, as written before `://`.
 const SCHEMES: [&str; 9] = [
     "s3", "s3a", "gs", "gcs", "az", "azure", "abfs", "http", "https",
 ];
-
-/// True if `path` is an object store URI rather than a local path (a
-/// `file://` URI is local).
-pub fn is_uri(path: &Path) -> bool {
-    ObjectUri::parse(&path.to_string_lossy()).is_ok()
-}
 
 /// A URI split into what names the store (scheme and bucket, or for HTTP
 /// the origin) and the object key inside it.
@@ -76,6 +69,7 @@ impl std::fmt::Display for ObjectUri {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn uris_split_into_store_and_key() {
@@ -96,9 +90,9 @@ mod tests {
             "dir/__schema"
         );
         assert_eq!(ObjectUri::parse("gs://b").unwrap().key, "");
-        assert!(is_uri(Path::new("https://host:8080/a")));
-        assert!(!is_uri(Path::new("/local/array")));
-        assert!(!is_uri(Path::new("file:///local/array")));
+        assert!(ObjectUri::parse("https://host:8080/a").is_ok());
+        assert!(ObjectUri::parse("/local/array").is_err());
+        assert!(ObjectUri::parse("file:///local/array").is_err());
         let e = ObjectUri::parse("ftp://x/y").unwrap_err().to_string();
         assert!(e.contains("ftp:// is not served"), "{e}");
         assert!(ObjectUri::parse("s3://").is_err());

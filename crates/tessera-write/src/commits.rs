@@ -34,15 +34,7 @@ struct CommitsFolder {
 impl CommitsFolder {
     fn read(array: &Path) -> Result<CommitsFolder, WriteError> {
         let dir = array.join(COMMITS);
-        let mut names: Vec<String> = match std::fs::read_dir(&dir) {
-            Ok(d) => d
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(WriteError::io(&dir)(e)),
-        };
-        names.sort();
+        let names = crate::folder::entry_names(&dir)?;
         let mut folder = CommitsFolder {
             names: Vec::new(),
             consolidated: Vec::new(),

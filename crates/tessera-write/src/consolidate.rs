@@ -450,16 +450,11 @@ pub fn vacuum_fragments(
     on_step: &mut dyn FnMut(VacuumStep),
 ) -> Result<usize, WriteError> {
     let dir = array.join(COMMITS);
-    let names: Vec<String> = match std::fs::read_dir(&dir) {
-        Ok(d) => d
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(WriteError::io(&dir)(e)),
-    };
-    let mut vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
-    vacs.sort();
+    let names = crate::folder::entry_names(&dir)?;
+    let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
+    if vacs.is_empty() {
+        return Ok(0);
+    }
     let mut listed: Vec<String> = Vec::new();
     for vac in &vacs {
         let path = dir.join(vac);
@@ -497,11 +492,8 @@ pub fn vacuum_fragments(
     }
     let mut removed = 0;
     for name in &listed {
-        let commit = dir.join(format!("{name}.wrt"));
-        match std::fs::remove_file(&commit) {
-            Ok(()) => on_step(VacuumStep::CommitRemoved),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(WriteError::io(commit)(e)),
+        if crate::folder::remove_if_present(&dir.join(format!("{name}.wrt")))? {
+            on_step(VacuumStep::CommitRemoved);
         }
         let folder = array.join("__fragments").join(name);
         match std::fs::remove_dir_all(&folder) {

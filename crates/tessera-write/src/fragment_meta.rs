@@ -83,19 +83,14 @@ pub fn consolidate_fragment_meta(
 /// latest end timestamp, then name); returns how many it removed.
 pub fn vacuum_fragment_meta(array: &Path) -> Result<usize, WriteError> {
     let dir = array.join(FRAGMENT_META);
-    let mut metas: Vec<(u64, String)> = match std::fs::read_dir(&dir) {
-        Ok(d) => d
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".meta"))
-            .filter_map(|n| {
-                let t = TimestampedName::parse(n.trim_end_matches(".meta"))?;
-                Some((t.t2, n))
-            })
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(WriteError::io(&dir)(e)),
-    };
+    let mut metas: Vec<(u64, String)> = crate::folder::entry_names(&dir)?
+        .into_iter()
+        .filter(|n| n.ends_with(".meta"))
+        .filter_map(|n| {
+            let t = TimestampedName::parse(n.trim_end_matches(".meta"))?;
+            Some((t.t2, n))
+        })
+        .collect();
     metas.sort();
     metas.pop();
     for (_, name) in &metas {

@@ -16,6 +16,7 @@ mod create;
 pub mod delete;
 mod error;
 pub mod evolve;
+mod folder;
 mod fragment;
 pub mod fragment_meta;
 pub mod group;

@@ -150,14 +150,7 @@ pub fn consolidate_metadata(
 /// returns how many files it removed.
 pub fn vacuum_metadata(array: &Path) -> Result<usize, WriteError> {
     let dir = array.join(METADATA_FOLDER);
-    let names: Vec<String> = match std::fs::read_dir(&dir) {
-        Ok(d) => d
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(WriteError::io(&dir)(e)),
-    };
+    let names = crate::folder::entry_names(&dir)?;
     let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
     let mut removed = 0;
     for vac in &vacs {
@@ -165,11 +158,8 @@ pub fn vacuum_metadata(array: &Path) -> Result<usize, WriteError> {
         let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
         for line in String::from_utf8_lossy(&text).lines() {
             let name = line.rsplit('/').next().unwrap_or(line);
-            let target = dir.join(name);
-            match std::fs::remove_file(&target) {
-                Ok(()) => removed += 1,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(WriteError::io(target)(e)),
+            if crate::folder::remove_if_present(&dir.join(name))? {
+                removed += 1;
             }
         }
     }

@@ -38,6 +38,13 @@ use tessera_tile::storage::Storage;
 /// True if `path` is a URI of an object store (`s3://`, `gs://`, `az://`,
 /// `abfs://`, `http(s)://`, `memory://`) rather than a local path; a
 /// `file://` URI is local.
+///
+/// ```
+/// use std::path::Path;
+/// assert!(tessera::is_uri(Path::new("https://host:8080/a")));
+/// assert!(!tessera::is_uri(Path::new("/local/array")));
+/// assert!(!tessera::is_uri(Path::new("file:///local/array")));
+/// ```
 pub fn is_uri(path: &Path) -> bool {
     let s = path.to_string_lossy();
     s.split_once("://")

@@ -255,6 +255,13 @@ where
                     .unwrap_or_default(),
                 source: e,
             })?;
+            if read.len() != requests.len() {
+                return Err(QueryError::Invalid(format!(
+                    "the storage returned {} ranges for a batch of {}",
+                    read.len(),
+                    requests.len()
+                )));
+            }
             let mut parts = Vec::with_capacity(wave.len());
             for run in wave {
                 let rest = read.split_off(run.spans.len());

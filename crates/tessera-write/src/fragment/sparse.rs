@@ -39,12 +39,7 @@ impl FragmentWriter {
             .map(|r| self.mbr(&cells[..dims], r.clone()))
             .collect();
         let rtree = RTree::build(mbrs, RTREE_FANOUT, &self.schema.dimensions);
-        let non_empty_domain = rtree
-            .levels
-            .first()
-            .and_then(|l| l.first())
-            .cloned()
-            .unwrap_or_default();
+        let non_empty_domain = rtree.root_mbr();
         Ok(Layout {
             last_tile_cell_num: tiles.last().map_or(0, |r| r.len() as u64),
             cells,

@@ -133,12 +133,7 @@ impl SortedFragmentWriter {
             .map(|(f, s)| Ok((f.finish()?, s)))
             .collect::<Result<_, WriteError>>()?;
         let rtree = RTree::build(self.mbrs, RTREE_FANOUT, &self.w.schema.dimensions);
-        let non_empty_domain = rtree
-            .levels
-            .first()
-            .and_then(|l| l.first())
-            .cloned()
-            .unwrap_or_default();
+        let non_empty_domain = rtree.root_mbr();
         let facts = FragmentFacts {
             schema_name: self.w.schema.name.clone(),
             non_empty_domain,
