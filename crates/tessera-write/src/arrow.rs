@@ -110,7 +110,7 @@ fn cells(
             let list = array.as_fixed_size_list();
             let child = list
                 .values()
-                .slice(list.value_offset_at(0), list.len() * k as usize);
+                .slice(list.value_offset(0) as usize, list.len() * k as usize);
             Ok((primitive_bytes(&child, t)?, None))
         }
         (DataType::List(_), CellValNum::Var) => {
