@@ -7,7 +7,6 @@ use clap::ValueEnum;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::{Aggregate, Expr, Key, Query};
-use tessera::tile::datatype::Physical;
 use tessera::tile::Layout;
 
 /// The error every subcommand returns: printed as one line plus its causes.
@@ -123,19 +122,12 @@ pub fn parse_aggregate(s: &str) -> Result<Aggregate, BoxError> {
     })
 }
 
+/// `--key`'s text as a key (64 hex digits, or the 32 bytes themselves).
 pub fn parse_key(k: &Option<String>) -> Result<Option<EncryptionKey>, BoxError> {
-    let Some(k) = k else { return Ok(None) };
-    let mut out = [0u8; 32];
-    if k.len() == 64 && k.bytes().all(|b| b.is_ascii_hexdigit()) {
-        for i in 0..32 {
-            out[i] = u8::from_str_radix(&k[2 * i..2 * i + 2], 16)?;
-        }
-    } else if k.len() == 32 {
-        out.copy_from_slice(k.as_bytes());
-    } else {
-        return Err("--key: expected 64 hex digits (32 bytes)".into());
-    }
-    Ok(Some(EncryptionKey::new(out)))
+    Ok(match k {
+        Some(k) => Some(EncryptionKey::parse(k).map_err(|e| format!("--{e}"))?),
+        None => None,
+    })
 }
 
 /// A byte count with an optional K, M or G suffix (powers of 1024).
@@ -166,19 +158,7 @@ pub fn parse_timestamp(t: &Option<String>) -> Result<(u64, u64), BoxError> {
 }
 
 pub fn parse_bound(s: &str, t: tessera::tile::Datatype) -> Result<Key, BoxError> {
-    Ok(match t.physical() {
-        Physical::Int(_) | Physical::UInt(_) => Key::Int(
-            s.trim()
-                .parse::<i128>()
-                .map_err(|_| format!("`{s}` is not an integer"))?,
-        ),
-        Physical::Float(_) => Key::Float(
-            s.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("`{s}` is not a number"))?,
-        ),
-        Physical::Bytes => Key::Bytes(s.as_bytes().to_vec()),
-    })
+    Ok(Key::parse(s, t)?)
 }
 
 /// Prints records as one pretty JSON array, or one text line each.

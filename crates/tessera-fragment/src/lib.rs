@@ -25,6 +25,7 @@ pub mod error;
 pub mod footer;
 pub mod gates;
 pub mod group;
+mod info;
 pub mod metadata;
 pub mod name;
 mod prefetch;

@@ -37,11 +37,13 @@
 mod error;
 pub mod plan;
 mod publish;
+mod stage;
 mod store;
 mod uri;
 
 pub use error::ObjectStoreError;
 pub use publish::publish_dir;
+pub use stage::staged_write;
 pub use store::{ObjectStorage, Request};
 pub use tessera_tile::storage::Storage;
 pub use uri::ObjectUri;

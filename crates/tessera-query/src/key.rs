@@ -37,6 +37,35 @@ impl Key {
         }
     }
 
+    /// A bound given as text for a dimension of type `t` (the CLI's
+    /// `--subarray x=LO:HI`): an integer for integer and datetime types,
+    /// a number for floats, the bytes themselves for strings.
+    ///
+    /// ```
+    /// use tessera_query::Key;
+    /// use tessera_tile::Datatype;
+    /// assert_eq!(Key::parse(" 7", Datatype::Int64).unwrap(), Key::Int(7));
+    /// assert_eq!(Key::parse("2.5", Datatype::Float32).unwrap(), Key::Float(2.5));
+    /// assert_eq!(Key::parse("ab", Datatype::StringAscii).unwrap(), Key::Bytes(b"ab".to_vec()));
+    /// assert!(Key::parse("x", Datatype::Int8).is_err());
+    /// ```
+    pub fn parse(text: &str, t: Datatype) -> Result<Key, crate::QueryError> {
+        let invalid = |what: &str| crate::QueryError::Invalid(format!("`{text}` is not {what}"));
+        Ok(match t.physical() {
+            Physical::Int(_) | Physical::UInt(_) => Key::Int(
+                text.trim()
+                    .parse::<i128>()
+                    .map_err(|_| invalid("an integer"))?,
+            ),
+            Physical::Float(_) => Key::Float(
+                text.trim()
+                    .parse::<f64>()
+                    .map_err(|_| invalid("a number"))?,
+            ),
+            Physical::Bytes => Key::Bytes(text.as_bytes().to_vec()),
+        })
+    }
+
     /// The integer, for integer keys.
     pub fn as_int(&self) -> Option<i128> {
         match self {

@@ -1,0 +1,102 @@
+//! What an opened array reports about itself: its fragments as
+//! TileDB-Py's `FragmentInfoList` describes them, and its non-empty domain
+//! (the union of the visible fragments' non-empty domains), shared by the
+//! CLI's `fragments --json` and the Python package.
+
+use crate::OpenArray;
+use serde_json::{json, Value as Json};
+use tessera_schema::{Dimension, Range1D, Value};
+
+impl OpenArray {
+    /// One JSON object per visible fragment, in write order: `name`,
+    /// `timestamp_range`, `version`, `sparse`, `cell_num`,
+    /// `nonempty_domain` (per dimension `[lo, hi]`), `schema_name`,
+    /// `has_consolidated_metadata`.
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let f = &a.fragment_info()[0];
+    /// assert_eq!(f["timestamp_range"], serde_json::json!([1, 1]));
+    /// assert_eq!(f["nonempty_domain"], serde_json::json!([[1, 99], [1, 98]]));
+    /// ```
+    pub fn fragment_info(&self) -> Vec<Json> {
+        self.fragments
+            .iter()
+            .map(|f| {
+                let ned: Vec<Json> = f
+                    .footer
+                    .non_empty_domain
+                    .as_ref()
+                    .map_or(Vec::new(), |ned| {
+                        ned.iter()
+                            .zip(&f.schema.dimensions)
+                            .map(|(r, d)| {
+                                json!([bound(d, &r.lo).to_json(), bound(d, &r.hi).to_json()])
+                            })
+                            .collect()
+                    });
+                json!({
+                    "name": f.name,
+                    "timestamp_range": [f.timestamp_range().0, f.timestamp_range().1],
+                    "version": f.version().number(),
+                    "sparse": !f.footer.dense,
+                    "cell_num": f.total_cell_num(),
+                    "nonempty_domain": ned,
+                    "schema_name": f.footer.schema_name.clone()
+                        .unwrap_or_else(|| tessera_schema::LEGACY_SCHEMA_FILE.into()),
+                    "has_consolidated_metadata": self.consolidated_metadata.contains(&f.name),
+                })
+            })
+            .collect()
+    }
+
+    /// The array's non-empty domain: per dimension of the schema in force,
+    /// the least lower and the greatest upper bound of the visible
+    /// fragments' non-empty domains (strings ordered bytewise); `None` if
+    /// no fragment is visible.
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_schema::Value;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let ned = a.non_empty_domain().unwrap();
+    /// assert_eq!(ned[0], (Value::Int(0), Value::Int(99)));
+    /// ```
+    pub fn non_empty_domain(&self) -> Option<Vec<(Value, Value)>> {
+        let dims = &self.schema.dimensions;
+        let mut out: Option<Vec<(Value, Value)>> = None;
+        for f in &self.fragments {
+            let Some(ned) = &f.footer.non_empty_domain else {
+                continue;
+            };
+            let this: Vec<(Value, Value)> = ned
+                .iter()
+                .zip(dims)
+                .map(|(r, d): (&Range1D, &Dimension)| (bound(d, &r.lo), bound(d, &r.hi)))
+                .collect();
+            out = Some(match out {
+                None => this,
+                Some(acc) => acc
+                    .into_iter()
+                    .zip(this)
+                    .map(|((lo, hi), (l, h))| {
+                        let lo = if l.compare(&lo).is_lt() { l } else { lo };
+                        let hi = if h.compare(&hi).is_gt() { h } else { hi };
+                        (lo, hi)
+                    })
+                    .collect(),
+            });
+        }
+        out
+    }
+}
+
+/// One bound of a dimension's range.
+fn bound(d: &Dimension, bytes: &[u8]) -> Value {
+    Value::decode(d.datatype, bytes)
+}
