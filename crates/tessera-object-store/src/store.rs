@@ -264,9 +264,14 @@ impl ObjectStorage {
         }
     }
 
+    /// Forgets the kept listings a write or delete at `path` changes: its
+    /// folder's, and every folder above, which may gain or lose a
+    /// subfolder (`a/__commits/x.wrt` makes `__commits` appear in `a`).
     fn forget_listing(&self, path: &Path) {
-        if let (Some(parent), Ok(mut l)) = (path.parent(), self.listings.lock()) {
-            l.remove(&folder_id(parent));
+        if let Ok(mut l) = self.listings.lock() {
+            for folder in path.ancestors().skip(1) {
+                l.remove(&folder_id(folder));
+            }
         }
     }
 
