@@ -19,7 +19,8 @@ fn a_write_shows_in_every_folder_listed_before_it() {
     // Listed (and kept) while empty.
     assert!(names(&s, "memory://b").is_empty());
     assert!(names(&s, "memory://b/a").is_empty());
-    s.put(Path::new("memory://b/a/__commits/x.wrt"), vec![1]).unwrap();
+    s.put(Path::new("memory://b/a/__commits/x.wrt"), vec![1])
+        .unwrap();
     assert_eq!(names(&s, "memory://b"), ["a"]);
     assert_eq!(names(&s, "memory://b/a"), ["__commits"]);
     assert_eq!(names(&s, "memory://b/a/__commits"), ["x.wrt"]);
@@ -45,7 +46,10 @@ fn a_staged_write_publishes_what_it_added_and_nothing_on_failure() {
     .unwrap();
     // The schema was copied, not uploaded again.
     assert_eq!(uploaded, 2);
-    assert_eq!(names(&s, "memory://b/a"), ["__commits", "__fragments", "__schema"]);
+    assert_eq!(
+        names(&s, "memory://b/a"),
+        ["__commits", "__fragments", "__schema"]
+    );
     // A failing write uploads nothing.
     let failed = staged_write(&s, uri, |local| {
         std::fs::create_dir_all(local.join("__commits"))?;
