@@ -283,3 +283,145 @@ impl ReadResult {
         )
     }
 }
+
+/// Enumerated attributes as Arrow dictionary columns: the values of each
+/// enumeration an attribute names, built once, put over the key columns
+/// of every batch of a read ([`ReadResult::into_record_batch`] gives the
+/// stored keys). The field keeps its metadata and gains
+/// `tiledb.enumeration`.
+///
+/// ```
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::{arrow::Dictionaries, Query};
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
+/// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+/// let dictionaries = Dictionaries::new(&array, array.enumerations(&LocalFs).unwrap()).unwrap();
+/// let batch = Query::new(&LocalFs, &array).execute().unwrap().into_record_batch().unwrap();
+/// let batch = dictionaries.apply(batch).unwrap();
+/// assert!(batch.schema().fields().iter().any(|f| matches!(f.data_type(), arrow_schema::DataType::Dictionary(..))));
+/// ```
+pub struct Dictionaries {
+    /// The enumeration's values (and name) by attribute name.
+    values: HashMap<String, (ArrayRef, String)>,
+}
+
+impl Dictionaries {
+    /// The dictionaries of `array`'s enumerated attributes, from its
+    /// enumerations (`OpenArray::enumerations`).
+    pub fn new(
+        array: &tessera_fragment::OpenArray,
+        enumerations: &[tessera_schema::Enumeration],
+    ) -> Result<Dictionaries, QueryError> {
+        let mut values = HashMap::new();
+        for a in &array.schema.attributes {
+            let Some(name) = &a.enumeration else { continue };
+            let e = enumerations
+                .iter()
+                .find(|e| &e.name == name)
+                .ok_or_else(|| {
+                    QueryError::Invalid(format!(
+                        "attribute `{}` names enumeration `{name}`, which the schema does not list",
+                        a.name
+                    ))
+                })?;
+            let offsets = matches!(e.cell_val_num, CellValNum::Var).then(|| {
+                let mut o = Vec::with_capacity(e.values.len() + 1);
+                let mut at = 0u64;
+                o.push(0);
+                for v in &e.values {
+                    at += v.len() as u64;
+                    o.push(at);
+                }
+                o
+            });
+            let column = Column {
+                name: e.name.clone(),
+                is_dimension: false,
+                datatype: e.datatype,
+                cell_val_num: e.cell_val_num,
+                data: e.values.concat(),
+                offsets,
+                validity: None,
+            };
+            values.insert(a.name.clone(), (arrow_array(column)?, e.name.clone()));
+        }
+        Ok(Dictionaries { values })
+    }
+
+    /// Whether any attribute is enumerated.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `batch` with each enumerated attribute's key column made a
+    /// dictionary column; a key past the end of its enumeration is an
+    /// error naming the attribute.
+    pub fn apply(&self, batch: RecordBatch) -> Result<RecordBatch, QueryError> {
+        if self.is_empty() {
+            return Ok(batch);
+        }
+        let schema = batch.schema();
+        let mut fields = Vec::with_capacity(schema.fields().len());
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for (field, column) in schema.fields().iter().zip(batch.columns()) {
+            let enumerated = self
+                .values
+                .get(field.name())
+                .filter(|_| !field.metadata().contains_key("tiledb.dimension"));
+            let Some((values, enumeration)) = enumerated else {
+                fields.push(field.as_ref().clone());
+                columns.push(column.clone());
+                continue;
+            };
+            let dictionary = dictionary(column, values.clone()).map_err(|e| {
+                QueryError::Invalid(format!(
+                    "attribute `{}` (enumeration `{enumeration}`): {e}",
+                    field.name()
+                ))
+            })?;
+            let mut meta = field.metadata().clone();
+            meta.insert("tiledb.enumeration".to_owned(), enumeration.clone());
+            fields.push(
+                Field::new(
+                    field.name(),
+                    dictionary.data_type().clone(),
+                    field.is_nullable(),
+                )
+                .with_metadata(meta),
+            );
+            columns.push(dictionary);
+        }
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
+            .map_err(|e| QueryError::Invalid(format!("building the record batch: {e}")))
+    }
+}
+
+/// A dictionary array over `values` with the integer `keys`.
+fn dictionary(keys: &ArrayRef, values: ArrayRef) -> Result<ArrayRef, arrow_schema::ArrowError> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::DictionaryArray;
+    fn typed<K: arrow_array::types::ArrowDictionaryKeyType>(
+        keys: &ArrayRef,
+        values: ArrayRef,
+    ) -> Result<ArrayRef, arrow_schema::ArrowError> {
+        Ok(Arc::new(DictionaryArray::<K>::try_new(
+            keys.as_primitive::<K>().clone(),
+            values,
+        )?))
+    }
+    match keys.data_type() {
+        DataType::Int8 => typed::<Int8Type>(keys, values),
+        DataType::Int16 => typed::<Int16Type>(keys, values),
+        DataType::Int32 => typed::<Int32Type>(keys, values),
+        DataType::Int64 => typed::<Int64Type>(keys, values),
+        DataType::UInt8 => typed::<UInt8Type>(keys, values),
+        DataType::UInt16 => typed::<UInt16Type>(keys, values),
+        DataType::UInt32 => typed::<UInt32Type>(keys, values),
+        DataType::UInt64 => typed::<UInt64Type>(keys, values),
+        t => Err(arrow_schema::ArrowError::InvalidArgumentError(format!(
+            "keys of type {t} cannot index a dictionary"
+        ))),
+    }
+}
