@@ -1,0 +1,31 @@
+"""Read and write TileDB arrays without libtiledb.
+
+    >>> import tessera
+    >>> A = tessera.open("testdata/tiledb-0.36.1/sparse_2d/array")
+    >>> table = A.read(attrs=["f"], subarray={"x": (1, 10)})   # a pyarrow.Table
+    >>> df = A.df[1:10, :]                                      # pandas, inclusive ranges
+
+Reads run in Rust on a thread of their own, with the GIL released, and
+reach pyarrow through the Arrow C stream interface without copying.
+Errors are :class:`TesseraError` with tessera's message.
+"""
+
+from ._native import TesseraError
+from ._array import Array, open
+from ._group import Group, open_group
+from ._schema import Attribute, Dimension, Filter, Schema
+from ._write import create, write
+
+__all__ = [
+    "Array",
+    "Attribute",
+    "Dimension",
+    "Filter",
+    "Group",
+    "Schema",
+    "TesseraError",
+    "create",
+    "open",
+    "open_group",
+    "write",
+]

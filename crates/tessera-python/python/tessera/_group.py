@@ -1,0 +1,67 @@
+"""Groups: ``tessera.open_group(uri)``, its members and metadata."""
+
+from . import _native
+from ._array import open as open_array
+from ._meta import metadata_dict
+
+
+class Member:
+    """One member of a group: its ``path`` (names joined with ``/``),
+    ``type`` (``"array"`` or ``"group"``) and ``uri``."""
+
+    __slots__ = ("path", "type", "uri")
+
+    def __init__(self, path, type, uri):
+        self.path, self.type, self.uri = path, type, uri
+
+    def __repr__(self):
+        return f"Member(path={self.path!r}, type={self.type!r}, uri={self.uri!r})"
+
+
+class Group:
+    """A TileDB group (TileDB-SOMA experiments are groups of groups of
+    arrays), opened at a time. ``G["ms/RNA/X/data"]`` opens a member array
+    or group by its path."""
+
+    def __init__(self, native, key=None, timestamp=None):
+        self._native = native
+        self._key = key
+        self._timestamp = timestamp
+
+    @property
+    def uri(self):
+        return self._native.uri
+
+    def members(self, recursive=False):
+        """The members sorted by path; ``recursive`` lists member groups' members too."""
+        return [Member(*m) for m in self._native.members(recursive)]
+
+    @property
+    def meta(self):
+        """The group's metadata as a dict."""
+        return metadata_dict(self._native.metadata())
+
+    def __contains__(self, path):
+        return any(m.path == path for m in self.members(recursive="/" in path))
+
+    def __getitem__(self, path):
+        for m in self.members(recursive="/" in path):
+            if m.path == path:
+                if m.type == "array":
+                    return open_array(m.uri, timestamp=self._timestamp, key=self._key)
+                return open_group(m.uri, timestamp=self._timestamp, key=self._key)
+        raise KeyError(path)
+
+    def __iter__(self):
+        return iter(m.path for m in self.members())
+
+    def __len__(self):
+        return len(self.members())
+
+    def __repr__(self):
+        return f"tessera.Group({self.uri!r}, {len(self)} members)"
+
+
+def open_group(uri, timestamp=None, key=None):
+    """Opens the group at ``uri`` (a path or an object store URI)."""
+    return Group(_native.open_group(str(uri), timestamp, key), key=key, timestamp=timestamp)

@@ -1,0 +1,169 @@
+//! `tessera._native.Array`: an array opened at a time, with what it says
+//! about itself (schema, fragments, metadata, non-empty domain) and reads.
+
+use crate::error::{py_err, py_msg};
+use crate::read::{start, ReadSpec};
+use arrow_pyarrow::IntoPyArrow;
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tessera::filters::EncryptionKey;
+use tessera::fragment::OpenArray;
+use tessera::tile::storage::Storage;
+use tessera::tile::Layout;
+
+/// An opened array. Cheap to share between Python threads: reads hold
+/// their own references.
+#[pyclass(module = "tessera._native", frozen)]
+pub struct Array {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) array: Arc<OpenArray>,
+    uri: String,
+}
+
+/// The open window a Python `timestamp` names: `None` (latest), `t`
+/// (up to t) or `(t1, t2)`.
+pub fn window(timestamp: Option<&Bound<'_, PyAny>>) -> PyResult<(u64, u64)> {
+    let Some(t) = timestamp else {
+        return Ok((0, u64::MAX));
+    };
+    if t.is_none() {
+        return Ok((0, u64::MAX));
+    }
+    if let Ok(end) = t.extract::<u64>() {
+        return Ok((0, end));
+    }
+    let (start, end): (Option<u64>, Option<u64>) = t.extract().map_err(|_| {
+        py_msg("timestamp: expected milliseconds since the epoch, or a (start, end) pair")
+    })?;
+    Ok((start.unwrap_or(0), end.unwrap_or(u64::MAX)))
+}
+
+/// A key's text form as a key.
+pub fn parse_key(key: Option<&str>) -> PyResult<Option<EncryptionKey>> {
+    key.map(|k| EncryptionKey::parse(k).map_err(py_msg))
+        .transpose()
+}
+
+/// The storage serving `uri` and the path readers take for it.
+pub fn storage_for(uri: &str) -> PyResult<(Arc<dyn Storage>, PathBuf)> {
+    let path = tessera::local_path(Path::new(uri)).to_path_buf();
+    Ok((tessera::storage_for(&path).map_err(py_err)?, path))
+}
+
+/// Opens the array at `uri` (a path, or `s3://`, `gs://`, `az://`,
+/// `http(s)://`), at `timestamp` (ms, or a `(start, end)` window), with
+/// the AES-256-GCM `key` (64 hex digits) of an encrypted array.
+#[pyfunction]
+#[pyo3(signature = (uri, timestamp=None, key=None))]
+pub fn open_array(
+    py: Python<'_>,
+    uri: &str,
+    timestamp: Option<&Bound<'_, PyAny>>,
+    key: Option<&str>,
+) -> PyResult<Array> {
+    let (t1, t2) = window(timestamp)?;
+    let key = parse_key(key)?;
+    let (storage, path) = storage_for(uri)?;
+    let opened = py
+        .detach(|| OpenArray::open(&*storage, &path, t1, t2, key))
+        .map_err(py_err)?;
+    Ok(Array {
+        storage,
+        array: Arc::new(opened),
+        uri: uri.to_owned(),
+    })
+}
+
+#[pymethods]
+impl Array {
+    /// The URI the array was opened at.
+    #[getter]
+    fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The open window `(start, end)` in milliseconds.
+    #[getter]
+    fn timestamp_range(&self) -> (u64, u64) {
+        (self.array.timestamp_start, self.array.timestamp_end)
+    }
+
+    /// The schema in force, in the JSON form `tessera schema --json` prints.
+    fn schema_json(&self, py: Python<'_>) -> PyResult<String> {
+        let enums = py
+            .detach(|| self.array.enumerations(&*self.storage))
+            .map_err(py_err)?;
+        let doc = tessera::schema::json::schema_to_json(&self.array.schema, enums);
+        Ok(doc.to_string())
+    }
+
+    /// The visible fragments as JSON (`tessera fragments --json`).
+    fn fragments_json(&self) -> String {
+        serde_json::Value::from(self.array.fragment_info()).to_string()
+    }
+
+    /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
+    fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
+        let m = py
+            .detach(|| self.array.metadata(&*self.storage))
+            .map_err(py_err)?;
+        Ok(crate::group::metadata_entries(m))
+    }
+
+    /// The non-empty domain as JSON: `[[lo, hi], ...]` per dimension, or
+    /// `null` when nothing is written.
+    fn nonempty_domain_json(&self) -> String {
+        let ned = self.array.non_empty_domain().map(|d| {
+            d.iter()
+                .map(|(lo, hi)| serde_json::json!([lo.to_json(), hi.to_json()]))
+                .collect::<Vec<_>>()
+        });
+        serde_json::json!(ned).to_string()
+    }
+
+    /// A `pyarrow.RecordBatchReader` over the cells asked for, read in
+    /// batches of about `budget` bytes on a thread of its own.
+    #[pyo3(signature = (attrs=None, subarray=None, condition=None, layout=None, dims=true, budget=1u64 << 30, enum_values=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn reader<'py>(
+        &self,
+        py: Python<'py>,
+        attrs: Option<Vec<String>>,
+        subarray: Option<&Bound<'py, PyAny>>,
+        condition: Option<String>,
+        layout: Option<&str>,
+        dims: bool,
+        budget: u64,
+        enum_values: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let spec = ReadSpec {
+            attrs,
+            ranges: ReadSpec::ranges_from(&self.array, subarray)?,
+            condition,
+            layout: layout.map(parse_layout).transpose()?,
+            dims,
+            budget: budget.max(1),
+            enum_values,
+        };
+        let (storage, array) = (self.storage.clone(), self.array.clone());
+        let stream = py.detach(|| start(storage, array, spec)).map_err(py_msg)?;
+        let boxed: Box<dyn arrow_array::RecordBatchReader + Send> = Box::new(stream);
+        boxed.into_pyarrow(py)
+    }
+}
+
+/// A layout by its TileDB-Py or CLI name.
+fn parse_layout(s: &str) -> PyResult<Layout> {
+    Ok(match s {
+        "row-major" | "C" => Layout::RowMajor,
+        "col-major" | "F" => Layout::ColMajor,
+        "global-order" | "global" | "G" => Layout::GlobalOrder,
+        "unordered" | "U" => Layout::Unordered,
+        other => {
+            return Err(py_msg(format!(
+                "layout `{other}`: expected row-major (C), col-major (F), global-order (G) or unordered (U)"
+            )))
+        }
+    })
+}

@@ -1,0 +1,31 @@
+//! `tessera._native`: the Rust half of the `tessera` Python package.
+//!
+//! The Python half (`python/tessera/`) gives the familiar shapes
+//! (`A.df[...]`, `A.multi_index[...]`, schema objects); this half opens
+//! arrays and groups, runs reads on a thread of their own with the GIL
+//! released, and hands results to pyarrow through the Arrow C stream
+//! interface without copying. Structured answers (schema, fragments,
+//! metadata) cross as JSON text in the forms the CLI prints.
+
+use pyo3::prelude::*;
+
+mod array;
+mod error;
+mod group;
+mod ranges;
+mod read;
+mod write;
+
+pub use error::TesseraError;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TesseraError", m.py().get_type::<TesseraError>())?;
+    m.add_class::<array::Array>()?;
+    m.add_class::<group::Group>()?;
+    m.add_function(wrap_pyfunction!(array::open_array, m)?)?;
+    m.add_function(wrap_pyfunction!(group::open_group, m)?)?;
+    m.add_function(wrap_pyfunction!(write::create, m)?)?;
+    m.add_function(wrap_pyfunction!(write::write, m)?)?;
+    Ok(())
+}

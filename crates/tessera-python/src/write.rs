@@ -1,0 +1,76 @@
+//! `tessera._native.create` and `write`: a new array from the schema's JSON
+//! form, and a fragment from any Arrow stream (pyarrow tables and readers,
+//! anything with `__arrow_c_stream__`). URIs are written through a local
+//! staging folder and published with the commit last.
+
+use crate::array::parse_key;
+use crate::error::{message, py_msg};
+use arrow_array::ffi_stream::ArrowArrayStreamReader;
+use arrow_pyarrow::PyArrowType;
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use tessera_write::{FragmentWriter, WriteOptions};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Runs the write `op` on the local folder of `uri`, staged for a URI.
+fn staged<T>(uri: &str, op: impl FnOnce(&Path) -> Result<T, BoxError>) -> Result<T, BoxError> {
+    let path = PathBuf::from(uri);
+    if !tessera::is_uri(&path) {
+        return op(tessera::local_path(&path));
+    }
+    let store = tessera::object_store::ObjectStorage::for_uri(uri)?;
+    Ok(tessera::object_store::staged_write(&store, &path, op)?.0)
+}
+
+/// Creates an empty array at `uri` from the schema in its JSON form
+/// (`docs/SCHEMA_JSON.md`), encrypted with `key` if given.
+#[pyfunction]
+#[pyo3(signature = (uri, schema_json, key=None))]
+pub fn create(py: Python<'_>, uri: &str, schema_json: &str, key: Option<&str>) -> PyResult<()> {
+    let key = parse_key(key)?;
+    let json: serde_json::Value =
+        serde_json::from_str(schema_json).map_err(|e| py_msg(format!("schema: not JSON: {e}")))?;
+    let doc = tessera::schema::json::schema_from_json(&json)
+        .map_err(|e| py_msg(format!("schema: {}", message(&e))))?;
+    py.detach(|| {
+        staged(uri, |at| {
+            tessera_write::create_array(at, &doc, key, None)?;
+            Ok(())
+        })
+    })
+    .map_err(|e| py_msg(message(&*e)))
+}
+
+/// Writes the cells of the Arrow stream `data` (columns named as the
+/// array's fields) as a new fragment of the array at `uri`; returns the
+/// fragment names (several when `budget` cut a sparse write).
+#[pyfunction]
+#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None))]
+pub fn write(
+    py: Python<'_>,
+    uri: &str,
+    data: PyArrowType<ArrowArrayStreamReader>,
+    timestamp: Option<u64>,
+    key: Option<&str>,
+    budget: Option<u64>,
+) -> PyResult<Vec<String>> {
+    let options = WriteOptions {
+        timestamp,
+        key: parse_key(key)?,
+        budget,
+        ..Default::default()
+    };
+    let stream = data.0;
+    py.detach(move || {
+        staged(uri, move |at| {
+            let mut writer = FragmentWriter::try_new(at, options)?;
+            for batch in stream {
+                let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
+                writer.write_owned(columns)?;
+            }
+            Ok(writer.finish()?)
+        })
+    })
+    .map_err(|e| py_msg(message(&*e)))
+}

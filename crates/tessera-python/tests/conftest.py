@@ -1,0 +1,83 @@
+"""Shared by the tests: where the fixtures are, and tessera's results in
+the JSONL contract's value forms (the forms xtask/fixtures/read.py gives
+TileDB-Py's reads), so the two compare row by row."""
+
+import glob
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+TESTDATA = REPO / "testdata"
+sys.path.insert(0, str(REPO / "xtask" / "fixtures"))
+
+RELEASES = sorted(p.name for p in TESTDATA.glob("tiledb-*"))
+BLOB_TYPES = ("BLOB", "GEOM_WKB", "GEOM_WKT")
+
+
+def cases():
+    """Every fixture case: (release, name, folder, its case: the queries
+    xtask/fixtures/generate.py ran, kept in expected.json)."""
+    out = []
+    for release in RELEASES:
+        for expected in sorted(glob.glob(str(TESTDATA / release / "*" / "expected.json"))):
+            folder = Path(expected).parent
+            with open(expected) as fh:
+                out.append((release, folder.name, folder, json.load(fh)["case"]))
+    return out
+
+
+def jfloat(x, f32):
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(repr(np.float32(x))) if f32 else float(x)
+
+
+def contract_value(v, arrow_type, tiledb_type):
+    """One cell's value as the JSONL contract writes it."""
+    if v is None:
+        return None
+    if pa.types.is_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return [contract_value(x, arrow_type.value_type, tiledb_type) for x in v]
+    if isinstance(v, bytes):
+        return v.hex() if tiledb_type in BLOB_TYPES else v.decode("utf-8", "replace")
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, float):
+        return jfloat(v, pa.types.is_float32(arrow_type))
+    return v
+
+
+def contract_rows(table):
+    """The table's rows in the contract's forms: enumerated attributes as
+    their stored keys, datetimes as integers."""
+    cols = {}
+    for field, column in zip(table.schema, table.columns):
+        tiledb_type = (field.metadata or {}).get(b"tiledb.datatype", b"").decode()
+        t = field.type
+        if pa.types.is_dictionary(t):
+            column = pa.chunked_array([c.indices for c in column.chunks], type=t.index_type)
+            t = t.index_type
+        if pa.types.is_timestamp(t):
+            column = column.cast(pa.int64())
+            t = pa.int64()
+        cols[field.name] = [contract_value(v, t, tiledb_type) for v in column.to_pylist()]
+    names = table.column_names
+    return [{n: cols[n][i] for n in names} for i in range(table.num_rows)]
+
+
+def canonical(rows):
+    return sorted(json.dumps(r, sort_keys=True) for r in rows)
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    return tmp_path
