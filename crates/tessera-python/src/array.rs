@@ -2,13 +2,15 @@
 //! about itself (schema, fragments, metadata, non-empty domain) and reads.
 
 use crate::error::{py_err, py_msg};
-use crate::read::{start, ReadSpec};
+use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
+use tessera::query::stream::{stream, ReadPlan};
+use tessera::query::Expr;
 use tessera::tile::storage::Storage;
 use tessera::tile::Layout;
 
@@ -137,18 +139,22 @@ impl Array {
         budget: u64,
         enum_values: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let spec = ReadSpec {
-            attrs,
-            ranges: ReadSpec::ranges_from(&self.array, subarray)?,
+        let condition = condition
+            .map(|c| Expr::parse(&c, &self.array.schema))
+            .transpose()
+            .map_err(py_err)?;
+        let plan = ReadPlan {
+            attributes: attrs,
+            ranges: ranges_from(&self.array, subarray)?,
             condition,
             layout: layout.map(parse_layout).transpose()?,
-            dims,
+            dimensions: dims,
             budget: budget.max(1),
-            enum_values,
+            enumeration_values: enum_values,
         };
         let (storage, array) = (self.storage.clone(), self.array.clone());
-        let stream = py.detach(|| start(storage, array, spec)).map_err(py_msg)?;
-        let boxed: Box<dyn arrow_array::RecordBatchReader + Send> = Box::new(stream);
+        let batches = py.detach(|| stream(storage, array, plan)).map_err(py_err)?;
+        let boxed: Box<dyn arrow_array::RecordBatchReader + Send> = Box::new(PyBatches(batches));
         boxed.into_pyarrow(py)
     }
 }

@@ -398,6 +398,69 @@ impl Dictionaries {
     }
 }
 
+/// The field of an enumerated attribute's dictionary column.
+fn dictionary_field(keys: &Field, data_type: DataType, enumeration: &str) -> Field {
+    let mut meta = keys.metadata().clone();
+    meta.insert("tiledb.enumeration".to_owned(), enumeration.to_owned());
+    Field::new(keys.name(), data_type, keys.is_nullable()).with_metadata(meta)
+}
+
+/// The Arrow schema of `array`'s cells as a streamed read returns them
+/// (`stream::ReadPlan`'s defaults): every dimension then every attribute,
+/// enumerated attributes as dictionary columns unless
+/// `enumeration_values`. Known before anything is read, as a SQL table's
+/// schema must be.
+///
+/// ```
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::arrow::{array_schema, Dictionaries};
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+/// let d = Dictionaries::new(&a, a.enumerations(&LocalFs).unwrap()).unwrap();
+/// let names: Vec<_> = array_schema(&a, Some(&d)).fields().iter().map(|f| f.name().clone()).collect();
+/// assert_eq!(names, ["x", "y", "f", "i"]);
+/// ```
+pub fn array_schema(
+    array: &tessera_fragment::OpenArray,
+    dictionaries: Option<&Dictionaries>,
+) -> Schema {
+    let empty = |name: &str, is_dimension, datatype, cell_val_num, nullable: bool| Column {
+        name: name.to_owned(),
+        is_dimension,
+        datatype,
+        cell_val_num,
+        data: Vec::new(),
+        offsets: None,
+        validity: nullable.then(Vec::new),
+    };
+    let schema = &array.schema;
+    let dims = schema
+        .dimensions
+        .iter()
+        .map(|d| arrow_field(&empty(&d.name, true, d.datatype, d.cell_val_num, false)));
+    let attrs = schema.attributes.iter().map(|a| {
+        let keys = arrow_field(&empty(
+            &a.name,
+            false,
+            a.datatype,
+            a.cell_val_num,
+            a.nullable,
+        ));
+        match dictionaries.and_then(|d| d.values.get(&a.name)) {
+            Some((values, enumeration)) => {
+                let t = DataType::Dictionary(
+                    Box::new(keys.data_type().clone()),
+                    Box::new(values.data_type().clone()),
+                );
+                dictionary_field(&keys, t, enumeration)
+            }
+            None => keys,
+        }
+    });
+    Schema::new(dims.chain(attrs).collect::<Vec<_>>())
+}
+
 /// A dictionary array over `values` with the integer `keys`.
 fn dictionary(keys: &ArrayRef, values: ArrayRef) -> Result<ArrayRef, arrow_schema::ArrowError> {
     use arrow_array::cast::AsArray;

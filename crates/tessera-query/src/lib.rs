@@ -27,6 +27,8 @@ mod prune;
 mod read;
 mod result;
 mod sparse;
+#[cfg(feature = "arrow")]
+pub mod stream;
 mod tuning;
 mod unfiltered;
 

@@ -33,6 +33,7 @@ const ORDER: &[&str] = &[
     "aggregate",
     "batch",
     "arrow",
+    "stream",
     "lib",
 ];
 
