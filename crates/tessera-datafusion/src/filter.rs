@@ -1,0 +1,305 @@
+//! DataFusion filters as a tessera read takes them.
+//!
+//! A predicate on a dimension becomes ranges of the read's subarray: exact
+//! for integer and datetime dimensions (`=`, `<`, `<=`, `>`, `>=`,
+//! `BETWEEN`, `IN`), and for inclusive bounds on floats and strings; a
+//! strict bound there is read inclusively and refiltered (inexact). A
+//! predicate on attributes of a sparse array becomes a query condition in
+//! the `--where` grammar (bound to the attributes' types by the query
+//! crate), pruning tiles by their metadata; it is marked inexact, so DataFusion filters
+//! again: SQL's NULL logic and TileDB's need not agree on which cells an
+//! expression keeps, only the extra ones may differ, and the filter above
+//! removes them. Anything else stays with DataFusion.
+
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
+use tessera::fragment::OpenArray;
+use tessera::query::{Expr as Condition, Key};
+use tessera::schema::Dimension;
+use tessera::tile::datatype::Physical;
+
+/// What one filter does to a scan.
+#[derive(Debug, Clone)]
+pub(crate) enum Effect {
+    /// Keeps only cells whose dimension falls in one of these inclusive ranges.
+    Ranges {
+        dimension: String,
+        ranges: Vec<(Key, Key)>,
+        exact: bool,
+    },
+    /// Keeps cells satisfying this condition (text in the `--where` grammar).
+    Condition(String),
+}
+
+impl Effect {
+    pub(crate) fn pushdown(&self) -> TableProviderFilterPushDown {
+        match self {
+            Effect::Ranges { exact: true, .. } => TableProviderFilterPushDown::Exact,
+            _ => TableProviderFilterPushDown::Inexact,
+        }
+    }
+}
+
+/// What `filter` does to a scan of `array`, or `None` if tessera cannot
+/// use it.
+pub(crate) fn effect(filter: &Expr, array: &OpenArray) -> Option<Effect> {
+    if let Some(e) = dimension_ranges(filter, array) {
+        return Some(e);
+    }
+    // A dense read gives the cells failing a condition as nulls (TileDB's
+    // dense semantics), not fewer cells: a filter above could not tell
+    // them from real nulls, so conditions go only to sparse reads.
+    if array.schema.is_dense() {
+        return None;
+    }
+    let text = condition_text(filter, array)?;
+    // Bound here, once, to know it binds: the literals fit the attributes.
+    Condition::parse(&text, &array.schema).ok()?;
+    Some(Effect::Condition(text))
+}
+
+/// The column and literal of `column op literal` (or `literal op column`,
+/// the operator turned round).
+fn column_op_literal(b: &BinaryExpr) -> Option<(&str, Operator, &ScalarValue)> {
+    match (&*b.left, &*b.right) {
+        (Expr::Column(c), Expr::Literal(v, _)) => Some((c.name.as_str(), b.op, v)),
+        (Expr::Literal(v, _), Expr::Column(c)) => Some((c.name.as_str(), b.op.swap()?, v)),
+        _ => None,
+    }
+}
+
+/// A dimension predicate as ranges.
+fn dimension_ranges(filter: &Expr, array: &OpenArray) -> Option<Effect> {
+    let dim_of = |name: &str| array.schema.dimensions.iter().find(|d| d.name == name);
+    let (d, ranges, exact) = match filter {
+        // `x = 3 OR x = 5` (DataFusion's form of a short IN list), or any
+        // OR of ranges on one dimension: their union.
+        Expr::BinaryExpr(b) if b.op == Operator::Or => {
+            let (
+                Some(Effect::Ranges {
+                    dimension: l,
+                    ranges: mut lr,
+                    exact: le,
+                }),
+                Some(Effect::Ranges {
+                    dimension: r,
+                    ranges: rr,
+                    exact: re,
+                }),
+            ) = (
+                dimension_ranges(&b.left, array),
+                dimension_ranges(&b.right, array),
+            )
+            else {
+                return None;
+            };
+            if l != r {
+                return None;
+            }
+            lr.extend(rr);
+            (dim_of(&l)?, lr, le && re)
+        }
+        Expr::BinaryExpr(b) => {
+            let (name, op, v) = column_op_literal(b)?;
+            let d = dim_of(name)?;
+            let k = key(v, d)?;
+            let integer = k.as_int().is_some();
+            let (lo, hi) = (lowest(d)?, highest(d)?);
+            let (range, exact) = match op {
+                Operator::Eq => ((k.clone(), k), true),
+                Operator::GtEq => ((k, hi), true),
+                Operator::LtEq => ((lo, k), true),
+                Operator::Gt if integer => ((Key::Int(k.as_int()? + 1), hi), true),
+                Operator::Lt if integer => ((lo, Key::Int(k.as_int()? - 1)), true),
+                Operator::Gt => ((k, hi), false),
+                Operator::Lt => ((lo, k), false),
+                _ => return None,
+            };
+            (d, vec![range], exact)
+        }
+        Expr::Between(Between {
+            expr,
+            negated: false,
+            low,
+            high,
+        }) => {
+            let Expr::Column(c) = &**expr else {
+                return None;
+            };
+            let d = dim_of(&c.name)?;
+            let (Expr::Literal(l, _), Expr::Literal(h, _)) = (&**low, &**high) else {
+                return None;
+            };
+            (d, vec![(key(l, d)?, key(h, d)?)], true)
+        }
+        Expr::InList(list) if !list.negated => {
+            let Expr::Column(c) = &*list.expr else {
+                return None;
+            };
+            let d = dim_of(&c.name)?;
+            let keys = list
+                .list
+                .iter()
+                .map(|e| match e {
+                    Expr::Literal(v, _) => key(v, d),
+                    _ => None,
+                })
+                .collect::<Option<Vec<Key>>>()?;
+            (d, keys.into_iter().map(|k| (k.clone(), k)).collect(), true)
+        }
+        _ => return None,
+    };
+    Some(Effect::Ranges {
+        dimension: d.name.clone(),
+        ranges,
+        exact,
+    })
+}
+
+/// The least value of a dimension's type (an unbounded range's end).
+fn lowest(d: &Dimension) -> Option<Key> {
+    Some(match d.datatype.physical() {
+        Physical::Int(_) | Physical::UInt(_) => Key::Int(i128::MIN),
+        Physical::Float(_) => Key::Float(f64::NEG_INFINITY),
+        Physical::Bytes => Key::Bytes(Vec::new()),
+    })
+}
+
+/// The greatest value of a dimension's type; strings have none.
+fn highest(d: &Dimension) -> Option<Key> {
+    match d.datatype.physical() {
+        Physical::Int(_) | Physical::UInt(_) => Some(Key::Int(i128::MAX)),
+        Physical::Float(_) => Some(Key::Float(f64::INFINITY)),
+        Physical::Bytes => None,
+    }
+}
+
+/// A literal as a bound of dimension `d`, if its type fits.
+fn key(v: &ScalarValue, d: &Dimension) -> Option<Key> {
+    let physical = d.datatype.physical();
+    let int = |i: Option<i128>| i.map(Key::Int);
+    let k = match v {
+        ScalarValue::Int8(x) => int(x.map(i128::from)),
+        ScalarValue::Int16(x) => int(x.map(i128::from)),
+        ScalarValue::Int32(x) => int(x.map(i128::from)),
+        ScalarValue::Int64(x) => int(x.map(i128::from)),
+        ScalarValue::UInt8(x) => int(x.map(i128::from)),
+        ScalarValue::UInt16(x) => int(x.map(i128::from)),
+        ScalarValue::UInt32(x) => int(x.map(i128::from)),
+        ScalarValue::UInt64(x) => int(x.map(i128::from)),
+        ScalarValue::TimestampSecond(x, None)
+        | ScalarValue::TimestampMillisecond(x, None)
+        | ScalarValue::TimestampMicrosecond(x, None)
+        | ScalarValue::TimestampNanosecond(x, None) => int(x.map(i128::from)),
+        ScalarValue::Float32(x) => x.map(|f| Key::Float(f.into())),
+        ScalarValue::Float64(x) => x.map(Key::Float),
+        ScalarValue::Utf8(x) | ScalarValue::LargeUtf8(x) | ScalarValue::Utf8View(x) => {
+            x.as_ref().map(|s| Key::Bytes(s.as_bytes().to_vec()))
+        }
+        _ => None,
+    }?;
+    // Only a literal of the dimension's kind: DataFusion has coerced it to
+    // the column's type (a timestamp in the column's own unit).
+    let fits = matches!(
+        (&k, physical),
+        (Key::Int(_), Physical::Int(_) | Physical::UInt(_))
+            | (Key::Float(_), Physical::Float(_))
+            | (Key::Bytes(_), Physical::Bytes)
+    );
+    fits.then_some(k)
+}
+
+/// An attribute predicate in the `--where` grammar, if it has one.
+fn condition_text(filter: &Expr, array: &OpenArray) -> Option<String> {
+    let attribute = |name: &str| {
+        array
+            .schema
+            .attributes
+            .iter()
+            .find(|a| a.name == name)
+            // Enumerated attributes are read as their values: conditions
+            // on them stay with DataFusion.
+            .filter(|a| a.enumeration.is_none())
+    };
+    Some(match filter {
+        Expr::BinaryExpr(b) if matches!(b.op, Operator::And | Operator::Or) => {
+            let (l, r) = (
+                condition_text(&b.left, array)?,
+                condition_text(&b.right, array)?,
+            );
+            let op = if b.op == Operator::And { "and" } else { "or" };
+            format!("({l}) {op} ({r})")
+        }
+        Expr::BinaryExpr(b) => {
+            let (name, op, v) = column_op_literal(b)?;
+            attribute(name)?;
+            let op = match op {
+                Operator::Eq => "=",
+                Operator::NotEq => "!=",
+                Operator::Lt => "<",
+                Operator::LtEq => "<=",
+                Operator::Gt => ">",
+                Operator::GtEq => ">=",
+                _ => return None,
+            };
+            format!("{name} {op} {}", literal(v)?)
+        }
+        Expr::InList(list) => {
+            let Expr::Column(c) = &*list.expr else {
+                return None;
+            };
+            attribute(&c.name)?;
+            let items = list
+                .list
+                .iter()
+                .map(|e| match e {
+                    Expr::Literal(v, _) => literal(v),
+                    _ => None,
+                })
+                .collect::<Option<Vec<String>>>()?;
+            let not = if list.negated { "not " } else { "" };
+            format!("{} {not}in [{}]", c.name, items.join(", "))
+        }
+        Expr::IsNull(e) | Expr::IsNotNull(e) => {
+            let Expr::Column(c) = &**e else { return None };
+            attribute(&c.name)?;
+            let not = if matches!(filter, Expr::IsNotNull(_)) {
+                "not "
+            } else {
+                ""
+            };
+            format!("{} is {not}null", c.name)
+        }
+        Expr::Not(e) => format!("not ({})", condition_text(e, array)?),
+        _ => return None,
+    })
+}
+
+/// A literal as the grammar writes it: numbers bare, strings quoted.
+fn literal(v: &ScalarValue) -> Option<String> {
+    let quoted = |s: &str| {
+        if !s.contains('\'') {
+            Some(format!("'{s}'"))
+        } else if !s.contains('"') {
+            Some(format!("\"{s}\""))
+        } else {
+            None
+        }
+    };
+    match v {
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => quoted(s),
+        ScalarValue::Float32(Some(f)) if f.is_finite() => Some(format!("{f:?}")),
+        ScalarValue::Float64(Some(f)) if f.is_finite() => Some(format!("{f:?}")),
+        ScalarValue::Int8(Some(_))
+        | ScalarValue::Int16(Some(_))
+        | ScalarValue::Int32(Some(_))
+        | ScalarValue::Int64(Some(_))
+        | ScalarValue::UInt8(Some(_))
+        | ScalarValue::UInt16(Some(_))
+        | ScalarValue::UInt32(Some(_))
+        | ScalarValue::UInt64(Some(_)) => Some(v.to_string()),
+        _ => None,
+    }
+}

@@ -1,0 +1,479 @@
+//! The scan of a tessera table: what DataFusion pushed down (projection,
+//! ranges, condition, limit) as plain data, cut into partitions along the
+//! first dimension so DataFusion reads them in parallel, each read
+//! streamed in bounded memory by `tessera_query::stream`.
+
+use crate::filter::Effect;
+use crate::table::external;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Result, Statistics};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
+    PlanProperties, ReplaceChildrenOptions,
+};
+use std::fmt;
+use std::sync::Arc;
+use tessera::fragment::OpenArray;
+use tessera::query::stream::{extent, stream, ReadPlan};
+use tessera::query::{Expr as Condition, Key};
+use tessera::tile::storage::Storage;
+
+/// Memory for each partition's read: batches of about this many bytes.
+const PARTITION_BUDGET: u64 = 256 << 20;
+
+/// What the table hands its scan.
+pub(crate) struct ScanSpec {
+    pub uri: String,
+    pub storage: Arc<dyn Storage>,
+    pub array: Arc<OpenArray>,
+    /// The projected columns.
+    pub schema: SchemaRef,
+    pub effects: Vec<Effect>,
+    pub limit: Option<usize>,
+    pub target_partitions: usize,
+    pub row_count: Precision<usize>,
+}
+
+/// Inclusive ranges by dimension name.
+type Ranges = Vec<(String, Key, Key)>;
+
+/// A scan of a tessera array.
+pub struct TesseraScan {
+    uri: String,
+    storage: Arc<dyn Storage>,
+    array: Arc<OpenArray>,
+    schema: SchemaRef,
+    /// The read every partition makes, but for its ranges.
+    plan: ReadPlan,
+    /// The condition's text, for EXPLAIN.
+    condition: Option<String>,
+    /// Each partition's ranges; none at all when the filters select nothing.
+    partitions: Vec<Ranges>,
+    limit: Option<usize>,
+    /// Rows, where no filter narrows the read.
+    row_count: Precision<usize>,
+    properties: Arc<PlanProperties>,
+}
+
+impl fmt::Debug for TesseraScan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TesseraScan({})", self.uri)
+    }
+}
+
+impl TesseraScan {
+    pub(crate) fn try_new(spec: ScanSpec) -> Result<TesseraScan> {
+        let array = &spec.array;
+        let schema = &array.schema;
+        let extent = extent(array).map_err(external)?;
+        // Ranges: each filter's intersected, per dimension, within what a
+        // read covers.
+        let mut per_dim: Vec<Option<Vec<(Key, Key)>>> = vec![None; schema.dimensions.len()];
+        let mut conditions = Vec::new();
+        for e in &spec.effects {
+            match e {
+                Effect::Ranges {
+                    dimension, ranges, ..
+                } => {
+                    let Some(j) = schema.dimensions.iter().position(|d| &d.name == dimension)
+                    else {
+                        continue;
+                    };
+                    per_dim[j] = Some(match per_dim[j].take() {
+                        None => ranges.clone(),
+                        Some(have) => intersect(&have, ranges),
+                    });
+                }
+                Effect::Condition(text) => conditions.push(format!("({text})")),
+            }
+        }
+        let mut nothing =
+            schema.dimensions.is_empty() || (array.fragments.is_empty() && !schema.is_dense());
+        for (j, r) in per_dim.iter_mut().enumerate() {
+            if let (Some(r), Some(Some(ext))) = (r.as_mut(), extent.get(j)) {
+                *r = intersect(r, std::slice::from_ref(ext));
+            }
+            nothing |= r.as_ref().is_some_and(Vec::is_empty);
+        }
+        let condition_text = (!conditions.is_empty()).then(|| conditions.join(" and "));
+        let condition = condition_text
+            .as_ref()
+            .map(|t| Condition::parse(t, schema))
+            .transpose()
+            .map_err(external)?;
+        let plan = read_plan(array, &spec.schema, condition);
+        let partitions = if nothing {
+            Vec::new()
+        } else {
+            partition(array, &per_dim, &extent, spec.target_partitions.max(1))
+        };
+        let narrowed = !spec.effects.is_empty();
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(spec.schema.clone()),
+            Partitioning::UnknownPartitioning(partitions.len().max(1)),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Ok(TesseraScan {
+            uri: spec.uri,
+            storage: spec.storage,
+            array: spec.array,
+            schema: spec.schema,
+            plan,
+            condition: condition_text,
+            partitions,
+            limit: spec.limit,
+            row_count: if narrowed {
+                Precision::Absent
+            } else {
+                spec.row_count
+            },
+            properties,
+        })
+    }
+}
+
+/// The read the projected `schema` needs: the attributes it names, the
+/// dimensions if it names any. With no column at all (`count(*)`), the
+/// cheapest read that still counts cells: coordinates of a sparse array,
+/// the first attribute of a dense one.
+fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>) -> ReadPlan {
+    let s = &array.schema;
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let dimensions = s
+        .dimensions
+        .iter()
+        .any(|d| names.contains(&d.name.as_str()));
+    let mut attributes: Vec<String> = s
+        .attributes
+        .iter()
+        .filter(|a| names.contains(&a.name.as_str()))
+        .map(|a| a.name.clone())
+        .collect();
+    let dimensions = dimensions || (attributes.is_empty() && !s.is_dense());
+    if attributes.is_empty() && !dimensions {
+        attributes.extend(s.attributes.first().map(|a| a.name.clone()));
+    }
+    ReadPlan {
+        attributes: Some(attributes),
+        ranges: Vec::new(),
+        condition,
+        layout: None,
+        dimensions,
+        budget: PARTITION_BUDGET,
+        enumeration_values: false,
+    }
+}
+
+/// The ranges of `a` that lie in one of `b`'s.
+fn intersect(a: &[(Key, Key)], b: &[(Key, Key)]) -> Vec<(Key, Key)> {
+    let mut out = Vec::new();
+    for (lo, hi) in a {
+        for (l, h) in b {
+            let lo = lo.clone().max(l.clone());
+            let hi = hi.clone().min(h.clone());
+            if lo <= hi {
+                out.push((lo, hi));
+            }
+        }
+    }
+    out
+}
+
+/// Partitions of the read: the first dimension's one range (the filters'
+/// or the whole extent) cut into up to `n` pieces on tile boundaries
+/// (dense) or evenly (sparse) when it is an integer range; otherwise one.
+fn partition(
+    array: &OpenArray,
+    per_dim: &[Option<Vec<(Key, Key)>>],
+    extent: &[Option<(Key, Key)>],
+    n: usize,
+) -> Vec<Ranges> {
+    let dims = &array.schema.dimensions;
+    let fixed: Ranges = per_dim
+        .iter()
+        .zip(dims)
+        .skip(1)
+        .flat_map(|(r, d)| {
+            r.iter()
+                .flatten()
+                .map(|(lo, hi)| (d.name.clone(), lo.clone(), hi.clone()))
+        })
+        .collect();
+    let first: Vec<(Key, Key)> = match (&per_dim[0], &extent[0]) {
+        (Some(r), _) => r.clone(),
+        (None, Some(e)) => vec![e.clone()],
+        (None, None) => Vec::new(),
+    };
+    let with = |pieces: Vec<(Key, Key)>| -> Ranges {
+        pieces
+            .into_iter()
+            .map(|(lo, hi)| (dims[0].name.clone(), lo, hi))
+            .chain(fixed.iter().cloned())
+            .collect()
+    };
+    let single = match first.as_slice() {
+        [(Key::Int(lo), Key::Int(hi))] => Some((*lo, *hi)),
+        _ => None,
+    };
+    let Some((lo, hi)) = single.filter(|_| n > 1) else {
+        return vec![with(first)];
+    };
+    // Piece width: whole tiles for dense arrays, so no tile is read twice.
+    let tile = dims[0]
+        .tile_extent
+        .as_ref()
+        .and_then(|t| Key::decode(dims[0].datatype, t).as_int())
+        .filter(|_| array.schema.is_dense())
+        .unwrap_or(1)
+        .max(1);
+    let origin = dims[0]
+        .domain
+        .as_ref()
+        .and_then(|(a, _)| Key::decode(dims[0].datatype, a).as_int())
+        .unwrap_or(lo);
+    let span = hi - lo + 1;
+    let step = ((span + n as i128 - 1) / n as i128).max(1);
+    let step = ((step + tile - 1) / tile) * tile;
+    let mut out = Vec::new();
+    let mut start = lo;
+    while start <= hi {
+        // Ends on a tile boundary (relative to the domain's origin): the
+        // last whole tile the step reaches, at least the start's own tile.
+        let mut end = start.saturating_add(step - 1);
+        if tile > 1 {
+            let start_tile_end = origin + ((start - origin) / tile + 1) * tile - 1;
+            end = (origin + ((end - origin + 1) / tile) * tile - 1).max(start_tile_end);
+        }
+        let end = end.min(hi);
+        out.push(with(vec![(Key::Int(start), Key::Int(end))]));
+        start = end + 1;
+    }
+    out
+}
+
+impl DisplayAs for TesseraScan {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let fields: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        write!(
+            f,
+            "TesseraScan: uri={}, fields=[{}]",
+            self.uri,
+            fields.join(", ")
+        )?;
+        // Per dimension, the ranges every partition reads, touching ones
+        // merged (partitions cut one range into pieces).
+        let mut by_dim: Vec<(String, Vec<(Key, Key)>)> = Vec::new();
+        for (d, lo, hi) in self.partitions.iter().flatten() {
+            match by_dim.iter_mut().find(|(n, _)| n == d) {
+                Some((_, r)) => r.push((lo.clone(), hi.clone())),
+                None => by_dim.push((d.clone(), vec![(lo.clone(), hi.clone())])),
+            }
+        }
+        let ranges: Vec<String> = if self.partitions.is_empty() {
+            vec!["none".into()]
+        } else {
+            by_dim
+                .into_iter()
+                .map(|(d, r)| {
+                    let shown: Vec<String> = merged(r)
+                        .iter()
+                        .map(|(lo, hi)| format!("{} ..= {}", show(lo), show(hi)))
+                        .collect();
+                    format!("{d}: {}", shown.join(", "))
+                })
+                .collect()
+        };
+        write!(f, ", ranges=[{}]", ranges.join("; "))?;
+        if let Some(c) = &self.condition {
+            write!(f, ", condition={c}")?;
+        }
+        write!(f, ", partitions={}", self.partitions.len())?;
+        if let Some(l) = self.limit {
+            write!(f, ", limit={l}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Ranges sorted, overlapping and adjacent integer ones merged.
+fn merged(mut r: Vec<(Key, Key)>) -> Vec<(Key, Key)> {
+    r.sort();
+    let mut out: Vec<(Key, Key)> = Vec::new();
+    for (lo, hi) in r {
+        if let Some(last) = out.last_mut() {
+            let touches = match (&last.1, &lo) {
+                (Key::Int(a), Key::Int(b)) => *b <= a.saturating_add(1),
+                (a, b) => b <= a,
+            };
+            if touches {
+                last.1 = last.1.clone().max(hi);
+                continue;
+            }
+        }
+        out.push((lo, hi));
+    }
+    out
+}
+
+fn show(k: &Key) -> String {
+    match k {
+        Key::Int(i) => i.to_string(),
+        Key::Float(f) => format!("{f:?}"),
+        Key::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
+    }
+}
+
+impl ExecutionPlan for TesseraScan {
+    fn name(&self) -> &str {
+        "TesseraScan"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
+        if let Some(ranges) = self.partitions.get(partition) {
+            let mut plan = self.plan.clone();
+            plan.ranges = ranges.clone();
+            let pump = Pump {
+                storage: self.storage.clone(),
+                array: self.array.clone(),
+                schema: self.schema.clone(),
+                plan,
+                limit: self.limit,
+                tx,
+            };
+            std::thread::Builder::new()
+                .name("tessera-scan".into())
+                .spawn(move || pump.run())
+                .map_err(external)?;
+        }
+        let batches =
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            batches,
+        )))
+    }
+
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        let rows = match partition {
+            None => self.row_count,
+            Some(_) => Precision::Absent,
+        };
+        let rows = match (rows, self.limit) {
+            (Precision::Exact(n), Some(l)) => Precision::Exact(n.min(l)),
+            (r, _) => r,
+        };
+        Ok(Arc::new(
+            Statistics::new_unknown(&self.schema).with_num_rows(rows),
+        ))
+    }
+}
+
+/// One partition's read, on a thread of its own: tessera's batches,
+/// projected and cut at the limit, sent to DataFusion's stream.
+struct Pump {
+    storage: Arc<dyn Storage>,
+    array: Arc<OpenArray>,
+    schema: SchemaRef,
+    plan: ReadPlan,
+    limit: Option<usize>,
+    tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
+}
+
+impl Pump {
+    fn run(self) {
+        let batches = match stream(self.storage.clone(), self.array.clone(), self.plan.clone()) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = self.tx.blocking_send(Err(external(e)));
+                return;
+            }
+        };
+        let mut left = self.limit.unwrap_or(usize::MAX);
+        for batch in batches {
+            if left == 0 {
+                break;
+            }
+            let out = batch.map_err(external).and_then(|b| self.project(b));
+            let out = out.map(|b| {
+                let b = if b.num_rows() > left {
+                    b.slice(0, left)
+                } else {
+                    b
+                };
+                left -= b.num_rows();
+                b
+            });
+            let failed = out.is_err();
+            if self.tx.blocking_send(out).is_err() || failed {
+                break;
+            }
+        }
+    }
+
+    /// The batch's columns the scan returns, in its order.
+    fn project(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let columns = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| Ok(batch.column(batch.schema().index_of(f.name())?).clone()))
+            .collect::<Result<Vec<_>>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &options,
+        )?)
+    }
+}

@@ -1,0 +1,181 @@
+//! An array as a DataFusion table: its dimensions then its attributes as
+//! columns (enumerated attributes as dictionary columns), at the time it
+//! was opened.
+
+use crate::filter::{effect, Effect};
+use crate::scan::{ScanSpec, TesseraScan};
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::stats::Precision;
+use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use std::path::Path;
+use std::sync::Arc;
+use tessera::filters::EncryptionKey;
+use tessera::fragment::OpenArray;
+use tessera::query::arrow::{array_schema, Dictionaries};
+use tessera::tile::storage::Storage;
+
+/// A TileDB array (local or on an object store) as a table.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use datafusion::prelude::SessionContext;
+/// use tessera_datafusion::TesseraTable;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let ctx = SessionContext::new();
+/// ctx.register_table("a", std::sync::Arc::new(TesseraTable::open(path, None, None).unwrap())).unwrap();
+/// let df = ctx.sql("SELECT count(*) AS n FROM a WHERE x BETWEEN 1 AND 10").await.unwrap();
+/// let batches = df.collect().await.unwrap();
+/// assert_eq!(batches[0].num_rows(), 1);
+/// # });
+/// ```
+pub struct TesseraTable {
+    uri: String,
+    storage: Arc<dyn Storage>,
+    array: Arc<OpenArray>,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for TesseraTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TesseraTable({})", self.uri)
+    }
+}
+
+impl TesseraTable {
+    /// Opens the array at `uri` (a path, or an `s3://`, `gs://`, `az://`,
+    /// `http(s)://` URI) as it was at `timestamp` (`(start, end)` in
+    /// milliseconds; `None`: now), with its AES-256-GCM `key`.
+    pub fn open(
+        uri: &str,
+        timestamp: Option<(u64, u64)>,
+        key: Option<EncryptionKey>,
+    ) -> Result<TesseraTable> {
+        let path = tessera::local_path(Path::new(uri)).to_path_buf();
+        let storage = tessera::storage_for(&path).map_err(external)?;
+        let (t1, t2) = timestamp.unwrap_or((0, u64::MAX));
+        let array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
+        let dictionaries =
+            Dictionaries::new(&array, array.enumerations(&*storage).map_err(external)?)
+                .map_err(external)?;
+        let schema = Arc::new(array_schema(&array, Some(&dictionaries)));
+        Ok(TesseraTable {
+            uri: uri.to_owned(),
+            storage,
+            array: Arc::new(array),
+            schema,
+        })
+    }
+
+    /// The opened array.
+    pub fn array(&self) -> &OpenArray {
+        &self.array
+    }
+
+    /// How many rows the table has, exactly where the fragments say so:
+    /// a dense array holds every cell of its current domain; a sparse one
+    /// the cells its fragments hold, when no two fragments may hold the
+    /// same cell (one fragment, or duplicates allowed), no delete is in
+    /// force and no fragment keeps several versions of a cell.
+    fn row_count(&self) -> Precision<usize> {
+        let a = &self.array;
+        if a.schema.is_dense() {
+            let Ok(extent) = tessera::query::stream::extent(a) else {
+                return Precision::Absent;
+            };
+            let mut n: usize = 1;
+            for e in extent {
+                let Some((lo, hi)) = e else {
+                    return Precision::Absent;
+                };
+                let (Some(lo), Some(hi)) = (lo.as_int(), hi.as_int()) else {
+                    return Precision::Absent;
+                };
+                let Some(m) = usize::try_from(hi - lo + 1)
+                    .ok()
+                    .and_then(|w| n.checked_mul(w))
+                else {
+                    return Precision::Absent;
+                };
+                n = m;
+            }
+            return Precision::Exact(n);
+        }
+        let cells: u64 = a.fragments.iter().map(|f| f.total_cell_num()).sum();
+        let Ok(cells) = usize::try_from(cells) else {
+            return Precision::Absent;
+        };
+        let versions = a.fragments.iter().any(|f| f.footer.has_timestamps);
+        let exact = (a.fragments.len() <= 1 || a.schema.allows_dups)
+            && a.delete_conditions.is_empty()
+            && !versions;
+        if exact {
+            Precision::Exact(cells)
+        } else {
+            Precision::Inexact(cells)
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for TesseraTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let effects: Vec<Effect> = filters
+            .iter()
+            .filter_map(|f| effect(f, &self.array))
+            .collect();
+        let projection = projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
+        let spec = ScanSpec {
+            uri: self.uri.clone(),
+            storage: self.storage.clone(),
+            array: self.array.clone(),
+            schema: Arc::new(self.schema.project(&projection)?),
+            effects,
+            limit,
+            target_partitions: state.config().target_partitions(),
+            row_count: self.row_count(),
+        };
+        Ok(Arc::new(TesseraScan::try_new(spec)?))
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match effect(f, &self.array) {
+                Some(e) => e.pushdown(),
+                None => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        Some(Statistics::new_unknown(&self.schema).with_num_rows(self.row_count()))
+    }
+}
+
+/// A tessera error as DataFusion's.
+pub(crate) fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
