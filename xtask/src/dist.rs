@@ -32,6 +32,11 @@ fn host_triple() -> Result<String, Error> {
 /// Builds `packages` in release mode, statically linked where the host is
 /// glibc Linux, and returns the directory holding their binaries.
 pub fn build(packages: &[&str]) -> Result<PathBuf, Error> {
+    build_with(packages, &[])
+}
+
+/// [`build`] with cargo `features` (`tessera-cli/sql`).
+pub fn build_with(packages: &[&str], features: &[&str]) -> Result<PathBuf, Error> {
     let host = host_triple()?;
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -40,6 +45,9 @@ pub fn build(packages: &[&str]) -> Result<PathBuf, Error> {
     cmd.current_dir(root()).args(["build", "--release"]);
     for p in packages {
         cmd.args(["-p", p]);
+    }
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
     }
     let dir = if host.ends_with("-linux-gnu") {
         let flags = std::env::var("RUSTFLAGS").unwrap_or_default();
@@ -57,9 +65,10 @@ pub fn build(packages: &[&str]) -> Result<PathBuf, Error> {
     Ok(dir)
 }
 
-/// `cargo xtask dist`: builds the shipped `tessera` and prints its path.
+/// `cargo xtask dist`: builds the shipped `tessera` (with `tessera sql`)
+/// and prints its path.
 pub fn dist() -> Result<(), Error> {
-    let bin = build(&["tessera-cli"])?.join("tessera");
+    let bin = build_with(&["tessera-cli"], &["tessera-cli/sql"])?.join("tessera");
     println!("{}", bin.display());
     Ok(())
 }

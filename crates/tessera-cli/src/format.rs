@@ -13,7 +13,7 @@ use tessera::query::Column;
 use tessera::schema::CellValNum;
 use tessera::tile::{datatype::Physical, Datatype};
 
-fn push_json_str(out: &mut String, s: &str) {
+pub(crate) fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -29,7 +29,7 @@ fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-fn push_f64(out: &mut String, v: f64) {
+pub(crate) fn push_f64(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
     } else if v.is_infinite() {
@@ -39,7 +39,7 @@ fn push_f64(out: &mut String, v: f64) {
     }
 }
 
-fn push_f32(out: &mut String, v: f32) {
+pub(crate) fn push_f32(out: &mut String, v: f32) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
     } else if v.is_infinite() {

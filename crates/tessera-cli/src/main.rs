@@ -64,6 +64,9 @@ enum Command {
     Ls(commands::ls::Args),
     /// Create a group; add or remove its members (`tessera group add G ARRAY --name N --relative`).
     Group(commands::group::Args),
+    /// Run a SQL query over arrays (DataFusion; feature `sql`).
+    #[cfg(feature = "sql")]
+    Sql(commands::sql::Args),
 }
 
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
@@ -85,6 +88,8 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Info(a) => commands::info::run(a),
         Command::Ls(a) => commands::ls::run(a),
         Command::Group(a) => commands::group::run(a),
+        #[cfg(feature = "sql")]
+        Command::Sql(a) => commands::sql::run(a),
     }
 }
 

@@ -14,6 +14,8 @@ pub mod ls;
 pub mod meta;
 pub mod read;
 pub mod schema;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod vacuum;
 pub mod verify;
 pub mod write;
