@@ -295,6 +295,17 @@ fn prepare(
     args: &[String],
     default_rounds: &str,
 ) -> Result<(PathBuf, PathBuf, PathBuf, String), Error> {
+    let (python, dir, rounds) = bench_arrays(args, default_rounds)?;
+    let bin = crate::dist::build(&["tessera-cli"])?;
+    Ok((python, dir, bin, rounds))
+}
+
+/// The bench arrays of `--scale` (made once, by TileDB-Py 0.36.1), that
+/// venv's Python and the `--rounds` asked for.
+fn bench_arrays(
+    args: &[String],
+    default_rounds: &str,
+) -> Result<(PathBuf, PathBuf, String), Error> {
     let opt = |name: &str, default: &str| -> String {
         args.windows(2)
             .find(|w| w[0] == name)
@@ -311,8 +322,62 @@ fn prepare(
     if !generated.success() {
         return Err("generating the benchmark arrays failed".into());
     }
-    let bin = crate::dist::build(&["tessera-cli"])?;
-    Ok((python, dir, bin, rounds))
+    Ok((python, dir, rounds))
+}
+
+/// `cargo xtask bench-python [--scale S] [--rounds N]`: the bench arrays
+/// read from Python into numpy and pyarrow by tessera's release wheel and
+/// by TileDB-Py 0.36.1, each read in a fresh process (xtask/bench/
+/// python.py); the table goes into docs/PERFORMANCE.md.
+pub fn bench_python(args: &[String]) -> Result<(), Error> {
+    let (python, dir, rounds) = bench_arrays(args, "3")?;
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("venv of TileDB-Py")?;
+    let pip = |what: &[&str]| -> Result<(), Error> {
+        let ok = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q"])
+            .args(what)
+            .status()?;
+        if ok.success() {
+            Ok(())
+        } else {
+            Err(format!("pip install {what:?} failed").into())
+        }
+    };
+    pip(&["maturin==1.16.0", "pyarrow==22.0.0", "pandas==2.3.3"])?;
+    let wheels = root().join("target/py/wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let built = Command::new(venv.join("bin/maturin"))
+        .args(["build", "--release", "-q", "-m"])
+        .arg(root().join("crates/tessera-python/Cargo.toml"))
+        .arg("-o")
+        .arg(&wheels)
+        .status()?;
+    if !built.success() {
+        return Err("building the release wheel failed".into());
+    }
+    let wheel = std::fs::read_dir(&wheels)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .ok_or("maturin made no wheel")?;
+    pip(&["--force-reinstall", "--no-deps", &wheel.to_string_lossy()])?;
+    let out = dir.join("python-results.md");
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/python.py"))
+        .arg(&dir)
+        .arg(&rounds)
+        .arg(&out)
+        .status()?;
+    if !ran.success() {
+        return Err("the Python benchmark failed".into());
+    }
+    let table = std::fs::read_to_string(&out)?;
+    into_performance_doc("bench-python", &table)?;
+    println!("{table}");
+    Ok(())
 }
 
 /// A virtual environment with moto's S3 server, made once.
