@@ -21,7 +21,8 @@ use datafusion::physical_plan::{
 use std::fmt;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
-use tessera::query::stream::{extent, stream, ReadPlan};
+use tessera::query::extent;
+use tessera::query::stream::{stream, ReadPlan};
 use tessera::query::{Expr as Condition, Key};
 use tessera::tile::storage::Storage;
 

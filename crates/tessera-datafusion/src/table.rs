@@ -83,7 +83,7 @@ impl TesseraTable {
     fn row_count(&self) -> Precision<usize> {
         let a = &self.array;
         if a.schema.is_dense() {
-            let Ok(extent) = tessera::query::stream::extent(a) else {
+            let Ok(extent) = tessera::query::extent(a) else {
                 return Precision::Absent;
             };
             let mut n: usize = 1;

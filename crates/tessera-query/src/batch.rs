@@ -84,6 +84,7 @@ impl<'a> Query<'a> {
         let layout = self.resolved_layout();
         let mut first = Piece::new();
         let dense = schema.is_dense();
+        let mut covered: Option<Vec<Option<(Key, Key)>>> = None;
         for (j, d) in schema.dimensions.iter().enumerate() {
             if !self.ranges.get(j).is_none_or(Vec::is_empty) {
                 let mut r = self.ranges[j].clone();
@@ -101,25 +102,15 @@ impl<'a> Query<'a> {
                     r = m;
                 }
                 first.push(r);
-            } else if dense {
-                let g = dense_grid(&schema, j)?;
-                first.push(vec![(Key::Int(g.start), Key::Int(g.end))]);
             } else {
-                // Sparse: the union of the fragments' non-empty domains.
-                let mut lo: Option<Key> = None;
-                let mut hi: Option<Key> = None;
-                for f in &self.array.fragments {
-                    if let Some(ned) = &f.footer.non_empty_domain {
-                        let (a, b) = (
-                            Key::decode(d.datatype, &ned[j].lo),
-                            Key::decode(d.datatype, &ned[j].hi),
-                        );
-                        lo = Some(lo.map_or(a.clone(), |l| l.min(a)));
-                        hi = Some(hi.map_or(b.clone(), |h| h.max(b)));
-                    }
+                // What a read with no range covers: the current domain of
+                // a dense array, the fragments' non-empty domains of a
+                // sparse one (none for var-sized dimensions).
+                if covered.is_none() {
+                    covered = Some(extent(self.array)?);
                 }
-                match (lo, hi) {
-                    (Some(a), Some(b)) if !d.is_var() => first.push(vec![(a, b)]),
+                match covered.as_ref().and_then(|c| c[j].clone()) {
+                    Some((a, b)) if dense || !d.is_var() => first.push(vec![(a, b)]),
                     _ => first.push(Vec::new()),
                 }
             }
@@ -471,4 +462,42 @@ impl Iterator for Batches<'_> {
             return Some(r);
         }
     }
+}
+
+/// What a read with no range on a dimension covers, per dimension: for
+/// dense arrays the current domain where one is set, else the domain; for
+/// sparse arrays the union of the visible fragments' non-empty domains
+/// (`None` for a dimension of an array with nothing written).
+///
+/// ```
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::{extent, Key};
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+/// assert_eq!(extent(&a).unwrap()[0], Some((Key::Int(0), Key::Int(99))));
+/// ```
+pub fn extent(array: &tessera_fragment::OpenArray) -> Result<Vec<Option<(Key, Key)>>, QueryError> {
+    let schema = &array.schema;
+    if schema.is_dense() {
+        return (0..schema.dimensions.len())
+            .map(|j| {
+                let g = crate::geometry::dense_grid(schema, j)?;
+                Ok(Some((Key::Int(g.start), Key::Int(g.end))))
+            })
+            .collect();
+    }
+    let key = |v: tessera_schema::Value| match v {
+        tessera_schema::Value::Int(i) => Key::Int(i.into()),
+        tessera_schema::Value::UInt(u) => Key::Int(u.into()),
+        tessera_schema::Value::Float(f) => Key::Float(f),
+        tessera_schema::Value::Bytes(b) => Key::Bytes(b),
+    };
+    Ok(match array.non_empty_domain() {
+        Some(ned) => ned
+            .into_iter()
+            .map(|(lo, hi)| Some((key(lo), key(hi))))
+            .collect(),
+        None => vec![None; schema.dimensions.len()],
+    })
 }

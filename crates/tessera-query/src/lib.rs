@@ -33,7 +33,7 @@ mod tuning;
 mod unfiltered;
 
 pub use aggregate::{Aggregate, AggregateValue, Aggregates};
-pub use batch::Batches;
+pub use batch::{extent, Batches};
 pub use condition::{Bounds, BoundsLookup, Expr, FieldLookup};
 pub use context::ReadContext;
 /// The tile-level reads `tessera verify` and the tile metadata tests make:

@@ -72,44 +72,6 @@ impl ReadPlan {
     }
 }
 
-/// What a read with no range on a dimension covers, per dimension: for
-/// dense arrays the current domain where one is set, else the domain; for
-/// sparse arrays the union of the visible fragments' non-empty domains
-/// (`None` for a dimension of an array with nothing written).
-///
-/// ```
-/// use tessera_fragment::OpenArray;
-/// use tessera_query::{stream::extent, Key};
-/// use tessera_tile::storage::LocalFs;
-/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
-/// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-/// assert_eq!(extent(&a).unwrap()[0], Some((Key::Int(0), Key::Int(99))));
-/// ```
-pub fn extent(array: &OpenArray) -> Result<Vec<Option<(Key, Key)>>, QueryError> {
-    let schema = &array.schema;
-    if schema.is_dense() {
-        return (0..schema.dimensions.len())
-            .map(|j| {
-                let g = crate::geometry::dense_grid(schema, j)?;
-                Ok(Some((Key::Int(g.start), Key::Int(g.end))))
-            })
-            .collect();
-    }
-    let key = |v: tessera_schema::Value| match v {
-        tessera_schema::Value::Int(i) => Key::Int(i.into()),
-        tessera_schema::Value::UInt(u) => Key::Int(u.into()),
-        tessera_schema::Value::Float(f) => Key::Float(f),
-        tessera_schema::Value::Bytes(b) => Key::Bytes(b),
-    };
-    Ok(match array.non_empty_domain() {
-        Some(ned) => ned
-            .into_iter()
-            .map(|(lo, hi)| Some((key(lo), key(hi))))
-            .collect(),
-        None => vec![None; schema.dimensions.len()],
-    })
-}
-
 /// What the read thread sends: the schema first, then batches.
 enum Message {
     Schema(SchemaRef),

@@ -56,6 +56,7 @@ const REEXPORTS: &[(&str, &str)] = &[
     ("AggregateValue", "aggregate"),
     ("Aggregates", "aggregate"),
     ("Batches", "batch"),
+    ("extent", "batch"),
     ("Tuning", "tuning"),
 ];
 
