@@ -74,6 +74,21 @@ impl std::fmt::Display for Aggregate {
     }
 }
 
+/// What fragment metadata says of one field ([`Query::field_bounds`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldBounds {
+    /// The field's datatype: `min` and `max` are one value of it, as stored.
+    pub datatype: Datatype,
+    /// The least value (`None`: every cell is null, or there is none).
+    pub min: Option<Vec<u8>>,
+    /// The greatest value.
+    pub max: Option<Vec<u8>>,
+    /// Null cells.
+    pub null_count: u64,
+    /// Whether these are the values of exactly the cells a read returns.
+    pub exact: bool,
+}
+
 /// The value of one aggregate.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AggregateValue {
@@ -407,6 +422,71 @@ impl<'a> Query<'a> {
 
     /// Whether no cell of fragment `fi` can be dropped or shadowed by
     /// anything but the subarray, so its metadata speaks for its cells.
+    /// What fragment metadata says of the single-valued field `name` over
+    /// the whole array, decoding no tile: its least and greatest values
+    /// and its null cells, from each fragment's summary (format 12 and
+    /// later) of a sparse array. `None` when a fragment keeps no usable
+    /// summary of it, or the array is dense (its fill values are no
+    /// fragment's). `exact` says no cell can be dropped or shadowed (as
+    /// [`Query::aggregate`] decides per fragment); otherwise the values
+    /// only bound the cells a read returns.
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::Query;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let b = Query::new(&LocalFs, &array).field_bounds("i").unwrap().unwrap();
+    /// assert!(b.min.is_some() && b.null_count == 0);
+    /// ```
+    pub fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
+        let schema = &self.array.schema;
+        let Some(spec) = schema.attribute(name) else {
+            return Ok(None);
+        };
+        if schema.is_dense() || spec.cell_val_num != CellValNum::Fixed(1) {
+            return Ok(None);
+        }
+        let shadows = crate::prune::Shadows::new(self.array);
+        let mut out = FieldBounds {
+            datatype: spec.datatype,
+            min: None,
+            max: None,
+            null_count: 0,
+            exact: true,
+        };
+        for (fi, frag) in self.array.fragments.iter().enumerate() {
+            let cells = frag.total_cell_num();
+            let summary = frag.fragment_summary(self.storage)?;
+            let Some(m) = fragment_field(frag, name, summary, cells) else {
+                return Ok(None);
+            };
+            out.exact &= self.metadata_may_answer(fi, frag, &shadows)?;
+            out.null_count += m.nulls;
+            if m.nulls < cells {
+                let (lo, hi) = m.bounds;
+                let t = spec.datatype;
+                let one = CellValNum::Fixed(1);
+                if out
+                    .min
+                    .as_deref()
+                    .is_none_or(|have| order(t, one, lo, have).is_lt())
+                {
+                    out.min = Some(lo.to_vec());
+                }
+                if out
+                    .max
+                    .as_deref()
+                    .is_none_or(|have| order(t, one, hi, have).is_gt())
+                {
+                    out.max = Some(hi.to_vec());
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
     fn metadata_may_answer(
         &self,
         fi: usize,

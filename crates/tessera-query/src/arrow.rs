@@ -349,6 +349,12 @@ impl Dictionaries {
         Ok(Dictionaries { values })
     }
 
+    /// The values of enumerated attribute `attribute`'s dictionary: its
+    /// enumeration's values, in key order.
+    pub fn values(&self, attribute: &str) -> Option<&ArrayRef> {
+        self.values.get(attribute).map(|(v, _)| v)
+    }
+
     /// Whether any attribute is enumerated.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()

@@ -32,7 +32,7 @@ pub mod stream;
 mod tuning;
 mod unfiltered;
 
-pub use aggregate::{Aggregate, AggregateValue, Aggregates};
+pub use aggregate::{Aggregate, AggregateValue, Aggregates, FieldBounds};
 pub use batch::{extent, Batches};
 pub use condition::{Bounds, BoundsLookup, Expr, FieldLookup};
 pub use context::ReadContext;

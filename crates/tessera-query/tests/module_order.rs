@@ -55,6 +55,7 @@ const REEXPORTS: &[(&str, &str)] = &[
     ("Aggregate", "aggregate"),
     ("AggregateValue", "aggregate"),
     ("Aggregates", "aggregate"),
+    ("FieldBounds", "aggregate"),
     ("Batches", "batch"),
     ("extent", "batch"),
     ("Tuning", "tuning"),
