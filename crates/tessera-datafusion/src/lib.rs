@@ -29,10 +29,14 @@
 //! # });
 //! ```
 
+mod describe;
 mod filter;
 mod scan;
+mod stats;
 mod table;
+mod tokens;
 
+pub use describe::{Bound, ScanDescription, TableDescription};
 pub use scan::TesseraScan;
 pub use table::TesseraTable;
 

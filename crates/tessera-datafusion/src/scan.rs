@@ -3,13 +3,16 @@
 //! first dimension so DataFusion reads them in parallel, each read
 //! streamed in bounded memory by `tessera_query::stream`.
 
+use crate::describe::{Bound, ScanDescription};
 use crate::filter::Effect;
-use crate::table::external;
+use crate::table::{external, TesseraTable};
+use crate::tokens;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::catalog::TableProvider;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{Result, Statistics};
+use datafusion::common::{DataFusionError, Result, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -18,6 +21,7 @@ use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
     PlanProperties, ReplaceChildrenOptions,
 };
+use futures::{StreamExt, TryStreamExt};
 use std::fmt;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
@@ -31,25 +35,23 @@ const PARTITION_BUDGET: u64 = 256 << 20;
 
 /// What the table hands its scan.
 pub(crate) struct ScanSpec {
-    pub uri: String,
-    pub storage: Arc<dyn Storage>,
-    pub array: Arc<OpenArray>,
+    pub table: TesseraTable,
     /// The projected columns.
     pub schema: SchemaRef,
     pub effects: Vec<Effect>,
     pub limit: Option<usize>,
     pub target_partitions: usize,
-    pub row_count: Precision<usize>,
+    /// The projected columns' indices in the table.
+    pub projection: Vec<usize>,
 }
 
 /// Inclusive ranges by dimension name.
 type Ranges = Vec<(String, Key, Key)>;
 
 /// A scan of a tessera array.
+#[derive(Clone)]
 pub struct TesseraScan {
-    uri: String,
-    storage: Arc<dyn Storage>,
-    array: Arc<OpenArray>,
+    table: TesseraTable,
     schema: SchemaRef,
     /// The read every partition makes, but for its ranges.
     plan: ReadPlan,
@@ -58,22 +60,27 @@ pub struct TesseraScan {
     /// Each partition's ranges; none at all when the filters select nothing.
     partitions: Vec<Ranges>,
     limit: Option<usize>,
-    /// Rows, where no filter narrows the read.
-    row_count: Precision<usize>,
+    /// The projected columns' indices in the table: its statistics' order.
+    projection: Vec<usize>,
+    /// Whether filters narrow the read (the table's statistics then only bound it).
+    narrowed: bool,
+    /// With [`TesseraScan::with_partition_tokens`]: the child naming, in
+    /// each of its partitions, the partitions of the read to make there.
+    tokens: Option<Arc<dyn ExecutionPlan>>,
     properties: Arc<PlanProperties>,
 }
 
 impl fmt::Debug for TesseraScan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TesseraScan({})", self.uri)
+        write!(f, "TesseraScan({})", self.table.uri())
     }
 }
 
 impl TesseraScan {
     pub(crate) fn try_new(spec: ScanSpec) -> Result<TesseraScan> {
-        let array = &spec.array;
+        let array = spec.table.shared_array().clone();
         let schema = &array.schema;
-        let extent = extent(array).map_err(external)?;
+        let extent = extent(&array).map_err(external)?;
         // Ranges: each filter's intersected, per dimension, within what a
         // read covers.
         let mut per_dim: Vec<Option<Vec<(Key, Key)>>> = vec![None; schema.dimensions.len()];
@@ -103,42 +110,172 @@ impl TesseraScan {
             }
             nothing |= r.as_ref().is_some_and(Vec::is_empty);
         }
-        let condition_text = (!conditions.is_empty()).then(|| conditions.join(" and "));
-        let condition = condition_text
-            .as_ref()
-            .map(|t| Condition::parse(t, schema))
-            .transpose()
-            .map_err(external)?;
-        let plan = read_plan(array, &spec.schema, condition);
         let partitions = if nothing {
             Vec::new()
         } else {
-            partition(array, &per_dim, &extent, spec.target_partitions.max(1))
+            partition(&array, &per_dim, &extent, spec.target_partitions.max(1))
         };
-        let narrowed = !spec.effects.is_empty();
+        Self::assemble(Parts {
+            table: spec.table,
+            schema: spec.schema,
+            condition: (!conditions.is_empty()).then(|| conditions.join(" and ")),
+            partitions,
+            limit: spec.limit,
+            projection: spec.projection,
+            narrowed: !spec.effects.is_empty(),
+        })
+    }
+
+    /// The scan `description` describes, on the array opened anew (its
+    /// fragments pinned to the description's).
+    pub fn from_description(description: &ScanDescription) -> Result<TesseraScan> {
+        let table = TesseraTable::from_description(&description.table)?;
+        let all = table.schema();
+        let projection = description
+            .fields
+            .iter()
+            .map(|n| all.index_of(n))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let schema = Arc::new(all.project(&projection)?);
+        let partitions = description
+            .partitions
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|(d, lo, hi)| Ok((d.clone(), lo.to_key()?, hi.to_key()?)))
+                    .collect::<std::result::Result<Ranges, String>>()
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(DataFusionError::Plan)?;
+        Self::assemble(Parts {
+            table,
+            schema,
+            condition: description.condition.clone(),
+            partitions,
+            limit: description.limit,
+            projection,
+            narrowed: description.narrowed,
+        })
+    }
+
+    /// The scan as plain data: what [`TesseraScan::from_description`]
+    /// makes the same scan from in another process.
+    pub fn description(&self) -> ScanDescription {
+        ScanDescription {
+            table: self.table.description(),
+            fields: self
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
+            condition: self.condition.clone(),
+            partitions: self
+                .partitions
+                .iter()
+                .map(|p| {
+                    p.iter()
+                        .map(|(d, lo, hi)| (d.clone(), Bound::from(lo), Bound::from(hi)))
+                        .collect()
+                })
+                .collect(),
+            limit: self.limit,
+            narrowed: self.narrowed,
+        }
+    }
+
+    /// The same scan with its partitions named by a child plan, a
+    /// partition of which holds the numbers of the read's partitions to
+    /// make there ([`tokens`]). A distributed engine that hands each task
+    /// a slice of a stage's partitions by cutting the stage's leaves
+    /// (Ballista cuts in-memory sources, not nodes it does not know) then
+    /// cuts this scan's work too: each partition read once, by one task.
+    pub fn with_partition_tokens(&self) -> Result<TesseraScan> {
+        let tokens = tokens::plan(self.partitions.len().max(1))?;
+        Ok(self.clone().read_by(tokens))
+    }
+
+    /// This scan reading, in its partition `p`, the partitions of the read
+    /// that partition `p` of `tokens` names (a plan as
+    /// [`TesseraScan::with_partition_tokens`] makes, perhaps cut since).
+    pub fn read_by(mut self, tokens: Arc<dyn ExecutionPlan>) -> TesseraScan {
+        let n = tokens.properties().output_partitioning().partition_count();
+        self.properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(self.schema.clone()),
+            Partitioning::UnknownPartitioning(n),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// Partition `i` of the read, streamed from a thread of its own.
+    fn read_partition(&self, i: usize) -> Result<SendableRecordBatchStream> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
+        if let Some(ranges) = self.partitions.get(i) {
+            let mut plan = self.plan.clone();
+            plan.ranges = ranges.clone();
+            let pump = Pump {
+                storage: self.table.storage().clone(),
+                array: self.table.shared_array().clone(),
+                schema: self.schema.clone(),
+                plan,
+                limit: self.limit,
+                tx,
+            };
+            std::thread::Builder::new()
+                .name("tessera-scan".into())
+                .spawn(move || pump.run())
+                .map_err(external)?;
+        }
+        let batches =
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            batches,
+        )))
+    }
+
+    fn assemble(parts: Parts) -> Result<TesseraScan> {
+        let array = parts.table.shared_array();
+        let condition = parts
+            .condition
+            .as_ref()
+            .map(|t| Condition::parse(t, &array.schema))
+            .transpose()
+            .map_err(external)?;
+        let plan = read_plan(array, &parts.schema, condition);
         let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(spec.schema.clone()),
-            Partitioning::UnknownPartitioning(partitions.len().max(1)),
+            EquivalenceProperties::new(parts.schema.clone()),
+            Partitioning::UnknownPartitioning(parts.partitions.len().max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         ));
         Ok(TesseraScan {
-            uri: spec.uri,
-            storage: spec.storage,
-            array: spec.array,
-            schema: spec.schema,
+            table: parts.table,
+            schema: parts.schema,
             plan,
-            condition: condition_text,
-            partitions,
-            limit: spec.limit,
-            row_count: if narrowed {
-                Precision::Absent
-            } else {
-                spec.row_count
-            },
+            condition: parts.condition,
+            partitions: parts.partitions,
+            limit: parts.limit,
+            projection: parts.projection,
+            narrowed: parts.narrowed,
+            tokens: None,
             properties,
         })
     }
+}
+
+/// What a scan is made of, from a table's filters or a description.
+struct Parts {
+    table: TesseraTable,
+    schema: SchemaRef,
+    condition: Option<String>,
+    partitions: Vec<Ranges>,
+    limit: Option<usize>,
+    projection: Vec<usize>,
+    narrowed: bool,
 }
 
 /// The read the projected `schema` needs: the attributes it names, the
@@ -271,7 +408,7 @@ impl DisplayAs for TesseraScan {
         write!(
             f,
             "TesseraScan: uri={}, fields=[{}]",
-            self.uri,
+            self.table.uri(),
             fields.join(", ")
         )?;
         // Per dimension, the ranges every partition reads, touching ones
@@ -347,7 +484,11 @@ impl ExecutionPlan for TesseraScan {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
+        self.tokens.iter().collect()
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false; self.tokens.iter().count()]
     }
 
     fn apply_expressions(
@@ -359,10 +500,15 @@ impl ExecutionPlan for TesseraScan {
 
     fn replace_children(
         self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
         _options: ReplaceChildrenOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
+        match children.into_iter().next() {
+            Some(tokens) if self.tokens.is_some() => {
+                Ok(Arc::new(self.as_ref().clone().read_by(tokens)))
+            }
+            _ => Ok(self),
+        }
     }
 
     fn with_new_children(
@@ -378,27 +524,28 @@ impl ExecutionPlan for TesseraScan {
     fn execute(
         &self,
         partition: usize,
-        _context: Arc<TaskContext>,
+        context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
-        if let Some(ranges) = self.partitions.get(partition) {
-            let mut plan = self.plan.clone();
-            plan.ranges = ranges.clone();
-            let pump = Pump {
-                storage: self.storage.clone(),
-                array: self.array.clone(),
-                schema: self.schema.clone(),
-                plan,
-                limit: self.limit,
-                tx,
-            };
-            std::thread::Builder::new()
-                .name("tessera-scan".into())
-                .spawn(move || pump.run())
-                .map_err(external)?;
-        }
-        let batches =
-            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+        let Some(tokens) = &self.tokens else {
+            return self.read_partition(partition);
+        };
+        // The partitions of the read this partition makes: named by the
+        // tokens child, then read one after the other.
+        let named = tokens.execute(partition, context)?;
+        let this = self.clone();
+        let batches = futures::stream::once(async move {
+            let batches: Vec<RecordBatch> = named.try_collect().await?;
+            let reads = tokens::indices(&batches)?
+                .into_iter()
+                .map(|i| this.read_partition(i))
+                .collect::<Result<Vec<_>>>()?;
+            Ok::<_, DataFusionError>(futures::stream::iter(reads).flatten())
+        })
+        .map(|reads| match reads {
+            Ok(r) => r.left_stream(),
+            Err(e) => futures::stream::once(async { Err(e) }).right_stream(),
+        })
+        .flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             batches,
@@ -406,17 +553,32 @@ impl ExecutionPlan for TesseraScan {
     }
 
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
-        let rows = match partition {
-            None => self.row_count,
-            Some(_) => Precision::Absent,
-        };
-        let rows = match (rows, self.limit) {
-            (Precision::Exact(n), Some(l)) => Precision::Exact(n.min(l)),
-            (r, _) => r,
-        };
-        Ok(Arc::new(
-            Statistics::new_unknown(&self.schema).with_num_rows(rows),
-        ))
+        if partition.is_some() {
+            return Ok(Arc::new(Statistics::new_unknown(&self.schema)));
+        }
+        let mut s = self
+            .table
+            .column_statistics()
+            .clone()
+            .project(Some(&self.projection));
+        if self.narrowed {
+            // The filters keep fewer cells: the table's values only bound them.
+            s = s.to_inexact();
+            s.num_rows = Precision::Absent;
+        }
+        if let Some(l) = self.limit {
+            // Each partition stops at the limit; what a limit keeps is not exact.
+            let rows = s.num_rows;
+            if !matches!(rows, Precision::Exact(n) if n <= l) {
+                s = s.to_inexact();
+                let most = l.saturating_mul(self.partitions.len().max(1));
+                s.num_rows = match rows {
+                    Precision::Exact(n) | Precision::Inexact(n) => Precision::Inexact(n.min(most)),
+                    Precision::Absent => Precision::Absent,
+                };
+            }
+        }
+        Ok(Arc::new(s))
     }
 }
 

@@ -2,9 +2,11 @@
 //! columns (enumerated attributes as dictionary columns), at the time it
 //! was opened.
 
+use crate::describe::{key_hex, TableDescription};
 use crate::filter::{effect, Effect};
 use crate::scan::{ScanSpec, TesseraScan};
 use async_trait::async_trait;
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
@@ -32,11 +34,16 @@ use tessera::tile::storage::Storage;
 /// assert_eq!(batches[0].num_rows(), 1);
 /// # });
 /// ```
+#[derive(Clone)]
 pub struct TesseraTable {
     uri: String,
     storage: Arc<dyn Storage>,
     array: Arc<OpenArray>,
     schema: SchemaRef,
+    /// The dictionaries of enumerated attributes.
+    dictionaries: Arc<Dictionaries>,
+    /// From fragment metadata, on first use (summaries cost a read per fragment).
+    statistics: Arc<std::sync::OnceLock<Statistics>>,
 }
 
 impl std::fmt::Debug for TesseraTable {
@@ -54,10 +61,49 @@ impl TesseraTable {
         timestamp: Option<(u64, u64)>,
         key: Option<EncryptionKey>,
     ) -> Result<TesseraTable> {
+        Self::open_pinned(uri, timestamp.unwrap_or((0, u64::MAX)), key, None)
+    }
+
+    /// The table `description` describes, reading exactly the fragments
+    /// it lists: an error names the first of them that is gone.
+    pub fn from_description(description: &TableDescription) -> Result<TesseraTable> {
+        let key = description
+            .key
+            .as_deref()
+            .map(EncryptionKey::parse)
+            .transpose()
+            .map_err(DataFusionError::Plan)?;
+        Self::open_pinned(
+            &description.uri,
+            description.timestamp,
+            key,
+            Some(&description.fragments),
+        )
+    }
+
+    /// The table as plain data another process opens it from.
+    pub fn description(&self) -> TableDescription {
+        let a = &self.array;
+        TableDescription {
+            uri: self.uri.clone(),
+            timestamp: (a.timestamp_start, a.timestamp_end),
+            key: a.key.as_ref().map(key_hex),
+            fragments: a.fragments.iter().map(|f| f.name.clone()).collect(),
+        }
+    }
+
+    fn open_pinned(
+        uri: &str,
+        (t1, t2): (u64, u64),
+        key: Option<EncryptionKey>,
+        fragments: Option<&[String]>,
+    ) -> Result<TesseraTable> {
         let path = tessera::local_path(Path::new(uri)).to_path_buf();
         let storage = tessera::storage_for(&path).map_err(external)?;
-        let (t1, t2) = timestamp.unwrap_or((0, u64::MAX));
-        let array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
+        let mut array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
+        if let Some(names) = fragments {
+            pin(&mut array, names, uri)?;
+        }
         let dictionaries =
             Dictionaries::new(&array, array.enumerations(&*storage).map_err(external)?)
                 .map_err(external)?;
@@ -67,7 +113,41 @@ impl TesseraTable {
             storage,
             array: Arc::new(array),
             schema,
+            dictionaries: Arc::new(dictionaries),
+            statistics: Default::default(),
         })
+    }
+
+    /// The storage the array is read through.
+    pub(crate) fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// The opened array, shared.
+    pub(crate) fn shared_array(&self) -> &Arc<OpenArray> {
+        &self.array
+    }
+
+    /// The statistics of every column (`stats`), computed once.
+    pub(crate) fn column_statistics(&self) -> &Statistics {
+        self.statistics
+            .get_or_init(|| crate::stats::table_statistics(self))
+    }
+
+    /// The values of column `name`'s dictionary, when it is an enumerated
+    /// attribute (a dictionary column): its enumeration's values in key order.
+    pub fn dictionary_values(&self, name: &str) -> Option<ArrayRef> {
+        self.dictionaries.values(name).cloned()
+    }
+
+    /// The table's columns.
+    pub(crate) fn schema_ref(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The URI the table was opened from.
+    pub fn uri(&self) -> &str {
+        &self.uri
     }
 
     /// The opened array.
@@ -80,7 +160,7 @@ impl TesseraTable {
     /// the cells its fragments hold, when no two fragments may hold the
     /// same cell (one fragment, or duplicates allowed), no delete is in
     /// force and no fragment keeps several versions of a cell.
-    fn row_count(&self) -> Precision<usize> {
+    pub(crate) fn row_count(&self) -> Precision<usize> {
         let a = &self.array;
         if a.schema.is_dense() {
             let Ok(extent) = tessera::query::extent(a) else {
@@ -145,14 +225,12 @@ impl TableProvider for TesseraTable {
             .cloned()
             .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
         let spec = ScanSpec {
-            uri: self.uri.clone(),
-            storage: self.storage.clone(),
-            array: self.array.clone(),
+            table: self.clone(),
             schema: Arc::new(self.schema.project(&projection)?),
             effects,
             limit,
             target_partitions: state.config().target_partitions(),
-            row_count: self.row_count(),
+            projection,
         };
         Ok(Arc::new(TesseraScan::try_new(spec)?))
     }
@@ -171,8 +249,24 @@ impl TableProvider for TesseraTable {
     }
 
     fn statistics(&self) -> Option<Statistics> {
-        Some(Statistics::new_unknown(&self.schema).with_num_rows(self.row_count()))
+        Some(self.column_statistics().clone())
     }
+}
+
+/// Keeps only the fragments `names` lists; an error names one it lists
+/// that the array no longer has (consolidated and vacuumed since).
+fn pin(array: &mut OpenArray, names: &[String], uri: &str) -> Result<()> {
+    if let Some(gone) = names
+        .iter()
+        .find(|n| !array.fragments.iter().any(|f| &f.name == *n))
+    {
+        return Err(DataFusionError::Execution(format!(
+            "{uri}: fragment {gone} was read when the query was planned and is gone now \
+             (consolidated and vacuumed since?); plan the query again"
+        )));
+    }
+    array.fragments.retain(|f| names.contains(&f.name));
+    Ok(())
 }
 
 /// A tessera error as DataFusion's.

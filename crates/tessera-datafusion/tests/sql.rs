@@ -4,8 +4,9 @@
 //! enumerations, time travel, deletes, a join of two arrays; and EXPLAIN
 //! shows what reached the scan.
 
+mod common;
+
 use datafusion::arrow::array::RecordBatch;
-use datafusion::common::ScalarValue;
 use datafusion::prelude::SessionContext;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -38,18 +39,7 @@ async fn context(tables: &[(&str, &str)]) -> SessionContext {
 /// The result as rows of display strings.
 async fn sql(ctx: &SessionContext, q: &str) -> Vec<Vec<String>> {
     let batches: Vec<RecordBatch> = ctx.sql(q).await.unwrap().collect().await.unwrap();
-    let mut out = Vec::new();
-    for b in &batches {
-        for r in 0..b.num_rows() {
-            out.push(
-                b.columns()
-                    .iter()
-                    .map(|c| ScalarValue::try_from_array(c, r).unwrap().to_string())
-                    .collect(),
-            );
-        }
-    }
-    out
+    common::display_rows(&batches)
 }
 
 fn int(v: &Value) -> i64 {

@@ -1,0 +1,130 @@
+//! A table's statistics from fragment metadata, no tile decoded: the row
+//! count, each dimension's least and greatest value (the union of the
+//! fragments' non-empty domains; a dense table's extent) and each
+//! single-valued attribute's, with its null count (the fragments'
+//! summaries, format 12 and later, of sparse arrays).
+//!
+//! Exact only where no cell can be dropped or shadowed (`Query::
+//! field_bounds`, the table's row count) and never for floats, whose
+//! metadata leaves NaN out; DataFusion answers `min`/`max`/`count` from
+//! exact statistics without a scan, so an exact value must be the answer.
+
+use crate::table::TesseraTable;
+use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::common::stats::Precision;
+use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
+use tessera::fragment::OpenArray;
+use tessera::query::{extent, Key, Query};
+use tessera::schema::Dimension;
+
+/// The statistics of `table`'s every column.
+pub(crate) fn table_statistics(table: &TesseraTable) -> Statistics {
+    let array = table.array();
+    let rows = table.row_count();
+    let exact_rows = matches!(rows, Precision::Exact(_));
+    let schema = table.schema_ref();
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    let extent = extent(array).ok();
+    for (j, d) in array.schema.dimensions.iter().enumerate() {
+        let field = schema.field(j);
+        let bounds = match &extent {
+            Some(e) if array.schema.is_dense() => e.get(j).cloned().flatten(),
+            _ => sparse_bounds(array, j, d),
+        };
+        columns.push(match bounds {
+            Some((lo, hi)) => with_bounds(field, &lo, &hi, exact_rows, 0),
+            None => ColumnStatistics::new_unknown(),
+        });
+    }
+    let query = Query::new(&**table.storage(), array);
+    for a in &array.schema.attributes {
+        let field = schema.field(columns.len());
+        let stats = match query.field_bounds(&a.name) {
+            Ok(Some(b)) => match (&b.min, &b.max) {
+                (Some(lo), Some(hi)) => with_bounds(
+                    field,
+                    &Key::decode(b.datatype, lo),
+                    &Key::decode(b.datatype, hi),
+                    b.exact && exact_rows,
+                    b.null_count,
+                ),
+                _ => ColumnStatistics::new_unknown()
+                    .with_null_count(precision(b.exact && exact_rows, b.null_count)),
+            },
+            _ => ColumnStatistics::new_unknown(),
+        };
+        columns.push(stats);
+    }
+    Statistics {
+        num_rows: rows,
+        total_byte_size: Precision::Absent,
+        column_statistics: columns,
+    }
+}
+
+/// Dimension `j`'s least and greatest value over the fragments' non-empty
+/// domains (integers and floats only; strings have no fixed bounds here).
+fn sparse_bounds(array: &OpenArray, j: usize, d: &Dimension) -> Option<(Key, Key)> {
+    if d.is_var() {
+        return None;
+    }
+    let mut out: Option<(Key, Key)> = None;
+    for f in &array.fragments {
+        let r = f.footer.non_empty_domain.as_ref()?.get(j)?;
+        let (lo, hi) = (
+            Key::decode(d.datatype, &r.lo),
+            Key::decode(d.datatype, &r.hi),
+        );
+        out = Some(match out {
+            None => (lo, hi),
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+        });
+    }
+    out
+}
+
+fn precision(exact: bool, n: u64) -> Precision<usize> {
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    if exact {
+        Precision::Exact(n)
+    } else {
+        Precision::Inexact(n)
+    }
+}
+
+/// A column's statistics with these bounds, exact when `exact` and the
+/// column holds no floats.
+fn with_bounds(field: &Field, lo: &Key, hi: &Key, exact: bool, nulls: u64) -> ColumnStatistics {
+    let (Some(lo), Some(hi)) = (scalar(lo, field.data_type()), scalar(hi, field.data_type()))
+    else {
+        return ColumnStatistics::new_unknown().with_null_count(precision(exact, nulls));
+    };
+    let exact_values = exact && !matches!(lo, ScalarValue::Float32(_) | ScalarValue::Float64(_));
+    let value = |v: ScalarValue| {
+        if exact_values {
+            Precision::Exact(v)
+        } else {
+            Precision::Inexact(v)
+        }
+    };
+    ColumnStatistics::new_unknown()
+        .with_min_value(value(lo))
+        .with_max_value(value(hi))
+        .with_null_count(precision(exact, nulls))
+}
+
+/// `k` as a value of the column's Arrow type, where it is a number (or a
+/// datetime); `None` for anything else.
+fn scalar(k: &Key, t: &DataType) -> Option<ScalarValue> {
+    let v = match k {
+        Key::Int(i) => match i64::try_from(*i) {
+            Ok(i) => ScalarValue::Int64(Some(i)),
+            Err(_) => ScalarValue::UInt64(Some(u64::try_from(*i).ok()?)),
+        },
+        Key::Float(f) => ScalarValue::Float64(Some(*f)),
+        Key::Bytes(_) => return None,
+    };
+    let numeric = t.is_integer() || t.is_floating() || matches!(t, DataType::Timestamp(..));
+    let v = v.cast_to(t).ok().filter(|_| numeric)?;
+    (v.data_type() == *t).then_some(v)
+}
