@@ -67,6 +67,12 @@ enum Command {
     /// Run a SQL query over arrays (DataFusion; feature `sql`).
     #[cfg(feature = "sql")]
     Sql(commands::sql::Args),
+    /// Run a Ballista scheduler for `tessera sql --cluster` (feature `sql`).
+    #[cfg(feature = "sql")]
+    Scheduler(commands::cluster::SchedulerArgs),
+    /// Run a Ballista executor working for a scheduler (feature `sql`).
+    #[cfg(feature = "sql")]
+    Executor(commands::cluster::ExecutorArgs),
 }
 
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
@@ -90,6 +96,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Group(a) => commands::group::run(a),
         #[cfg(feature = "sql")]
         Command::Sql(a) => commands::sql::run(a),
+        #[cfg(feature = "sql")]
+        Command::Scheduler(a) => commands::cluster::scheduler(a),
+        #[cfg(feature = "sql")]
+        Command::Executor(a) => commands::cluster::executor(a),
     }
 }
 

@@ -1,6 +1,8 @@
 //! One module per subcommand: its arguments and what it does.
 
 pub mod aggregate;
+#[cfg(feature = "sql")]
+pub mod cluster;
 pub mod commits;
 pub mod consolidate;
 pub mod create;

@@ -2,7 +2,8 @@
 //! `--table NAME=URI` is registered as a table (`tessera_datafusion`);
 //! the result is printed as an aligned table (the default on a terminal),
 //! JSON lines in the read contract's value forms (the default otherwise),
-//! or CSV.
+//! or CSV. With `--cluster`, the query runs on a Ballista cluster
+//! (`tessera scheduler`, `tessera executor`; `tessera_ballista`).
 
 use crate::args::*;
 use crate::format::{push_f32, push_f64, push_json_str};
@@ -31,6 +32,11 @@ pub struct Args {
     /// (default: table on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
     pub format: Option<SqlFormat>,
+    /// Run the query on the Ballista cluster whose scheduler is at
+    /// HOST:PORT (`tessera scheduler`); every executor must reach the
+    /// tables' URIs (local paths are sent absolute).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub cluster: Option<String>,
 }
 
 /// `--format` of `tessera sql`.
@@ -48,19 +54,46 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         None => None,
     };
     let key = parse_key(&args.key)?;
-    let ctx = SessionContext::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let ctx = match &args.cluster {
+        Some(c) => runtime
+            .block_on(tessera_ballista::remote_context(c))
+            .map_err(|e| format!("--cluster {c}: {e}"))?,
+        None => SessionContext::new(),
+    };
+    let mut tables = Vec::new();
     for t in &args.tables {
         let (name, uri) = t
             .split_once('=')
             .ok_or_else(|| format!("--table `{t}`: expected NAME=URI"))?;
-        tessera_datafusion::register(&ctx, name, uri, window, key)
+        // Executors run elsewhere: a local path must not depend on our directory.
+        let uri = match (&args.cluster, std::path::Path::new(uri).is_dir()) {
+            (Some(_), true) => std::fs::canonicalize(uri)?.display().to_string(),
+            _ => uri.to_owned(),
+        };
+        let table = tessera_datafusion::TesseraTable::open(&uri, window, key)
             .map_err(|e| format!("--table {name}: {e}"))?;
+        let table = std::sync::Arc::new(table);
+        ctx.register_table(name, table.clone())
+            .map_err(|e| format!("--table {name}: {e}"))?;
+        tables.push(table);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let batches: Vec<RecordBatch> =
-        runtime.block_on(async { ctx.sql(&args.query).await?.collect().await })?;
+    let batches: Vec<RecordBatch> = runtime.block_on(async {
+        let df = ctx.sql(&args.query).await?;
+        let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await?;
+        match args.cluster {
+            // Flight hands results over with dictionaries as their values.
+            Some(_) => {
+                let tables: Vec<&tessera_datafusion::TesseraTable> =
+                    tables.iter().map(|t| t.as_ref()).collect();
+                tessera_ballista::restore_dictionaries(&schema, batches, &tables)
+            }
+            None => Ok(batches),
+        }
+    })?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         SqlFormat::Table
     } else {
