@@ -114,3 +114,18 @@ def tessera_count(arr, sub, cond):
 
 def stats(v):
     return min(v), statistics.median(v)
+
+
+def alternating(rounds, sides):
+    """Runs each of `sides` (name -> function returning a dict with
+    "seconds" and "rss_kib") `rounds` times, alternating which goes first;
+    gives each side's median seconds and largest RSS in MiB."""
+    got = {name: [] for name in sides}
+    order = list(sides)
+    for r in range(rounds):
+        for name in order if r % 2 == 0 else order[::-1]:
+            got[name].append(sides[name]())
+    return {
+        name: (statistics.median(x["seconds"] for x in runs), max(x["rss_kib"] for x in runs) / 1024)
+        for name, runs in got.items()
+    }

@@ -17,9 +17,10 @@ and writes a Markdown table: medians of time, the largest RSS.
 """
 import json
 import os
-import statistics
 import subprocess
 import sys
+
+from common import alternating
 
 bench, rounds, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
@@ -64,15 +65,11 @@ for name, result, tessera_code, tiledb_code in CASES:
     # A read of each first, untimed: both then find the files in the page cache.
     run("tessera", uri, tessera_code)
     run("tiledb", uri, tiledb_code)
-    got = {"tessera": [], "tiledb": []}
-    for r in range(rounds):
-        order = [("tessera", tessera_code), ("tiledb", tiledb_code)]
-        for side, code in order if r % 2 == 0 else order[::-1]:
-            got[side].append(run(side, uri, code))
-    t = statistics.median(x["seconds"] for x in got["tessera"])
-    l = statistics.median(x["seconds"] for x in got["tiledb"])
-    tr = max(x["rss_kib"] for x in got["tessera"]) / 1024
-    lr = max(x["rss_kib"] for x in got["tiledb"]) / 1024
+    got = alternating(rounds, {
+        "tessera": lambda: run("tessera", uri, tessera_code),
+        "tiledb": lambda: run("tiledb", uri, tiledb_code),
+    })
+    (t, tr), (l, lr) = got["tessera"], got["tiledb"]
     rows.append((name, result, t, l, tr, lr))
     print(f"{name} -> {result}: tessera {t:.3f} s, TileDB-Py {l:.3f} s ({t / l:.2f}); "
           f"RSS {tr:.0f} / {lr:.0f} MiB ({tr / lr:.2f})", flush=True)

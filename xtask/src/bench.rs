@@ -331,22 +331,11 @@ fn bench_arrays(
 /// python.py); the table goes into docs/PERFORMANCE.md.
 pub fn bench_python(args: &[String]) -> Result<(), Error> {
     let (python, dir, rounds) = bench_arrays(args, "3")?;
-    let venv = python
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("venv of TileDB-Py")?;
-    let pip = |what: &[&str]| -> Result<(), Error> {
-        let ok = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q"])
-            .args(what)
-            .status()?;
-        if ok.success() {
-            Ok(())
-        } else {
-            Err(format!("pip install {what:?} failed").into())
-        }
-    };
-    pip(&["maturin==1.16.0", "pyarrow==22.0.0", "pandas==2.3.3"])?;
+    let venv = venv_of(&python)?;
+    pip(
+        venv,
+        &["maturin==1.16.0", "pyarrow==22.0.0", "pandas==2.3.3"],
+    )?;
     let wheels = root().join("target/py/wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     let built = Command::new(venv.join("bin/maturin"))
@@ -363,7 +352,10 @@ pub fn bench_python(args: &[String]) -> Result<(), Error> {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .ok_or("maturin made no wheel")?;
-    pip(&["--force-reinstall", "--no-deps", &wheel.to_string_lossy()])?;
+    pip(
+        venv,
+        &["--force-reinstall", "--no-deps", &wheel.to_string_lossy()],
+    )?;
     let out = dir.join("python-results.md");
     let ran = Command::new(&python)
         .arg(root().join("xtask/bench/python.py"))
@@ -378,6 +370,53 @@ pub fn bench_python(args: &[String]) -> Result<(), Error> {
     into_performance_doc("bench-python", &table)?;
     println!("{table}");
     Ok(())
+}
+
+/// `cargo xtask bench-sql [--scale S] [--rounds N]`: a grouped aggregate
+/// and a filtered count over the bench's sparse and float64 dense arrays,
+/// `tessera sql` (the shipped binary, with feature `sql`) against
+/// TileDB-Py 0.36.1 with pandas (xtask/bench/sql.py); the table goes into
+/// docs/PERFORMANCE.md.
+pub fn bench_sql(args: &[String]) -> Result<(), Error> {
+    let (python, dir, rounds) = bench_arrays(args, "3")?;
+    pip(venv_of(&python)?, &["pyarrow==22.0.0", "pandas==2.3.3"])?;
+    let bin = crate::dist::build_with(&["tessera-cli"], &["tessera-cli/sql"])?;
+    let out = dir.join("sql-results.md");
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/sql.py"))
+        .arg(&dir)
+        .arg(bin.join("tessera"))
+        .arg(&rounds)
+        .arg(&out)
+        .status()?;
+    if !ran.success() {
+        return Err("the SQL benchmark failed".into());
+    }
+    let table = std::fs::read_to_string(&out)?;
+    into_performance_doc("bench-sql", &table)?;
+    println!("{table}");
+    Ok(())
+}
+
+/// The virtual environment `python` runs in.
+fn venv_of(python: &Path) -> Result<&Path, Error> {
+    Ok(python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("venv of TileDB-Py")?)
+}
+
+/// `pip install -q what` in `venv`.
+fn pip(venv: &Path, what: &[&str]) -> Result<(), Error> {
+    let ok = Command::new(venv.join("bin/pip"))
+        .args(["install", "-q"])
+        .args(what)
+        .status()?;
+    if ok.success() {
+        Ok(())
+    } else {
+        Err(format!("pip install {what:?} failed").into())
+    }
 }
 
 /// A virtual environment with moto's S3 server, made once.

@@ -1,0 +1,121 @@
+"""SQL over the bench arrays: `tessera sql` against TileDB-Py, in the same run.
+
+    python sql.py BENCH_DIR TESSERA ROUNDS OUT_MD
+
+Two questions over the 10-million-cell sparse array and the float64 dense
+array: a grouped aggregate and a filtered count. tessera answers with
+`tessera sql` (the shipped binary, a whole process: start-up, planning,
+the read and the aggregation). TileDB-Py answers as its users do today:
+with its own aggregates where it has them (`query(cond=...).agg`, the
+filtered count on the sparse array), otherwise `.df[]` of just the
+columns needed and pandas. Its time is the open, the read and the pandas
+step, after the imports. Each run is a fresh process; rounds alternate
+the sides. Both answers are compared before any time is kept.
+"""
+import json
+import os
+import subprocess
+import sys
+
+from common import alternating, run
+
+bench, tessera, rounds, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+# (array, question, SQL, TileDB-Py code setting `answer` to rows of numbers).
+CASES = [
+    (
+        "sparse_2d",
+        "grouped: count, avg(v) by k",
+        "SELECT k, count(*) AS n, avg(v) AS mean FROM a GROUP BY k ORDER BY k",
+        "df = A.query(attrs=['k', 'v'], dims=False).df[:]\n"
+        "g = df.groupby('k')['v'].agg(['count', 'mean']).sort_index()\n"
+        "answer = [[int(k), int(n), float(m)] for k, n, m in zip(g.index, g['count'], g['mean'])]",
+    ),
+    (
+        "sparse_2d",
+        "filtered count: v > 1",
+        "SELECT count(*) AS n FROM a WHERE v > 1",
+        "r = A.query(cond='v > 1.0', attrs=['v']).agg('count')[:]\n"
+        "answer = [[int(r)]]",
+    ),
+    (
+        "dense_f64_zstd",
+        "grouped: count, avg(a) by floor(a / 100)",
+        "SELECT floor(a / 100) AS b, count(*) AS n, avg(a) AS mean FROM a GROUP BY b ORDER BY b",
+        "import numpy as np\n"
+        "df = A.query(attrs=['a'], dims=False).df[:]\n"
+        "g = df.groupby(np.floor(df['a'] / 100))['a'].agg(['count', 'mean']).sort_index()\n"
+        "answer = [[float(b), int(n), float(m)] for b, n, m in zip(g.index, g['count'], g['mean'])]",
+    ),
+    (
+        "dense_f64_zstd",
+        "filtered count: a > 500",
+        "SELECT count(*) AS n FROM a WHERE a > 500",
+        "df = A.query(attrs=['a'], dims=False).df[:]\n"
+        "answer = [[int((df['a'] > 500).sum())]]",
+    ),
+]
+
+RUNNER = r"""
+import json, resource, sys, time
+import tiledb
+uri, code = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter()
+A = tiledb.open(uri)
+exec(code)
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": seconds, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "answer": answer}))
+"""
+
+
+def run_tiledb(uri, code):
+    out = subprocess.run([sys.executable, "-c", RUNNER, uri, code], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def run_tessera(uri, query):
+    seconds, rss_mib, out = run([tessera, "sql", "--format", "jsonl", "--table", f"a={uri}", query])
+    rows = [list(json.loads(line).values()) for line in out.splitlines()]
+    return {"seconds": seconds, "rss_kib": rss_mib * 1024, "answer": rows}
+
+
+def same(a, b):
+    if len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b):
+        for x, y in zip(ra, rb):
+            if abs(float(x) - float(y)) > 1e-9 * max(1.0, abs(float(x))):
+                return False
+    return True
+
+
+rows = []
+for name, question, query, code in CASES:
+    uri = os.path.join(bench, name)
+    t = run_tessera(uri, query)
+    l = run_tiledb(uri, code)
+    if not same(t["answer"], l["answer"]):
+        sys.exit(f"{name} / {question}: answers differ:\n tessera {t['answer'][:5]}\n TileDB-Py {l['answer'][:5]}")
+    got = alternating(rounds, {
+        "tessera": lambda: run_tessera(uri, query),
+        "tiledb": lambda: run_tiledb(uri, code),
+    })
+    (ts, tr), (ls, lr) = got["tessera"], got["tiledb"]
+    print(f"{name} / {question}: tessera {ts:.3f} s, TileDB-Py {ls:.3f} s ({ts / ls:.2f}); "
+          f"RSS {tr:.0f} / {lr:.0f} MiB", flush=True)
+    rows.append((name, question, ts, ls, tr, lr))
+
+lines = [
+    f"SQL over the bench arrays (`cargo xtask bench-sql`, {rounds} rounds, medians): `tessera sql` "
+    "(the shipped binary, whole process) against TileDB-Py 0.36.1 / libtiledb 2.30 (its own "
+    "aggregates where it has them, else `.df[]` of the needed columns plus pandas; open, read and "
+    "pandas timed, imports not). Answers compared first.",
+    "",
+    "| array | question | tessera (s) | TileDB-Py (s) | time ratio | tessera peak RSS (MiB) | TileDB-Py peak RSS (MiB) |",
+    "|---|---|---:|---:|---:|---:|---:|",
+]
+for name, question, ts, ls, tr, lr in rows:
+    lines.append(f"| {name} | {question} | {ts:.3f} | {ls:.3f} | {ts / ls:.2f} | {tr:.0f} | {lr:.0f} |")
+with open(out, "w") as fh:
+    fh.write("\n".join(lines) + "\n")
