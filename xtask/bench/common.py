@@ -129,3 +129,13 @@ def alternating(rounds, sides):
         name: (statistics.median(x["seconds"] for x in runs), max(x["rss_kib"] for x in runs) / 1024)
         for name, runs in got.items()
     }
+
+
+def write_markdown(out, intro, header, rows):
+    """Writes `intro`, then a table of `header` cells (the first two
+    left-aligned, the rest right) and `rows` of cells, to `out`."""
+    lines = [intro, "", "| " + " | ".join(header) + " |",
+             "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    with open(out, "w") as fh:
+        fh.write("\n".join(lines) + "\n")

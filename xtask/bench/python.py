@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 
-from common import alternating
+from common import alternating, write_markdown
 
 bench, rounds, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
@@ -74,14 +74,12 @@ for name, result, tessera_code, tiledb_code in CASES:
     print(f"{name} -> {result}: tessera {t:.3f} s, TileDB-Py {l:.3f} s ({t / l:.2f}); "
           f"RSS {tr:.0f} / {lr:.0f} MiB ({tr / lr:.2f})", flush=True)
 
-lines = [
+write_markdown(
+    out,
     f"Reads from Python into numpy and pyarrow (`cargo xtask bench-python`, {rounds} rounds, medians; "
     "tessera's release wheel against TileDB-Py 0.36.1 / libtiledb 2.30, same machine, same run):",
-    "",
-    "| array | into | tessera (s) | TileDB-Py (s) | time ratio | tessera peak RSS (MiB) | TileDB-Py peak RSS (MiB) | RSS ratio |",
-    "|---|---|---:|---:|---:|---:|---:|---:|",
-]
-for name, result, t, l, tr, lr in rows:
-    lines.append(f"| {name} | {result} | {t:.3f} | {l:.3f} | {t / l:.2f} | {tr:.0f} | {lr:.0f} | {tr / lr:.2f} |")
-with open(out, "w") as fh:
-    fh.write("\n".join(lines) + "\n")
+    ["array", "into", "tessera (s)", "TileDB-Py (s)", "time ratio", "tessera peak RSS (MiB)",
+     "TileDB-Py peak RSS (MiB)", "RSS ratio"],
+    [(n, r, f"{t:.3f}", f"{l:.3f}", f"{t / l:.2f}", f"{tr:.0f}", f"{lr:.0f}", f"{tr / lr:.2f}")
+     for n, r, t, l, tr, lr in rows],
+)

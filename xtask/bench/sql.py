@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-from common import alternating, run
+from common import alternating, run, write_markdown
 
 bench, tessera, rounds, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
@@ -106,16 +106,14 @@ for name, question, query, code in CASES:
           f"RSS {tr:.0f} / {lr:.0f} MiB", flush=True)
     rows.append((name, question, ts, ls, tr, lr))
 
-lines = [
+write_markdown(
+    out,
     f"SQL over the bench arrays (`cargo xtask bench-sql`, {rounds} rounds, medians): `tessera sql` "
     "(the shipped binary, whole process) against TileDB-Py 0.36.1 / libtiledb 2.30 (its own "
     "aggregates where it has them, else `.df[]` of the needed columns plus pandas; open, read and "
     "pandas timed, imports not). Answers compared first.",
-    "",
-    "| array | question | tessera (s) | TileDB-Py (s) | time ratio | tessera peak RSS (MiB) | TileDB-Py peak RSS (MiB) |",
-    "|---|---|---:|---:|---:|---:|---:|",
-]
-for name, question, ts, ls, tr, lr in rows:
-    lines.append(f"| {name} | {question} | {ts:.3f} | {ls:.3f} | {ts / ls:.2f} | {tr:.0f} | {lr:.0f} |")
-with open(out, "w") as fh:
-    fh.write("\n".join(lines) + "\n")
+    ["array", "question", "tessera (s)", "TileDB-Py (s)", "time ratio", "tessera peak RSS (MiB)",
+     "TileDB-Py peak RSS (MiB)"],
+    [(n, q, f"{ts:.3f}", f"{ls:.3f}", f"{ts / ls:.2f}", f"{tr:.0f}", f"{lr:.0f}")
+     for n, q, ts, ls, tr, lr in rows],
+)
