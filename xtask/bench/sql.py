@@ -36,7 +36,7 @@ CASES = [
         "filtered count: v > 1",
         "SELECT count(*) AS n FROM a WHERE v > 1",
         "r = A.query(cond='v > 1.0', attrs=['v']).agg('count')[:]\n"
-        "answer = [[int(r)]]",
+        "answer = [[int(r['v']['count'])]]",
     ),
     (
         "dense_f64_zstd",
