@@ -44,15 +44,17 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 /// Registers the array at `uri` as table `name` of `ctx`, as it was at
-/// `timestamp` (`(start, end)` in milliseconds), with `key`.
+/// `timestamp` (`(start, end)` in milliseconds), with `key`; gives the
+/// table (its enumerations restore a cluster's results:
+/// `tessera_ballista::restore_dictionaries`).
 pub fn register(
     ctx: &SessionContext,
     name: &str,
     uri: &str,
     timestamp: Option<(u64, u64)>,
     key: Option<tessera::filters::EncryptionKey>,
-) -> datafusion::common::Result<()> {
-    let table = TesseraTable::open(uri, timestamp, key)?;
-    ctx.register_table(name, Arc::new(table))?;
-    Ok(())
+) -> datafusion::common::Result<Arc<TesseraTable>> {
+    let table = Arc::new(TesseraTable::open(uri, timestamp, key)?);
+    ctx.register_table(name, table.clone())?;
+    Ok(table)
 }

@@ -537,7 +537,17 @@ impl ExecutionPlan for TesseraScan {
             let batches: Vec<RecordBatch> = named.try_collect().await?;
             let reads = tokens::indices(&batches)?
                 .into_iter()
-                .map(|i| this.read_partition(i))
+                .map(|i| {
+                    // Tokens name partitions of this very scan (one, even
+                    // when the filters select nothing).
+                    if i >= this.partitions.len().max(1) {
+                        return Err(DataFusionError::Internal(format!(
+                            "partition token {i} of a scan of {} partitions",
+                            this.partitions.len()
+                        )));
+                    }
+                    this.read_partition(i)
+                })
                 .collect::<Result<Vec<_>>>()?;
             Ok::<_, DataFusionError>(futures::stream::iter(reads).flatten())
         })

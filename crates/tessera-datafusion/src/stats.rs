@@ -13,9 +13,7 @@ use crate::table::TesseraTable;
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
-use tessera::fragment::OpenArray;
 use tessera::query::{extent, Key, Query};
-use tessera::schema::Dimension;
 
 /// The statistics of `table`'s every column.
 pub(crate) fn table_statistics(table: &TesseraTable) -> Statistics {
@@ -24,13 +22,12 @@ pub(crate) fn table_statistics(table: &TesseraTable) -> Statistics {
     let exact_rows = matches!(rows, Precision::Exact(_));
     let schema = table.schema_ref();
     let mut columns = Vec::with_capacity(schema.fields().len());
+    // Dense: the extent is the table's; sparse: the union of the
+    // fragments' non-empty domains, which bounds every cell.
     let extent = extent(array).ok();
-    for (j, d) in array.schema.dimensions.iter().enumerate() {
+    for j in 0..array.schema.dimensions.len() {
         let field = schema.field(j);
-        let bounds = match &extent {
-            Some(e) if array.schema.is_dense() => e.get(j).cloned().flatten(),
-            _ => sparse_bounds(array, j, d),
-        };
+        let bounds = extent.as_ref().and_then(|e| e.get(j).cloned().flatten());
         columns.push(match bounds {
             Some((lo, hi)) => with_bounds(field, &lo, &hi, exact_rows, 0),
             None => ColumnStatistics::new_unknown(),
@@ -60,27 +57,6 @@ pub(crate) fn table_statistics(table: &TesseraTable) -> Statistics {
         total_byte_size: Precision::Absent,
         column_statistics: columns,
     }
-}
-
-/// Dimension `j`'s least and greatest value over the fragments' non-empty
-/// domains (integers and floats only; strings have no fixed bounds here).
-fn sparse_bounds(array: &OpenArray, j: usize, d: &Dimension) -> Option<(Key, Key)> {
-    if d.is_var() {
-        return None;
-    }
-    let mut out: Option<(Key, Key)> = None;
-    for f in &array.fragments {
-        let r = f.footer.non_empty_domain.as_ref()?.get(j)?;
-        let (lo, hi) = (
-            Key::decode(d.datatype, &r.lo),
-            Key::decode(d.datatype, &r.hi),
-        );
-        out = Some(match out {
-            None => (lo, hi),
-            Some((a, b)) => (a.min(lo), b.max(hi)),
-        });
-    }
-    out
 }
 
 fn precision(exact: bool, n: u64) -> Precision<usize> {

@@ -256,16 +256,17 @@ impl TableProvider for TesseraTable {
 /// Keeps only the fragments `names` lists; an error names one it lists
 /// that the array no longer has (consolidated and vacuumed since).
 fn pin(array: &mut OpenArray, names: &[String], uri: &str) -> Result<()> {
-    if let Some(gone) = names
-        .iter()
-        .find(|n| !array.fragments.iter().any(|f| &f.name == *n))
-    {
+    // Sets: arrays may have thousands of fragments.
+    let have: std::collections::HashSet<&str> =
+        array.fragments.iter().map(|f| f.name.as_str()).collect();
+    if let Some(gone) = names.iter().find(|n| !have.contains(n.as_str())) {
         return Err(DataFusionError::Execution(format!(
             "{uri}: fragment {gone} was read when the query was planned and is gone now \
              (consolidated and vacuumed since?); plan the query again"
         )));
     }
-    array.fragments.retain(|f| names.contains(&f.name));
+    let keep: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+    array.fragments.retain(|f| keep.contains(f.name.as_str()));
     Ok(())
 }
 

@@ -65,7 +65,8 @@ fn address(flag: &str, text: &str) -> Result<SocketAddr, BoxError> {
         .ok_or_else(|| format!("{flag} {text}: no address").into())
 }
 
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+/// The async runtime Ballista and DataFusion run on (`sql` too).
+pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

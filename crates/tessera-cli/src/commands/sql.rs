@@ -54,9 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         None => None,
     };
     let key = parse_key(&args.key)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::cluster::runtime()?;
     let ctx = match &args.cluster {
         Some(c) => runtime
             .block_on(tessera_ballista::remote_context(c))
@@ -73,10 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             (Some(_), true) => std::fs::canonicalize(uri)?.display().to_string(),
             _ => uri.to_owned(),
         };
-        let table = tessera_datafusion::TesseraTable::open(&uri, window, key)
-            .map_err(|e| format!("--table {name}: {e}"))?;
-        let table = std::sync::Arc::new(table);
-        ctx.register_table(name, table.clone())
+        let table = tessera_datafusion::register(&ctx, name, &uri, window, key)
             .map_err(|e| format!("--table {name}: {e}"))?;
         tables.push(table);
     }
