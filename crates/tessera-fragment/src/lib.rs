@@ -36,7 +36,7 @@ pub use array::{DeleteCondition, OpenArray, SkippedFragment};
 pub use condition::{Condition, UpdateValue};
 pub use error::FragmentError;
 pub use footer::Footer;
-pub use metadata::{Field, FileKind, FragmentMetadata};
+pub use metadata::{Field, FileKind, FragmentMetadata, SectionWants};
 pub use name::TimestampedName;
 pub use rtree::{Overlap, RTree};
 pub use tile_metadata::{FieldSummary, Sum, TileBounds};

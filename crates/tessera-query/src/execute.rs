@@ -27,6 +27,7 @@ impl<'a> Query<'a> {
                 });
             }
         }
+        self.fetch_metadata(&attrs);
         let layout = self.resolved_layout();
         let mut r = if schema.is_dense() {
             self.dense(&schema, &attrs, layout)?

@@ -23,6 +23,7 @@ mod grammar;
 pub mod hilbert;
 mod key;
 pub mod order;
+mod prefetch;
 mod prune;
 mod read;
 mod result;

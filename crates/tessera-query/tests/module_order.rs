@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "enumeration",
     "prune",
     "read",
+    "prefetch",
     "sparse",
     "dense",
     "execute",

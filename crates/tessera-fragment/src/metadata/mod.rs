@@ -13,8 +13,11 @@ use tessera_tile::generic::BASE_SIZE;
 use tessera_tile::storage::Storage;
 use tessera_tile::{FormatVersion, Reader};
 
+mod batch;
 mod legacy;
 mod sections;
+
+pub use batch::SectionWants;
 
 /// The fragment metadata file name.
 pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";

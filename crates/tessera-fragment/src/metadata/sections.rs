@@ -33,26 +33,7 @@ impl FragmentMetadata {
         let head = storage
             .read_range(&file, offset..hint)
             .map_err(|e| within(FragmentError::io(&file, e)))?;
-        let mut r = Reader::new(&head, "generic tile header").at_offset(offset);
-        r.skip("version", 4)?;
-        let persisted = r.u64("persisted size").map_err(|e| within(e.into()))?;
-        r.skip("sizes", 8 + 1 + 8 + 1)
-            .map_err(|e| within(e.into()))?;
-        let fp = r
-            .u32("filter pipeline size")
-            .map_err(|e| within(e.into()))? as u64;
-        let total = BASE_SIZE
-            .checked_add(fp)
-            .and_then(|x| x.checked_add(persisted));
-        let stop = total
-            .and_then(|t| offset.checked_add(t))
-            .filter(|s| *s <= self.metadata_file_size)
-            .ok_or_else(|| {
-                within(FragmentError::invalid(
-                    FRAGMENT_METADATA_FILE,
-                    format!("generic tile at {offset} runs past the end of the file"),
-                ))
-            })?;
+        let stop = self.section_stop(offset, &head, section)?;
         Ok(if stop <= hint {
             let mut head = head;
             head.truncate((stop - offset) as usize);
@@ -64,10 +45,41 @@ impl FragmentMetadata {
         })
     }
 
+    /// Where the generic tile at `offset` ends, from its header (the first
+    /// bytes of `head`), checked against the file's size.
+    pub(super) fn section_stop(
+        &self,
+        offset: u64,
+        head: &[u8],
+        section: &str,
+    ) -> Result<u64, FragmentError> {
+        let within = |e: FragmentError| e.within(&self.name, section);
+        let mut r = Reader::new(head, "generic tile header").at_offset(offset);
+        r.skip("version", 4)?;
+        let persisted = r.u64("persisted size").map_err(|e| within(e.into()))?;
+        r.skip("sizes", 8 + 1 + 8 + 1)
+            .map_err(|e| within(e.into()))?;
+        let fp = r
+            .u32("filter pipeline size")
+            .map_err(|e| within(e.into()))? as u64;
+        let total = BASE_SIZE
+            .checked_add(fp)
+            .and_then(|x| x.checked_add(persisted));
+        total
+            .and_then(|t| offset.checked_add(t))
+            .filter(|s| *s <= self.metadata_file_size)
+            .ok_or_else(|| {
+                within(FragmentError::invalid(
+                    FRAGMENT_METADATA_FILE,
+                    format!("generic tile at {offset} runs past the end of the file"),
+                ))
+            })
+    }
+
     /// The offset of the first section (or the footer) after `offset`, as
     /// the footer records them; the file's end if none is. `None` when
     /// neither is known (a consolidated footer leaves the file's size unasked).
-    fn section_end(&self, offset: u64) -> Option<u64> {
+    pub(super) fn section_end(&self, offset: u64) -> Option<u64> {
         let known_size = self.metadata_file_size != u64::MAX;
         let f = &self.footer;
         let global = f

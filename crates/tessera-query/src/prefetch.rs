@@ -1,0 +1,95 @@
+//! The fragment metadata a read will need, fetched as one batch before it
+//! starts where a request costs a round trip (object stores): the R-trees,
+//! tile offsets and tile metadata of every fragment the subarray meets,
+//! instead of one section after another, fragment after fragment.
+
+use crate::condition::Expr;
+use crate::geometry::mbr_overlap;
+use crate::prune::Answered;
+use crate::read::Query;
+use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
+
+impl Query<'_> {
+    /// Fetches ahead the metadata sections of a read of `attrs` (and the
+    /// fields its condition and the delete commits name), on storage that
+    /// prefers batches; a no-op elsewhere.
+    pub(crate) fn fetch_metadata(&self, attrs: &[String]) {
+        if !self.storage.prefers_batches() {
+            return;
+        }
+        let mut fields = attrs.to_vec();
+        if let Some(c) = &self.condition {
+            c.fields(&mut fields);
+        }
+        for d in &self.array.delete_conditions {
+            Expr::from_stored(&d.condition).fields(&mut fields);
+        }
+        let fields = &fields;
+        let wants: Vec<(&FragmentMetadata, SectionWants)> = self
+            .array
+            .fragments
+            .iter()
+            .enumerate()
+            .filter(|&(fi, frag)| self.may_read(fi, frag))
+            .map(|(_, frag)| (frag, self.wants_of(frag, fields)))
+            .collect();
+        FragmentMetadata::fetch_sections(self.storage, &wants);
+    }
+
+    /// Whether the read may touch fragment `fi`: not answered already, and
+    /// its non-empty domain meets the subarray.
+    fn may_read(&self, fi: usize, frag: &FragmentMetadata) -> bool {
+        if self.answered.get(fi) == Some(&Answered::Fragment) {
+            return false;
+        }
+        frag.footer.non_empty_domain.as_ref().is_none_or(|ned| {
+            mbr_overlap(ned, &self.ranges, &frag.schema.dimensions) != Overlap::None
+        })
+    }
+
+    /// The sections of `frag` a read of `fields` asks for.
+    fn wants_of(&self, frag: &FragmentMetadata, fields: &[String]) -> SectionWants {
+        let schema = &frag.schema;
+        let sparse = !frag.footer.dense;
+        let mut tiles: Vec<Field> = fields
+            .iter()
+            .filter_map(|name| {
+                let a = schema.attributes.iter().position(|a| &a.name == name);
+                a.map(Field::Attribute)
+            })
+            .collect();
+        if sparse
+            && frag
+                .version()
+                .has(tessera_fragment::gates::SPLIT_COORDINATES)
+        {
+            tiles.extend((0..schema.dimensions.len()).map(Field::Dimension));
+        } else if sparse {
+            tiles.push(Field::Coords);
+        }
+        if frag.footer.has_timestamps {
+            tiles.push(Field::Timestamps);
+        }
+        if frag.footer.has_delete_meta {
+            tiles.extend([Field::DeleteTimestamps, Field::DeleteConditionIndex]);
+        }
+        let mut tile_metadata = Vec::new();
+        let pruning = self.condition.as_ref().filter(|_| self.tuning.prune);
+        if let Some(c) = pruning {
+            let mut named = Vec::new();
+            c.fields(&mut named);
+            tile_metadata = named
+                .iter()
+                .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+                .map(Field::Attribute)
+                .collect();
+        }
+        SectionWants {
+            rtree: sparse,
+            summary: pruning.is_some(),
+            processed_conditions: !self.array.delete_conditions.is_empty(),
+            tiles,
+            tile_metadata,
+        }
+    }
+}
