@@ -155,7 +155,7 @@ impl<'t> CellOrder<'t> {
         let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
         let row = &self.row;
         let mut idx: Vec<usize> = (0..refs.len()).collect();
-        idx.sort_by(|&a, &b| {
+        idx.par_sort_by(|&a, &b| {
             self.cmp_dims(&refs[a], &refs[b], row)
                 .then((refs[a].2, frag_of(&refs[a]), a).cmp(&(refs[b].2, frag_of(&refs[b]), b)))
         });
@@ -182,8 +182,8 @@ impl<'t> CellOrder<'t> {
     ) -> Vec<CellRef> {
         let mut refs = refs;
         match layout {
-            Layout::RowMajor => refs.sort_by(|x, y| self.cmp_dims(x, y, &self.row)),
-            Layout::ColMajor => refs.sort_by(|x, y| self.cmp_dims(x, y, &self.col)),
+            Layout::RowMajor => refs.par_sort_by(|x, y| self.cmp_dims(x, y, &self.row)),
+            Layout::ColMajor => refs.par_sort_by(|x, y| self.cmp_dims(x, y, &self.col)),
             Layout::GlobalOrder | Layout::Unordered
                 if schema.cell_order == Layout::Hilbert
                     && (!single || layout == Layout::GlobalOrder) =>
@@ -196,7 +196,7 @@ impl<'t> CellOrder<'t> {
                         (h.unwrap_or(0), *r)
                     })
                     .collect();
-                keyed.sort_by(|a, b| {
+                keyed.par_sort_by(|a, b| {
                     a.0.cmp(&b.0)
                         .then_with(|| self.cmp_dims(&a.1, &b.1, &self.row))
                 });
@@ -205,10 +205,32 @@ impl<'t> CellOrder<'t> {
             Layout::GlobalOrder | Layout::Unordered
                 if !single && (!schema.allows_dups || layout == Layout::GlobalOrder) =>
             {
-                refs.sort_by(|x, y| self.global(x, y))
+                refs = self.global_sorted(refs)
             }
             _ => {}
         }
         refs
+    }
+
+    /// The cells sorted into global order, in parallel: by their space
+    /// tile's number where the schema numbers tiles, else by comparing
+    /// coordinates.
+    fn global_sorted(&self, mut refs: Vec<CellRef>) -> Vec<CellRef> {
+        let ranks: Option<Vec<u128>> = refs
+            .par_iter()
+            .map(|r| self.order.tile_rank(&|j| self.cval(r, j)))
+            .collect();
+        let Some(ranks) = ranks else {
+            refs.par_sort_by(|x, y| self.global(x, y));
+            return refs;
+        };
+        let mut keyed: Vec<(u128, CellRef)> = ranks.into_iter().zip(refs).collect();
+        keyed.par_sort_by(|(rx, x), (ry, y)| {
+            rx.cmp(ry).then_with(|| {
+                self.order
+                    .compare_cells(&|j| self.cval(x, j), &|j| self.cval(y, j))
+            })
+        });
+        keyed.into_iter().map(|(_, r)| r).collect()
     }
 }
