@@ -205,20 +205,21 @@ pub fn consolidate_fragments(
     };
     let writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
     let mut cells = 0;
-    let names = if dense || options.purge_deleted {
-        let columns = match options.purge_deleted {
-            true => {
-                opened.delete_conditions.retain(|d| d.timestamp <= b);
-                let kept = reader.read(&opened)?;
-                opened.delete_conditions.clear();
-                let all = reader.read(&opened)?;
-                purged(&opened.schema, all, kept)
-            }
-            false => {
-                opened.delete_conditions.clear();
-                vec![reader.read(&opened)?]
-            }
-        };
+    let names = if dense {
+        // The box read row-major, without coordinates: the box places the
+        // cells.
+        opened.delete_conditions.clear();
+        let columns = reader.read(&opened)?;
+        cells += columns.first().map_or(0, Column::cell_count);
+        let mut writer = writer;
+        writer.write_box(&reader.bounds(&opened.schema)?, columns)?;
+        writer.finish_observed(&mut || on_step(Step::FragmentWritten))?
+    } else if options.purge_deleted {
+        opened.delete_conditions.retain(|d| d.timestamp <= b);
+        let kept = reader.read(&opened)?;
+        opened.delete_conditions.clear();
+        let all = reader.read(&opened)?;
+        let columns = purged(&opened.schema, all, kept);
         let mut writer = writer;
         for batch in columns {
             cells += batch.first().map_or(0, Column::cell_count);
@@ -273,6 +274,20 @@ struct ConsolidationRead<'p> {
 }
 
 impl ConsolidationRead<'_> {
+    /// The box a dense consolidation writes, as integers.
+    fn bounds(&self, schema: &ArraySchema) -> Result<Vec<(i128, i128)>, WriteError> {
+        self.union
+            .iter()
+            .zip(&schema.dimensions)
+            .map(|(r, d)| {
+                let int = |b: &[u8]| tessera_query::Key::decode(d.datatype, b).as_int();
+                int(&r.lo).zip(int(&r.hi)).ok_or_else(|| {
+                    WriteError::Input(format!("dense dimension `{}` is not an integer", d.name))
+                })
+            })
+            .collect()
+    }
+
     /// Every cell of the fragments `opened` holds: a dense array's box in
     /// row-major order, a sparse array's cells in global order.
     fn read(&self, opened: &OpenArray) -> Result<Vec<Column>, WriteError> {
@@ -280,7 +295,7 @@ impl ConsolidationRead<'_> {
         query = match self.dense {
             true => {
                 let dims = &opened.schema.dimensions;
-                let q = query.layout(Layout::RowMajor);
+                let q = query.layout(Layout::RowMajor).dimensions(false);
                 self.union.iter().zip(dims).fold(q, |q, (r, d)| {
                     let key = |b: &[u8]| tessera_query::Key::decode(d.datatype, b);
                     q.range(&d.name, key(&r.lo), key(&r.hi))

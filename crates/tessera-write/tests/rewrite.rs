@@ -197,6 +197,44 @@ fn cells_of(array: &OpenArray) -> Query<'_> {
     })
 }
 
+/// How the cells go to the writer.
+#[derive(Clone, Copy)]
+enum Via {
+    /// Every field, dimensions too ([`FragmentWriter::write`]).
+    Coordinates,
+    /// The attributes of the non-empty domain's box, row-major
+    /// ([`FragmentWriter::write_box`]).
+    Box,
+}
+
+impl Via {
+    fn suffix(self) -> &'static str {
+        match self {
+            Via::Coordinates => "",
+            Via::Box => " box",
+        }
+    }
+
+    fn write(self, w: &mut FragmentWriter, at: &OpenArray, cells: &tessera_query::ReadResult) {
+        match self {
+            Via::Coordinates => w.write(&cells.columns).unwrap(),
+            Via::Box => {
+                let ned = at.fragments[0].footer.non_empty_domain.as_ref().unwrap();
+                let bounds: Vec<(i128, i128)> = ned
+                    .iter()
+                    .zip(&at.schema.dimensions)
+                    .map(|(r, d)| {
+                        let int = |b: &[u8]| Key::decode(d.datatype, b).as_int().unwrap();
+                        (int(&r.lo), int(&r.hi))
+                    })
+                    .collect();
+                let attrs = cells.columns.iter().filter(|c| !c.is_dimension).cloned();
+                w.write_box(&bounds, attrs.collect()).unwrap();
+            }
+        }
+    }
+}
+
 /// The libtiledb release that wrote a fixture.
 fn release_of(case: &Path) -> LibtiledbRelease {
     let expected: serde_json::Value =
@@ -248,59 +286,73 @@ fn rewritten_fragments_are_libtiledbs_bytes() {
             }
             let at = OpenArray::open(&LocalFs, &array, t1, t2, None).unwrap();
             let result = cells_of(&at).execute().unwrap();
-            let out = scratch.join(format!("{name}-{t1}"));
-            copy_dir(&array.join("__schema"), &out.join("__schema"));
-            let options = WriteOptions {
-                libtiledb: Some(release_of(&case)),
-                ..Default::default()
+            // Dense fragments both with coordinates and as a box.
+            let ways: &[Via] = if dense {
+                &[Via::Coordinates, Via::Box]
+            } else {
+                &[Via::Coordinates]
             };
-            let mut w = FragmentWriter::try_new(&out, options).unwrap();
-            w.write(&result.columns).unwrap();
-            let written = match w.finish() {
-                Ok(names) => names.into_iter().next().unwrap(),
-                Err(e) => {
-                    failures.push(format!("{name}@{t1}: {e}"));
+            for via in ways {
+                let out = scratch.join(format!("{name}-{t1}{}", via.suffix()));
+                copy_dir(&array.join("__schema"), &out.join("__schema"));
+                let options = WriteOptions {
+                    libtiledb: Some(release_of(&case)),
+                    ..Default::default()
+                };
+                let mut w = FragmentWriter::try_new(&out, options).unwrap();
+                via.write(&mut w, &at, &result);
+                let written = match w.finish() {
+                    Ok(names) => names.into_iter().next().unwrap(),
+                    Err(e) => {
+                        failures.push(format!("{name}@{t1}: {e}"));
+                        continue;
+                    }
+                };
+                let theirs = files(&array.join("__fragments").join(&frag.name));
+                let ours = files(&out.join("__fragments").join(&written));
+                let names =
+                    |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+                if names(&theirs) != names(&ours) {
+                    failures.push(format!(
+                        "{name}: files {:?}, libtiledb's {:?}",
+                        names(&ours),
+                        names(&theirs)
+                    ));
                     continue;
                 }
-            };
-            let theirs = files(&array.join("__fragments").join(&frag.name));
-            let ours = files(&out.join("__fragments").join(&written));
-            let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-            if names(&theirs) != names(&ours) {
-                failures.push(format!(
-                    "{name}: files {:?}, libtiledb's {:?}",
-                    names(&ours),
-                    names(&theirs)
-                ));
-                continue;
-            }
-            let index = opened
-                .fragments
-                .iter()
-                .position(|f| f.name == frag.name)
-                .unwrap();
-            if let Compare::Content { metadata } = comparison(&opened, index, release_of(&case)) {
-                let ours_at = OpenArray::open(&LocalFs, &out, 0, u64::MAX, None).unwrap();
-                let pair = (&ours_at, &at);
-                failures.extend(content_differences(&name, pair, &result, metadata));
-                checked.push(format!("{name}@{t1} (content{})", kind(dense)));
-                continue;
-            }
-            for ((file, a), (_, b)) in ours.iter().zip(&theirs) {
-                if a != b {
-                    let at = a
-                        .iter()
-                        .zip(b)
-                        .position(|(x, y)| x != y)
-                        .unwrap_or(a.len().min(b.len()));
-                    failures.push(format!(
-                        "{name}-{t1}/{file}: {} bytes, libtiledb's {}; first difference at {at}",
-                        a.len(),
-                        b.len()
+                let index = opened
+                    .fragments
+                    .iter()
+                    .position(|f| f.name == frag.name)
+                    .unwrap();
+                if let Compare::Content { metadata } = comparison(&opened, index, release_of(&case))
+                {
+                    let ours_at = OpenArray::open(&LocalFs, &out, 0, u64::MAX, None).unwrap();
+                    let pair = (&ours_at, &at);
+                    failures.extend(content_differences(&name, pair, &result, metadata));
+                    checked.push(format!(
+                        "{name}@{t1}{} (content{})",
+                        via.suffix(),
+                        kind(dense)
                     ));
+                    continue;
                 }
+                for ((file, a), (_, b)) in ours.iter().zip(&theirs) {
+                    if a != b {
+                        let at = a
+                            .iter()
+                            .zip(b)
+                            .position(|(x, y)| x != y)
+                            .unwrap_or(a.len().min(b.len()));
+                        failures.push(format!(
+                            "{name}-{t1}/{file}: {} bytes, libtiledb's {}; first difference at {at}",
+                            a.len(),
+                            b.len()
+                        ));
+                    }
+                }
+                checked.push(format!("{name}@{t1}{}{}", via.suffix(), kind(dense)));
             }
-            checked.push(format!("{name}@{t1}{}", kind(dense)));
         }
     }
     if failures.is_empty() {

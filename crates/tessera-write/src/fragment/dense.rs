@@ -41,16 +41,42 @@ pub(crate) struct DenseTiles {
 }
 
 /// One dimension's tiling, as integers.
-struct Axis {
+pub(crate) struct Axis {
     /// Where the domain (and its first tile) starts.
     start: i128,
     extent: i128,
+    /// The domain's first and last coordinate.
+    domain: (i128, i128),
     /// The box written along this dimension.
     lo: i128,
     hi: i128,
 }
 
 impl Axis {
+    /// Dimension `d`'s tiling, for a box from `lo` to `hi`.
+    fn of(d: &Dimension, ints: IntCoords, lo: i128, hi: i128) -> Result<Axis, WriteError> {
+        let (start, end) = match &d.domain {
+            Some((a, b)) => (ints.read(a), ints.read(b)),
+            None => {
+                return Err(WriteError::Input(format!(
+                    "dimension `{}` has no domain",
+                    d.name
+                )))
+            }
+        };
+        let extent = match &d.tile_extent {
+            Some(e) => ints.read(e).max(1),
+            None => end - start + 1,
+        };
+        Ok(Axis {
+            start,
+            extent,
+            domain: (start, end),
+            lo,
+            hi,
+        })
+    }
+
     fn len(&self) -> u64 {
         (self.hi - self.lo + 1) as u64
     }
@@ -114,27 +140,10 @@ pub(crate) fn dense_tiles(
     cells: usize,
     outside: &dyn Fn() -> Result<(), WriteError>,
 ) -> Result<DenseTiles, WriteError> {
-    let ints = schema
-        .dimensions
-        .iter()
-        .map(IntCoords::of)
-        .collect::<Result<Vec<_>, _>>()?;
+    let ints = int_coords(schema)?;
     let coord = |j: usize, i: usize| ints[j].read(dims[j].value(i, ints[j].width));
     let mut axes = Vec::with_capacity(dims.len());
     for (j, d) in schema.dimensions.iter().enumerate() {
-        let (start, end) = match &d.domain {
-            Some((lo, hi)) => (ints[j].read(lo), ints[j].read(hi)),
-            None => {
-                return Err(WriteError::Input(format!(
-                    "dimension `{}` has no domain",
-                    d.name
-                )))
-            }
-        };
-        let extent = match &d.tile_extent {
-            Some(e) => ints[j].read(e).max(1),
-            None => end - start + 1,
-        };
         let (lo, hi) = (0..cells)
             .into_par_iter()
             .map(|i| (coord(j, i), coord(j, i)))
@@ -142,17 +151,73 @@ pub(crate) fn dense_tiles(
                 || (i128::MAX, i128::MIN),
                 |a, b| (a.0.min(b.0), a.1.max(b.1)),
             );
-        if lo < start || hi > end {
+        let axis = Axis::of(d, ints[j], lo, hi)?;
+        if lo < axis.domain.0 || hi > axis.domain.1 {
             outside()?;
         }
-        axes.push(Axis {
-            start,
-            extent,
-            lo,
-            hi,
-        });
+        axes.push(axis);
     }
     let slots = box_slots(schema, &axes, &coord, cells)?;
+    tiles_of_box(schema, axes, slots)
+}
+
+/// Lays out a box of cells given row-major, without coordinates: `bounds`
+/// (first and last coordinate per dimension) must lie in the domain.
+pub(crate) fn box_tiles(
+    schema: &ArraySchema,
+    bounds: &[(i128, i128)],
+) -> Result<DenseTiles, WriteError> {
+    tiles_of_box(schema, box_axes(schema, bounds)?, None)
+}
+
+/// The tiling of the box `bounds`, checked: one bound pair per dimension,
+/// each inside the domain.
+pub(crate) fn box_axes(
+    schema: &ArraySchema,
+    bounds: &[(i128, i128)],
+) -> Result<Vec<Axis>, WriteError> {
+    let ints = int_coords(schema)?;
+    if bounds.len() != schema.dimensions.len() {
+        return Err(WriteError::Input(format!(
+            "a box of {} dimensions for an array of {}",
+            bounds.len(),
+            schema.dimensions.len()
+        )));
+    }
+    let mut axes = Vec::with_capacity(bounds.len());
+    for (j, d) in schema.dimensions.iter().enumerate() {
+        let (lo, hi) = bounds[j];
+        let axis = Axis::of(d, ints[j], lo, hi)?;
+        if lo > hi || lo < axis.domain.0 || hi > axis.domain.1 {
+            return Err(WriteError::Input(format!(
+                "dimension `{}`: the box [{lo}, {hi}] is not inside the domain [{}, {}]",
+                d.name, axis.domain.0, axis.domain.1
+            )));
+        }
+        axes.push(axis);
+    }
+    Ok(axes)
+}
+
+/// The cells of the box `axes` spans (saturating: past the cap anyway).
+fn box_cells(axes: &[Axis]) -> u64 {
+    axes.iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.len()))
+        .unwrap_or(u64::MAX)
+}
+
+fn int_coords(schema: &ArraySchema) -> Result<Vec<IntCoords>, WriteError> {
+    schema.dimensions.iter().map(IntCoords::of).collect()
+}
+
+/// The space tiles of the box `axes` spans, each cell's place in the box
+/// (`slots`: where each place's cell is, when not in place).
+fn tiles_of_box(
+    schema: &ArraySchema,
+    axes: Vec<Axis>,
+    slots: Option<Vec<usize>>,
+) -> Result<DenseTiles, WriteError> {
+    let cells = box_cells(&axes);
     let order_of = |l: Layout| -> Vec<usize> {
         match l {
             Layout::ColMajor => (0..axes.len()).rev().collect(),
@@ -214,10 +279,7 @@ fn box_slots(
 ) -> Result<Option<Vec<usize>>, WriteError> {
     let row_major: Vec<usize> = (0..axes.len()).collect();
     let lens: Vec<u64> = axes.iter().map(|a| a.len()).collect();
-    let box_cells = lens
-        .iter()
-        .try_fold(1u64, |n, &l| n.checked_mul(l))
-        .unwrap_or(u64::MAX);
+    let box_cells = box_cells(axes);
     let key = |i: usize| -> u64 {
         let mut k = 0u64;
         for (j, a) in axes.iter().enumerate() {

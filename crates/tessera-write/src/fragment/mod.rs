@@ -12,6 +12,7 @@
 //! (tiles filtered into data files), `metadata` (the fragment metadata
 //! file).
 
+mod boxed;
 mod buffer;
 mod commit;
 mod dense;
@@ -25,7 +26,7 @@ use crate::name::now_ms;
 use crate::WriteError;
 use buffer::{FieldBuffer, FieldInfo};
 use commit::{commit, FragmentFolder};
-use dense::{dense_tiles, FILL};
+use dense::{box_tiles, dense_tiles, FILL};
 use files::{field_files, FieldFiles};
 use metadata::{fragment_metadata, FragmentFacts, Slot};
 use rayon::prelude::*;
@@ -139,6 +140,9 @@ pub struct FragmentWriter {
     written: usize,
     /// Set when the fragment replaces others (consolidation).
     consolidated: Option<Consolidated>,
+    /// The box of a dense write given without coordinates
+    /// ([`FragmentWriter::write_box`]).
+    dense_box: Option<Vec<(i128, i128)>>,
 }
 
 /// What a fragment that replaces others (consolidation) carries besides
@@ -195,6 +199,7 @@ impl FragmentWriter {
             parts: Vec::new(),
             written: 0,
             consolidated: None,
+            dense_box: None,
         })
     }
 
@@ -276,7 +281,8 @@ impl FragmentWriter {
     /// the same number of cells. A nullable attribute left out is null.
     /// Columns that do not fit the schema add nothing.
     pub fn write(&mut self, columns: &[Column]) -> Result<(), WriteError> {
-        let n = self.check(columns)?;
+        self.check_no_box()?;
+        let n = self.check_fields(columns, true)?;
         for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
             match columns.iter().find(|c| c.name == f.name) {
                 Some(c) => buf.append(c, n),
@@ -291,7 +297,8 @@ impl FragmentWriter {
     /// buffers are held as they are, not copied (a whole file read as one
     /// batch is not copied again).
     pub fn write_owned(&mut self, mut columns: Vec<Column>) -> Result<(), WriteError> {
-        let n = self.check(&columns)?;
+        self.check_no_box()?;
+        let n = self.check_fields(&columns, true)?;
         for (f, buf) in self.fields.iter().zip(&mut self.buffers) {
             match columns.iter().position(|c| c.name == f.name) {
                 Some(i) => buf.append_owned(columns.swap_remove(i), n),
@@ -302,8 +309,19 @@ impl FragmentWriter {
         self.keep_to_budget()
     }
 
-    /// The number of cells `columns` add, each checked against its field.
-    fn check(&self, columns: &[Column]) -> Result<usize, WriteError> {
+    /// Cells with coordinates do not join a box written without them.
+    fn check_no_box(&self) -> Result<(), WriteError> {
+        match self.dense_box {
+            Some(_) => Err(WriteError::Input(
+                "a box write is the only write of its fragment writer".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The number of cells `columns` add, each checked against its field;
+    /// `with_dimensions`: dimension columns are required.
+    fn check_fields(&self, columns: &[Column], with_dimensions: bool) -> Result<usize, WriteError> {
         let Some(first) = columns.first() else {
             return Ok(0);
         };
@@ -328,7 +346,7 @@ impl FragmentWriter {
                     )))
                 }
                 Some(c) => buf.check(f, c, n)?,
-                None if f.nullable || n == 0 => {}
+                None if f.nullable || n == 0 || (f.is_dimension && !with_dimensions) => {}
                 None => return Err(WriteError::Input(format!("field `{}` is missing", f.name))),
             }
         }
@@ -366,7 +384,10 @@ impl FragmentWriter {
         // A dense write checks its box against the domain (and looks for
         // the first cell outside only when the box leaves it), unless a
         // current domain narrows it.
-        if self.schema.array_type == ArrayType::Sparse || self.current_domain().is_some() {
+        let boxed = self.dense_box.is_some();
+        if !boxed
+            && (self.schema.array_type == ArrayType::Sparse || self.current_domain().is_some())
+        {
             self.check_domain()?;
         }
         let laid = match self.schema.array_type {
@@ -469,7 +490,10 @@ impl FragmentWriter {
     fn dense_layout(&self) -> Result<Layout, WriteError> {
         let dims = self.schema.dimensions.len();
         let outside = || self.check_domain();
-        let t = dense_tiles(&self.schema, &self.buffers[..dims], self.cells, &outside)?;
+        let t = match &self.dense_box {
+            Some(bounds) => box_tiles(&self.schema, bounds)?,
+            None => dense_tiles(&self.schema, &self.buffers[..dims], self.cells, &outside)?,
+        };
         let cell_at: std::borrow::Cow<'_, [usize]> = match &t.slots {
             None => (&t.order[..]).into(),
             Some(slots) => t
@@ -534,7 +558,7 @@ impl FragmentWriter {
                 )?;
                 let stats = laid
                     .tiles
-                    .iter()
+                    .par_iter()
                     .map(|r| tile_stats(f, &laid.cells[i], r.clone(), laid.order.as_deref()))
                     .collect();
                 Ok((files, stats))

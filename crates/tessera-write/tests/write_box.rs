@@ -1,0 +1,101 @@
+//! Dense writes given as a box ([`FragmentWriter::write_box`]): what they
+//! refuse, each with the array left as it was. (What they write is
+//! compared with libtiledb's bytes in `rewrite.rs`.)
+
+use std::path::PathBuf;
+use tessera_query::Column;
+use tessera_schema::json::schema_from_json;
+use tessera_schema::CellValNum;
+use tessera_tile::Datatype;
+use tessera_write::{create_array, FragmentWriter, WriteOptions};
+
+fn array(tag: &str, current_domain: bool) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tessera-box-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut schema = serde_json::json!({
+        "array_type": "dense",
+        "dimensions": [
+            {"name": "r", "type": "INT64", "domain": [0, 9], "tile_extent": 4},
+            {"name": "c", "type": "INT64", "domain": [0, 9], "tile_extent": 4},
+        ],
+        "attributes": [{"name": "v", "type": "INT32"}, {"name": "n", "type": "INT32", "nullable": true}],
+    });
+    if current_domain {
+        schema["current_domain"] = serde_json::json!([[0, 4], [0, 9]]);
+    }
+    create_array(&dir, &schema_from_json(&schema).unwrap(), None, None).unwrap();
+    dir
+}
+
+fn column(name: &str, values: &[i32]) -> Column {
+    Column {
+        name: name.into(),
+        is_dimension: false,
+        datatype: Datatype::Int32,
+        cell_val_num: CellValNum::Fixed(1),
+        data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        offsets: None,
+        validity: None,
+    }
+}
+
+fn fragments(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("__fragments")).map_or(0, |d| d.count())
+}
+
+#[test]
+fn refused_boxes_name_what_is_wrong_and_write_nothing() {
+    let dir = array("refused", false);
+    let refused = |bounds: &[(i128, i128)], cols: Vec<Column>| -> String {
+        let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
+        let e = w.write_box(bounds, cols).unwrap_err().to_string();
+        assert!(w.finish().unwrap().is_empty(), "{e}");
+        e
+    };
+    let e = refused(&[(0, 1), (0, 1)], vec![column("v", &[1, 2, 3])]);
+    assert!(e.contains("does not hold the 3 cells"), "{e}");
+    let e = refused(&[(8, 10), (0, 0)], vec![column("v", &[1, 2, 3])]);
+    assert!(
+        e.contains("dimension `r`") && e.contains("not inside the domain [0, 9]"),
+        "{e}"
+    );
+    let e = refused(
+        &[(0, 0), (0, 0)],
+        vec![column("r", &[1]), column("v", &[1])],
+    );
+    assert!(
+        e.contains("column `r`") && e.contains("dimensions take no column"),
+        "{e}"
+    );
+    let e = refused(&[(0, 0), (0, 0)], vec![column("n", &[1])]);
+    assert!(e.contains("field `v` is missing"), "{e}");
+    let e = refused(&[(0, 0)], vec![column("v", &[1])]);
+    assert!(e.contains("a box of 1 dimensions for an array of 2"), "{e}");
+    // After a box, nothing else joins the fragment.
+    let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
+    w.write_box(&[(0, 0), (0, 1)], vec![column("v", &[1, 2])])
+        .unwrap();
+    let e = w
+        .write_box(&[(1, 1), (0, 0)], vec![column("v", &[3])])
+        .unwrap_err();
+    assert!(e.to_string().contains("only write"), "{e}");
+    assert_eq!(fragments(&dir), 0);
+    assert_eq!(w.finish().unwrap().len(), 1);
+    assert_eq!(fragments(&dir), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_box_stays_in_the_current_domain() {
+    let dir = array("current", true);
+    let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
+    let e = w
+        .write_box(&[(3, 5), (0, 0)], vec![column("v", &[1, 2, 3])])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("outside the current domain [0, 4]"), "{e}");
+    w.write_box(&[(2, 4), (0, 0)], vec![column("v", &[1, 2, 3])])
+        .unwrap();
+    assert_eq!(w.finish().unwrap().len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
