@@ -44,9 +44,13 @@ pub fn create(py: Python<'_>, uri: &str, schema_json: &str, key: Option<&str>) -
 
 /// Writes the cells of the Arrow stream `data` (columns named as the
 /// array's fields) as a new fragment of the array at `uri`; returns the
-/// fragment names (several when `budget` cut a sparse write).
+/// fragment names (several when `budget` cut a sparse write). With
+/// `subarray` (per dimension in the schema's order, first and last
+/// coordinate), a dense write's box: `data` then holds only attributes,
+/// the box's cells in row-major order, and no coordinate is written or
+/// checked.
 #[pyfunction]
-#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None))]
+#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None, subarray=None))]
 pub fn write(
     py: Python<'_>,
     uri: &str,
@@ -54,6 +58,7 @@ pub fn write(
     timestamp: Option<u64>,
     key: Option<&str>,
     budget: Option<u64>,
+    subarray: Option<Vec<(i128, i128)>>,
 ) -> PyResult<Vec<String>> {
     let options = WriteOptions {
         timestamp,
@@ -65,6 +70,21 @@ pub fn write(
     py.detach(move || {
         staged(uri, move |at| {
             let mut writer = FragmentWriter::try_new(at, options)?;
+            if let Some(bounds) = subarray {
+                let batches = stream.collect::<Result<Vec<_>, _>>()?;
+                let schema = match batches.first() {
+                    Some(b) => b.schema(),
+                    None => return Err("no cells to write in the box".into()),
+                };
+                // One batch is taken as it is; several are joined once.
+                let batch = match &batches[..] {
+                    [one] => one.clone(),
+                    _ => arrow_select::concat::concat_batches(&schema, &batches)?,
+                };
+                let columns = tessera_write::arrow::columns_from_batch(&batch, writer.schema())?;
+                writer.write_box(&bounds, columns)?;
+                return Ok(writer.finish()?);
+            }
             for batch in stream {
                 let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
                 writer.write_owned(columns)?;

@@ -84,3 +84,37 @@ def test_write_refusals_leave_nothing_visible(scratch):
         assert len(T.df[:]) == 0
     with pytest.raises(TypeError):
         tessera.write(uri, 42)
+
+
+def test_dense_box_write_read_by_tiledb_py(scratch):
+    """A dense write given as a box and attributes only (no coordinates),
+    as TileDB-Py's ``A[2:6, 0:10] = data`` takes it."""
+    uri = str(scratch / "box")
+    tessera.create(uri, tessera.Schema(
+        dims=[tessera.Dimension("r", "INT32", (0, 9), 5), tessera.Dimension("c", "INT32", (0, 9), 5)],
+        attrs=[
+            tessera.Attribute("a", "FLOAT64", filters=[tessera.Filter("zstd", level=3)]),
+            tessera.Attribute("n", "INT32", nullable=True),
+        ],
+    ))
+    a = np.arange(40, dtype=np.float64).reshape(4, 10) / 4
+    n = pa.array([None if i % 3 == 0 else i for i in range(40)], pa.int32())
+    names = tessera.open(uri).write({"a": a, "n": n}, subarray={"c": (0, 9), "r": (2, 5)})
+    assert len(names) == 1
+    with tiledb.open(uri) as T:
+        got = T[2:6, 0:10]
+        np.testing.assert_array_equal(got["a"], a)
+    # The same box by position, in two record batches, into a second array.
+    uri2 = str(scratch / "box2")
+    tessera.create(uri2, tessera.open(uri).schema)
+    t = pa.table({"a": a.ravel(), "n": n})
+    tessera.write(uri2, pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=15)), subarray=[(2, 5), (0, 9)])
+    np.testing.assert_array_equal(tessera.open(uri2)[2:6, 0:10]["a"], a)
+    with tiledb.open(uri2) as T:
+        np.testing.assert_array_equal(T[2:6, 0:10]["a"], a)
+        np.testing.assert_array_equal(T.query(attrs=["n"])[2:6, 0:10]["n"].ravel(), n.to_numpy(zero_copy_only=False))
+    with pytest.raises(ValueError, match="lacks dimensions"):
+        tessera.write(uri2, {"a": a}, subarray={"r": (2, 5)})
+    with pytest.raises(tessera.TesseraError, match="does not hold"):
+        tessera.write(uri2, {"a": a}, subarray=[(2, 4), (0, 9)])
+    assert len(tessera.open(uri2).fragments) == 1

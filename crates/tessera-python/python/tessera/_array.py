@@ -145,12 +145,14 @@ class Array:
         """Half-open slices, numpy arrays by field (dense: shaped like the box)."""
         return _Query(self)[key]
 
-    def write(self, data, timestamp=None, budget=None):
+    def write(self, data, timestamp=None, budget=None, subarray=None):
         """Writes ``data`` (pyarrow, pandas, a dict of columns, any Arrow
-        stream) as a new fragment; returns the fragment names."""
+        stream) as a new fragment; returns the fragment names. A dense
+        write may give its box as ``subarray`` and only attributes
+        (see :func:`tessera.write`)."""
         from ._write import write
 
-        return write(self.uri, data, timestamp=timestamp, key=self._key, budget=budget)
+        return write(self.uri, data, timestamp=timestamp, key=self._key, budget=budget, subarray=subarray)
 
     # Context manager, as TileDB-Py's arrays.
 

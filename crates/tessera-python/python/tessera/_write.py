@@ -18,15 +18,56 @@ def create(uri, schema, key=None):
     _native.create(str(uri), schema, key)
 
 
-def write(uri, data, timestamp=None, key=None, budget=None):
+def write(uri, data, timestamp=None, key=None, budget=None, subarray=None):
     """Writes ``data`` as one new fragment of the array at ``uri`` (sparse:
     cells in any order; dense: cells covering a box exactly once); returns
     the fragment names. ``data``: a ``pyarrow.Table``, ``RecordBatch`` or
     ``RecordBatchReader``, a pandas DataFrame, a dict of columns, or any
     object with ``__arrow_c_stream__``; columns named as the array's
     dimensions and attributes. Nothing is visible until the commit file,
-    written last, exists."""
-    return _native.write(str(uri), _stream(data), timestamp, key, budget)
+    written last, exists.
+
+    A dense write may give its box instead of coordinates, as TileDB-Py's
+    ``A[lo:hi, ...] = data`` does: ``subarray`` maps each dimension to its
+    inclusive ``(first, last)`` coordinate (or lists them in the schema's
+    order), and ``data`` holds the attributes only, the box's cells in
+    row-major order (numpy arrays of any shape are taken in C order)::
+
+        tessera.write(uri, {"a": np.zeros((4, 10))}, subarray={"r": (2, 5), "c": (0, 9)})
+    """
+    bounds = None
+    if subarray is not None:
+        bounds = _box(uri, subarray, key)
+        if isinstance(data, dict):
+            data = {k: _flat(v) for k, v in data.items()}
+    return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds)
+
+
+def _box(uri, subarray, key):
+    """The box as ``[(first, last), ...]`` in the schema's dimension order."""
+    if not isinstance(subarray, dict):
+        return [(int(lo), int(hi)) for lo, hi in subarray]
+    from ._array import open as open_array
+
+    dims = [d.name for d in open_array(uri, key=key).schema.dims]
+    unknown = set(subarray) - set(dims)
+    if unknown:
+        raise ValueError(f"subarray names {sorted(unknown)}, not dimensions of the array ({dims})")
+    missing = [d for d in dims if d not in subarray]
+    if missing:
+        raise ValueError(f"subarray lacks dimensions {missing}: a box gives every dimension")
+    return [(int(subarray[d][0]), int(subarray[d][1])) for d in dims]
+
+
+def _flat(values):
+    """A column of the box: numpy arrays of any shape in C order."""
+    try:
+        import numpy as np
+    except ImportError:  # numpy is optional
+        return values
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        return np.ravel(values, order="C")
+    return values
 
 
 def _stream(data):
