@@ -24,14 +24,24 @@ impl Query<'_> {
         for d in &self.array.delete_conditions {
             Expr::from_stored(&d.condition).fields(&mut fields);
         }
-        let fields = &fields;
+        // The attributes a pruning condition reads tile metadata of.
+        let pruned: Option<Vec<String>> = self
+            .condition
+            .as_ref()
+            .filter(|_| self.tuning.prune)
+            .map(|c| {
+                let mut named = Vec::new();
+                c.fields(&mut named);
+                named
+            });
+        let (fields, pruned) = (&fields, pruned.as_deref());
         let wants: Vec<(&FragmentMetadata, SectionWants)> = self
             .array
             .fragments
             .iter()
             .enumerate()
             .filter(|&(fi, frag)| self.may_read(fi, frag))
-            .map(|(_, frag)| (frag, self.wants_of(frag, fields)))
+            .map(|(_, frag)| (frag, self.wants_of(frag, fields, pruned)))
             .collect();
         FragmentMetadata::fetch_sections(self.storage, &wants);
     }
@@ -47,8 +57,15 @@ impl Query<'_> {
         })
     }
 
-    /// The sections of `frag` a read of `fields` asks for.
-    fn wants_of(&self, frag: &FragmentMetadata, fields: &[String]) -> SectionWants {
+    /// The sections of `frag` a read of `fields` asks for, with the tile
+    /// metadata and summary a pruning condition reads (`pruned`: the
+    /// fields it names).
+    fn wants_of(
+        &self,
+        frag: &FragmentMetadata,
+        fields: &[String],
+        pruned: Option<&[String]>,
+    ) -> SectionWants {
         let schema = &frag.schema;
         let sparse = !frag.footer.dense;
         let mut tiles: Vec<Field> = fields
@@ -73,20 +90,15 @@ impl Query<'_> {
         if frag.footer.has_delete_meta {
             tiles.extend([Field::DeleteTimestamps, Field::DeleteConditionIndex]);
         }
-        let mut tile_metadata = Vec::new();
-        let pruning = self.condition.as_ref().filter(|_| self.tuning.prune);
-        if let Some(c) = pruning {
-            let mut named = Vec::new();
-            c.fields(&mut named);
-            tile_metadata = named
-                .iter()
-                .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
-                .map(Field::Attribute)
-                .collect();
-        }
+        let tile_metadata = pruned
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+            .map(Field::Attribute)
+            .collect();
         SectionWants {
             rtree: sparse,
-            summary: pruning.is_some(),
+            summary: pruned.is_some(),
             processed_conditions: !self.array.delete_conditions.is_empty(),
             tiles,
             tile_metadata,

@@ -70,13 +70,9 @@ impl FragmentWriter {
                 c.name
             )));
         }
-        super::dense::box_axes(&self.schema, bounds)?;
+        let axes = super::dense::box_axes(&self.schema, bounds)?;
         let n = self.check_fields(&columns, false)?;
-        let cells = bounds.iter().try_fold(1u128, |n, (lo, hi)| {
-            let len = u128::try_from(hi.checked_sub(*lo)?.checked_add(1)?).ok()?;
-            n.checked_mul(len)
-        });
-        if cells != Some(n as u128) {
+        if super::dense::box_cells(&axes) != n as u64 {
             return Err(WriteError::Input(format!(
                 "the box {bounds:?} does not hold the {n} cells of the columns"
             )));

@@ -200,7 +200,7 @@ pub(crate) fn box_axes(
 }
 
 /// The cells of the box `axes` spans (saturating: past the cap anyway).
-fn box_cells(axes: &[Axis]) -> u64 {
+pub(crate) fn box_cells(axes: &[Axis]) -> u64 {
     axes.iter()
         .try_fold(1u64, |n, a| n.checked_mul(a.len()))
         .unwrap_or(u64::MAX)
