@@ -2,6 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+#[allow(dead_code)] // not every test file compares schemas
+pub mod schema;
+
 /// The `testdata/` folder.
 pub fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
