@@ -8,10 +8,13 @@
 //! `xtask/fixtures/read.py` records what TileDB-Py reads back, both with the
 //! writing version and with the newest one. The newest reader's answer is
 //! the expectation; where the two disagree the case records both and why.
+//! `maintained` (`maintained.rs`) records libtiledb's own maintenance
+//! operations on the fixtures, for `tessera-cli`'s `tests/maintained.rs`.
 
 mod bench;
 mod dist;
 mod groups;
+mod maintained;
 mod maintenance;
 mod random;
 mod soma;
@@ -302,18 +305,7 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
         return reread(&root().join("testdata"));
     }
     let check = args.iter().any(|a| a == "--check");
-    let versions: Vec<&str> = {
-        let picked: Vec<&str> = args
-            .windows(2)
-            .filter(|w| w[0] == "--version")
-            .map(|w| w[1].as_str())
-            .collect();
-        if picked.is_empty() {
-            VERSIONS.to_vec()
-        } else {
-            picked
-        }
-    };
+    let versions = picked_versions(args);
     let only: Vec<&str> = args
         .windows(2)
         .filter(|w| w[0] == "--case")
@@ -333,6 +325,9 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
     if only == ["soma"] {
         return Ok(());
     }
+    if only == ["maintained"] {
+        return maintained::record(&versions);
+    }
     for v in versions {
         // Group fixtures: `--case groups` (or no --case) makes them.
         if only.is_empty() || only.contains(&"groups") {
@@ -341,7 +336,7 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
         let only: Vec<&str> = only
             .iter()
             .copied()
-            .filter(|c| *c != "groups" && *c != "soma")
+            .filter(|c| !["groups", "soma", "maintained"].contains(c))
             .collect();
         if only.is_empty() && args.iter().any(|a| a == "groups") {
             continue;
@@ -377,7 +372,25 @@ fn fixtures(args: &[String]) -> Result<(), Error> {
     if check && drift > 0 {
         return Err(format!("{drift} case(s) drifted from the committed testdata").into());
     }
+    // libtiledb's maintenance operations on the new fixtures.
+    if !check && (only.is_empty() || only.contains(&"maintained")) {
+        maintained::record(&picked_versions(args))?;
+    }
     Ok(())
+}
+
+/// The releases `--version V` names, or every pinned one.
+fn picked_versions(args: &[String]) -> Vec<&str> {
+    let picked: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--version")
+        .map(|w| w[1].as_str())
+        .collect();
+    if picked.is_empty() {
+        VERSIONS.to_vec()
+    } else {
+        picked
+    }
 }
 
 /// Fuzz targets under `fuzz/` (cargo-fuzz, nightly).
@@ -497,6 +510,7 @@ fn main() {
         Some("bench-write") => bench::bench_write(&args[1..]),
         Some("dist") => dist::dist(),
         Some("check-writes") => writes::check_writes(),
+        Some("maintained") => maintained::record(&picked_versions(&args[1..])),
         Some("bench-consolidate") => bench::bench_consolidate(&args[1..]),
         Some("bench-s3") => bench::bench_s3(&args[1..]),
         Some("bench-python") => bench::bench_python(&args[1..]),
@@ -505,11 +519,15 @@ fn main() {
         Some("check-consolidation") => ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"]
             .iter()
             .try_for_each(|r| maintenance::check_fragment_consolidation(r)),
+        // The maintenance part of check-writes alone.
+        Some("check-maintenance") => VERSIONS
+            .iter()
+            .try_for_each(|r| maintenance::check_maintenance(r)),
         // The groups part of check-writes alone.
         Some("check-groups") => ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"]
             .iter()
             .try_for_each(|r| groups::check_groups(r)),
-        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--delay MS] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes | cargo xtask check-groups | cargo xtask check-consolidation".into()),
+        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--delay MS] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes | cargo xtask maintained [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");
