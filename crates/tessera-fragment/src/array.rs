@@ -132,12 +132,29 @@ impl OpenArray {
         }
         let mut log = CommitLog::read(storage, &folders, start, end)?;
         let (visible, skipped) = folders.visible_fragments(storage, &log, start, end);
+        let footers = folders.consolidated_footers(storage, key.as_ref())?;
+        // Where requests cost a round trip, the footers not consolidated
+        // and the schema files are fetched together first (a schema file
+        // comes whole in its tail when no larger than one).
+        let prefetched = storage.prefers_batches().then(|| {
+            let files = visible
+                .iter()
+                .filter(|(_, name, _)| !footers.contains_key(name))
+                .map(|(_, _, p)| p.join(crate::metadata::FRAGMENT_METADATA_FILE))
+                .chain(schema_files.iter().map(|f| path.join(&f.relative_path)))
+                .collect();
+            crate::prefetch::Prefetched::tails(storage, files, crate::metadata::FOOTER_READ)
+        });
+        let loader: &dyn Storage = match &prefetched {
+            Some(p) => p,
+            None => storage,
+        };
         // Schemas: every one a visible fragment names, and the one in force.
         let current = schema_at(&schema_files, end)
             .expect("schema files are not empty")
             .clone();
         let mut schemas: HashMap<String, Arc<ArraySchema>> = HashMap::new();
-        let load = |f: &SchemaFile| load_schema(storage, path, f, key.as_ref()).map(Arc::new);
+        let load = |f: &SchemaFile| load_schema(loader, path, f, key.as_ref()).map(Arc::new);
         let schema = load(&current)?;
         schemas.insert(current.name.clone(), schema.clone());
         for f in &schema_files {
@@ -148,22 +165,7 @@ impl OpenArray {
                 }
             }
         }
-        let footers = folders.consolidated_footers(storage, key.as_ref())?;
         let lookup = |n: &str| schemas.get(n).cloned();
-        // Where requests cost a round trip, the footers not consolidated
-        // are fetched together first.
-        let prefetched = storage.prefers_batches().then(|| {
-            let files = visible
-                .iter()
-                .filter(|(_, name, _)| !footers.contains_key(name))
-                .map(|(_, _, p)| p.join(crate::metadata::FRAGMENT_METADATA_FILE))
-                .collect();
-            crate::prefetch::Prefetched::tails(storage, files, crate::metadata::FOOTER_READ)
-        });
-        let loader: &dyn Storage = match &prefetched {
-            Some(p) => p,
-            None => storage,
-        };
         let loaded: Vec<Result<FragmentMetadata, FragmentError>> = visible
             .par_iter()
             .map(|(_, name, p)| {

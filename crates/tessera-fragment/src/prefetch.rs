@@ -1,7 +1,7 @@
-//! Footers fetched as one batch before fragments load, on storage where a
-//! request costs a round trip: the loaders then find each fragment's
-//! file tail already read instead of reading it from one rayon thread at
-//! a time.
+//! Footers (and schema files) fetched as one batch before fragments load,
+//! on storage where a request costs a round trip: the loaders then find
+//! each fragment's file tail already read instead of reading it from one
+//! rayon thread at a time, and a schema file no larger than a tail whole.
 
 use std::collections::HashMap;
 use std::io;
@@ -56,6 +56,17 @@ impl Storage for Prefetched<'_> {
         self.inner.read_batch(requests)
     }
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        // A tail holding the whole file is the file.
+        if let Ok(mut tails) = self.tails.lock() {
+            if tails
+                .get(path)
+                .is_some_and(|(size, t)| *size == t.len() as u64)
+            {
+                if let Some((_, whole)) = tails.remove(path) {
+                    return Ok(whole);
+                }
+            }
+        }
         self.inner.read_all(path)
     }
     fn prefers_batches(&self) -> bool {

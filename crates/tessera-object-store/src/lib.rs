@@ -13,7 +13,9 @@
 //! hand it their whole read plan ([`Storage::read_batch`],
 //! [`Storage::read_tails`]), and it merges neighbouring ranges of a file
 //! ([`plan`]), reads overlapping ranges once, and keeps many requests in
-//! flight at once; each folder is listed once per storage; a footer comes
+//! flight at once; each folder is listed once per storage, and a folder
+//! whose whole subtree fits in one page of a listing (an array) is listed
+//! with everything below it in one request; a footer comes
 //! with the file's size in one suffix request. Throttling and transient
 //! failures are retried with backoff by `object_store`'s client; the rest
 //! are errors naming the URI and the store's answer.
@@ -35,6 +37,7 @@
 //! ```
 
 mod error;
+mod listing;
 pub mod plan;
 mod publish;
 mod stage;

@@ -1,5 +1,6 @@
 //! [`ObjectStorage`]: tessera's [`Storage`] over one object store.
 
+use crate::listing::Listings;
 use crate::plan::Plan;
 use crate::uri::ObjectUri;
 use crate::ObjectStoreError;
@@ -7,7 +8,6 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
-use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,10 @@ use tessera_tile::storage::{DirEntry, Storage};
 /// tens of milliseconds of latency behind each other, few enough that a
 /// store does not throttle one reader.
 pub const DEFAULT_CONCURRENCY: usize = 64;
+
+/// Objects in one page of a listing (S3's and GCS's default): a subtree
+/// listed whole must fit in it.
+const SUBTREE_PAGE: usize = 1000;
 
 /// One request sent to the store, as [`ObjectStorage::requests`] records
 /// it: for tests and benchmarks that count and compare request sequences.
@@ -75,7 +79,7 @@ impl Drop for Shared {
 pub struct ObjectStorage {
     shared: Arc<Shared>,
     concurrency: usize,
-    listings: Arc<Mutex<HashMap<String, Vec<DirEntry>>>>,
+    listings: Arc<Mutex<Listings>>,
 }
 
 impl std::fmt::Debug for ObjectStorage {
@@ -269,19 +273,24 @@ impl ObjectStorage {
     /// subfolder (`a/__commits/x.wrt` makes `__commits` appear in `a`).
     fn forget_listing(&self, path: &Path) {
         if let Ok(mut l) = self.listings.lock() {
-            for folder in path.ancestors().skip(1) {
-                l.remove(&folder_id(folder));
-            }
+            l.forget(&folder_id(path));
         }
     }
 
-    /// The listing of `folder`, from the ones kept or one `LIST`.
+    /// The listing of `folder`, from the ones kept, or one `LIST` of its
+    /// whole subtree where that fits in a page (keeping every folder's
+    /// below it), or else one `LIST` of the folder.
     fn listing(&self, folder: &Path) -> io::Result<Vec<DirEntry>> {
         let id = folder_id(folder);
         if let Some(l) = self.listings.lock().expect("listings lock").get(&id) {
-            return Ok(l.clone());
+            return Ok(l);
         }
         let key = self.key(folder)?;
+        if let Some(objects) = self.list_subtree(&key) {
+            let mut listings = self.listings.lock().expect("listings lock");
+            listings.insert_tree(&id, &objects);
+            return Ok(listings.get(&id).unwrap_or_default());
+        }
         let (call, store) = (self.call(), self.shared.store.clone());
         self.log(call, "LIST", &key, String::new());
         let uri = self.uri_of(&key);
@@ -293,7 +302,7 @@ impl ObjectStorage {
                 .await
                 .map_err(|e| failed("LIST", &uri, e))
         })?;
-        let mut entries: Vec<DirEntry> = listed
+        let entries: Vec<DirEntry> = listed
             .common_prefixes
             .iter()
             .filter_map(|p| p.filename())
@@ -310,13 +319,42 @@ impl ObjectStorage {
                 })
             }))
             .collect();
-        entries.sort();
-        entries.dedup_by(|a, b| a.name == b.name);
-        self.listings
-            .lock()
-            .expect("listings lock")
-            .insert(id, entries.clone());
-        Ok(entries)
+        let mut listings = self.listings.lock().expect("listings lock");
+        listings.insert(id.clone(), entries);
+        Ok(listings.get(&id).unwrap_or_default())
+    }
+
+    /// Every object below `key` (its key relative to `key`, and size) from
+    /// one recursive `LIST`, or `None` when they fill a page (more may
+    /// follow: the caller lists the folder alone instead) or the store
+    /// cannot list recursively.
+    fn list_subtree(&self, key: &Key) -> Option<Vec<(String, u64)>> {
+        let (call, store) = (self.call(), self.shared.store.clone());
+        self.log(call, "LIST", key, "whole subtree".into());
+        let prefix = key.clone();
+        let objects: Vec<object_store::ObjectMeta> = self
+            .run(async move {
+                let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
+                store
+                    .list(prefix.as_ref())
+                    .take(SUBTREE_PAGE)
+                    .try_collect()
+                    .await
+                    .map_err(io::Error::other)
+            })
+            .ok()?;
+        if objects.len() >= SUBTREE_PAGE {
+            return None;
+        }
+        let below = |o: &object_store::ObjectMeta| {
+            let full = o.location.as_ref();
+            let rel = match key.as_ref() {
+                "" => full,
+                k => full.strip_prefix(k)?.strip_prefix('/')?,
+            };
+            Some((rel.to_string(), o.size))
+        };
+        Some(objects.iter().filter_map(below).collect())
     }
 
     /// The entry `path` names in its folder's listing.
