@@ -5,10 +5,13 @@
 
 use std::ops::Range;
 
-/// Neighbouring ranges closer than this are fetched as one request: at
-/// tens of milliseconds a round trip and a few hundred MB/s, a quarter
-/// MiB of unwanted bytes costs less than another request.
-pub const COALESCE_GAP: u64 = 256 << 10;
+/// Neighbouring ranges closer than this are fetched as one request:
+/// `object_store`'s own default for coalescing ranges (1 MiB). At tens of
+/// milliseconds and a fraction of a cent per thousand requests, a MiB of
+/// unwanted bytes (a few milliseconds at a few hundred MB/s) costs less
+/// than another request; a read of a small part of a sparse array skips
+/// gaps of a few tiles between the ones it needs.
+pub const COALESCE_GAP: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
 
 /// A merged request grows no larger than this (a single wanted range
 /// larger than it is fetched whole): large requests are fetched in
