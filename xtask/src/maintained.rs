@@ -49,13 +49,24 @@ pub fn operations(release: &str) -> Vec<Value> {
         json!({"id": "delete-sparse_2d", "path": array("sparse_2d"), "kind": "delete",
             "cond": "i < 0 or f > 0.5"}),
     ];
-    // An encrypted array, with the key `xtask/fixtures/generate.py` wrote it with.
+    // Encrypted arrays, with the key `xtask/fixtures/generate.py` wrote them with.
     let key = "3031323334353637383961626364654630313233343536373839616263646546";
+    let fragments = array("encrypted_fragments");
     ops.extend([
         json!({"id": "meta-encrypted", "path": array("encrypted"), "kind": "meta", "key": key,
             "set": metadata_entries(), "delete": ["str"]}),
         json!({"id": "delete-encrypted", "path": array("encrypted"), "kind": "delete",
             "key": key, "cond": "d > 40 or a < 0.5"}),
+        json!({"id": "fragments-encrypted_fragments", "path": fragments, "key": key,
+            "kind": "consolidate", "mode": "fragments", "with_timestamps": false,
+            "purge_deleted": false, "window": null, "every_time": false}),
+        json!({"id": "fragments-encrypted_fragments-with_timestamps", "path": fragments,
+            "key": key, "kind": "consolidate", "mode": "fragments", "with_timestamps": true,
+            "purge_deleted": false, "window": null, "every_time": true}),
+        json!({"id": "fragment_meta-encrypted_fragments", "path": fragments, "key": key,
+            "kind": "consolidate", "mode": "fragment_meta", "every_time": true}),
+        json!({"id": "commits-encrypted_fragments", "path": fragments, "key": key,
+            "kind": "consolidate", "mode": "commits"}),
     ]);
     // Enumerations from libtiledb 2.17; a current domain from 2.26.
     if release >= "0.23" {

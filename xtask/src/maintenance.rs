@@ -52,9 +52,9 @@ fn check_operation(release: &str, spec: &Value) -> Result<(), Error> {
         ("meta", _) => ("check_meta.py", vec![spec.to_string()]),
         ("evolve", _) => ("check_evolve.py", vec![spec.to_string()]),
         ("delete", _) => ("check_delete.py", vec![spec.to_string()]),
-        (_, Some("commits")) => ("check_commits.py", vec![]),
+        (_, Some("commits")) => ("check_commits.py", vec![spec.to_string()]),
         (_, Some("array_meta")) => ("check_meta_consolidation.py", vec![]),
-        (_, Some("fragment_meta")) => ("check_fragment_meta.py", vec![]),
+        (_, Some("fragment_meta")) => ("check_fragment_meta.py", vec![spec.to_string()]),
         (_, Some("fragments")) => ("check_consolidation.py", vec![spec.to_string()]),
         _ => return Err(format!("unknown operation {spec}").into()),
     };
@@ -93,17 +93,17 @@ fn apply(spec: &Value, copy: &Path) -> Result<(), Error> {
             Ok(())
         }
         (_, Some("commits")) => {
-            tessera_write::commits::consolidate_commits(copy, None)?;
+            tessera_write::commits::consolidate_commits(copy, key_of(spec)?)?;
             tessera_write::commits::vacuum_commits(copy)?;
             Ok(())
         }
         (_, Some("array_meta")) => {
-            tessera_write::metadata::consolidate_metadata(copy, None)?;
+            tessera_write::metadata::consolidate_metadata(copy, key_of(spec)?)?;
             tessera_write::metadata::vacuum_metadata(copy)?;
             Ok(())
         }
         (_, Some("fragment_meta")) => {
-            tessera_write::fragment_meta::consolidate_fragment_meta(copy, None)?;
+            tessera_write::fragment_meta::consolidate_fragment_meta(copy, key_of(spec)?)?;
             tessera_write::fragment_meta::vacuum_fragment_meta(copy)?;
             Ok(())
         }
@@ -193,6 +193,7 @@ fn consolidate_fragments(spec: &Value, copy: &Path) -> Result<(), Error> {
         window,
         with_timestamps: spec["with_timestamps"] == true,
         purge_deleted: spec["purge_deleted"] == true,
+        key: key_of(spec)?,
         ..ConsolidateOptions::default()
     };
     consolidate_fragments(copy, &options, &mut |_| {})?;
