@@ -14,7 +14,9 @@
 //! (a folder without a commit is invisible) and the vacuum file last.
 
 use crate::atomic::write_whole;
-use crate::fragment::{Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions};
+use crate::fragment::{
+    BandedFragmentWriter, Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions,
+};
 use crate::name::uuid;
 use crate::WriteError;
 use std::path::Path;
@@ -45,10 +47,12 @@ pub struct ConsolidateOptions {
     pub purge_deleted: bool,
     /// The array's AES-256-GCM key.
     pub key: Option<EncryptionKey>,
-    /// Memory for a sparse consolidation, in bytes (default 1 GiB): the
-    /// cells are read in batches of a third of it, in global order, and
-    /// written out tile by tile as they come. (A dense consolidation, and
-    /// a purge, hold the fragments' cells whole.)
+    /// Memory for a consolidation, in bytes (default 1 GiB): a sparse
+    /// one reads the cells in batches of a third of it, in global order,
+    /// and writes them out tile by tile as they come; a dense one reads
+    /// its box in bands of whole space tiles of about a third of it (one
+    /// row of tiles at least) and writes each band's tiles before reading
+    /// the next. (A purge holds the fragments' cells whole.)
     pub budget: Option<u64>,
 }
 
@@ -192,7 +196,6 @@ pub fn consolidate_fragments(
     let reader = ConsolidationRead {
         array,
         union,
-        dense,
         timestamps,
     };
     let write_options = WriteOptions {
@@ -206,14 +209,20 @@ pub fn consolidate_fragments(
     let writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
     let mut cells = 0;
     let names = if dense {
-        // The box read row-major, without coordinates: the box places the
-        // cells.
+        // The box read band by band of whole space tiles, row-major,
+        // without coordinates (the band places the cells), each band's
+        // tiles written before the next is read.
         opened.delete_conditions.clear();
-        let columns = reader.read(&opened)?;
-        cells += columns.first().map_or(0, Column::cell_count);
-        let mut writer = writer;
-        writer.write_box(&reader.bounds(&opened.schema)?, columns)?;
-        writer.finish_observed(&mut || on_step(Step::FragmentWritten))?
+        let bounds = reader.bounds(&opened.schema)?;
+        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
+        let band_cells = (budget / 3) / cell_bytes(&opened.schema);
+        let mut banded = BandedFragmentWriter::new(writer, &bounds, band_cells)?;
+        for band in banded.bands().to_vec() {
+            let columns = reader.read_band(&opened, &band)?;
+            cells += columns.first().map_or(0, Column::cell_count);
+            banded.write_band(columns)?;
+        }
+        banded.finish_observed(&mut || on_step(Step::FragmentWritten))?
     } else if options.purge_deleted {
         opened.delete_conditions.retain(|d| d.timestamp <= b);
         let kept = reader.read(&opened)?;
@@ -260,15 +269,33 @@ pub fn consolidate_fragments(
     }))
 }
 
-/// The default memory for a sparse consolidation.
+/// The default memory for a consolidation.
 const DEFAULT_BUDGET: u64 = 1 << 30;
+
+/// Bytes a dense cell takes, held once: its attributes' fixed parts (a
+/// var-sized one counted as its offset and 8 bytes of values), validity
+/// bytes. A band of cells is read, laid out into tiles and filtered, so
+/// a third of the budget goes to each.
+fn cell_bytes(schema: &ArraySchema) -> u64 {
+    let bytes: u64 = schema
+        .attributes
+        .iter()
+        .map(|a| {
+            let fixed = match a.cell_val_num {
+                tessera_schema::CellValNum::Fixed(n) => a.datatype.size() * n as u64,
+                _ => 16,
+            };
+            fixed + a.nullable as u64
+        })
+        .sum();
+    bytes.max(1)
+}
 
 /// How the fragments to consolidate are read.
 struct ConsolidationRead<'p> {
     array: &'p Path,
-    /// The fragments' bounding box (a dense array's is read whole).
+    /// The fragments' bounding box (a dense consolidation's box).
     union: Vec<Range1D>,
-    dense: bool,
     /// Every version of each cell, with its timestamp (sparse).
     timestamps: bool,
 }
@@ -288,21 +315,35 @@ impl ConsolidationRead<'_> {
             .collect()
     }
 
-    /// Every cell of the fragments `opened` holds: a dense array's box in
-    /// row-major order, a sparse array's cells in global order.
+    /// Every cell of the sparse fragments `opened` holds, in global order.
     fn read(&self, opened: &OpenArray) -> Result<Vec<Column>, WriteError> {
-        let mut query = Query::new(&LocalFs, opened).versions(self.timestamps);
-        query = match self.dense {
-            true => {
-                let dims = &opened.schema.dimensions;
-                let q = query.layout(Layout::RowMajor).dimensions(false);
-                self.union.iter().zip(dims).fold(q, |q, (r, d)| {
-                    let key = |b: &[u8]| tessera_query::Key::decode(d.datatype, b);
-                    q.range(&d.name, key(&r.lo), key(&r.hi))
-                })
-            }
-            false => query.layout(Layout::GlobalOrder),
-        };
+        let query = Query::new(&LocalFs, opened)
+            .versions(self.timestamps)
+            .layout(Layout::GlobalOrder);
+        let result = query
+            .execute()
+            .map_err(|e| WriteError::refused(self.array, e))?;
+        Ok(result.columns)
+    }
+
+    /// The cells of the dense box `band` (first and last coordinate per
+    /// dimension), row-major, without coordinates.
+    fn read_band(
+        &self,
+        opened: &OpenArray,
+        band: &[(i128, i128)],
+    ) -> Result<Vec<Column>, WriteError> {
+        let dims = &opened.schema.dimensions;
+        let query = Query::new(&LocalFs, opened)
+            .layout(Layout::RowMajor)
+            .dimensions(false);
+        let query = band.iter().zip(dims).fold(query, |q, (&(lo, hi), d)| {
+            q.range(
+                &d.name,
+                tessera_query::Key::Int(lo),
+                tessera_query::Key::Int(hi),
+            )
+        });
         let result = query
             .execute()
             .map_err(|e| WriteError::refused(self.array, e))?;

@@ -27,9 +27,10 @@ pub struct Args {
     /// fragments delete (libtiledb's `sm.consolidation.purge_deleted_cells`).
     #[arg(long)]
     pub purge_deleted: bool,
-    /// Fragments: memory for a sparse consolidation (e.g. 256M, 2G;
-    /// default 1G): cells are read in batches of a third of it and written
-    /// out tile by tile. A dense consolidation holds its box whole.
+    /// Fragments: memory for the consolidation (e.g. 256M, 2G; default
+    /// 1G): sparse cells are read in batches of a third of it and written
+    /// out tile by tile; a dense box is read and written in bands of whole
+    /// space tiles of about a third of it.
     #[arg(long, value_parser = parse_size)]
     pub budget: Option<u64>,
 }

@@ -97,7 +97,10 @@ impl FragmentWriter {
     }
 
     /// libtiledb refuses a write outside the current domain.
-    fn check_box_in_current_domain(&self, bounds: &[(i128, i128)]) -> Result<(), WriteError> {
+    pub(super) fn check_box_in_current_domain(
+        &self,
+        bounds: &[(i128, i128)],
+    ) -> Result<(), WriteError> {
         let Some(rect) = self.current_domain() else {
             return Ok(());
         };

@@ -249,14 +249,7 @@ fn tiles_of_box(
             let tile = unravel(t as u64, &tile_counts, &tile_order);
             fill_tile(&axes, &tile, &cell_order, out);
         });
-    let non_empty_domain = axes
-        .iter()
-        .zip(&schema.dimensions)
-        .map(|(a, d)| Range1D {
-            lo: bytes_of(d, a.lo),
-            hi: bytes_of(d, a.hi),
-        })
-        .collect();
+    let non_empty_domain = box_domain(schema, &axes);
     Ok(DenseTiles {
         order,
         slots,
@@ -266,6 +259,17 @@ fn tiles_of_box(
         non_empty_domain,
         cells_per_tile,
     })
+}
+
+/// The box `axes` spans, as a non-empty domain.
+pub(crate) fn box_domain(schema: &ArraySchema, axes: &[Axis]) -> Vec<Range1D> {
+    axes.iter()
+        .zip(&schema.dimensions)
+        .map(|(a, d)| Range1D {
+            lo: bytes_of(d, a.lo),
+            hi: bytes_of(d, a.hi),
+        })
+        .collect()
 }
 
 /// The written cell at each position of the box (row-major), checked: no
@@ -388,4 +392,38 @@ fn fill_tile(axes: &[Axis], tile: &[u64], cell_order: &[usize], out: &mut [usize
             cell[j] = 0;
         }
     }
+}
+
+/// The box `bounds` cut into bands a dense fragment can be written in one
+/// after another: slabs along the outermost dimension of the tile order
+/// (the first for row-major, the last for col-major), each of whole space
+/// tiles along it (clipped to the box), so that each band's tiles follow
+/// the previous band's in the fragment's tile order. A band holds at most
+/// `max_cells` cells, or one row of tiles where that is more.
+pub(crate) fn box_bands(
+    schema: &ArraySchema,
+    bounds: &[(i128, i128)],
+    max_cells: u64,
+) -> Result<Vec<Vec<(i128, i128)>>, WriteError> {
+    let axes = box_axes(schema, bounds)?;
+    let outer = match schema.tile_order {
+        Layout::ColMajor => axes.len() - 1,
+        _ => 0,
+    };
+    let a = &axes[outer];
+    // Cells in a band one coordinate thick along the outer dimension.
+    let slice = box_cells(&axes) / a.len();
+    let tile_rows_per_band = (max_cells / slice.max(1) / a.extent as u64).max(1) as i128;
+    let mut bands = Vec::new();
+    let mut lo = a.lo;
+    while lo <= a.hi {
+        let tile = (lo - a.start) / a.extent;
+        let end = a.start + (tile + tile_rows_per_band) * a.extent - 1;
+        let hi = end.min(a.hi);
+        let mut band = bounds.to_vec();
+        band[outer] = (lo, hi);
+        bands.push(band);
+        lo = hi + 1;
+    }
+    Ok(bands)
 }

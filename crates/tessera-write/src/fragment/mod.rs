@@ -8,10 +8,13 @@
 //! reader sees the fragment, so a crash leaves nothing visible.
 //!
 //! One concern a file: `buffer` (the cells held), `sparse` and `dense` (the
-//! two layouts), `stats` (tile metadata as libtiledb computes it), `files`
-//! (tiles filtered into data files), `metadata` (the fragment metadata
-//! file).
+//! two layouts), `boxed` (a dense write given as a box), `stats` (tile
+//! metadata as libtiledb computes it), `files` (tiles filtered into data
+//! files), `metadata` (the fragment metadata file), `stream` and `bands`
+//! (a sparse fragment written as its sorted cells come, a dense one band
+//! of tiles after another).
 
+mod bands;
 mod boxed;
 mod buffer;
 mod commit;
@@ -24,6 +27,7 @@ mod stream;
 
 use crate::name::now_ms;
 use crate::WriteError;
+pub(crate) use bands::BandedFragmentWriter;
 use buffer::{FieldBuffer, FieldInfo};
 use commit::{commit, FragmentFolder};
 use dense::{box_tiles, dense_tiles, FILL};
