@@ -65,6 +65,13 @@ fn consolidated_fragments_read_as_before() {
         ("deletes", &["--with-timestamps"][..]),
         ("deletes_overwritten", &["--with-timestamps"][..]),
         ("deletes_overwritten", &["--purge-deleted"][..]),
+        // Purged in batches of a few cells: the reads with and without
+        // the deletes walked side by side across batches.
+        (
+            "deletes_overwritten",
+            &["--purge-deleted", "--budget", "600"][..],
+        ),
+        ("deletes", &["--purge-deleted", "--budget", "600"][..]),
         ("sparse_strings", &[][..]),
         // Batches of a few KiB: the fragment written tile by tile over many.
         (

@@ -22,7 +22,7 @@ use crate::WriteError;
 use std::path::Path;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
-use tessera_query::{Column, Query};
+use tessera_query::{Batches, Column, Query};
 use tessera_schema::{ArraySchema, Range1D};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::{ArrayType, Layout};
@@ -52,7 +52,8 @@ pub struct ConsolidateOptions {
     /// and writes them out tile by tile as they come; a dense one reads
     /// its box in bands of whole space tiles of about a third of it (one
     /// row of tiles at least) and writes each band's tiles before reading
-    /// the next. (A purge holds the fragments' cells whole.)
+    /// the next. (A purge holds, besides, the newest deleted version of
+    /// each cell the deletes hit.)
     pub budget: Option<u64>,
 }
 
@@ -189,10 +190,7 @@ pub fn consolidate_fragments(
     let timestamps = !dense && (options.with_timestamps || options.purge_deleted);
     let replaced: Vec<String> = selected.iter().map(|f| f.name.clone()).collect();
     let union = non_empty_union(&opened, &selected);
-    // Read only the fragments to consolidate, as of the window's end.
-    opened.fragments.retain(|f| replaced.contains(&f.name));
-    opened.timestamp_start = a;
-    opened.timestamp_end = b;
+    narrow(&mut opened, &replaced, (a, b));
     let reader = ConsolidationRead {
         array,
         union,
@@ -224,29 +222,38 @@ pub fn consolidate_fragments(
         }
         banded.finish_observed(&mut || on_step(Step::FragmentWritten))?
     } else if options.purge_deleted {
-        opened.delete_conditions.retain(|d| d.timestamp <= b);
-        let kept = reader.read(&opened)?;
+        // Every version, and the versions the deletes keep (as of the
+        // window's end), side by side; then the kept ones again, written.
+        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
+        let mut with_deletes = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key)
+            .map_err(|e| WriteError::refused(array, e))?;
+        narrow(&mut with_deletes, &replaced, (a, b));
+        with_deletes.delete_conditions.retain(|d| d.timestamp <= b);
         opened.delete_conditions.clear();
-        let all = reader.read(&opened)?;
-        let columns = purged(&opened.schema, all, kept);
-        let mut writer = writer;
-        for batch in columns {
-            cells += batch.first().map_or(0, Column::cell_count);
-            writer.write_owned(batch)?;
+        let refused = |e| WriteError::refused(array, e);
+        let dims = opened.schema.dimensions.len();
+        let deleted = crate::purge::deleted_versions(
+            reader.batches(&opened, budget / 6)?,
+            reader.batches(&with_deletes, budget / 6)?,
+            dims,
+        )
+        .map_err(refused)?;
+        let mut sorted = SortedFragmentWriter::new(writer)?;
+        for batch in reader.batches(&with_deletes, budget / 3)? {
+            let batch = batch.map_err(refused)?;
+            for run in crate::purge::kept_runs(&opened.schema, &batch.columns, &deleted) {
+                cells += run.first().map_or(0, Column::cell_count);
+                sorted.write_owned(run)?;
+            }
         }
-        writer.finish_observed(&mut || on_step(Step::FragmentWritten))?
+        sorted.finish_observed(&mut || on_step(Step::FragmentWritten))?
     } else {
         // Deletes stay commits, applied by readers (to each version by its
         // timestamp, or, without timestamps, to none of these cells).
         opened.delete_conditions.clear();
         let mut sorted = SortedFragmentWriter::new(writer)?;
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
-        let batches = Query::new(&LocalFs, &opened)
-            .versions(timestamps)
-            .layout(Layout::GlobalOrder)
-            .batches(budget / 3)
-            .map_err(|e| WriteError::refused(array, e))?;
-        for batch in batches {
+        for batch in reader.batches(&opened, budget / 3)? {
             let batch = batch.map_err(|e| WriteError::refused(array, e))?;
             cells += batch.cell_count;
             sorted.write_owned(batch.columns)?;
@@ -267,6 +274,14 @@ pub fn consolidate_fragments(
         replaced,
         cells,
     }))
+}
+
+/// Has `opened` read only the fragments to consolidate (`replaced`), as
+/// of the end of their time range `(a, b)`.
+fn narrow(opened: &mut OpenArray, replaced: &[String], (a, b): (u64, u64)) {
+    opened.fragments.retain(|f| replaced.contains(&f.name));
+    opened.timestamp_start = a;
+    opened.timestamp_end = b;
 }
 
 /// The default memory for a consolidation.
@@ -315,15 +330,14 @@ impl ConsolidationRead<'_> {
             .collect()
     }
 
-    /// Every cell of the sparse fragments `opened` holds, in global order.
-    fn read(&self, opened: &OpenArray) -> Result<Vec<Column>, WriteError> {
-        let query = Query::new(&LocalFs, opened)
+    /// The cells of the sparse fragments `opened` holds, in global order,
+    /// in batches of about `budget` bytes.
+    fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<Batches<'o>, WriteError> {
+        Query::new(&LocalFs, opened)
             .versions(self.timestamps)
-            .layout(Layout::GlobalOrder);
-        let result = query
-            .execute()
-            .map_err(|e| WriteError::refused(self.array, e))?;
-        Ok(result.columns)
+            .layout(Layout::GlobalOrder)
+            .batches(budget)
+            .map_err(|e| WriteError::refused(self.array, e))
     }
 
     /// The cells of the dense box `band` (first and last coordinate per
@@ -349,63 +363,6 @@ impl ConsolidationRead<'_> {
             .map_err(|e| WriteError::refused(self.array, e))?;
         Ok(result.columns)
     }
-}
-
-/// The versions of `all` that `kept` (read with the deletes applied)
-/// keeps, less every version older than a deleted version of the same
-/// cell (unless duplicates are allowed): reads after the deletes showed
-/// no version of such a cell, and dropping only the deleted one would
-/// bring an older one back. As runs of consecutive versions.
-fn purged(schema: &ArraySchema, all: Vec<Column>, kept: Vec<Column>) -> Vec<Vec<Column>> {
-    let dims = schema.dimensions.len();
-    let ts_of = |cols: &[Column], i: usize| {
-        let t = cols.last().map_or(&[][..], |c| c.value(i));
-        u64::from_le_bytes(t.try_into().unwrap_or([0; 8]))
-    };
-    let coords_of = |cols: &[Column], i: usize| -> Vec<u8> {
-        cols[..dims]
-            .iter()
-            .flat_map(|c| {
-                let v = c.value(i);
-                (v.len() as u64)
-                    .to_le_bytes()
-                    .into_iter()
-                    .chain(v.iter().copied())
-            })
-            .collect()
-    };
-    let n = |cols: &[Column]| cols.first().map_or(0, Column::cell_count);
-    let survivors: std::collections::HashSet<(Vec<u8>, u64)> = (0..n(&kept))
-        .map(|i| (coords_of(&kept, i), ts_of(&kept, i)))
-        .collect();
-    // Per cell, its newest deleted version.
-    let mut deleted: std::collections::HashMap<Vec<u8>, u64> = Default::default();
-    for i in 0..n(&all) {
-        let key = (coords_of(&all, i), ts_of(&all, i));
-        if !survivors.contains(&key) {
-            let e = deleted.entry(key.0).or_insert(key.1);
-            *e = (*e).max(key.1);
-        }
-    }
-    let keep = |i: usize| {
-        schema.allows_dups
-            || deleted
-                .get(&coords_of(&kept, i))
-                .is_none_or(|&d| ts_of(&kept, i) > d)
-    };
-    let mut runs: Vec<Vec<Column>> = Vec::new();
-    let mut start = None;
-    for i in 0..=n(&kept) {
-        match (i < n(&kept) && keep(i), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                runs.push(kept.iter().map(|c| c.slice(s..i)).collect());
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    runs
 }
 
 /// A dense consolidation writes the fragments' whole bounding box, cells

@@ -23,6 +23,7 @@ pub mod group;
 pub mod metadata;
 pub mod name;
 mod open;
+mod purge;
 pub mod rows;
 
 pub use create::{create_array, generic_tile_pipeline};
