@@ -6,10 +6,12 @@ readers (tessera and libtiledb) go through it.
     python s3_proxy.py LISTEN_PORT UPSTREAM_PORT DELAY_MS
 
 GET /__proxy/stats returns {"requests": N, "by_method": {...}} and resets
-the counts.
+the counts. With PROXY_LOG set, each request's method, path and range are
+appended to that file (to see what a reader asks).
 """
 import http.client
 import json
+import os
 import sys
 import threading
 import time
@@ -39,6 +41,9 @@ class Proxy(BaseHTTPRequestHandler):
             return
         with lock:
             counts[self.command] = counts.get(self.command, 0) + 1
+            if os.environ.get("PROXY_LOG"):
+                with open(os.environ["PROXY_LOG"], "a") as log:
+                    log.write(f"{self.command} {self.path} {self.headers.get('Range', '')}\n")
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         time.sleep(delay_ms / 1000)

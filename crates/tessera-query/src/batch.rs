@@ -81,6 +81,10 @@ impl<'a> Query<'a> {
             self.context = Arc::new(ReadContext::with_budget(budget));
         }
         let schema = self.array.schema.clone();
+        // Planning the batches reads R-trees and tile sizes: on an object
+        // store, every metadata section the read needs comes first, as one
+        // batch (each batch's read then finds them loaded).
+        self.fetch_metadata(&self.returned_attributes());
         let layout = self.resolved_layout();
         let mut first = Piece::new();
         let dense = schema.is_dense();

@@ -15,10 +15,7 @@ impl<'a> Query<'a> {
                 name: name.clone(),
             });
         }
-        let attrs: Vec<String> = match &self.attributes {
-            Some(a) => a.clone(),
-            None => schema.attributes.iter().map(|a| a.name.clone()).collect(),
-        };
+        let attrs = self.returned_attributes();
         for a in &attrs {
             if schema.attribute(a).is_none() {
                 return Err(QueryError::UnknownField {

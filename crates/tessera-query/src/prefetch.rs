@@ -10,6 +10,16 @@ use crate::read::Query;
 use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
 
 impl Query<'_> {
+    /// The attributes the read returns: those asked for, or every one.
+    pub(crate) fn returned_attributes(&self) -> Vec<String> {
+        match &self.attributes {
+            Some(a) => a.clone(),
+            None => (self.array.schema.attributes.iter())
+                .map(|a| a.name.clone())
+                .collect(),
+        }
+    }
+
     /// Fetches ahead the metadata sections of a read of `attrs` (and the
     /// fields its condition and the delete commits name), on storage that
     /// prefers batches; a no-op elsewhere.
