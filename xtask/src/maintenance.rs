@@ -9,7 +9,7 @@
 
 use crate::maintained::operations;
 use crate::writes::copy_dir;
-use crate::{root, run, venv, Error};
+use crate::{root, run, venv, Error, NEWEST};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -24,7 +24,7 @@ pub fn check_maintenance(release: &str) -> Result<(), Error> {
         check_operation(release, &spec)?;
     }
     eprintln!(
-        "metadata, evolution, deletes and consolidation by tessera: as TileDB-Py {release}'s own"
+        "metadata, evolution, deletes and consolidation by tessera: as TileDB-Py {release}'s own, read by it and by {NEWEST}"
     );
     Ok(())
 }
@@ -38,8 +38,9 @@ pub fn check_fragment_consolidation(release: &str) -> Result<(), Error> {
 }
 
 /// Copies the fixture of `spec` to `target/check-maintenance/`, applies
-/// `spec` to the copy with tessera, and has `release`'s TileDB-Py compare
-/// it with the original (and its own operation), printing its report.
+/// `spec` to the copy with tessera, and has `release`'s TileDB-Py, and
+/// the newest for an older release, compare it with the original (and
+/// their own operation), printing their reports.
 fn check_operation(release: &str, spec: &Value) -> Result<(), Error> {
     let original = root()
         .join("testdata")
@@ -65,12 +66,22 @@ fn check_operation(release: &str, spec: &Value) -> Result<(), Error> {
     let _ = std::fs::remove_dir_all(&copy);
     copy_dir(&original, &copy)?;
     apply(spec, &copy)?;
-    let report = run(Command::new(venv(release)?)
-        .arg(root().join("xtask/fixtures").join(script))
-        .arg(&original)
-        .arg(&copy)
-        .args(&args))?;
-    print!("{}", String::from_utf8_lossy(&report.stdout));
+    // The release that wrote the array, and libtiledb 2.30 (TileDB-Py
+    // 0.36.1) for older arrays: both read tessera's result as their own.
+    let mut readers = vec![release];
+    if release != NEWEST {
+        readers.push(NEWEST);
+    }
+    for reader in readers {
+        let newer = if reader == release { "0" } else { "1" };
+        let report = run(Command::new(venv(reader)?)
+            .env("TESSERA_CHECK_NEWER_READER", newer)
+            .arg(root().join("xtask/fixtures").join(script))
+            .arg(&original)
+            .arg(&copy)
+            .args(&args))?;
+        print!("[{reader}] {}", String::from_utf8_lossy(&report.stdout));
+    }
     Ok(())
 }
 
