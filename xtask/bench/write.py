@@ -13,6 +13,10 @@ round:
   - libtiledb: one write (TileDB-Py 0.36.1, libtiledb 2.30; sparse
     `B[x, y] = {...}`, dense `B[:] = {...}`) into an empty copy, the write
     alone timed, in a process that already holds the cells.
+The dense array is written a second way, like for like with libtiledb:
+tessera's Python package in the same kind of process, from the same numpy
+arrays, as a box without coordinates (`tessera.write(COPY, {...},
+subarray=box)`), the write alone timed.
 Prints best and median seconds and peak RSS of each as a Markdown table.
 """
 import os
@@ -44,6 +48,25 @@ with tiledb.open(dst, "w") as B:
         B[d["x"], d["y"]] = attrs
     else:
         B[:] = attrs
+dt = time.perf_counter() - t0
+print(dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+# tessera's Python package writing the same numpy arrays as LIBTILEDB, as a
+# box (`tessera.write(..., subarray=)`, libtiledb's `B[:] = {...}`): the
+# like-for-like dense write, from memory, no coordinates.
+TESSERA_PY = r"""
+import resource, subprocess, sys, time, tiledb, tessera
+src, dst, cli, schema_json = sys.argv[1:5]
+with tiledb.open(src) as A:
+    schema = A.schema
+    d = A[:]
+    box = [(int(schema.domain.dim(i).domain[0]), int(schema.domain.dim(i).domain[1])) for i in range(schema.domain.ndim)]
+subprocess.run([cli, "create", dst, "--schema", schema_json], check=True)
+attrs = {schema.attr(i).name: d[schema.attr(i).name] for i in range(schema.nattr)}
+t0 = time.perf_counter()
+tessera.write(dst, attrs, subarray=box)
 dt = time.perf_counter() - t0
 print(dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
@@ -84,26 +107,40 @@ def run_libtiledb(case, i):
     return dt, rss
 
 
+def run_tessera_python(case, i):
+    src, schema, _ = case
+    dst = os.path.join(work, f"tessera-py-{i}")
+    shutil.rmtree(dst, ignore_errors=True)
+    out = subprocess.run([sys.executable, "-c", TESSERA_PY, src, dst, tessera, schema],
+                         capture_output=True, text=True, check=True)
+    dt, rss = map(float, out.stdout.split())
+    shutil.rmtree(dst)
+    return dt, rss
+
+
 def f(v):
     s = [x[0] for x in v]
     return f"{min(s):.3f} / {statistics.median(s):.3f}"
 
 
 rows = []
-for name, cells_label in (("sparse_2d", "10,000,000"), ("dense_f64_zstd", "67,108,864")):
+cases = (("sparse_2d", "10,000,000", run_tessera, "CLI, Arrow file, process"),
+         ("dense_f64_zstd", "67,108,864", run_tessera, "CLI, Arrow file, process"),
+         ("dense_f64_zstd", "67,108,864", run_tessera_python, "Python, numpy box, write only"))
+for name, cells_label, ours, how in cases:
     case = prepare(name)
     t, lt = [], []
     for i in range(rounds):
-        pair = (run_tessera, t), (run_libtiledb, lt)
+        pair = (ours, t), (run_libtiledb, lt)
         for fn, acc in (pair if i % 2 == 0 else pair[::-1]):
             acc.append(fn(case, i))
-        print(f"{name} round {i}: tessera {t[-1][0]:.3f}s, libtiledb {lt[-1][0]:.3f}s", file=sys.stderr, flush=True)
+        print(f"{name} ({how}) round {i}: tessera {t[-1][0]:.3f}s, libtiledb {lt[-1][0]:.3f}s", file=sys.stderr, flush=True)
     os.remove(case[2])
     ratio = statistics.median(x[0] for x in t) / statistics.median(x[0] for x in lt)
     rss = f"{max(x[1] for x in t):.0f} / {max(x[1] for x in lt):.0f}"
-    rows.append(f"| {name} | {cells_label} | {f(t)} | {f(lt)} | {ratio:.2f} | {rss} |")
+    rows.append(f"| {name} | {cells_label} | {how} | {f(t)} | {f(lt)} | {ratio:.2f} | {rss} |")
 
-print("| array | cells | tessera s (process) | libtiledb s (write only) | ratio | RSS tessera / libtiledb MiB |")
-print("|---|---|---|---|---|---|")
+print("| array | cells | tessera | tessera s | libtiledb s (write only) | ratio | RSS tessera / libtiledb MiB |")
+print("|---|---|---|---|---|---|---|")
 for r in rows:
     print(r)

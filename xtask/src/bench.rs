@@ -209,6 +209,8 @@ pub fn bench_write(args: &[String]) -> Result<(), Error> {
         return Err("generating the benchmark arrays failed".into());
     }
     let bin = crate::dist::build(&["tessera-cli"])?;
+    // The dense array is written from Python too (a box from numpy).
+    install_wheel(&python)?;
     let ran = Command::new(&python)
         .arg(root().join("xtask/bench/write.py"))
         .arg(&dir)
@@ -331,31 +333,7 @@ fn bench_arrays(
 /// python.py); the table goes into docs/PERFORMANCE.md.
 pub fn bench_python(args: &[String]) -> Result<(), Error> {
     let (python, dir, rounds) = bench_arrays(args, "3")?;
-    let venv = venv_of(&python)?;
-    pip(
-        venv,
-        &["maturin==1.16.0", "pyarrow==22.0.0", "pandas==2.3.3"],
-    )?;
-    let wheels = root().join("target/py/wheels");
-    let _ = std::fs::remove_dir_all(&wheels);
-    let built = Command::new(venv.join("bin/maturin"))
-        .args(["build", "--release", "-q", "-m"])
-        .arg(root().join("crates/tessera-python/Cargo.toml"))
-        .arg("-o")
-        .arg(&wheels)
-        .status()?;
-    if !built.success() {
-        return Err("building the release wheel failed".into());
-    }
-    let wheel = std::fs::read_dir(&wheels)?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .ok_or("maturin made no wheel")?;
-    pip(
-        venv,
-        &["--force-reinstall", "--no-deps", &wheel.to_string_lossy()],
-    )?;
+    install_wheel(&python)?;
     let out = dir.join("python-results.md");
     let ran = Command::new(&python)
         .arg(root().join("xtask/bench/python.py"))
@@ -399,6 +377,36 @@ pub fn bench_sql(args: &[String]) -> Result<(), Error> {
 }
 
 /// The virtual environment `python` runs in.
+/// tessera's Python package, built as a release wheel, installed into the
+/// venv of `python` (TileDB-Py's), with what it needs.
+fn install_wheel(python: &Path) -> Result<(), Error> {
+    let venv = venv_of(python)?;
+    pip(
+        venv,
+        &["maturin==1.16.0", "pyarrow==22.0.0", "pandas==2.3.3"],
+    )?;
+    let wheels = root().join("target/py/wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let built = Command::new(venv.join("bin/maturin"))
+        .args(["build", "--release", "-q", "-m"])
+        .arg(root().join("crates/tessera-python/Cargo.toml"))
+        .arg("-o")
+        .arg(&wheels)
+        .status()?;
+    if !built.success() {
+        return Err("building the release wheel failed".into());
+    }
+    let wheel = std::fs::read_dir(&wheels)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .ok_or("maturin made no wheel")?;
+    pip(
+        venv,
+        &["--force-reinstall", "--no-deps", &wheel.to_string_lossy()],
+    )
+}
+
 fn venv_of(python: &Path) -> Result<&Path, Error> {
     Ok(python
         .parent()
