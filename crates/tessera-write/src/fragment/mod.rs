@@ -12,8 +12,9 @@
 //! metadata as libtiledb computes it), `files` (tiles filtered into data
 //! files), `metadata` (the fragment metadata file), `stream` and `bands`
 //! (a sparse fragment written as its sorted cells come, a dense one band
-//! of tiles after another).
+//! of tiles after another), over `appended` (tiles appended as they come).
 
+mod appended;
 mod bands;
 mod boxed;
 mod buffer;
@@ -409,13 +410,8 @@ impl FragmentWriter {
             last_tile_cell_num: laid.last_tile_cell_num,
             has_timestamps: self.has_timestamps(),
         };
-        let cells_of = |t: usize| match &laid.order {
-            Some(o) => o[laid.tiles[t].clone()]
-                .iter()
-                .filter(|&&i| i != FILL)
-                .count() as u64,
-            None => laid.tiles[t].len() as u64,
-        };
+        let cells_of =
+            |t: usize| appended::placed_cells(laid.order.as_deref(), laid.tiles[t].clone());
         let meta = self.metadata_file(&written, &laid.rtree, facts, &cells_of)?;
         folder.write_metadata(&meta)?;
         Ok(folder)

@@ -6,13 +6,9 @@
 //! written. The metadata file and the commit come at the end, as for a
 //! fragment written whole.
 
-use super::commit::{commit, FragmentFolder};
-use super::files::{FieldEncoder, FieldFileSet, FilteredTile};
-use super::metadata::FragmentFacts;
-use super::stats::{tile_stats, TileStats};
+use super::appended::{AppendedFragment, Facts};
 use super::{FragmentWriter, RTREE_FANOUT};
 use crate::WriteError;
-use rayon::prelude::*;
 use std::ops::Range;
 use tessera_fragment::RTree;
 use tessera_query::Column;
@@ -24,12 +20,8 @@ use tessera_tile::ArrayType;
 /// options), which holds the cells not yet in a tile.
 pub(crate) struct SortedFragmentWriter {
     w: FragmentWriter,
-    folder: FragmentFolder,
-    files: Vec<FieldFileSet>,
-    stats: Vec<Vec<TileStats>>,
+    out: AppendedFragment,
     mbrs: Vec<Vec<Range1D>>,
-    /// Cells of each tile written.
-    tile_cells: Vec<u64>,
 }
 
 impl SortedFragmentWriter {
@@ -41,20 +33,11 @@ impl SortedFragmentWriter {
                 "cells in global order are written into sparse fragments only".into(),
             ));
         }
-        let folder = FragmentFolder::create(&w.array, w.range(), w.schema.version.number())?;
-        let files = (0..w.fields.len())
-            .map(|i| {
-                let (_, stem) = w.filters_and_stem(i);
-                FieldFileSet::create(&folder.dir, &stem, &w.fields[i])
-            })
-            .collect::<Result<_, _>>()?;
+        let out = AppendedFragment::create(&w, |_| true)?;
         Ok(SortedFragmentWriter {
-            stats: vec![Vec::new(); w.fields.len()],
             w,
-            folder,
-            files,
+            out,
             mbrs: Vec::new(),
-            tile_cells: Vec::new(),
         })
     }
 
@@ -76,38 +59,16 @@ impl SortedFragmentWriter {
         if whole == 0 {
             return Ok(());
         }
-        let w = &self.w;
         self.w.check_domain()?;
         let tiles: Vec<Range<usize>> = (0..whole)
             .step_by(capacity)
             .map(|s| s..(s + capacity).min(whole))
             .collect();
-        let keyed = (w.key, w.release);
-        // Every field's tiles, filtered in parallel.
-        let filtered: Vec<Vec<FilteredTile>> = (0..w.fields.len())
-            .into_par_iter()
-            .map(|i| {
-                let (filters, _) = w.filters_and_stem(i);
-                let encoder = FieldEncoder::new(&w.schema, &w.fields[i], filters, keyed);
-                tiles
-                    .par_iter()
-                    .map(|r| encoder.encode(&w.buffers[i], r.clone()))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .collect::<Result<_, _>>()?;
+        let w = &self.w;
+        self.out.append(w, &w.buffers, &tiles, None)?;
         let dims = w.schema.dimensions.len();
         for r in &tiles {
             self.mbrs.push(w.mbr(&w.buffers[..dims], r.clone()));
-            self.tile_cells.push(r.len() as u64);
-        }
-        for (i, field_tiles) in filtered.into_iter().enumerate() {
-            let f = &w.fields[i];
-            for r in &tiles {
-                self.stats[i].push(tile_stats(f, &w.buffers[i], r.clone(), None));
-            }
-            for t in field_tiles {
-                self.files[i].append(t)?;
-            }
         }
         let sizes: Vec<usize> = w.fields.iter().map(|f| f.cell_size() as usize).collect();
         for (b, cs) in self.w.buffers.iter_mut().zip(sizes) {
@@ -126,33 +87,12 @@ impl SortedFragmentWriter {
         if self.w.written == 0 {
             return Ok(Vec::new());
         }
-        let fields: Vec<(super::files::FieldFiles, Vec<TileStats>)> = self
-            .files
-            .into_iter()
-            .zip(self.stats)
-            .map(|(f, s)| Ok((f.finish()?, s)))
-            .collect::<Result<_, WriteError>>()?;
         let rtree = RTree::build(self.mbrs, RTREE_FANOUT, &self.w.schema.dimensions);
-        let non_empty_domain = rtree.root_mbr();
-        let facts = FragmentFacts {
-            schema_name: self.w.schema.name.clone(),
-            non_empty_domain,
+        let facts = Facts {
+            non_empty_domain: rtree.root_mbr(),
             dense: false,
-            tile_num: self.tile_cells.len() as u64,
-            last_tile_cell_num: self.tile_cells.last().copied().unwrap_or(0),
-            has_timestamps: self.w.has_timestamps(),
+            last_tile_cell_num: self.out.last_tile_cells(),
         };
-        let tile_cells = &self.tile_cells;
-        let meta = self
-            .w
-            .metadata_file(&fields, &rtree, facts, &|t| tile_cells[t])?;
-        self.folder.write_metadata(&meta)?;
-        written();
-        let version = self.w.schema.version.number();
-        commit(
-            &self.w.array,
-            vec![self.folder],
-            (self.w.timestamp, version),
-        )
+        self.out.finish(&self.w, &rtree, facts, written)
     }
 }
