@@ -154,6 +154,20 @@ impl Differences<'_> {
         }
     }
 
+    /// A dimension's or attribute's name, and whether it is var-sized.
+    fn name_and_var(&mut self, kind: &str, g: &Value, e: &Value) {
+        self.check(
+            &format!("{kind} name"),
+            g["name"].clone(),
+            e["name"].clone(),
+        );
+        self.check(
+            &format!("{kind} var"),
+            Value::Bool(g["cell_val_num"] == "var"),
+            e["var"].clone(),
+        );
+    }
+
     fn dimensions(&mut self, got: &Value, exp: &Value) {
         let gd = got["dimensions"].as_array().cloned().unwrap_or_default();
         let ed = exp["dims"].as_array().cloned().unwrap_or_default();
@@ -161,12 +175,7 @@ impl Differences<'_> {
         let num = |v: &Value| v.as_f64().map(Value::from).unwrap_or(v.clone());
         for (g, e) in gd.iter().zip(&ed) {
             let of = |what: &str| format!("{what} of {}", e["name"]);
-            self.check("dimension name", g["name"].clone(), e["name"].clone());
-            self.check(
-                "dimension var",
-                Value::Bool(g["cell_val_num"] == "var"),
-                e["var"].clone(),
-            );
+            self.name_and_var("dimension", g, e);
             if let Some(t) = py_dtype(&g["type"]) {
                 self.check(&of("dtype"), t.into(), e["dtype"].clone());
             }
@@ -195,12 +204,7 @@ impl Differences<'_> {
         self.check("attribute count", ga.len().into(), ea.len().into());
         for (g, e) in ga.iter().zip(&ea) {
             let of = |what: &str| format!("{what} of {}", e["name"]);
-            self.check("attribute name", g["name"].clone(), e["name"].clone());
-            self.check(
-                "attribute var",
-                Value::Bool(g["cell_val_num"] == "var"),
-                e["var"].clone(),
-            );
+            self.name_and_var("attribute", g, e);
             self.check(
                 "attribute nullable",
                 g["nullable"].clone(),
