@@ -4,6 +4,7 @@
 use crate::filters::{dictionary, rle, FilterKind, FilterType};
 use crate::pipeline::{FilterPipeline, TileContext};
 use crate::FilterError;
+use rayon::prelude::*;
 
 /// A filter pipeline run forward, as libtiledb's writer runs it.
 ///
@@ -174,16 +175,28 @@ fn run_forward(
         .zip(ends)
         .map(|(&a, b)| &cells[a as usize..b as usize])
         .collect();
-    let mut out = (pieces.len() as u64).to_le_bytes().to_vec();
-    for (i, piece) in pieces.iter().enumerate() {
-        let cx = ctx.chunk(i, piece.len() as u32);
-        let mut m = Vec::new();
-        let mut d = piece.to_vec();
-        for f in &p.filters {
-            (m, d) = f.forward(&m, &d, &cx)?;
-        }
-        let m = m.concat();
-        out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+    // Chunks are filtered in parallel, as libtiledb's writer does, then
+    // laid out in order.
+    let chunks: Vec<(u32, Vec<u8>, Vec<u8>)> = pieces
+        .par_iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let cx = ctx.chunk(i, piece.len() as u32);
+            // The first filter reads the cells in place.
+            let mut m = Vec::new();
+            let mut d = std::borrow::Cow::Borrowed(*piece);
+            for f in &p.filters {
+                let (m2, d2) = f.forward(&m, &d, &cx)?;
+                (m, d) = (m2, d2.into());
+            }
+            Ok((piece.len() as u32, m.concat(), d.into_owned()))
+        })
+        .collect::<Result<_, FilterError>>()?;
+    let size: usize = chunks.iter().map(|(_, m, d)| 12 + m.len() + d.len()).sum();
+    let mut out = Vec::with_capacity(8 + size);
+    out.extend_from_slice(&(pieces.len() as u64).to_le_bytes());
+    for (len, m, d) in chunks {
+        out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&(d.len() as u32).to_le_bytes());
         out.extend_from_slice(&(m.len() as u32).to_le_bytes());
         out.extend_from_slice(&m);

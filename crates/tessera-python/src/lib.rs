@@ -18,6 +18,12 @@ mod write;
 
 pub use error::TesseraError;
 
+/// Large buffers (tiles, result columns) get transparent huge pages: see
+/// `tessera-alloc`. Rust's allocations in this module only; buffers
+/// handed to pyarrow are freed through their release callbacks, here.
+#[global_allocator]
+static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TesseraError", m.py().get_type::<TesseraError>())?;

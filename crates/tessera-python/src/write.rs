@@ -9,7 +9,7 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_pyarrow::PyArrowType;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
-use tessera_write::{FragmentWriter, WriteOptions};
+use tessera_write::{BoxWriter, FragmentWriter, WriteOptions};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -69,7 +69,6 @@ pub fn write(
     let stream = data.0;
     py.detach(move || {
         staged(uri, move |at| {
-            let mut writer = FragmentWriter::try_new(at, options)?;
             if let Some(bounds) = subarray {
                 let batches = stream.collect::<Result<Vec<_>, _>>()?;
                 let schema = match batches.first() {
@@ -81,10 +80,9 @@ pub fn write(
                     [one] => one.clone(),
                     _ => arrow_select::concat::concat_batches(&schema, &batches)?,
                 };
-                let columns = tessera_write::arrow::columns_from_batch(&batch, writer.schema())?;
-                writer.write_box(&bounds, columns)?;
-                return Ok(writer.finish()?);
+                return write_box(at, options, &bounds, &batch);
             }
+            let mut writer = FragmentWriter::try_new(at, options)?;
             for batch in stream {
                 let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
                 writer.write_owned(columns)?;
@@ -93,4 +91,38 @@ pub fn write(
         })
     })
     .map_err(|e| py_msg(message(&*e)))
+}
+
+/// Writes the box `bounds` whose cells `batch` holds row-major: band by
+/// band when each band's cells are consecutive rows of the batch (the
+/// batch's buffers, numpy's own memory when they came from numpy, are
+/// then copied a band at a time), else whole.
+fn write_box(
+    at: &Path,
+    options: WriteOptions,
+    bounds: &[(i128, i128)],
+    batch: &arrow_array::RecordBatch,
+) -> Result<Vec<String>, BoxError> {
+    let mut boxed = BoxWriter::try_new(at, options, bounds)?;
+    let schema = boxed.schema().clone();
+    let rows: Option<Vec<_>> = (0..boxed.bands().len())
+        .map(|i| boxed.band_rows(i))
+        .collect();
+    match rows.filter(|_| boxed.cells() == batch.num_rows() as u64) {
+        Some(rows) => {
+            for r in rows {
+                let band = batch.slice(r.start, r.len());
+                boxed.write_band(tessera_write::arrow::columns_from_batch(&band, &schema)?)?;
+            }
+            Ok(boxed.finish()?)
+        }
+        None => {
+            // Whole (write_box names what does not fit the box).
+            drop(boxed);
+            let mut writer = FragmentWriter::try_new(at, options)?;
+            let columns = tessera_write::arrow::columns_from_batch(batch, &schema)?;
+            writer.write_box(bounds, columns)?;
+            Ok(writer.finish()?)
+        }
+    }
 }

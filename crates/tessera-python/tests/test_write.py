@@ -1,5 +1,7 @@
 """Writes from Python, read back by real libtiledb (TileDB-Py 0.36.1)."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -118,3 +120,19 @@ def test_dense_box_write_read_by_tiledb_py(scratch):
     with pytest.raises(tessera.TesseraError, match="does not hold"):
         tessera.write(uri2, {"a": a}, subarray=[(2, 4), (0, 9)])
     assert len(tessera.open(uri2).fragments) == 1
+    # A budget too small for the box: written a row of tiles at a time,
+    # straight from the batch's rows, one fragment all the same.
+    uri3 = str(scratch / "box3")
+    tessera.create(uri3, tessera.open(uri).schema)
+    assert len(tessera.write(uri3, {"a": a, "n": n}, subarray=[(2, 5), (0, 9)], budget=1200)) == 1
+    with tiledb.open(uri3) as T:
+        np.testing.assert_array_equal(T[2:6, 0:10]["a"], a)
+        np.testing.assert_array_equal(T.query(attrs=["n"])[2:6, 0:10]["n"].ravel(), n.to_numpy(zero_copy_only=False))
+    # The same files as the box written whole: data files byte for byte,
+    # the metadata (naming each array's own schema) as long.
+    whole, banded = (os.path.join(u, "__fragments", os.listdir(os.path.join(u, "__fragments"))[0]) for u in (uri2, uri3))
+    assert sorted(os.listdir(whole)) == sorted(os.listdir(banded))
+    for name in os.listdir(whole):
+        with open(os.path.join(whole, name), "rb") as w, open(os.path.join(banded, name), "rb") as b:
+            w, b = w.read(), b.read()
+            assert (len(w), w if name.startswith("a") else 0) == (len(b), b if name.startswith("a") else 0), name

@@ -15,7 +15,7 @@
 
 use crate::atomic::write_whole;
 use crate::fragment::{
-    BandedFragmentWriter, Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions,
+    BoxWriter, Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions,
 };
 use crate::name::uuid;
 use crate::WriteError;
@@ -213,8 +213,8 @@ pub fn consolidate_fragments(
         opened.delete_conditions.clear();
         let bounds = reader.bounds(&opened.schema)?;
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
-        let band_cells = (budget / 3) / cell_bytes(&opened.schema);
-        let mut banded = BandedFragmentWriter::new(writer, &bounds, band_cells)?;
+        let band_cells = (budget / 3) / crate::fragment::cell_bytes(&opened.schema);
+        let mut banded = BoxWriter::new(writer, &bounds, band_cells)?;
         for band in banded.bands().to_vec() {
             let columns = reader.read_band(&opened, &band)?;
             cells += columns.first().map_or(0, Column::cell_count);
@@ -286,25 +286,6 @@ fn narrow(opened: &mut OpenArray, replaced: &[String], (a, b): (u64, u64)) {
 
 /// The default memory for a consolidation.
 const DEFAULT_BUDGET: u64 = 1 << 30;
-
-/// Bytes a dense cell takes, held once: its attributes' fixed parts (a
-/// var-sized one counted as its offset and 8 bytes of values), validity
-/// bytes. A band of cells is read, laid out into tiles and filtered, so
-/// a third of the budget goes to each.
-fn cell_bytes(schema: &ArraySchema) -> u64 {
-    let bytes: u64 = schema
-        .attributes
-        .iter()
-        .map(|a| {
-            let fixed = match a.cell_val_num {
-                tessera_schema::CellValNum::Fixed(n) => a.datatype.size() * n as u64,
-                _ => 16,
-            };
-            fixed + a.nullable as u64
-        })
-        .sum();
-    bytes.max(1)
-}
 
 /// How the fragments to consolidate are read.
 struct ConsolidationRead<'p> {

@@ -34,6 +34,10 @@ thread_local! {
     // a 32 KiB read buffer, more than a small generic tile holds, and array
     // opens decode dozens of those.
     static ZLIB: std::cell::RefCell<Option<flate2::Decompress>> = const { std::cell::RefCell::new(None) };
+    // And one zstd compression context per thread, at the level it last
+    // compressed with: a new one per 64 KiB chunk allocates and clears its
+    // tables each time.
+    static ZSTD_OUT: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Reverses a compression filter.
@@ -215,9 +219,15 @@ fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, Filte
             e.write_all(input).map_err(|e| err(e.to_string()))?;
             e.finish().map_err(|e| err(e.to_string()))?
         }
-        FilterKind::Zstd { level } => {
-            zstd::bulk::compress(input, *level).map_err(|e| err(e.to_string()))?
-        }
+        FilterKind::Zstd { level } => ZSTD_OUT.with(|cell| -> Result<Vec<u8>, FilterError> {
+            let mut slot = cell.borrow_mut();
+            if slot.as_ref().is_none_or(|(l, _)| l != level) {
+                let c = zstd::bulk::Compressor::new(*level).map_err(|e| err(e.to_string()))?;
+                *slot = Some((*level, c));
+            }
+            let (_, c) = slot.as_mut().expect("set above");
+            c.compress(input).map_err(|e| err(e.to_string()))
+        })?,
         FilterKind::Lz4 { .. } => {
             // LZ4_compress_default, as libtiledb calls it; no size prefix.
             lz4::block::compress(input, None, false).map_err(|e| err(e.to_string()))?

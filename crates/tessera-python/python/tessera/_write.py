@@ -1,6 +1,7 @@
 """Writes: ``tessera.create(uri, schema)`` and ``tessera.write(uri, data)``."""
 
 import json
+import sys
 
 import pyarrow as pa
 
@@ -35,11 +36,9 @@ def write(uri, data, timestamp=None, key=None, budget=None, subarray=None):
 
         tessera.write(uri, {"a": np.zeros((4, 10))}, subarray={"r": (2, 5), "c": (0, 9)})
     """
-    bounds = None
-    if subarray is not None:
-        bounds = _box(uri, subarray, key)
-        if isinstance(data, dict):
-            data = {k: _flat(v) for k, v in data.items()}
+    bounds = None if subarray is None else _box(uri, subarray, key)
+    if isinstance(data, dict):
+        data = {k: _column(v, bounds is not None) for k, v in data.items()}
     return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds)
 
 
@@ -59,22 +58,24 @@ def _box(uri, subarray, key):
     return [(int(subarray[d][0]), int(subarray[d][1])) for d in dims]
 
 
-def _flat(values):
-    """A column of the box: numpy arrays of any shape in C order."""
-    try:
-        import numpy as np
-    except ImportError:  # numpy is optional
+def _column(values, box):
+    """A column of a dict: numbers in numpy arrays handed to Arrow as they
+    lie in memory (no copy, and none of the pandas import pyarrow's own
+    numpy conversion makes); for a box, numpy arrays of any shape in C
+    order."""
+    np = sys.modules.get("numpy")  # numpy is optional: not imported, not numpy
+    if np is None or not isinstance(values, np.ndarray):
         return values
-    if isinstance(values, np.ndarray) and values.ndim != 1:
-        return np.ravel(values, order="C")
+    if box and values.ndim != 1:
+        values = np.ravel(values, order="C")
+    if values.ndim == 1 and values.dtype.kind in "iuf" and values.dtype.isnative and values.flags.c_contiguous:
+        return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
     return values
 
 
 def _stream(data):
-    try:
-        import pandas as pd
-    except ImportError:  # pandas is optional
-        pd = None
+    # pandas is optional: when it is not imported, data is no DataFrame.
+    pd = sys.modules.get("pandas")
     # Before the stream protocol: pandas' own export carries the index.
     if pd is not None and isinstance(data, pd.DataFrame):
         return pa.Table.from_pandas(data, preserve_index=False)

@@ -7,7 +7,7 @@
 
 use super::buffer::{FieldBuffer, FieldInfo};
 use super::commit::{commit, FragmentFolder};
-use super::dense::FILL;
+use super::dense::{DensePlan, FILL};
 use super::files::{FieldEncoder, FieldFileSet, FieldFiles, FilteredTile};
 use super::metadata::FragmentFacts;
 use super::stats::{tile_stats, TileStats};
@@ -17,6 +17,10 @@ use rayon::prelude::*;
 use std::ops::Range;
 use tessera_fragment::RTree;
 use tessera_schema::Range1D;
+
+/// One tile of each field, filtered, with its tile metadata (`None` for a
+/// field without files).
+type TileFields = Vec<Option<(FilteredTile, TileStats)>>;
 
 /// The fragment's folder, its fields' files and the metadata of the
 /// tiles written so far.
@@ -56,49 +60,136 @@ impl AppendedFragment {
     }
 
     /// Filters the tiles `tiles` of each field's cells (`cells`, in the
-    /// order of `w`'s fields) and appends them; `order` is a dense
-    /// layout's placement ([`FILL`] for padding, left out of the tile
-    /// metadata and the cell counts).
+    /// order of `w`'s fields) and appends them, a window of tiles at a
+    /// time so that only its filtered bytes are held.
     pub fn append(
         &mut self,
         w: &FragmentWriter,
         cells: &[FieldBuffer],
         tiles: &[Range<usize>],
-        order: Option<&[usize]>,
     ) -> Result<(), WriteError> {
-        let keyed = (w.key, w.release);
-        let files = &self.files;
-        let filtered: Vec<Option<Vec<FilteredTile>>> = (0..w.fields.len())
-            .into_par_iter()
-            .map(|i| {
-                if files[i].is_none() {
-                    return Ok(None);
-                }
-                let (filters, _) = w.filters_and_stem(i);
-                let encoder = FieldEncoder::new(&w.schema, &w.fields[i], filters, keyed);
-                tiles
+        let encoders = self.encoders(w);
+        let tile_bytes = |r: &Range<usize>| -> u64 {
+            cells
+                .iter()
+                .zip(&w.fields)
+                .map(|(b, f)| b.bytes_of(r.clone(), f.cell_size() as usize))
+                .sum()
+        };
+        let widest = tiles.iter().map(tile_bytes).max().unwrap_or(0);
+        let window = window_tiles(widest);
+        self.pipelined(window, |sink| {
+            for window in tiles.chunks(window) {
+                let filtered: Vec<TileFields> = window
                     .par_iter()
-                    .map(|r| encoder.encode(&cells[i], r.clone()))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Some)
+                    .map(|r| {
+                        encoders
+                            .par_iter()
+                            .enumerate()
+                            .map(|(i, e)| {
+                                let Some(e) = e else { return Ok(None) };
+                                let stats = tile_stats(&w.fields[i], &cells[i], r.clone(), None);
+                                Ok(Some((e.encode(&cells[i], r.clone())?, stats)))
+                            })
+                            .collect::<Result<_, WriteError>>()
+                    })
+                    .collect::<Result<_, _>>()?;
+                for (tile, r) in filtered.into_iter().zip(window) {
+                    sink(tile, r.len() as u64)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Lays out, filters and appends the space tiles of `plan`, a dense
+    /// fragment's box whose cells `cells` holds (one buffer per field of
+    /// `w`; a dimension's is not read), a window of tiles at a time: each
+    /// tile's cells are gathered as it is filtered, the padding outside
+    /// the box zeros (libtiledb's tiles start zeroed; the fill value is the
+    /// reader's, for cells no fragment covers) and left out of the tile
+    /// metadata and the cell counts.
+    pub fn append_dense(
+        &mut self,
+        w: &FragmentWriter,
+        plan: &DensePlan,
+        cells: &[FieldBuffer],
+    ) -> Result<(), WriteError> {
+        let encoders = self.encoders(w);
+        let per_tile = plan.cells_per_tile as usize;
+        // Per position: its place and its cell, then each field's bytes.
+        let cell_bytes: u64 = w.fields.iter().map(|f| f.cell_size()).sum();
+        let widest = per_tile as u64 * (16 + 2 * cell_bytes);
+        let all: Vec<usize> = (0..plan.tile_num).collect();
+        let window = window_tiles(widest);
+        self.pipelined(window, |sink| {
+            for window in all.chunks(window) {
+                let laid: Vec<(TileFields, u64)> = window
+                    .par_iter()
+                    .map(|&t| dense_tile(w, plan, cells, &encoders, t))
+                    .collect::<Result<_, WriteError>>()?;
+                for (tile, placed) in laid {
+                    sink(tile, placed)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `produce`, which hands each tile (in order, with its cells
+    /// written) to the sink it is given, while another thread appends
+    /// them to the files: the writes to disk overlap the filtering of the
+    /// next tiles. At most `window` tiles wait between the two.
+    fn pipelined(
+        &mut self,
+        window: usize,
+        produce: impl FnOnce(
+            &mut dyn FnMut(TileFields, u64) -> Result<(), WriteError>,
+        ) -> Result<(), WriteError>,
+    ) -> Result<(), WriteError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(TileFields, u64)>(window);
+        std::thread::scope(|scope| {
+            let appender = scope.spawn(move || -> Result<(), WriteError> {
+                for (tile, placed) in rx {
+                    self.push_tile(tile, placed)?;
+                }
+                Ok(())
+            });
+            // A send fails only when the appender stopped, on an error
+            // its result carries.
+            let stopped = || WriteError::Input("the tile appender stopped".into());
+            let produced =
+                produce(&mut |tile, placed| tx.send((tile, placed)).map_err(|_| stopped()));
+            drop(tx);
+            let appended = appender.join().unwrap_or_else(|_| Err(stopped()));
+            appended.and(produced)
+        })
+    }
+
+    /// One encoder per field with files (`None` for the others).
+    fn encoders<'w>(&self, w: &'w FragmentWriter) -> Vec<Option<FieldEncoder<'w>>> {
+        let keyed = (w.key, w.release);
+        (0..w.fields.len())
+            .map(|i| {
+                self.files[i].as_ref().map(|_| {
+                    let (filters, _) = w.filters_and_stem(i);
+                    FieldEncoder::new(&w.schema, &w.fields[i], filters, keyed)
+                })
             })
-            .collect::<Result<_, WriteError>>()?;
-        for (i, field_tiles) in filtered.into_iter().enumerate() {
-            let (Some(field_tiles), Some(files)) = (field_tiles, &mut self.files[i]) else {
+            .collect()
+    }
+
+    /// Appends one tile (each field's filtered bytes and metadata) of
+    /// `placed` written cells.
+    fn push_tile(&mut self, fields: TileFields, placed: u64) -> Result<(), WriteError> {
+        for (i, field) in fields.into_iter().enumerate() {
+            let (Some((tile, stats)), Some(files)) = (field, &mut self.files[i]) else {
                 continue;
             };
-            let f = &w.fields[i];
-            self.stats[i].extend(
-                tiles
-                    .iter()
-                    .map(|r| tile_stats(f, &cells[i], r.clone(), order)),
-            );
-            for t in field_tiles {
-                files.append(t)?;
-            }
+            files.append(tile)?;
+            self.stats[i].push(stats);
         }
-        self.tile_cells
-            .extend(tiles.iter().map(|r| placed_cells(order, r.clone())));
+        self.tile_cells.push(placed);
         Ok(())
     }
 
@@ -117,6 +208,20 @@ impl AppendedFragment {
         facts: Facts,
         written: &mut dyn FnMut(),
     ) -> Result<Vec<String>, WriteError> {
+        let folder = self.close(w, rtree, facts)?;
+        written();
+        let version = w.schema.version.number();
+        commit(&w.array, vec![folder], (w.timestamp, version))
+    }
+
+    /// Writes the fragment metadata (`facts` less the tile count, which
+    /// the tiles written give); returns the folder, uncommitted.
+    pub fn close(
+        self,
+        w: &FragmentWriter,
+        rtree: &RTree,
+        facts: Facts,
+    ) -> Result<FragmentFolder, WriteError> {
         let fields: Vec<(FieldFiles, Vec<TileStats>)> = self
             .files
             .into_iter()
@@ -137,9 +242,7 @@ impl AppendedFragment {
         let tile_cells = &self.tile_cells;
         let meta = w.metadata_file(&fields, rtree, facts, &|t| tile_cells[t])?;
         self.folder.write_metadata(&meta)?;
-        written();
-        let version = w.schema.version.number();
-        commit(&w.array, vec![self.folder], (w.timestamp, version))
+        Ok(self.folder)
     }
 }
 
@@ -151,11 +254,41 @@ pub(super) struct Facts {
     pub last_tile_cell_num: u64,
 }
 
-/// The cells written in the tile at `r`: all of its positions, or with a
-/// dense layout's `order`, those not [`FILL`].
-pub(super) fn placed_cells(order: Option<&[usize]>, r: Range<usize>) -> u64 {
-    match order {
-        Some(o) => o[r].iter().filter(|&&k| k != FILL).count() as u64,
-        None => r.len() as u64,
-    }
+/// Tiles filtered at once, each of `tile_bytes` bytes laid out: at least
+/// one per thread, else as many as about 128 MiB holds (up to 64 per
+/// thread: small sparse tiles are many).
+fn window_tiles(tile_bytes: u64) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    let fit = (128 << 20) / tile_bytes.max(1);
+    (fit.min(1 << 20) as usize).clamp(threads, 64 * threads)
+}
+
+/// Lays out, filters and describes space tile `t` of `plan` (cells from
+/// `cells`, one buffer per field; `encoders` `None` for a field without
+/// files); returns each field's tile and the cells written in it.
+fn dense_tile(
+    w: &FragmentWriter,
+    plan: &DensePlan,
+    cells: &[FieldBuffer],
+    encoders: &[Option<FieldEncoder<'_>>],
+    t: usize,
+) -> Result<(TileFields, u64), WriteError> {
+    let per_tile = plan.cells_per_tile as usize;
+    let places = plan.tile_places(t);
+    let cell_at = plan.tile_cells(&places);
+    let placed = places.iter().filter(|&&k| k != FILL).count() as u64;
+    let fields = encoders
+        .par_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let Some(e) = e else { return Ok(None) };
+            let f = &w.fields[i];
+            // A var-sized cell outside: one zero value.
+            let zeros = vec![0; f.cell_size() as usize];
+            let tile = cells[i].permuted(&cell_at, zeros.len(), (&zeros, 0));
+            let stats = tile_stats(f, &tile, 0..per_tile, Some(&places));
+            Ok(Some((e.encode(&tile, 0..per_tile)?, stats)))
+        })
+        .collect::<Result<_, WriteError>>()?;
+    Ok((fields, placed))
 }

@@ -5,17 +5,57 @@
 //! the previous band's in the fragment's tile order, so they are filtered
 //! and appended to the files at once: only one band's cells are held, with
 //! the tile metadata of the tiles written. A dense consolidation writes
-//! its box so, never holding the whole box.
+//! its box so, and so may any dense write whose cells can be taken a band
+//! at a time.
 
 use super::appended::{AppendedFragment, Facts};
-use super::{FieldBuffer, FragmentWriter, RTREE_FANOUT};
+use super::{FieldBuffer, FragmentWriter, WriteOptions};
 use crate::WriteError;
-use tessera_fragment::RTree;
+use std::ops::Range;
+use std::path::Path;
 use tessera_query::Column;
+use tessera_schema::ArraySchema;
 use tessera_tile::ArrayType;
 
-/// Writes one dense fragment of a known box, band after band; see the module.
-pub(crate) struct BandedFragmentWriter {
+/// Memory for a box write when [`WriteOptions::budget`] sets none.
+const DEFAULT_BUDGET: u64 = 1 << 30;
+
+/// Writes one dense fragment of a known box, band after band: see the
+/// module. Memory: one band's cells (about a third of the budget) and
+/// the tiles being filtered.
+///
+/// ```
+/// use tessera_query::Column;
+/// use tessera_schema::json::schema_from_json;
+/// use tessera_write::{create_array, BoxWriter, WriteOptions};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-bands-{}", std::process::id()));
+/// let doc = schema_from_json(&serde_json::json!({
+///     "array_type": "dense",
+///     "dimensions": [
+///         {"name": "r", "type": "INT32", "domain": [1, 8], "tile_extent": 2},
+///         {"name": "c", "type": "INT32", "domain": [1, 4], "tile_extent": 4},
+///     ],
+///     "attributes": [{"name": "v", "type": "INT64"}],
+/// })).unwrap();
+/// create_array(&dir, &doc, None, None).unwrap();
+/// // All 32 cells, values 0 to 31 row-major, in bands of at most 8 cells.
+/// let options = WriteOptions { budget: Some(3 * 8 * 8), ..Default::default() };
+/// let mut w = BoxWriter::try_new(&dir, options, &[(1, 8), (1, 4)]).unwrap();
+/// assert_eq!(w.bands().len(), 4);
+/// for i in 0..w.bands().len() {
+///     let rows = w.band_rows(i).unwrap();
+///     let v = Column {
+///         name: "v".into(), is_dimension: false, datatype: tessera_tile::Datatype::Int64,
+///         cell_val_num: tessera_schema::CellValNum::Fixed(1),
+///         data: rows.flat_map(|x| (x as i64).to_le_bytes()).collect(),
+///         offsets: None, validity: None,
+///     };
+///     w.write_band(vec![v]).unwrap();
+/// }
+/// assert_eq!(w.finish().unwrap().len(), 1);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub struct BoxWriter {
     w: FragmentWriter,
     out: AppendedFragment,
     /// The box, and the bands it is written in, in order.
@@ -27,16 +67,36 @@ pub(crate) struct BandedFragmentWriter {
     cells_per_tile: u64,
 }
 
-impl BandedFragmentWriter {
+impl BoxWriter {
+    /// A writer of a new fragment of the dense array at `array` holding
+    /// the box `bounds` (per dimension in the schema's order, first and
+    /// last coordinate, inside the domain), in bands of a third of
+    /// `options.budget` (default 1 GiB) or one row of tiles where that is
+    /// more. Its folder and files are created now, invisible until
+    /// committed.
+    pub fn try_new(
+        array: &Path,
+        options: WriteOptions,
+        bounds: &[(i128, i128)],
+    ) -> Result<BoxWriter, WriteError> {
+        let mut w = FragmentWriter::try_new(array, options)?;
+        // The budget sizes the bands; a band is never refused for it (one
+        // row of tiles is the least a band holds).
+        w.budget = None;
+        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
+        let band_cells = (budget / 3) / cell_bytes(&w.schema);
+        BoxWriter::new(w, bounds, band_cells)
+    }
+
     /// The fragment of the box `bounds` (checked as
-    /// [`write_box`](FragmentWriter::write_box) checks it), to be written
-    /// in bands of at most `band_cells` cells (or one row of tiles); its
-    /// folder and files are created now, invisible until committed.
-    pub fn new(
+    /// [`write_box`](FragmentWriter::write_box) checks it) that `w`
+    /// writes, in bands of at most `band_cells` cells (or one row of
+    /// tiles).
+    pub(crate) fn new(
         w: FragmentWriter,
         bounds: &[(i128, i128)],
         band_cells: u64,
-    ) -> Result<BandedFragmentWriter, WriteError> {
+    ) -> Result<BoxWriter, WriteError> {
         if w.schema.array_type != ArrayType::Dense {
             return Err(WriteError::Input(
                 "a box written in bands is written to dense arrays only".into(),
@@ -46,7 +106,7 @@ impl BandedFragmentWriter {
         w.check_box_in_current_domain(bounds)?;
         // A dense fragment's dimensions have no files.
         let out = AppendedFragment::create(&w, |f| !f.is_dimension)?;
-        Ok(BandedFragmentWriter {
+        Ok(BoxWriter {
             w,
             out,
             bounds: bounds.to_vec(),
@@ -56,9 +116,35 @@ impl BandedFragmentWriter {
         })
     }
 
+    /// The schema the fragment is written with (the array's latest).
+    pub fn schema(&self) -> &std::sync::Arc<ArraySchema> {
+        &self.w.schema
+    }
+
     /// The bands to write, in order: each one's box.
     pub fn bands(&self) -> &[Vec<(i128, i128)>] {
         &self.bands
+    }
+
+    /// Cells in the whole box.
+    pub fn cells(&self) -> u64 {
+        box_len(&self.bounds, 0..self.bounds.len())
+    }
+
+    /// Where band `i`'s cells lie among the whole box's, row-major: a
+    /// range when they are consecutive (the bands cut the first
+    /// dimension, or every dimension before the one they cut is one
+    /// coordinate wide), `None` otherwise or past the last band.
+    pub fn band_rows(&self, i: usize) -> Option<Range<usize>> {
+        let band = self.bands.get(i)?;
+        let cut = (0..band.len()).find(|&j| band[j] != self.bounds[j])?;
+        if box_len(&self.bounds, 0..cut) != 1 {
+            return None;
+        }
+        let slice = box_len(&self.bounds, cut + 1..band.len());
+        let start = (band[cut].0 - self.bounds[cut].0) as u64 * slice;
+        let len = box_len(band, 0..band.len());
+        Some(start as usize..(start + len) as usize)
     }
 
     /// Writes the next band: `columns` (one per attribute, by name; a
@@ -71,10 +157,9 @@ impl BandedFragmentWriter {
             )));
         };
         self.w.write_box(&band, columns)?;
-        let laid = self.w.dense_layout()?;
-        let order = laid.order.as_deref();
-        self.out.append(&self.w, &laid.cells, &laid.tiles, order)?;
-        self.cells_per_tile = laid.last_tile_cell_num;
+        let plan = self.w.dense_plan()?;
+        self.out.append_dense(&self.w, &plan, &self.w.buffers)?;
+        self.cells_per_tile = plan.cells_per_tile;
         // The band is out: the writer takes the next one afresh.
         self.w.written += self.w.cells;
         self.w.cells = 0;
@@ -84,9 +169,18 @@ impl BandedFragmentWriter {
         Ok(())
     }
 
-    /// Writes the fragment metadata once every band is in, calls
-    /// `written`, then commits the fragment; returns its name.
-    pub fn finish_observed(self, written: &mut dyn FnMut()) -> Result<Vec<String>, WriteError> {
+    /// Writes the fragment metadata once every band is in, then commits
+    /// the fragment; returns its name.
+    pub fn finish(self) -> Result<Vec<String>, WriteError> {
+        self.finish_observed(&mut || {})
+    }
+
+    /// As [`finish`](Self::finish), calling `written` once the files are
+    /// written, before the commit.
+    pub(crate) fn finish_observed(
+        self,
+        written: &mut dyn FnMut(),
+    ) -> Result<Vec<String>, WriteError> {
         if self.written_bands != self.bands.len() {
             return Err(WriteError::Input(format!(
                 "{} of the box's {} bands written: a dense fragment holds its whole box",
@@ -101,10 +195,35 @@ impl BandedFragmentWriter {
             dense: true,
             last_tile_cell_num: self.cells_per_tile,
         };
-        let rtree = RTree {
-            fanout: RTREE_FANOUT,
-            levels: Vec::new(),
-        };
-        self.out.finish(&self.w, &rtree, facts, written)
+        self.out
+            .finish(&self.w, &super::dense_rtree(), facts, written)
     }
+}
+
+/// Cells of the box `bounds` along the dimensions `dims` (checked boxes:
+/// each bound pair in order).
+fn box_len(bounds: &[(i128, i128)], dims: Range<usize>) -> u64 {
+    bounds[dims]
+        .iter()
+        .map(|&(lo, hi)| (hi - lo + 1) as u64)
+        .product()
+}
+
+/// Bytes a dense cell takes, held once: its attributes' fixed parts (a
+/// var-sized one counted as its offset and 8 bytes of values), validity
+/// bytes. A band of cells is read, laid out into tiles and filtered, so
+/// a third of the budget goes to each.
+pub(crate) fn cell_bytes(schema: &ArraySchema) -> u64 {
+    let bytes: u64 = schema
+        .attributes
+        .iter()
+        .map(|a| {
+            let fixed = match a.cell_val_num {
+                tessera_schema::CellValNum::Fixed(n) => a.datatype.size() * n as u64,
+                _ => 16,
+            };
+            fixed + a.nullable as u64
+        })
+        .sum();
+    bytes.max(1)
 }

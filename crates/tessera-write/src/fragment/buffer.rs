@@ -76,6 +76,18 @@ impl FieldBuffer {
         }
     }
 
+    /// Bytes the cells `r` hold (values, offsets, validity).
+    pub fn bytes_of(&self, r: std::ops::Range<usize>, cell_size: usize) -> u64 {
+        let values = match &self.offsets {
+            Some(o) => {
+                let end = o.get(r.end).map_or(self.data.len() as u64, |&e| e);
+                end - o.get(r.start).copied().unwrap_or(end) + 8 * r.len() as u64
+            }
+            None => (r.len() * cell_size) as u64,
+        };
+        values + self.validity.as_ref().map_or(0, |_| r.len() as u64)
+    }
+
     /// Checks `col` (of `cells` cells) against the field: datatype, values
     /// per cell, sizes, offsets, validity.
     pub fn check(&self, f: &FieldInfo, col: &Column, cells: usize) -> Result<(), WriteError> {
@@ -193,23 +205,46 @@ impl FieldBuffer {
     }
 
     /// [`permuted`](Self::permuted) for fixed-sized cells with no
-    /// validity: cells copied in parallel, straight to their places.
+    /// validity: blocks of cells copied in parallel, each run of
+    /// consecutive cells (a row of a dense tile) with one copy.
     fn gathered(&self, idx: &[usize], cell_size: usize, fill: &[u8]) -> FieldBuffer {
         use rayon::prelude::*;
+        const BLOCK: usize = 1 << 16;
         let mut data = vec![0u8; idx.len() * cell_size];
         if cell_size > 0 {
-            data.par_chunks_mut(cell_size)
-                .zip(idx.par_iter())
-                .with_min_len(4096)
-                .for_each(|(out, &i)| match i {
-                    FILL => out.copy_from_slice(fill),
-                    i => out.copy_from_slice(&self.data[i * cell_size..(i + 1) * cell_size]),
-                });
+            data.par_chunks_mut(BLOCK * cell_size)
+                .zip(idx.par_chunks(BLOCK))
+                .for_each(|(out, idx)| self.gather_runs(idx, cell_size, fill, out));
         }
         FieldBuffer {
             data,
             offsets: None,
             validity: None,
+        }
+    }
+
+    /// Copies the cells `idx` (fixed-sized, [`FILL`] for `fill`) into
+    /// `out`, a run of consecutive cells at a time.
+    fn gather_runs(&self, idx: &[usize], cell_size: usize, fill: &[u8], out: &mut [u8]) {
+        let mut k = 0;
+        while k < idx.len() {
+            let first = idx[k];
+            let mut n = 1;
+            if first == FILL {
+                while k + n < idx.len() && idx[k + n] == FILL {
+                    n += 1;
+                }
+                for cell in out[k * cell_size..(k + n) * cell_size].chunks_exact_mut(cell_size) {
+                    cell.copy_from_slice(fill);
+                }
+            } else {
+                while k + n < idx.len() && idx[k + n] == first + n {
+                    n += 1;
+                }
+                out[k * cell_size..(k + n) * cell_size]
+                    .copy_from_slice(&self.data[first * cell_size..(first + n) * cell_size]);
+            }
+            k += n;
         }
     }
 }
@@ -255,5 +290,38 @@ mod tests {
         b.drain_front(3, 1);
         assert_eq!(b.value(0, 1), b"c");
         assert_eq!(b.offsets.as_deref(), Some(&[0u64][..]));
+    }
+
+    /// Gathering by runs places every cell as a cell-by-cell copy would:
+    /// runs of consecutive cells, of padding, single cells, and blocks
+    /// that cut runs.
+    #[test]
+    fn gathered_runs_place_each_cell() {
+        let f = FieldInfo {
+            name: "v".into(),
+            datatype: Datatype::Int16,
+            cell_val_num: CellValNum::Fixed(1),
+            nullable: false,
+            is_dimension: false,
+        };
+        let mut b = FieldBuffer::new(&f);
+        b.data = (0..200_000u32)
+            .flat_map(|v| (v as u16).to_le_bytes())
+            .collect();
+        let mut idx: Vec<usize> = (5..70_000).collect();
+        idx.extend([FILL; 300]);
+        idx.extend((100..150).rev());
+        idx.extend(150_000..199_999);
+        idx.push(FILL);
+        idx.extend([7, 8, 9, 3]);
+        let got = b.permuted(&idx, 2, (&[0xab, 0xcd], 0));
+        let want: Vec<u8> = idx
+            .iter()
+            .flat_map(|&i| match i {
+                FILL => [0xab, 0xcd],
+                i => [b.data[2 * i], b.data[2 * i + 1]],
+            })
+            .collect();
+        assert_eq!(got.data, want);
     }
 }

@@ -12,32 +12,61 @@
 use super::buffer::FieldBuffer;
 use crate::WriteError;
 use rayon::prelude::*;
-use std::ops::Range;
+use std::borrow::Cow;
 use tessera_schema::{ArraySchema, Dimension, Range1D};
 use tessera_tile::datatype::Physical;
 use tessera_tile::Layout;
 
-/// The most cells (written and padding) a dense fragment's tiles may hold:
-/// each takes a place in memory while the tiles are laid out.
-const MAX_PLACED: u64 = 1 << 32;
+/// The most cells a space tile may hold: each of its positions takes a
+/// place in memory while the tile is laid out.
+const MAX_TILE_CELLS: u64 = 1 << 32;
 
 /// A tile position outside the box written: padding, not a written cell.
 pub(crate) const FILL: usize = usize::MAX;
 
-/// A dense fragment's cells, in the order they are written.
-pub(crate) struct DenseTiles {
-    /// For each cell of each tile, its row-major place in the box, or
-    /// [`FILL`] outside it.
-    pub order: Vec<usize>,
+/// Where a dense fragment's cells go: the space tiles the box meets, in
+/// the schema's tile order, each laid out when it is written (never the
+/// whole fragment's placement at once).
+pub(crate) struct DensePlan {
+    axes: Vec<Axis>,
+    /// Tiles the box meets along each dimension.
+    tile_counts: Vec<u64>,
+    /// Dimensions slowest first, for tiles and for cells in a tile.
+    tile_order: Vec<usize>,
+    cell_order: Vec<usize>,
     /// For each place in the box, row-major, the written cell there;
     /// `None` when the cells came in that order (then place = cell).
-    pub slots: Option<Vec<usize>>,
-    /// Each tile's positions in `order`.
-    pub tiles: Vec<Range<usize>>,
-    /// The box written.
-    pub non_empty_domain: Vec<Range1D>,
+    slots: Option<Vec<usize>>,
+    /// Space tiles the box meets.
+    pub tile_num: usize,
     /// Cells in a space tile.
     pub cells_per_tile: u64,
+    /// The box written.
+    pub non_empty_domain: Vec<Range1D>,
+}
+
+impl DensePlan {
+    /// For each position of tile `t` (cells in the cell order), its
+    /// row-major place in the box, or [`FILL`] outside it.
+    pub fn tile_places(&self, t: usize) -> Vec<usize> {
+        let mut out = vec![0usize; self.cells_per_tile as usize];
+        let tile = unravel(t as u64, &self.tile_counts, &self.tile_order);
+        fill_tile(&self.axes, &tile, &self.cell_order, &mut out);
+        out
+    }
+
+    /// For each position of a tile whose places are `places`, the written
+    /// cell there (its index in the cells given), or [`FILL`].
+    pub fn tile_cells<'a>(&self, places: &'a [usize]) -> Cow<'a, [usize]> {
+        match &self.slots {
+            None => places.into(),
+            Some(slots) => places
+                .iter()
+                .map(|&k| if k == FILL { FILL } else { slots[k] })
+                .collect::<Vec<usize>>()
+                .into(),
+        }
+    }
 }
 
 /// One dimension's tiling, as integers.
@@ -139,7 +168,7 @@ pub(crate) fn dense_tiles(
     dims: &[FieldBuffer],
     cells: usize,
     outside: &dyn Fn() -> Result<(), WriteError>,
-) -> Result<DenseTiles, WriteError> {
+) -> Result<DensePlan, WriteError> {
     let ints = int_coords(schema)?;
     let coord = |j: usize, i: usize| ints[j].read(dims[j].value(i, ints[j].width));
     let mut axes = Vec::with_capacity(dims.len());
@@ -166,7 +195,7 @@ pub(crate) fn dense_tiles(
 pub(crate) fn box_tiles(
     schema: &ArraySchema,
     bounds: &[(i128, i128)],
-) -> Result<DenseTiles, WriteError> {
+) -> Result<DensePlan, WriteError> {
     tiles_of_box(schema, box_axes(schema, bounds)?, None)
 }
 
@@ -210,13 +239,13 @@ fn int_coords(schema: &ArraySchema) -> Result<Vec<IntCoords>, WriteError> {
     schema.dimensions.iter().map(IntCoords::of).collect()
 }
 
-/// The space tiles of the box `axes` spans, each cell's place in the box
-/// (`slots`: where each place's cell is, when not in place).
+/// The space tiles of the box `axes` spans (`slots`: where each place's
+/// cell is, when not in place).
 fn tiles_of_box(
     schema: &ArraySchema,
     axes: Vec<Axis>,
     slots: Option<Vec<usize>>,
-) -> Result<DenseTiles, WriteError> {
+) -> Result<DensePlan, WriteError> {
     let cells = box_cells(&axes);
     let order_of = |l: Layout| -> Vec<usize> {
         match l {
@@ -224,40 +253,30 @@ fn tiles_of_box(
             _ => (0..axes.len()).collect(),
         }
     };
-    let (tile_order, cell_order) = (order_of(schema.tile_order), order_of(schema.cell_order));
     let extents: Vec<u64> = axes.iter().map(|a| a.extent as u64).collect();
     let tile_counts: Vec<u64> = axes.iter().map(|a| a.tiles().1).collect();
     // Tile extents come from the schema: their product is checked before
-    // anything that size is allocated.
+    // a tile that size is allocated. The box's tiles are fewer than its
+    // cells, which are held.
     let product = |v: &[u64]| v.iter().try_fold(1u64, |n, &x| n.checked_mul(x));
-    let placed = product(&extents).zip(product(&tile_counts));
-    let placed = placed.and_then(|(c, t)| Some((c, t, c.checked_mul(t)?)));
-    let (cells_per_tile, tile_num, total) = match placed {
-        Some(p) if p.2 <= MAX_PLACED => p,
+    let (cells_per_tile, tile_num) = match (product(&extents), product(&tile_counts)) {
+        (Some(c), Some(t)) if c <= MAX_TILE_CELLS => (c, t as usize),
         _ => {
             return Err(WriteError::Input(format!(
-                "the {cells} cells written meet space tiles (extents {extents:?}, {tile_counts:?} tiles) of more than {MAX_PLACED} cells, which tessera does not hold at once"
+                "the {cells} cells written meet space tiles (extents {extents:?}, {tile_counts:?} tiles) of more than {MAX_TILE_CELLS} cells each, which tessera does not hold at once"
             )))
         }
     };
-    let (tile_num, per_tile, total) = (tile_num as usize, cells_per_tile as usize, total as usize);
-    let mut order = vec![0usize; total];
-    order
-        .par_chunks_mut(per_tile)
-        .enumerate()
-        .for_each(|(t, out)| {
-            let tile = unravel(t as u64, &tile_counts, &tile_order);
-            fill_tile(&axes, &tile, &cell_order, out);
-        });
     let non_empty_domain = box_domain(schema, &axes);
-    Ok(DenseTiles {
-        order,
+    Ok(DensePlan {
+        tile_order: order_of(schema.tile_order),
+        cell_order: order_of(schema.cell_order),
+        axes,
+        tile_counts,
         slots,
-        tiles: (0..tile_num)
-            .map(|t| t * per_tile..(t + 1) * per_tile)
-            .collect(),
-        non_empty_domain,
+        tile_num,
         cells_per_tile,
+        non_empty_domain,
     })
 }
 
@@ -374,15 +393,23 @@ fn fill_tile(axes: &[Axis], tile: &[u64], cell_order: &[usize], out: &mut [usize
             base = base.filter(|_| v >= a.lo && v <= a.hi);
             base = base.map(|b| b + (v - a.lo) as u64 * strides[j]);
         }
+        // The row's cells inside the box: from `first` to `last`
+        // (positions in the row), each a stride further into the box.
         let a = &axes[inner];
-        for (c, slot) in row.iter_mut().enumerate() {
-            let v = starts[inner] + c as i128;
-            *slot = match base {
-                Some(b) if v >= a.lo && v <= a.hi => {
-                    (b + (v - a.lo) as u64 * strides[inner]) as usize
+        let first = (a.lo - starts[inner]).max(0);
+        let last = (a.hi - starts[inner]).min(row.len() as i128 - 1);
+        match base {
+            Some(b) if first <= last => {
+                let (first, last) = (first as usize, last as usize);
+                let stride = strides[inner] as usize;
+                let at = b as usize + (starts[inner] + first as i128 - a.lo) as usize * stride;
+                row[..first].fill(FILL);
+                for (k, slot) in row[first..=last].iter_mut().enumerate() {
+                    *slot = at + k * stride;
                 }
-                _ => FILL,
-            };
+                row[last + 1..].fill(FILL);
+            }
+            _ => row.fill(FILL),
         }
         for &j in outer.iter().rev() {
             cell[j] += 1;

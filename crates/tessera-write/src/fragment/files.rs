@@ -1,12 +1,11 @@
 //! A field's data files: its tiles filtered through their pipelines
-//! (in parallel with rayon) and written back to back, with where each tile
-//! starts: the fixed-sized values (or a var-sized field's offsets), the
-//! var-sized values, the validity bytes. Tiles go to their files as they
-//! come, not gathered into one buffer first.
+//! (`FieldEncoder`) and written back to back (`FieldFileSet`), with where
+//! each tile starts: the fixed-sized values (or a var-sized field's
+//! offsets), the var-sized values, the validity bytes. Tiles go to their
+//! files as they come, not gathered into one buffer first.
 
 use super::buffer::{FieldBuffer, FieldInfo};
 use crate::WriteError;
-use rayon::prelude::*;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::ops::Range;
@@ -126,30 +125,6 @@ impl<'a> FieldEncoder<'a> {
             validity,
         })
     }
-}
-
-/// Filters the cells of `buf` (field `f`, whose pipeline is `filters`) in
-/// `tiles`, in parallel, and writes its files as `stem` (`a0`: `a0.tdb`,
-/// `a0_var.tdb`, `a0_validity.tdb`) into `dir`.
-pub(crate) fn field_files(
-    (dir, stem): (&Path, &str),
-    schema: &ArraySchema,
-    f: &FieldInfo,
-    filters: &FilterPipeline,
-    buf: &FieldBuffer,
-    tiles: &[Range<usize>],
-    keyed: (Option<EncryptionKey>, LibtiledbRelease),
-) -> Result<FieldFiles, WriteError> {
-    let encoder = FieldEncoder::new(schema, f, filters, keyed);
-    let filtered: Vec<FilteredTile> = tiles
-        .par_iter()
-        .map(|r| encoder.encode(buf, r.clone()))
-        .collect::<Result<_, _>>()?;
-    let mut files = FieldFileSet::create(dir, stem, f)?;
-    for t in filtered {
-        files.append(t)?;
-    }
-    files.finish()
 }
 
 /// A field's data files being written, tile after tile, with where each

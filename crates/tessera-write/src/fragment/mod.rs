@@ -28,14 +28,16 @@ mod stream;
 
 use crate::name::now_ms;
 use crate::WriteError;
-pub(crate) use bands::BandedFragmentWriter;
+use appended::{AppendedFragment, Facts};
+pub(crate) use bands::cell_bytes;
+pub use bands::BoxWriter;
 use buffer::{FieldBuffer, FieldInfo};
 use commit::{commit, FragmentFolder};
-use dense::{box_tiles, dense_tiles, FILL};
-use files::{field_files, FieldFiles};
+use dense::{box_tiles, dense_tiles, DensePlan};
+use files::FieldFiles;
 use metadata::{fragment_metadata, FragmentFacts, Slot};
 use rayon::prelude::*;
-use stats::{field_summary, tile_stats, TileStats};
+use stats::{field_summary, TileStats};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,25 +77,26 @@ pub struct WriteOptions {
     /// committed together. Duplicates are then refused within each
     /// fragment only; cells given twice in different fragments are both
     /// kept, and a read takes either. A dense write holds its whole box
-    /// until it finishes, and is refused when that outgrows the budget.
+    /// until it finishes, and is refused when that outgrows the budget; a
+    /// [`BoxWriter`] takes the box a band of tiles at a time instead.
     pub budget: Option<u64>,
 }
 
-/// Where a fragment's cells go, before they are filtered.
+/// Where a sparse fragment's cells go, before they are filtered.
 struct Layout {
-    /// Each field's cells in the fragment's order (a dense fragment's
-    /// dimensions: none).
+    /// Each field's cells in the global order.
     cells: Vec<FieldBuffer>,
     /// Each tile's cells.
     tiles: Vec<Range<usize>>,
     rtree: RTree,
-    non_empty_domain: Vec<Range1D>,
-    dense: bool,
-    last_tile_cell_num: u64,
-    /// A dense fragment's cells: each tile position's row-major place in
-    /// the box, or [`FILL`] for the padding (which tile metadata leaves
-    /// out).
-    order: Option<Vec<usize>>,
+}
+
+/// A dense fragment's R-tree: none (the space tiles place the cells).
+fn dense_rtree() -> RTree {
+    RTree {
+        fanout: RTREE_FANOUT,
+        levels: Vec::new(),
+    }
 }
 
 /// Writes one fragment (or, past a memory budget, several committed
@@ -395,26 +398,31 @@ impl FragmentWriter {
         {
             self.check_domain()?;
         }
-        let laid = match self.schema.array_type {
-            ArrayType::Dense => self.dense_layout()?,
-            ArrayType::Sparse => self.sparse_layout()?,
-        };
-        let folder =
-            FragmentFolder::create(&self.array, self.range(), self.schema.version.number())?;
-        let written = self.filter_fields(&folder.dir, &laid)?;
-        let facts = FragmentFacts {
-            schema_name: self.schema.name.clone(),
-            non_empty_domain: laid.non_empty_domain.clone(),
-            dense: laid.dense,
-            tile_num: laid.tiles.len() as u64,
-            last_tile_cell_num: laid.last_tile_cell_num,
-            has_timestamps: self.has_timestamps(),
-        };
-        let cells_of =
-            |t: usize| appended::placed_cells(laid.order.as_deref(), laid.tiles[t].clone());
-        let meta = self.metadata_file(&written, &laid.rtree, facts, &cells_of)?;
-        folder.write_metadata(&meta)?;
-        Ok(folder)
+        match self.schema.array_type {
+            ArrayType::Dense => {
+                let plan = self.dense_plan()?;
+                // A dense fragment's dimensions have no files.
+                let mut out = AppendedFragment::create(self, |f| !f.is_dimension)?;
+                out.append_dense(self, &plan, &self.buffers)?;
+                let facts = Facts {
+                    non_empty_domain: plan.non_empty_domain,
+                    dense: true,
+                    last_tile_cell_num: plan.cells_per_tile,
+                };
+                out.close(self, &dense_rtree(), facts)
+            }
+            ArrayType::Sparse => {
+                let laid = self.sparse_layout()?;
+                let mut out = AppendedFragment::create(self, |_| true)?;
+                out.append(self, &laid.cells, &laid.tiles)?;
+                let facts = Facts {
+                    non_empty_domain: laid.rtree.root_mbr(),
+                    dense: false,
+                    last_tile_cell_num: laid.tiles.last().map_or(0, |r| r.len() as u64),
+                };
+                out.close(self, &laid.rtree, facts)
+            }
+        }
     }
 
     /// The fragment metadata file of fields written as `written` (files and
@@ -485,85 +493,16 @@ impl FragmentWriter {
         }
     }
 
-    /// A dense fragment's layout: the box written, its space tiles whole,
-    /// the attributes' cells placed in them.
-    fn dense_layout(&self) -> Result<Layout, WriteError> {
+    /// Where a dense fragment's cells go: the box written (given, or the
+    /// cells' bounding box, checked to be covered exactly once), its space
+    /// tiles whole.
+    fn dense_plan(&self) -> Result<DensePlan, WriteError> {
         let dims = self.schema.dimensions.len();
         let outside = || self.check_domain();
-        let t = match &self.dense_box {
-            Some(bounds) => box_tiles(&self.schema, bounds)?,
-            None => dense_tiles(&self.schema, &self.buffers[..dims], self.cells, &outside)?,
-        };
-        let cell_at: std::borrow::Cow<'_, [usize]> = match &t.slots {
-            None => (&t.order[..]).into(),
-            Some(slots) => t
-                .order
-                .par_iter()
-                .map(|&k| if k == FILL { FILL } else { slots[k] })
-                .collect::<Vec<usize>>()
-                .into(),
-        };
-        // libtiledb's tiles start zeroed: cells outside the box hold zeros
-        // (the fill value is the reader's, for cells no fragment covers).
-        let cells = self
-            .fields
-            .par_iter()
-            .zip(&self.buffers)
-            .map(|(f, b)| match f.is_dimension {
-                true => FieldBuffer::new(f),
-                false => {
-                    // A var-sized cell outside: one zero value.
-                    let zeros = vec![0; f.cell_size() as usize];
-                    b.permuted(&cell_at, f.cell_size() as usize, (&zeros, 0))
-                }
-            })
-            .collect();
-        Ok(Layout {
-            cells,
-            tiles: t.tiles,
-            rtree: RTree {
-                fanout: RTREE_FANOUT,
-                levels: Vec::new(),
-            },
-            non_empty_domain: t.non_empty_domain,
-            dense: true,
-            last_tile_cell_num: t.cells_per_tile,
-            order: Some(t.order),
-        })
-    }
-
-    /// Each field's files and tile metadata, fields in parallel (a dense
-    /// fragment's dimensions have neither).
-    fn filter_fields(
-        &self,
-        dir: &Path,
-        laid: &Layout,
-    ) -> Result<Vec<(FieldFiles, Vec<TileStats>)>, WriteError> {
-        (0..self.fields.len())
-            .into_par_iter()
-            .map(|i| {
-                let f = &self.fields[i];
-                if laid.dense && f.is_dimension {
-                    return Ok((FieldFiles::default(), Vec::new()));
-                }
-                let (filters, stem) = self.filters_and_stem(i);
-                let files = field_files(
-                    (dir, &stem),
-                    &self.schema,
-                    f,
-                    filters,
-                    &laid.cells[i],
-                    &laid.tiles,
-                    (self.key, self.release),
-                )?;
-                let stats = laid
-                    .tiles
-                    .par_iter()
-                    .map(|r| tile_stats(f, &laid.cells[i], r.clone(), laid.order.as_deref()))
-                    .collect();
-                Ok((files, stats))
-            })
-            .collect()
+        match &self.dense_box {
+            Some(bounds) => box_tiles(&self.schema, bounds),
+            None => dense_tiles(&self.schema, &self.buffers[..dims], self.cells, &outside),
+        }
     }
 
     /// Every coordinate inside its dimension's domain (and not NaN).

@@ -39,15 +39,10 @@ impl FragmentWriter {
             .map(|r| self.mbr(&cells[..dims], r.clone()))
             .collect();
         let rtree = RTree::build(mbrs, RTREE_FANOUT, &self.schema.dimensions);
-        let non_empty_domain = rtree.root_mbr();
         Ok(Layout {
-            last_tile_cell_num: tiles.last().map_or(0, |r| r.len() as u64),
             cells,
             tiles,
             rtree,
-            non_empty_domain,
-            dense: false,
-            order: None,
         })
     }
 

@@ -65,7 +65,7 @@ impl SortedFragmentWriter {
             .map(|s| s..(s + capacity).min(whole))
             .collect();
         let w = &self.w;
-        self.out.append(w, &w.buffers, &tiles, None)?;
+        self.out.append(w, &w.buffers, &tiles)?;
         let dims = w.schema.dimensions.len();
         for r in &tiles {
             self.mbrs.push(w.mbr(&w.buffers[..dims], r.clone()));
