@@ -195,3 +195,27 @@ def test_soma_experiment_arrays_read_as_tiledbsoma_reads_them(case):
     for path, want in expected["arrays"].items():
         rows = contract_rows(tessera.open(members[path].uri).read())
         assert canonical(rows) == canonical(want["rows"]), path
+
+
+def test_numpy_reads_and_writes_do_not_import_pandas(tmp_path):
+    """numpy in, numpy out: pandas stays unimported (importing it costs a
+    process 0.2-0.5 s, which pyarrow's own numpy conversions pay)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, numpy as np, tessera
+A = tessera.open({uri("dense_large")!r})
+x = A[:]
+assert all(isinstance(v, np.ndarray) for v in x.values()), x
+dst = {str(tmp_path / "copy")!r}
+tessera.create(dst, A.schema)
+lo, hi = A.schema.dim(0).domain, A.schema.dim(1).domain
+attrs = {{k: v for k, v in x.items() if k in [a.name for a in A.schema.attrs]}}
+tessera.write(dst, attrs, subarray=[lo, hi])
+assert np.array_equal(tessera.open(dst)[:][A.schema.attr(0).name], x[A.schema.attr(0).name])
+print("pandas" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -354,11 +354,35 @@ def _numpy(column, field):
         values = [None if v is None else v.encode() for v in column.to_pylist()]
         data = np.array([b"" if v is None else v for v in values], dtype=object)
         return np.ma.MaskedArray(data, mask=[v is None for v in values]) if column.null_count else data
+    plain = _plain_numbers(column)
+    if plain is not None:
+        return plain
     if column.null_count:
         mask = column.is_null().to_numpy(zero_copy_only=False)
         data = column.fill_null(_zero(column.type)).to_numpy(zero_copy_only=False)
         return np.ma.MaskedArray(data, mask=mask)
     return column.to_numpy(zero_copy_only=False)
+
+
+def _plain_numbers(column):
+    """Numbers with no nulls in one chunk, viewed as numpy without a copy
+    (read-only, as pyarrow's zero-copy ``to_numpy``), or None. Read off the
+    Arrow buffer directly: pyarrow's own conversion imports pandas the
+    first time, 0.2-0.5 s a process pays on its first read."""
+    t = column.type
+    if column.null_count or column.num_chunks != 1:
+        return None
+    if pa.types.is_signed_integer(t):
+        kind = "i"
+    elif pa.types.is_unsigned_integer(t):
+        kind = "u"
+    elif pa.types.is_floating(t):
+        kind = "f"
+    else:
+        return None
+    chunk = column.chunk(0)
+    dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
+    return np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize)
 
 
 def _zero(t):

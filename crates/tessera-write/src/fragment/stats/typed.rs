@@ -83,8 +83,9 @@ fn fold<T: Number>(
     valid: &dyn Fn(usize) -> bool,
 ) -> Numbers {
     let (start_lo, start_hi) = type_bounds(f.datatype);
+    // The bounds start at the type's extremes; a value replacing one is
+    // the bound from then on, so the bound's bytes are the minimum's.
     let (mut lo, mut hi) = (T::read(&start_lo), T::read(&start_hi));
-    let (mut min, mut max): (Option<T>, Option<T>) = (None, None);
     let (mut sum, mut saturated) = (0u64, false);
     let nullable = buf.validity.is_some();
     let data = &buf.data;
@@ -94,22 +95,14 @@ fn fold<T: Number>(
         }
         let x = T::read(&data[i * T::WIDTH..(i + 1) * T::WIDTH]);
         // `min = lo < x ? lo : x`, as libtiledb's typed code compares: a
-        // NaN on either side takes `x`.
-        if !less(lo.num(), x.num()) {
-            (lo, min) = (x, Some(x));
-        }
-        if !less(x.num(), hi.num()) {
-            (hi, max) = (x, Some(x));
-        }
+        // NaN on either side takes `x` (a select, no branch).
+        lo = if less(lo.num(), x.num()) { lo } else { x };
+        hi = if less(x.num(), hi.num()) { hi } else { x };
         add(f.datatype, &mut sum, x.num(), &mut saturated);
     });
-    let bytes = |v: Option<T>, start: Vec<u8>| match v {
-        Some(v) => v.bytes(),
-        None => start,
-    };
     Numbers {
-        min: bytes(min, start_lo),
-        max: bytes(max, start_hi),
+        min: lo.bytes(),
+        max: hi.bytes(),
         sum,
     }
 }
