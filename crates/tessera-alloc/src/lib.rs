@@ -34,13 +34,27 @@ pub struct HugePages;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 mod advise {
-    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
     const HUGE: usize = 2 << 20;
     /// 0: not yet decided, 1: advise, 2: do not.
     static STATE: AtomicU8 = AtomicU8::new(0);
+    /// Calls of `without_huge_pages` running: no advice while any runs.
+    static PAUSED: AtomicUsize = AtomicUsize::new(0);
 
-    fn enabled() -> bool {
+    /// Pauses the advice until `resume`.
+    pub fn pause() {
+        PAUSED.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn resume() {
+        PAUSED.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn enabled() -> bool {
+        if PAUSED.load(Ordering::Relaxed) > 0 {
+            return false;
+        }
         match STATE.load(Ordering::Relaxed) {
             1 => true,
             2 => false,
@@ -82,6 +96,8 @@ mod advise {
 mod advise {
     pub fn huge(_: *mut u8, _: usize) {}
     pub fn set(_: bool) {}
+    pub fn pause() {}
+    pub fn resume() {}
 }
 
 /// Turns the huge-page advice on or off for the rest of the process (it is
@@ -92,6 +108,26 @@ mod advise {
 /// faults huge pages save (docs/PERFORMANCE.md, "Writing").
 pub fn set_huge_pages(on: bool) {
     advise::set(on);
+}
+
+/// Runs `f` with the huge-page advice paused: a library's write (many
+/// fresh buffers of MiB, filled once) calls it where a program would call
+/// [`set_huge_pages(false)`](set_huge_pages), since compaction on demand
+/// costs the write more than the faults it saves (docs/PERFORMANCE.md,
+/// "Writing"). The pause is the process's while `f` runs: allocations of
+/// other threads then go unadvised too, which changes their speed, never
+/// their result. Calls may overlap; the advice resumes when the last
+/// returns (or unwinds).
+pub fn without_huge_pages<T>(f: impl FnOnce() -> T) -> T {
+    struct Resume;
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            advise::resume();
+        }
+    }
+    advise::pause();
+    let _resume = Resume;
+    f()
 }
 
 // SAFETY: every method forwards to `System` with the same arguments, and only
@@ -180,5 +216,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Pauses nest, and the advice resumes after the last, even when it
+    /// unwinds.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pauses_nest_and_resume_after_unwinding() {
+        set_huge_pages(true);
+        assert!(advise::enabled());
+        without_huge_pages(|| {
+            assert!(!advise::enabled());
+            without_huge_pages(|| assert!(!advise::enabled()));
+            assert!(!advise::enabled());
+        });
+        assert!(advise::enabled());
+        let unwound = std::panic::catch_unwind(|| without_huge_pages(|| panic!("a failed write")));
+        assert!(unwound.is_err());
+        assert!(advise::enabled());
     }
 }

@@ -67,27 +67,32 @@ pub fn write(
         ..Default::default()
     };
     let stream = data.0;
+    // Huge pages paused, as `tessera write` turns them off: see
+    // `tessera_alloc::without_huge_pages`.
     py.detach(move || {
-        staged(uri, move |at| {
-            if let Some(bounds) = subarray {
-                let batches = stream.collect::<Result<Vec<_>, _>>()?;
-                let schema = match batches.first() {
-                    Some(b) => b.schema(),
-                    None => return Err("no cells to write in the box".into()),
-                };
-                // One batch is taken as it is; several are joined once.
-                let batch = match &batches[..] {
-                    [one] => one.clone(),
-                    _ => arrow_select::concat::concat_batches(&schema, &batches)?,
-                };
-                return write_box(at, options, &bounds, &batch);
-            }
-            let mut writer = FragmentWriter::try_new(at, options)?;
-            for batch in stream {
-                let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
-                writer.write_owned(columns)?;
-            }
-            Ok(writer.finish()?)
+        tessera_alloc::without_huge_pages(|| {
+            staged(uri, move |at| {
+                if let Some(bounds) = subarray {
+                    let batches = stream.collect::<Result<Vec<_>, _>>()?;
+                    let schema = match batches.first() {
+                        Some(b) => b.schema(),
+                        None => return Err("no cells to write in the box".into()),
+                    };
+                    // One batch is taken as it is; several are joined once.
+                    let batch = match &batches[..] {
+                        [one] => one.clone(),
+                        _ => arrow_select::concat::concat_batches(&schema, &batches)?,
+                    };
+                    return write_box(at, options, &bounds, &batch);
+                }
+                let mut writer = FragmentWriter::try_new(at, options)?;
+                for batch in stream {
+                    let columns =
+                        tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
+                    writer.write_owned(columns)?;
+                }
+                Ok(writer.finish()?)
+            })
         })
     })
     .map_err(|e| py_msg(message(&*e)))
