@@ -99,9 +99,9 @@ pub fn write(
 }
 
 /// Writes the box `bounds` whose cells `batch` holds row-major: band by
-/// band when each band's cells are consecutive rows of the batch (the
-/// batch's buffers, numpy's own memory when they came from numpy, are
-/// then copied a band at a time), else whole.
+/// band when each band's cells are consecutive rows of the batch (numbers
+/// then read where they lie, numpy's own memory when they came from
+/// numpy), else whole.
 fn write_box(
     at: &Path,
     options: WriteOptions,
@@ -116,8 +116,7 @@ fn write_box(
     match rows.filter(|_| boxed.cells() == batch.num_rows() as u64) {
         Some(rows) => {
             for r in rows {
-                let band = batch.slice(r.start, r.len());
-                boxed.write_band(tessera_write::arrow::columns_from_batch(&band, &schema)?)?;
+                boxed.write_band_batch(&batch.slice(r.start, r.len()))?;
             }
             Ok(boxed.finish()?)
         }

@@ -10,6 +10,7 @@
 use crate::WriteError;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use tessera_query::Column;
 use tessera_schema::{ArraySchema, CellValNum};
@@ -149,11 +150,18 @@ fn list_cells(
 
 /// The little-endian bytes of a primitive array whose values are `t`'s size.
 fn primitive_bytes(array: &ArrayRef, t: Datatype) -> Result<Vec<u8>, String> {
+    primitive_values(array, t).map(|b| b.as_slice().to_vec())
+}
+
+/// The values of a primitive array holding `t`'s values, sharing its
+/// memory (nulls' slots included: the validity is apart).
+pub(crate) fn primitive_values(array: &ArrayRef, t: Datatype) -> Result<Buffer, String> {
     let width = array
         .data_type()
         .primitive_width()
         .ok_or_else(|| format!("{} cannot hold {t} values", array.data_type()))?;
-    if width as u64 != t.size() || matches!(array.data_type(), DataType::Boolean) {
+    let bytes = t.is_string() || t.is_blob() || t == Datatype::Any;
+    if width as u64 != t.size() || matches!(array.data_type(), DataType::Boolean) || bytes {
         return Err(format!(
             "{} cannot hold {t} values ({} bytes)",
             array.data_type(),
@@ -161,8 +169,7 @@ fn primitive_bytes(array: &ArrayRef, t: Datatype) -> Result<Vec<u8>, String> {
         ));
     }
     let data = array.to_data();
-    let start = data.offset() * width;
-    Ok(data.buffers()[0].as_slice()[start..start + data.len() * width].to_vec())
+    Ok(data.buffers()[0].slice_with_length(data.offset() * width, data.len() * width))
 }
 
 /// Each cell's bytes from a string or binary array.

@@ -99,3 +99,67 @@ fn a_box_stays_in_the_current_domain() {
     assert_eq!(w.finish().unwrap().len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A box written band by band from Arrow batches (numbers read where they
+/// lie, a nullable attribute converted) makes the files the same box
+/// written whole makes, byte for byte; a batch that does not fit its
+/// band is refused by name.
+#[test]
+fn box_bands_from_arrow_batches_write_the_whole_box_bytes() {
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch};
+    use std::sync::Arc;
+    use tessera_write::BoxWriter;
+    let (whole, banded) = (array("whole", false), array("banded", false));
+    let bounds = [(1, 8), (2, 9)];
+    let v: Vec<i32> = (0..64).map(|i| i * 7 - 100).collect();
+    let n: Vec<Option<i32>> = (0..64).map(|i| (i % 5 != 0).then_some(i)).collect();
+    let mut w = FragmentWriter::try_new(&whole, WriteOptions::default()).unwrap();
+    let mut nulls = column("n", &n.iter().map(|x| x.unwrap_or(0)).collect::<Vec<_>>());
+    nulls.validity = Some(n.iter().map(|x| x.is_some() as u8).collect());
+    w.write_box(&bounds, vec![column("v", &v), nulls]).unwrap();
+    w.finish().unwrap();
+    // 9 bytes a cell: bands of one row of tiles (rows 1-3, 4-7, 8).
+    let options = WriteOptions {
+        budget: Some(3 * 9 * 32),
+        ..WriteOptions::default()
+    };
+    let mut b = BoxWriter::try_new(&banded, options, &bounds).unwrap();
+    assert_eq!(b.bands().len(), 3, "{:?}", b.bands());
+    let batch = RecordBatch::try_from_iter([
+        ("v", Arc::new(Int32Array::from(v.clone())) as ArrayRef),
+        ("n", Arc::new(Int32Array::from(n.clone())) as ArrayRef),
+    ])
+    .unwrap();
+    let rows = b.band_rows(0).unwrap();
+    let e = b
+        .write_band_batch(&batch.slice(rows.start, rows.len() + 1))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("holds 24 cells, the batch 25"),
+        "{e}"
+    );
+    for i in 0..b.bands().len() {
+        let rows = b.band_rows(i).unwrap();
+        b.write_band_batch(&batch.slice(rows.start, rows.len()))
+            .unwrap();
+    }
+    b.finish().unwrap();
+    let folder = |dir: &std::path::Path| {
+        let f = std::fs::read_dir(dir.join("__fragments")).unwrap();
+        f.map(|e| e.unwrap().path()).next().unwrap()
+    };
+    let (fw, fb) = (folder(&whole), folder(&banded));
+    for file in ["a0.tdb", "a1.tdb", "a1_validity.tdb"] {
+        let read = |f: &std::path::Path| std::fs::read(f.join(file)).unwrap();
+        assert_eq!(read(&fw), read(&fb), "{file}");
+    }
+    let meta = |f: &std::path::Path| {
+        std::fs::read(f.join("__fragment_metadata.tdb"))
+            .unwrap()
+            .len()
+    };
+    assert_eq!(meta(&fw), meta(&fb));
+    for dir in [whole, banded] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -5,7 +5,7 @@
 //! field's files and keeps their tile metadata; the fragment metadata file
 //! and the commit come at the end, as for a fragment written whole.
 
-use super::buffer::{FieldBuffer, FieldInfo};
+use super::buffer::{FieldBuffer, FieldCells, FieldInfo};
 use super::commit::{commit, FragmentFolder};
 use super::dense::{DensePlan, FILL};
 use super::files::{FieldEncoder, FieldFileSet, FieldFiles, FilteredTile};
@@ -113,7 +113,7 @@ impl AppendedFragment {
         &mut self,
         w: &FragmentWriter,
         plan: &DensePlan,
-        cells: &[FieldBuffer],
+        cells: &[FieldCells<'_>],
     ) -> Result<(), WriteError> {
         let encoders = self.encoders(w);
         let per_tile = plan.cells_per_tile as usize;
@@ -269,7 +269,7 @@ fn window_tiles(tile_bytes: u64) -> usize {
 fn dense_tile(
     w: &FragmentWriter,
     plan: &DensePlan,
-    cells: &[FieldBuffer],
+    cells: &[FieldCells<'_>],
     encoders: &[Option<FieldEncoder<'_>>],
     t: usize,
 ) -> Result<(TileFields, u64), WriteError> {

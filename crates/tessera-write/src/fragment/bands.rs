@@ -9,12 +9,15 @@
 //! at a time.
 
 use super::appended::{AppendedFragment, Facts};
+use super::buffer::FieldCells;
 use super::{FieldBuffer, FragmentWriter, WriteOptions};
 use crate::WriteError;
+use arrow_array::RecordBatch;
+use arrow_buffer::Buffer;
 use std::ops::Range;
 use std::path::Path;
 use tessera_query::Column;
-use tessera_schema::ArraySchema;
+use tessera_schema::{ArraySchema, CellValNum};
 use tessera_tile::ArrayType;
 
 /// Memory for a box write when [`WriteOptions::budget`] sets none.
@@ -158,13 +161,96 @@ impl BoxWriter {
         };
         self.w.write_box(&band, columns)?;
         let plan = self.w.dense_plan()?;
-        self.out.append_dense(&self.w, &plan, &self.w.buffers)?;
+        let cells: Vec<_> = self.w.buffers.iter().map(FieldBuffer::cells).collect();
+        self.out.append_dense(&self.w, &plan, &cells)?;
         self.cells_per_tile = plan.cells_per_tile;
         // The band is out: the writer takes the next one afresh.
         self.w.written += self.w.cells;
         self.w.cells = 0;
         self.w.dense_box = None;
         self.w.buffers = self.w.fields.iter().map(FieldBuffer::new).collect();
+        self.written_bands += 1;
+        Ok(())
+    }
+
+    /// Writes the next band from an Arrow record batch of its cells,
+    /// row-major, attributes by name (as
+    /// [`columns_from_batch`](crate::arrow::columns_from_batch) takes
+    /// them; a nullable one left out is null). Numbers without nulls, of
+    /// attributes neither nullable nor var-sized, are read where they lie
+    /// (from Python, a numpy array's own memory); other columns are
+    /// converted first.
+    pub fn write_band_batch(&mut self, batch: &RecordBatch) -> Result<(), WriteError> {
+        let Some(band) = self.bands.get(self.written_bands).cloned() else {
+            return Err(WriteError::Input(format!(
+                "the {} bands of the box are written already",
+                self.bands.len()
+            )));
+        };
+        let n = batch.num_rows();
+        let band_cells = box_len(&band, 0..band.len());
+        if band_cells != n as u64 {
+            return Err(WriteError::Input(format!(
+                "the band {band:?} holds {band_cells} cells, the batch {n}"
+            )));
+        }
+        let fields = &self.w.fields;
+        let mut lent: Vec<Option<Buffer>> = vec![None; fields.len()];
+        let mut converted = Vec::new();
+        for (c, column) in batch.schema().fields().iter().enumerate() {
+            let Some(i) = fields.iter().position(|f| f.name == *column.name()) else {
+                return Err(WriteError::Input(format!(
+                    "no field `{}` in the schema",
+                    column.name()
+                )));
+            };
+            let f = &fields[i];
+            if f.is_dimension {
+                return Err(WriteError::Input(format!(
+                    "column `{}`: the box gives the coordinates, dimensions take no column",
+                    f.name
+                )));
+            }
+            let array = batch.column(c);
+            let plain = !f.nullable && f.cell_val_num == CellValNum::Fixed(1);
+            match crate::arrow::primitive_values(array, f.datatype) {
+                Ok(values) if plain && array.null_count() == 0 => lent[i] = Some(values),
+                _ => converted.push(c),
+            }
+        }
+        let batch = batch
+            .project(&converted)
+            .map_err(|e| WriteError::Input(e.to_string()))?;
+        let columns = crate::arrow::columns_from_batch(&batch, &self.w.schema)?;
+        let mut held: Vec<FieldBuffer> = fields.iter().map(FieldBuffer::new).collect();
+        for (i, f) in fields.iter().enumerate() {
+            if f.is_dimension || lent[i].is_some() {
+                continue;
+            }
+            match columns.iter().position(|c| c.name == f.name) {
+                Some(c) => {
+                    held[i].check(f, &columns[c], n)?;
+                    held[i].append(&columns[c], n);
+                }
+                None if f.nullable => held[i].append(&super::null_column(f, n), n),
+                None => return Err(WriteError::Input(format!("field `{}` is missing", f.name))),
+            }
+        }
+        let cells: Vec<FieldCells<'_>> = held
+            .iter()
+            .zip(&lent)
+            .map(|(h, l)| match l {
+                Some(values) => FieldCells {
+                    data: values.as_slice(),
+                    ..FieldCells::default()
+                },
+                None => h.cells(),
+            })
+            .collect();
+        let plan = super::dense::box_tiles(&self.w.schema, &band)?;
+        self.out.append_dense(&self.w, &plan, &cells)?;
+        self.cells_per_tile = plan.cells_per_tile;
+        self.w.written += n;
         self.written_bands += 1;
         Ok(())
     }

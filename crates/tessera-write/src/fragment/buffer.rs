@@ -67,12 +67,15 @@ impl FieldBuffer {
 
     /// The bytes of cell `i`.
     pub fn value(&self, i: usize, cell_size: usize) -> &[u8] {
-        match &self.offsets {
-            Some(o) => {
-                let end = o.get(i + 1).map_or(self.data.len(), |&e| e as usize);
-                &self.data[o[i] as usize..end]
-            }
-            None => &self.data[i * cell_size..(i + 1) * cell_size],
+        self.cells().value(i, cell_size)
+    }
+
+    /// The cells, borrowed.
+    pub fn cells(&self) -> FieldCells<'_> {
+        FieldCells {
+            data: &self.data,
+            offsets: self.offsets.as_deref(),
+            validity: self.validity.as_deref(),
         }
     }
 
@@ -171,6 +174,35 @@ impl FieldBuffer {
         }
     }
 
+    /// The cells in the order `idx` gives; see [`FieldCells::permuted`].
+    pub fn permuted(&self, idx: &[usize], cell_size: usize, fill: (&[u8], u8)) -> FieldBuffer {
+        self.cells().permuted(idx, cell_size, fill)
+    }
+}
+
+/// One field's cells, borrowed (from a [`FieldBuffer`], or from the
+/// caller's memory): what laying tiles out reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FieldCells<'a> {
+    pub data: &'a [u8],
+    /// Start of each cell in `data` (var-sized fields).
+    pub offsets: Option<&'a [u64]>,
+    /// One byte per cell, 0 for null (nullable fields).
+    pub validity: Option<&'a [u8]>,
+}
+
+impl<'a> FieldCells<'a> {
+    /// The bytes of cell `i`.
+    pub fn value(&self, i: usize, cell_size: usize) -> &'a [u8] {
+        match self.offsets {
+            Some(o) => {
+                let end = o.get(i + 1).map_or(self.data.len(), |&e| e as usize);
+                &self.data[o[i] as usize..end]
+            }
+            None => &self.data[i * cell_size..(i + 1) * cell_size],
+        }
+    }
+
     /// The cells in the order `idx` gives; [`FILL`] places `fill` (a
     /// cell's bytes and its validity byte).
     pub fn permuted(&self, idx: &[usize], cell_size: usize, fill: (&[u8], u8)) -> FieldBuffer {
@@ -178,12 +210,10 @@ impl FieldBuffer {
             return self.gathered(idx, cell_size, fill.0);
         }
         let mut out = FieldBuffer {
-            data: Vec::with_capacity(self.data.len()),
-            offsets: self.offsets.as_ref().map(|_| Vec::with_capacity(idx.len())),
-            validity: self
-                .validity
-                .as_ref()
-                .map(|_| Vec::with_capacity(idx.len())),
+            // Grown as the cells come: `idx` may take few of many.
+            data: Vec::new(),
+            offsets: self.offsets.map(|_| Vec::with_capacity(idx.len())),
+            validity: self.validity.map(|_| Vec::with_capacity(idx.len())),
         };
         for &i in idx {
             if let Some(o) = &mut out.offsets {
@@ -191,10 +221,7 @@ impl FieldBuffer {
             }
             let (value, valid) = match i {
                 FILL => fill,
-                i => (
-                    self.value(i, cell_size),
-                    self.validity.as_ref().map_or(1, |v| v[i]),
-                ),
+                i => (self.value(i, cell_size), self.validity.map_or(1, |v| v[i])),
             };
             out.data.extend_from_slice(value);
             if let Some(v) = &mut out.validity {

@@ -403,7 +403,8 @@ impl FragmentWriter {
                 let plan = self.dense_plan()?;
                 // A dense fragment's dimensions have no files.
                 let mut out = AppendedFragment::create(self, |f| !f.is_dimension)?;
-                out.append_dense(self, &plan, &self.buffers)?;
+                let cells: Vec<_> = self.buffers.iter().map(FieldBuffer::cells).collect();
+                out.append_dense(self, &plan, &cells)?;
                 let facts = Facts {
                     non_empty_domain: plan.non_empty_domain,
                     dense: true,
