@@ -121,12 +121,13 @@ impl AppendedFragment {
         let cell_bytes: u64 = w.fields.iter().map(|f| f.cell_size()).sum();
         let widest = per_tile as u64 * (16 + 2 * cell_bytes);
         let all: Vec<usize> = (0..plan.tile_num).collect();
+        let scratch = Scratch::default();
         let window = window_tiles(widest);
         self.pipelined(window, |sink| {
             for window in all.chunks(window) {
                 let laid: Vec<(TileFields, u64)> = window
                     .par_iter()
-                    .map(|&t| dense_tile(w, plan, cells, &encoders, t))
+                    .map(|&t| dense_tile(w, plan, cells, &encoders, (t, &scratch)))
                     .collect::<Result<_, WriteError>>()?;
                 for (tile, placed) in laid {
                     sink(tile, placed)?;
@@ -271,10 +272,11 @@ fn dense_tile(
     plan: &DensePlan,
     cells: &[FieldCells<'_>],
     encoders: &[Option<FieldEncoder<'_>>],
-    t: usize,
+    (t, scratch): (usize, &Scratch),
 ) -> Result<(TileFields, u64), WriteError> {
     let per_tile = plan.cells_per_tile as usize;
-    let places = plan.tile_places(t);
+    let mut places = scratch.places();
+    plan.tile_places(t, &mut places);
     let cell_at = plan.tile_cells(&places);
     let placed = places.iter().filter(|&&k| k != FILL).count() as u64;
     let fields = encoders
@@ -285,10 +287,55 @@ fn dense_tile(
             let f = &w.fields[i];
             // A var-sized cell outside: one zero value.
             let zeros = vec![0; f.cell_size() as usize];
-            let tile = cells[i].permuted(&cell_at, zeros.len(), (&zeros, 0));
+            let tile = cells[i].permuted_into(&cell_at, zeros.len(), (&zeros, 0), scratch.bytes());
             let stats = tile_stats(f, &tile, 0..per_tile, Some(&places));
-            Ok(Some((e.encode(&tile, 0..per_tile)?, stats)))
+            let filtered = e.encode(&tile, 0..per_tile)?;
+            scratch.give_bytes(tile.data);
+            Ok(Some((filtered, stats)))
         })
-        .collect::<Result<_, WriteError>>()?;
-    Ok((fields, placed))
+        .collect::<Result<_, WriteError>>();
+    drop(cell_at);
+    scratch.give_places(places);
+    Ok((fields?, placed))
+}
+
+/// Buffers the tiles of one dense append lay their cells out in, handed
+/// back after each tile and taken by the next: a tile's memory is reused
+/// instead of allocated (and its pages faulted in) afresh.
+#[derive(Default)]
+struct Scratch {
+    places: std::sync::Mutex<Vec<Vec<usize>>>,
+    bytes: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl Scratch {
+    fn places(&self) -> Vec<usize> {
+        self.places
+            .lock()
+            .map(|mut v| v.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn give_places(&self, v: Vec<usize>) {
+        if let Ok(mut pool) = self.places.lock() {
+            pool.push(v);
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        self.bytes
+            .lock()
+            .map(|mut v| v.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn give_bytes(&self, v: Vec<u8>) {
+        if let Ok(mut pool) = self.bytes.lock() {
+            pool.push(v);
+        }
+    }
 }

@@ -206,8 +206,20 @@ impl<'a> FieldCells<'a> {
     /// The cells in the order `idx` gives; [`FILL`] places `fill` (a
     /// cell's bytes and its validity byte).
     pub fn permuted(&self, idx: &[usize], cell_size: usize, fill: (&[u8], u8)) -> FieldBuffer {
+        self.permuted_into(idx, cell_size, fill, Vec::new())
+    }
+
+    /// [`permuted`](Self::permuted), fixed-sized cells with no validity
+    /// gathered into `data` (its memory reused).
+    pub fn permuted_into(
+        &self,
+        idx: &[usize],
+        cell_size: usize,
+        fill: (&[u8], u8),
+        data: Vec<u8>,
+    ) -> FieldBuffer {
         if self.offsets.is_none() && self.validity.is_none() {
-            return self.gathered(idx, cell_size, fill.0);
+            return self.gathered(idx, cell_size, fill.0, data);
         }
         let mut out = FieldBuffer {
             // Grown as the cells come: `idx` may take few of many.
@@ -234,10 +246,17 @@ impl<'a> FieldCells<'a> {
     /// [`permuted`](Self::permuted) for fixed-sized cells with no
     /// validity: blocks of cells copied in parallel, each run of
     /// consecutive cells (a row of a dense tile) with one copy.
-    fn gathered(&self, idx: &[usize], cell_size: usize, fill: &[u8]) -> FieldBuffer {
+    fn gathered(
+        &self,
+        idx: &[usize],
+        cell_size: usize,
+        fill: &[u8],
+        mut data: Vec<u8>,
+    ) -> FieldBuffer {
         use rayon::prelude::*;
         const BLOCK: usize = 1 << 16;
-        let mut data = vec![0u8; idx.len() * cell_size];
+        data.clear();
+        data.resize(idx.len() * cell_size, 0);
         if cell_size > 0 {
             data.par_chunks_mut(BLOCK * cell_size)
                 .zip(idx.par_chunks(BLOCK))

@@ -46,13 +46,14 @@ pub(crate) struct DensePlan {
 }
 
 impl DensePlan {
-    /// For each position of tile `t` (cells in the cell order), its
-    /// row-major place in the box, or [`FILL`] outside it.
-    pub fn tile_places(&self, t: usize) -> Vec<usize> {
-        let mut out = vec![0usize; self.cells_per_tile as usize];
+    /// Fills `out` (its memory reused) with, for each position of tile
+    /// `t` (cells in the cell order), its row-major place in the box, or
+    /// [`FILL`] outside it.
+    pub fn tile_places(&self, t: usize, out: &mut Vec<usize>) {
+        out.clear();
+        out.resize(self.cells_per_tile as usize, 0);
         let tile = unravel(t as u64, &self.tile_counts, &self.tile_order);
-        fill_tile(&self.axes, &tile, &self.cell_order, &mut out);
-        out
+        fill_tile(&self.axes, &tile, &self.cell_order, out);
     }
 
     /// For each position of a tile whose places are `places`, the written
