@@ -275,7 +275,7 @@ fn dense_tile(
     (t, scratch): (usize, &Scratch),
 ) -> Result<(TileFields, u64), WriteError> {
     let per_tile = plan.cells_per_tile as usize;
-    let mut places = scratch.places();
+    let mut places = scratch.places.take();
     plan.tile_places(t, &mut places);
     let cell_at = plan.tile_cells(&places);
     let placed = places.iter().filter(|&&k| k != FILL).count() as u64;
@@ -287,15 +287,16 @@ fn dense_tile(
             let f = &w.fields[i];
             // A var-sized cell outside: one zero value.
             let zeros = vec![0; f.cell_size() as usize];
-            let tile = cells[i].permuted_into(&cell_at, zeros.len(), (&zeros, 0), scratch.bytes());
+            let tile =
+                cells[i].permuted_into(&cell_at, zeros.len(), (&zeros, 0), scratch.bytes.take());
             let stats = tile_stats(f, &tile, 0..per_tile, Some(&places));
             let filtered = e.encode(&tile, 0..per_tile)?;
-            scratch.give_bytes(tile.data);
+            scratch.bytes.give(tile.data);
             Ok(Some((filtered, stats)))
         })
         .collect::<Result<_, WriteError>>();
     drop(cell_at);
-    scratch.give_places(places);
+    scratch.places.give(places);
     Ok((fields?, placed))
 }
 
@@ -304,37 +305,30 @@ fn dense_tile(
 /// instead of allocated (and its pages faulted in) afresh.
 #[derive(Default)]
 struct Scratch {
-    places: std::sync::Mutex<Vec<Vec<usize>>>,
-    bytes: std::sync::Mutex<Vec<Vec<u8>>>,
+    places: Pool<Vec<usize>>,
+    bytes: Pool<Vec<u8>>,
 }
 
-impl Scratch {
-    fn places(&self) -> Vec<usize> {
-        self.places
+/// Values handed back, taken again (a new one when none is there).
+struct Pool<T>(std::sync::Mutex<Vec<T>>);
+
+impl<T> Default for Pool<T> {
+    fn default() -> Self {
+        Pool(std::sync::Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Default> Pool<T> {
+    fn take(&self) -> T {
+        self.0
             .lock()
-            .map(|mut v| v.pop())
             .ok()
-            .flatten()
+            .and_then(|mut v| v.pop())
             .unwrap_or_default()
     }
 
-    fn give_places(&self, v: Vec<usize>) {
-        if let Ok(mut pool) = self.places.lock() {
-            pool.push(v);
-        }
-    }
-
-    fn bytes(&self) -> Vec<u8> {
-        self.bytes
-            .lock()
-            .map(|mut v| v.pop())
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-    }
-
-    fn give_bytes(&self, v: Vec<u8>) {
-        if let Ok(mut pool) = self.bytes.lock() {
+    fn give(&self, v: T) {
+        if let Ok(mut pool) = self.0.lock() {
             pool.push(v);
         }
     }
