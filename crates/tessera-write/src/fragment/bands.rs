@@ -56,6 +56,9 @@ const DEFAULT_BUDGET: u64 = 1 << 30;
 ///     w.write_band(vec![v]).unwrap();
 /// }
 /// assert_eq!(w.finish().unwrap().len(), 1);
+/// // A box one band holds: that band is all of its cells.
+/// let w = BoxWriter::try_new(&dir, WriteOptions::default(), &[(1, 2), (1, 4)]).unwrap();
+/// assert_eq!((w.bands().len(), w.band_rows(0)), (1, Some(0..8)));
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub struct BoxWriter {
@@ -140,7 +143,10 @@ impl BoxWriter {
     /// coordinate wide), `None` otherwise or past the last band.
     pub fn band_rows(&self, i: usize) -> Option<Range<usize>> {
         let band = self.bands.get(i)?;
-        let cut = (0..band.len()).find(|&j| band[j] != self.bounds[j])?;
+        // One band holding the whole box: all of its cells.
+        let Some(cut) = (0..band.len()).find(|&j| band[j] != self.bounds[j]) else {
+            return Some(0..self.cells() as usize);
+        };
         if box_len(&self.bounds, 0..cut) != 1 {
             return None;
         }
