@@ -77,28 +77,17 @@ impl AppendedFragment {
                 .sum()
         };
         let widest = tiles.iter().map(tile_bytes).max().unwrap_or(0);
-        let window = window_tiles(widest);
-        self.pipelined(window, |sink| {
-            for window in tiles.chunks(window) {
-                let filtered: Vec<TileFields> = window
-                    .par_iter()
-                    .map(|r| {
-                        encoders
-                            .par_iter()
-                            .enumerate()
-                            .map(|(i, e)| {
-                                let Some(e) = e else { return Ok(None) };
-                                let stats = tile_stats(&w.fields[i], &cells[i], r.clone(), None);
-                                Ok(Some((e.encode(&cells[i], r.clone())?, stats)))
-                            })
-                            .collect::<Result<_, WriteError>>()
-                    })
-                    .collect::<Result<_, _>>()?;
-                for (tile, r) in filtered.into_iter().zip(window) {
-                    sink(tile, r.len() as u64)?;
-                }
-            }
-            Ok(())
+        self.in_windows(tiles, window_tiles(widest), |r| {
+            let fields = encoders
+                .par_iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let Some(e) = e else { return Ok(None) };
+                    let stats = tile_stats(&w.fields[i], &cells[i], r.clone(), None);
+                    Ok(Some((e.encode(&cells[i], r.clone())?, stats)))
+                })
+                .collect::<Result<_, WriteError>>()?;
+            Ok((fields, r.len() as u64))
         })
     }
 
@@ -122,13 +111,26 @@ impl AppendedFragment {
         let widest = per_tile as u64 * (16 + 2 * cell_bytes);
         let all: Vec<usize> = (0..plan.tile_num).collect();
         let scratch = Scratch::default();
-        let window = window_tiles(widest);
+        self.in_windows(&all, window_tiles(widest), |&t| {
+            dense_tile(w, plan, cells, &encoders, (t, &scratch))
+        })
+    }
+
+    /// Lays out and filters the tiles `items` name (`lay`: each tile's
+    /// fields and written cells), `window` of them at a time in parallel,
+    /// while another thread appends the previous ones to the files: the
+    /// writes to disk overlap the filtering of the next tiles. At most
+    /// `window` tiles wait between the two.
+    fn in_windows<T: Sync>(
+        &mut self,
+        items: &[T],
+        window: usize,
+        lay: impl Fn(&T) -> Result<(TileFields, u64), WriteError> + Sync,
+    ) -> Result<(), WriteError> {
         self.pipelined(window, |sink| {
-            for window in all.chunks(window) {
-                let laid: Vec<(TileFields, u64)> = window
-                    .par_iter()
-                    .map(|&t| dense_tile(w, plan, cells, &encoders, (t, &scratch)))
-                    .collect::<Result<_, WriteError>>()?;
+            for window in items.chunks(window) {
+                let laid: Vec<(TileFields, u64)> =
+                    window.par_iter().map(&lay).collect::<Result<_, _>>()?;
                 for (tile, placed) in laid {
                     sink(tile, placed)?;
                 }
@@ -139,8 +141,7 @@ impl AppendedFragment {
 
     /// Runs `produce`, which hands each tile (in order, with its cells
     /// written) to the sink it is given, while another thread appends
-    /// them to the files: the writes to disk overlap the filtering of the
-    /// next tiles. At most `window` tiles wait between the two.
+    /// them to the files.
     fn pipelined(
         &mut self,
         window: usize,
