@@ -36,6 +36,20 @@ fn moto() -> Option<Moto> {
         eprintln!("TESSERA_MOTO_SERVER not set: S3 tests skipped");
         return None;
     };
+    // A port found free may be taken before moto binds it (the tests run
+    // in parallel): a server that exited is started again on another.
+    let mut last = String::new();
+    for _ in 0..3 {
+        match start(&program) {
+            Ok(moto) => return Some(moto),
+            Err(e) => last = e,
+        }
+    }
+    panic!("moto_server did not start: {last}");
+}
+
+/// One moto on a free port, serving the bucket.
+fn start(program: &str) -> Result<Moto, String> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("free port")
@@ -46,27 +60,48 @@ fn moto() -> Option<Moto> {
         .stderr(Stdio::null())
         .spawn()
         .expect("moto_server starts");
-    let moto = Moto {
+    let mut moto = Moto {
         child,
         endpoint: format!("http://127.0.0.1:{port}"),
     };
     // Waits for it to listen, then creates the bucket (moto takes
-    // unsigned requests).
+    // unsigned requests; creating it again in us-east-1 is a 200 too).
+    // A server still starting may accept and then reset a connection: a
+    // failed attempt is retried while our server runs.
+    let mut last = String::new();
     for _ in 0..300 {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            write!(
-                s,
-                "PUT /{BUCKET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
-            .unwrap();
-            let mut answer = String::new();
-            s.read_to_string(&mut answer).unwrap();
-            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-            return Some(moto);
+        if let Ok(Some(status)) = moto.child.try_wait() {
+            return Err(format!("moto_server on {port} exited ({status}): {last}"));
+        }
+        match create_bucket(port) {
+            // Answered by our server only if it still runs.
+            Ok(answer) if answer.starts_with("HTTP/1.1 200") => {
+                if let Ok(None) = moto.child.try_wait() {
+                    return Ok(moto);
+                }
+                last = "the port answered but our server exited".into();
+            }
+            Ok(answer) => last = answer,
+            Err(e) => last = e.to_string(),
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    panic!("moto_server did not listen on {port}");
+    Err(format!(
+        "moto_server on {port} did not create the bucket: {last}"
+    ))
+}
+
+/// One unsigned `PUT /BUCKET`; the server's whole answer.
+fn create_bucket(port: u16) -> std::io::Result<String> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+    write!(
+        s,
+        "PUT /{BUCKET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer)?;
+    Ok(answer)
 }
 
 fn testdata() -> PathBuf {
