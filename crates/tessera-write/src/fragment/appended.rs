@@ -7,7 +7,7 @@
 
 use super::buffer::{FieldBuffer, FieldCells, FieldInfo};
 use super::commit::{commit, FragmentFolder};
-use super::dense::{DensePlan, FILL};
+use super::dense::{DensePlan, Run, FILL};
 use super::files::{FieldEncoder, FieldFileSet, FieldFiles, FilteredTile};
 use super::metadata::FragmentFacts;
 use super::stats::{tile_stats, TileStats};
@@ -275,30 +275,98 @@ fn dense_tile(
     encoders: &[Option<FieldEncoder<'_>>],
     (t, scratch): (usize, &Scratch),
 ) -> Result<(TileFields, u64), WriteError> {
+    let layout = TileLayout::of(plan, t, cells, scratch);
     let per_tile = plan.cells_per_tile as usize;
-    let mut places = scratch.places.take();
-    plan.tile_places(t, &mut places);
-    let cell_at = plan.tile_cells(&places);
-    let placed = places.iter().filter(|&&k| k != FILL).count() as u64;
     let fields = encoders
         .par_iter()
         .enumerate()
         .map(|(i, e)| {
             let Some(e) = e else { return Ok(None) };
             let f = &w.fields[i];
-            // A var-sized cell outside: one zero value.
-            let zeros = vec![0; f.cell_size() as usize];
-            let tile =
-                cells[i].permuted_into(&cell_at, zeros.len(), (&zeros, 0), scratch.bytes.take());
-            let stats = tile_stats(f, &tile, 0..per_tile, Some(&places));
+            let tile = layout.gather(&cells[i], f.cell_size() as usize, scratch.bytes.take());
+            let stats = tile_stats(f, &tile, 0..per_tile, layout.padded());
             let filtered = e.encode(&tile, 0..per_tile)?;
             scratch.bytes.give(tile.data);
             Ok(Some((filtered, stats)))
         })
         .collect::<Result<_, WriteError>>();
-    drop(cell_at);
-    scratch.places.give(places);
+    let placed = layout.placed;
+    layout.give_back(scratch);
     Ok((fields?, placed))
+}
+
+/// Where a dense tile's cells come from: runs of consecutive cells (cells
+/// given row-major, tiles' cells row-major: one run per tile row), or a
+/// place per position (any other order, or where runs don't do: var-sized
+/// or nullable fields, tiles with padding).
+struct TileLayout {
+    /// The runs of written cells, when there are such; else empty.
+    runs: Vec<Run>,
+    by_runs: bool,
+    /// Each position's place in the box, or [`FILL`]; empty when the runs
+    /// do for every field and the tile has no padding.
+    places: Vec<usize>,
+    /// Each position's cell in the cells given, or [`FILL`] (with
+    /// `places`).
+    cell_at: Vec<usize>,
+    /// Cells written in the tile, and positions in it.
+    placed: u64,
+    positions: usize,
+}
+
+impl TileLayout {
+    fn of(plan: &DensePlan, t: usize, cells: &[FieldCells<'_>], scratch: &Scratch) -> TileLayout {
+        let per_tile = plan.cells_per_tile as usize;
+        let mut runs = scratch.runs.take();
+        let by_runs = plan.tile_runs(t, &mut runs);
+        let placed = runs.iter().map(|r| r.len).sum::<usize>();
+        let plain = cells
+            .iter()
+            .all(|c| c.offsets.is_none() && c.validity.is_none());
+        let mut layout = TileLayout {
+            runs,
+            by_runs,
+            places: scratch.places.take(),
+            cell_at: scratch.places.take(),
+            placed: placed as u64,
+            positions: per_tile,
+        };
+        layout.places.clear();
+        layout.cell_at.clear();
+        if !(by_runs && plain && placed == per_tile) {
+            plan.tile_places(t, &mut layout.places);
+            if !by_runs {
+                layout.placed = layout.places.iter().filter(|&&k| k != FILL).count() as u64;
+            }
+            plan.tile_cells_into(&layout.places, &mut layout.cell_at);
+        }
+        layout
+    }
+
+    /// One field's tile (fixed-sized cells of `cell_size` bytes, or
+    /// var-sized), padding zeros (libtiledb's tiles start zeroed; the fill
+    /// value is the reader's, for cells no fragment covers); `data`'s
+    /// memory reused.
+    fn gather(&self, cells: &FieldCells<'_>, cell_size: usize, data: Vec<u8>) -> FieldBuffer {
+        if self.by_runs && cells.offsets.is_none() && cells.validity.is_none() {
+            return cells.runs_into(&self.runs, self.positions, cell_size, data);
+        }
+        // A var-sized cell outside: one zero value.
+        let zeros = vec![0; cell_size];
+        cells.permuted_into(&self.cell_at, cell_size, (&zeros, 0), data)
+    }
+
+    /// The positions' places for the tile metadata, which leaves padding
+    /// out; `None` when every position is written in the write's order.
+    fn padded(&self) -> Option<&[usize]> {
+        (!self.places.is_empty()).then_some(&self.places[..])
+    }
+
+    fn give_back(self, scratch: &Scratch) {
+        scratch.runs.give(self.runs);
+        scratch.places.give(self.places);
+        scratch.places.give(self.cell_at);
+    }
 }
 
 /// Buffers the tiles of one dense append lay their cells out in, handed
@@ -306,6 +374,7 @@ fn dense_tile(
 /// instead of allocated (and its pages faulted in) afresh.
 #[derive(Default)]
 struct Scratch {
+    runs: Pool<Vec<Run>>,
     places: Pool<Vec<usize>>,
     bytes: Pool<Vec<u8>>,
 }

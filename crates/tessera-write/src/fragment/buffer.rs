@@ -2,7 +2,7 @@
 //! values back to back, a start offset per cell for var-sized fields, a
 //! validity byte per cell for nullable ones.
 
-use super::dense::FILL;
+use super::dense::{Run, FILL};
 use crate::WriteError;
 use tessera_query::Column;
 use tessera_schema::CellValNum;
@@ -241,6 +241,30 @@ impl<'a> FieldCells<'a> {
             }
         }
         out
+    }
+
+    /// The `positions` cells of a tile (fixed-sized cells, no validity)
+    /// whose written cells are `runs` (in position order), the rest zeros;
+    /// `data`'s memory reused. Each run is one copy.
+    pub fn runs_into(
+        &self,
+        runs: &[Run],
+        positions: usize,
+        cell_size: usize,
+        mut data: Vec<u8>,
+    ) -> FieldBuffer {
+        data.clear();
+        data.reserve(positions * cell_size);
+        for r in runs {
+            data.resize(r.at * cell_size, 0);
+            data.extend_from_slice(&self.data[r.place * cell_size..(r.place + r.len) * cell_size]);
+        }
+        data.resize(positions * cell_size, 0);
+        FieldBuffer {
+            data,
+            offsets: None,
+            validity: None,
+        }
     }
 
     /// [`permuted`](Self::permuted) for fixed-sized cells with no

@@ -12,7 +12,6 @@
 use super::buffer::FieldBuffer;
 use crate::WriteError;
 use rayon::prelude::*;
-use std::borrow::Cow;
 use tessera_schema::{ArraySchema, Dimension, Range1D};
 use tessera_tile::datatype::Physical;
 use tessera_tile::Layout;
@@ -56,16 +55,29 @@ impl DensePlan {
         fill_tile(&self.axes, &tile, &self.cell_order, out);
     }
 
-    /// For each position of a tile whose places are `places`, the written
-    /// cell there (its index in the cells given), or [`FILL`].
-    pub fn tile_cells<'a>(&self, places: &'a [usize]) -> Cow<'a, [usize]> {
+    /// Fills `out` with the runs of tile `t`'s cells written, in the
+    /// tile's cell order, when each run is consecutive in the cells given
+    /// (the cells came row-major and the cell order is row-major: a run is
+    /// a tile row clipped to the box); returns false, `out` empty, when
+    /// they are not, and a place list is needed.
+    pub fn tile_runs(&self, t: usize, out: &mut Vec<Run>) -> bool {
+        out.clear();
+        let tile = unravel(t as u64, &self.tile_counts, &self.tile_order);
+        self.slots.is_none() && runs_of_tile(&self.axes, &tile, &self.cell_order, out)
+    }
+
+    /// Fills `out` (its memory reused) with, for each position of a tile
+    /// whose places are `places`, the written cell there (its index in the
+    /// cells given), or [`FILL`].
+    pub fn tile_cells_into(&self, places: &[usize], out: &mut Vec<usize>) {
+        out.clear();
         match &self.slots {
-            None => places.into(),
-            Some(slots) => places
-                .iter()
-                .map(|&k| if k == FILL { FILL } else { slots[k] })
-                .collect::<Vec<usize>>()
-                .into(),
+            None => out.extend_from_slice(places),
+            Some(slots) => out.extend(
+                places
+                    .iter()
+                    .map(|&k| if k == FILL { FILL } else { slots[k] }),
+            ),
         }
     }
 }
@@ -369,57 +381,134 @@ fn unravel(mut n: u64, lens: &[u64], order: &[usize]) -> Vec<u64> {
     idx
 }
 
-/// Fills `out` with the box place of each cell of space tile `tile` (its
-/// index among the box's tiles), cells in `cell_order` (slowest first), or
-/// [`FILL`] outside the box: row by row along the fastest dimension, whose
-/// places in a row step by that dimension's row-major stride.
-fn fill_tile(axes: &[Axis], tile: &[u64], cell_order: &[usize], out: &mut [usize]) {
-    let inner = *cell_order.last().expect("a dimension");
-    let starts: Vec<i128> = axes
-        .iter()
-        .zip(tile)
-        .map(|(a, &t)| a.start + (a.tiles().0 + t as i128) * a.extent)
-        .collect();
-    let strides: Vec<u64> = (0..axes.len())
-        .map(|j| axes[j + 1..].iter().map(Axis::len).product())
-        .collect();
-    let outer: Vec<usize> = cell_order[..cell_order.len() - 1].to_vec();
-    let mut cell = vec![0i128; axes.len()];
-    for row in out.chunks_mut(axes[inner].extent as usize) {
-        // The row's place without the fastest dimension, or none outside.
-        let mut base = Some(0u64);
-        for &j in &outer {
-            let v = starts[j] + cell[j];
-            let a = &axes[j];
-            base = base.filter(|_| v >= a.lo && v <= a.hi);
-            base = base.map(|b| b + (v - a.lo) as u64 * strides[j]);
-        }
-        // The row's cells inside the box: from `first` to `last`
-        // (positions in the row), each a stride further into the box.
-        let a = &axes[inner];
-        let first = (a.lo - starts[inner]).max(0);
-        let last = (a.hi - starts[inner]).min(row.len() as i128 - 1);
-        match base {
-            Some(b) if first <= last => {
-                let (first, last) = (first as usize, last as usize);
-                let stride = strides[inner] as usize;
-                let at = b as usize + (starts[inner] + first as i128 - a.lo) as usize * stride;
-                row[..first].fill(FILL);
-                for (k, slot) in row[first..=last].iter_mut().enumerate() {
-                    *slot = at + k * stride;
-                }
-                row[last + 1..].fill(FILL);
-            }
-            _ => row.fill(FILL),
-        }
-        for &j in outer.iter().rev() {
-            cell[j] += 1;
-            if cell[j] < axes[j].extent {
-                break;
-            }
-            cell[j] = 0;
+/// A run of a tile's cells that are consecutive in the box too: `len`
+/// cells from tile position `at`, taken from box place `place` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub at: usize,
+    pub place: usize,
+    pub len: usize,
+}
+
+/// The rows of space tile `tile` (its index among the box's tiles), cells
+/// in `cell_order` (slowest first): each row runs along the fastest
+/// dimension, its cells inside the box a stride apart in the box.
+struct TileRows<'a> {
+    axes: &'a [Axis],
+    /// The tile's first coordinate per dimension.
+    starts: Vec<i128>,
+    /// Each dimension's row-major stride in the box.
+    strides: Vec<u64>,
+    inner: usize,
+    outer: Vec<usize>,
+}
+
+impl<'a> TileRows<'a> {
+    fn new(axes: &'a [Axis], tile: &[u64], cell_order: &[usize]) -> TileRows<'a> {
+        let inner = *cell_order.last().expect("a dimension");
+        TileRows {
+            starts: axes
+                .iter()
+                .zip(tile)
+                .map(|(a, &t)| a.start + (a.tiles().0 + t as i128) * a.extent)
+                .collect(),
+            strides: (0..axes.len())
+                .map(|j| axes[j + 1..].iter().map(Axis::len).product())
+                .collect(),
+            outer: cell_order[..cell_order.len() - 1].to_vec(),
+            axes,
+            inner,
         }
     }
+
+    /// Cells in a row.
+    fn row_len(&self) -> usize {
+        self.axes[self.inner].extent as usize
+    }
+
+    /// The stride, in the box, between a row's neighbouring cells.
+    fn step(&self) -> usize {
+        self.strides[self.inner] as usize
+    }
+
+    /// Calls `each(row, cells)` for each row in the cell order, `cells`
+    /// being the row's cells inside the box as a run (`at` counted from
+    /// the row's start; cells a [`step`](Self::step) apart), or `None`.
+    fn for_each(&self, mut each: impl FnMut(usize, Option<Run>)) {
+        let rows: usize = self
+            .outer
+            .iter()
+            .map(|&j| self.axes[j].extent as usize)
+            .product();
+        let a = &self.axes[self.inner];
+        let first = (a.lo - self.starts[self.inner]).max(0);
+        let last = (a.hi - self.starts[self.inner]).min(self.row_len() as i128 - 1);
+        let mut cell = vec![0i128; self.axes.len()];
+        for row in 0..rows {
+            // The row's place without the fastest dimension, or none outside.
+            let mut base = Some(0u64);
+            for &j in &self.outer {
+                let v = self.starts[j] + cell[j];
+                let a = &self.axes[j];
+                base = base.filter(|_| v >= a.lo && v <= a.hi);
+                base = base.map(|b| b + (v - a.lo) as u64 * self.strides[j]);
+            }
+            let run = base.filter(|_| first <= last).map(|b| {
+                let offset = (self.starts[self.inner] + first - a.lo) as usize;
+                Run {
+                    at: first as usize,
+                    place: b as usize + offset * self.step(),
+                    len: (last - first + 1) as usize,
+                }
+            });
+            each(row, run);
+            for &j in self.outer.iter().rev() {
+                cell[j] += 1;
+                if cell[j] < self.axes[j].extent {
+                    break;
+                }
+                cell[j] = 0;
+            }
+        }
+    }
+}
+
+/// Fills `out` with the runs of space tile `tile`'s cells inside the box
+/// (cells in `cell_order`), when its rows are consecutive in the box;
+/// false when they are not.
+fn runs_of_tile(axes: &[Axis], tile: &[u64], cell_order: &[usize], out: &mut Vec<Run>) -> bool {
+    let rows = TileRows::new(axes, tile, cell_order);
+    if rows.step() != 1 {
+        return false;
+    }
+    let len = rows.row_len();
+    rows.for_each(|r, run| {
+        out.extend(run.map(|run| Run {
+            at: r * len + run.at,
+            ..run
+        }))
+    });
+    true
+}
+
+/// Fills `out` with the box place of each cell of space tile `tile`, cells
+/// in `cell_order`, or [`FILL`] outside the box.
+fn fill_tile(axes: &[Axis], tile: &[u64], cell_order: &[usize], out: &mut [usize]) {
+    let rows = TileRows::new(axes, tile, cell_order);
+    let (len, step) = (rows.row_len(), rows.step());
+    rows.for_each(|r, run| {
+        let row = &mut out[r * len..(r + 1) * len];
+        match run {
+            Some(run) => {
+                row[..run.at].fill(FILL);
+                for (k, slot) in row[run.at..run.at + run.len].iter_mut().enumerate() {
+                    *slot = run.place + k * step;
+                }
+                row[run.at + run.len..].fill(FILL);
+            }
+            None => row.fill(FILL),
+        }
+    });
 }
 
 /// The box `bounds` cut into bands a dense fragment can be written in one
@@ -454,4 +543,61 @@ pub(crate) fn box_bands(
         lo = hi + 1;
     }
     Ok(bands)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Axes of a box `[lo, hi]` in a domain starting at `start`.
+    fn axis(start: i128, extent: i128, lo: i128, hi: i128) -> Axis {
+        Axis {
+            start,
+            extent,
+            domain: (start, start + 1000),
+            lo,
+            hi,
+        }
+    }
+
+    /// A tile's runs place every cell where its place list does: boxes
+    /// clipped on every side, in two and three dimensions; col-major
+    /// cells have no runs.
+    #[test]
+    fn runs_place_cells_as_places_do() {
+        let boxes = [
+            vec![axis(0, 4, 0, 15), axis(0, 4, 0, 15)],
+            vec![axis(0, 4, 2, 13), axis(-3, 5, 1, 10)],
+            vec![axis(1, 3, 2, 9), axis(0, 2, 1, 4), axis(0, 4, 3, 3)],
+            vec![axis(0, 10, 0, 0), axis(0, 7, 5, 30)],
+        ];
+        for axes in &boxes {
+            let n = axes.len();
+            let row_major: Vec<usize> = (0..n).collect();
+            let counts: Vec<u64> = axes.iter().map(|a| a.tiles().1).collect();
+            let per_tile: u64 = axes.iter().map(|a| a.extent as u64).product();
+            for t in 0..counts.iter().product::<u64>() {
+                let tile = unravel(t, &counts, &row_major);
+                let mut places = vec![0; per_tile as usize];
+                fill_tile(axes, &tile, &row_major, &mut places);
+                let mut runs = Vec::new();
+                assert!(runs_of_tile(axes, &tile, &row_major, &mut runs));
+                let mut from_runs = vec![FILL; per_tile as usize];
+                for r in &runs {
+                    for k in 0..r.len {
+                        from_runs[r.at + k] = r.place + k;
+                    }
+                }
+                assert_eq!(from_runs, places, "box {t} of {n} dimensions");
+                assert!(runs.windows(2).all(|w| w[0].at + w[0].len <= w[1].at));
+            }
+            let col_major: Vec<usize> = (0..n).rev().collect();
+            let tile = vec![0; n];
+            let crossed = axes[1..].iter().any(|a| a.len() > 1);
+            assert_eq!(
+                runs_of_tile(axes, &tile, &col_major, &mut Vec::new()),
+                !crossed
+            );
+        }
+    }
 }

@@ -116,42 +116,122 @@ fn type_bounds(t: Datatype) -> (Vec<u8>, Vec<u8>) {
     }
 }
 
-/// Adds `v` to the sum held in `bits`, saturating as libtiledb does
-/// (stopping at the bound).
+/// Adds `v` to the sum whose bits are `bits`, as libtiledb saturates it
+/// (once saturated it stays).
 fn add(t: Datatype, bits: &mut u64, v: Num, saturated: &mut bool) {
-    if *saturated {
-        return;
-    }
     match v {
-        Num::Int(v) => {
-            let s = *bits as i64;
-            let r = s.checked_add(v).unwrap_or_else(|| {
-                *saturated = true;
-                if v > 0 {
-                    i64::MAX
-                } else {
-                    i64::MIN
-                }
-            });
-            *bits = r as u64;
-        }
-        Num::UInt(v) => {
-            *bits = bits.checked_add(v).unwrap_or_else(|| {
-                *saturated = true;
-                u64::MAX
-            })
-        }
-        Num::Float(v) => {
-            let s = f64::from_bits(*bits);
-            if (s < 0.0) == (v < 0.0) && s.abs() > f64::MAX - v.abs() {
-                *saturated = true;
-                *bits = if s < 0.0 { f64::MIN } else { f64::MAX }.to_bits();
-            } else {
-                *bits = (s + v).to_bits();
-            }
-        }
+        Num::Int(v) => IntSum::resume(*bits, *saturated)
+            .added(v)
+            .store(bits, saturated),
+        Num::UInt(v) => UIntSum::resume(*bits, *saturated)
+            .added(v)
+            .store(bits, saturated),
+        Num::Float(v) => FloatSum::resume(*bits, *saturated)
+            .added(v)
+            .store(bits, saturated),
     }
     let _ = t;
+}
+
+/// A tile's running sum in its own type, saturating as libtiledb's tile
+/// metadata generator does: the one place its rules are written.
+pub(super) trait Sum: Copy + Default {
+    type Value: Copy;
+    fn add(&mut self, v: Self::Value);
+    fn bits(self) -> u64;
+    fn saturated(self) -> bool;
+    fn resume(bits: u64, saturated: bool) -> Self;
+    fn added(mut self, v: Self::Value) -> Self {
+        self.add(v);
+        self
+    }
+    fn store(self, bits: &mut u64, saturated: &mut bool) {
+        (*bits, *saturated) = (self.bits(), self.saturated());
+    }
+}
+
+/// Signed integers: `i64`, pinned at its bound by an overflow.
+#[derive(Clone, Copy, Default)]
+pub(super) struct IntSum(i64, bool);
+
+impl Sum for IntSum {
+    type Value = i64;
+    #[inline]
+    fn add(&mut self, v: i64) {
+        if self.1 {
+            return;
+        }
+        match self.0.checked_add(v) {
+            Some(r) => self.0 = r,
+            None => *self = IntSum(if v > 0 { i64::MAX } else { i64::MIN }, true),
+        }
+    }
+    fn bits(self) -> u64 {
+        self.0 as u64
+    }
+    fn saturated(self) -> bool {
+        self.1
+    }
+    fn resume(bits: u64, saturated: bool) -> Self {
+        IntSum(bits as i64, saturated)
+    }
+}
+
+/// Unsigned integers: `u64`, pinned at its maximum by an overflow.
+#[derive(Clone, Copy, Default)]
+pub(super) struct UIntSum(u64, bool);
+
+impl Sum for UIntSum {
+    type Value = u64;
+    #[inline]
+    fn add(&mut self, v: u64) {
+        if self.1 {
+            return;
+        }
+        match self.0.checked_add(v) {
+            Some(r) => self.0 = r,
+            None => *self = UIntSum(u64::MAX, true),
+        }
+    }
+    fn bits(self) -> u64 {
+        self.0
+    }
+    fn saturated(self) -> bool {
+        self.1
+    }
+    fn resume(bits: u64, saturated: bool) -> Self {
+        UIntSum(bits, saturated)
+    }
+}
+
+/// Floats: `f64`; a value that would carry the sum past `f64::MAX` (an
+/// infinity included) pins it at `f64::MAX` or `f64::MIN`.
+#[derive(Clone, Copy, Default)]
+pub(super) struct FloatSum(f64, bool);
+
+impl Sum for FloatSum {
+    type Value = f64;
+    #[inline]
+    fn add(&mut self, v: f64) {
+        if self.1 {
+            return;
+        }
+        let s = self.0;
+        if (s < 0.0) == (v < 0.0) && s.abs() > f64::MAX - v.abs() {
+            *self = FloatSum(if s < 0.0 { f64::MIN } else { f64::MAX }, true);
+        } else {
+            self.0 = s + v;
+        }
+    }
+    fn bits(self) -> u64 {
+        self.0.to_bits()
+    }
+    fn saturated(self) -> bool {
+        self.1
+    }
+    fn resume(bits: u64, saturated: bool) -> Self {
+        FloatSum(f64::from_bits(bits), saturated)
+    }
 }
 
 /// Compares strings as C's `strncmp` over `n` bytes: as unsigned bytes,

@@ -3,7 +3,7 @@
 //! path in `stats.rs` (which decodes each value into a [`Num`]), a loop
 //! per type instead of a decode per cell.
 
-use super::{add, less, type_bounds, Num, Visited};
+use super::{type_bounds, FloatSum, IntSum, Sum, UIntSum, Visited};
 use crate::fragment::buffer::{FieldBuffer, FieldInfo};
 use tessera_tile::datatype::Physical;
 
@@ -15,25 +15,27 @@ pub(super) struct Numbers {
     pub sum: u64,
 }
 
-/// A number type read from little-endian bytes.
-trait Number: Copy {
+/// A number type read from little-endian bytes, summed in `Self::Sum`.
+trait Number: Copy + PartialOrd {
     const WIDTH: usize;
+    type Sum: Sum;
     fn read(b: &[u8]) -> Self;
-    fn num(self) -> Num;
+    fn wide(self) -> <Self::Sum as Sum>::Value;
     fn bytes(self) -> Vec<u8>;
 }
 
 macro_rules! number {
-    ($t:ty, $variant:ident, $as:ty) => {
+    ($t:ty, $sum:ty, $as:ty) => {
         impl Number for $t {
             const WIDTH: usize = std::mem::size_of::<$t>();
+            type Sum = $sum;
             #[inline]
             fn read(b: &[u8]) -> Self {
                 <$t>::from_le_bytes(b.try_into().expect("one value"))
             }
             #[inline]
-            fn num(self) -> Num {
-                Num::$variant(self as $as)
+            fn wide(self) -> $as {
+                self as $as
             }
             fn bytes(self) -> Vec<u8> {
                 self.to_le_bytes().to_vec()
@@ -42,16 +44,16 @@ macro_rules! number {
     };
 }
 
-number!(i8, Int, i64);
-number!(i16, Int, i64);
-number!(i32, Int, i64);
-number!(i64, Int, i64);
-number!(u8, UInt, u64);
-number!(u16, UInt, u64);
-number!(u32, UInt, u64);
-number!(u64, UInt, u64);
-number!(f32, Float, f64);
-number!(f64, Float, f64);
+number!(i8, IntSum, i64);
+number!(i16, IntSum, i64);
+number!(i32, IntSum, i64);
+number!(i64, IntSum, i64);
+number!(u8, UIntSum, u64);
+number!(u16, UIntSum, u64);
+number!(u32, UIntSum, u64);
+number!(u64, UIntSum, u64);
+number!(f32, FloatSum, f64);
+number!(f64, FloatSum, f64);
 
 /// The metadata of the valid cells `cells` of `buf` (field `f`, one
 /// number per cell), or `None` for a type that is not a number.
@@ -85,24 +87,46 @@ fn fold<T: Number>(
     let (start_lo, start_hi) = type_bounds(f.datatype);
     // The bounds start at the type's extremes; a value replacing one is
     // the bound from then on, so the bound's bytes are the minimum's.
-    let (mut lo, mut hi) = (T::read(&start_lo), T::read(&start_hi));
-    let (mut sum, mut saturated) = (0u64, false);
-    let nullable = buf.validity.is_some();
+    let mut acc = Bounds::<T> {
+        lo: T::read(&start_lo),
+        hi: T::read(&start_hi),
+        sum: T::Sum::default(),
+    };
     let data = &buf.data;
-    cells.for_each(|i| {
-        if nullable && !valid(i) {
-            return;
-        }
-        let x = T::read(&data[i * T::WIDTH..(i + 1) * T::WIDTH]);
-        // `min = lo < x ? lo : x`, as libtiledb's typed code compares: a
-        // NaN on either side takes `x` (a select, no branch).
-        lo = if less(lo.num(), x.num()) { lo } else { x };
-        hi = if less(x.num(), hi.num()) { hi } else { x };
-        add(f.datatype, &mut sum, x.num(), &mut saturated);
-    });
+    match cells {
+        // Every cell of a range, none null (most tiles): one pass over
+        // the values as they lie.
+        Visited::All(r) if buf.validity.is_none() => data[r.start * T::WIDTH..r.end * T::WIDTH]
+            .chunks_exact(T::WIDTH)
+            .for_each(|c| acc.add(T::read(c))),
+        _ => cells.for_each(|i| {
+            if valid(i) {
+                acc.add(T::read(&data[i * T::WIDTH..(i + 1) * T::WIDTH]));
+            }
+        }),
+    }
+    let (lo, hi, sum) = (acc.lo, acc.hi, acc.sum.bits());
     Numbers {
         min: lo.bytes(),
         max: hi.bytes(),
         sum,
+    }
+}
+
+/// A tile's running bounds and sum.
+struct Bounds<T: Number> {
+    lo: T,
+    hi: T,
+    sum: T::Sum,
+}
+
+impl<T: Number> Bounds<T> {
+    #[inline]
+    fn add(&mut self, x: T) {
+        // `min = lo < x ? lo : x`, as libtiledb's typed code compares: a
+        // NaN on either side takes `x` (a select, no branch).
+        self.lo = if self.lo < x { self.lo } else { x };
+        self.hi = if x < self.hi { self.hi } else { x };
+        self.sum.add(x.wide());
     }
 }
