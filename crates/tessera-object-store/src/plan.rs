@@ -14,9 +14,12 @@ use std::ops::Range;
 pub const COALESCE_GAP: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
 
 /// A merged request grows no larger than this (a single wanted range
-/// larger than it is fetched whole): large requests are fetched in
-/// parallel with the others rather than one after the other.
-pub const MAX_REQUEST: u64 = 16 << 20;
+/// larger than it is fetched whole): libtiledb's own cap on a batched read
+/// (`vfs.max_batch_size`, 100 MiB). On a store where each request costs a
+/// round trip and the server's work per request grows with the object
+/// (moto's does, measured), fewer, larger requests win;
+/// a read's waves still keep several requests in flight.
+pub const MAX_REQUEST: u64 = 100 << 20;
 
 /// One request of a plan: a file (by its index among the distinct files
 /// asked for) and the bytes fetched.
@@ -132,5 +135,21 @@ mod tests {
         // One range larger than the cap is fetched whole.
         let p = Plan::with_limits(&[("f", 0..1000)], 0, 300);
         assert_eq!(p.fetches[0].range, 0..1000);
+    }
+
+    /// The default cap is libtiledb's batch size: a run of 8 MiB tiles
+    /// (a dense read's band) is a few requests, not one per two tiles.
+    #[test]
+    fn default_requests_reach_libtiledbs_batch_size() {
+        let tile = 7_500_000u64;
+        let wanted: Vec<(&str, Range<u64>)> = (0..16)
+            .map(|i| ("a0.tdb", i * tile..(i + 1) * tile))
+            .collect();
+        let p = Plan::new(&wanted);
+        assert_eq!(p.fetches.len(), 2);
+        assert!(p
+            .fetches
+            .iter()
+            .all(|f| f.range.end - f.range.start <= 100 << 20));
     }
 }

@@ -296,10 +296,10 @@ where
 }
 
 /// The bytes of runs read as one batch where requests cost a round trip
-/// ([`Storage::prefers_batches`]): four runs of [`MAX_RUN_BYTES`], so
-/// that dozens of requests are in flight while the undecoded bytes held
-/// stay bounded.
-pub const WAVE_BYTES: u64 = 4 * MAX_RUN_BYTES;
+/// ([`Storage::prefers_batches`]): sixteen runs of [`MAX_RUN_BYTES`], so
+/// that the storage can merge neighbouring runs into large requests and
+/// keep several in flight, while the undecoded bytes held stay bounded.
+pub const WAVE_BYTES: u64 = 16 * MAX_RUN_BYTES;
 
 fn span_bytes(spans: &[(PathBuf, Range<u64>)]) -> u64 {
     spans

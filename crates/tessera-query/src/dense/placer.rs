@@ -35,6 +35,13 @@ type DecodedTile = (usize, TileFields, Vec<u32>);
 /// Decoded bytes per group of tiles a dense read places at once.
 pub(crate) const DENSE_GROUP_BYTES: u64 = 32 << 20;
 
+/// [`DENSE_GROUP_BYTES`] where each request costs a round trip (object
+/// stores: [`prefers_batches`](tessera_tile::storage::Storage::prefers_batches)):
+/// a group's tiles are fetched as one batch, so larger groups make fewer,
+/// larger requests (libtiledb batches reads of up to 100 MiB,
+/// `vfs.max_batch_size`); the decoded group is held until placed.
+pub(crate) const BATCHED_GROUP_BYTES: u64 = 256 << 20;
+
 /// One band of a fragment's tiles: its region of the result, whether its
 /// rows can be cut into slabs, and the var-sized buffers shared by all.
 struct Band<'b> {
@@ -200,7 +207,11 @@ impl<'r> FragmentPlacer<'r> {
             .sum();
         let bands = self.merge_small(bands, per_tile);
         let threads = rayon::current_num_threads().min(bands.len()).max(1) as u64;
-        let group = (DENSE_GROUP_BYTES / threads / per_tile.max(1)).max(1) as usize;
+        let group_bytes = match self.query.storage.prefers_batches() {
+            true => BATCHED_GROUP_BYTES,
+            false => DENSE_GROUP_BYTES,
+        };
+        let group = (group_bytes / threads / per_tile.max(1)).max(1) as usize;
         let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
         let views = band_outs(outs, &regions);
         let shared = Mutex::new(std::mem::take(bufs));
