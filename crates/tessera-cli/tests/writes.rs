@@ -186,6 +186,57 @@ fn write_takes_the_arrow_and_parquet_files_read_writes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A dense Arrow file whose cells run row-major over a box is streamed
+/// band by band: it copies under a budget far below its cells (which a
+/// write holding the box refuses); cells in another order, and arrays
+/// whose tiles are col-major, are written the general way, the same cells.
+#[test]
+fn dense_arrow_files_stream_in_bands_or_go_the_general_way() {
+    let dir = scratch("tessera-write-dense-arrow");
+    for (name, layout, budget) in [
+        ("dense_large", "row-major", "64K"),
+        ("dense_large", "col-major", "1G"),
+        ("dense_col_major", "row-major", "1G"),
+    ] {
+        let (a, schema) = fixture_schema(&dir, name);
+        let file = dir.join(format!("{name}-{layout}.arrow"));
+        let file = file.to_str().unwrap();
+        let (ok, _, err) = tessera(&[
+            "read", &a, "--layout", layout, "--format", "arrow", "-o", file,
+        ]);
+        assert!(ok, "{err}");
+        let b = dir.join(format!("{name}-{layout}"));
+        let b = b.to_str().unwrap();
+        assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+        let (ok, _, err) = tessera(&["write", b, "--input", file, "--budget", budget]);
+        assert!(ok, "{name} {layout}: {err}");
+        let (_, cells, _) = tessera(&["read", &a]);
+        let (_, copied, _) = tessera(&["read", b]);
+        assert_eq!(copied, cells, "{name} {layout}");
+    }
+    // The general way refuses the first case's budget: it holds the box.
+    let (a, schema) = fixture_schema(&dir, "dense_large");
+    let (_, cells, _) = tessera(&["read", &a]);
+    let input = dir.join("dense_large.jsonl");
+    std::fs::write(&input, cells).unwrap();
+    let b = dir.join("held");
+    let b = b.to_str().unwrap();
+    assert!(tessera(&["create", b, "--schema", schema.to_str().unwrap()]).0);
+    let (ok, _, err) = tessera(&[
+        "write",
+        b,
+        "--input",
+        input.to_str().unwrap(),
+        "--budget",
+        "64K",
+    ]);
+    assert!(
+        !ok && err.contains("write the box as several smaller boxes"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `tessera read A --format csv | tessera write B --format csv` copies A's
 /// cells as CSV shows them (an empty field: null where the field is
 /// nullable), and a bad field is an error naming its line and field.

@@ -28,5 +28,5 @@ pub mod rows;
 
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
-pub use fragment::{BoxWriter, FragmentWriter, WriteOptions};
+pub use fragment::{BoxWriter, FragmentWriter, RowMajorWriter, Walk, WriteOptions};
 pub use rows::Rows;

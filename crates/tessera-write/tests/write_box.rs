@@ -163,3 +163,75 @@ fn box_bands_from_arrow_batches_write_the_whole_box_bytes() {
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
+
+/// Cells with their coordinates, row-major over a box, in batches that
+/// cut the bands anywhere: the same files the box written whole makes; a
+/// cell out of turn stops the walk (nothing taken), cells that end early
+/// are refused naming the first missing one, and neither leaves anything.
+#[test]
+fn row_major_cells_write_the_whole_box_bytes() {
+    use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
+    use std::sync::Arc;
+    use tessera_write::{RowMajorWriter, Walk};
+    let (whole, streamed) = (array("rm-whole", false), array("rm-streamed", false));
+    let bounds = [(1, 8), (2, 9)];
+    let v: Vec<i32> = (0..64).map(|i| i * 7 - 100).collect();
+    let n: Vec<Option<i32>> = (0..64).map(|i| (i % 5 != 0).then_some(i)).collect();
+    let mut w = FragmentWriter::try_new(&whole, WriteOptions::default()).unwrap();
+    let mut nulls = column("n", &n.iter().map(|x| x.unwrap_or(0)).collect::<Vec<_>>());
+    nulls.validity = Some(n.iter().map(|x| x.is_some() as u8).collect());
+    w.write_box(&bounds, vec![column("v", &v), nulls]).unwrap();
+    w.finish().unwrap();
+    let cells = |range: std::ops::Range<usize>, shift: i64| {
+        let r: Vec<i64> = range.clone().map(|i| 1 + i as i64 / 8).collect();
+        let c: Vec<i64> = range.clone().map(|i| 2 + i as i64 % 8 + shift).collect();
+        RecordBatch::try_from_iter([
+            ("r", Arc::new(Int64Array::from(r)) as ArrayRef),
+            ("c", Arc::new(Int64Array::from(c)) as ArrayRef),
+            (
+                "v",
+                Arc::new(Int32Array::from(v[range.clone()].to_vec())) as ArrayRef,
+            ),
+            (
+                "n",
+                Arc::new(Int32Array::from(n[range].to_vec())) as ArrayRef,
+            ),
+        ])
+        .unwrap()
+    };
+    // Bands of one row of tiles (rows 1-3, 4-7, 8); batches of 5 cells.
+    let options = WriteOptions {
+        budget: Some(3 * 9 * 32),
+        ..WriteOptions::default()
+    };
+    let mut s = RowMajorWriter::try_new(&streamed, options, &bounds).unwrap();
+    assert_eq!(s.write(&cells(0..10, 0)).unwrap(), Walk::Continued);
+    assert_eq!(s.write(&cells(10..15, 1)).unwrap(), Walk::Strayed(10));
+    assert_eq!(s.write(&cells(10..15, 0)).unwrap(), Walk::Continued);
+    for start in (15..64).step_by(5) {
+        assert_eq!(
+            s.write(&cells(start..(start + 5).min(64), 0)).unwrap(),
+            Walk::Continued
+        );
+    }
+    assert_eq!(s.write(&cells(60..64, 0)).unwrap(), Walk::Strayed(64));
+    s.finish().unwrap();
+    let folder = |dir: &std::path::Path| {
+        let f = std::fs::read_dir(dir.join("__fragments")).unwrap();
+        f.map(|e| e.unwrap().path()).next().unwrap()
+    };
+    let (fw, fs) = (folder(&whole), folder(&streamed));
+    for file in ["a0.tdb", "a1.tdb", "a1_validity.tdb"] {
+        let read = |f: &std::path::Path| std::fs::read(f.join(file)).unwrap();
+        assert_eq!(read(&fw), read(&fs), "{file}");
+    }
+    // Cells that end early: refused, nothing left behind.
+    let mut s = RowMajorWriter::try_new(&streamed, options, &bounds).unwrap();
+    assert_eq!(s.write(&cells(0..30, 0)).unwrap(), Walk::Continued);
+    let e = s.finish().unwrap_err().to_string();
+    assert!(e.contains("no cell at r = 4, c = 8"), "{e}");
+    assert_eq!(fragments(&streamed), 1);
+    for dir in [whole, streamed] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

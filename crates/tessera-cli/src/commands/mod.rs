@@ -21,3 +21,4 @@ pub mod sql;
 pub mod vacuum;
 pub mod verify;
 pub mod write;
+mod write_box;

@@ -33,7 +33,10 @@ pub struct Args {
     /// more cells than a third of it writes them as a fragment and goes on:
     /// the write becomes several fragments, committed together (duplicates
     /// are then refused within each only). A dense write holds its whole
-    /// box, and is refused past the budget. Default: unbounded.
+    /// box, and is refused past the budget, except from an Arrow file whose
+    /// cells run row-major over the box (as `tessera read --format arrow`
+    /// writes them): that one is written in bands of a third of the
+    /// budget (default 1 GiB). Default: unbounded.
     #[arg(long, value_parser = parse_size)]
     pub budget: Option<u64>,
 }
@@ -62,6 +65,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let source = args.input.display().to_string();
     let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
     let (cells, names) = crate::storage::staged_write(&args.array, |array| {
+        // A dense box in an Arrow file, row-major: streamed band by band.
+        if format == "arrow" {
+            if let Some(done) = super::write_box::write(array, options, &args.input).map_err(at)? {
+                return Ok(done);
+            }
+        }
         let mut writer = FragmentWriter::try_new(array, options)?;
         match format.as_str() {
             "jsonl" => write_jsonl(&mut writer, &args.input, batch_bytes)?,

@@ -134,13 +134,13 @@ impl Axis {
 /// How a dense dimension's coordinates (integers and datetimes only) are
 /// read: little-endian, `width` bytes, signed or not.
 #[derive(Clone, Copy)]
-struct IntCoords {
-    width: usize,
+pub(crate) struct IntCoords {
+    pub width: usize,
     signed: bool,
 }
 
 impl IntCoords {
-    fn of(d: &Dimension) -> Result<IntCoords, WriteError> {
+    pub fn of(d: &Dimension) -> Result<IntCoords, WriteError> {
         let (width, signed) = match d.datatype.physical() {
             Physical::Int(w) => (w as usize, true),
             Physical::UInt(w) => (w as usize, false),
@@ -154,7 +154,8 @@ impl IntCoords {
         Ok(IntCoords { width, signed })
     }
 
-    fn read(self, b: &[u8]) -> i128 {
+    #[inline]
+    pub fn read(self, b: &[u8]) -> i128 {
         let mut x = [0u8; 8];
         x[..self.width].copy_from_slice(&b[..self.width]);
         let v = u64::from_le_bytes(x);
@@ -372,7 +373,7 @@ fn gap(cell: &str) -> WriteError {
 
 /// The index `n` of a grid of `lens` walked with `order`'s first dimension
 /// slowest, as one index per dimension.
-fn unravel(mut n: u64, lens: &[u64], order: &[usize]) -> Vec<u64> {
+pub(crate) fn unravel(mut n: u64, lens: &[u64], order: &[usize]) -> Vec<u64> {
     let mut idx = vec![0; lens.len()];
     for &j in order.iter().rev() {
         idx[j] = n % lens[j];

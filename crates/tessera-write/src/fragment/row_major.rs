@@ -1,0 +1,290 @@
+//! A dense write of cells that come with their coordinates, row-major over
+//! a box known up front (what `tessera read` of a dense array prints): the
+//! coordinates are checked as they come, not held, and the attributes go
+//! to a [`BoxWriter`] band by band, so the write holds about one band
+//! whatever the box's size. Cells that leave the row-major walk stop it:
+//! the caller drops the writer (nothing is left on disk) and writes the
+//! cells the general way, which takes any order and names any gap.
+
+use super::bands::BoxWriter;
+use super::dense::IntCoords;
+use super::WriteOptions;
+use crate::WriteError;
+use arrow_array::{Array, RecordBatch};
+use rayon::prelude::*;
+use std::path::Path;
+use tessera_schema::ArraySchema;
+
+/// Whether a batch continued the row-major walk of the box.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Its cells were the next ones: taken.
+    Continued,
+    /// Cell `n` of the write (counted from the first batch's first) is not
+    /// the box's next cell: nothing of the batch was taken, and the writer
+    /// can only be dropped.
+    Strayed(u64),
+}
+
+/// Writes a dense fragment of a known box from Arrow batches of cells
+/// with their coordinates, row-major: see the module.
+///
+/// ```
+/// use arrow_array::{Int32Array, Int64Array, RecordBatch};
+/// use std::sync::Arc;
+/// use tessera_schema::json::schema_from_json;
+/// use tessera_write::{create_array, RowMajorWriter, Walk, WriteOptions};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-rowmajor-{}", std::process::id()));
+/// let doc = schema_from_json(&serde_json::json!({
+///     "array_type": "dense",
+///     "dimensions": [
+///         {"name": "r", "type": "INT32", "domain": [1, 8], "tile_extent": 2},
+///         {"name": "c", "type": "INT32", "domain": [1, 4], "tile_extent": 4},
+///     ],
+///     "attributes": [{"name": "v", "type": "INT64"}],
+/// })).unwrap();
+/// create_array(&dir, &doc, None, None).unwrap();
+/// // Rows 2 to 3, every column: 8 cells in two batches.
+/// let batch = |cells: &[(i32, i32)]| {
+///     let r = Int32Array::from_iter_values(cells.iter().map(|c| c.0));
+///     let c = Int32Array::from_iter_values(cells.iter().map(|c| c.1));
+///     let v = Int64Array::from_iter_values(cells.iter().map(|c| (10 * c.0 + c.1) as i64));
+///     RecordBatch::try_from_iter([("r", Arc::new(r) as _), ("c", Arc::new(c) as _), ("v", Arc::new(v) as _)]).unwrap()
+/// };
+/// let mut w = RowMajorWriter::try_new(&dir, WriteOptions::default(), &[(2, 3), (1, 4)]).unwrap();
+/// assert_eq!(w.write(&batch(&[(2, 1), (2, 2), (2, 3)])).unwrap(), Walk::Continued);
+/// // A cell out of turn: nothing taken.
+/// assert_eq!(w.write(&batch(&[(2, 4), (3, 2)])).unwrap(), Walk::Strayed(4));
+/// assert_eq!(w.write(&batch(&[(2, 4), (3, 1), (3, 2), (3, 3), (3, 4)])).unwrap(), Walk::Continued);
+/// assert_eq!(w.finish().unwrap().len(), 1);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub struct RowMajorWriter {
+    out: BoxWriter,
+    /// The box's first coordinate and length per dimension.
+    lo: Vec<i128>,
+    lens: Vec<u64>,
+    /// The dimensions' names, in the schema's order.
+    dims: Vec<String>,
+    /// Cells taken so far.
+    taken: u64,
+    /// The next band to write, and the attributes' cells taken for it.
+    band: usize,
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+}
+
+impl RowMajorWriter {
+    /// A writer of a new fragment of the dense array at `array` holding
+    /// the box `bounds` (first and last coordinate per dimension), in the
+    /// bands [`BoxWriter::try_new`] cuts for `options`. Refused where the
+    /// bands are not consecutive row-major cells (a col-major tile order
+    /// over a box more than one coordinate wide).
+    pub fn try_new(
+        array: &Path,
+        options: WriteOptions,
+        bounds: &[(i128, i128)],
+    ) -> Result<RowMajorWriter, WriteError> {
+        let out = BoxWriter::try_new(array, options, bounds)?;
+        if (0..out.bands().len()).any(|i| out.band_rows(i).is_none()) {
+            return Err(WriteError::Input(
+                "the box's bands are not consecutive row-major cells (its tile order is col-major)"
+                    .into(),
+            ));
+        }
+        let dims = out
+            .schema()
+            .dimensions
+            .iter()
+            .map(|d| d.name.clone())
+            .collect();
+        Ok(RowMajorWriter {
+            lo: bounds.iter().map(|b| b.0).collect(),
+            lens: bounds.iter().map(|b| (b.1 - b.0 + 1) as u64).collect(),
+            dims,
+            out,
+            taken: 0,
+            band: 0,
+            pending: Vec::new(),
+            pending_rows: 0,
+        })
+    }
+
+    /// Takes the next cells: `batch` holds every dimension and the
+    /// attributes by name (a nullable one left out is null), as
+    /// [`columns_from_batch`](crate::arrow::columns_from_batch) takes them.
+    /// Writes each band once its cells are all taken.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<Walk, WriteError> {
+        if let Some(k) = self.stray(batch) {
+            return Ok(Walk::Strayed(self.taken + k as u64));
+        }
+        let attributes: Vec<usize> = (0..batch.num_columns())
+            .filter(|&c| {
+                let name = batch.schema_ref().field(c).name().clone();
+                !self.dims.contains(&name)
+            })
+            .collect();
+        let attrs = batch
+            .project(&attributes)
+            .map_err(|e| WriteError::Input(e.to_string()))?;
+        self.taken += batch.num_rows() as u64;
+        self.pending_rows += attrs.num_rows();
+        self.pending.push(attrs);
+        self.write_full_bands().map(|()| Walk::Continued)
+    }
+
+    /// Writes the last band and commits the fragment; returns its name.
+    /// An error if the cells taken stop short of the box's end.
+    pub fn finish(mut self) -> Result<Vec<String>, WriteError> {
+        let total = self.out.cells();
+        if self.taken != total {
+            let at = unravel(self.taken, &self.lens);
+            let cell: Vec<String> = self
+                .dims
+                .iter()
+                .zip(at.iter().zip(&self.lo))
+                .map(|(name, (i, lo))| format!("{name} = {}", lo + *i as i128))
+                .collect();
+            return Err(WriteError::Input(format!(
+                "no cell at {}: the cells end after {} of the box's {total}",
+                cell.join(", "),
+                self.taken
+            )));
+        }
+        self.write_full_bands()?;
+        self.out.finish()
+    }
+
+    /// Cells in the box.
+    pub fn cells(&self) -> u64 {
+        self.out.cells()
+    }
+
+    /// The coordinates of cell `row` of `batch` (a column per dimension of
+    /// the dense `schema`, by name), or `None` where one is missing, null
+    /// or not of its dimension's type: where a caller finds the corners of
+    /// the box its cells cover.
+    pub fn cell_coordinates(
+        schema: &ArraySchema,
+        batch: &RecordBatch,
+        row: usize,
+    ) -> Option<Vec<i128>> {
+        schema
+            .dimensions
+            .iter()
+            .map(|d| {
+                let column = batch.column_by_name(&d.name)?;
+                if row >= column.len() || column.is_null(row) {
+                    return None;
+                }
+                let ints = IntCoords::of(d).ok()?;
+                let values = crate::arrow::primitive_values(column, d.datatype).ok()?;
+                let w = ints.width;
+                Some(ints.read(&values[row * w..(row + 1) * w]))
+            })
+            .collect()
+    }
+
+    /// Writes every band whose cells are all taken.
+    fn write_full_bands(&mut self) -> Result<(), WriteError> {
+        while let Some(rows) = self.out.band_rows(self.band) {
+            if self.pending_rows < rows.len() {
+                break;
+            }
+            let band = self.take_rows(rows.len())?;
+            self.out.write_band_batch(&band)?;
+            self.band += 1;
+        }
+        Ok(())
+    }
+
+    /// The first `n` pending cells as one batch (slices where they lie in
+    /// one batch, else copied together).
+    fn take_rows(&mut self, n: usize) -> Result<RecordBatch, WriteError> {
+        let mut parts = Vec::new();
+        let mut got = 0;
+        while got < n {
+            let first = self.pending.remove(0);
+            let want = n - got;
+            if first.num_rows() > want {
+                self.pending
+                    .insert(0, first.slice(want, first.num_rows() - want));
+                parts.push(first.slice(0, want));
+                got = n;
+            } else {
+                got += first.num_rows();
+                parts.push(first);
+            }
+        }
+        self.pending_rows -= n;
+        match parts.len() {
+            1 => Ok(parts.pop().expect("one part")),
+            _ => arrow_select::concat::concat_batches(parts[0].schema_ref(), &parts)
+                .map_err(|e| WriteError::Input(e.to_string())),
+        }
+    }
+
+    /// The first cell of `batch` (its row) off the box's row-major walk
+    /// from the cells taken on: a coordinate not the next, a null or
+    /// missing one, or a cell past the box.
+    fn stray(&self, batch: &RecordBatch) -> Option<usize> {
+        let n = batch.num_rows();
+        let inside = ((self.out.cells() - self.taken) as usize).min(n);
+        let mut coords = Vec::with_capacity(self.dims.len());
+        for d in &self.out.schema().dimensions {
+            let column = batch.column_by_name(&d.name);
+            let Some(column) = column.filter(|c| c.null_count() == 0) else {
+                return Some(0);
+            };
+            let ints = IntCoords::of(d).ok();
+            let values = crate::arrow::primitive_values(column, d.datatype).ok();
+            let (Some(values), Some(ints)) = (values, ints) else {
+                return Some(0);
+            };
+            coords.push((values, ints));
+        }
+        const CHUNK: usize = 1 << 16;
+        let off = (0..inside.div_ceil(CHUNK))
+            .into_par_iter()
+            .find_map_first(|c| {
+                let rows = c * CHUNK..((c + 1) * CHUNK).min(inside);
+                let mut at = unravel(self.taken + rows.start as u64, &self.lens);
+                for i in rows {
+                    let off = coords
+                        .iter()
+                        .zip(&at)
+                        .zip(&self.lo)
+                        .any(|(((v, ints), &k), &lo)| {
+                            let w = ints.width;
+                            ints.read(&v[i * w..(i + 1) * w]) != lo + k as i128
+                        });
+                    if off {
+                        return Some(i);
+                    }
+                    step(&mut at, &self.lens);
+                }
+                None
+            });
+        // Cells past the box's last stray too.
+        off.or((inside < n).then_some(inside))
+    }
+}
+
+/// Cell `n` of a box of `lens`, row-major, as offsets per dimension.
+fn unravel(n: u64, lens: &[u64]) -> Vec<u64> {
+    let row_major: Vec<usize> = (0..lens.len()).collect();
+    super::dense::unravel(n, lens, &row_major)
+}
+
+/// The next cell after `at`, row-major.
+#[inline]
+fn step(at: &mut [u64], lens: &[u64]) {
+    for j in (0..at.len()).rev() {
+        at[j] += 1;
+        if at[j] < lens[j] {
+            return;
+        }
+        at[j] = 0;
+    }
+}
