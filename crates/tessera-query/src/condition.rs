@@ -9,6 +9,9 @@ use tessera_fragment::condition::{CombineOp, CompareOp, Condition};
 use tessera_schema::ArraySchema;
 use tessera_tile::{datatype::Physical, Datatype};
 
+mod number;
+use number::NumberTest;
+
 /// Gives a field's datatype, value bytes and validity for the cell being tested.
 pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)> + 'a;
 
@@ -124,6 +127,8 @@ pub(crate) enum Compiled {
         physical: Physical,
         op: CompareOp,
         values: Vec<Vec<u8>>,
+        /// The same test on the cells' own number type, where it is one.
+        number: Option<NumberTest>,
     },
 }
 
@@ -142,8 +147,10 @@ impl Compiled {
                 physical,
                 op,
                 values,
-            } => match cell(*at) {
-                (bytes, true) => compare(*op, *physical, bytes, values),
+                number,
+            } => match (cell(*at), number) {
+                ((bytes, true), Some(t)) if bytes.len() == t.width => t.holds(bytes),
+                ((bytes, true), _) => compare(*op, *physical, bytes, values),
                 _ => false,
             },
         }
@@ -356,6 +363,7 @@ impl Expr {
                     physical: dt.physical(),
                     op: *op,
                     values: values.clone(),
+                    number: NumberTest::of(*op, dt.physical(), values),
                 },
                 None => Compiled::Const(false),
             },
