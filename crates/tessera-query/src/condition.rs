@@ -10,7 +10,7 @@ use tessera_schema::ArraySchema;
 use tessera_tile::{datatype::Physical, Datatype};
 
 mod number;
-use number::NumberTest;
+pub(crate) use number::NumberTest;
 
 /// Gives a field's datatype, value bytes and validity for the cell being tested.
 pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)> + 'a;
@@ -133,6 +133,19 @@ pub(crate) enum Compiled {
 }
 
 impl Compiled {
+    /// The field position and number test of a condition that is one
+    /// comparison of a number field with one value.
+    pub(crate) fn number_test(&self) -> Option<(usize, NumberTest)> {
+        match self {
+            Compiled::Compare {
+                at,
+                number: Some(t),
+                ..
+            } => Some((*at, *t)),
+            _ => None,
+        }
+    }
+
     /// Evaluates on one cell; `cell(at)` gives the bytes and validity of
     /// the cell's field at position `at`.
     pub(crate) fn eval<'v>(&self, cell: &impl Fn(usize) -> (&'v [u8], bool)) -> bool {

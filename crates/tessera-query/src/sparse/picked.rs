@@ -161,6 +161,17 @@ impl<'r> TilePicker<'r> {
             var_vals.push(None);
         }
         let cond_bufs = &*cond_bufs;
+        // One comparison of a fixed-sized attribute without nulls (most
+        // conditions): tested on the values decoded, nothing else looked up.
+        if let Some((at, t)) = cond.number_test().filter(|(at, _)| *at >= nd) {
+            let k = at - nd;
+            let (data, validity) = (&cond_bufs[2 * k], &cond_bufs[2 * k + 1]);
+            if var_vals[k].is_none() && validity.is_empty() && self.cond_w[k] == t.width {
+                let w = t.width;
+                picked.retain(|&c| t.holds(&data[c as usize * w..(c as usize + 1) * w]));
+                return Ok(());
+            }
+        }
         let value = |c: usize, at: usize| -> (&[u8], bool) {
             if at < nd {
                 let w = self.dim_w[at];
