@@ -39,6 +39,42 @@ fn column(name: &str, values: &[i32]) -> Column {
     }
 }
 
+/// The box both band tests write: rows 1-8, columns 2-9 of `array`'s
+/// domain, `v` and the nullable `n`, written whole (`write_box`) first.
+struct WholeBox {
+    bounds: [(i128, i128); 2],
+    v: Vec<i32>,
+    n: Vec<Option<i32>>,
+}
+
+impl WholeBox {
+    fn written(dir: &std::path::Path) -> WholeBox {
+        let bounds = [(1, 8), (2, 9)];
+        let v: Vec<i32> = (0..64).map(|i| i * 7 - 100).collect();
+        let n: Vec<Option<i32>> = (0..64).map(|i| (i % 5 != 0).then_some(i)).collect();
+        let mut w = FragmentWriter::try_new(dir, WriteOptions::default()).unwrap();
+        let mut nulls = column("n", &n.iter().map(|x| x.unwrap_or(0)).collect::<Vec<_>>());
+        nulls.validity = Some(n.iter().map(|x| x.is_some() as u8).collect());
+        w.write_box(&bounds, vec![column("v", &v), nulls]).unwrap();
+        w.finish().unwrap();
+        WholeBox { bounds, v, n }
+    }
+}
+
+/// The folder of the first fragment of `dir`.
+fn first_fragment(dir: &std::path::Path) -> PathBuf {
+    let f = std::fs::read_dir(dir.join("__fragments")).unwrap();
+    f.map(|e| e.unwrap().path()).next().unwrap()
+}
+
+/// The attributes' data files of two fragments of the box: equal bytes.
+fn same_data_files(a: &std::path::Path, b: &std::path::Path) {
+    for file in ["a0.tdb", "a1.tdb", "a1_validity.tdb"] {
+        let read = |f: &std::path::Path| std::fs::read(f.join(file)).unwrap();
+        assert_eq!(read(a), read(b), "{file}");
+    }
+}
+
 fn fragments(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir.join("__fragments")).map_or(0, |d| d.count())
 }
@@ -110,14 +146,7 @@ fn box_bands_from_arrow_batches_write_the_whole_box_bytes() {
     use std::sync::Arc;
     use tessera_write::BoxWriter;
     let (whole, banded) = (array("whole", false), array("banded", false));
-    let bounds = [(1, 8), (2, 9)];
-    let v: Vec<i32> = (0..64).map(|i| i * 7 - 100).collect();
-    let n: Vec<Option<i32>> = (0..64).map(|i| (i % 5 != 0).then_some(i)).collect();
-    let mut w = FragmentWriter::try_new(&whole, WriteOptions::default()).unwrap();
-    let mut nulls = column("n", &n.iter().map(|x| x.unwrap_or(0)).collect::<Vec<_>>());
-    nulls.validity = Some(n.iter().map(|x| x.is_some() as u8).collect());
-    w.write_box(&bounds, vec![column("v", &v), nulls]).unwrap();
-    w.finish().unwrap();
+    let WholeBox { bounds, v, n } = WholeBox::written(&whole);
     // 9 bytes a cell: bands of one row of tiles (rows 1-3, 4-7, 8).
     let options = WriteOptions {
         budget: Some(3 * 9 * 32),
@@ -144,15 +173,8 @@ fn box_bands_from_arrow_batches_write_the_whole_box_bytes() {
             .unwrap();
     }
     b.finish().unwrap();
-    let folder = |dir: &std::path::Path| {
-        let f = std::fs::read_dir(dir.join("__fragments")).unwrap();
-        f.map(|e| e.unwrap().path()).next().unwrap()
-    };
-    let (fw, fb) = (folder(&whole), folder(&banded));
-    for file in ["a0.tdb", "a1.tdb", "a1_validity.tdb"] {
-        let read = |f: &std::path::Path| std::fs::read(f.join(file)).unwrap();
-        assert_eq!(read(&fw), read(&fb), "{file}");
-    }
+    let (fw, fb) = (first_fragment(&whole), first_fragment(&banded));
+    same_data_files(&fw, &fb);
     let meta = |f: &std::path::Path| {
         std::fs::read(f.join("__fragment_metadata.tdb"))
             .unwrap()
@@ -174,14 +196,7 @@ fn row_major_cells_write_the_whole_box_bytes() {
     use std::sync::Arc;
     use tessera_write::{RowMajorWriter, Walk};
     let (whole, streamed) = (array("rm-whole", false), array("rm-streamed", false));
-    let bounds = [(1, 8), (2, 9)];
-    let v: Vec<i32> = (0..64).map(|i| i * 7 - 100).collect();
-    let n: Vec<Option<i32>> = (0..64).map(|i| (i % 5 != 0).then_some(i)).collect();
-    let mut w = FragmentWriter::try_new(&whole, WriteOptions::default()).unwrap();
-    let mut nulls = column("n", &n.iter().map(|x| x.unwrap_or(0)).collect::<Vec<_>>());
-    nulls.validity = Some(n.iter().map(|x| x.is_some() as u8).collect());
-    w.write_box(&bounds, vec![column("v", &v), nulls]).unwrap();
-    w.finish().unwrap();
+    let WholeBox { bounds, v, n } = WholeBox::written(&whole);
     let cells = |range: std::ops::Range<usize>, shift: i64| {
         let r: Vec<i64> = range.clone().map(|i| 1 + i as i64 / 8).collect();
         let c: Vec<i64> = range.clone().map(|i| 2 + i as i64 % 8 + shift).collect();
@@ -216,15 +231,7 @@ fn row_major_cells_write_the_whole_box_bytes() {
     }
     assert_eq!(s.write(&cells(60..64, 0)).unwrap(), Walk::Strayed(64));
     s.finish().unwrap();
-    let folder = |dir: &std::path::Path| {
-        let f = std::fs::read_dir(dir.join("__fragments")).unwrap();
-        f.map(|e| e.unwrap().path()).next().unwrap()
-    };
-    let (fw, fs) = (folder(&whole), folder(&streamed));
-    for file in ["a0.tdb", "a1.tdb", "a1_validity.tdb"] {
-        let read = |f: &std::path::Path| std::fs::read(f.join(file)).unwrap();
-        assert_eq!(read(&fw), read(&fs), "{file}");
-    }
+    same_data_files(&first_fragment(&whole), &first_fragment(&streamed));
     // Cells that end early: refused, nothing left behind.
     let mut s = RowMajorWriter::try_new(&streamed, options, &bounds).unwrap();
     assert_eq!(s.write(&cells(0..30, 0)).unwrap(), Walk::Continued);
