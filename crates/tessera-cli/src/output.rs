@@ -65,6 +65,23 @@ fn write_lines(
     Ok(())
 }
 
+/// About how many bytes each record batch of an Arrow IPC file holds: a
+/// read's batch (up to its budget) is written as several, so that a
+/// reader of the file, `tessera write` among them, can take it a batch at
+/// a time (an IPC file's batches are read whole).
+const ARROW_BATCH_BYTES: usize = 64 << 20;
+
+/// `rb` cut into consecutive slices of about `bytes` each (no copy).
+fn slices(rb: &arrow_array::RecordBatch, bytes: usize) -> Vec<arrow_array::RecordBatch> {
+    let rows = rb.num_rows();
+    let per_row = rb.get_array_memory_size() / rows.max(1);
+    let step = (bytes / per_row.max(1)).max(1);
+    (0..rows.max(1))
+        .step_by(step)
+        .map(|start| rb.slice(start, step.min(rows - start)))
+        .collect()
+}
+
 /// Writes batches of one read in one format.
 pub struct Writer {
     format: FormatArg,
@@ -108,7 +125,11 @@ impl Writer {
                 };
             }
             match &mut self.columnar {
-                Columnar::Arrow(a) => a.write(&rb)?,
+                Columnar::Arrow(a) => {
+                    for part in slices(&rb, ARROW_BATCH_BYTES) {
+                        a.write(&part)?
+                    }
+                }
                 Columnar::Parquet(p) => p.write(&rb)?,
                 Columnar::None => unreachable!("created above"),
             }
@@ -144,5 +165,31 @@ impl Writer {
         };
         w.flush()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    use std::sync::Arc;
+
+    /// Slices cover the batch's rows in order, each about the bytes asked.
+    #[test]
+    fn arrow_batches_are_cut_into_slices_of_about_the_bytes_asked() {
+        let v = Int64Array::from_iter_values(0..10_000);
+        let rb = RecordBatch::try_from_iter([("v", Arc::new(v) as ArrayRef)]).unwrap();
+        let parts = slices(&rb, 8 * 1000);
+        assert!(parts.len() >= 9 && parts.len() <= 11, "{}", parts.len());
+        let rows: Vec<i64> = parts
+            .iter()
+            .flat_map(|p| {
+                let c = p.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                c.values().to_vec()
+            })
+            .collect();
+        assert_eq!(rows, (0..10_000).collect::<Vec<i64>>());
+        let empty = rb.slice(0, 0);
+        assert_eq!(slices(&empty, 1 << 20).len(), 1);
     }
 }

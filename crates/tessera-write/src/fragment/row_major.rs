@@ -15,6 +15,10 @@ use rayon::prelude::*;
 use std::path::Path;
 use tessera_schema::ArraySchema;
 
+/// Memory for a write when [`WriteOptions::budget`] sets none: streamed
+/// cells need no more than a few bands of tiles.
+const DEFAULT_BUDGET: u64 = 256 << 20;
+
 /// Whether a batch continued the row-major walk of the box.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +82,8 @@ pub struct RowMajorWriter {
 impl RowMajorWriter {
     /// A writer of a new fragment of the dense array at `array` holding
     /// the box `bounds` (first and last coordinate per dimension), in the
-    /// bands [`BoxWriter::try_new`] cuts for `options`. Refused where the
+    /// bands [`BoxWriter::try_new`] cuts for `options` (its budget 256 MiB
+    /// when it sets none). Refused where the
     /// bands are not consecutive row-major cells (a col-major tile order
     /// over a box more than one coordinate wide).
     pub fn try_new(
@@ -86,6 +91,12 @@ impl RowMajorWriter {
         options: WriteOptions,
         bounds: &[(i128, i128)],
     ) -> Result<RowMajorWriter, WriteError> {
+        // Bands of a third of the budget, and the cells of about two
+        // bands held at once (those taken, and the band put together).
+        let options = WriteOptions {
+            budget: Some(options.budget.unwrap_or(DEFAULT_BUDGET)),
+            ..options
+        };
         let out = BoxWriter::try_new(array, options, bounds)?;
         if (0..out.bands().len()).any(|i| out.band_rows(i).is_none()) {
             return Err(WriteError::Input(
@@ -245,29 +256,61 @@ impl RowMajorWriter {
             coords.push((values, ints));
         }
         const CHUNK: usize = 1 << 16;
+        let walk = Walker {
+            coords: &coords,
+            lo: &self.lo,
+            lens: &self.lens,
+        };
         let off = (0..inside.div_ceil(CHUNK))
             .into_par_iter()
             .find_map_first(|c| {
                 let rows = c * CHUNK..((c + 1) * CHUNK).min(inside);
-                let mut at = unravel(self.taken + rows.start as u64, &self.lens);
-                for i in rows {
-                    let off = coords
-                        .iter()
-                        .zip(&at)
-                        .zip(&self.lo)
-                        .any(|(((v, ints), &k), &lo)| {
-                            let w = ints.width;
-                            ints.read(&v[i * w..(i + 1) * w]) != lo + k as i128
-                        });
-                    if off {
-                        return Some(i);
-                    }
-                    step(&mut at, &self.lens);
-                }
-                None
+                walk.first_off(self.taken, rows)
             });
         // Cells past the box's last stray too.
         off.or((inside < n).then_some(inside))
+    }
+}
+
+/// Checks cells against the box's row-major walk: each dimension's
+/// coordinates (values, and how they are read) against the box's first
+/// coordinate and lengths.
+struct Walker<'a> {
+    coords: &'a [(arrow_buffer::Buffer, IntCoords)],
+    lo: &'a [i128],
+    lens: &'a [u64],
+}
+
+impl Walker<'_> {
+    /// The first of `rows` (cells `taken + row` of the walk) off it.
+    /// Row by row of the box: along a row the fastest coordinate counts up
+    /// and the others stay; each dimension is one tight loop.
+    fn first_off(&self, taken: u64, rows: std::ops::Range<usize>) -> Option<usize> {
+        let last = self.lens.len() - 1;
+        let mut at = unravel(taken + rows.start as u64, self.lens);
+        let mut i = rows.start;
+        while i < rows.end {
+            let seg = (rows.end - i).min((self.lens[last] - at[last]) as usize);
+            let off = (0..=last)
+                .filter_map(|d| {
+                    let (v, ints) = &self.coords[d];
+                    let w = ints.width;
+                    let first = self.lo[d] + at[d] as i128;
+                    let step = i128::from(d == last);
+                    (0..seg).find(|&k| {
+                        let j = i + k;
+                        ints.read(&v[j * w..(j + 1) * w]) != first + step * k as i128
+                    })
+                })
+                .min();
+            if let Some(k) = off {
+                return Some(i + k);
+            }
+            i += seg;
+            at[last] += seg as u64 - 1;
+            step(&mut at, self.lens);
+        }
+        None
     }
 }
 
