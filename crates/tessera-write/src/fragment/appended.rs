@@ -306,8 +306,8 @@ struct TileLayout {
     /// Each position's place in the box, or [`FILL`]; empty when the runs
     /// do for every field and the tile has no padding.
     places: Vec<usize>,
-    /// Each position's cell in the cells given, or [`FILL`] (with
-    /// `places`).
+    /// Each position's cell in the cells given, or [`FILL`], where the
+    /// cells did not come in place (else empty: the cell is the place).
     cell_at: Vec<usize>,
     /// Cells written in the tile, and positions in it.
     placed: u64,
@@ -338,7 +338,10 @@ impl TileLayout {
             if !by_runs {
                 layout.placed = layout.places.iter().filter(|&&k| k != FILL).count() as u64;
             }
-            plan.tile_cells_into(&layout.places, &mut layout.cell_at);
+            // Only the fields gathered position by position read them.
+            if !(by_runs && plain) {
+                plan.tile_cells_into(&layout.places, &mut layout.cell_at);
+            }
         }
         layout
     }
@@ -353,7 +356,16 @@ impl TileLayout {
         }
         // A var-sized cell outside: one zero value.
         let zeros = vec![0; cell_size];
-        cells.permuted_into(&self.cell_at, cell_size, (&zeros, 0), data)
+        cells.permuted_into(self.cell_at(), cell_size, (&zeros, 0), data)
+    }
+
+    /// Each position's cell in the cells given, or [`FILL`]: its place,
+    /// when the cells came in place.
+    fn cell_at(&self) -> &[usize] {
+        match self.cell_at.is_empty() {
+            true => &self.places,
+            false => &self.cell_at,
+        }
     }
 
     /// The positions' places for the tile metadata, which leaves padding

@@ -68,16 +68,16 @@ impl DensePlan {
 
     /// Fills `out` (its memory reused) with, for each position of a tile
     /// whose places are `places`, the written cell there (its index in the
-    /// cells given), or [`FILL`].
+    /// cells given), or [`FILL`]; leaves it empty when the cells came in
+    /// place (each place's cell is the place: no copy of the list).
     pub fn tile_cells_into(&self, places: &[usize], out: &mut Vec<usize>) {
         out.clear();
-        match &self.slots {
-            None => out.extend_from_slice(places),
-            Some(slots) => out.extend(
+        if let Some(slots) = &self.slots {
+            out.extend(
                 places
                     .iter()
                     .map(|&k| if k == FILL { FILL } else { slots[k] }),
-            ),
+            );
         }
     }
 }
