@@ -15,8 +15,10 @@
 //!   that prunes tiles by their metadata (inexact: DataFusion filters
 //!   again);
 //! - the limit, and the row count where the fragments make it exact;
-//! - partitions cut along the first dimension (whole space tiles of dense
-//!   arrays), each read streamed in bounded memory on a thread of its own.
+//! - partitions cut along the first dimension where tiles end (whole space
+//!   tiles of dense arrays; between a sparse array's data tiles, by their
+//!   MBRs, for about as many cells each), each read streamed in bounded
+//!   memory on a thread of its own.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -31,6 +33,7 @@
 
 mod describe;
 mod filter;
+mod partition;
 mod scan;
 mod stats;
 mod table;

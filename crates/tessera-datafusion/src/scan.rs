@@ -1,6 +1,6 @@
 //! The scan of a tessera table: what DataFusion pushed down (projection,
 //! ranges, condition, limit) as plain data, cut into partitions along the
-//! first dimension so DataFusion reads them in parallel, each read
+//! first dimension (`partition`) so DataFusion reads them in parallel, each read
 //! streamed in bounded memory by `tessera_query::stream`.
 
 use crate::describe::{Bound, ScanDescription};
@@ -46,7 +46,7 @@ pub(crate) struct ScanSpec {
 }
 
 /// Inclusive ranges by dimension name.
-type Ranges = Vec<(String, Key, Key)>;
+pub(crate) type Ranges = Vec<(String, Key, Key)>;
 
 /// A scan of a tessera array.
 #[derive(Clone)]
@@ -113,7 +113,13 @@ impl TesseraScan {
         let partitions = if nothing {
             Vec::new()
         } else {
-            partition(&array, &per_dim, &extent, spec.target_partitions.max(1))
+            crate::partition::cut(
+                &array,
+                spec.table.storage().as_ref(),
+                &per_dim,
+                &extent,
+                spec.target_partitions.max(1),
+            )
         };
         Self::assemble(Parts {
             table: spec.table,
@@ -321,78 +327,6 @@ fn intersect(a: &[(Key, Key)], b: &[(Key, Key)]) -> Vec<(Key, Key)> {
                 out.push((lo, hi));
             }
         }
-    }
-    out
-}
-
-/// Partitions of the read: the first dimension's one range (the filters'
-/// or the whole extent) cut into up to `n` pieces on tile boundaries
-/// (dense) or evenly (sparse) when it is an integer range; otherwise one.
-fn partition(
-    array: &OpenArray,
-    per_dim: &[Option<Vec<(Key, Key)>>],
-    extent: &[Option<(Key, Key)>],
-    n: usize,
-) -> Vec<Ranges> {
-    let dims = &array.schema.dimensions;
-    let fixed: Ranges = per_dim
-        .iter()
-        .zip(dims)
-        .skip(1)
-        .flat_map(|(r, d)| {
-            r.iter()
-                .flatten()
-                .map(|(lo, hi)| (d.name.clone(), lo.clone(), hi.clone()))
-        })
-        .collect();
-    let first: Vec<(Key, Key)> = match (&per_dim[0], &extent[0]) {
-        (Some(r), _) => r.clone(),
-        (None, Some(e)) => vec![e.clone()],
-        (None, None) => Vec::new(),
-    };
-    let with = |pieces: Vec<(Key, Key)>| -> Ranges {
-        pieces
-            .into_iter()
-            .map(|(lo, hi)| (dims[0].name.clone(), lo, hi))
-            .chain(fixed.iter().cloned())
-            .collect()
-    };
-    let single = match first.as_slice() {
-        [(Key::Int(lo), Key::Int(hi))] => Some((*lo, *hi)),
-        _ => None,
-    };
-    let Some((lo, hi)) = single.filter(|_| n > 1) else {
-        return vec![with(first)];
-    };
-    // Piece width: whole tiles for dense arrays, so no tile is read twice.
-    let tile = dims[0]
-        .tile_extent
-        .as_ref()
-        .and_then(|t| Key::decode(dims[0].datatype, t).as_int())
-        .filter(|_| array.schema.is_dense())
-        .unwrap_or(1)
-        .max(1);
-    let origin = dims[0]
-        .domain
-        .as_ref()
-        .and_then(|(a, _)| Key::decode(dims[0].datatype, a).as_int())
-        .unwrap_or(lo);
-    let span = hi - lo + 1;
-    let step = ((span + n as i128 - 1) / n as i128).max(1);
-    let step = ((step + tile - 1) / tile) * tile;
-    let mut out = Vec::new();
-    let mut start = lo;
-    while start <= hi {
-        // Ends on a tile boundary (relative to the domain's origin): the
-        // last whole tile the step reaches, at least the start's own tile.
-        let mut end = start.saturating_add(step - 1);
-        if tile > 1 {
-            let start_tile_end = origin + ((start - origin) / tile + 1) * tile - 1;
-            end = (origin + ((end - origin + 1) / tile) * tile - 1).max(start_tile_end);
-        }
-        let end = end.min(hi);
-        out.push(with(vec![(Key::Int(start), Key::Int(end))]));
-        start = end + 1;
     }
     out
 }

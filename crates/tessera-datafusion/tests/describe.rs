@@ -217,3 +217,57 @@ async fn exact_statistics_answer_what_a_scan_answers() {
         }
     }
 }
+
+/// The rows each partition of `plan` reads, in display form.
+async fn rows_by_partition(
+    plan: &Arc<dyn ExecutionPlan>,
+    ctx: &SessionContext,
+) -> Vec<Vec<Vec<String>>> {
+    use futures::TryStreamExt;
+    let n = plan.properties().output_partitioning().partition_count();
+    let mut out = Vec::new();
+    for p in 0..n {
+        let stream = plan.execute(p, ctx.task_ctx()).unwrap();
+        let batches: Vec<RecordBatch> = stream.try_collect().await.unwrap();
+        out.push(common::display_rows(&batches));
+    }
+    out
+}
+
+#[tokio::test]
+async fn sparse_partitions_share_the_cells_and_read_each_once() {
+    use datafusion::prelude::SessionConfig;
+    // Five overlapping fragments (cells overwritten), Hilbert order (MBRs
+    // reaching over one another), one fragment of many tiles.
+    for case in ["random_sparse", "sparse_hilbert", "sparse_large"] {
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
+        tessera_datafusion::register(&ctx, "a", &fixture(case), None, None).unwrap();
+        let plan = ctx
+            .sql("SELECT * FROM a")
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        let scan: Arc<dyn ExecutionPlan> = Arc::new(find_scan(&plan).unwrap().clone());
+        let parts = rows_by_partition(&scan, &ctx).await;
+        assert!(parts.len() > 1, "{case}: {} partitions", parts.len());
+        let mut all: Vec<Vec<String>> = parts.iter().flatten().cloned().collect();
+        all.sort();
+        let want = tiledb_py_all(case);
+        assert_eq!(all.len(), want.len(), "{case}: each cell once");
+        let mut again = all.clone();
+        again.dedup();
+        assert_eq!(again.len(), all.len(), "{case}: a cell read twice");
+        // About a share each: no partition more than twice its share.
+        let share = want.len() / parts.len();
+        for (p, rows) in parts.iter().enumerate() {
+            assert!(
+                rows.len() <= 2 * share + 16,
+                "{case}: partition {p} holds {} of {}",
+                rows.len(),
+                want.len()
+            );
+        }
+    }
+}

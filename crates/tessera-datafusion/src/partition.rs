@@ -1,0 +1,283 @@
+//! Partitions of a scan's read, so DataFusion reads them in parallel: the
+//! first dimension's range cut where the array's tiles end. A dense
+//! array's cuts fall on space tiles (no tile read twice); a sparse array's
+//! between its fragments' data tiles, their MBRs read off the R-trees, so
+//! each partition holds about as many of the read's cells however the
+//! cells lie (an even cut of the range gives one partition most of a
+//! skewed array's cells).
+
+use crate::scan::Ranges;
+use tessera::fragment::OpenArray;
+use tessera::query::Key;
+use tessera::schema::{Dimension, Range1D};
+use tessera::tile::storage::Storage;
+
+/// Up to `n` partitions of the read with ranges `per_dim` (`None`: the
+/// dimension's whole `extent`). Only a single integer range on the first
+/// dimension is cut; anything else is one partition.
+pub(crate) fn cut(
+    array: &OpenArray,
+    storage: &dyn Storage,
+    per_dim: &[Option<Vec<(Key, Key)>>],
+    extent: &[Option<(Key, Key)>],
+    n: usize,
+) -> Vec<Ranges> {
+    let dims = &array.schema.dimensions;
+    let fixed: Ranges = per_dim
+        .iter()
+        .zip(dims)
+        .skip(1)
+        .flat_map(|(r, d)| {
+            r.iter()
+                .flatten()
+                .map(|(lo, hi)| (d.name.clone(), lo.clone(), hi.clone()))
+        })
+        .collect();
+    let first: Vec<(Key, Key)> = match (&per_dim[0], &extent[0]) {
+        (Some(r), _) => r.clone(),
+        (None, Some(e)) => vec![e.clone()],
+        (None, None) => Vec::new(),
+    };
+    let with = |pieces: Vec<(Key, Key)>| -> Ranges {
+        pieces
+            .into_iter()
+            .map(|(lo, hi)| (dims[0].name.clone(), lo, hi))
+            .chain(fixed.iter().cloned())
+            .collect()
+    };
+    let single = match first.as_slice() {
+        [(Key::Int(lo), Key::Int(hi))] => Some((*lo, *hi)),
+        _ => None,
+    };
+    let Some((lo, hi)) = single.filter(|_| n > 1) else {
+        return vec![with(first)];
+    };
+    let pieces = if array.schema.is_dense() {
+        dense_cuts(&dims[0], lo, hi, n)
+    } else {
+        match sparse_tiles(array, storage, per_dim, lo, hi) {
+            Some(tiles) => balanced_cuts(tiles, lo, hi, n),
+            // An R-tree that does not load (the read names the error) or
+            // MBRs that are not integers: even cuts.
+            None => tile_cuts(lo, hi, n, 1, lo),
+        }
+    };
+    pieces
+        .into_iter()
+        .map(|(a, b)| with(vec![(Key::Int(a), Key::Int(b))]))
+        .collect()
+}
+
+/// Cuts of a dense array's `[lo, hi]` on its first dimension's space tiles.
+fn dense_cuts(dim: &Dimension, lo: i128, hi: i128, n: usize) -> Vec<(i128, i128)> {
+    let tile = dim
+        .tile_extent
+        .as_ref()
+        .and_then(|t| Key::decode(dim.datatype, t).as_int())
+        .unwrap_or(1)
+        .max(1);
+    let origin = dim
+        .domain
+        .as_ref()
+        .and_then(|(a, _)| Key::decode(dim.datatype, a).as_int())
+        .unwrap_or(lo);
+    tile_cuts(lo, hi, n, tile, origin)
+}
+
+/// `[lo, hi]` cut into up to `n` pieces of equal width, rounded up to
+/// whole tiles of `tile` from `origin`.
+fn tile_cuts(lo: i128, hi: i128, n: usize, tile: i128, origin: i128) -> Vec<(i128, i128)> {
+    let span = hi - lo + 1;
+    let step = ((span + n as i128 - 1) / n as i128).max(1);
+    let step = ((step + tile - 1) / tile) * tile;
+    let mut out = Vec::new();
+    let mut start = lo;
+    while start <= hi {
+        // Ends on a tile boundary (relative to the domain's origin): the
+        // last whole tile the step reaches, at least the start's own tile.
+        let mut end = start.saturating_add(step - 1);
+        if tile > 1 {
+            let start_tile_end = origin + ((start - origin) / tile + 1) * tile - 1;
+            end = (origin + ((end - origin + 1) / tile) * tile - 1).max(start_tile_end);
+        }
+        let end = end.min(hi);
+        out.push((start, end));
+        start = end + 1;
+    }
+    out
+}
+
+/// A sparse data tile as the cuts see it: its MBR's first-dimension span
+/// (within the read's range) and its cell count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TileSpan {
+    lo: i128,
+    hi: i128,
+    cells: u64,
+}
+
+/// The data tiles of every visible fragment that may hold cells of the
+/// read: those whose MBR meets the read's ranges on every dimension.
+fn sparse_tiles(
+    array: &OpenArray,
+    storage: &dyn Storage,
+    per_dim: &[Option<Vec<(Key, Key)>>],
+    lo: i128,
+    hi: i128,
+) -> Option<Vec<TileSpan>> {
+    let dims = &array.schema.dimensions;
+    let mut tiles = Vec::new();
+    for fragment in &array.fragments {
+        let tree = fragment.rtree(storage).ok()?;
+        for (t, mbr) in tree.leaves().iter().enumerate() {
+            if mbr.len() != dims.len() {
+                return None;
+            }
+            if !meets(dims, per_dim, mbr) {
+                continue;
+            }
+            let a = Key::decode(dims[0].datatype, &mbr[0].lo).as_int()?;
+            let b = Key::decode(dims[0].datatype, &mbr[0].hi).as_int()?;
+            let (a, b) = (a.max(lo), b.min(hi));
+            if a <= b {
+                let cells = fragment.cell_num(t as u64);
+                tiles.push(TileSpan {
+                    lo: a,
+                    hi: b,
+                    cells,
+                });
+            }
+        }
+    }
+    Some(tiles)
+}
+
+/// Whether an MBR meets one of the read's ranges on every dimension that has some.
+fn meets(dims: &[Dimension], per_dim: &[Option<Vec<(Key, Key)>>], mbr: &[Range1D]) -> bool {
+    dims.iter().zip(per_dim).zip(mbr).all(|((d, ranges), m)| {
+        let Some(ranges) = ranges else { return true };
+        let (a, b) = (
+            Key::decode(d.datatype, &m.lo),
+            Key::decode(d.datatype, &m.hi),
+        );
+        ranges.iter().any(|(lo, hi)| a <= *hi && *lo <= b)
+    })
+}
+
+/// `[lo, hi]` cut after the tiles (in the order their spans end) that
+/// bring the cells to each `k/n` of the whole: every cut at a tile's end,
+/// so a tile is read twice only where another tile's MBR reaches over it.
+fn balanced_cuts(mut tiles: Vec<TileSpan>, lo: i128, hi: i128, n: usize) -> Vec<(i128, i128)> {
+    tiles.sort_by_key(|t| (t.hi, t.lo));
+    let total: u128 = tiles.iter().map(|t| u128::from(t.cells)).sum();
+    let n = n as u128;
+    let mut out = Vec::new();
+    let (mut start, mut seen, mut k) = (lo, 0u128, 1u128);
+    for t in &tiles {
+        seen += u128::from(t.cells);
+        if k < n && seen * n >= total * k && t.hi >= start && t.hi < hi {
+            out.push((start, t.hi));
+            start = t.hi + 1;
+            // A tile heavier than a share passes several targets at once.
+            while k < n && seen * n >= total * k {
+                k += 1;
+            }
+        }
+    }
+    out.push((start, hi));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(lo: i128, hi: i128, cells: u64) -> TileSpan {
+        TileSpan { lo, hi, cells }
+    }
+
+    /// The cells of `tiles` each piece reads (a tile's cells spread evenly over its span).
+    fn cells_in(tiles: &[TileSpan], pieces: &[(i128, i128)]) -> Vec<f64> {
+        pieces
+            .iter()
+            .map(|&(a, b)| {
+                tiles
+                    .iter()
+                    .map(|t| {
+                        let (l, h) = (t.lo.max(a), t.hi.min(b));
+                        if l > h {
+                            0.0
+                        } else {
+                            t.cells as f64 * (h - l + 1) as f64 / (t.hi - t.lo + 1) as f64
+                        }
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    fn covers(pieces: &[(i128, i128)], lo: i128, hi: i128) {
+        assert_eq!(pieces.first().unwrap().0, lo);
+        assert_eq!(pieces.last().unwrap().1, hi);
+        for w in pieces.windows(2) {
+            assert!(w[0].0 <= w[0].1, "{pieces:?}");
+            assert_eq!(w[0].1 + 1, w[1].0, "{pieces:?}");
+        }
+    }
+
+    #[test]
+    fn skewed_cells_are_shared_where_even_cuts_are_not() {
+        // 100 tiles of 1000 cells in [0, 99], then one tile of 1000 in
+        // [100, 999_999]: even cuts of four would give the first piece
+        // nearly everything.
+        let mut tiles: Vec<TileSpan> = (0..100).map(|i| span(i, i, 1000)).collect();
+        tiles.push(span(100, 999_999, 1000));
+        let pieces = balanced_cuts(tiles.clone(), 0, 999_999, 4);
+        covers(&pieces, 0, 999_999);
+        assert_eq!(pieces.len(), 4);
+        for c in cells_in(&tiles, &pieces) {
+            assert!((24_000.0..=27_000.0).contains(&c), "{c} in {pieces:?}");
+        }
+        let even = tile_cuts(0, 999_999, 4, 1, 0);
+        assert!(cells_in(&tiles, &even)[0] > 100_000.0);
+    }
+
+    #[test]
+    fn cuts_fall_between_tiles_and_cover_the_range() {
+        // Row-major tiles of 7 cells whose spans touch (a row split over
+        // two tiles): every cut ends a tile.
+        let tiles: Vec<TileSpan> = (0..30).map(|i| span(i * 3, i * 3 + 3, 7)).collect();
+        for n in 1..12 {
+            let pieces = balanced_cuts(tiles.clone(), 0, 95, n);
+            covers(&pieces, 0, 95);
+            assert!(pieces.len() <= n);
+            for &(_, b) in &pieces[..pieces.len() - 1] {
+                assert!(tiles.iter().any(|t| t.hi == b), "{b} ends no tile");
+            }
+        }
+    }
+
+    #[test]
+    fn heavy_or_missing_tiles_give_fewer_pieces() {
+        // One tile holds nearly all: two pieces at most around it.
+        let tiles = vec![span(0, 5, 1), span(6, 6, 1_000_000), span(7, 9, 1)];
+        let pieces = balanced_cuts(tiles, 0, 9, 8);
+        covers(&pieces, 0, 9);
+        assert!(pieces.len() <= 3, "{pieces:?}");
+        // No tiles: the whole range.
+        assert_eq!(balanced_cuts(Vec::new(), 3, 8, 4), vec![(3, 8)]);
+        // Tiles reaching over one another (Hilbert order): still a cover.
+        let tiles: Vec<TileSpan> = (0..20).map(|i| span(i % 5, 50 + i, 10)).collect();
+        let pieces = balanced_cuts(tiles, 0, 80, 4);
+        covers(&pieces, 0, 80);
+    }
+
+    #[test]
+    fn dense_cuts_stay_on_space_tiles() {
+        let pieces = tile_cuts(3, 40, 3, 10, 0);
+        covers(&pieces, 3, 40);
+        for &(_, b) in &pieces[..pieces.len() - 1] {
+            assert_eq!((b + 1) % 10, 0, "{pieces:?}");
+        }
+    }
+}
