@@ -6,16 +6,19 @@
 //! strict bound there is read inclusively and refiltered (inexact). A
 //! predicate on attributes of a sparse array becomes a query condition in
 //! the `--where` grammar (bound to the attributes' types by the query
-//! crate), pruning tiles by their metadata; it is marked inexact, so DataFusion filters
-//! again: SQL's NULL logic and TileDB's need not agree on which cells an
-//! expression keeps, only the extra ones may differ, and the filter above
-//! removes them. Anything else stays with DataFusion.
+//! crate), pruning tiles by their metadata. It is exact where SQL and
+//! TileDB keep the same cells ([`exact_condition`]: integer attributes,
+//! negation only of attributes without nulls); otherwise inexact, and
+//! DataFusion filters again (floats: Arrow orders NaN above every number
+//! and -0 below 0, TileDB compares as IEEE does; a negation holds on
+//! TileDB's null cells, SQL's NOT of NULL keeps nothing). Anything else
+//! stays with DataFusion.
 
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
 use tessera::fragment::OpenArray;
 use tessera::query::{Expr as Condition, Key};
-use tessera::schema::Dimension;
+use tessera::schema::{CellValNum, Dimension};
 use tessera::tile::datatype::Physical;
 
 /// What one filter does to a scan.
@@ -28,13 +31,15 @@ pub(crate) enum Effect {
         exact: bool,
     },
     /// Keeps cells satisfying this condition (text in the `--where` grammar).
-    Condition(String),
+    Condition { text: String, exact: bool },
 }
 
 impl Effect {
     pub(crate) fn pushdown(&self) -> TableProviderFilterPushDown {
         match self {
-            Effect::Ranges { exact: true, .. } => TableProviderFilterPushDown::Exact,
+            Effect::Ranges { exact: true, .. } | Effect::Condition { exact: true, .. } => {
+                TableProviderFilterPushDown::Exact
+            }
             _ => TableProviderFilterPushDown::Inexact,
         }
     }
@@ -55,7 +60,56 @@ pub(crate) fn effect(filter: &Expr, array: &OpenArray) -> Option<Effect> {
     let text = condition_text(filter, array)?;
     // Bound here, once, to know it binds: the literals fit the attributes.
     Condition::parse(&text, &array.schema).ok()?;
-    Some(Effect::Condition(text))
+    Some(Effect::Condition {
+        text,
+        exact: exact_condition(filter, array),
+    })
+}
+
+/// Whether TileDB keeps exactly the cells SQL keeps for `filter` (one
+/// [`condition_text`] accepted): comparisons of integer attributes of one
+/// value a cell, joined by AND and OR, hold on the same cells in both
+/// (a null cell fails every comparison in TileDB, and SQL drops a NULL
+/// as it drops false, so AND and OR agree); IS [NOT] NULL agrees; a
+/// negation (NOT, NOT IN) agrees only over attributes without nulls.
+fn exact_condition(filter: &Expr, array: &OpenArray) -> bool {
+    let integer = |name: &str| {
+        array
+            .schema
+            .attributes
+            .iter()
+            .find(|a| a.name == name)
+            .filter(|a| {
+                matches!(a.cell_val_num, CellValNum::Fixed(1))
+                    && matches!(a.datatype.physical(), Physical::Int(_) | Physical::UInt(_))
+            })
+    };
+    match filter {
+        Expr::BinaryExpr(b) if matches!(b.op, Operator::And | Operator::Or) => {
+            exact_condition(&b.left, array) && exact_condition(&b.right, array)
+        }
+        Expr::BinaryExpr(b) => {
+            column_op_literal(b).is_some_and(|(name, ..)| integer(name).is_some())
+        }
+        Expr::InList(list) => match &*list.expr {
+            Expr::Column(c) => integer(&c.name).is_some_and(|a| !list.negated || !a.nullable),
+            _ => false,
+        },
+        Expr::IsNull(_) | Expr::IsNotNull(_) => true,
+        Expr::Not(e) => exact_condition(e, array) && !nullable_in(e, array),
+        _ => false,
+    }
+}
+
+/// Whether `e` names a nullable attribute.
+fn nullable_in(e: &Expr, array: &OpenArray) -> bool {
+    e.column_refs().iter().any(|c| {
+        array
+            .schema
+            .attributes
+            .iter()
+            .any(|a| a.name == c.name && a.nullable)
+    })
 }
 
 /// The column and literal of `column op literal` (or `literal op column`,

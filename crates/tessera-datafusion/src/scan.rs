@@ -99,7 +99,7 @@ impl TesseraScan {
                         Some(have) => intersect(&have, ranges),
                     });
                 }
-                Effect::Condition(text) => conditions.push(format!("({text})")),
+                Effect::Condition { text, .. } => conditions.push(format!("({text})")),
             }
         }
         let mut nothing =

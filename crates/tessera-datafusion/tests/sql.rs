@@ -138,6 +138,59 @@ async fn attribute_predicates_equal_tiledb_py() {
     assert_eq!(got, [[n.to_string()]]);
 }
 
+/// Conditions on a nullable integer attribute: those the scan takes as
+/// exact (DataFusion does not filter again) keep the cells SQL keeps, and
+/// so do the negations it leaves DataFusion to filter again.
+#[tokio::test]
+async fn exact_conditions_keep_what_sql_keeps_with_nulls() {
+    let ctx = context(&[("r", "random_sparse")]).await;
+    let rows = tiledb_py_rows("random_sparse", "all");
+    let n = |r: &Value| r["n"].as_i64();
+    let a = |r: &Value| int(&r["a"]);
+    assert!(rows.iter().any(|r| n(r).is_none()) && rows.iter().any(|r| n(r).is_some()));
+    let mut ns: Vec<i64> = rows.iter().filter_map(n).collect();
+    ns.sort();
+    let mid = ns[ns.len() / 2];
+    let some = ns[ns.len() / 3];
+    type Keep = Box<dyn Fn(&Value) -> bool>;
+    let cases: Vec<(String, Keep)> = vec![
+        (
+            format!("n > {mid}"),
+            Box::new(move |r| n(r).is_some_and(|v| v > mid)),
+        ),
+        (
+            format!("n != {some}"),
+            Box::new(move |r| n(r).is_some_and(|v| v != some)),
+        ),
+        (
+            format!("NOT (n > {mid})"),
+            Box::new(move |r| n(r).is_some_and(|v| v <= mid)),
+        ),
+        (
+            format!("n NOT IN ({some}, {mid})"),
+            Box::new(move |r| n(r).is_some_and(|v| v != some && v != mid)),
+        ),
+        (
+            format!("n IN ({some}, {mid})"),
+            Box::new(move |r| n(r).is_some_and(|v| v == some || v == mid)),
+        ),
+        (
+            format!("n > {mid} OR n IS NULL"),
+            Box::new(move |r| n(r).is_none_or(|v| v > mid)),
+        ),
+        (
+            format!("n < {mid} AND a > 0"),
+            Box::new(move |r| n(r).is_some_and(|v| v < mid) && a(r) > 0),
+        ),
+        ("NOT (a > 0)".into(), Box::new(move |r| a(r) <= 0)),
+    ];
+    for (condition, keep) in cases {
+        let want = rows.iter().filter(|r| keep(r)).count();
+        let got = sql(&ctx, &format!("SELECT count(*) FROM r WHERE {condition}")).await;
+        assert_eq!(got, [[want.to_string()]], "{condition}");
+    }
+}
+
 #[tokio::test]
 async fn strings_and_nulls_equal_tiledb_py() {
     let ctx = context(&[("s", "sparse_strings"), ("n", "dense_nullable_var")]).await;
@@ -284,6 +337,7 @@ async fn explain_shows_the_pushdowns() {
     for q in [
         "SELECT f FROM a WHERE x BETWEEN 10 AND 40 AND y > 5 AND i > 3000",
         "SELECT i FROM a WHERE x IN (3, 5) LIMIT 2",
+        "SELECT i FROM a WHERE f > 0.5 AND i != 7",
         "SELECT count(*) FROM d WHERE r >= 2",
         "SELECT sum(i32) FROM d",
     ] {
