@@ -59,20 +59,8 @@ impl FragmentMetadata {
         let Ok(read) = storage.read_batch(&requests) else {
             return;
         };
-        for ((frag, offset), mut bytes) in wanted.into_iter().zip(read) {
-            let Ok(stop) = frag.section_stop(offset, &bytes, "prefetched section") else {
-                continue;
-            };
-            let len = (stop - offset) as usize;
-            if len > bytes.len() {
-                continue;
-            }
-            bytes.truncate(len);
-            frag.reads
-                .lock()
-                .read
-                .entry(offset)
-                .or_insert_with(|| Arc::new(bytes));
+        for ((frag, offset), bytes) in wanted.into_iter().zip(read) {
+            frag.hold_section(offset, bytes);
         }
     }
 

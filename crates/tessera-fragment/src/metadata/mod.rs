@@ -233,7 +233,13 @@ impl FragmentMetadata {
         let footer = Footer::parse(&bytes, &schema, footer_offset)
             .map_err(|e| e.in_file_hint(&file))
             .map_err(within)?;
-        Self::assemble(name, path, tn, footer, schema, key, size)
+        let fragment = Self::assemble(name, path, tn, footer, schema, key, size)?;
+        // Where a request costs a round trip, the sections the tail read
+        // holds (all of a small file) are kept rather than read again.
+        if storage.prefers_batches() {
+            fragment.hold_sections_in(tail_start, &tail_bytes);
+        }
+        Ok(fragment)
     }
 
     /// A fragment from its parsed footer, once the footer agrees with the

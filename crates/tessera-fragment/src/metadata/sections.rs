@@ -81,13 +81,21 @@ impl FragmentMetadata {
     /// neither is known (a consolidated footer leaves the file's size unasked).
     pub(super) fn section_end(&self, offset: u64) -> Option<u64> {
         let known_size = self.metadata_file_size != u64::MAX;
+        self.section_offsets()
+            .chain(known_size.then(|| self.metadata_file_size.saturating_sub(self.footer.size)))
+            .filter(|&o| o > offset && o <= self.metadata_file_size)
+            .min()
+            .or(known_size.then_some(self.metadata_file_size))
+    }
+
+    /// Where the footer says each section starts.
+    fn section_offsets(&self) -> impl Iterator<Item = u64> + '_ {
         let f = &self.footer;
         let global = f
             .tile_global_order_offsets
             .iter()
             .flat_map(|(a, b)| a.iter().chain(b));
-        [f.rtree_offset]
-            .iter()
+        std::iter::once(&f.rtree_offset)
             .chain(&f.tile_offsets)
             .chain(&f.tile_var_offsets)
             .chain(&f.tile_var_sizes)
@@ -100,10 +108,44 @@ impl FragmentMetadata {
             .chain(&f.processed_conditions_offset)
             .chain(global)
             .copied()
-            .chain(known_size.then(|| self.metadata_file_size.saturating_sub(f.size)))
-            .filter(|&o| o > offset && o <= self.metadata_file_size)
-            .min()
-            .or(known_size.then_some(self.metadata_file_size))
+    }
+
+    /// Keeps, for the lazy loaders, the sections that lie whole in
+    /// `bytes`, the file's bytes from `start` (the tail read for the
+    /// footer, which holds a small file whole): they are not read again.
+    pub(super) fn hold_sections_in(&self, start: u64, bytes: &[u8]) {
+        let offsets: Vec<u64> = self.section_offsets().filter(|&o| o >= start).collect();
+        for offset in offsets {
+            let Some(end) = self.section_end(offset) else {
+                continue;
+            };
+            let (a, b) = (
+                (offset - start) as usize,
+                end.saturating_sub(start) as usize,
+            );
+            if let Some(section) = bytes.get(a..b) {
+                self.hold_section(offset, section.to_vec());
+            }
+        }
+    }
+
+    /// Keeps `bytes`, read from `offset` on, as the section there if its
+    /// header shows they hold it whole; false if they do not.
+    pub(super) fn hold_section(&self, offset: u64, mut bytes: Vec<u8>) -> bool {
+        let Ok(stop) = self.section_stop(offset, &bytes, "section read ahead") else {
+            return false;
+        };
+        let len = (stop - offset) as usize;
+        if len > bytes.len() {
+            return false;
+        }
+        bytes.truncate(len);
+        self.reads
+            .lock()
+            .read
+            .entry(offset)
+            .or_insert_with(|| Arc::new(bytes));
+        true
     }
 
     /// The value of the section at `offset`, read and decoded on first use
