@@ -92,25 +92,3 @@ fn opening_and_reading_a_dense_array_of_fragments() {
         plan(storage.requests()).join("\n")
     );
 }
-
-/// A dense read across many bands of tiles (8 rows of 8 tiles), told to
-/// keep every band apart as a local read may: on an object store their
-/// tiles still go as one batch, neighbours merged into one request per
-/// file, not a batch per band.
-#[test]
-fn a_dense_read_fetches_its_bands_together() {
-    let (storage, uri) = stored("dense_large");
-    let array = OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap();
-    storage.record_requests();
-    let r = Query::new(&storage, &array)
-        .tune(|t| t.dense_band_bytes = 0)
-        .execute()
-        .unwrap();
-    assert_eq!(r.cell_count, 256 * 256);
-    let requests = plan(storage.requests());
-    insta::assert_snapshot!("read_dense_large", requests.join("\n"));
-    assert!(
-        requests.iter().all(|r| r.starts_with("0: ")),
-        "{requests:?}"
-    );
-}

@@ -17,8 +17,6 @@ pub struct Tuning {
     /// the result; a band of fewer than this many decoded bytes joins the
     /// next, so that a small read stays one band and one request per run
     /// of tiles. 0: every band apart; `u64::MAX`: one band, on one thread.
-    /// Where requests cost a round trip (object stores) bands are always
-    /// joined, so that their tiles are fetched together.
     pub dense_band_bytes: u64,
     /// Dense reads read the tiles of fixed-sized fields stored unfiltered
     /// (no filter, no encryption, not nullable) of at least this many bytes

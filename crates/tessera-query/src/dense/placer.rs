@@ -205,17 +205,9 @@ impl<'r> FragmentPlacer<'r> {
             .iter()
             .map(|s| (s.cell_size() + s.nullable as u64) * sub.cells_per_tile())
             .sum();
-        let batches = self.query.storage.prefers_batches();
-        // Where a request costs a round trip, one band: its groups then
-        // span bands, each group's tiles one batch (neighbouring bands'
-        // tiles merged into large requests, not a batch per band).
-        let threshold = match batches {
-            true => u64::MAX,
-            false => self.query.tuning.dense_band_bytes,
-        };
-        let bands = merge_small(bands, per_tile, threshold);
+        let bands = self.merge_small(bands, per_tile);
         let threads = rayon::current_num_threads().min(bands.len()).max(1) as u64;
-        let group_bytes = match batches {
+        let group_bytes = match self.query.storage.prefers_batches() {
             true => BATCHED_GROUP_BYTES,
             false => DENSE_GROUP_BYTES,
         };
@@ -239,6 +231,30 @@ impl<'r> FragmentPlacer<'r> {
             })?;
         *bufs = shared.into_inner().unwrap_or_else(|e| e.into_inner());
         Ok(())
+    }
+
+    /// Joins a band of less than `dense_band_bytes` decoded to the next
+    /// (regions between them hold no tile of this fragment): a small read
+    /// stays one band, read with as few requests as one run of tiles needs.
+    fn merge_small(
+        &self,
+        bands: Vec<((usize, usize), Vec<usize>)>,
+        per_tile: u64,
+    ) -> Vec<((usize, usize), Vec<usize>)> {
+        let mut merged: Vec<((usize, usize), Vec<usize>)> = Vec::with_capacity(bands.len());
+        for (region, members) in bands {
+            match merged.last_mut() {
+                Some((r, m))
+                    if (m.len() as u64).saturating_mul(per_tile)
+                        < self.query.tuning.dense_band_bytes =>
+                {
+                    r.1 = region.1;
+                    m.extend(members);
+                }
+                _ => merged.push((region, members)),
+            }
+        }
+        merged
     }
 
     /// Decodes a group of a band's tiles (indexes `grp` into the
@@ -525,26 +541,4 @@ struct PlacedTile<'t> {
     fields: &'t [Option<FieldTile>],
     direct: &'t [Option<UnfilteredTile>],
     ids: &'t [u32],
-}
-
-/// Joins a band of less than `threshold` bytes decoded (`per_tile` a tile)
-/// to the next (regions between them hold no tile of the fragment): a
-/// small read stays one band, read with as few requests as one run of
-/// tiles needs.
-fn merge_small(
-    bands: Vec<((usize, usize), Vec<usize>)>,
-    per_tile: u64,
-    threshold: u64,
-) -> Vec<((usize, usize), Vec<usize>)> {
-    let mut merged: Vec<((usize, usize), Vec<usize>)> = Vec::with_capacity(bands.len());
-    for (region, members) in bands {
-        match merged.last_mut() {
-            Some((r, m)) if (m.len() as u64).saturating_mul(per_tile) < threshold => {
-                r.1 = region.1;
-                m.extend(members);
-            }
-            _ => merged.push((region, members)),
-        }
-    }
-    merged
 }
