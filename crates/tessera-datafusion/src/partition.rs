@@ -7,7 +7,7 @@
 //! skewed array's cells).
 
 use crate::scan::Ranges;
-use tessera::fragment::OpenArray;
+use tessera::fragment::{FragmentMetadata, OpenArray, SectionWants};
 use tessera::query::Key;
 use tessera::schema::{Dimension, Range1D};
 use tessera::tile::storage::Storage;
@@ -126,6 +126,18 @@ fn sparse_tiles(
     hi: i128,
 ) -> Option<Vec<TileSpan>> {
     let dims = &array.schema.dimensions;
+    // The R-trees in one batch where requests cost a round trip (the
+    // read needs them too, and keeps them).
+    let rtrees = SectionWants {
+        rtree: true,
+        ..SectionWants::default()
+    };
+    let wants: Vec<_> = array
+        .fragments
+        .iter()
+        .map(|f| (f, rtrees.clone()))
+        .collect();
+    FragmentMetadata::fetch_sections(storage, &wants);
     let mut tiles = Vec::new();
     for fragment in &array.fragments {
         let tree = fragment.rtree(storage).ok()?;
