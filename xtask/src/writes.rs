@@ -8,6 +8,11 @@
 //! it reported for the original (`expected.json`) and read the same cells
 //! from the copy as from the original.
 //!
+//! Streamed dense writes: dense fixtures' cells, read row-major over their
+//! non-empty domain as Arrow batches, go through `RowMajorWriter` (what
+//! `tessera write` streams a dense Arrow file with) under a small budget,
+//! so the box is written in several bands; TileDB-Py reads the copies.
+//!
 //! Appends: each fixture of the older releases (formats 16 to 22,
 //! TileDB-Py 0.19.1 to 0.31.1) is copied, and tessera appends to the copy
 //! a fragment of the cells it reads from it, at the array's own format
@@ -52,6 +57,7 @@ pub fn check_writes() -> Result<(), Error> {
     print!("{}", String::from_utf8_lossy(&report.stdout));
     eprintln!("{created} arrays created by tessera, read back by TileDB-Py 0.36.1 equal");
     check_budget(&fixtures, &py)?;
+    check_row_major(&cases_of(&fixtures)?, &fixtures, &py)?;
     check_random(&py)?;
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1"] {
         check_appends(release)?;
@@ -81,6 +87,75 @@ fn check_random(py: &Path) -> Result<(), Error> {
 
 /// How many random arrays `check_random` writes.
 const RANDOM_ARRAYS: u64 = 24;
+
+/// The case folders of `fixtures`, sorted.
+fn cases_of(fixtures: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
+    let mut cases: Vec<_> = std::fs::read_dir(fixtures)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("array").is_dir())
+        .collect();
+    cases.sort();
+    Ok(cases)
+}
+
+/// Dense fixtures' cells streamed row-major through `RowMajorWriter` in
+/// small batches and bands, read back by TileDB-Py 0.36.1 equal.
+fn check_row_major(cases: &[std::path::PathBuf], fixtures: &Path, py: &Path) -> Result<(), Error> {
+    let out = root().join("target/check-row-major");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    let mut written = 0;
+    for case in cases {
+        let key = case_key(case)?;
+        let source = tessera::OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, key)?;
+        let s = &source.schema;
+        let unsupported = s.array_type != tessera::tile::ArrayType::Dense
+            || !s.dimension_labels.is_empty()
+            || source.fragments.is_empty()
+            || s.tile_order != tessera::tile::Layout::RowMajor;
+        if unsupported {
+            continue;
+        }
+        let bounds: Vec<(i128, i128)> = dense_box(&source)
+            .iter()
+            .map(|(lo, hi)| Some((lo.as_int()?, hi.as_int()?)))
+            .collect::<Option<_>>()
+            .ok_or("integer bounds")?;
+        let cells = non_empty_domain(&source)?
+            .layout(tessera::tile::Layout::RowMajor)
+            .execute()?
+            .into_record_batch()?;
+        let Some(dest) = copy_schema_only(case, &out)? else {
+            continue;
+        };
+        // A budget of a few KiB: the box goes in several bands.
+        let options = tessera_write::WriteOptions {
+            key,
+            budget: Some(16 << 10),
+            ..Default::default()
+        };
+        let mut w = tessera_write::RowMajorWriter::try_new(&dest, options, &bounds)?;
+        let n = cells.num_rows();
+        for start in (0..n).step_by(37) {
+            let batch = cells.slice(start, 37.min(n - start));
+            if w.write(&batch)? != tessera_write::Walk::Continued {
+                return Err(format!("{}: cells out of row-major turn", case.display()).into());
+            }
+        }
+        w.finish()?;
+        written += 1;
+    }
+    let report = run(Command::new(py)
+        .arg(root().join("xtask/fixtures/check_created.py"))
+        .arg(&out)
+        .arg(fixtures))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    eprintln!(
+        "{written} dense arrays streamed row-major by tessera, read back by TileDB-Py 0.36.1 equal"
+    );
+    Ok(())
+}
 
 /// Copies sparse fixtures with a write budget small enough to cut each
 /// write into several fragments (committed by one consolidated commits
@@ -208,6 +283,18 @@ fn copy_schema(
     out: &Path,
     budget: Option<u64>,
 ) -> Result<Option<std::path::PathBuf>, Error> {
+    let Some(dest) = copy_schema_only(case, out)? else {
+        return Ok(None);
+    };
+    let key = case_key(case)?;
+    let opened = tessera::OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, key)?;
+    write_cells_of(&opened, &dest, key, budget)?;
+    Ok(Some(dest))
+}
+
+/// A new array in `out` with `case`'s schema (and enumerations) and no
+/// fragment; `None` for schemas tessera does not create (dimension labels).
+fn copy_schema_only(case: &Path, out: &Path) -> Result<Option<std::path::PathBuf>, Error> {
     let array = case.join("array");
     let key = case_key(case)?;
     let files = list_schemas(&LocalFs, &array)?;
@@ -221,8 +308,6 @@ fn copy_schema(
     let name = case.file_name().ok_or("a case folder")?;
     let dest = out.join(name);
     tessera_write::create_array(&dest, &doc, key, None)?;
-    let opened = tessera::OpenArray::open(&LocalFs, &array, 0, u64::MAX, key)?;
-    write_cells_of(&opened, &dest, key, budget)?;
     Ok(Some(dest))
 }
 
@@ -243,16 +328,24 @@ fn batches(columns: &[tessera::Column], n: usize) -> Vec<Vec<tessera::Column>> {
 /// A read of `array`'s non-empty domain (the union of its fragments'): a
 /// dense array's cells outside it are fill values no write put there.
 fn non_empty_domain(array: &tessera::OpenArray) -> Result<tessera::Query<'_>, Error> {
-    let q = tessera::Query::new(&LocalFs, array);
+    let mut q = tessera::Query::new(&LocalFs, array);
     if array.schema.array_type == tessera::tile::ArrayType::Sparse {
         return Ok(q);
     }
+    for (d, (lo, hi)) in array.schema.dimensions.iter().zip(dense_box(array)) {
+        q = q.range(&d.name, lo, hi);
+    }
+    Ok(q)
+}
+
+/// A dense array's non-empty domain (the union of its fragments'), per dimension.
+fn dense_box(array: &tessera::OpenArray) -> Vec<(tessera::Key, tessera::Key)> {
     let neds: Vec<_> = array
         .fragments
         .iter()
         .filter_map(|f| f.footer.non_empty_domain.as_ref())
         .collect();
-    let mut q = q;
+    let mut out = Vec::new();
     for (j, d) in array.schema.dimensions.iter().enumerate() {
         let value = |b: &[u8]| tessera::schema::Value::decode(d.datatype, b);
         let lo = neds
@@ -265,10 +358,10 @@ fn non_empty_domain(array: &tessera::OpenArray) -> Result<tessera::Query<'_>, Er
             .max_by(|a, b| value(a).compare(&value(b)));
         if let (Some(lo), Some(hi)) = (lo, hi) {
             let key = |b: &[u8]| tessera::Key::decode(d.datatype, b);
-            q = q.range(&d.name, key(lo), key(hi));
+            out.push((key(lo), key(hi)));
         }
     }
-    Ok(q)
+    out
 }
 
 /// Writes every cell tessera reads from `source` (a dense array's
