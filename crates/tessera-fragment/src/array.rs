@@ -55,6 +55,10 @@ impl DeleteCondition {
     }
 }
 
+/// The most fragments whose metadata sections an open keeps from the
+/// footers' tail reads (about 16 MiB at most).
+const HOLD_SECTIONS_UP_TO: usize = 1024;
+
 /// A fragment folder that exists but is not visible, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkippedFragment {
@@ -174,6 +178,14 @@ impl OpenArray {
             })
             .collect();
         let fragments = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
+        // Sections kept from the footers' tail reads (up to 16 KiB a
+        // fragment) are dropped for arrays of many fragments, whose reads
+        // often touch a few: what is kept stays bounded.
+        if fragments.len() > HOLD_SECTIONS_UP_TO {
+            fragments
+                .iter()
+                .for_each(FragmentMetadata::forget_held_sections);
+        }
         let delete_conditions = log.delete_conditions(start, end, key)?;
         Ok(OpenArray {
             path: path.to_path_buf(),

@@ -129,6 +129,12 @@ impl FragmentMetadata {
         }
     }
 
+    /// Drops the sections [`hold_sections_in`](Self::hold_sections_in)
+    /// kept: they are read when first used.
+    pub(crate) fn forget_held_sections(&self) {
+        self.reads.lock().read.clear();
+    }
+
     /// Keeps `bytes`, read from `offset` on, as the section there if its
     /// header shows they hold it whole; false if they do not.
     pub(super) fn hold_section(&self, offset: u64, mut bytes: Vec<u8>) -> bool {
