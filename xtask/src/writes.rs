@@ -32,32 +32,22 @@ use tessera::tile::storage::LocalFs;
 
 /// Creates the copies under `target/check-writes/` and has TileDB-Py check them.
 pub fn check_writes() -> Result<(), Error> {
-    let out = root().join("target/check-writes");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
+    let out = fresh_dir("target/check-writes")?;
     let fixtures = root().join("testdata/tiledb-0.36.1");
-    let mut cases: Vec<_> = std::fs::read_dir(&fixtures)?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    cases.sort();
+    let cases = cases_of(&fixtures)?;
     let mut created = 0;
-    for case in cases {
-        let Some(copy) = copy_schema(&case, &out, None)? else {
+    for case in &cases {
+        let Some(copy) = copy_schema(case, &out, None)? else {
             continue;
         };
         created += 1;
         eprintln!("created {}", copy.display());
     }
     let py = venv("0.36.1")?;
-    let report = run(Command::new(&py)
-        .arg(root().join("xtask/fixtures/check_created.py"))
-        .arg(&out)
-        .arg(&fixtures))?;
-    print!("{}", String::from_utf8_lossy(&report.stdout));
+    read_back_equal(&py, &out, &fixtures, &[])?;
     eprintln!("{created} arrays created by tessera, read back by TileDB-Py 0.36.1 equal");
     check_budget(&fixtures, &py)?;
-    check_row_major(&cases_of(&fixtures)?, &fixtures, &py)?;
+    check_row_major(&cases, &fixtures, &py)?;
     check_random(&py)?;
     for release in ["0.19.1", "0.23.5", "0.25.1", "0.31.1"] {
         check_appends(release)?;
@@ -71,9 +61,7 @@ pub fn check_writes() -> Result<(), Error> {
 
 /// Random arrays tessera wrote (`random.rs`), read by TileDB-Py 0.36.1.
 fn check_random(py: &Path) -> Result<(), Error> {
-    let out = root().join("target/check-random");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
+    let out = fresh_dir("target/check-random")?;
     crate::random::write_random_arrays(&out, RANDOM_ARRAYS)?;
     let report = run(Command::new(py)
         .arg(root().join("xtask/fixtures/check_random.py"))
@@ -99,12 +87,31 @@ fn cases_of(fixtures: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
     Ok(cases)
 }
 
+/// `path` (under the project root) emptied and made again.
+fn fresh_dir(path: &str) -> Result<std::path::PathBuf, Error> {
+    let out = root().join(path);
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    Ok(out)
+}
+
+/// Has TileDB-Py (`py`) check the arrays tessera made in `out` against
+/// `fixtures` (`check_created.py`, with `args`), printing its report; an
+/// error if any differs.
+fn read_back_equal(py: &Path, out: &Path, fixtures: &Path, args: &[&str]) -> Result<(), Error> {
+    let report = run(Command::new(py)
+        .arg(root().join("xtask/fixtures/check_created.py"))
+        .arg(out)
+        .arg(fixtures)
+        .args(args))?;
+    print!("{}", String::from_utf8_lossy(&report.stdout));
+    Ok(())
+}
+
 /// Dense fixtures' cells streamed row-major through `RowMajorWriter` in
 /// small batches and bands, read back by TileDB-Py 0.36.1 equal.
 fn check_row_major(cases: &[std::path::PathBuf], fixtures: &Path, py: &Path) -> Result<(), Error> {
-    let out = root().join("target/check-row-major");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
+    let out = fresh_dir("target/check-row-major")?;
     let mut written = 0;
     for case in cases {
         let key = case_key(case)?;
@@ -146,11 +153,7 @@ fn check_row_major(cases: &[std::path::PathBuf], fixtures: &Path, py: &Path) -> 
         w.finish()?;
         written += 1;
     }
-    let report = run(Command::new(py)
-        .arg(root().join("xtask/fixtures/check_created.py"))
-        .arg(&out)
-        .arg(fixtures))?;
-    print!("{}", String::from_utf8_lossy(&report.stdout));
+    read_back_equal(py, &out, fixtures, &[])?;
     eprintln!(
         "{written} dense arrays streamed row-major by tessera, read back by TileDB-Py 0.36.1 equal"
     );
@@ -161,9 +164,7 @@ fn check_row_major(cases: &[std::path::PathBuf], fixtures: &Path, py: &Path) -> 
 /// write into several fragments (committed by one consolidated commits
 /// file) and has TileDB-Py 0.36.1 read them.
 fn check_budget(fixtures: &Path, py: &Path) -> Result<(), Error> {
-    let out = root().join("target/check-budget");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
+    let out = fresh_dir("target/check-budget")?;
     let budgets = [
         ("sparse_large", 6 << 10),
         ("sparse_long_strings", 64 << 10),
@@ -179,11 +180,7 @@ fn check_budget(fixtures: &Path, py: &Path) -> Result<(), Error> {
         }
         eprintln!("{name}: {fragments} fragments under a budget of {budget} bytes");
     }
-    let report = run(Command::new(py)
-        .arg(root().join("xtask/fixtures/check_created.py"))
-        .arg(&out)
-        .arg(fixtures))?;
-    print!("{}", String::from_utf8_lossy(&report.stdout));
+    read_back_equal(py, &out, fixtures, &[])?;
     eprintln!(
         "4 arrays written in several fragments under a budget, read back by TileDB-Py 0.36.1 equal"
     );
@@ -194,14 +191,8 @@ fn check_budget(fixtures: &Path, py: &Path) -> Result<(), Error> {
 /// and has that release's TileDB-Py read them.
 fn check_appends(release: &str) -> Result<(), Error> {
     let fixtures = root().join(format!("testdata/tiledb-{release}"));
-    let out = root().join("target/check-appends").join(release);
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
-    let mut cases: Vec<_> = std::fs::read_dir(&fixtures)?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    cases.sort();
+    let out = fresh_dir(&format!("target/check-appends/{release}"))?;
+    let cases = cases_of(&fixtures)?;
     let mut appended = 0;
     for case in cases.iter().filter(|c| c.join("array/__schema").is_dir()) {
         let key = case_key(case)?;
@@ -223,12 +214,7 @@ fn check_appends(release: &str) -> Result<(), Error> {
         appended += 1;
     }
     let py = venv(release)?;
-    let report = run(Command::new(&py)
-        .arg(root().join("xtask/fixtures/check_created.py"))
-        .arg(&out)
-        .arg(&fixtures)
-        .arg("--cells-only"))?;
-    print!("{}", String::from_utf8_lossy(&report.stdout));
+    read_back_equal(&py, &out, &fixtures, &["--cells-only"])?;
     eprintln!(
         "{appended} arrays of TileDB-Py {release} appended to by tessera, read back by it equal"
     );

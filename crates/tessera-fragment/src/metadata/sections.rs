@@ -136,14 +136,15 @@ impl FragmentMetadata {
     }
 
     /// Keeps `bytes`, read from `offset` on, as the section there if its
-    /// header shows they hold it whole; false if they do not.
-    pub(super) fn hold_section(&self, offset: u64, mut bytes: Vec<u8>) -> bool {
+    /// header shows they hold it whole (else the section is read on first
+    /// use, and any error named then).
+    pub(super) fn hold_section(&self, offset: u64, mut bytes: Vec<u8>) {
         let Ok(stop) = self.section_stop(offset, &bytes, "section read ahead") else {
-            return false;
+            return;
         };
         let len = (stop - offset) as usize;
         if len > bytes.len() {
-            return false;
+            return;
         }
         bytes.truncate(len);
         self.reads
@@ -151,7 +152,6 @@ impl FragmentMetadata {
             .read
             .entry(offset)
             .or_insert_with(|| Arc::new(bytes));
-        true
     }
 
     /// The value of the section at `offset`, read and decoded on first use
