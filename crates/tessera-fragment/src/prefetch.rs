@@ -8,7 +8,7 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tessera_tile::storage::{DirEntry, Storage};
+use tessera_tile::storage::{DirEntry, PendingBatch, Storage};
 
 /// A storage whose `read_tail` of some files was done ahead; everything
 /// else goes to the storage underneath.
@@ -54,6 +54,9 @@ impl Storage for Prefetched<'_> {
     }
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
         self.inner.read_batch(requests)
+    }
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+        self.inner.begin_batch(requests)
     }
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         // A tail holding the whole file is the file.

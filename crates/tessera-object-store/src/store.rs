@@ -12,7 +12,7 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tessera_tile::storage::{DirEntry, Storage};
+use tessera_tile::storage::{DirEntry, PendingBatch, Storage};
 
 /// How many requests a batch keeps in flight by default: enough to hide
 /// tens of milliseconds of latency behind each other, few enough that a
@@ -240,15 +240,21 @@ impl ObjectStorage {
         format!("{}/{key}", self.shared.root.store())
     }
 
-    /// Runs `fut` on this storage's runtime and waits for it. Waiting on a
-    /// spawned task never panics, whatever runtime the caller is on.
+    /// Runs `fut` on this storage's runtime and waits for it.
     fn run<T: Send + 'static>(
         &self,
         fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
     ) -> io::Result<T> {
+        self.start(fut).wait()
+    }
+
+    /// Starts `fut` on this storage's runtime.
+    fn start<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
+    ) -> Started<T> {
         let rt = self.shared.runtime.as_ref().expect("runtime until dropped");
-        futures::executor::block_on(rt.spawn(fut))
-            .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
+        Started(Some(rt.spawn(fut)))
     }
 
     fn call(&self) -> usize {
@@ -366,9 +372,40 @@ impl ObjectStorage {
         Ok(self.listing(folder)?.into_iter().find(|e| e.name == name))
     }
 
+    /// The requests fetching `requests` (neighbours merged, overlaps read
+    /// once), and per wanted range the request holding it and where.
+    fn batch_plan(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<BatchPlan> {
+        for (_, r) in requests {
+            if r.start > r.end {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("byte range {}..{} ends before it starts", r.start, r.end),
+                ));
+            }
+        }
+        let plan = Plan::new(requests);
+        let keys: Vec<Key> = plan
+            .files
+            .iter()
+            .map(|p| self.key(p))
+            .collect::<io::Result<_>>()?;
+        let fetches = plan
+            .fetches
+            .iter()
+            .map(|f| (keys[f.file].clone(), Some(f.range.clone())))
+            .collect();
+        Ok((fetches, plan.served_by))
+    }
+
     /// GETs `range` of each of `fetches` (key, range; `None` for the whole
     /// object), `concurrency` at a time, results in order.
     fn get_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> io::Result<Vec<Bytes>> {
+        self.start_all(fetches).wait()
+    }
+
+    /// [`ObjectStorage::get_all`] begun on the storage's runtime: the
+    /// requests are in flight when this returns.
+    fn start_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> Started<Vec<Bytes>> {
         let call = self.call();
         for (key, range) in &fetches {
             let r = range.as_ref().map(|r| format!("{}..{}", r.start, r.end));
@@ -377,7 +414,7 @@ impl ObjectStorage {
         let store = self.shared.store.clone();
         let root = self.shared.root.store();
         let n = self.concurrency;
-        self.run(async move {
+        self.start(async move {
             futures::stream::iter(fetches)
                 .map(|(key, range)| {
                     let (store, root) = (store.clone(), root.clone());
@@ -417,6 +454,32 @@ impl ObjectStorage {
     }
 }
 
+/// A task started on a storage's runtime; dropped unwaited (a reader
+/// that failed before it needed the bytes), it is cancelled.
+struct Started<T>(Option<tokio::task::JoinHandle<io::Result<T>>>);
+
+impl<T> Started<T> {
+    /// Waits for the task. Waiting on a spawned task never panics, whatever
+    /// runtime the caller is on.
+    fn wait(mut self) -> io::Result<T> {
+        let task = self.0.take().expect("waited once");
+        futures::executor::block_on(task)
+            .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
+    }
+}
+
+impl<T> Drop for Started<T> {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// The GETs of a batch (key, range), and per wanted range the GET holding
+/// it and the offset of its first byte there.
+type BatchPlan = (Vec<(Key, Option<Range<u64>>)>, Vec<(usize, u64)>);
+
 /// A file's size and last bytes, or why not.
 type Tail = io::Result<(u64, Vec<u8>)>;
 
@@ -454,34 +517,27 @@ impl Storage for ObjectStorage {
     }
 
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
-        for (_, r) in requests {
-            if r.start > r.end {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("byte range {}..{} ends before it starts", r.start, r.end),
-                ));
-            }
-        }
-        let plan = Plan::new(requests);
-        let keys: Vec<Key> = plan
-            .files
-            .iter()
-            .map(|p| self.key(p))
-            .collect::<io::Result<_>>()?;
-        let fetches = plan
-            .fetches
-            .iter()
-            .map(|f| (keys[f.file].clone(), Some(f.range.clone())))
-            .collect();
-        let got = self.get_all(fetches)?;
-        Ok(requests
-            .iter()
-            .zip(&plan.served_by)
-            .map(|((_, r), &(fetch, at))| {
-                let at = at as usize;
-                got[fetch][at..at + (r.end - r.start) as usize].to_vec()
-            })
-            .collect())
+        self.begin_batch(requests.to_vec()).wait()
+    }
+
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+        let plan = match self.batch_plan(&requests) {
+            Ok(plan) => plan,
+            Err(e) => return PendingBatch::ready(Err(e)),
+        };
+        let (fetches, served_by) = plan;
+        let started = self.start_all(fetches);
+        PendingBatch::in_flight(move || {
+            let got = started.wait()?;
+            Ok(requests
+                .iter()
+                .zip(&served_by)
+                .map(|((_, r), &(fetch, at))| {
+                    let at = at as usize;
+                    got[fetch][at..at + (r.end - r.start) as usize].to_vec()
+                })
+                .collect())
+        })
     }
 
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {

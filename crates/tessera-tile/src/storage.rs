@@ -76,6 +76,15 @@ pub trait Storage: Send + Sync {
             .collect()
     }
 
+    /// Starts reading a batch ([`Storage::read_batch`]) and returns at
+    /// once where the storage keeps requests in flight on its own (object
+    /// stores), so that a reader decodes one batch while the next is
+    /// fetched; [`PendingBatch::wait`] gives the bytes. The default reads
+    /// the batch before it returns.
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+        PendingBatch::ready(self.read_batch(&requests))
+    }
+
     /// [`Storage::read_tail`] of several files as one batch (fragment
     /// footers when an array opens), each file's result on its own.
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
@@ -113,6 +122,44 @@ pub trait Storage: Send + Sync {
 
     /// True if a file or folder exists at `path`.
     fn exists(&self, path: &Path) -> bool;
+}
+
+/// A batch of reads begun by [`Storage::begin_batch`]: its bytes, or
+/// how to wait for them.
+pub struct PendingBatch<'s>(Pending<'s>);
+
+enum Pending<'s> {
+    Ready(io::Result<Vec<Vec<u8>>>),
+    InFlight(Box<dyn FnOnce() -> io::Result<Vec<Vec<u8>>> + Send + 's>),
+}
+
+impl<'s> PendingBatch<'s> {
+    /// A batch read already.
+    pub fn ready(read: io::Result<Vec<Vec<u8>>>) -> Self {
+        PendingBatch(Pending::Ready(read))
+    }
+
+    /// A batch in flight: `wait` blocks until its bytes are in.
+    pub fn in_flight(wait: impl FnOnce() -> io::Result<Vec<Vec<u8>>> + Send + 's) -> Self {
+        PendingBatch(Pending::InFlight(Box::new(wait)))
+    }
+
+    /// The batch's ranges, in the order asked, once all are in.
+    pub fn wait(self) -> io::Result<Vec<Vec<u8>>> {
+        match self.0 {
+            Pending::Ready(read) => read,
+            Pending::InFlight(wait) => wait(),
+        }
+    }
+}
+
+impl std::fmt::Debug for PendingBatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            Pending::Ready(_) => "PendingBatch(ready)",
+            Pending::InFlight(_) => "PendingBatch(in flight)",
+        })
+    }
 }
 
 /// The local filesystem.
@@ -331,6 +378,17 @@ impl<S: Storage> Recording<S> {
     fn push(&self, s: String) {
         self.log.lock().expect("log lock").push(s);
     }
+
+    /// A batch as one log line; served in any order, so listed sorted and
+    /// plans compare.
+    fn batch_line(&self, requests: &[(PathBuf, Range<u64>)]) -> String {
+        let mut asked: Vec<String> = requests
+            .iter()
+            .map(|(p, r)| format!("{} {}..{}", self.rel(p), r.start, r.end))
+            .collect();
+        asked.sort();
+        format!("batch [{}]", asked.join(", "))
+    }
 }
 
 impl<S: Storage> Storage for Recording<S> {
@@ -366,14 +424,12 @@ impl<S: Storage> Storage for Recording<S> {
         self.inner.list(path)
     }
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
-        let mut asked: Vec<String> = requests
-            .iter()
-            .map(|(p, r)| format!("{} {}..{}", self.rel(p), r.start, r.end))
-            .collect();
-        // Served in any order: logged sorted, so plans compare.
-        asked.sort();
-        self.push(format!("batch [{}]", asked.join(", ")));
+        self.push(self.batch_line(requests));
         self.inner.read_batch(requests)
+    }
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+        self.push(self.batch_line(&requests));
+        self.inner.begin_batch(requests)
     }
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
         let mut asked: Vec<String> = files.iter().map(|p| self.rel(p)).collect();

@@ -3,17 +3,20 @@
 //! var-sized offsets rules.
 //!
 //! One concern per file, lowest first: `spec` (how a field is stored, a
-//! decoded tile), `fetch` (tile bytes read ahead in runs), `tile` (one
+//! decoded tile), `fetch` (tile bytes read ahead), `plan` (runs of tiles fetched
+//! in batches and decoded), `tile` (one
 //! tile unfiltered), `var` (var-sized tiles), `runs` (cells decoded
 //! straight to their destinations).
 
 mod fetch;
+mod plan;
 mod runs;
 mod spec;
 mod tile;
 mod var;
 
 pub use fetch::*;
+pub use plan::*;
 pub(crate) use runs::*;
 pub use spec::*;
 pub use tile::*;

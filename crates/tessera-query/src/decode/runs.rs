@@ -104,6 +104,7 @@ impl<'d> ChunkParts<'d> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::plan::{cut_runs, MAX_RUN_BYTES};
 
     /// What the chunk of bytes `r` of a tile gets: None (skipped), the
     /// length of a whole-chunk destination as `(0, len)`, or its parts'

@@ -5,11 +5,13 @@
 //! their result positions), `fragments` (which fragments apply, in what
 //! order, and which write cells again), `tile_grid` (one fragment's tiles
 //! and their cells' places), `place` (outputs, and the runs and cells
-//! copied into them), `placer` (one fragment's tiles decoded and placed,
-//! band by band), `assemble` (columns, conditions, global order).
+//! copied into them), `group_fetch` (groups' batches begun ahead on object
+//! stores), `placer` (one fragment's tiles decoded and placed, band by
+//! band), `assemble` (columns, conditions, global order).
 
 mod assemble;
 mod fragments;
+mod group_fetch;
 mod place;
 mod placer;
 mod subarray;

@@ -3,12 +3,13 @@
 //! the bands of tiles placed in parallel, and the groups of tiles decoded
 //! and placed in turn inside a band.
 
+use super::group_fetch::GroupFetch;
 use super::place::*;
 use super::subarray::DenseSubarray;
 use super::tile_grid::{FragmentTiles, RowRun};
 use crate::decode::{
     decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_runs, Fetched,
-    FieldSpec, FieldTile, Runs,
+    FieldSpec, FieldTile, Runs, TileRuns,
 };
 use crate::read::Query;
 use crate::unfiltered::UnfilteredTile;
@@ -44,11 +45,14 @@ pub(crate) const BATCHED_GROUP_BYTES: u64 = 256 << 20;
 
 /// One band of a fragment's tiles: its region of the result, whether its
 /// rows can be cut into slabs, and the var-sized buffers shared by all.
-struct Band<'b> {
+struct Band<'b, 's> {
     /// Result positions `[first, end)`.
     region: (usize, usize),
     banded: bool,
     shared: &'b Mutex<Vec<Arc<Vec<u8>>>>,
+    /// Where requests cost a round trip: every group's tile numbers, and
+    /// their batches begun ahead.
+    ahead: Option<(&'b [Vec<u64>], &'b GroupFetch<'s>)>,
 }
 
 /// How each selected attribute of one fragment is read.
@@ -215,17 +219,29 @@ impl<'r> FragmentPlacer<'r> {
         let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
         let views = band_outs(outs, &regions);
         let shared = Mutex::new(std::mem::take(bufs));
+        // Groups numbered band after band, as each band's thread takes them.
+        let mut first_groups = Vec::with_capacity(bands.len());
+        let mut groups: Vec<Vec<u64>> = Vec::new();
+        for (_, members) in &bands {
+            first_groups.push(groups.len());
+            let numbers = |grp: &[usize]| grp.iter().map(|&i| self.tiles.numbers[i]).collect();
+            groups.extend(members.chunks(group).map(numbers));
+        }
+        let fetch = GroupFetch::new(groups.len());
+        let batched = self.query.storage.prefers_batches();
         bands
             .into_par_iter()
             .zip(views)
-            .try_for_each(|((region, members), mut outs)| {
+            .zip(first_groups)
+            .try_for_each(|(((region, members), mut outs), first_group)| {
                 let band = Band {
                     region,
                     banded,
                     shared: &shared,
+                    ahead: batched.then_some((&groups[..], &fetch)),
                 };
-                for grp in members.chunks(group) {
-                    self.place_group(&band, grp, &mut outs)?;
+                for (j, grp) in members.chunks(group).enumerate() {
+                    self.place_group(&band, first_group + j, grp, &mut outs)?;
                 }
                 Ok::<(), QueryError>(())
             })?;
@@ -262,7 +278,8 @@ impl<'r> FragmentPlacer<'r> {
     /// their buffers are recycled after.
     fn place_group(
         &self,
-        band: &Band<'_>,
+        band: &Band<'_, 'r>,
+        id: usize,
         grp: &[usize],
         outs: &mut [BandOut<'_>],
     ) -> Result<(), QueryError> {
@@ -270,14 +287,18 @@ impl<'r> FragmentPlacer<'r> {
         let nums: Vec<u64> = grp.iter().map(|&i| self.tiles.numbers[i]).collect();
         let streams = self.stream_destinations(grp, &nums, band.region.0, outs)?;
         let fetched = self.plan.fetched();
-        let decoded: Vec<TileFields> = decode_in_runs(
-            q.storage,
-            &q.context,
-            self.frag,
-            &fetched,
-            &nums,
-            |src, t| self.decode_tile(src, t, streams.get(&t)),
-        )?;
+        let decode = |src: &Fetched<'_>, t| self.decode_tile(src, t, streams.get(&t));
+        let decoded: Vec<TileFields> = match band.ahead {
+            Some((groups, fetch)) => {
+                let (runs, pending) = fetch.take(id, |k| {
+                    let runs = TileRuns::plan(q.storage, self.frag, &fetched, &groups[k])?;
+                    let pending = runs.begin(q.storage);
+                    Ok((runs, pending))
+                })?;
+                runs.decode_batch(q.storage, &q.context, pending.wait(), decode)?
+            }
+            None => decode_in_runs(q.storage, &q.context, self.frag, &fetched, &nums, decode)?,
+        };
         drop(streams);
         // Var-sized values keep their tile's buffer (moved, not copied),
         // named by its id in the shared list.
@@ -396,7 +417,7 @@ impl<'r> FragmentPlacer<'r> {
     /// copying its rows of every tile.
     fn place_decoded(
         &self,
-        band: &Band<'_>,
+        band: &Band<'_, 'r>,
         decoded: &[DecodedTile],
         outs: &mut [BandOut<'_>],
     ) -> Result<(), QueryError> {
