@@ -64,15 +64,57 @@ pub fn staged_write<T>(
     Ok(out)
 }
 
-/// Refuses a URI for `what`, which works on local arrays only (it reads
-/// and removes many files in place), naming the alternative.
-pub fn local_only(path: &Path, what: &str) -> Result<PathBuf, BoxError> {
-    if tessera::is_uri(path) {
-        return Err(format!(
-            "{}: {what} works on local arrays and groups only; copy it locally, {what} it, and upload it",
-            path.display()
-        )
-        .into());
+/// Runs the maintenance `op` (consolidation, vacuum) on the array at
+/// `path`: in place for a local path; for a URI on a local copy of the
+/// array, then uploads what it added and deletes what it removed
+/// (`tessera_object_store::mirrored_change`). Absolute `file://` URIs the
+/// op wrote into vacuum lists (arrays of format versions before 19 list
+/// the files they replace that way) are turned into the array's URI.
+pub fn mirrored_change<T>(
+    path: &Path,
+    op: impl FnOnce(&Path) -> Result<T, BoxError>,
+) -> Result<T, BoxError> {
+    let Some(store) = object_storage(path)? else {
+        return op(&target(path));
+    };
+    let (out, done) = tessera::object_store::mirrored_change(store, path, |at| {
+        let out = op(at)?;
+        relocate_vacuum_lists(at, path)?;
+        Ok::<_, BoxError>(out)
+    })?;
+    eprintln!(
+        "copied {} objects from {}, uploaded {}, deleted {}",
+        done.copied,
+        path.display(),
+        done.uploaded,
+        done.removed
+    );
+    Ok(out)
+}
+
+/// Rewrites the `file://` URIs of the local copy `at` in its vacuum lists
+/// (`__commits/*.vac`, `__meta/*.vac`) as URIs under `uri`.
+fn relocate_vacuum_lists(at: &Path, uri: &Path) -> Result<(), BoxError> {
+    let Ok(abs) = std::fs::canonicalize(at) else {
+        return Ok(());
+    };
+    let local = format!("file://{}", abs.display());
+    let remote = uri.to_string_lossy().trim_end_matches('/').to_owned();
+    for folder in ["__commits", "__meta"] {
+        let Ok(entries) = std::fs::read_dir(at.join(folder)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "vac") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            if text.contains(&local) {
+                std::fs::write(&p, text.replace(&local, &remote))
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+        }
     }
-    Ok(target(path))
+    Ok(())
 }

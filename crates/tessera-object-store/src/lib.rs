@@ -38,6 +38,7 @@
 
 mod error;
 mod listing;
+mod mirror;
 pub mod plan;
 mod publish;
 mod stage;
@@ -45,6 +46,7 @@ mod store;
 mod uri;
 
 pub use error::ObjectStoreError;
+pub use mirror::{mirrored_change, MirroredChange};
 pub use publish::publish_dir;
 pub use stage::staged_write;
 pub use store::{ObjectStorage, Request};

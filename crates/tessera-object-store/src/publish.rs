@@ -49,7 +49,12 @@ fn rank(rel: &Path) -> u8 {
     }
 }
 
-fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ObjectStoreError> {
+/// Every file under `dir`, relative to `root`, appended to `out`.
+pub(crate) fn collect(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), ObjectStoreError> {
     let local = |source| ObjectStoreError::Local {
         path: dir.display().to_string(),
         source,

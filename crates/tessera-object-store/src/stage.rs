@@ -42,18 +42,18 @@ pub fn staged_write<T, E: From<ObjectStoreError>>(
 }
 
 /// A local folder, removed when dropped.
-struct Stage {
+pub(crate) struct Stage {
     /// The staging folder.
     dir: PathBuf,
     /// The array or group inside it.
-    root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 /// Staging folders made by this process, for unique names.
 static STAGES: AtomicU64 = AtomicU64::new(0);
 
 impl Stage {
-    fn new() -> Result<Stage, ObjectStoreError> {
+    pub(crate) fn new() -> Result<Stage, ObjectStoreError> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());

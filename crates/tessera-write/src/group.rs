@@ -24,7 +24,7 @@ use tessera_fragment::group::{
     encode_details, GroupMember, ObjectType, OpenGroup, GROUP_DETAILS_FOLDER, GROUP_FILE,
 };
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::LocalFs;
+use tessera_tile::storage::{LocalFs, Storage};
 use tessera_tile::FormatVersion;
 
 /// The format version libtiledb 2.30 writes a group's files at.
@@ -90,6 +90,34 @@ pub fn change_members(
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
+    let lookup = MemberLookup {
+        location: group,
+        storage: &|_| Ok(&LocalFs),
+    };
+    change_members_at(group, &lookup, changes, key, timestamp)
+}
+
+/// Where the members a change adds are looked up (to learn whether each
+/// is an array or a group): for a group written in a local copy of one on
+/// an object store, its URI and the storage serving each member's URI.
+pub struct MemberLookup<'a> {
+    /// Where the group is: members relative to it are found under it.
+    pub location: &'a Path,
+    /// The storage serving a member's URI (`s3://...`); local paths are
+    /// read from the local filesystem.
+    pub storage: &'a dyn Fn(&Path) -> Result<&'a dyn Storage, String>,
+}
+
+/// [`change_members`] on the group folder `group`, with members looked up
+/// as `lookup` says: a local copy of a group on an object store names
+/// members relative to the group's URI, and members by their URIs.
+pub fn change_members_at(
+    group: &Path,
+    lookup: &MemberLookup<'_>,
+    changes: &[MemberChange],
+    key: Option<EncryptionKey>,
+    timestamp: Option<u64>,
+) -> Result<String, WriteError> {
     let refuse = |m: String| WriteError::refused(group, m);
     let opened = OpenGroup::open(&LocalFs, group, 0, u64::MAX, key)
         .map_err(|e| WriteError::refused(group, e))?;
@@ -105,7 +133,7 @@ pub fn change_members(
                 uri,
                 name,
                 relative,
-            } => (new_member(group, uri, name.clone(), *relative)?, false),
+            } => (new_member(lookup, uri, name.clone(), *relative)?, false),
             MemberChange::Remove(which) => {
                 (member_to_remove(&opened.members, which, &refuse)?, true)
             }
@@ -150,31 +178,38 @@ pub fn change_members(
 
 /// The member `uri` names, with its type read from what is there.
 fn new_member(
-    group: &Path,
+    lookup: &MemberLookup<'_>,
     uri: &str,
     name: Option<String>,
     relative: bool,
 ) -> Result<GroupMember, WriteError> {
-    let local = match uri.strip_prefix("file://") {
+    let at = match uri.strip_prefix("file://") {
         Some(p) => Path::new(p).to_path_buf(),
-        None if relative => group.join(uri),
+        None if relative => lookup.location.join(uri),
         None => Path::new(uri).to_path_buf(),
     };
-    let refuse = |m: String| WriteError::refused(&local, m);
-    let object_type = if tessera_fragment::group::is_group(&LocalFs, &local).unwrap_or(false) {
+    let refuse = |m: String| WriteError::refused(&at, m);
+    // Paths with a scheme are served by the storage of their store.
+    let remote = at.to_string_lossy().contains("://");
+    let storage: &dyn Storage = match remote {
+        true => (lookup.storage)(&at).map_err(&refuse)?,
+        false => &LocalFs,
+    };
+    let object_type = if tessera_fragment::group::is_group(storage, &at).unwrap_or(false) {
         ObjectType::Group
-    } else if tessera_schema::list_schemas(&LocalFs, &local).is_ok_and(|s| !s.is_empty()) {
+    } else if tessera_schema::list_schemas(storage, &at).is_ok_and(|s| !s.is_empty()) {
         ObjectType::Array
     } else {
         return Err(refuse(format!(
             "cannot add `{uri}`: neither a TileDB array nor a group"
         )));
     };
-    let uri = match relative {
-        true => uri.trim_start_matches("./").to_owned(),
+    let uri = match (relative, remote) {
+        (true, _) => uri.trim_start_matches("./").to_owned(),
+        (false, true) => uri.to_owned(),
         // libtiledb stores a local path as an absolute file:// URI.
-        false => {
-            let abs = std::fs::canonicalize(&local).map_err(WriteError::io(&local))?;
+        (false, false) => {
+            let abs = std::fs::canonicalize(&at).map_err(WriteError::io(&at))?;
             format!("file://{}", abs.display())
         }
     };

@@ -53,7 +53,18 @@ pub fn crash_if(crash_after: &Option<String>, step: &str) {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
     let key = parse_key(&args.target.key)?;
-    let array = &crate::storage::local_only(&args.target.array, "consolidate")?;
+    crate::storage::mirrored_change(&args.target.array, |array| {
+        consolidate_in(array, &args, key)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Consolidates the local array `array` as `args` ask.
+fn consolidate_in(
+    array: &std::path::Path,
+    args: &Args,
+    key: Option<tessera::filters::EncryptionKey>,
+) -> Result<(), BoxError> {
     if args.mode == "fragments" {
         let options = ConsolidateOptions {
             window: parse_timestamp(&args.timestamp)?,
@@ -73,7 +84,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             ),
             None => eprintln!("nothing to consolidate: fewer than two fragments in the window"),
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     let (written, folder) = match args.mode.as_str() {
         "fragment_meta" => (
@@ -93,7 +104,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         Some(name) => eprintln!("wrote {folder}/{name}"),
         None => eprintln!("nothing to consolidate: nothing written"),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The consolidation modes libtiledb has.

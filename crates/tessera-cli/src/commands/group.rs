@@ -2,9 +2,9 @@
 //! libtiledb writes them (`tessera_write::group`).
 
 use crate::args::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tessera_write::group::{change_members, create_group, MemberChange};
+use tessera_write::group::{change_members_at, create_group, MemberChange, MemberLookup};
 
 /// Create a group, or add and remove members of one.
 #[derive(clap::Args)]
@@ -23,10 +23,11 @@ pub enum Action {
     },
     /// Add an array or a group as a member (one details file a call).
     Add {
-        /// The group.
+        /// The group: a folder or a URI (`s3://bucket/path`, ...).
         group: PathBuf,
-        /// The member: a path (stored as an absolute file:// URI), or with
-        /// --relative a path relative to the group (stored as given).
+        /// The member: a path (stored as an absolute file:// URI), a URI
+        /// (stored as given), or with --relative a path relative to the
+        /// group (stored as given).
         member: String,
         /// The member's name in the group (default: none; listings show
         /// the last segment of its URI).
@@ -70,16 +71,33 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
                 name,
                 relative,
             };
-            let group = crate::storage::local_only(&group, "group add")?;
-            let file = change_members(&group, &[change], parse_key(&key)?, None)?;
+            let file = change_in(&group, change, parse_key(&key)?)?;
             eprintln!("wrote __group/{file}");
         }
         Action::Remove { group, member, key } => {
             let change = MemberChange::Remove(member);
-            let group = crate::storage::local_only(&group, "group remove")?;
-            let file = change_members(&group, &[change], parse_key(&key)?, None)?;
+            let file = change_in(&group, change, parse_key(&key)?)?;
             eprintln!("wrote __group/{file}");
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies `change` to the group at `group` (a folder or a URI: then in a
+/// local copy of its details, published after), members looked up where
+/// the group is.
+fn change_in(
+    group: &Path,
+    change: MemberChange,
+    key: Option<tessera::filters::EncryptionKey>,
+) -> Result<String, BoxError> {
+    let location = crate::storage::target(group);
+    crate::storage::staged_write(group, |at| {
+        let storage = |p: &Path| crate::storage::storage(p).map_err(|e| e.to_string());
+        let lookup = MemberLookup {
+            location: &location,
+            storage: &storage,
+        };
+        Ok(change_members_at(at, &lookup, &[change], key, None)?)
+    })
 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// Vacuum the array.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array: a folder or a URI (`s3://bucket/path`, ...).
     pub array: std::path::PathBuf,
     /// What to vacuum: fragments, commits, fragment_meta or array_meta;
     /// as libtiledb's `sm.vacuum.mode`.
@@ -22,18 +22,19 @@ pub struct Args {
 /// Runs `tessera vacuum`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
-    crate::storage::local_only(&args.array, "vacuum")?;
-    let removed = match args.mode.as_str() {
-        "fragments" => {
-            let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();
-            tessera_write::consolidate::vacuum_fragments(&args.array, &mut |step| {
-                crate::commands::consolidate::crash_if(&crash_after, &format!("{step:?}"))
-            })?
-        }
-        "commits" => tessera_write::commits::vacuum_commits(&args.array)?,
-        "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(&args.array)?,
-        _ => tessera_write::metadata::vacuum_metadata(&args.array)?,
-    };
+    let removed = crate::storage::mirrored_change(&args.array, |array| {
+        Ok(match args.mode.as_str() {
+            "fragments" => {
+                let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();
+                tessera_write::consolidate::vacuum_fragments(array, &mut |step| {
+                    crate::commands::consolidate::crash_if(&crash_after, &format!("{step:?}"))
+                })?
+            }
+            "commits" => tessera_write::commits::vacuum_commits(array)?,
+            "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(array)?,
+            _ => tessera_write::metadata::vacuum_metadata(array)?,
+        })
+    })?;
     let what = if args.mode == "fragments" {
         "fragments"
     } else {
