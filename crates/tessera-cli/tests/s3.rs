@@ -260,6 +260,35 @@ fn fixtures_read_through_s3_as_locally() {
         assert!(ok, "{uri}: {err}");
         assert_eq!(got, want, "{uri}");
     }
+    // `info` (sizes from the listings) and `dump-tile` read the same.
+    for case in [
+        "tiledb-0.36.1/dense_1d_fragments",
+        "tiledb-0.19.1/sparse_2d",
+    ] {
+        let local = testdata().join(case).join("array");
+        let uri = format!("s3://{BUCKET}/{case}/array");
+        let (ok_l, l, err_l) = tessera(None, &["info", &local.display().to_string()]);
+        let (ok_s, s, err_s) = tessera(Some(&m), &["info", &uri]);
+        assert!(ok_l && ok_s, "{case}: {err_l} {err_s}");
+        // The first line names the array where it is.
+        assert_eq!(
+            s.lines().skip(1).collect::<Vec<_>>(),
+            l.lines().skip(1).collect::<Vec<_>>(),
+            "{case}"
+        );
+        let fragments = local.join("__fragments");
+        let first = std::fs::read_dir(&fragments)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap();
+        let file = first.path().join("a0.tdb");
+        let rel = file.strip_prefix(&local).unwrap().display().to_string();
+        let (ok_l, l, err_l) = tessera(None, &["dump-tile", &file.display().to_string()]);
+        let (ok_s, s, err_s) = tessera(Some(&m), &["dump-tile", &format!("{uri}/{rel}")]);
+        assert!(ok_l && ok_s, "{case}: {err_l} {err_s}");
+        assert_eq!(s, l, "{case}");
+    }
     // A missing object is an error naming it.
     let (ok, _, err) = tessera(Some(&m), &["read", &format!("s3://{BUCKET}/nothing/here")]);
     assert!(!ok && err.contains("s3://fixtures/nothing/here"), "{err}");

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 /// Show the framing of the tile at an offset (format debugging).
 #[derive(clap::Args)]
 pub struct Args {
-    /// A data file, or a generic tile file with --generic.
+    /// A data file, or a generic tile file with --generic (a path or a
+    /// URI).
     pub file: PathBuf,
     /// Byte offset of the tile.
     #[arg(long, default_value_t = 0)]
@@ -28,18 +29,25 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         generic,
         key,
     } = args;
-    let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let start = usize::try_from(offset)
-        .ok()
-        .filter(|o| *o <= bytes.len())
-        .ok_or_else(|| {
-            format!(
-                "offset {offset} is past the end of {} ({} bytes)",
-                file.display(),
-                bytes.len()
-            )
-        })?;
-    let tail = &bytes[start..];
+    // A local path or a URI: the bytes from the offset on.
+    let (storage, path) = (
+        crate::storage::storage(&file)?,
+        crate::storage::target(&file),
+    );
+    let size = storage
+        .size(&path)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    if offset > size {
+        return Err(format!(
+            "offset {offset} is past the end of {} ({size} bytes)",
+            file.display()
+        )
+        .into());
+    }
+    let bytes = storage
+        .read_range(&path, offset..size)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let tail = &bytes[..];
     let mut r = tessera::tile::Reader::new(tail, "tile").at_offset(offset);
     if generic {
         let h = tessera::tile::generic::GenericTileHeader::parse(&mut r)?;

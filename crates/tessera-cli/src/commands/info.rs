@@ -2,8 +2,10 @@
 
 use crate::args::*;
 use crate::storage::storage;
+use std::path::Path;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
+use tessera::tile::storage::Storage;
 
 /// Its arguments: the folder and its key.
 pub use crate::args::Target as Args;
@@ -46,17 +48,26 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         "cells written: {}",
         a.fragments.iter().map(|f| f.total_cell_num()).sum::<u64>()
     );
-    println!("size on disk: {} bytes", dir_size(array));
+    println!(
+        "size on disk: {} bytes",
+        dir_size(storage(&a.path)?, &a.path)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
-fn dir_size(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p).map_or(0, |rd| {
-        rd.flatten()
-            .map(|e| match e.metadata() {
-                Ok(m) if m.is_dir() => dir_size(&e.path()),
-                Ok(m) => m.len(),
-                Err(_) => 0,
+/// The bytes of every file under `p`: sizes from the listings where the
+/// storage gives them (object stores), else asked file by file.
+fn dir_size(storage: &dyn Storage, p: &Path) -> u64 {
+    storage.list(p).map_or(0, |entries| {
+        entries
+            .into_iter()
+            .map(|e| {
+                let q = p.join(&e.name);
+                match (e.is_dir, e.size) {
+                    (true, _) => dir_size(storage, &q),
+                    (false, Some(n)) => n,
+                    (false, None) => storage.size(&q).unwrap_or(0),
+                }
             })
             .sum()
     })
@@ -76,6 +87,6 @@ fn group_info(path: &std::path::Path, key: &Option<String>) -> Result<ExitCode, 
     );
     let keys: Vec<&str> = meta.keys().map(String::as_str).collect();
     println!("metadata: {}", keys.join(", "));
-    println!("size on disk: {} bytes", dir_size(path));
+    println!("size on disk: {} bytes", dir_size(storage(path)?, path));
     Ok(ExitCode::SUCCESS)
 }
