@@ -7,16 +7,11 @@
 //! hides them first ([`removal_rank`]).
 
 use crate::publish::collect;
-use crate::stage::Stage;
+use crate::stage::{copy_files, files_below, Stage};
 use crate::{publish_dir, ObjectStorage, ObjectStoreError};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-use tessera_tile::storage::Storage;
-
-/// The bytes copied down in one batch: the copy of a large array is not
-/// held in memory whole.
-const COPY_BATCH_BYTES: u64 = 64 << 20;
 
 /// What [`mirrored_change`] sent back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,49 +111,15 @@ fn copy_down(
     uri: &Path,
     root: &Path,
 ) -> Result<HashMap<PathBuf, Stamp>, ObjectStoreError> {
-    let mut files: Vec<(PathBuf, u64)> = Vec::new();
-    let mut folders = vec![PathBuf::new()];
-    while let Some(f) = folders.pop() {
-        for e in store.list(&uri.join(&f))? {
-            let rel = f.join(&e.name);
-            match (e.is_dir, e.size) {
-                (true, _) => folders.push(rel),
-                (false, Some(size)) => files.push((rel, size)),
-                (false, None) => files.push((rel.clone(), store.size(&uri.join(&rel))?)),
-            }
-        }
-    }
-    let mut copied = HashMap::with_capacity(files.len());
-    let mut rest = files.as_slice();
-    while !rest.is_empty() {
-        // At least one file a batch, however large.
-        let mut n = 1;
-        let mut bytes = rest[0].1;
-        while n < rest.len() && bytes + rest[n].1 <= COPY_BATCH_BYTES {
-            bytes += rest[n].1;
-            n += 1;
-        }
-        let (batch, later) = rest.split_at(n);
-        let requests: Vec<(PathBuf, std::ops::Range<u64>)> = batch
-            .iter()
-            .map(|(rel, size)| (uri.join(rel), 0..*size))
-            .collect();
-        for ((rel, _), bytes) in batch.iter().zip(store.read_batch(&requests)?) {
-            let local = root.join(rel);
-            let write = || -> std::io::Result<()> {
-                if let Some(parent) = local.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(&local, bytes)
-            };
-            write().map_err(|source| ObjectStoreError::Local {
-                path: local.display().to_string(),
-                source,
-            })?;
-            copied.insert(rel.clone(), stamp(&local));
-        }
-        rest = later;
-    }
+    let files = files_below(store, uri, PathBuf::new())?;
+    copy_files(store, uri, root, &files)?;
+    let copied = files
+        .into_iter()
+        .map(|(rel, _)| {
+            let stamp = stamp(&root.join(&rel));
+            (rel, stamp)
+        })
+        .collect();
     Ok(copied)
 }
 

@@ -82,33 +82,78 @@ impl Stage {
         store: &ObjectStorage,
         uri: &Path,
     ) -> Result<HashSet<PathBuf>, ObjectStoreError> {
-        let mut wanted: Vec<PathBuf> = Vec::new();
+        let mut sized: Vec<(PathBuf, u64)> = Vec::new();
         for e in store.list(uri)? {
             match (e.name.as_str(), e.is_dir) {
-                ("__array_schema.tdb" | "__tiledb_group.tdb", false) => wanted.push(e.name.into()),
+                ("__array_schema.tdb" | "__tiledb_group.tdb", false) => {
+                    let size = store.size(&uri.join(&e.name))?;
+                    sized.push((e.name.into(), size));
+                }
                 ("__schema" | "__group", true) => {
-                    let mut folders = vec![PathBuf::from(&e.name)];
-                    while let Some(f) = folders.pop() {
-                        for inner in store.list(&uri.join(&f))? {
-                            let rel = f.join(&inner.name);
-                            if inner.is_dir {
-                                folders.push(rel);
-                            } else {
-                                wanted.push(rel);
-                            }
-                        }
-                    }
+                    sized.extend(files_below(store, uri, PathBuf::from(&e.name))?)
                 }
                 _ => {}
             }
         }
-        let requests: Vec<(PathBuf, std::ops::Range<u64>)> = wanted
+        copy_files(store, uri, &self.root, &sized)?;
+        let copied = sized.into_iter().map(|(rel, _)| rel).collect();
+        Ok(copied)
+    }
+}
+
+/// Every file in the folder `folder` of `uri` and below it, relative to
+/// `uri`, with its size.
+pub(crate) fn files_below(
+    store: &ObjectStorage,
+    uri: &Path,
+    folder: PathBuf,
+) -> std::io::Result<Vec<(PathBuf, u64)>> {
+    let mut files = Vec::new();
+    let mut folders = vec![folder];
+    while let Some(f) = folders.pop() {
+        for e in store.list(&uri.join(&f))? {
+            let rel = f.join(&e.name);
+            match (e.is_dir, e.size) {
+                (true, _) => folders.push(rel),
+                (false, Some(size)) => files.push((rel, size)),
+                (false, None) => {
+                    let size = store.size(&uri.join(&rel))?;
+                    files.push((rel, size));
+                }
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The bytes copied down in one batch: a large copy is not held in
+/// memory whole.
+const COPY_BATCH_BYTES: u64 = 64 << 20;
+
+/// Copies `files` (paths relative to `uri`, with their sizes) to the same
+/// paths under `root`, in batches of about [`COPY_BATCH_BYTES`].
+pub(crate) fn copy_files(
+    store: &ObjectStorage,
+    uri: &Path,
+    root: &Path,
+    files: &[(PathBuf, u64)],
+) -> Result<(), ObjectStoreError> {
+    let mut rest = files;
+    while !rest.is_empty() {
+        // At least one file a batch, however large.
+        let mut n = 1;
+        let mut bytes = rest[0].1;
+        while n < rest.len() && bytes.saturating_add(rest[n].1) <= COPY_BATCH_BYTES {
+            bytes += rest[n].1;
+            n += 1;
+        }
+        let (batch, later) = rest.split_at(n);
+        let requests: Vec<(PathBuf, std::ops::Range<u64>)> = batch
             .iter()
-            .map(|rel| Ok((uri.join(rel), 0..store.size(&uri.join(rel))?)))
-            .collect::<Result<_, std::io::Error>>()?;
-        let mut copied = HashSet::new();
-        for (rel, bytes) in wanted.iter().zip(store.read_batch(&requests)?) {
-            let local = self.root.join(rel);
+            .map(|(rel, size)| (uri.join(rel), 0..*size))
+            .collect();
+        for ((rel, _), bytes) in batch.iter().zip(store.read_batch(&requests)?) {
+            let local = root.join(rel);
             let write = || -> std::io::Result<()> {
                 if let Some(parent) = local.parent() {
                     std::fs::create_dir_all(parent)?;
@@ -119,10 +164,10 @@ impl Stage {
                 path: local.display().to_string(),
                 source,
             })?;
-            copied.insert(rel.clone());
         }
-        Ok(copied)
+        rest = later;
     }
+    Ok(())
 }
 
 impl Drop for Stage {
