@@ -74,10 +74,21 @@ pub fn mirrored_change<T>(
     path: &Path,
     op: impl FnOnce(&Path) -> Result<T, BoxError>,
 ) -> Result<T, BoxError> {
+    mirrored_change_reading(path, |_| true, op)
+}
+
+/// [`mirrored_change`] for an op that reads only the files `reads`
+/// accepts (paths relative to the array): the others are not copied down
+/// (`tessera_object_store::mirrored_change_reading`).
+pub fn mirrored_change_reading<T>(
+    path: &Path,
+    reads: impl Fn(&Path) -> bool,
+    op: impl FnOnce(&Path) -> Result<T, BoxError>,
+) -> Result<T, BoxError> {
     let Some(store) = object_storage(path)? else {
         return op(&target(path));
     };
-    let (out, done) = tessera::object_store::mirrored_change(store, path, |at| {
+    let (out, done) = tessera::object_store::mirrored_change_reading(store, path, reads, |at| {
         let out = op(at)?;
         relocate_vacuum_lists(at, path)?;
         Ok::<_, BoxError>(out)

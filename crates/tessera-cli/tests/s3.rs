@@ -399,9 +399,20 @@ fn maintenance_through_s3_as_locally() {
             let run = |m: Option<&Moto>, at: &str| {
                 let (ok, _, err) = tessera(m, &[&step[..1], &[at], &step[1..]].concat());
                 assert!(ok, "{release}: {step:?} on {at}: {err}");
+                err
             };
             run(None, &local_s);
-            run(Some(&m), &uri);
+            let before = shape(&bucket(&m), Path::new(&uri));
+            let said = run(Some(&m), &uri);
+            if step[0] == "vacuum" {
+                // A vacuum copies down no fragment's files.
+                let others: usize = (before.iter())
+                    .filter(|(top, _)| top != "__fragments")
+                    .map(|(_, n)| n)
+                    .sum();
+                let copied = format!("copied {others} objects");
+                assert!(said.contains(&copied), "{release}: {step:?}: {said}");
+            }
             if step[0] == "consolidate" && step.len() == 1 {
                 // The vacuum list names fragments where the array is.
                 let vac = storage.list(&Path::new(&uri).join("__commits")).unwrap();

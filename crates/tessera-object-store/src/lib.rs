@@ -46,7 +46,7 @@ mod store;
 mod uri;
 
 pub use error::ObjectStoreError;
-pub use mirror::{mirrored_change, MirroredChange};
+pub use mirror::{mirrored_change, mirrored_change_reading, MirroredChange};
 pub use publish::publish_dir;
 pub use stage::staged_write;
 pub use store::{ObjectStorage, Request};

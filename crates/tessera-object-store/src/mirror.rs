@@ -16,7 +16,7 @@ use std::time::SystemTime;
 /// What [`mirrored_change`] sent back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MirroredChange {
-    /// Objects copied down.
+    /// Objects copied down (read).
     pub copied: usize,
     /// Objects uploaded (added or changed by the operation).
     pub uploaded: usize,
@@ -48,8 +48,39 @@ pub fn mirrored_change<T, E: From<ObjectStoreError>>(
     uri: &Path,
     op: impl FnOnce(&Path) -> Result<T, E>,
 ) -> Result<(T, MirroredChange), E> {
+    mirrored_change_reading(store, uri, |_| true, op)
+}
+
+/// [`mirrored_change`] for an operation that reads only some files (a
+/// vacuum reads commits and vacuum lists, and removes fragments by name):
+/// the files `reads` refuses (by path relative to `uri`) are not copied
+/// down but made empty in the copy, so the operation still finds their
+/// names and can remove them; it must not read or change them.
+///
+/// ```
+/// use std::path::Path;
+/// use tessera_object_store::{mirrored_change_reading, ObjectStorage, Storage};
+/// let store = ObjectStorage::for_uri("memory://bucket").unwrap();
+/// store.put(Path::new("memory://bucket/a/__fragments/f/a0.tdb"), vec![7; 1000]).unwrap();
+/// store.put(Path::new("memory://bucket/a/__commits/f.wrt"), vec![]).unwrap();
+/// let data = |rel: &Path| !rel.starts_with("__fragments");
+/// let ((), done) = mirrored_change_reading(&store, Path::new("memory://bucket/a"), data, |local| {
+///     // Not copied: empty, but there to remove.
+///     assert_eq!(std::fs::read(local.join("__fragments/f/a0.tdb"))?.len(), 0);
+///     std::fs::remove_dir_all(local.join("__fragments/f"))?;
+///     Ok::<_, tessera_object_store::ObjectStoreError>(())
+/// }).unwrap();
+/// assert_eq!((done.copied, done.uploaded, done.removed), (1, 0, 1));
+/// assert!(!store.exists(Path::new("memory://bucket/a/__fragments/f/a0.tdb")));
+/// ```
+pub fn mirrored_change_reading<T, E: From<ObjectStoreError>>(
+    store: &ObjectStorage,
+    uri: &Path,
+    reads: impl Fn(&Path) -> bool,
+    op: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<(T, MirroredChange), E> {
     let stage = Stage::new()?;
-    let before = copy_down(store, uri, &stage.root)?;
+    let (before, copied) = copy_down(store, uri, &stage.root, &reads)?;
     let out = op(&stage.root)?;
     let mut after = Vec::new();
     if stage.root.exists() {
@@ -75,7 +106,7 @@ pub fn mirrored_change<T, E: From<ObjectStoreError>>(
         store.delete(&uri.join(rel)).map_err(ObjectStoreError::Io)?;
     }
     let done = MirroredChange {
-        copied: before.len(),
+        copied,
         uploaded,
         removed: gone.len(),
     };
@@ -104,23 +135,38 @@ fn stamp(path: &Path) -> Stamp {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// Copies every object under `uri` to `root`; returns each one's relative
-/// path and the stamp of its copy.
+/// Copies every object under `uri` that `reads` accepts to `root` (the
+/// rest made empty there); returns each one's relative path and the stamp
+/// of its copy, and how many were copied.
 fn copy_down(
     store: &ObjectStorage,
     uri: &Path,
     root: &Path,
-) -> Result<HashMap<PathBuf, Stamp>, ObjectStoreError> {
-    let files = files_below(store, uri, PathBuf::new())?;
-    copy_files(store, uri, root, &files)?;
-    let copied = files
+    reads: &dyn Fn(&Path) -> bool,
+) -> Result<(HashMap<PathBuf, Stamp>, usize), ObjectStoreError> {
+    let (files, named): (Vec<_>, Vec<_>) = files_below(store, uri, PathBuf::new())?
         .into_iter()
-        .map(|(rel, _)| {
-            let stamp = stamp(&root.join(&rel));
-            (rel, stamp)
-        })
+        .partition(|(rel, _)| reads(rel));
+    copy_files(store, uri, root, &files)?;
+    for (rel, _) in &named {
+        let local = root.join(rel);
+        let make = || -> std::io::Result<()> {
+            if let Some(parent) = local.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::File::create(&local).map(drop)
+        };
+        make().map_err(|source| ObjectStoreError::Local {
+            path: local.display().to_string(),
+            source,
+        })?;
+    }
+    let stamped = files
+        .iter()
+        .chain(&named)
+        .map(|(rel, _)| (rel.clone(), stamp(&root.join(rel))))
         .collect();
-    Ok(copied)
+    Ok((stamped, files.len()))
 }
 
 #[cfg(test)]
