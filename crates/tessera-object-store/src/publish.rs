@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 /// many. The files that make others visible go
 /// last, each after everything it could name: commit files (`__commits/`)
 /// after fragments' files, then the group details (`__group/`), then the
-/// array schema and group markers, which make a new array or group exist.
+/// array schema and group markers, which make a new array or group exist,
+/// and vacuum lists (`*.vac`) very last: readers skip the files a vacuum
+/// list names, so it must not show before what replaces them (a
+/// consolidated fragment and its commit, a consolidated metadata file).
 /// Each object is one `PUT`, whole or absent; a failure stops before the
 /// later files, leaving what was uploaded invisible to readers (or, for
 /// metadata files, as a whole write).
@@ -36,6 +39,9 @@ pub fn publish_dir(
 
 /// Upload order: data first, what makes it visible last.
 fn rank(rel: &Path) -> u8 {
+    if rel.extension().is_some_and(|e| e == "vac") {
+        return 4;
+    }
     let first = rel
         .components()
         .next()
@@ -68,4 +74,36 @@ pub(crate) fn collect(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A consolidation's files go data first, then its commit, then the
+    /// vacuum list naming what it replaces.
+    #[test]
+    fn vacuum_lists_go_after_what_replaces_their_files() {
+        let mut rels: Vec<PathBuf> = [
+            "__commits/__1_9_u_22.vac",
+            "__commits/__1_9_u_22.wrt",
+            "__fragments/__1_9_u_22/a0.tdb",
+            "__meta/__1_9_v.vac",
+            "__meta/__1_9_v",
+        ]
+        .map(PathBuf::from)
+        .to_vec();
+        rels.sort_by_key(|rel| (rank(rel), rel.clone()));
+        let order: Vec<String> = rels.iter().map(|r| r.display().to_string()).collect();
+        assert_eq!(
+            order,
+            [
+                "__fragments/__1_9_u_22/a0.tdb",
+                "__meta/__1_9_v",
+                "__commits/__1_9_u_22.wrt",
+                "__commits/__1_9_u_22.vac",
+                "__meta/__1_9_v.vac"
+            ]
+        );
+    }
 }
