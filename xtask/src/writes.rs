@@ -56,7 +56,7 @@ pub fn check_writes() -> Result<(), Error> {
         crate::maintenance::check_maintenance(release)?;
         crate::groups::check_groups(release)?;
     }
-    Ok(())
+    crate::s3_maintained::check_s3_maintained()
 }
 
 /// Random arrays tessera wrote (`random.rs`), read by TileDB-Py 0.36.1.
