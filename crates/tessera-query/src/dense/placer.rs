@@ -219,16 +219,21 @@ impl<'r> FragmentPlacer<'r> {
         let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
         let views = band_outs(outs, &regions);
         let shared = Mutex::new(std::mem::take(bufs));
-        // Groups numbered band after band, as each band's thread takes them.
+        // Groups numbered band after band, as each band's thread takes them;
+        // their tile numbers listed only where batches are begun ahead.
+        let batched = self.query.storage.prefers_batches();
         let mut first_groups = Vec::with_capacity(bands.len());
         let mut groups: Vec<Vec<u64>> = Vec::new();
+        let mut count = 0;
         for (_, members) in &bands {
-            first_groups.push(groups.len());
-            let numbers = |grp: &[usize]| grp.iter().map(|&i| self.tiles.numbers[i]).collect();
-            groups.extend(members.chunks(group).map(numbers));
+            first_groups.push(count);
+            count += members.len().div_ceil(group);
+            if batched {
+                let numbers = |grp: &[usize]| grp.iter().map(|&i| self.tiles.numbers[i]).collect();
+                groups.extend(members.chunks(group).map(numbers));
+            }
         }
         let fetch = GroupFetch::new(groups.len());
-        let batched = self.query.storage.prefers_batches();
         bands
             .into_par_iter()
             .zip(views)
