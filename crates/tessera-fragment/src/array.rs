@@ -106,9 +106,15 @@ impl std::fmt::Debug for OpenArray {
 
 impl OpenArray {
     /// True when `(t1, t2)` is visible: fully inside the open range, or, for
-    /// names of format 14 and later (consolidation with timestamps), overlapping it.
+    /// names of format 14 and later (consolidation with timestamps) in a
+    /// sparse array, overlapping it.
     pub fn overlaps(&self, name: &TimestampedName) -> bool {
-        overlaps(self.timestamp_start, self.timestamp_end, name)
+        let window = Window {
+            start: self.timestamp_start,
+            end: self.timestamp_end,
+            whole_only: self.schema.array_type == tessera_tile::ArrayType::Dense,
+        };
+        window.shows(name)
     }
 
     /// Opens the array at `path`, at `[start, end]` (use `0, u64::MAX` for "now").
@@ -134,8 +140,29 @@ impl OpenArray {
                 },
             ));
         }
-        let mut log = CommitLog::read(storage, &folders, start, end)?;
-        let (visible, skipped) = folders.visible_fragments(storage, &log, start, end);
+        // A dense fragment keeps no per-cell times: libtiledb reads one,
+        // and applies a vacuum list, only at times covering its whole
+        // range. Knowing that takes the schema first, for time travel only
+        // (opened at every time, the rules agree).
+        let window_schema = match (start, end) {
+            (0, u64::MAX) => None,
+            _ => {
+                let current = schema_at(&schema_files, end).expect("schema files are not empty");
+                Some((
+                    current.name.clone(),
+                    Arc::new(load_schema(storage, path, current, key.as_ref())?),
+                ))
+            }
+        };
+        let window = Window {
+            start,
+            end,
+            whole_only: window_schema
+                .as_ref()
+                .is_some_and(|(_, s)| s.array_type == tessera_tile::ArrayType::Dense),
+        };
+        let mut log = CommitLog::read(storage, &folders, &window)?;
+        let (visible, skipped) = folders.visible_fragments(storage, &log, &window);
         let footers = folders.consolidated_footers(storage, key.as_ref())?;
         // Where requests cost a round trip, the footers not consolidated
         // and the schema files are fetched together first (a schema file
@@ -159,7 +186,10 @@ impl OpenArray {
             .clone();
         let mut schemas: HashMap<String, Arc<ArraySchema>> = HashMap::new();
         let load = |f: &SchemaFile| load_schema(loader, path, f, key.as_ref()).map(Arc::new);
-        let schema = load(&current)?;
+        let schema = match window_schema {
+            Some((name, s)) if name == current.name => s,
+            _ => load(&current)?,
+        };
         schemas.insert(current.name.clone(), schema.clone());
         for f in &schema_files {
             if !schemas.contains_key(&f.name) {
@@ -238,6 +268,24 @@ impl OpenArray {
             (self.timestamp_start, self.timestamp_end),
             self.key.as_ref(),
         )
+    }
+}
+
+/// The times an array is opened at, and whether a fragment (or vacuum
+/// list) must lie wholly inside them to count.
+struct Window {
+    start: u64,
+    end: u64,
+    whole_only: bool,
+}
+
+impl Window {
+    /// Whether a fragment or vacuum list named `tn` counts at these times.
+    fn shows(&self, tn: &TimestampedName) -> bool {
+        match self.whole_only {
+            true => tn.t1 >= self.start && tn.t2 <= self.end,
+            false => overlaps(self.start, self.end, tn),
+        }
     }
 }
 
@@ -394,8 +442,7 @@ impl<'p> ArrayFolders<'p> {
         &self,
         storage: &dyn Storage,
         log: &CommitLog,
-        start: u64,
-        end: u64,
+        window: &Window,
     ) -> (Vec<VisibleFragment>, Vec<SkippedFragment>) {
         let path = self.path;
         let frag_dir = path.join(FRAGMENTS_FOLDER);
@@ -442,7 +489,7 @@ impl<'p> ArrayFolders<'p> {
                     name,
                     reason: "consolidated into another fragment (listed in a vacuum file)".into(),
                 });
-            } else if !overlaps(start, end, &tn) {
+            } else if !window.shows(&tn) {
                 skipped.push(SkippedFragment {
                     name,
                     reason: format!("timestamps [{}, {}] outside the open range", tn.t1, tn.t2),
@@ -522,8 +569,7 @@ impl CommitLog {
     fn read(
         storage: &dyn Storage,
         folders: &ArrayFolders<'_>,
-        start: u64,
-        end: u64,
+        window: &Window,
     ) -> Result<CommitLog, FragmentError> {
         let commits_dir = folders.commits_dir();
         let mut log = CommitLog {
@@ -550,7 +596,7 @@ impl CommitLog {
                 let Some(tn) = TimestampedName::parse(&e.name) else {
                     continue;
                 };
-                if overlaps(start, end, &tn) {
+                if window.shows(&tn) {
                     listed_names(storage, &dir.join(&e.name), &mut log.vacuumed)?;
                 }
             }

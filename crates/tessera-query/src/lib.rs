@@ -42,7 +42,7 @@ pub use context::ReadContext;
 pub use decode::{read_field_tile, FieldSpec, FieldTile};
 pub use error::QueryError;
 pub use key::Key;
-pub use read::{Query, VERSION_TIMESTAMPS};
+pub use read::{Query, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
 pub use result::{Column, CoordinateGrid, GridCursor, GridDimension, ReadResult};
 #[doc(hidden)]
 pub use tuning::Tuning;

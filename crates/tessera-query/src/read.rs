@@ -16,6 +16,13 @@ use tessera_tile::Layout;
 
 /// The name of the column [`Query::versions`] adds: each cell's timestamp.
 pub const VERSION_TIMESTAMPS: &str = "__timestamps";
+/// The name of the first column [`Query::delete_metadata`] adds: when a
+/// delete commit removes each cell (`u64::MAX`: none does).
+pub const DELETE_TIMESTAMPS: &str = "__delete_timestamps";
+/// The name of the second column [`Query::delete_metadata`] adds: the
+/// index, in [`OpenArray::delete_conditions`], of the delete commit that
+/// removes each cell (`u64::MAX`: none does).
+pub const DELETE_CONDITION_INDEX: &str = "__delete_condition_index";
 
 /// A read of an opened array.
 ///
@@ -51,6 +58,8 @@ pub struct Query<'a> {
     pub(crate) coordinate_grid: bool,
     /// Every version of each cell, with its timestamp (sparse arrays).
     pub(crate) versions: bool,
+    /// Deleted versions kept, with when and by which commit (sparse arrays).
+    pub(crate) delete_metadata: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
     /// The buffers this query reuses.
@@ -74,6 +83,7 @@ impl<'a> Query<'a> {
             enumeration_values: false,
             coordinate_grid: false,
             versions: false,
+            delete_metadata: false,
             answered: Arc::default(),
             context: ReadContext::shared(),
         }
@@ -181,6 +191,33 @@ impl<'a> Query<'a> {
     /// ```
     pub fn versions(mut self, yes: bool) -> Self {
         self.versions = yes;
+        self
+    }
+
+    /// With [`Query::versions`]: the versions delete commits remove are
+    /// kept too, with two more columns, [`DELETE_TIMESTAMPS`] and
+    /// [`DELETE_CONDITION_INDEX`] (UINT64 each): the first commit (in
+    /// timestamp order) that deletes each version and its timestamp, or
+    /// `u64::MAX` for both. A version consolidated with such marks keeps
+    /// the earlier of its mark and a newer commit's. This is the delete
+    /// metadata (`dt.tdb`, `dci.tdb`) libtiledb's fragment consolidation
+    /// writes where delete commits fall among the fragments.
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::{Query, DELETE_TIMESTAMPS};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/deletes/array");
+    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let all = Query::new(&LocalFs, &array).versions(true).delete_metadata(true).execute().unwrap();
+    /// let kept = Query::new(&LocalFs, &array).versions(true).execute().unwrap();
+    /// let marks = all.column(DELETE_TIMESTAMPS).unwrap();
+    /// let deleted = (0..all.cell_count).filter(|&i| marks.value(i) != u64::MAX.to_le_bytes()).count();
+    /// assert!(deleted > 0);
+    /// assert_eq!(all.cell_count - deleted, kept.cell_count);
+    /// ```
+    pub fn delete_metadata(mut self, yes: bool) -> Self {
+        self.delete_metadata = yes;
         self
     }
 

@@ -3,19 +3,16 @@
 //! sorted into the layout asked for.
 
 use super::cells::{CellFields, CellOrder, CellRef};
+use super::deletes::{DeleteCommit, DeleteCommits};
 use super::tiles::TileCells;
 use crate::condition::Expr;
-use crate::read::{Query, VERSION_TIMESTAMPS};
+use crate::read::{Query, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
-
-/// A delete commit: its timestamp, its name, and the condition it stores
-/// (the negation of the delete's: the cells to keep).
-type DeleteCommit = (u64, String, Expr);
 
 impl<'a> Query<'a> {
     /// The sparse read: the fast path where it applies
@@ -62,12 +59,13 @@ impl<'a> Query<'a> {
         if dedup {
             refs = order.dedup(refs);
         }
-        // Consolidated deletes, after deduplication as in libtiledb:
-        // deleting the newest version of a cell does not bring back an
-        // older one.
-        refs.retain(|r| !self.deleted(&tiles, r));
-        if !deletes.is_empty() {
-            refs = self.apply_delete_commits(&deletes, &access, &tiles, refs)?;
+        // Deletes, after deduplication as in libtiledb: deleting the
+        // newest version of a cell does not bring back an older one. With
+        // delete metadata asked for, deleted versions stay, marked below.
+        let commits = DeleteCommits::new(&deletes, &access, fragments, self.storage)?;
+        if !self.delete_metadata {
+            refs.retain(|r| !self.deleted(&tiles, r));
+            commits.retain(&access, &tiles, &mut refs);
         }
         // The condition, after deduplication as in libtiledb: a newer
         // write failing it still hides older ones that pass.
@@ -77,7 +75,19 @@ impl<'a> Query<'a> {
         let refs = order.sort(refs, schema, layout, single);
         let mut result = self.sparse_columns(schema, attrs, &fields, &tiles, &refs);
         if self.versions {
-            result.columns.push(timestamps_column(&refs));
+            result
+                .columns
+                .push(u64_column(VERSION_TIMESTAMPS, refs.iter().map(|r| r.2)));
+        }
+        if self.delete_metadata {
+            let marks = commits.marks(&access, &tiles, &refs);
+            result
+                .columns
+                .push(u64_column(DELETE_TIMESTAMPS, marks.iter().map(|m| m.0)));
+            result.columns.push(u64_column(
+                DELETE_CONDITION_INDEX,
+                marks.iter().map(|m| m.1),
+            ));
         }
         Ok(result)
     }
@@ -143,13 +153,17 @@ impl<'a> Query<'a> {
         let mut refs: Vec<CellRef> = Vec::new();
         for (ti, tc) in tiles.iter().enumerate() {
             let frag = &self.array.fragments[tc.frag];
-            let (ft, _) = frag.timestamp_range();
+            let (ft, fe) = frag.timestamp_range();
+            // As libtiledb: per-cell times filter only a fragment the open
+            // window holds in part (a consolidated fragment's cells may
+            // be newer than its name says).
+            let partial = !(ft >= start && fe <= end);
             for &c in &tc.cells {
                 let ts = match &tc.times {
                     Some(t) => u64::from_le_bytes(t.value(c as usize).try_into().unwrap_or([0; 8])),
                     None => ft,
                 };
-                if tc.times.is_some() && (ts < start || ts > end) {
+                if partial && tc.times.is_some() && (ts < start || ts > end) {
                     continue;
                 }
                 refs.push((ti as u32, c, ts));
@@ -166,46 +180,6 @@ impl<'a> Query<'a> {
             let dt = u64::from_le_bytes(d.value(c as usize).try_into().unwrap_or([0xff; 8]));
             !(dt > end || (end == u64::MAX && dt == u64::MAX))
         })
-    }
-
-    /// Applies delete commits, after deduplication as in libtiledb:
-    /// deleting the newest write of a cell does not bring back an older one
-    /// (the deletes_overwritten fixture). libtiledb stores the negation of
-    /// the delete condition (the cells to keep); a cell written before the
-    /// delete that does not satisfy it is gone. Commits a fragment lists as
-    /// processed were applied when it was consolidated: they are not
-    /// applied to it again.
-    fn apply_delete_commits(
-        &self,
-        deletes: &[DeleteCommit],
-        access: &CellFields<'_>,
-        tiles: &[TileCells],
-        mut refs: Vec<CellRef>,
-    ) -> Result<Vec<CellRef>, QueryError> {
-        let processed: Vec<Vec<bool>> = self
-            .array
-            .fragments
-            .iter()
-            .map(|f| {
-                let done = f.processed_conditions(self.storage)?;
-                Ok(deletes
-                    .iter()
-                    .map(|(_, name, _)| done.iter().any(|d| d == name))
-                    .collect())
-            })
-            .collect::<Result<_, QueryError>>()?;
-        let kept: Vec<_> = deletes.iter().map(|(_, _, e)| access.compile(e)).collect();
-        refs.retain(|&(ti, c, ts)| {
-            let tc = &tiles[ti as usize];
-            !deletes
-                .iter()
-                .zip(&kept)
-                .enumerate()
-                .any(|(k, ((dts, _, _), e))| {
-                    !processed[tc.frag][k] && ts < *dts && !access.passes(e, tc, c)
-                })
-        });
-        Ok(refs)
     }
 
     /// The result's columns: the cells `refs` of `tiles`, dimensions (when
@@ -294,14 +268,15 @@ impl<'a> Query<'a> {
     }
 }
 
-/// Each cell's timestamp, as the column [`Query::versions`] adds.
-fn timestamps_column(refs: &[CellRef]) -> Column {
+/// A UINT64 column of one value a cell, as [`Query::versions`] and
+/// [`Query::delete_metadata`] add.
+fn u64_column(name: &str, values: impl Iterator<Item = u64>) -> Column {
     Column {
-        name: VERSION_TIMESTAMPS.into(),
+        name: name.into(),
         is_dimension: false,
         datatype: tessera_tile::Datatype::UInt64,
         cell_val_num: tessera_schema::CellValNum::Fixed(1),
-        data: refs.iter().flat_map(|r| r.2.to_le_bytes()).collect(),
+        data: values.flat_map(u64::to_le_bytes).collect(),
         offsets: None,
         validity: None,
     }

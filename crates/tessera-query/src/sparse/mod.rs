@@ -4,10 +4,12 @@
 //! `whole` (the fast path decoding whole tiles straight into the result),
 //! `picked` (the fast path picking the cells inside of cut tiles),
 //! `direct` (the fast paths' entry), `cells` (cells' fields as conditions
-//! read them, and their order), `general` (every other read:
+//! read them, and their order), `deletes` (delete commits applied or
+//! marked), `general` (every other read:
 //! deduplication, deletes, conditions, sort).
 
 mod cells;
+mod deletes;
 mod direct;
 mod general;
 mod picked;

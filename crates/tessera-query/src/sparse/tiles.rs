@@ -20,6 +20,9 @@ pub(crate) struct TileCells {
     pub(crate) fields: Vec<Option<FieldTile>>,
     pub(crate) times: Option<FieldTile>,
     pub(crate) delete_times: Option<FieldTile>,
+    /// The delete condition indexes (`dci`), read for
+    /// [`Query::delete_metadata`] only.
+    pub(crate) delete_indexes: Option<FieldTile>,
     /// Cells inside the subarray.
     pub(crate) cells: Vec<u32>,
 }
@@ -62,6 +65,8 @@ impl<'a> Query<'a> {
             .footer
             .has_delete_meta
             .then(|| FieldSpec::of(frag, Field::DeleteTimestamps));
+        let dci_spec = (frag.footer.has_delete_meta && self.delete_metadata)
+            .then(|| FieldSpec::of(frag, Field::DeleteConditionIndex));
         // Coordinates first, in runs of neighbouring tiles; then the other
         // fields of just the tiles with cells inside the subarray.
         let coords_spec = FieldSpec::of(frag, Field::Coords);
@@ -115,6 +120,7 @@ impl<'a> Query<'a> {
                     fields: specs.iter().map(|_| None).collect(),
                     times: None,
                     delete_times: None,
+                    delete_indexes: None,
                     cells,
                 }
             })
@@ -128,6 +134,7 @@ impl<'a> Query<'a> {
             .flatten()
             .chain(ts_spec.as_ref())
             .chain(dt_spec.as_ref())
+            .chain(dci_spec.as_ref())
             .collect();
         let read = |src: &Fetched<'_>, s: &FieldSpec, t| decode_field_tile(src, frag, s, t, key);
         let decoded = decode_in_runs(
@@ -143,14 +150,17 @@ impl<'a> Query<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let times = ts_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
                 let delete_times = dt_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
-                Ok((fields, times, delete_times))
+                let delete_indexes = dci_spec.as_ref().map(|s| read(src, s, t)).transpose()?;
+                Ok((fields, times, [delete_times, delete_indexes]))
             },
         )?;
-        for (i, (fields, times, delete_times)) in wanted.into_iter().zip(decoded) {
+        for (i, (fields, times, [delete_times, delete_indexes])) in wanted.into_iter().zip(decoded)
+        {
             let tc = &mut tiles[i];
             tc.fields = fields;
             tc.times = times;
             tc.delete_times = delete_times;
+            tc.delete_indexes = delete_indexes;
         }
         Ok(tiles)
     }
