@@ -105,17 +105,17 @@ fn apply(spec: &Value, copy: &Path) -> Result<(), Error> {
         }
         (_, Some("commits")) => {
             tessera_write::commits::consolidate_commits(copy, key_of(spec)?)?;
-            tessera_write::commits::vacuum_commits(copy)?;
+            tessera_write::commits::vacuum_commits(copy, key_of(spec)?)?;
             Ok(())
         }
         (_, Some("array_meta")) => {
             tessera_write::metadata::consolidate_metadata(copy, key_of(spec)?)?;
-            tessera_write::metadata::vacuum_metadata(copy)?;
+            tessera_write::metadata::vacuum_metadata(copy, key_of(spec)?)?;
             Ok(())
         }
         (_, Some("fragment_meta")) => {
             tessera_write::fragment_meta::consolidate_fragment_meta(copy, key_of(spec)?)?;
-            tessera_write::fragment_meta::vacuum_fragment_meta(copy)?;
+            tessera_write::fragment_meta::vacuum_fragment_meta(copy, key_of(spec)?)?;
             Ok(())
         }
         (_, Some("fragments")) => consolidate_fragments(spec, copy),
@@ -202,12 +202,12 @@ fn consolidate_fragments(spec: &Value, copy: &Path) -> Result<(), Error> {
     };
     let options = ConsolidateOptions {
         window,
-        with_timestamps: spec["with_timestamps"] == true,
+        with_timestamps: spec["with_timestamps"].as_bool().filter(|&keep| keep),
         purge_deleted: spec["purge_deleted"] == true,
         key: key_of(spec)?,
         ..ConsolidateOptions::default()
     };
     consolidate_fragments(copy, &options, &mut |_| {})?;
-    vacuum_fragments(copy, &mut |_| {})?;
+    vacuum_fragments(copy, options.key, &mut |_| {})?;
     Ok(())
 }

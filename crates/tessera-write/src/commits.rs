@@ -19,12 +19,23 @@ use tessera_fragment::TimestampedName;
 
 const COMMITS: &str = "__commits";
 
+/// A consolidated commits file (`.con`).
+struct ConsolidatedFile {
+    name: String,
+    /// The commits it names (`__commits/...`), parsed as readers parse it.
+    listed: Vec<String>,
+    /// Its bytes cut at every newline, the last piece dropped if empty
+    /// (lines as libtiledb's vacuum reads them, a delete's condition bytes
+    /// included).
+    raw_lines: Vec<Vec<u8>>,
+}
+
 /// What the commits folder holds.
 struct CommitsFolder {
     /// Every file name, sorted.
     names: Vec<String>,
-    /// Each `.con` file's name and the commits it names (`__commits/...`).
-    consolidated: Vec<(String, Vec<String>)>,
+    /// Each `.con` file.
+    consolidated: Vec<ConsolidatedFile>,
     /// Condition bytes of the deletes `.con` files hold, by commit.
     conditions: HashMap<String, Vec<u8>>,
     /// Commits the `.ign` files name.
@@ -46,11 +57,23 @@ impl CommitsFolder {
             if name.ends_with(".ign") {
                 let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
                 let text = String::from_utf8_lossy(&text);
-                folder.ignored.extend(text.lines().map(str::to_owned));
+                // Lines read `__commits/<name>`; tessera once wrote a leading `/`.
+                folder
+                    .ignored
+                    .extend(text.lines().map(|l| l.trim_start_matches('/').to_owned()));
             } else if name.ends_with(".con") {
                 let bytes = std::fs::read(&path).map_err(WriteError::io(&path))?;
                 let listed = folder.parse_con(&bytes, name)?;
-                folder.consolidated.push((name.clone(), listed));
+                let mut raw_lines: Vec<Vec<u8>> =
+                    bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+                if raw_lines.last().is_some_and(Vec::is_empty) {
+                    raw_lines.pop();
+                }
+                folder.consolidated.push(ConsolidatedFile {
+                    name: name.clone(),
+                    listed,
+                    raw_lines,
+                });
             }
         }
         folder.names = names;
@@ -74,7 +97,7 @@ impl CommitsFolder {
 
     /// The commits the `.con` files name, less the ignored, sorted.
     fn named(&self) -> BTreeSet<String> {
-        let all = self.consolidated.iter().flat_map(|(_, l)| l.iter());
+        let all = self.consolidated.iter().flat_map(|c| c.listed.iter());
         all.filter(|u| !self.ignored.contains(*u))
             .cloned()
             .collect()
@@ -100,7 +123,7 @@ pub(crate) fn named_commits(array: &Path) -> Result<BTreeSet<String>, WriteError
 /// # let _ = std::fs::remove_dir_all(&dir);
 /// copy(&src, &dir);
 /// let con = consolidate_commits(&dir, None).unwrap().unwrap();
-/// assert_eq!(vacuum_commits(&dir).unwrap(), 3); // two writes and a delete
+/// assert_eq!(vacuum_commits(&dir, None).unwrap(), 3); // two writes and a delete
 /// let left: Vec<_> = std::fs::read_dir(dir.join("__commits")).unwrap().flatten()
 ///     .map(|e| e.file_name().into_string().unwrap()).collect();
 /// assert_eq!(left, [con]);
@@ -156,8 +179,12 @@ pub fn consolidate_commits(
 
 /// Removes the commit files a `.con` file names and, once one `.con`
 /// names every commit, the other `.con` and the `.ign` files; returns how
-/// many files it removed.
-pub fn vacuum_commits(array: &Path) -> Result<usize, WriteError> {
+/// many files it removed. `key`, when given, must open the array.
+pub fn vacuum_commits(
+    array: &Path,
+    key: Option<tessera_filters::EncryptionKey>,
+) -> Result<usize, WriteError> {
+    crate::open::check_key(array, key)?;
     let folder = CommitsFolder::read(array)?;
     let named = folder.named();
     let dir = array.join(COMMITS);
@@ -175,17 +202,19 @@ pub fn vacuum_commits(array: &Path) -> Result<usize, WriteError> {
             remove(name)?;
         }
     }
-    let complete = folder.consolidated.iter().find(|(_, listed)| {
-        let mut count = 0;
-        let all_in = listed.iter().all(|u| {
-            count += 1;
-            named.contains(u)
-        });
-        all_in && count == named.len()
+    // A `.con` naming every commit left makes the others and the ignore
+    // files redundant. Its lines are taken as libtiledb's vacuum takes them
+    // (raw, so a `.con` holding a delete's condition bytes never counts):
+    // the same files are removed as libtiledb would remove.
+    let complete = folder.consolidated.iter().find(|c| {
+        c.raw_lines.len() == named.len()
+            && c.raw_lines
+                .iter()
+                .all(|l| std::str::from_utf8(l).is_ok_and(|l| named.contains(l)))
     });
-    if let Some((keep, _)) = complete {
+    if let Some(keep) = complete {
         for name in &folder.names {
-            if (name.ends_with(".con") && name != keep) || name.ends_with(".ign") {
+            if (name.ends_with(".con") && *name != keep.name) || name.ends_with(".ign") {
                 remove(name)?;
             }
         }

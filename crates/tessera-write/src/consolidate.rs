@@ -35,12 +35,20 @@ pub struct ConsolidateOptions {
     /// Consolidate the fragments written inside `[t1, t2]` (ms;
     /// `sm.consolidation.timestamp_start`/`_end`); default every one.
     pub window: (u64, u64),
-    /// Keep every version of each cell with its timestamp, so time travel
-    /// still sees older versions and delete commits among the fragments
-    /// still apply to what was written before them (sparse arrays; what
-    /// libtiledb always does, whatever `sm.consolidation.with_timestamps`
-    /// says). Without it the newest version of each cell is kept.
-    pub with_timestamps: bool,
+    /// Whether every version of each cell is kept with its timestamp, so
+    /// time travel still sees older versions and delete commits among the
+    /// fragments still apply to what was written before them. `None`
+    /// (the default) does what libtiledb does: sparse arrays keep them
+    /// (from format 15), whatever `sm.consolidation.with_timestamps` says;
+    /// dense arrays do not. `Some(true)` asks for them (refused for dense
+    /// arrays); `Some(false)` keeps the newest version of each cell only
+    /// (refused where a delete commit falls among the fragments).
+    ///
+    /// Where delete commits come after the first fragment (or a fragment
+    /// keeps delete metadata), the versions they delete are kept too,
+    /// marked with when and by which commit (`dt.tdb`, `dci.tdb`), and the
+    /// fragment lists those commits as processed, as libtiledb does.
+    pub with_timestamps: Option<bool>,
     /// Leave out the cells the delete commits delete (as of the window's
     /// end), as `sm.consolidation.purge_deleted_cells` does; timestamps are
     /// kept (the commits stay and apply, on reading, to nothing left).
@@ -61,7 +69,7 @@ impl Default for ConsolidateOptions {
     fn default() -> Self {
         ConsolidateOptions {
             window: (0, u64::MAX),
-            with_timestamps: false,
+            with_timestamps: None,
             purge_deleted: false,
             key: None,
             budget: None,
@@ -110,9 +118,8 @@ pub struct Consolidation {
 /// result would read differently from the fragments it replaces: a
 /// fragment outside the window overlapping it in time, a dense array's
 /// box overlapping an older fragment left out, a delete commit among the
-/// fragments without `purge_deleted` or `with_timestamps` (the newest
-/// versions alone, stamped with the first fragment's time, would be
-/// deleted by it again).
+/// fragments where timestamps are not kept (the newest versions alone,
+/// stamped with the first fragment's time, would be deleted by it again).
 ///
 /// ```
 /// use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
@@ -123,7 +130,7 @@ pub struct Consolidation {
 /// copy(fixture.as_ref(), &dir);
 /// let done = consolidate_fragments(&dir, &ConsolidateOptions::default(), &mut |_| {}).unwrap().unwrap();
 /// assert!(done.replaced.len() >= 2);
-/// assert_eq!(vacuum_fragments(&dir, &mut |_| {}).unwrap(), done.replaced.len());
+/// assert_eq!(vacuum_fragments(&dir, None, &mut |_| {}).unwrap(), done.replaced.len());
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn consolidate_fragments(
@@ -135,7 +142,7 @@ pub fn consolidate_fragments(
     let mut opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key)
         .map_err(|e| WriteError::refused(array, e))?;
     let dense = opened.schema.array_type == ArrayType::Dense;
-    if dense && options.with_timestamps {
+    if dense && options.with_timestamps == Some(true) {
         return Err(refuse(
             "--with-timestamps: libtiledb keeps per-cell timestamps in sparse fragments only"
                 .into(),
@@ -160,6 +167,13 @@ pub fn consolidate_fragments(
         .map(|f| f.timestamp_range().1)
         .max()
         .unwrap_or(0);
+    // Named as libtiledb names it: from the first fragment's start to the
+    // end of the last one in start order (not always the latest end).
+    let named_end = selected
+        .iter()
+        .map(|f| f.timestamp_range())
+        .max()
+        .map_or(b, |(_, t2)| t2);
     for f in opened.fragments.iter().filter(|f| !inside(f)) {
         let (t1, t2) = f.timestamp_range();
         if t1 <= b && t2 >= a {
@@ -172,22 +186,38 @@ pub fn consolidate_fragments(
     if dense {
         check_dense(&opened, &selected, a, &refuse)?;
     }
-    // Delete and update commits among the fragments (after the first).
-    let among: Vec<String> = opened
+    let version = opened.schema.version.number();
+    // Delete and update commits after the first fragment: kept as delete
+    // metadata, as libtiledb does (from format 16), unless purged.
+    let timestamps = !dense
+        && match options.with_timestamps {
+            Some(keep) => keep || options.purge_deleted,
+            None => version >= TIMESTAMPS_MIN_VERSION,
+        };
+    if let Some(d) = opened
         .delete_conditions
         .iter()
-        .filter(|d| d.timestamp > a && d.timestamp <= b)
-        .map(|d| d.name.clone())
-        .collect();
-    if !among.is_empty() && !options.purge_deleted && !options.with_timestamps {
-        return Err(refuse(format!(
-            "delete commit {} falls among the fragments: consolidate with --with-timestamps (keep the cells, with their timestamps, for the delete to apply) or --purge-deleted (remove the cells it deletes)",
-            among[0]
-        )));
+        .find(|d| d.timestamp > a && d.timestamp <= b)
+    {
+        if !dense && !timestamps {
+            return Err(refuse(format!(
+                "delete commit {} falls among the fragments: consolidate keeping timestamps (the default: the versions it deletes are kept, marked) or with --purge-deleted (remove the cells it deletes)",
+                d.name
+            )));
+        }
     }
+    let after_first = opened.delete_conditions.iter().any(|d| d.timestamp >= a);
+    let marked = selected.iter().any(|f| f.footer.has_delete_meta);
+    let delete_meta = timestamps
+        && !options.purge_deleted
+        && version >= DELETES_MIN_VERSION
+        && (after_first || marked);
     // Purging keeps timestamps too, as libtiledb does: the delete commits
     // stay and apply again on reading, to nothing written before them.
-    let timestamps = !dense && (options.with_timestamps || options.purge_deleted);
+    let processed: Option<Vec<String>> = delete_meta.then(|| {
+        let names = opened.delete_conditions.iter();
+        names.map(|d| format!("{COMMITS}/{}", d.name)).collect()
+    });
     let replaced: Vec<String> = selected.iter().map(|f| f.name.clone()).collect();
     let union = non_empty_union(&opened, &selected);
     narrow(&mut opened, &replaced, (a, b));
@@ -195,14 +225,16 @@ pub fn consolidate_fragments(
         array,
         union,
         timestamps,
+        delete_meta,
     };
     let write_options = WriteOptions {
         key: options.key,
         ..WriteOptions::default()
     };
     let consolidated = Consolidated {
-        range: (a, b),
+        range: (a, named_end),
         timestamps,
+        delete_meta: processed,
     };
     let writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
     let mut cells = 0;
@@ -248,9 +280,13 @@ pub fn consolidate_fragments(
         }
         sorted.finish_observed(&mut || on_step(Step::FragmentWritten))?
     } else {
-        // Deletes stay commits, applied by readers (to each version by its
-        // timestamp, or, without timestamps, to none of these cells).
-        opened.delete_conditions.clear();
+        // Deletes stay commits. With delete metadata the versions they
+        // delete are kept, marked; else readers apply them (to each version
+        // by its timestamp, or, without timestamps, to none of these
+        // cells: none comes after the first fragment).
+        if !delete_meta {
+            opened.delete_conditions.clear();
+        }
         let mut sorted = SortedFragmentWriter::new(writer)?;
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
         for batch in reader.batches(&opened, budget / 3)? {
@@ -267,7 +303,7 @@ pub fn consolidate_fragments(
             names.len()
         )));
     };
-    write_vacuum_list(array, fragment, &replaced, opened.schema.version.number())?;
+    write_vacuum_list(array, fragment, &replaced, version)?;
     on_step(Step::VacuumListed);
     Ok(Some(Consolidation {
         fragment: fragment.clone(),
@@ -284,6 +320,13 @@ fn narrow(opened: &mut OpenArray, replaced: &[String], (a, b): (u64, u64)) {
     opened.timestamp_end = b;
 }
 
+/// The format from which libtiledb keeps per-cell timestamps in sparse
+/// consolidations (`consolidation_with_timestamps_min_version`).
+const TIMESTAMPS_MIN_VERSION: u32 = 15;
+/// The format from which arrays have delete commits and libtiledb keeps
+/// delete metadata in consolidations (`deletes_min_version`).
+const DELETES_MIN_VERSION: u32 = 16;
+
 /// The default memory for a consolidation.
 const DEFAULT_BUDGET: u64 = 1 << 30;
 
@@ -294,6 +337,8 @@ struct ConsolidationRead<'p> {
     union: Vec<Range1D>,
     /// Every version of each cell, with its timestamp (sparse).
     timestamps: bool,
+    /// Deleted versions too, marked (sparse, with timestamps).
+    delete_meta: bool,
 }
 
 impl ConsolidationRead<'_> {
@@ -316,6 +361,7 @@ impl ConsolidationRead<'_> {
     fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<Batches<'o>, WriteError> {
         Query::new(&LocalFs, opened)
             .versions(self.timestamps)
+            .delete_metadata(self.delete_meta)
             .layout(Layout::GlobalOrder)
             .batches(budget)
             .map_err(|e| WriteError::refused(self.array, e))
@@ -438,11 +484,14 @@ fn write_vacuum_list(
 /// `__commits/` list) and then the vacuum files; returns how many
 /// fragments it removed. A replaced fragment's commit named by a
 /// consolidated commits file (`.con`) stays there and is listed in an
-/// ignore file (`.ign`), written first, as libtiledb does.
+/// ignore file (`.ign`), written first, as libtiledb does. `key`, when
+/// given, must open the array (the vacuum itself reads nothing encrypted).
 pub fn vacuum_fragments(
     array: &Path,
+    key: Option<EncryptionKey>,
     on_step: &mut dyn FnMut(VacuumStep),
 ) -> Result<usize, WriteError> {
+    crate::open::check_key(array, key)?;
     let dir = array.join(COMMITS);
     let names = crate::folder::entry_names(&dir)?;
     let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
@@ -466,22 +515,15 @@ pub fn vacuum_fragments(
     }
     // Commits a .con names stay (the .con is one file): ignored instead.
     let in_con = crate::commits::named_commits(array)?;
-    let ignore: Vec<String> = listed
+    // In name order, as libtiledb lists them (its fragment URIs sorted).
+    let mut ignore: Vec<String> = listed
         .iter()
         .map(|n| format!("{n}.wrt"))
         .filter(|w| in_con.contains(&format!("{COMMITS}/{w}")))
         .collect();
-    if let (Some(first), Some(last)) = (ignore.first(), ignore.last()) {
-        let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
-        let (t1, t2) = (t(first).map_or(0, |t| t.t1), t(last).map_or(0, |t| t.t2));
-        let version = names
-            .iter()
-            .find_map(|n| n.strip_suffix(".wrt").and_then(TimestampedName::parse))
-            .and_then(|t| t.version)
-            .unwrap_or(22);
-        let body: String = ignore.iter().map(|w| format!("/{COMMITS}/{w}\n")).collect();
-        let name = format!("__{t1}_{t2}_{}_{version}.ign", uuid()?);
-        write_whole(&dir, &name, body.as_bytes())?;
+    ignore.sort();
+    if !ignore.is_empty() {
+        write_ignore_list(&dir, &ignore)?;
         on_step(VacuumStep::IgnoreListed);
     }
     let mut removed = 0;
@@ -505,4 +547,22 @@ pub fn vacuum_fragments(
         on_step(VacuumStep::VacuumListRemoved);
     }
     Ok(removed)
+}
+
+/// `__commits/__t1_t2_<uuid>_<v>.ign`: the commit files (`<name>.wrt`) that
+/// stay in a `.con` but whose fragments are gone, one a line relative to
+/// the array (`__commits/<name>.wrt`, as the `.con` lines read: libtiledb
+/// matches the two as text), named from the first's start to the last's
+/// end and the format version they were written at.
+fn write_ignore_list(dir: &Path, ignore: &[String]) -> Result<(), WriteError> {
+    let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
+    let (first, last) = match (ignore.first(), ignore.last()) {
+        (Some(a), Some(b)) => (t(a), t(b)),
+        _ => return Ok(()),
+    };
+    let (t1, t2) = (first.map_or(0, |t| t.t1), last.as_ref().map_or(0, |t| t.t2));
+    let version = last.and_then(|t| t.version).unwrap_or(22);
+    let body: String = ignore.iter().map(|w| format!("{COMMITS}/{w}\n")).collect();
+    let name = format!("__{t1}_{t2}_{}_{version}.ign", uuid()?);
+    write_whole(dir, &name, body.as_bytes())
 }

@@ -79,11 +79,13 @@ pub fn consolidate_fragment_meta(
     Ok(Some(name))
 }
 
-/// Removes every consolidated fragment metadata file but the newest (the
-/// latest end timestamp, then name); returns how many it removed.
-pub fn vacuum_fragment_meta(array: &Path) -> Result<usize, WriteError> {
+/// Removes every consolidated fragment metadata file but the newest (those
+/// ending at the latest timestamp, as libtiledb keeps them); returns how
+/// many it removed. `key`, when given, must open the array.
+pub fn vacuum_fragment_meta(array: &Path, key: Option<EncryptionKey>) -> Result<usize, WriteError> {
+    crate::open::check_key(array, key)?;
     let dir = array.join(FRAGMENT_META);
-    let mut metas: Vec<(u64, String)> = crate::folder::entry_names(&dir)?
+    let metas: Vec<(u64, String)> = crate::folder::entry_names(&dir)?
         .into_iter()
         .filter(|n| n.ends_with(".meta"))
         .filter_map(|n| {
@@ -91,11 +93,12 @@ pub fn vacuum_fragment_meta(array: &Path) -> Result<usize, WriteError> {
             Some((t.t2, n))
         })
         .collect();
-    metas.sort();
-    metas.pop();
-    for (_, name) in &metas {
+    let latest = metas.iter().map(|(t2, _)| *t2).max().unwrap_or(0);
+    let mut removed = 0;
+    for (_, name) in metas.iter().filter(|(t2, _)| *t2 != latest) {
         let path = dir.join(name);
         std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        removed += 1;
     }
-    Ok(metas.len())
+    Ok(removed)
 }

@@ -98,7 +98,7 @@ fn write_metadata_file(
 /// metadata consolidator does: the metadata as readers see it (keys
 /// deleted gone) written as one file named for the first and last files'
 /// timestamps, then `<that name>.vac` listing the files it replaces
-/// (relative names from format 19, as libtiledb writes them; absolute
+/// (`/__meta/<name>` from format 19, as libtiledb writes them; absolute
 /// `file://` ones before). Returns the new file's name, or `None` when
 /// there were fewer than two files. Readers see the same metadata at
 /// every step: the new file replays to what the old ones did.
@@ -131,8 +131,10 @@ pub fn consolidate_metadata(
     )?;
     let name = format!("__{}_{}_{}", first.0.t1, last.0.t2, uuid()?);
     write_whole(&dir, &name, &tile)?;
+    // From format 19 relative to the array: the array's URI cut off the
+    // file's, leaving the `/` between them (as libtiledb writes them).
     let prefix = match version.number() >= 19 {
-        true => format!("{METADATA_FOLDER}/"),
+        true => format!("/{METADATA_FOLDER}/"),
         false => {
             let abs = std::fs::canonicalize(&dir).map_err(WriteError::io(&dir))?;
             format!("file://{}/", abs.display())
@@ -147,8 +149,10 @@ pub fn consolidate_metadata(
 }
 
 /// Removes the metadata files `.vac` files list, then the `.vac` files;
-/// returns how many files it removed.
-pub fn vacuum_metadata(array: &Path) -> Result<usize, WriteError> {
+/// returns how many files it removed. `key`, when given, must open the
+/// array.
+pub fn vacuum_metadata(array: &Path, key: Option<EncryptionKey>) -> Result<usize, WriteError> {
+    crate::open::check_key(array, key)?;
     let dir = array.join(METADATA_FOLDER);
     let names = crate::folder::entry_names(&dir)?;
     let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();

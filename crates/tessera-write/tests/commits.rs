@@ -50,7 +50,7 @@ fn every_step_reads_the_same() {
     let want = cells(&dir);
     let first = consolidate_commits(&dir, None).unwrap().unwrap();
     assert_eq!(cells(&dir), want, "consolidated, not vacuumed");
-    assert_eq!(vacuum_commits(&dir).unwrap(), 3);
+    assert_eq!(vacuum_commits(&dir, None).unwrap(), 3);
     assert_eq!(commit_files(&dir), std::slice::from_ref(&first));
     assert_eq!(cells(&dir), want, "vacuumed");
     // A second consolidation: the delete's condition comes from the first
@@ -61,7 +61,7 @@ fn every_step_reads_the_same() {
     let b = std::fs::read(dir.join("__commits").join(&second)).unwrap();
     assert_eq!(a, b, "the same commits, the same bytes");
     assert_eq!(cells(&dir), want, "two .con files");
-    let left = vacuum_commits(&dir).unwrap();
+    let left = vacuum_commits(&dir, None).unwrap();
     assert_eq!(left, 1);
     assert_eq!(commit_files(&dir).len(), 1);
     assert_eq!(cells(&dir), want, "one .con again");
@@ -82,7 +82,7 @@ fn a_damaged_con_file_is_an_error() {
     bytes.extend_from_slice(&u64::MAX.to_le_bytes());
     let name = "__2_2_fedcba9876543210fedcba9876543210_22.con";
     std::fs::write(dir.join("__commits").join(name), bytes).unwrap();
-    let err = vacuum_commits(&dir).unwrap_err().to_string();
+    let err = vacuum_commits(&dir, None).unwrap_err().to_string();
     let at = format!("byte {size_at}: the condition of");
     let past = err.contains("bytes) runs past the file");
     assert!(err.contains(name) && err.contains(&at) && past, "{err}");

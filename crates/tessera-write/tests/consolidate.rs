@@ -69,13 +69,13 @@ fn reads_beside_consolidation_and_vacuum_see_the_same_cells() {
             let pause = || std::thread::sleep(std::time::Duration::from_millis(30));
             pause();
             let options = ConsolidateOptions {
-                with_timestamps,
+                with_timestamps: Some(with_timestamps),
                 ..ConsolidateOptions::default()
             };
             consolidate_fragments(&array, &options, &mut |_| pause())
                 .unwrap()
                 .unwrap();
-            vacuum_fragments(&array, &mut |_| pause()).unwrap();
+            vacuum_fragments(&array, None, &mut |_| pause()).unwrap();
             pause();
             done.store(true, Ordering::Relaxed);
         });

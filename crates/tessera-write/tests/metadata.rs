@@ -139,7 +139,7 @@ fn metadata_consolidates_and_vacuums() {
     let name = consolidate_metadata(&dir, None).unwrap().unwrap();
     assert_eq!(read(), want, "consolidated, not vacuumed");
     assert!(dir.join("__meta").join(format!("{name}.vac")).is_file());
-    assert_eq!(vacuum_metadata(&dir).unwrap(), 3);
+    assert_eq!(vacuum_metadata(&dir, None).unwrap(), 3);
     assert_eq!(read(), want, "vacuumed");
     let left: Vec<String> = std::fs::read_dir(dir.join("__meta"))
         .unwrap()

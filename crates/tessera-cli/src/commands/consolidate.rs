@@ -19,10 +19,16 @@ pub struct Args {
     /// Fragments: only those written inside `T1:T2` (ms), or up to `T`.
     #[arg(long)]
     pub timestamp: Option<String>,
-    /// Fragments: keep every version of each cell with its timestamp
-    /// (sparse arrays), so reads at earlier times still see them.
-    #[arg(long)]
+    /// Fragments: keep every version of each cell with its timestamp, so
+    /// reads at earlier times still see them (what sparse arrays get by
+    /// default, as with libtiledb; refused for dense arrays).
+    #[arg(long, conflicts_with = "without_timestamps")]
     pub with_timestamps: bool,
+    /// Fragments: keep only the newest version of each cell (a smaller
+    /// fragment; time travel into the fragments' range is lost). Refused
+    /// where a delete commit falls among the fragments.
+    #[arg(long)]
+    pub without_timestamps: bool,
     /// Fragments: leave out the cells the delete commits among the
     /// fragments delete (libtiledb's `sm.consolidation.purge_deleted_cells`).
     #[arg(long)]
@@ -68,7 +74,11 @@ fn consolidate_in(
     if args.mode == "fragments" {
         let options = ConsolidateOptions {
             window: parse_timestamp(&args.timestamp)?,
-            with_timestamps: args.with_timestamps,
+            with_timestamps: match (args.with_timestamps, args.without_timestamps) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             purge_deleted: args.purge_deleted,
             key,
             budget: args.budget,

@@ -17,11 +17,16 @@ pub struct Args {
     /// as libtiledb's `sm.vacuum.mode`.
     #[arg(long, default_value = "fragments")]
     pub mode: String,
+    /// AES-256-GCM key of an encrypted array: 64 hex digits (checked
+    /// against the array; the vacuum reads nothing encrypted).
+    #[arg(long)]
+    pub key: Option<String>,
 }
 
 /// Runs `tessera vacuum`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
+    let key = parse_key(&args.key)?;
     // A vacuum reads commits, vacuum lists and consolidated files, and
     // removes fragments by name: their files are not copied down.
     let reads = |rel: &std::path::Path| !rel.starts_with("__fragments");
@@ -29,13 +34,13 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         Ok(match args.mode.as_str() {
             "fragments" => {
                 let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();
-                tessera_write::consolidate::vacuum_fragments(array, &mut |step| {
+                tessera_write::consolidate::vacuum_fragments(array, key, &mut |step| {
                     crate::commands::consolidate::crash_if(&crash_after, &format!("{step:?}"))
                 })?
             }
-            "commits" => tessera_write::commits::vacuum_commits(array)?,
-            "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(array)?,
-            _ => tessera_write::metadata::vacuum_metadata(array)?,
+            "commits" => tessera_write::commits::vacuum_commits(array, key)?,
+            "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(array, key)?,
+            _ => tessera_write::metadata::vacuum_metadata(array, key)?,
         })
     })?;
     let what = if args.mode == "fragments" {

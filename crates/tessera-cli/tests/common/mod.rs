@@ -62,3 +62,26 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A JSON value with object keys sorted (rows compare whatever their key
+/// order).
+#[allow(dead_code)] // not every test file compares rows
+pub fn canonical(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}:{}", Value::from(k.as_str()), canonical(&m[*k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}

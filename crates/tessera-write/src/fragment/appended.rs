@@ -240,6 +240,7 @@ impl AppendedFragment {
             tile_num: self.tile_cells.len() as u64,
             last_tile_cell_num: facts.last_tile_cell_num,
             has_timestamps: w.has_timestamps(),
+            processed_conditions: w.processed_conditions().map(<[String]>::to_vec),
         };
         let tile_cells = &self.tile_cells;
         let meta = w.metadata_file(&fields, rtree, facts, &|t| tile_cells[t])?;

@@ -58,6 +58,9 @@ pub(crate) struct FragmentFacts {
     /// A slot of per-cell timestamps follows the dimensions' (a fragment
     /// consolidated with timestamps).
     pub has_timestamps: bool,
+    /// With delete metadata (`dt`, `dci` slots after the timestamps'):
+    /// the delete commits it accounts for.
+    pub processed_conditions: Option<Vec<String>>,
 }
 
 /// The metadata file being assembled: generic tiles appended, their
@@ -174,9 +177,10 @@ pub(crate) fn fragment_metadata(
     })?;
     let summaries: Vec<FieldSummary> = slots.iter().map(|s| s.summary.clone()).collect();
     let fragment_summary_offset = Some(m.section(&encode_summary(&summaries))?);
-    // No delete or update commit applied: libtiledb reads the list only
-    // with delete metadata, which tessera does not write.
-    let processed_conditions_offset = Some(m.section(&encode_values(&[]))?);
+    // The delete commits the delete metadata accounts for (none without
+    // it): a count, then each name's size and bytes.
+    let processed = facts.processed_conditions.as_deref().unwrap_or(&[]);
+    let processed_conditions_offset = Some(m.section(&encode_names(processed))?);
     let size_of = |s: &Slot<'_>, get: fn(&FieldFiles) -> u64| s.files.map_or(0, get);
     let footer = Footer {
         version: schema.version,
@@ -186,7 +190,7 @@ pub(crate) fn fragment_metadata(
         sparse_tile_num: if facts.dense { 0 } else { facts.tile_num },
         last_tile_cell_num: facts.last_tile_cell_num,
         has_timestamps: facts.has_timestamps,
-        has_delete_meta: false,
+        has_delete_meta: facts.processed_conditions.is_some(),
         file_sizes: slots.iter().map(|s| size_of(s, |f| f.fixed)).collect(),
         file_var_sizes: slots.iter().map(|s| size_of(s, |f| f.var)).collect(),
         file_validity_sizes: slots.iter().map(|s| size_of(s, |f| f.validity)).collect(),
@@ -209,4 +213,16 @@ pub(crate) fn fragment_metadata(
     m.bytes
         .extend_from_slice(&(encoded.len() as u64).to_le_bytes());
     Ok(m.bytes)
+}
+
+/// The processed conditions section's payload: the count (u64), then each
+/// name's size (u64) and bytes, as `FragmentMetadata::processed_conditions`
+/// reads it.
+fn encode_names(names: &[String]) -> Vec<u8> {
+    let mut out = (names.len() as u64).to_le_bytes().to_vec();
+    for n in names {
+        out.extend((n.len() as u64).to_le_bytes());
+        out.extend(n.as_bytes());
+    }
+    out
 }

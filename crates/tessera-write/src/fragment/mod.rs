@@ -164,6 +164,12 @@ pub(crate) struct Consolidated {
     /// Whether each cell keeps its timestamp (a column
     /// `tessera_query::VERSION_TIMESTAMPS`; every version of a cell kept).
     pub timestamps: bool,
+    /// Delete metadata: each cell's delete timestamp and commit index
+    /// (columns `tessera_query::DELETE_TIMESTAMPS` and
+    /// `DELETE_CONDITION_INDEX`, after the timestamps), and the delete
+    /// commits they account for (`__commits/<name>`), which readers then
+    /// do not apply to the fragment again.
+    pub delete_meta: Option<Vec<String>>,
 }
 
 impl FragmentWriter {
@@ -222,9 +228,19 @@ impl FragmentWriter {
         consolidated: Consolidated,
     ) -> Result<FragmentWriter, WriteError> {
         let mut w = FragmentWriter::try_new(array, options)?;
+        let mut extra = Vec::new();
         if consolidated.timestamps {
+            extra.push(tessera_query::VERSION_TIMESTAMPS);
+        }
+        if consolidated.delete_meta.is_some() {
+            extra.extend([
+                tessera_query::DELETE_TIMESTAMPS,
+                tessera_query::DELETE_CONDITION_INDEX,
+            ]);
+        }
+        for name in extra {
             let f = FieldInfo {
-                name: tessera_query::VERSION_TIMESTAMPS.into(),
+                name: name.into(),
                 datatype: tessera_tile::Datatype::UInt64,
                 cell_val_num: tessera_schema::CellValNum::Fixed(1),
                 nullable: false,
@@ -241,6 +257,12 @@ impl FragmentWriter {
     /// Whether cells carry their own timestamps (the last field).
     fn has_timestamps(&self) -> bool {
         self.consolidated.as_ref().is_some_and(|c| c.timestamps)
+    }
+
+    /// The delete commits the cells' delete metadata accounts for, when
+    /// the fragment keeps delete metadata.
+    fn processed_conditions(&self) -> Option<&[String]> {
+        self.consolidated.as_ref()?.delete_meta.as_deref()
     }
 
     /// The schema the fragment is written with (the array's latest).
@@ -470,8 +492,8 @@ impl FragmentWriter {
     }
 
     /// A field's filter pipeline and file stem (`d0`, `a1`; per-cell
-    /// timestamps, after the attributes, are filtered as coordinates are,
-    /// into `t.tdb`).
+    /// timestamps and delete metadata, after the attributes, are filtered
+    /// as coordinates are, into `t.tdb`, `dt.tdb` and `dci.tdb`).
     fn filters_and_stem(&self, i: usize) -> (&tessera_filters::FilterPipeline, String) {
         let dims = self.schema.dimensions.len();
         let attrs = self.schema.attributes.len();
@@ -483,7 +505,14 @@ impl FragmentWriter {
                 format!("a{}", i - dims),
             )
         } else {
-            (&self.schema.coords_filters, "t".to_owned())
+            // The special fields present, in their order.
+            let stems = ["t", "dt", "dci"];
+            let stems = match self.has_timestamps() {
+                true => &stems[..],
+                false => &stems[1..],
+            };
+            let stem = stems.get(i - dims - attrs).copied().unwrap_or("t");
+            (&self.schema.coords_filters, stem.to_owned())
         }
     }
 
