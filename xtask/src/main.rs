@@ -9,7 +9,9 @@
 //! writing version and with the newest one. The newest reader's answer is
 //! the expectation; where the two disagree the case records both and why.
 //! `maintained` (`maintained.rs`) records libtiledb's own maintenance
-//! operations on the fixtures, for `tessera-cli`'s `tests/maintained.rs`.
+//! operations on the fixtures, for `tessera-cli`'s `tests/maintained.rs`;
+//! `sequences` (`sequences.rs`) sequences of maintenance steps done by
+//! tessera and libtiledb side by side, for `tests/sequences.rs`.
 
 mod bench;
 mod dist;
@@ -18,6 +20,7 @@ mod maintained;
 mod maintenance;
 mod random;
 mod s3_maintained;
+mod sequences;
 mod soma;
 mod writes;
 
@@ -513,6 +516,9 @@ fn main() {
         Some("check-writes") => writes::check_writes(),
         Some("check-s3-maintained") => s3_maintained::check_s3_maintained(),
         Some("maintained") => maintained::record(&picked_versions(&args[1..])),
+        Some("sequences") => sequences::record(&picked_versions(&args[1..])),
+        // The maintenance sequences part of check-writes alone.
+        Some("check-sequences") => sequences::check(&picked_versions(&args[1..])),
         Some("bench-consolidate") => bench::bench_consolidate(&args[1..]),
         Some("bench-s3") => bench::bench_s3(&args[1..]),
         Some("bench-python") => bench::bench_python(&args[1..]),
@@ -529,7 +535,7 @@ fn main() {
         Some("check-groups") => ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"]
             .iter()
             .try_for_each(|r| groups::check_groups(r)),
-        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--delay MS] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes | cargo xtask maintained [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained".into()),
+        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--delay MS] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

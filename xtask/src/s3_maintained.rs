@@ -21,16 +21,7 @@ pub fn check_s3_maintained() -> Result<(), Error> {
     };
     let moto = PathBuf::from(moto);
     let moto_py = moto.with_file_name("python");
-    let built = Command::new(env!("CARGO"))
-        .current_dir(root())
-        // As `cargo test --workspace` built it (features unified alike).
-        .args(["build", "-q", "--workspace", "--bins"])
-        .status()?;
-    if !built.success() {
-        return Err("building the tessera CLI failed".into());
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root().join("target"), PathBuf::from);
-    let tessera = target.join("debug/tessera");
+    let tessera = crate::sequences::tessera_binary()?;
     let checks: [(&str, &[&str]); 2] = [
         ("0.19.1", &["0.19.1"]),
         ("0.36.1", &["0.19.1", "0.31.1", "0.36.1"]),

@@ -56,6 +56,7 @@ pub fn check_writes() -> Result<(), Error> {
         crate::maintenance::check_maintenance(release)?;
         crate::groups::check_groups(release)?;
     }
+    crate::sequences::check(crate::VERSIONS)?;
     crate::s3_maintained::check_s3_maintained()
 }
 

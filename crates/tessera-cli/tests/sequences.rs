@@ -1,0 +1,205 @@
+//! Sequences of maintenance steps by tessera, against what libtiledb read
+//! of tessera's own copy after each step, without Python: every record
+//! under `testdata/sequences/tiledb-<release>/` (`cargo xtask sequences`)
+//! holds a fixture, its steps (consolidations and vacuums of every mode
+//! in several orders, writes, deletes and metadata puts between), and what
+//! that release's TileDB-Py read of the copy tessera changed after each
+//! step, where it also checked that libtiledb doing the same steps left
+//! the same fragments, commits and lists. Here the `tessera` CLI applies
+//! the steps again, and after each, what tessera reads must be what
+//! libtiledb read: every row, and the fragments left.
+
+mod common;
+
+use common::{canonical, copy_dir, tessera, testdata};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Every record, sorted.
+fn records() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for release in std::fs::read_dir(testdata().join("sequences"))
+        .unwrap()
+        .flatten()
+    {
+        for record in std::fs::read_dir(release.path()).unwrap().flatten() {
+            out.push(record.path());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A fixture's copy that tessera changes step by step.
+struct Copy<'c> {
+    dir: PathBuf,
+    case: &'c Value,
+}
+
+impl Copy<'_> {
+    /// `tessera VERB COPY ARGS... [--key KEY]`: its output, or an error
+    /// naming the command.
+    fn tessera(&self, verb: &str, args: &[&str]) -> Result<String, String> {
+        let dir = self.dir.display().to_string();
+        let mut all = vec![verb, dir.as_str()];
+        all.extend(args);
+        if let Some(k) = self.case["key"].as_str() {
+            all.extend(["--key", k]);
+        }
+        match tessera(&all) {
+            (true, out, _) => Ok(out),
+            (false, _, err) => Err(format!("tessera {}: {}", all.join(" "), err.trim())),
+        }
+    }
+
+    /// Applies one step as `xtask/fixtures/sequences.py` does.
+    fn step(&self, step: &str) -> Result<(), String> {
+        let (verb, arg) = step.split_once(' ').ok_or(format!("step `{step}`"))?;
+        match verb {
+            "consolidate" | "vacuum" => self.tessera(verb, &["--mode", arg])?,
+            "write" => {
+                let cells: String = self.case["write"]
+                    .as_array()
+                    .ok_or("cells to write")?
+                    .iter()
+                    .map(|c| format!("{c}\n"))
+                    .collect();
+                let input = self.dir.with_extension("jsonl");
+                std::fs::write(&input, cells).map_err(|e| e.to_string())?;
+                let input = input.display().to_string();
+                self.tessera("write", &["--input", &input, "--timestamp", arg])?
+            }
+            "delete" => {
+                let cond = self.case["delete"].as_str().ok_or("a condition")?;
+                self.tessera("delete", &["--where", cond, "--timestamp", arg])?
+            }
+            "meta" => self.tessera(
+                "meta",
+                &["--set", &format!("step={arg}"), "--timestamp", arg],
+            )?,
+            _ => return Err(format!("unknown step `{step}`")),
+        };
+        Ok(())
+    }
+
+    /// The rows tessera reads (at the latest time, or at `timestamp`),
+    /// canonical and sorted.
+    fn rows(&self, timestamp: Option<u64>) -> Result<Vec<String>, String> {
+        let t = timestamp.map(|t| t.to_string());
+        let args: Vec<&str> = t.iter().flat_map(|t| ["--timestamp", t.as_str()]).collect();
+        let mut out: Vec<String> = self
+            .tessera("read", &args)?
+            .lines()
+            .map(|l| canonical(&serde_json::from_str(l).unwrap()))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// The fragments tessera lists, as `maintained.py` records them.
+    fn fragments(&self) -> Result<Value, String> {
+        let listed: Value = serde_json::from_str(&self.tessera("fragments", &["--json"])?)
+            .map_err(|e| format!("tessera fragments --json: {e}"))?;
+        Ok(listed
+            .as_array()
+            .ok_or("a list of fragments")?
+            .iter()
+            .map(|f| {
+                serde_json::json!({"timestamp_range": f["timestamp_range"], "cell_num": f["cell_num"],
+                    "has_consolidated_metadata": f["has_consolidated_metadata"]})
+            })
+            .collect())
+    }
+
+    /// What differs from the record (`rows` before the first step, then
+    /// each step's) after each step.
+    fn differences(&self, rows: &Value, steps: &[Value]) -> Result<Vec<String>, String> {
+        let mut found = Vec::new();
+        let mut want = sorted_rows(rows)?;
+        for (n, recorded) in steps.iter().enumerate() {
+            let step = recorded["step"].as_str().ok_or("a step")?;
+            let at = format!("step {} ({step})", n + 1);
+            self.step(step).map_err(|e| format!("{at}: {e}"))?;
+            // Rows are recorded where they changed.
+            if !recorded["rows"].is_null() {
+                want = sorted_rows(&recorded["rows"])?;
+            }
+            let mut reads = vec![(None, want.clone())];
+            for earlier in recorded["earlier"].as_array().into_iter().flatten() {
+                reads.push((
+                    earlier["timestamp"].as_u64(),
+                    sorted_rows(&earlier["rows"])?,
+                ));
+            }
+            for (timestamp, want) in reads {
+                let got = self.rows(timestamp)?;
+                if got != want {
+                    let first = got.iter().zip(&want).find(|(a, b)| a != b);
+                    let when = timestamp.map_or("the latest time".into(), |t| format!("time {t}"));
+                    found.push(format!(
+                        "{at}: rows at {when}: tessera {}, libtiledb {}; first differing {first:?}",
+                        got.len(),
+                        want.len()
+                    ));
+                }
+            }
+            let fragments = self.fragments()?;
+            if canonical(&fragments) != canonical(&recorded["fragments"]) {
+                found.push(format!(
+                    "{at}: fragments: tessera {fragments}, libtiledb {}",
+                    recorded["fragments"]
+                ));
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Recorded rows, canonical and sorted.
+fn sorted_rows(rows: &Value) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = rows
+        .as_array()
+        .ok_or("rows")?
+        .iter()
+        .map(canonical)
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+#[test]
+fn tessera_reads_each_step_as_libtiledb_read_it() {
+    let scratch = std::env::temp_dir().join(format!("tessera-sequences-{}", std::process::id()));
+    let mut failures = Vec::new();
+    let records = records();
+    let mut steps = 0;
+    for path in &records {
+        let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let case = &record["case"];
+        let id = case["id"].as_str().unwrap();
+        let release = path.parent().and_then(Path::file_name).unwrap();
+        let dir = scratch.join(release).join(id);
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(&testdata().join(case["path"].as_str().unwrap()), &dir);
+        let recorded = record["steps"].as_array().unwrap();
+        steps += recorded.len();
+        let copy = Copy { dir, case };
+        match copy.differences(&record["rows"], recorded) {
+            Ok(found) => {
+                failures.extend(found.into_iter().map(|f| format!("{release:?} {id}: {f}")))
+            }
+            Err(e) => failures.push(format!("{release:?} {id}: {e}")),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        records.len() >= 100,
+        "only {} sequence records",
+        records.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!(
+        "{} sequences, {steps} steps: tessera reads what libtiledb read",
+        records.len()
+    );
+}
