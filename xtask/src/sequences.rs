@@ -123,10 +123,11 @@ fn fixtures() -> Vec<Fixture> {
         ),
         f(
             "deletes",
-            "0.23",
+            "0.19",
             Some(json!([{"d": 3, "a": 33, "b": 1.25}, {"d": 17, "a": 170, "b": 8.5}])),
             Some("a > 100"),
         ),
+        // Consolidated by 2.13 with absolute vacuum lists, as above.
         f(
             "deletes_consolidated",
             "0.23",

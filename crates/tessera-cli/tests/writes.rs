@@ -571,13 +571,15 @@ fn commits_consolidate_and_vacuum() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `tessera consolidate --mode fragment_meta`, twice, then `tessera vacuum
-/// --mode fragment_meta`: one `.meta` file is left, the newest, and the
-/// array reads the same throughout (its footers now come from that file).
+/// `tessera consolidate --mode fragment_meta` and `tessera vacuum --mode
+/// fragment_meta`: as libtiledb, the vacuum keeps every `.meta` file
+/// ending at the latest time (two consolidations with nothing written
+/// between both stay; after a new fragment's, only that one), and the
+/// array reads the same throughout (its footers come from those files).
 #[test]
 fn fragment_meta_consolidate_and_vacuum() {
     let dir = scratch("tessera-fragment-meta-cli");
-    let a = fixture_copy(&dir, "dense_3d_overlaps", "array");
+    let a = fixture_copy(&dir, "dense_1d_fragments", "array");
     let a = a.as_str();
     let metas = || {
         let mut names: Vec<String> = std::fs::read_dir(dir.join("array/__fragment_meta"))
@@ -590,20 +592,35 @@ fn fragment_meta_consolidate_and_vacuum() {
         names.sort();
         names
     };
-    let (_, before, _) = tessera(&["read", a]);
-    for round in 1..=2 {
+    let consolidate = |count: usize, want: &str| {
         let (ok, _, err) = tessera(&["consolidate", a, "--mode", "fragment_meta"]);
         assert!(ok && err.contains(".meta"), "{err}");
-        assert_eq!(metas().len(), round);
+        assert_eq!(metas().len(), count);
         let (_, now, _) = tessera(&["read", a]);
-        assert_eq!(sorted_lines(&now), sorted_lines(&before));
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    let (ok, _, err) = tessera(&["vacuum", a, "--mode", "fragment_meta"]);
-    assert!(ok && err.contains("removed 1 file"), "{err}");
-    assert_eq!(metas().len(), 1);
-    let (_, after, _) = tessera(&["read", a]);
-    assert_eq!(sorted_lines(&after), sorted_lines(&before));
+        assert_eq!(sorted_lines(&now), sorted_lines(want));
+    };
+    let vacuum = |removed: &str, left: usize, want: &str| {
+        let (ok, _, err) = tessera(&["vacuum", a, "--mode", "fragment_meta"]);
+        assert!(ok && err.contains(removed), "{err}");
+        assert_eq!(metas().len(), left);
+        let (_, after, _) = tessera(&["read", a]);
+        assert_eq!(sorted_lines(&after), sorted_lines(want));
+    };
+    let (_, before, _) = tessera(&["read", a]);
+    consolidate(1, &before);
+    consolidate(2, &before);
+    // Both end at the latest fragment's time: libtiledb keeps both.
+    vacuum("removed 0 files", 2, &before);
+    // A newer fragment, its footer in a third file: the two older go.
+    let cells = dir.join("cells.jsonl");
+    std::fs::write(&cells, "{\"x\":5,\"a\":55}\n{\"x\":6,\"a\":66}\n").unwrap();
+    let cells = cells.to_str().unwrap();
+    let (ok, _, err) = tessera(&["write", a, "--input", cells, "--timestamp", "50"]);
+    assert!(ok, "{err}");
+    let (_, written, _) = tessera(&["read", a]);
+    assert_ne!(sorted_lines(&written), sorted_lines(&before));
+    consolidate(3, &written);
+    vacuum("removed 2 files", 1, &written);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

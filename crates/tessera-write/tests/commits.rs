@@ -54,17 +54,42 @@ fn every_step_reads_the_same() {
     assert_eq!(commit_files(&dir), std::slice::from_ref(&first));
     assert_eq!(cells(&dir), want, "vacuumed");
     // A second consolidation: the delete's condition comes from the first
-    // .con (its .del file is gone); vacuuming removes the first .con.
+    // .con (its .del file is gone). libtiledb's vacuum reads a .con's raw
+    // lines, so one holding a condition never names every commit: both
+    // stay, as libtiledb leaves them.
     std::thread::sleep(std::time::Duration::from_millis(2));
     let second = consolidate_commits(&dir, None).unwrap().unwrap();
     let a = std::fs::read(dir.join("__commits").join(&first)).unwrap();
     let b = std::fs::read(dir.join("__commits").join(&second)).unwrap();
     assert_eq!(a, b, "the same commits, the same bytes");
     assert_eq!(cells(&dir), want, "two .con files");
-    let left = vacuum_commits(&dir, None).unwrap();
-    assert_eq!(left, 1);
-    assert_eq!(commit_files(&dir).len(), 1);
-    assert_eq!(cells(&dir), want, "one .con again");
+    assert_eq!(vacuum_commits(&dir, None).unwrap(), 0);
+    assert_eq!(commit_files(&dir).len(), 2);
+    assert_eq!(cells(&dir), want, "two .con files, vacuumed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Without deletes, a .con naming every commit makes the others redundant:
+/// the vacuum removes them.
+#[test]
+fn a_con_naming_every_commit_replaces_the_others() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/random_sparse/array");
+    let dir = std::env::temp_dir().join(format!("tessera-commits-plain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    let want = cells(&dir);
+    let first = consolidate_commits(&dir, None).unwrap().unwrap();
+    assert_eq!(vacuum_commits(&dir, None).unwrap(), 5);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let second = consolidate_commits(&dir, None).unwrap().unwrap();
+    assert_ne!(first, second);
+    assert_eq!(vacuum_commits(&dir, None).unwrap(), 1);
+    // The first complete one in name order stays, as libtiledb keeps it.
+    let mut both = [first, second];
+    both.sort();
+    assert_eq!(commit_files(&dir), both[..1]);
+    assert_eq!(cells(&dir), want);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
