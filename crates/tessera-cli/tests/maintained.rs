@@ -11,24 +11,9 @@
 
 mod common;
 
-use common::{canonical, copy_dir, tessera, testdata};
+use common::{canonical, copy_dir, records, tessera, testdata};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// Every record, sorted.
-fn records() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for release in std::fs::read_dir(testdata().join("maintained"))
-        .unwrap()
-        .flatten()
-    {
-        for record in std::fs::read_dir(release.path()).unwrap().flatten() {
-            out.push(record.path());
-        }
-    }
-    out.sort();
-    out
-}
+use std::path::Path;
 
 /// Runs `tessera` with `args`; an error names the command.
 fn run(args: &[String]) -> Result<String, String> {
@@ -297,7 +282,7 @@ fn files(folder: &Path) -> Value {
 fn maintenance_matches_libtiledb() {
     let scratch = std::env::temp_dir().join(format!("tessera-maintained-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
-    let all = records();
+    let all = records("maintained");
     assert!(
         all.len() >= 100,
         "only {} records under testdata/maintained",

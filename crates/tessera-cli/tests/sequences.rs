@@ -11,24 +11,9 @@
 
 mod common;
 
-use common::{canonical, copy_dir, tessera, testdata};
+use common::{canonical, copy_dir, records, tessera, testdata};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// Every record, sorted.
-fn records() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for release in std::fs::read_dir(testdata().join("sequences"))
-        .unwrap()
-        .flatten()
-    {
-        for record in std::fs::read_dir(release.path()).unwrap().flatten() {
-            out.push(record.path());
-        }
-    }
-    out.sort();
-    out
-}
 
 /// A fixture's copy that tessera changes step by step.
 struct Copy<'c> {
@@ -171,7 +156,7 @@ fn sorted_rows(rows: &Value) -> Result<Vec<String>, String> {
 fn tessera_reads_each_step_as_libtiledb_read_it() {
     let scratch = std::env::temp_dir().join(format!("tessera-sequences-{}", std::process::id()));
     let mut failures = Vec::new();
-    let records = records();
+    let records = records("sequences");
     let mut steps = 0;
     for path in &records {
         let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

@@ -187,33 +187,10 @@ pub fn consolidate_fragments(
         check_dense(&opened, &selected, a, &refuse)?;
     }
     let version = opened.schema.version.number();
-    // Delete and update commits after the first fragment: kept as delete
-    // metadata, as libtiledb does (from format 16), unless purged.
-    let timestamps = !dense
-        && match options.with_timestamps {
-            Some(keep) => keep || options.purge_deleted,
-            None => version >= TIMESTAMPS_MIN_VERSION,
-        };
-    if let Some(d) = opened
-        .delete_conditions
-        .iter()
-        .find(|d| d.timestamp > a && d.timestamp <= b)
-    {
-        if !dense && !timestamps {
-            return Err(refuse(format!(
-                "delete commit {} falls among the fragments: consolidate keeping timestamps (the default: the versions it deletes are kept, marked) or with --purge-deleted (remove the cells it deletes)",
-                d.name
-            )));
-        }
-    }
-    let after_first = opened.delete_conditions.iter().any(|d| d.timestamp >= a);
-    let marked = selected.iter().any(|f| f.footer.has_delete_meta);
-    let delete_meta = timestamps
-        && !options.purge_deleted
-        && version >= DELETES_MIN_VERSION
-        && (after_first || marked);
-    // Purging keeps timestamps too, as libtiledb does: the delete commits
-    // stay and apply again on reading, to nothing written before them.
+    let Kept {
+        timestamps,
+        delete_meta,
+    } = Kept::choose(&opened, &selected, options, (a, b)).map_err(refuse)?;
     let processed: Option<Vec<String>> = delete_meta.then(|| {
         let names = opened.delete_conditions.iter();
         names.map(|d| format!("{COMMITS}/{}", d.name)).collect()
@@ -310,6 +287,55 @@ pub fn consolidate_fragments(
         replaced,
         cells,
     }))
+}
+
+/// Which versions of the cells a consolidation keeps.
+struct Kept {
+    /// Every version with its timestamp (sparse arrays).
+    timestamps: bool,
+    /// The versions delete commits delete too, marked (delete metadata).
+    delete_meta: bool,
+}
+
+impl Kept {
+    /// As libtiledb chooses by default: sparse arrays keep timestamps
+    /// (from format 15), and where a delete commit comes after the first
+    /// fragment (or a fragment keeps delete metadata) delete metadata
+    /// (from format 16), unless the deleted cells are purged. Purging keeps
+    /// timestamps too: the commits stay and apply again on reading, to
+    /// nothing written before them. Refused (the why) where the newest
+    /// versions alone would be deleted again by a commit among them.
+    fn choose(
+        opened: &OpenArray,
+        selected: &[&FragmentMetadata],
+        options: &ConsolidateOptions,
+        (a, b): (u64, u64),
+    ) -> Result<Kept, String> {
+        let dense = opened.schema.array_type == ArrayType::Dense;
+        let version = opened.schema.version.number();
+        let deletes = &opened.delete_conditions;
+        let timestamps = !dense
+            && match options.with_timestamps {
+                Some(keep) => keep || options.purge_deleted,
+                None => version >= TIMESTAMPS_MIN_VERSION,
+            };
+        let among = deletes.iter().find(|d| d.timestamp > a && d.timestamp <= b);
+        if let (Some(d), false, false) = (among, dense, timestamps) {
+            return Err(format!(
+                "delete commit {} falls among the fragments: consolidate keeping timestamps (the default: the versions it deletes are kept, marked) or with --purge-deleted (remove the cells it deletes)",
+                d.name
+            ));
+        }
+        let after_first = deletes.iter().any(|d| d.timestamp >= a);
+        let marked = selected.iter().any(|f| f.footer.has_delete_meta);
+        Ok(Kept {
+            timestamps,
+            delete_meta: timestamps
+                && !options.purge_deleted
+                && version >= DELETES_MIN_VERSION
+                && (after_first || marked),
+        })
+    }
 }
 
 /// Has `opened` read only the fragments to consolidate (`replaced`), as

@@ -85,3 +85,19 @@ pub fn canonical(v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Every record under `testdata/<folder>/<release>/`, sorted.
+#[allow(dead_code)] // not every test file reads records
+pub fn records(folder: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for release in std::fs::read_dir(testdata().join(folder))
+        .unwrap()
+        .flatten()
+    {
+        for record in std::fs::read_dir(release.path()).unwrap().flatten() {
+            out.push(record.path());
+        }
+    }
+    out.sort();
+    out
+}
