@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{canonical, copy_dir, records, tessera, testdata};
+use common::{canonical, copy_dir, fragment_records, records, sorted_rows, tessera, testdata};
 use serde_json::Value;
 use std::path::Path;
 
@@ -147,13 +147,7 @@ impl Changed<'_> {
     fn rows(&self, timestamp: &Value) -> Result<Vec<String>, String> {
         let t = timestamp.as_u64().map(|t| t.to_string());
         let args: Vec<&str> = t.iter().flat_map(|t| ["--timestamp", t.as_str()]).collect();
-        let mut out: Vec<String> = self
-            .tessera("read", &args)?
-            .lines()
-            .map(|l| canonical(&serde_json::from_str(l).unwrap()))
-            .collect();
-        out.sort();
-        Ok(out)
+        Ok(sorted_rows(&self.tessera("read", &args)?))
     }
 
     /// Each metadata key's datatype, as libtiledb names it.
@@ -179,16 +173,7 @@ impl Changed<'_> {
 
     /// The fragments left, as `maintained.py` records them.
     fn fragments(&self) -> Result<Value, String> {
-        Ok(self
-            .json("fragments")?
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                serde_json::json!({"timestamp_range": f["timestamp_range"], "cell_num": f["cell_num"],
-                    "has_consolidated_metadata": f["has_consolidated_metadata"]})
-            })
-            .collect())
+        Ok(fragment_records(&self.json("fragments")?))
     }
 
     /// What differs between what tessera reads of the copy and libtiledb's `result`.

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{canonical, copy_dir, records, tessera, testdata};
+use common::{canonical, copy_dir, fragment_records, records, sorted_rows, tessera, testdata};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -72,48 +72,34 @@ impl Copy<'_> {
     fn rows(&self, timestamp: Option<u64>) -> Result<Vec<String>, String> {
         let t = timestamp.map(|t| t.to_string());
         let args: Vec<&str> = t.iter().flat_map(|t| ["--timestamp", t.as_str()]).collect();
-        let mut out: Vec<String> = self
-            .tessera("read", &args)?
-            .lines()
-            .map(|l| canonical(&serde_json::from_str(l).unwrap()))
-            .collect();
-        out.sort();
-        Ok(out)
+        Ok(sorted_rows(&self.tessera("read", &args)?))
     }
 
     /// The fragments tessera lists, as `maintained.py` records them.
     fn fragments(&self) -> Result<Value, String> {
-        let listed: Value = serde_json::from_str(&self.tessera("fragments", &["--json"])?)
+        let listed = serde_json::from_str(&self.tessera("fragments", &["--json"])?)
             .map_err(|e| format!("tessera fragments --json: {e}"))?;
-        Ok(listed
-            .as_array()
-            .ok_or("a list of fragments")?
-            .iter()
-            .map(|f| {
-                serde_json::json!({"timestamp_range": f["timestamp_range"], "cell_num": f["cell_num"],
-                    "has_consolidated_metadata": f["has_consolidated_metadata"]})
-            })
-            .collect())
+        Ok(fragment_records(&listed))
     }
 
     /// What differs from the record (`rows` before the first step, then
     /// each step's) after each step.
     fn differences(&self, rows: &Value, steps: &[Value]) -> Result<Vec<String>, String> {
         let mut found = Vec::new();
-        let mut want = sorted_rows(rows)?;
+        let mut want = recorded_rows(rows)?;
         for (n, recorded) in steps.iter().enumerate() {
             let step = recorded["step"].as_str().ok_or("a step")?;
             let at = format!("step {} ({step})", n + 1);
             self.step(step).map_err(|e| format!("{at}: {e}"))?;
             // Rows are recorded where they changed.
             if !recorded["rows"].is_null() {
-                want = sorted_rows(&recorded["rows"])?;
+                want = recorded_rows(&recorded["rows"])?;
             }
             let mut reads = vec![(None, want.clone())];
             for earlier in recorded["earlier"].as_array().into_iter().flatten() {
                 reads.push((
                     earlier["timestamp"].as_u64(),
-                    sorted_rows(&earlier["rows"])?,
+                    recorded_rows(&earlier["rows"])?,
                 ));
             }
             for (timestamp, want) in reads {
@@ -141,7 +127,7 @@ impl Copy<'_> {
 }
 
 /// Recorded rows, canonical and sorted.
-fn sorted_rows(rows: &Value) -> Result<Vec<String>, String> {
+fn recorded_rows(rows: &Value) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = rows
         .as_array()
         .ok_or("rows")?

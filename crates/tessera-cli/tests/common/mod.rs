@@ -101,3 +101,31 @@ pub fn records(folder: &str) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// `tessera read`'s JSON lines, canonical and sorted (rows compare as
+/// sets, whatever their order and key order).
+#[allow(dead_code)] // not every test file compares rows
+pub fn sorted_rows(jsonl: &str) -> Vec<String> {
+    let mut out: Vec<String> = jsonl
+        .lines()
+        .map(|l| canonical(&serde_json::from_str(l).unwrap()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// `tessera fragments --json`, as `xtask/fixtures/maintained.py` records
+/// fragments: each one's timestamp range, cell count and whether its
+/// footer comes from consolidated fragment metadata.
+#[allow(dead_code)] // not every test file lists fragments
+pub fn fragment_records(listed: &serde_json::Value) -> serde_json::Value {
+    listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            serde_json::json!({"timestamp_range": f["timestamp_range"], "cell_num": f["cell_num"],
+                "has_consolidated_metadata": f["has_consolidated_metadata"]})
+        })
+        .collect()
+}
