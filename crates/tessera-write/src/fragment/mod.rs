@@ -505,13 +505,12 @@ impl FragmentWriter {
                 format!("a{}", i - dims),
             )
         } else {
-            // The special fields present, in their order.
-            let stems = ["t", "dt", "dci"];
-            let stems = match self.has_timestamps() {
-                true => &stems[..],
-                false => &stems[1..],
+            // A special field's file is named for what it holds.
+            let stem = match self.fields[i].name.as_str() {
+                tessera_query::DELETE_TIMESTAMPS => "dt",
+                tessera_query::DELETE_CONDITION_INDEX => "dci",
+                _ => "t",
             };
-            let stem = stems.get(i - dims - attrs).copied().unwrap_or("t");
             (&self.schema.coords_filters, stem.to_owned())
         }
     }
