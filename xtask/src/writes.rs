@@ -31,7 +31,30 @@ use tessera::schema::{list_schemas, load_enumerations, load_schema, schema_at};
 use tessera::tile::storage::LocalFs;
 
 /// Creates the copies under `target/check-writes/` and has TileDB-Py check them.
+///
+/// The recorded sequences (`sequences.rs`) run beside the other checks:
+/// each side is one Python process at a time, so on two cores the two
+/// take about the time of the longer.
 pub fn check_writes() -> Result<(), Error> {
+    // Made before the two sides start, which share them.
+    for release in crate::VERSIONS {
+        venv(release)?;
+    }
+    crate::sequences::tessera_binary()?;
+    let sequences =
+        std::thread::spawn(|| crate::sequences::check(crate::VERSIONS).map_err(|e| e.to_string()));
+    let rest = check_copies_and_maintenance();
+    let sequences = sequences
+        .join()
+        .map_err(|_| "the sequences check panicked")?;
+    rest?;
+    sequences?;
+    crate::s3_maintained::check_s3_maintained()
+}
+
+/// Copies, budgets, row-major streams, random arrays, appends, maintenance
+/// and groups, each read back by libtiledb.
+fn check_copies_and_maintenance() -> Result<(), Error> {
     let out = fresh_dir("target/check-writes")?;
     let fixtures = root().join("testdata/tiledb-0.36.1");
     let cases = cases_of(&fixtures)?;
@@ -56,8 +79,7 @@ pub fn check_writes() -> Result<(), Error> {
         crate::maintenance::check_maintenance(release)?;
         crate::groups::check_groups(release)?;
     }
-    crate::sequences::check(crate::VERSIONS)?;
-    crate::s3_maintained::check_s3_maintained()
+    Ok(())
 }
 
 /// Random arrays tessera wrote (`random.rs`), read by TileDB-Py 0.36.1.
