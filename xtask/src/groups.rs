@@ -66,7 +66,7 @@ pub fn check_groups(release: &str) -> Result<(), Error> {
         let group = case.join("group");
         std::fs::create_dir_all(&case)?;
         create_group(&group)?;
-        create_group(&group.join("sub"))?;
+        create_group(group.join("sub"))?;
         copy_dir(&fixture.join("group/obs"), &group.join("sub/cells"))?;
         let add = |g: &Path, uri: &str, name: Option<&str>, relative| {
             let change = MemberChange::Add {

@@ -5,14 +5,13 @@
 //! `http(s)://`) by one object storage per store for the process, so an
 //! array's folders are listed once however many times a command opens it.
 //!
-//! Writes to a URI are staged (`tessera_object_store::staged_write`): the
-//! write runs on a local copy of what writers read, and the files it added
-//! are uploaded with the ones that make them visible last.
+//! Writes to a URI go straight to its store through the same storage
+//! ([`location`]): nothing is staged or copied to local disk.
 
 use crate::args::BoxError;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use tessera::tile::storage::{LocalFs, Storage};
+use std::sync::{Arc, Mutex};
+use tessera::tile::storage::{LocalFs, Location, Storage};
 
 /// The object storages made so far, by store (`scheme://bucket`).
 static STORES: Mutex<Vec<(String, &'static ObjectStorage)>> = Mutex::new(Vec::new());
@@ -48,84 +47,21 @@ pub fn target(path: &Path) -> PathBuf {
     tessera::local_path(path).to_path_buf()
 }
 
-/// Runs the write `op` on the array or group at `path`: in place for a
-/// local path; for a URI in a local staging folder, then publishes what
-/// it added (`tessera_object_store::staged_write`). `op` gets the folder
-/// to write in.
-pub fn staged_write<T>(
-    path: &Path,
-    op: impl FnOnce(&Path) -> Result<T, BoxError>,
-) -> Result<T, BoxError> {
-    let Some(store) = object_storage(path)? else {
-        return op(&target(path));
-    };
-    let (out, n) = tessera::object_store::staged_write(store, path, op)?;
-    eprintln!("uploaded {n} objects to {}", path.display());
-    Ok(out)
+/// Where `path` is: a local folder, or a URI on its object store. Writes
+/// go straight to it: fragment files streamed (multipart uploads on an
+/// object store), small files put whole, in the order that keeps them
+/// invisible until complete.
+pub fn location(path: &Path) -> Result<Location, BoxError> {
+    Ok(match object_storage(path)? {
+        Some(s) => Location::new(Arc::new(s.clone()), path),
+        None => Location::local(target(path)),
+    })
 }
 
-/// Runs the maintenance `op` (consolidation, vacuum) on the array at
-/// `path`: in place for a local path; for a URI on a local copy of the
-/// array, then uploads what it added and deletes what it removed
-/// (`tessera_object_store::mirrored_change`). Absolute `file://` URIs the
-/// op wrote into vacuum lists (arrays of format versions before 19 list
-/// the files they replace that way) are turned into the array's URI.
-pub fn mirrored_change<T>(
+/// Runs `op` on the location of `path` ([`location`]).
+pub fn at_location<T>(
     path: &Path,
-    op: impl FnOnce(&Path) -> Result<T, BoxError>,
+    op: impl FnOnce(&Location) -> Result<T, BoxError>,
 ) -> Result<T, BoxError> {
-    mirrored_change_reading(path, |_| true, op)
-}
-
-/// [`mirrored_change`] for an op that reads only the files `reads`
-/// accepts (paths relative to the array): the others are not copied down
-/// (`tessera_object_store::mirrored_change_reading`).
-pub fn mirrored_change_reading<T>(
-    path: &Path,
-    reads: impl Fn(&Path) -> bool,
-    op: impl FnOnce(&Path) -> Result<T, BoxError>,
-) -> Result<T, BoxError> {
-    let Some(store) = object_storage(path)? else {
-        return op(&target(path));
-    };
-    let (out, done) = tessera::object_store::mirrored_change_reading(store, path, reads, |at| {
-        let out = op(at)?;
-        relocate_vacuum_lists(at, path)?;
-        Ok::<_, BoxError>(out)
-    })?;
-    eprintln!(
-        "copied {} objects from {}, uploaded {}, deleted {}",
-        done.copied,
-        path.display(),
-        done.uploaded,
-        done.removed
-    );
-    Ok(out)
-}
-
-/// Rewrites the `file://` URIs of the local copy `at` in its vacuum lists
-/// (`__commits/*.vac`, `__meta/*.vac`) as URIs under `uri`.
-fn relocate_vacuum_lists(at: &Path, uri: &Path) -> Result<(), BoxError> {
-    let Ok(abs) = std::fs::canonicalize(at) else {
-        return Ok(());
-    };
-    let local = format!("file://{}", abs.display());
-    let remote = uri.to_string_lossy().trim_end_matches('/').to_owned();
-    for folder in ["__commits", "__meta"] {
-        let Ok(entries) = std::fs::read_dir(at.join(folder)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_none_or(|x| x != "vac") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            if text.contains(&local) {
-                std::fs::write(&p, text.replace(&local, &remote))
-                    .map_err(|e| format!("{}: {e}", p.display()))?;
-            }
-        }
-    }
-    Ok(())
+    op(&location(path)?)
 }

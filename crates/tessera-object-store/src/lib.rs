@@ -23,11 +23,11 @@
 //! ```
 //! use std::path::Path;
 //! use tessera_object_store::ObjectStorage;
-//! use tessera_tile::storage::Storage;
+//! use tessera_tile::storage::{Storage, WritableStorage};
 //!
 //! // An in-memory store: the same code paths as S3, no server.
 //! let storage = ObjectStorage::for_uri("memory://bucket").unwrap();
-//! storage.put(Path::new("memory://bucket/a/__schema/s1"), b"abcdef".to_vec()).unwrap();
+//! storage.put(Path::new("memory://bucket/a/__schema/s1"), b"abcdef").unwrap();
 //! let got = storage.read_batch(&[
 //!     ("memory://bucket/a/__schema/s1".into(), 1..3),
 //!     ("memory://bucket/a/__schema/s1".into(), 2..5),
@@ -38,17 +38,12 @@
 
 mod error;
 mod listing;
-mod mirror;
 pub mod plan;
-mod publish;
-mod stage;
 mod store;
 mod uri;
+mod write;
 
 pub use error::ObjectStoreError;
-pub use mirror::{mirrored_change, mirrored_change_reading, MirroredChange};
-pub use publish::publish_dir;
-pub use stage::staged_write;
 pub use store::{ObjectStorage, Request};
-pub use tessera_tile::storage::Storage;
+pub use tessera_tile::storage::{Location, Storage, WritableStorage};
 pub use uri::ObjectUri;

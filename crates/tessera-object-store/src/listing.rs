@@ -81,6 +81,16 @@ impl Listings {
             self.complete.remove(a);
         }
     }
+
+    /// Forgets the folder `id` with everything below it (removed whole),
+    /// and what that changes above it.
+    pub fn forget_folder(&mut self, id: &str) {
+        let below = format!("{id}/");
+        self.folders
+            .retain(|f, _| f != id && !f.starts_with(&below));
+        self.complete.retain(|f| f != id && !f.starts_with(&below));
+        self.forget(id);
+    }
 }
 
 /// `id`'s folders, from its parent up to the store (`s3://b/x/y` gives

@@ -7,7 +7,7 @@ use crate::ObjectStoreError;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -189,40 +189,8 @@ impl ObjectStorage {
             .unwrap_or_default()
     }
 
-    /// Writes `bytes` as the object at `path` (one `PUT`: an object
-    /// appears whole or not at all).
-    pub fn put(&self, path: &Path, bytes: Vec<u8>) -> io::Result<()> {
-        let key = self.key(path)?;
-        self.forget_listing(path);
-        let (call, store) = (self.call(), self.shared.store.clone());
-        self.log(call, "PUT", &key, String::new());
-        let uri = self.uri_of(&key);
-        self.run(async move {
-            store
-                .put(&key, PutPayload::from(bytes))
-                .await
-                .map(|_| ())
-                .map_err(|e| failed("PUT", &uri, e))
-        })
-    }
-
-    /// Removes the object at `path`; a missing object is not an error.
-    pub fn delete(&self, path: &Path) -> io::Result<()> {
-        let key = self.key(path)?;
-        self.forget_listing(path);
-        let (call, store) = (self.call(), self.shared.store.clone());
-        self.log(call, "DELETE", &key, String::new());
-        let uri = self.uri_of(&key);
-        self.run(async move {
-            match store.delete(&key).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                Err(e) => Err(failed("DELETE", &uri, e)),
-            }
-        })
-    }
-
     /// The object key of `path`, which must be a URI of this store.
-    fn key(&self, path: &Path) -> io::Result<Key> {
+    pub(crate) fn key(&self, path: &Path) -> io::Result<Key> {
         let text = path.to_string_lossy();
         let uri = ObjectUri::parse(&text).map_err(|e| io::Error::other(e.to_string()))?;
         let root = &self.shared.root;
@@ -236,12 +204,12 @@ impl ObjectStorage {
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{text}: {e}")))
     }
 
-    fn uri_of(&self, key: &Key) -> String {
+    pub(crate) fn uri_of(&self, key: &Key) -> String {
         format!("{}/{key}", self.shared.root.store())
     }
 
     /// Runs `fut` on this storage's runtime and waits for it.
-    fn run<T: Send + 'static>(
+    pub(crate) fn run<T: Send + 'static>(
         &self,
         fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
     ) -> io::Result<T> {
@@ -249,7 +217,7 @@ impl ObjectStorage {
     }
 
     /// Starts `fut` on this storage's runtime.
-    fn start<T: Send + 'static>(
+    pub(crate) fn start<T: Send + 'static>(
         &self,
         fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
     ) -> Started<T> {
@@ -257,13 +225,18 @@ impl ObjectStorage {
         Started(Some(rt.spawn(fut)))
     }
 
-    fn call(&self) -> usize {
+    /// The client.
+    pub(crate) fn store(&self) -> Arc<dyn ObjectStore> {
+        self.shared.store.clone()
+    }
+
+    pub(crate) fn call(&self) -> usize {
         self.shared
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn log(&self, call: usize, method: &'static str, key: &Key, range: String) {
+    pub(crate) fn log(&self, call: usize, method: &'static str, key: &Key, range: String) {
         if let Some(log) = self.shared.log.lock().expect("log lock").as_mut() {
             log.push(Request {
                 call,
@@ -277,9 +250,17 @@ impl ObjectStorage {
     /// Forgets the kept listings a write or delete at `path` changes: its
     /// folder's, and every folder above, which may gain or lose a
     /// subfolder (`a/__commits/x.wrt` makes `__commits` appear in `a`).
-    fn forget_listing(&self, path: &Path) {
+    pub(crate) fn forget_listing(&self, path: &Path) {
         if let Ok(mut l) = self.listings.lock() {
             l.forget(&folder_id(path));
+        }
+    }
+
+    /// Forgets the kept listings of the folder `path` and below it, and
+    /// those above it, after it was removed whole.
+    pub(crate) fn forget_folder(&self, path: &Path) {
+        if let Ok(mut l) = self.listings.lock() {
+            l.forget_folder(&folder_id(path));
         }
     }
 
@@ -364,6 +345,14 @@ impl ObjectStorage {
     }
 
     /// The entry `path` names in its folder's listing.
+    /// Whether the object at `path` is in its folder's kept listing;
+    /// `None` where the folder's listing is not kept (no request made).
+    pub(crate) fn listed(&self, path: &Path) -> Option<bool> {
+        let (folder, name) = (path.parent()?, path.file_name()?.to_string_lossy());
+        let kept = self.listings.lock().ok()?.get(&folder_id(folder))?;
+        Some(kept.iter().any(|e| e.name == name))
+    }
+
     fn entry(&self, path: &Path) -> io::Result<Option<DirEntry>> {
         let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
             return Ok(None);
@@ -456,12 +445,12 @@ impl ObjectStorage {
 
 /// A task started on a storage's runtime; dropped unwaited (a reader
 /// that failed before it needed the bytes), it is cancelled.
-struct Started<T>(Option<tokio::task::JoinHandle<io::Result<T>>>);
+pub(crate) struct Started<T>(Option<tokio::task::JoinHandle<io::Result<T>>>);
 
 impl<T> Started<T> {
     /// Waits for the task. Waiting on a spawned task never panics, whatever
     /// runtime the caller is on.
-    fn wait(mut self) -> io::Result<T> {
+    pub(crate) fn wait(mut self) -> io::Result<T> {
         let task = self.0.take().expect("waited once");
         futures::executor::block_on(task)
             .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
@@ -493,7 +482,7 @@ fn folder_id(folder: &Path) -> String {
 
 /// An I/O error for a failed request: what was asked of which object, and
 /// the store's answer (status and message); missing objects are NotFound.
-fn failed(method: &str, uri: &str, e: object_store::Error) -> io::Error {
+pub(crate) fn failed(method: &str, uri: &str, e: object_store::Error) -> io::Error {
     let kind = match e {
         object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
         _ => io::ErrorKind::Other,

@@ -5,47 +5,10 @@
 
 use std::path::Path;
 use tessera_fragment::OpenArray;
-use tessera_object_store::{ObjectStorage, Request};
 use tessera_query::{Key, Query};
 
-/// `case` of TileDB-Py 0.36.1 copied into a memory store.
-fn stored(case: &str) -> (ObjectStorage, String) {
-    let storage = ObjectStorage::for_uri("memory://fixtures").unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/tiledb-0.36.1")
-        .join(case)
-        .join("array");
-    let uri = format!("memory://fixtures/{case}");
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(&root).unwrap();
-                let key = Path::new(&uri).join(rel);
-                storage.put(&key, std::fs::read(&p).unwrap()).unwrap();
-            }
-        }
-    }
-    (storage.fresh(), uri)
-}
-
-/// The requests as lines, `call: METHOD key range`, the storage's calls
-/// numbered from 0 and sorted within each.
-fn plan(requests: Vec<Request>) -> Vec<String> {
-    let mut r = requests;
-    let mut calls: Vec<usize> = r.iter().map(|q| q.call).collect();
-    calls.dedup();
-    r.sort_by(|a, b| (a.call, &a.key, &a.range).cmp(&(b.call, &b.key, &b.range)));
-    r.iter()
-        .map(|q| {
-            let n = calls.iter().position(|c| *c == q.call).unwrap_or(0);
-            format!("{n}: {q}")
-        })
-        .collect()
-}
+mod common;
+use common::{plan, stored};
 
 #[test]
 fn opening_and_reading_a_sparse_array() {

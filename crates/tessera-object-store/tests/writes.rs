@@ -1,8 +1,9 @@
-//! What a storage lists after its own writes, and staged writes: the
-//! write runs on a local copy and is published with its commit last.
+//! What a storage lists after its own writes, and how it writes: small
+//! files in one PUT, large ones as multipart uploads that appear only
+//! when complete.
 
 use std::path::Path;
-use tessera_object_store::{staged_write, ObjectStorage, ObjectStoreError, Storage};
+use tessera_object_store::{ObjectStorage, Storage, WritableStorage};
 
 fn names(storage: &ObjectStorage, folder: &str) -> Vec<String> {
     storage
@@ -19,43 +20,69 @@ fn a_write_shows_in_every_folder_listed_before_it() {
     // Listed (and kept) while empty.
     assert!(names(&s, "memory://b").is_empty());
     assert!(names(&s, "memory://b/a").is_empty());
-    s.put(Path::new("memory://b/a/__commits/x.wrt"), vec![1])
+    s.put(Path::new("memory://b/a/__commits/x.wrt"), &[1])
         .unwrap();
     assert_eq!(names(&s, "memory://b"), ["a"]);
     assert_eq!(names(&s, "memory://b/a"), ["__commits"]);
     assert_eq!(names(&s, "memory://b/a/__commits"), ["x.wrt"]);
-    s.delete(Path::new("memory://b/a/__commits/x.wrt")).unwrap();
+    assert!(s.delete(Path::new("memory://b/a/__commits/x.wrt")).unwrap());
     assert!(names(&s, "memory://b/a").is_empty());
+    // Known absent from the kept listing: no request says otherwise.
+    assert!(!s.delete(Path::new("memory://b/a/__commits/x.wrt")).unwrap());
 }
 
+/// A file under one part goes as one PUT; a larger one as a multipart
+/// upload, invisible until finished; a writer dropped unfinished aborts
+/// its upload and leaves nothing.
 #[test]
-fn a_staged_write_publishes_what_it_added_and_nothing_on_failure() {
+fn streamed_files_appear_whole_when_finished() {
     let s = ObjectStorage::for_uri("memory://b").unwrap();
-    s.put(Path::new("memory://b/a/__schema/s1"), b"schema".to_vec())
+    s.record_requests();
+    let mut small = s
+        .writer(Path::new("memory://b/f/__fragments/x/a0.tdb"))
         .unwrap();
-    let uri = Path::new("memory://b/a");
-    // The writer sees the schema copied down, and adds a fragment and its commit.
-    let ((), uploaded) = staged_write(&s, uri, |local| {
-        assert_eq!(std::fs::read(local.join("__schema/s1"))?, b"schema");
-        std::fs::create_dir_all(local.join("__fragments/f"))?;
-        std::fs::write(local.join("__fragments/f/a0.tdb"), b"data")?;
-        std::fs::create_dir_all(local.join("__commits"))?;
-        std::fs::write(local.join("__commits/f.wrt"), b"")?;
-        Ok::<_, ObjectStoreError>(())
-    })
-    .unwrap();
-    // The schema was copied, not uploaded again.
-    assert_eq!(uploaded, 2);
+    small.write(b"abc").unwrap();
+    small.write(b"de").unwrap();
+    assert_eq!(small.finish().unwrap(), 5);
+    let methods: Vec<String> = s.requests().iter().map(|r| r.to_string()).collect();
+    assert_eq!(methods, ["PUT f/__fragments/x/a0.tdb"]);
+
+    let big: Vec<u8> = (0..20u32 << 20).map(|i| (i % 251) as u8).collect();
+    let path = Path::new("memory://b/f/__fragments/x/a1.tdb");
+    let mut w = s.writer(path).unwrap();
+    for chunk in big.chunks(3 << 20) {
+        w.write(chunk).unwrap();
+    }
+    assert!(!s.fresh().exists(path), "not visible before it is finished");
+    assert_eq!(w.finish().unwrap(), big.len() as u64);
+    assert_eq!(s.fresh().read_all(path).unwrap(), big);
+    let sent: Vec<String> = s.requests().iter().skip(1).map(|r| r.to_string()).collect();
     assert_eq!(
-        names(&s, "memory://b/a"),
-        ["__commits", "__fragments", "__schema"]
+        sent,
+        [
+            "POST f/__fragments/x/a1.tdb (start multipart)",
+            "PUT f/__fragments/x/a1.tdb part 1",
+            "PUT f/__fragments/x/a1.tdb part 2",
+            "PUT f/__fragments/x/a1.tdb part 3",
+            "POST f/__fragments/x/a1.tdb (complete multipart)",
+        ]
     );
-    // A failing write uploads nothing.
-    let failed = staged_write(&s, uri, |local| {
-        std::fs::create_dir_all(local.join("__commits"))?;
-        std::fs::write(local.join("__commits/g.wrt"), b"")?;
-        Err::<(), _>(ObjectStoreError::Io(std::io::Error::other("refused")))
-    });
-    assert!(failed.is_err());
-    assert_eq!(names(&s, "memory://b/a/__commits"), ["f.wrt"]);
+
+    let dropped = Path::new("memory://b/f/__fragments/x/a2.tdb");
+    let mut w = s.writer(dropped).unwrap();
+    w.write(&big).unwrap();
+    drop(w);
+    assert!(!s.fresh().exists(dropped));
+    assert_eq!(
+        s.requests().last().unwrap().to_string(),
+        "DELETE f/__fragments/x/a2.tdb (abort multipart)"
+    );
+
+    assert_eq!(
+        s.delete_folder(Path::new("memory://b/f/__fragments/x"))
+            .unwrap(),
+        2
+    );
+    assert!(names(&s.fresh(), "memory://b/f").is_empty());
+    assert!(names(&s, "memory://b/f").is_empty());
 }

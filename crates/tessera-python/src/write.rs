@@ -1,26 +1,31 @@
 //! `tessera._native.create` and `write`: a new array from the schema's JSON
 //! form, and a fragment from any Arrow stream (pyarrow tables and readers,
-//! anything with `__arrow_c_stream__`). URIs are written through a local
-//! staging folder and published with the commit last.
+//! anything with `__arrow_c_stream__`). URIs are written straight to their
+//! object store, the commit last.
 
 use crate::array::parse_key;
 use crate::error::{message, py_msg};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_pyarrow::PyArrowType;
 use pyo3::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use tessera::tile::storage::Location;
 use tessera_write::{BoxWriter, FragmentWriter, WriteOptions};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Runs the write `op` on the local folder of `uri`, staged for a URI.
-fn staged<T>(uri: &str, op: impl FnOnce(&Path) -> Result<T, BoxError>) -> Result<T, BoxError> {
+/// Runs the write `op` on the array at `uri`: a local folder, or a URI
+/// written straight to its object store.
+fn at_location<T>(
+    uri: &str,
+    op: impl FnOnce(&Location) -> Result<T, BoxError>,
+) -> Result<T, BoxError> {
     let path = PathBuf::from(uri);
     if !tessera::is_uri(&path) {
-        return op(tessera::local_path(&path));
+        return op(&Location::local(tessera::local_path(&path)));
     }
     let store = tessera::object_store::ObjectStorage::for_uri(uri)?;
-    Ok(tessera::object_store::staged_write(&store, &path, op)?.0)
+    op(&Location::new(std::sync::Arc::new(store), path))
 }
 
 /// Creates an empty array at `uri` from the schema in its JSON form
@@ -34,7 +39,7 @@ pub fn create(py: Python<'_>, uri: &str, schema_json: &str, key: Option<&str>) -
     let doc = tessera::schema::json::schema_from_json(&json)
         .map_err(|e| py_msg(format!("schema: {}", message(&e))))?;
     py.detach(|| {
-        staged(uri, |at| {
+        at_location(uri, |at| {
             tessera_write::create_array(at, &doc, key, None)?;
             Ok(())
         })
@@ -71,7 +76,7 @@ pub fn write(
     // `tessera_alloc::without_huge_pages`.
     py.detach(move || {
         tessera_alloc::without_huge_pages(|| {
-            staged(uri, move |at| {
+            at_location(uri, move |at| {
                 if let Some(bounds) = subarray {
                     let batches = stream.collect::<Result<Vec<_>, _>>()?;
                     let schema = match batches.first() {
@@ -103,7 +108,7 @@ pub fn write(
 /// then read where they lie, numpy's own memory when they came from
 /// numpy), else whole.
 fn write_box(
-    at: &Path,
+    at: &Location,
     options: WriteOptions,
     bounds: &[(i128, i128)],
     batch: &arrow_array::RecordBatch,

@@ -13,9 +13,9 @@ use crate::atomic::write_whole;
 use crate::name::uuid;
 use crate::WriteError;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::Path;
 use tessera_fragment::array::consolidated_commits;
 use tessera_fragment::TimestampedName;
+use tessera_tile::storage::Location;
 
 const COMMITS: &str = "__commits";
 
@@ -43,7 +43,7 @@ struct CommitsFolder {
 }
 
 impl CommitsFolder {
-    fn read(array: &Path) -> Result<CommitsFolder, WriteError> {
+    fn read(array: &Location) -> Result<CommitsFolder, WriteError> {
         let dir = array.join(COMMITS);
         let names = crate::folder::entry_names(&dir)?;
         let mut folder = CommitsFolder {
@@ -55,14 +55,14 @@ impl CommitsFolder {
         for name in &names {
             let path = dir.join(name);
             if name.ends_with(".ign") {
-                let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+                let text = crate::folder::read(&path)?;
                 let text = String::from_utf8_lossy(&text);
                 // Lines read `__commits/<name>`; tessera once wrote a leading `/`.
                 folder
                     .ignored
                     .extend(text.lines().map(|l| l.trim_start_matches('/').to_owned()));
             } else if name.ends_with(".con") {
-                let bytes = std::fs::read(&path).map_err(WriteError::io(&path))?;
+                let bytes = crate::folder::read(&path)?;
                 let listed = folder.parse_con(&bytes, name)?;
                 let mut raw_lines: Vec<Vec<u8>> =
                     bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
@@ -106,7 +106,7 @@ impl CommitsFolder {
 
 /// The commits (`__commits/<name>`) the array's `.con` files name, less
 /// those `.ign` files ignore.
-pub(crate) fn named_commits(array: &Path) -> Result<BTreeSet<String>, WriteError> {
+pub(crate) fn named_commits(array: &Location) -> Result<BTreeSet<String>, WriteError> {
     Ok(CommitsFolder::read(array)?.named())
 }
 
@@ -130,14 +130,15 @@ pub(crate) fn named_commits(array: &Path) -> Result<BTreeSet<String>, WriteError
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn consolidate_commits(
-    array: &Path,
+    array: impl Into<Location>,
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
+    let array = &array.into();
     let opened = crate::open::open_array(array, key)?;
     let version = opened.schema.version.number();
     if version < 12 {
         return Err(WriteError::Refused {
-            path: array.into(),
+            path: array.path().into(),
             message: format!(
                 "commits are consolidated from format version 12; this array is {version}"
             ),
@@ -166,7 +167,7 @@ pub fn consolidate_commits(
             let path = array.join(uri);
             let condition = match folder.conditions.get(uri) {
                 Some(c) => c.clone(),
-                None => std::fs::read(&path).map_err(WriteError::io(&path))?,
+                None => crate::folder::read(&path)?,
             };
             bytes.extend_from_slice(&(condition.len() as u64).to_le_bytes());
             bytes.extend_from_slice(&condition);
@@ -181,17 +182,17 @@ pub fn consolidate_commits(
 /// names every commit, the other `.con` and the `.ign` files; returns how
 /// many files it removed. `key`, when given, must open the array.
 pub fn vacuum_commits(
-    array: &Path,
+    array: impl Into<Location>,
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<usize, WriteError> {
+    let array = &array.into();
     crate::open::check_key(array, key)?;
     let folder = CommitsFolder::read(array)?;
     let named = folder.named();
     let dir = array.join(COMMITS);
     let mut removed = 0;
     let mut remove = |name: &str| -> Result<(), WriteError> {
-        let path = dir.join(name);
-        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        crate::folder::remove(&dir.join(name))?;
         removed += 1;
         Ok(())
     };

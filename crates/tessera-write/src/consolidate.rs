@@ -19,12 +19,11 @@ use crate::fragment::{
 };
 use crate::name::uuid;
 use crate::WriteError;
-use std::path::Path;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
 use tessera_query::{Batches, Column, Query};
 use tessera_schema::{ArraySchema, Range1D};
-use tessera_tile::storage::LocalFs;
+use tessera_tile::storage::Location;
 use tessera_tile::{ArrayType, Layout};
 
 const COMMITS: &str = "__commits";
@@ -134,13 +133,14 @@ pub struct Consolidation {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn consolidate_fragments(
-    array: &Path,
+    array: impl Into<Location>,
     options: &ConsolidateOptions,
     on_step: &mut dyn FnMut(Step),
 ) -> Result<Option<Consolidation>, WriteError> {
+    let at = &array.into();
+    let array = at.path();
     let refuse = |m: String| WriteError::refused(array, m);
-    let mut opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key)
-        .map_err(|e| WriteError::refused(array, e))?;
+    let mut opened = crate::open::open_array(at, options.key)?;
     let dense = opened.schema.array_type == ArrayType::Dense;
     if dense && options.with_timestamps == Some(true) {
         return Err(refuse(
@@ -199,7 +199,7 @@ pub fn consolidate_fragments(
     let union = non_empty_union(&opened, &selected);
     narrow(&mut opened, &replaced, (a, b));
     let reader = ConsolidationRead {
-        array,
+        array: at,
         union,
         timestamps,
         delete_meta,
@@ -213,7 +213,8 @@ pub fn consolidate_fragments(
         timestamps,
         delete_meta: processed,
     };
-    let writer = FragmentWriter::consolidating(array, write_options, consolidated)?;
+    let schema = opened.schema.clone();
+    let writer = FragmentWriter::consolidating(at, schema, write_options, consolidated)?;
     let mut cells = 0;
     let names = if dense {
         // The box read band by band of whole space tiles, row-major,
@@ -234,8 +235,7 @@ pub fn consolidate_fragments(
         // Every version, and the versions the deletes keep (as of the
         // window's end), side by side; then the kept ones again, written.
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
-        let mut with_deletes = OpenArray::open(&LocalFs, array, 0, u64::MAX, options.key)
-            .map_err(|e| WriteError::refused(array, e))?;
+        let mut with_deletes = crate::open::open_array(at, options.key)?;
         narrow(&mut with_deletes, &replaced, (a, b));
         with_deletes.delete_conditions.retain(|d| d.timestamp <= b);
         opened.delete_conditions.clear();
@@ -280,7 +280,7 @@ pub fn consolidate_fragments(
             names.len()
         )));
     };
-    write_vacuum_list(array, fragment, &replaced, version)?;
+    write_vacuum_list(at, fragment, &replaced, version)?;
     on_step(Step::VacuumListed);
     Ok(Some(Consolidation {
         fragment: fragment.clone(),
@@ -358,7 +358,7 @@ const DEFAULT_BUDGET: u64 = 1 << 30;
 
 /// How the fragments to consolidate are read.
 struct ConsolidationRead<'p> {
-    array: &'p Path,
+    array: &'p Location,
     /// The fragments' bounding box (a dense consolidation's box).
     union: Vec<Range1D>,
     /// Every version of each cell, with its timestamp (sparse).
@@ -367,7 +367,7 @@ struct ConsolidationRead<'p> {
     delete_meta: bool,
 }
 
-impl ConsolidationRead<'_> {
+impl<'p> ConsolidationRead<'p> {
     /// The box a dense consolidation writes, as integers.
     fn bounds(&self, schema: &ArraySchema) -> Result<Vec<(i128, i128)>, WriteError> {
         self.union
@@ -384,13 +384,17 @@ impl ConsolidationRead<'_> {
 
     /// The cells of the sparse fragments `opened` holds, in global order,
     /// in batches of about `budget` bytes.
-    fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<Batches<'o>, WriteError> {
-        Query::new(&LocalFs, opened)
+    fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<Batches<'o>, WriteError>
+    where
+        'p: 'o,
+    {
+        let array: &'p Location = self.array;
+        Query::new(array.reader(), opened)
             .versions(self.timestamps)
             .delete_metadata(self.delete_meta)
             .layout(Layout::GlobalOrder)
             .batches(budget)
-            .map_err(|e| WriteError::refused(self.array, e))
+            .map_err(|e| WriteError::refused(self.array.path(), e))
     }
 
     /// The cells of the dense box `band` (first and last coordinate per
@@ -401,7 +405,7 @@ impl ConsolidationRead<'_> {
         band: &[(i128, i128)],
     ) -> Result<Vec<Column>, WriteError> {
         let dims = &opened.schema.dimensions;
-        let query = Query::new(&LocalFs, opened)
+        let query = Query::new(self.array.reader(), opened)
             .layout(Layout::RowMajor)
             .dimensions(false);
         let query = band.iter().zip(dims).fold(query, |q, (&(lo, hi), d)| {
@@ -413,7 +417,7 @@ impl ConsolidationRead<'_> {
         });
         let result = query
             .execute()
-            .map_err(|e| WriteError::refused(self.array, e))?;
+            .map_err(|e| WriteError::refused(self.array.path(), e))?;
         Ok(result.columns)
     }
 }
@@ -486,7 +490,7 @@ fn non_empty_union(opened: &OpenArray, fragments: &[&FragmentMetadata]) -> Vec<R
 /// array from format 19 (`/__fragments/<name>`), absolute `file://` URIs
 /// before, as libtiledb writes them.
 fn write_vacuum_list(
-    array: &Path,
+    array: &Location,
     fragment: &str,
     replaced: &[String],
     version: u32,
@@ -494,8 +498,11 @@ fn write_vacuum_list(
     let prefix = match version >= 19 {
         true => "/__fragments/".to_owned(),
         false => {
-            let abs = std::fs::canonicalize(array).map_err(WriteError::io(array))?;
-            format!("file://{}/__fragments/", abs.display())
+            let uri = array.storage().uri(array.path());
+            format!(
+                "{}/__fragments/",
+                uri.map_err(WriteError::io(array.path()))?
+            )
         }
     };
     let listed: String = replaced.iter().map(|n| format!("{prefix}{n}\n")).collect();
@@ -513,10 +520,11 @@ fn write_vacuum_list(
 /// ignore file (`.ign`), written first, as libtiledb does. `key`, when
 /// given, must open the array (the vacuum itself reads nothing encrypted).
 pub fn vacuum_fragments(
-    array: &Path,
+    array: impl Into<Location>,
     key: Option<EncryptionKey>,
     on_step: &mut dyn FnMut(VacuumStep),
 ) -> Result<usize, WriteError> {
+    let array = &array.into();
     crate::open::check_key(array, key)?;
     let dir = array.join(COMMITS);
     let names = crate::folder::entry_names(&dir)?;
@@ -526,8 +534,7 @@ pub fn vacuum_fragments(
     }
     let mut listed: Vec<String> = Vec::new();
     for vac in &vacs {
-        let path = dir.join(vac);
-        let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+        let text = crate::folder::read(&dir.join(vac))?;
         for line in String::from_utf8_lossy(&text).lines() {
             let name = line
                 .trim_end_matches('/')
@@ -557,19 +564,13 @@ pub fn vacuum_fragments(
         if crate::folder::remove_if_present(&dir.join(format!("{name}.wrt")))? {
             on_step(VacuumStep::CommitRemoved);
         }
-        let folder = array.join("__fragments").join(name);
-        match std::fs::remove_dir_all(&folder) {
-            Ok(()) => {
-                removed += 1;
-                on_step(VacuumStep::FolderRemoved);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(WriteError::io(folder)(e)),
+        if crate::folder::remove_folder(&array.join("__fragments").join(name))? {
+            removed += 1;
+            on_step(VacuumStep::FolderRemoved);
         }
     }
     for vac in vacs {
-        let path = dir.join(vac);
-        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        crate::folder::remove(&dir.join(vac))?;
         on_step(VacuumStep::VacuumListRemoved);
     }
     Ok(removed)
@@ -580,7 +581,7 @@ pub fn vacuum_fragments(
 /// the array (`__commits/<name>.wrt`, as the `.con` lines read: libtiledb
 /// matches the two as text), named from the first's start to the last's
 /// end and the format version they were written at.
-fn write_ignore_list(dir: &Path, ignore: &[String]) -> Result<(), WriteError> {
+fn write_ignore_list(dir: &Location, ignore: &[String]) -> Result<(), WriteError> {
     let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
     let (first, last) = match (ignore.first(), ignore.last()) {
         (Some(a), Some(b)) => (t(a), t(b)),

@@ -1,7 +1,9 @@
 //! Creating an array: its folders, its schema file and its enumeration
-//! files, as libtiledb creates them. The array is built in a hidden folder
-//! beside its destination and renamed into place when complete, so a
-//! reader never sees half an array, and a failed create leaves nothing.
+//! files, as libtiledb creates them. A reader never sees half an array:
+//! on local disk it is built in a hidden folder beside its destination
+//! and renamed into place when complete (a failed create leaves nothing);
+//! on an object store, which has no folders to rename, its files are
+//! written in place with the schema last, and the array exists from then.
 
 use crate::name::{enumeration_name, now_ms, schema_name};
 use crate::WriteError;
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use tessera_filters::{write_generic_tile, EncryptionKey, Filter, FilterKind, FilterPipeline};
 use tessera_schema::json::SchemaDocument;
 use tessera_schema::ArraySchema;
+use tessera_tile::storage::Location;
 use tessera_tile::Datatype;
 
 /// The folders of a new array (format 12 and later): schemas, fragments,
@@ -53,15 +56,16 @@ pub fn generic_tile_pipeline() -> FilterPipeline {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn create_array(
-    path: &Path,
+    path: impl Into<Location>,
     doc: &SchemaDocument,
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<ArraySchema, WriteError> {
+    let path = path.into();
     doc.schema.validate()?;
-    check_destination(path)?;
+    check_destination(&path)?;
     let (schema, enumerations) = named(doc, timestamp.unwrap_or_else(now_ms))?;
-    let staging = Staging::new(path)?;
+    let staging = Staging::new(&path)?;
     for f in FOLDERS {
         staging.folder(f)?;
     }
@@ -80,7 +84,7 @@ pub fn create_array(
         &format!("__schema/{}", schema.name),
         &tile(&schema.encode()?)?,
     )?;
-    staging.publish(path)?;
+    staging.publish(&path)?;
     Ok(schema)
 }
 
@@ -108,42 +112,38 @@ fn named(
     Ok((schema, enumerations))
 }
 
-/// `path` may become the new array: absent, or an empty folder, and its
-/// parent a folder.
-pub(crate) fn check_destination(path: &Path) -> Result<(), WriteError> {
+/// `path` may become the new array: absent, or an empty folder, and (where
+/// folders exist) its parent a folder.
+pub(crate) fn check_destination(path: &Location) -> Result<(), WriteError> {
+    let (storage, p) = (path.storage(), path.path());
     let refuse = |message: &str| WriteError::Refused {
-        path: path.to_path_buf(),
+        path: p.to_path_buf(),
         message: message.into(),
     };
-    match std::fs::read_dir(path) {
-        Ok(mut entries) => match entries.next() {
-            None => Ok(()),
-            Some(_)
-                if path.join("__schema").exists() || path.join("__array_schema.tdb").exists() =>
-            {
-                Err(refuse("already a TileDB array"))
-            }
-            Some(_)
-                if path.join("__group").exists() || path.join("__tiledb_group.tdb").exists() =>
-            {
-                Err(refuse("already a TileDB group"))
-            }
-            Some(_) => Err(refuse("exists and is not empty")),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = parent_of(path);
-            if parent.is_dir() {
-                Ok(())
-            } else {
-                Err(refuse(&format!(
-                    "its parent folder {} does not exist",
-                    parent.display()
-                )))
-            }
-        }
-        Err(_) if path.exists() => Err(refuse("exists and is not a folder")),
-        Err(e) => Err(WriteError::io(path)(e)),
+    if storage.renames_folders() && storage.exists(p) && !p.is_dir() {
+        return Err(refuse("exists and is not a folder"));
     }
+    let names = crate::folder::entry_names(path)?;
+    let has = |n: &str| names.iter().any(|e| e == n);
+    if has("__schema") || has("__array_schema.tdb") {
+        return Err(refuse("already a TileDB array"));
+    }
+    if has("__group") || has("__tiledb_group.tdb") {
+        return Err(refuse("already a TileDB group"));
+    }
+    if !names.is_empty() {
+        return Err(refuse("exists and is not empty"));
+    }
+    if storage.renames_folders() {
+        let parent = parent_of(p);
+        if !storage.exists(&parent) {
+            return Err(refuse(&format!(
+                "its parent folder {} does not exist",
+                parent.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn parent_of(path: &Path) -> PathBuf {
@@ -153,38 +153,58 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
-/// A hidden folder beside the destination, removed unless published.
+/// Where a new array or group is written: a hidden folder beside the
+/// destination, renamed into place when published (removed unless
+/// published), where the storage renames folders; else the destination
+/// itself, written in the caller's order (the file that makes it an
+/// array or group last).
 pub(crate) struct Staging {
-    dir: PathBuf,
+    dir: Location,
+    /// Whether `dir` is a hidden folder to rename.
+    hidden: bool,
     published: bool,
 }
 
 impl Staging {
-    pub(crate) fn new(dest: &Path) -> Result<Staging, WriteError> {
-        let name = dest
+    pub(crate) fn new(dest: &Location) -> Result<Staging, WriteError> {
+        if !dest.storage().renames_folders() {
+            return Ok(Staging {
+                dir: dest.clone(),
+                hidden: false,
+                published: false,
+            });
+        }
+        let p = dest.path();
+        let name = p
             .file_name()
             .map_or("array".into(), |n| n.to_string_lossy());
-        let dir = parent_of(dest).join(format!(".{name}.tessera-{}", crate::name::uuid()?));
-        std::fs::create_dir(&dir).map_err(WriteError::io(&dir))?;
+        let dir = dest.at(parent_of(p).join(format!(".{name}.tessera-{}", crate::name::uuid()?)));
+        crate::folder::create(&dir)?;
         Ok(Staging {
             dir,
+            hidden: true,
             published: false,
         })
     }
 
     pub(crate) fn folder(&self, rel: &str) -> Result<(), WriteError> {
-        let p = self.dir.join(rel);
-        std::fs::create_dir_all(&p).map_err(WriteError::io(p))
+        crate::folder::create(&self.dir.join(rel))
     }
 
     pub(crate) fn file(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
-        let p = self.dir.join(rel);
-        std::fs::write(&p, bytes).map_err(WriteError::io(p))
+        let at = self.dir.join(rel);
+        at.storage()
+            .put(at.path(), bytes)
+            .map_err(WriteError::io(at.path()))
     }
 
     /// Renames the finished array into place (over an empty folder too).
-    pub(crate) fn publish(mut self, dest: &Path) -> Result<(), WriteError> {
-        std::fs::rename(&self.dir, dest).map_err(WriteError::io(dest))?;
+    pub(crate) fn publish(mut self, dest: &Location) -> Result<(), WriteError> {
+        if self.hidden {
+            dest.storage()
+                .rename_folder(self.dir.path(), dest.path())
+                .map_err(WriteError::io(dest.path()))?;
+        }
         self.published = true;
         Ok(())
     }
@@ -192,8 +212,8 @@ impl Staging {
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        if !self.published {
-            let _ = std::fs::remove_dir_all(&self.dir);
+        if self.hidden && !self.published {
+            let _ = self.dir.storage().delete_folder(self.dir.path());
         }
     }
 }

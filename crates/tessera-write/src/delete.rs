@@ -8,9 +8,9 @@ use crate::atomic::write_whole;
 use crate::create::generic_tile_pipeline;
 use crate::name::{now_ms, uuid};
 use crate::WriteError;
-use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_query::Expr;
+use tessera_tile::storage::Location;
 
 /// The payload of a delete commit for `condition`: its negation,
 /// serialized as libtiledb serializes it.
@@ -41,16 +41,17 @@ pub fn delete_commit_payload(condition: &Expr) -> Vec<u8> {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn delete_cells(
-    array: &Path,
+    array: impl Into<Location>,
     condition: &Expr,
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
+    let array = &array.into();
     let opened = crate::open::open_array(array, key)?;
     if opened.schema.array_type != tessera_tile::ArrayType::Sparse {
         // As libtiledb: "Only supported for sparse arrays".
         return Err(WriteError::Refused {
-            path: array.into(),
+            path: array.path().into(),
             message: "deletes are supported for sparse arrays only, as in libtiledb".into(),
         });
     }
@@ -64,7 +65,7 @@ pub fn delete_cells(
     let t = timestamp.unwrap_or_else(now_ms);
     let name = format!("__{t}_{t}_{}_{}.del", uuid()?, version.number());
     let commits = array.join("__commits");
-    std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
+    crate::folder::create(&commits)?;
     write_whole(&commits, &name, &tile)?;
     Ok(name)
 }

@@ -11,13 +11,12 @@ use crate::atomic::write_whole;
 use crate::create::generic_tile_pipeline;
 use crate::name::{enumeration_name, now_ms, schema_name};
 use crate::WriteError;
-use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_schema::{
     load_enumerations, ArraySchema, Attribute, CurrentDomain, Enumeration, Range1D, Value,
 };
 use tessera_tile::datatype::Physical;
-use tessera_tile::storage::LocalFs;
+use tessera_tile::storage::Location;
 
 /// What an evolution changes.
 #[derive(Debug, Clone, Default)]
@@ -166,11 +165,12 @@ fn expanded(s: &ArraySchema, ranges: &[Range1D]) -> Result<CurrentDomain, WriteE
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn evolve_array(
-    array: &Path,
+    array: impl Into<Location>,
     evolution: &Evolution,
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<ArraySchema, WriteError> {
+    let array = &array.into();
     let opened = crate::open::open_array(array, key)?;
     // By default now, or just after the current schema if that is later
     // (two evolutions within a millisecond).
@@ -180,7 +180,8 @@ pub fn evolve_array(
     let extended = if evolution.extend_enumerations.is_empty() {
         Vec::new()
     } else {
-        let current = load_enumerations(&LocalFs, array, &opened.schema, key.as_ref())?;
+        let current =
+            load_enumerations(array.reader(), array.path(), &opened.schema, key.as_ref())?;
         extended_enumerations(&mut s, &current, &evolution.extend_enumerations)?
     };
     let pipeline = generic_tile_pipeline();

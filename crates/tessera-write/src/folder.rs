@@ -1,30 +1,50 @@
 //! Reading and clearing the folders maintenance works in (`__commits`,
 //! `__meta`, `__fragment_meta`): a folder libtiledb never made (git and
-//! some object stores drop empty ones) holds nothing, and a file already
-//! gone was removed by an earlier, interrupted run.
+//! object stores drop empty ones) holds nothing, and a file already gone
+//! was removed by an earlier, interrupted run.
 
 use crate::WriteError;
-use std::path::Path;
+use tessera_tile::storage::Location;
 
 /// The names of the entries of `dir`, sorted; none if it does not exist.
-pub(crate) fn entry_names(dir: &Path) -> Result<Vec<String>, WriteError> {
-    let mut names: Vec<String> = match std::fs::read_dir(dir) {
-        Ok(d) => d
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(WriteError::io(dir)(e)),
-    };
-    names.sort();
-    Ok(names)
+pub(crate) fn entry_names(dir: &Location) -> Result<Vec<String>, WriteError> {
+    tessera_tile::storage::entry_names(dir.reader(), dir.path()).map_err(WriteError::io(dir.path()))
 }
 
 /// Removes the file at `path`; true if it was there.
-pub(crate) fn remove_if_present(path: &Path) -> Result<bool, WriteError> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(WriteError::io(path)(e)),
-    }
+pub(crate) fn remove_if_present(path: &Location) -> Result<bool, WriteError> {
+    path.storage()
+        .delete(path.path())
+        .map_err(WriteError::io(path.path()))
+}
+
+/// Removes the file at `path`, which must be there.
+pub(crate) fn remove(path: &Location) -> Result<(), WriteError> {
+    path.storage()
+        .delete(path.path())
+        .map(|_| ())
+        .map_err(WriteError::io(path.path()))
+}
+
+/// The whole file at `path`.
+pub(crate) fn read(path: &Location) -> Result<Vec<u8>, WriteError> {
+    path.reader()
+        .read_all(path.path())
+        .map_err(WriteError::io(path.path()))
+}
+
+/// Makes the folder at `dir` where folders exist (not on object stores).
+pub(crate) fn create(dir: &Location) -> Result<(), WriteError> {
+    dir.storage()
+        .create_folder(dir.path())
+        .map_err(WriteError::io(dir.path()))
+}
+
+/// Removes the folder at `dir` with everything in it; false if there was
+/// none.
+pub(crate) fn remove_folder(dir: &Location) -> Result<bool, WriteError> {
+    dir.storage()
+        .delete_folder(dir.path())
+        .map(|n| n > 0)
+        .map_err(WriteError::io(dir.path()))
 }

@@ -12,10 +12,9 @@ use crate::atomic::write_whole;
 use crate::create::generic_tile_pipeline;
 use crate::name::uuid;
 use crate::WriteError;
-use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
-use tessera_fragment::{OpenArray, TimestampedName};
-use tessera_tile::storage::LocalFs;
+use tessera_fragment::TimestampedName;
+use tessera_tile::storage::Location;
 
 const FRAGMENT_META: &str = "__fragment_meta";
 
@@ -33,11 +32,12 @@ const FRAGMENT_META: &str = "__fragment_meta";
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn consolidate_fragment_meta(
-    array: &Path,
+    array: impl Into<Location>,
     key: Option<EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
-    let opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, key)
-        .map_err(|e| WriteError::refused(array, e))?;
+    let at = &array.into();
+    let opened = crate::open::open_array(at, key)?;
+    let array = at.path();
     let frags = &opened.fragments;
     let (Some(first), Some(last)) = (frags.first(), frags.last()) else {
         return Ok(None);
@@ -73,8 +73,8 @@ pub fn consolidate_fragment_meta(
     let tile = write_generic_tile(&payload, &generic_tile_pipeline(), version, key)?;
     let (t1, t2) = (first.timestamp_range().0, last.timestamp_range().1);
     let name = format!("__{t1}_{t2}_{}_{}.meta", uuid()?, version.number());
-    let dir = array.join(FRAGMENT_META);
-    std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+    let dir = at.join(FRAGMENT_META);
+    crate::folder::create(&dir)?;
     write_whole(&dir, &name, &tile)?;
     Ok(Some(name))
 }
@@ -82,7 +82,11 @@ pub fn consolidate_fragment_meta(
 /// Removes every consolidated fragment metadata file but the newest (those
 /// ending at the latest timestamp, as libtiledb keeps them); returns how
 /// many it removed. `key`, when given, must open the array.
-pub fn vacuum_fragment_meta(array: &Path, key: Option<EncryptionKey>) -> Result<usize, WriteError> {
+pub fn vacuum_fragment_meta(
+    array: impl Into<Location>,
+    key: Option<EncryptionKey>,
+) -> Result<usize, WriteError> {
+    let array = &array.into();
     crate::open::check_key(array, key)?;
     let dir = array.join(FRAGMENT_META);
     let metas: Vec<(u64, String)> = crate::folder::entry_names(&dir)?
@@ -96,8 +100,7 @@ pub fn vacuum_fragment_meta(array: &Path, key: Option<EncryptionKey>) -> Result<
     let latest = metas.iter().map(|(t2, _)| *t2).max().unwrap_or(0);
     let mut removed = 0;
     for (_, name) in metas.iter().filter(|(t2, _)| *t2 != latest) {
-        let path = dir.join(name);
-        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        crate::folder::remove(&dir.join(name))?;
         removed += 1;
     }
     Ok(removed)

@@ -17,14 +17,14 @@ use crate::atomic::write_whole;
 use crate::create::{check_destination, generic_tile_pipeline, Staging};
 use crate::name::{now_ms, uuid};
 use crate::WriteError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::METADATA_FOLDER;
 use tessera_fragment::group::{
     encode_details, GroupMember, ObjectType, OpenGroup, GROUP_DETAILS_FOLDER, GROUP_FILE,
 };
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::{LocalFs, Storage};
+use tessera_tile::storage::{LocalFs, Location, Storage, WritableStorage};
 use tessera_tile::FormatVersion;
 
 /// The format version libtiledb 2.30 writes a group's files at.
@@ -39,13 +39,14 @@ const NEW_GROUP_VERSION: u32 = 22;
 /// assert!(g.members.is_empty());
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn create_group(path: &Path) -> Result<(), WriteError> {
-    check_destination(path)?;
-    let staging = Staging::new(path)?;
+pub fn create_group(path: impl Into<Location>) -> Result<(), WriteError> {
+    let path = path.into();
+    check_destination(&path)?;
+    let staging = Staging::new(&path)?;
     staging.folder(GROUP_DETAILS_FOLDER)?;
     staging.folder(METADATA_FOLDER)?;
     staging.file(GROUP_FILE, &[])?;
-    staging.publish(path)
+    staging.publish(&path)
 }
 
 /// One change to a group's members.
@@ -85,41 +86,37 @@ pub enum MemberChange {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn change_members(
-    group: &Path,
+    group: impl Into<Location>,
     changes: &[MemberChange],
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
     let lookup = MemberLookup {
-        location: group,
-        storage: &|_| Ok(&LocalFs),
+        storage: &|_| Err("members on other stores are not looked up here".into()),
     };
-    change_members_at(group, &lookup, changes, key, timestamp)
+    change_members_at(&group.into(), &lookup, changes, key, timestamp)
 }
 
 /// Where the members a change adds are looked up (to learn whether each
-/// is an array or a group): for a group written in a local copy of one on
-/// an object store, its URI and the storage serving each member's URI.
+/// is an array or a group) when their URI is on another store than the
+/// group's: the storage serving it.
 pub struct MemberLookup<'a> {
-    /// Where the group is: members relative to it are found under it.
-    pub location: &'a Path,
-    /// The storage serving a member's URI (`s3://...`); local paths are
-    /// read from the local filesystem.
+    /// The storage serving a member's URI (`s3://...`) on another store.
     pub storage: &'a dyn Fn(&Path) -> Result<&'a dyn Storage, String>,
 }
 
-/// [`change_members`] on the group folder `group`, with members looked up
-/// as `lookup` says: a local copy of a group on an object store names
-/// members relative to the group's URI, and members by their URIs.
+/// [`change_members`] on the group at `group`, with members on other
+/// stores looked up as `lookup` says.
 pub fn change_members_at(
-    group: &Path,
+    group: &Location,
     lookup: &MemberLookup<'_>,
     changes: &[MemberChange],
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
+    let (at, group) = (group, group.path());
     let refuse = |m: String| WriteError::refused(group, m);
-    let opened = OpenGroup::open(&LocalFs, group, 0, u64::MAX, key)
+    let opened = OpenGroup::open(at.reader(), group, 0, u64::MAX, key)
         .map_err(|e| WriteError::refused(group, e))?;
     let key_of = |m: &GroupMember| m.name.clone().unwrap_or_else(|| m.uri.clone());
     // Every member in force, then each change: (member, deleted); a
@@ -133,7 +130,7 @@ pub fn change_members_at(
                 uri,
                 name,
                 relative,
-            } => (new_member(lookup, uri, name.clone(), *relative)?, false),
+            } => (new_member(at, lookup, uri, name.clone(), *relative)?, false),
             MemberChange::Remove(which) => {
                 (member_to_remove(&opened.members, which, &refuse)?, true)
             }
@@ -157,27 +154,28 @@ pub fn change_members_at(
     if details >= 2 {
         entries.retain(|(m, _)| touched.contains(&key_of(m)));
     }
-    let version = group_format_version(group);
+    let version = group_format_version(at);
     let tile = write_generic_tile(
         &encode_details(details, &entries),
         &generic_tile_pipeline(),
         version,
         key,
     )?;
-    let dir = group.join(GROUP_DETAILS_FOLDER);
+    let dir = at.join(GROUP_DETAILS_FOLDER);
     let t = timestamp.unwrap_or_else(|| now_ms().max(next_after_newest(&dir)));
     let suffix = match details {
         1 => String::new(),
         v => format!("_{v}"),
     };
     let name = format!("__{t}_{t}_{}{suffix}", uuid()?);
-    std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+    crate::folder::create(&dir)?;
     write_whole(&dir, &name, &tile)?;
     Ok(name)
 }
 
 /// The member `uri` names, with its type read from what is there.
 fn new_member(
+    group: &Location,
     lookup: &MemberLookup<'_>,
     uri: &str,
     name: Option<String>,
@@ -185,15 +183,19 @@ fn new_member(
 ) -> Result<GroupMember, WriteError> {
     let at = match uri.strip_prefix("file://") {
         Some(p) => Path::new(p).to_path_buf(),
-        None if relative => lookup.location.join(uri),
+        None if relative => group.path().join(uri),
         None => Path::new(uri).to_path_buf(),
     };
     let refuse = |m: String| WriteError::refused(&at, m);
-    // Paths with a scheme are served by the storage of their store.
+    // A member on the group's store is read through its storage; paths
+    // with a scheme elsewhere through the storage of their store.
     let remote = at.to_string_lossy().contains("://");
-    let storage: &dyn Storage = match remote {
-        true => (lookup.storage)(&at).map_err(&refuse)?,
-        false => &LocalFs,
+    let here = group.path().to_string_lossy().contains("://") == remote
+        && (!remote || same_store(group.path(), &at));
+    let storage: &dyn Storage = match (here, remote) {
+        (true, _) => group.reader(),
+        (false, true) => (lookup.storage)(&at).map_err(&refuse)?,
+        (false, false) => &LocalFs,
     };
     let object_type = if tessera_fragment::group::is_group(storage, &at).unwrap_or(false) {
         ObjectType::Group
@@ -208,10 +210,7 @@ fn new_member(
         (true, _) => uri.trim_start_matches("./").to_owned(),
         (false, true) => uri.to_owned(),
         // libtiledb stores a local path as an absolute file:// URI.
-        (false, false) => {
-            let abs = std::fs::canonicalize(&at).map_err(WriteError::io(&at))?;
-            format!("file://{}", abs.display())
-        }
+        (false, false) => LocalFs.uri(&at).map_err(WriteError::io(&at))?,
     };
     if name.as_deref() == Some("") {
         return Err(refuse("a member's name cannot be empty".into()));
@@ -233,8 +232,8 @@ fn member_to_remove(
     if let Some(m) = members.iter().find(|m| m.name.as_deref() == Some(which)) {
         return Ok(m.clone());
     }
-    let file_uri = match Path::new(which).canonicalize() {
-        Ok(abs) if !which.contains("://") => format!("file://{}", abs.display()),
+    let file_uri = match LocalFs.uri(Path::new(which)) {
+        Ok(uri) if !which.contains("://") => uri,
         _ => which.to_owned(),
     };
     let at: Vec<&GroupMember> = members
@@ -256,22 +255,27 @@ fn member_to_remove(
 /// The newest format version among the group's details and metadata
 /// files (a version tessera does not know, as in a damaged header, is not
 /// taken), or libtiledb 2.30's for a group with none.
-pub(crate) fn group_format_version(group: &Path) -> FormatVersion {
+pub(crate) fn group_format_version(group: &Location) -> FormatVersion {
     let mut version = None;
     for sub in [GROUP_DETAILS_FOLDER, METADATA_FOLDER] {
-        for e in std::fs::read_dir(group.join(sub))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let mut head = [0u8; 4];
-            let read = std::fs::File::open(e.path()).and_then(|mut f| {
-                use std::io::Read;
-                f.read_exact(&mut head)
-            });
-            let is_tile = TimestampedName::parse(&e.file_name().to_string_lossy()).is_some();
+        let dir = group.join(sub);
+        let names = crate::folder::entry_names(&dir).unwrap_or_default();
+        let tiles: Vec<PathBuf> = names
+            .iter()
+            .filter(|n| TimestampedName::parse(n).is_some())
+            .map(|n| dir.path().join(n))
+            .collect();
+        let requests: Vec<(PathBuf, std::ops::Range<u64>)> =
+            tiles.into_iter().map(|p| (p, 0..4)).collect();
+        let Ok(heads) = group.reader().read_batch(&requests) else {
+            continue;
+        };
+        for head in heads {
+            let Ok(head) = <[u8; 4]>::try_from(head.as_slice()) else {
+                continue;
+            };
             let v = FormatVersion::new(u32::from_le_bytes(head));
-            if read.is_ok() && is_tile && v.is_known() {
+            if v.is_known() {
                 version = version.max(Some(v.number()));
             }
         }
@@ -279,15 +283,25 @@ pub(crate) fn group_format_version(group: &Path) -> FormatVersion {
     FormatVersion::new(version.unwrap_or(NEW_GROUP_VERSION))
 }
 
+/// Whether the URIs `a` and `b` are on one store (scheme and bucket).
+fn same_store(a: &Path, b: &Path) -> bool {
+    let store = |p: &Path| {
+        let text = p.to_string_lossy().into_owned();
+        let (scheme, rest) = text.split_once(":/").unwrap_or(("", ""));
+        let bucket = rest.trim_start_matches('/').split('/').next().unwrap_or("");
+        (scheme.to_ascii_lowercase(), bucket.to_owned())
+    };
+    store(a) == store(b)
+}
+
 /// One millisecond after the newest timestamped file in `dir` (0 when
 /// none): files of one millisecond replay in uuid order, so two changes
 /// within one would apply in either order.
-pub(crate) fn next_after_newest(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| TimestampedName::parse(&e.file_name().to_string_lossy()))
+pub(crate) fn next_after_newest(dir: &Location) -> u64 {
+    crate::folder::entry_names(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| TimestampedName::parse(n))
         .map(|n| n.t2.saturating_add(1))
         .max()
         .unwrap_or(0)

@@ -12,12 +12,11 @@ use crate::rows::scalar;
 use crate::WriteError;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-use std::path::Path;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::{
     encode_entries, metadata_files, MetadataValue, METADATA_FOLDER,
 };
-use tessera_tile::storage::LocalFs;
+use tessera_tile::storage::Location;
 use tessera_tile::Datatype;
 
 /// Puts (`Some`) and deletes (`None`) keys of the array at `array`'s
@@ -47,11 +46,12 @@ use tessera_tile::Datatype;
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn put_metadata(
-    array: &Path,
+    array: impl Into<Location>,
     entries: &BTreeMap<String, Option<MetadataValue>>,
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
+    let array = &array.into();
     let opened = crate::open::open_array(array, key)?;
     write_metadata_file(array, opened.schema.version, entries, key, timestamp)
 }
@@ -62,13 +62,15 @@ pub fn put_metadata(
 /// carry (its details and metadata files), so the release that wrote the
 /// group reads it; 22 for a group with none.
 pub fn put_group_metadata(
-    group: &Path,
+    group: impl Into<Location>,
     entries: &BTreeMap<String, Option<MetadataValue>>,
     key: Option<EncryptionKey>,
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
-    if !group.join("__group").is_dir() && !group.join("__tiledb_group.tdb").is_file() {
-        return Err(WriteError::refused(group, "not a TileDB group"));
+    let group = &group.into();
+    let is_group = tessera_fragment::group::is_group(group.reader(), group.path());
+    if !is_group.unwrap_or(false) {
+        return Err(WriteError::refused(group.path(), "not a TileDB group"));
     }
     let version = crate::group::group_format_version(group);
     write_metadata_file(group, version, entries, key, timestamp)
@@ -77,7 +79,7 @@ pub fn put_group_metadata(
 /// Writes one metadata file of `entries` into `root/__meta/`, a generic
 /// tile at `version`.
 fn write_metadata_file(
-    root: &Path,
+    root: &Location,
     version: tessera_tile::FormatVersion,
     entries: &BTreeMap<String, Option<MetadataValue>>,
     key: Option<EncryptionKey>,
@@ -89,7 +91,7 @@ fn write_metadata_file(
     let newest = crate::group::next_after_newest(&dir);
     let t = timestamp.unwrap_or_else(|| now_ms().max(newest));
     let name = format!("__{t}_{t}_{}", uuid()?);
-    std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+    crate::folder::create(&dir)?;
     write_whole(&dir, &name, &tile)?;
     Ok(name)
 }
@@ -103,20 +105,22 @@ fn write_metadata_file(
 /// there were fewer than two files. Readers see the same metadata at
 /// every step: the new file replays to what the old ones did.
 pub fn consolidate_metadata(
-    array: &Path,
+    array: impl Into<Location>,
     key: Option<EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
-    let opened = crate::open::open_array(array, key)?;
-    let dir = array.join(METADATA_FOLDER);
-    let files = metadata_files(&LocalFs, array, (0, u64::MAX))
-        .map_err(|e| WriteError::refused(array, e))?;
+    let at = &array.into();
+    let (storage, array) = (at.reader(), at.path());
+    let opened = crate::open::open_array(at, key)?;
+    let dir = at.join(METADATA_FOLDER);
+    let files =
+        metadata_files(storage, array, (0, u64::MAX)).map_err(|e| WriteError::refused(array, e))?;
     let (Some(first), Some(last)) = (files.first(), files.last()) else {
         return Ok(None);
     };
     if files.len() < 2 {
         return Ok(None);
     }
-    let merged = opened.metadata(&LocalFs).map_err(|e| WriteError::Refused {
+    let merged = opened.metadata(storage).map_err(|e| WriteError::Refused {
         path: array.into(),
         message: e.to_string(),
     })?;
@@ -136,8 +140,8 @@ pub fn consolidate_metadata(
     let prefix = match version.number() >= 19 {
         true => format!("/{METADATA_FOLDER}/"),
         false => {
-            let abs = std::fs::canonicalize(&dir).map_err(WriteError::io(&dir))?;
-            format!("file://{}/", abs.display())
+            let uri = dir.storage().uri(dir.path());
+            format!("{}/", uri.map_err(WriteError::io(dir.path()))?)
         }
     };
     let listed: String = files
@@ -151,15 +155,18 @@ pub fn consolidate_metadata(
 /// Removes the metadata files `.vac` files list, then the `.vac` files;
 /// returns how many files it removed. `key`, when given, must open the
 /// array.
-pub fn vacuum_metadata(array: &Path, key: Option<EncryptionKey>) -> Result<usize, WriteError> {
+pub fn vacuum_metadata(
+    array: impl Into<Location>,
+    key: Option<EncryptionKey>,
+) -> Result<usize, WriteError> {
+    let array = &array.into();
     crate::open::check_key(array, key)?;
     let dir = array.join(METADATA_FOLDER);
     let names = crate::folder::entry_names(&dir)?;
     let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
     let mut removed = 0;
     for vac in &vacs {
-        let path = dir.join(vac);
-        let text = std::fs::read(&path).map_err(WriteError::io(&path))?;
+        let text = crate::folder::read(&dir.join(vac))?;
         for line in String::from_utf8_lossy(&text).lines() {
             let name = line.rsplit('/').next().unwrap_or(line);
             if crate::folder::remove_if_present(&dir.join(name))? {
@@ -169,8 +176,7 @@ pub fn vacuum_metadata(array: &Path, key: Option<EncryptionKey>) -> Result<usize
     }
     // The lists last: while one stays, the files it lists stay hidden.
     for vac in vacs {
-        let path = dir.join(vac);
-        std::fs::remove_file(&path).map_err(WriteError::io(path))?;
+        crate::folder::remove(&dir.join(vac))?;
         removed += 1;
     }
     Ok(removed)

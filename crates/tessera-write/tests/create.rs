@@ -161,7 +161,7 @@ fn refused_destinations_are_clear_errors_and_leave_nothing() {
         not_empty.to_string().ends_with("exists and is not empty"),
         "{not_empty}"
     );
-    let orphan = create_array(&dir.join("no/such/parent"), &doc, None, None).unwrap_err();
+    let orphan = create_array(dir.join("no/such/parent"), &doc, None, None).unwrap_err();
     assert!(orphan.to_string().contains("does not exist"), "{orphan}");
     // An empty folder may become an array.
     let empty = dir.join("empty");

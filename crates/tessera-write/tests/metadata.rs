@@ -182,7 +182,7 @@ fn group_metadata_puts_at_the_groups_version() {
     assert_eq!(after["added"].to_json(), 7);
     assert!(!after.contains_key(&gone));
     assert_eq!(after.len(), before.len());
-    let not_a_group = put_group_metadata(&dir.join("ms/nope"), &entries, None, None);
+    let not_a_group = put_group_metadata(dir.join("ms/nope"), &entries, None, None);
     assert!(not_a_group
         .unwrap_err()
         .to_string()

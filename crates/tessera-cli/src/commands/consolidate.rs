@@ -42,7 +42,8 @@ pub struct Args {
 }
 
 /// For the crash-safety test: `TESSERA_CRASH_AFTER=<step>` aborts the
-/// process right after the first time that step of a fragment
+/// process right after the first time that step of a write
+/// (`FragmentWritten`: its files written, not committed), a fragment
 /// consolidation (`FragmentWritten`, `Committed`, `VacuumListed`) or
 /// vacuum (`IgnoreListed`, `CommitRemoved`, `FolderRemoved`,
 /// `VacuumListRemoved`) completes, as a kill there would.
@@ -59,7 +60,7 @@ pub fn crash_if(crash_after: &Option<String>, step: &str) {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
     let key = parse_key(&args.target.key)?;
-    crate::storage::mirrored_change(&args.target.array, |array| {
+    crate::storage::at_location(&args.target.array, |array| {
         consolidate_in(array, &args, key)
     })?;
     Ok(ExitCode::SUCCESS)
@@ -67,7 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
 
 /// Consolidates the local array `array` as `args` ask.
 fn consolidate_in(
-    array: &std::path::Path,
+    array: &tessera::tile::storage::Location,
     args: &Args,
     key: Option<tessera::filters::EncryptionKey>,
 ) -> Result<(), BoxError> {

@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         serde_json::from_str(&text).map_err(|e| format!("{source}: not JSON: {e}"))?;
     let doc =
         tessera::schema::json::schema_from_json(&json).map_err(|e| format!("{source}: {e}"))?;
-    crate::storage::staged_write(&args.array, |at| {
+    crate::storage::at_location(&args.array, |at| {
         Ok(tessera_write::create_array(at, &doc, key, None)?)
     })?;
     Ok(ExitCode::SUCCESS)

@@ -24,7 +24,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let array = args.target.open()?;
     let condition = Expr::parse(&args.condition, &array.schema)?;
     let key = parse_key(&args.target.key)?;
-    let name = crate::storage::staged_write(&args.target.array, |at| {
+    let name = crate::storage::at_location(&args.target.array, |at| {
         Ok(tessera_write::delete::delete_cells(
             at,
             &condition,

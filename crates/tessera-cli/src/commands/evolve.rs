@@ -88,7 +88,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             evolution.extend_enumerations.push((name.to_owned(), bytes));
         }
     }
-    let schema = crate::storage::staged_write(&args.target.array, |at| {
+    let schema = crate::storage::at_location(&args.target.array, |at| {
         Ok(evolve_array(at, &evolution, key, args.timestamp)?)
     })?;
     let names: Vec<&str> = schema.attributes.iter().map(|a| a.name.as_str()).collect();

@@ -56,7 +56,7 @@ pub enum Action {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     match args.action {
         Action::Create { group } => {
-            crate::storage::staged_write(&group, |at| Ok(create_group(at)?))?;
+            crate::storage::at_location(&group, |at| Ok(create_group(at)?))?;
             eprintln!("created group {}", group.display());
         }
         Action::Add {
@@ -83,21 +83,16 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Applies `change` to the group at `group` (a folder or a URI: then in a
-/// local copy of its details, published after), members looked up where
-/// the group is.
+/// Applies `change` to the group at `group` (a folder or a URI), members
+/// on other stores looked up through their own storage.
 fn change_in(
     group: &Path,
     change: MemberChange,
     key: Option<tessera::filters::EncryptionKey>,
 ) -> Result<String, BoxError> {
-    let location = crate::storage::target(group);
-    crate::storage::staged_write(group, |at| {
+    crate::storage::at_location(group, |at| {
         let storage = |p: &Path| crate::storage::storage(p).map_err(|e| e.to_string());
-        let lookup = MemberLookup {
-            location: &location,
-            storage: &storage,
-        };
+        let lookup = MemberLookup { storage: &storage };
         Ok(change_members_at(at, &lookup, &[change], key, None)?)
     })
 }

@@ -92,7 +92,7 @@ fn change(args: &Args) -> Result<ExitCode, BoxError> {
     let key = parse_key(&args.target.key)?;
     let target = &args.target.array;
     let group = is_group(storage(target)?, target)?;
-    let name = crate::storage::staged_write(target, |at| {
+    let name = crate::storage::at_location(target, |at| {
         Ok(match group {
             true => tessera_write::metadata::put_group_metadata(at, &entries, key, args.timestamp)?,
             false => tessera_write::metadata::put_metadata(at, &entries, key, args.timestamp)?,

@@ -27,10 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     check_mode(&args.mode)?;
     let key = parse_key(&args.key)?;
-    // A vacuum reads commits, vacuum lists and consolidated files, and
-    // removes fragments by name: their files are not copied down.
-    let reads = |rel: &std::path::Path| !rel.starts_with("__fragments");
-    let removed = crate::storage::mirrored_change_reading(&args.array, reads, |array| {
+    let removed = crate::storage::at_location(&args.array, |array| {
         Ok(match args.mode.as_str() {
             "fragments" => {
                 let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();

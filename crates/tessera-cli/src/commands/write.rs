@@ -64,7 +64,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let batch_bytes = args.budget.map_or(usize::MAX, |b| (b / 6).max(1) as usize);
     let source = args.input.display().to_string();
     let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
-    let (cells, names) = crate::storage::staged_write(&args.array, |array| {
+    let (cells, names) = crate::storage::at_location(&args.array, |array| {
         // A dense box in an Arrow file, row-major: streamed band by band.
         if format == "arrow" {
             if let Some(done) = super::write_box::write(array, options, &args.input).map_err(at)? {
@@ -84,7 +84,11 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             }
         }
         let cells = writer.cells();
-        Ok((cells, writer.finish()?))
+        // For the crash-safety test: stopped with the files written, the
+        // commit not (`TESSERA_CRASH_AFTER=FragmentWritten`).
+        let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();
+        let crash = &mut || crate::commands::consolidate::crash_if(&crash_after, "FragmentWritten");
+        Ok((cells, writer.finish_observed(crash)?))
     })?;
     match names.as_slice() {
         [] => eprintln!("no cells: nothing written"),

@@ -17,7 +17,7 @@ use tessera_write::{FragmentWriter, RowMajorWriter, Walk, WriteOptions};
 /// one box streamed band by band; `None` when the file's cells are not
 /// such a box (or the array is sparse): nothing was written then.
 pub fn write(
-    array: &Path,
+    array: &tessera::tile::storage::Location,
     options: WriteOptions,
     input: &Path,
 ) -> Result<Option<(usize, Vec<String>)>, BoxError> {

@@ -15,9 +15,9 @@ use crate::WriteError;
 use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
 use std::ops::Range;
-use std::path::Path;
 use tessera_query::Column;
 use tessera_schema::{ArraySchema, CellValNum};
+use tessera_tile::storage::Location;
 use tessera_tile::ArrayType;
 
 /// Memory for a box write when [`WriteOptions::budget`] sets none.
@@ -81,7 +81,7 @@ impl BoxWriter {
     /// more. Its folder and files are created now, invisible until
     /// committed.
     pub fn try_new(
-        array: &Path,
+        array: impl Into<Location>,
         options: WriteOptions,
         bounds: &[(i128, i128)],
     ) -> Result<BoxWriter, WriteError> {

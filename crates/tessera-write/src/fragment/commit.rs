@@ -10,25 +10,25 @@
 use crate::atomic::write_whole;
 use crate::name::uuid;
 use crate::WriteError;
-use std::path::{Path, PathBuf};
+use tessera_tile::storage::Location;
 
 /// A new fragment's folder: invisible to readers until its commit exists,
 /// and removed if the write fails before that.
 pub(crate) struct FragmentFolder {
     pub name: String,
-    pub dir: PathBuf,
+    pub dir: Location,
     committed: bool,
 }
 
 impl FragmentFolder {
     pub fn create(
-        array: &Path,
+        array: &Location,
         (t1, t2): (u64, u64),
         version: u32,
     ) -> Result<FragmentFolder, WriteError> {
         let name = format!("__{t1}_{t2}_{}_{version}", uuid()?);
         let dir = array.join("__fragments").join(&name);
-        std::fs::create_dir_all(&dir).map_err(WriteError::io(&dir))?;
+        crate::folder::create(&dir)?;
         Ok(FragmentFolder {
             name,
             dir,
@@ -38,15 +38,14 @@ impl FragmentFolder {
 
     /// Writes the fragment metadata file, the last file of the folder.
     pub fn write_metadata(&self, meta: &[u8]) -> Result<(), WriteError> {
-        let path = self.dir.join("__fragment_metadata.tdb");
-        std::fs::write(&path, meta).map_err(WriteError::io(path))
+        write_whole(&self.dir, "__fragment_metadata.tdb", meta)
     }
 }
 
 impl Drop for FragmentFolder {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.dir);
+            let _ = self.dir.storage().delete_folder(self.dir.path());
         }
     }
 }
@@ -54,7 +53,7 @@ impl Drop for FragmentFolder {
 /// Commits `parts` (fragments written at `timestamp`, at format `version`)
 /// into the array at `array`; returns their names.
 pub(crate) fn commit(
-    array: &Path,
+    array: &Location,
     mut parts: Vec<FragmentFolder>,
     (timestamp, version): (u64, u32),
 ) -> Result<Vec<String>, WriteError> {
@@ -62,10 +61,9 @@ pub(crate) fn commit(
         return Ok(Vec::new());
     }
     let commits = array.join("__commits");
-    std::fs::create_dir_all(&commits).map_err(WriteError::io(&commits))?;
+    crate::folder::create(&commits)?;
     if let [one] = &parts[..] {
-        let commit = commits.join(format!("{}.wrt", one.name));
-        std::fs::write(&commit, b"").map_err(WriteError::io(commit))?;
+        write_whole(&commits, &format!("{}.wrt", one.name), b"")?;
     } else {
         let listed: String = parts
             .iter()

@@ -6,13 +6,12 @@
 
 use super::buffer::{FieldBuffer, FieldInfo};
 use crate::WriteError;
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{EncryptionKey, FilterPipeline, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
+use tessera_tile::storage::{FileWriter, Location};
 
 /// One field's files (their sizes) and their tiles.
 #[derive(Debug, Default)]
@@ -137,7 +136,7 @@ pub(crate) struct FieldFileSet {
 }
 
 impl FieldFileSet {
-    pub fn create(dir: &Path, stem: &str, f: &FieldInfo) -> Result<FieldFileSet, WriteError> {
+    pub fn create(dir: &Location, stem: &str, f: &FieldInfo) -> Result<FieldFileSet, WriteError> {
         let fixed = TileFile::create(dir, stem, "")?;
         let var = f
             .cell_val_num
@@ -184,29 +183,24 @@ impl FieldFileSet {
     }
 }
 
-/// A data file being written, tile after tile.
+/// A data file being written, tile after tile: streamed to its storage
+/// (on an object store, uploaded part by part as tiles come).
 struct TileFile {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: Box<dyn FileWriter>,
     len: u64,
 }
 
 impl TileFile {
-    fn create(dir: &Path, stem: &str, suffix: &str) -> Result<TileFile, WriteError> {
-        let path = dir.join(format!("{stem}{suffix}.tdb"));
-        let file = File::create(&path).map_err(WriteError::io(&path))?;
-        Ok(TileFile {
-            out: BufWriter::new(file),
-            path,
-            len: 0,
-        })
+    fn create(dir: &Location, stem: &str, suffix: &str) -> Result<TileFile, WriteError> {
+        let path = dir.path().join(format!("{stem}{suffix}.tdb"));
+        let out = dir.storage().writer(&path).map_err(WriteError::io(&path))?;
+        Ok(TileFile { out, path, len: 0 })
     }
 
     /// Appends a tile; returns where it starts.
     fn append(&mut self, tile: &[u8]) -> Result<u64, WriteError> {
-        self.out
-            .write_all(tile)
-            .map_err(WriteError::io(&self.path))?;
+        self.out.write(tile).map_err(WriteError::io(&self.path))?;
         let at = self.len;
         self.len += tile.len() as u64;
         Ok(at)
@@ -215,8 +209,7 @@ impl TileFile {
     /// Flushes the file; returns its size.
     fn finish(self) -> Result<u64, WriteError> {
         let TileFile { path, out, len } = self;
-        out.into_inner()
-            .map_err(|e| WriteError::io(&path)(e.into_error()))?;
+        out.finish().map_err(WriteError::io(&path))?;
         Ok(len)
     }
 }

@@ -41,7 +41,6 @@ use rayon::prelude::*;
 pub use row_major::{RowMajorWriter, Walk};
 use stats::{field_summary, TileStats};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 pub(crate) use stream::SortedFragmentWriter;
 use tessera_filters::gates::LibtiledbRelease;
@@ -50,6 +49,7 @@ use tessera_fragment::{FieldSummary, RTree};
 use tessera_query::Column;
 use tessera_schema::json::WRITTEN_VERSION;
 use tessera_schema::{ArraySchema, Range1D, Value};
+use tessera_tile::storage::Location;
 use tessera_tile::ArrayType;
 
 /// The oldest format version tessera appends fragments at: libtiledb
@@ -134,7 +134,7 @@ fn dense_rtree() -> RTree {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub struct FragmentWriter {
-    array: PathBuf,
+    array: Location,
     schema: Arc<ArraySchema>,
     key: Option<EncryptionKey>,
     release: LibtiledbRelease,
@@ -174,11 +174,24 @@ pub(crate) struct Consolidated {
 
 impl FragmentWriter {
     /// A writer of a new fragment of the array at `array` (its latest schema).
-    pub fn try_new(array: &Path, options: WriteOptions) -> Result<FragmentWriter, WriteError> {
-        let opened = crate::open::open_array(array, options.key)?;
-        let schema = opened.schema.clone();
+    pub fn try_new(
+        array: impl Into<Location>,
+        options: WriteOptions,
+    ) -> Result<FragmentWriter, WriteError> {
+        let array = array.into();
+        let schema = crate::open::open_array(&array, options.key)?.schema;
+        FragmentWriter::with_schema(array, schema, options)
+    }
+
+    /// A writer of a new fragment of the array at `array`, whose latest
+    /// schema is `schema` (the caller opened it).
+    fn with_schema(
+        array: Location,
+        schema: Arc<ArraySchema>,
+        options: WriteOptions,
+    ) -> Result<FragmentWriter, WriteError> {
         let refuse = |message: String| WriteError::Refused {
-            path: array.into(),
+            path: array.path().into(),
             message,
         };
         if !(OLDEST_WRITTEN..=WRITTEN_VERSION.number()).contains(&schema.version.number()) {
@@ -203,7 +216,7 @@ impl FragmentWriter {
         });
         let fields: Vec<FieldInfo> = dims.chain(attrs).collect();
         Ok(FragmentWriter {
-            array: array.to_path_buf(),
+            array,
             buffers: fields.iter().map(FieldBuffer::new).collect(),
             fields,
             schema,
@@ -223,11 +236,12 @@ impl FragmentWriter {
     /// named with their timestamp range, with per-cell timestamps when
     /// asked (sparse arrays).
     pub(crate) fn consolidating(
-        array: &Path,
+        array: &Location,
+        schema: Arc<ArraySchema>,
         options: WriteOptions,
         consolidated: Consolidated,
     ) -> Result<FragmentWriter, WriteError> {
-        let mut w = FragmentWriter::try_new(array, options)?;
+        let mut w = FragmentWriter::with_schema(array.clone(), schema, options)?;
         let mut extra = Vec::new();
         if consolidated.timestamps {
             extra.push(tessera_query::VERSION_TIMESTAMPS);
@@ -393,11 +407,9 @@ impl FragmentWriter {
     }
 
     /// As [`finish`](Self::finish), calling `written` once the fragments'
-    /// files are written, before their commit (consolidation reports it).
-    pub(crate) fn finish_observed(
-        mut self,
-        written: &mut dyn FnMut(),
-    ) -> Result<Vec<String>, WriteError> {
+    /// files are written, before their commit (consolidation reports it;
+    /// a crash test stops there).
+    pub fn finish_observed(mut self, written: &mut dyn FnMut()) -> Result<Vec<String>, WriteError> {
         if self.cells > 0 {
             let part = self.write_part()?;
             self.parts.push(part);

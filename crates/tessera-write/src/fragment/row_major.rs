@@ -12,8 +12,8 @@ use super::WriteOptions;
 use crate::WriteError;
 use arrow_array::{Array, RecordBatch};
 use rayon::prelude::*;
-use std::path::Path;
 use tessera_schema::ArraySchema;
+use tessera_tile::storage::Location;
 
 /// Memory for a write when [`WriteOptions::budget`] sets none: streamed
 /// cells need no more than a few bands of tiles.
@@ -87,7 +87,7 @@ impl RowMajorWriter {
     /// bands are not consecutive row-major cells (a col-major tile order
     /// over a box more than one coordinate wide).
     pub fn try_new(
-        array: &Path,
+        array: impl Into<Location>,
         options: WriteOptions,
         bounds: &[(i128, i128)],
     ) -> Result<RowMajorWriter, WriteError> {

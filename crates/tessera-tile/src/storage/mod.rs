@@ -1,12 +1,20 @@
 //! The I/O tessera's readers are driven by.
 //!
 //! Decoders never touch files; the layers that open arrays ask a
-//! [`Storage`] for byte ranges and folder listings. [`LocalFs`] serves a
-//! local filesystem; object stores plug in as separate adapter crates.
+//! [`Storage`] for byte ranges and folder listings, and the layers that
+//! write them a [`WritableStorage`] for puts, streamed files and removal.
+//! [`LocalFs`] serves a local filesystem; object stores plug in as
+//! separate adapter crates. A [`Location`] is a path with its storage.
 
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+mod location;
+mod write;
+
+pub use location::Location;
+pub use write::{entry_names, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -350,7 +358,7 @@ fn kept_open(path: &Path) -> Option<io::Result<std::rc::Rc<std::fs::File>>> {
 pub struct Recording<S> {
     inner: S,
     root: PathBuf,
-    log: std::sync::Mutex<Vec<String>>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl<S: Storage> Recording<S> {

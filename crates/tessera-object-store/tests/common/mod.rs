@@ -1,0 +1,66 @@
+#![allow(dead_code)] // Each test file uses some of these.
+//! Fixtures copied into a memory store, and the requests a storage sent
+//! as lines to compare.
+
+use std::path::Path;
+use tessera_object_store::{ObjectStorage, Request, WritableStorage};
+
+/// `case` of TileDB-Py 0.36.1 copied into a memory store.
+pub fn stored(case: &str) -> (ObjectStorage, String) {
+    let storage = ObjectStorage::for_uri("memory://fixtures").unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1")
+        .join(case)
+        .join("array");
+    let uri = format!("memory://fixtures/{case}");
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(&root).unwrap();
+                let key = Path::new(&uri).join(rel);
+                storage.put(&key, &std::fs::read(&p).unwrap()).unwrap();
+            }
+        }
+    }
+    (storage.fresh(), uri)
+}
+
+/// The requests as lines, `call: METHOD key range`, the storage's calls
+/// numbered from 0 and sorted within each.
+pub fn plan(requests: Vec<Request>) -> Vec<String> {
+    let mut r = requests;
+    let mut calls: Vec<usize> = r.iter().map(|q| q.call).collect();
+    calls.dedup();
+    r.sort_by(|a, b| (a.call, &a.key, &a.range).cmp(&(b.call, &b.key, &b.range)));
+    r.iter()
+        .map(|q| {
+            let n = calls.iter().position(|c| *c == q.call).unwrap_or(0);
+            format!("{n}: {q}")
+        })
+        .collect()
+}
+
+/// `line` with each uuid (32 hex digits) of a file name written as
+/// `<uuid>`: new fragments and commits are named with random ones.
+pub fn without_uuids(line: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    for c in line.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+            continue;
+        }
+        match run.len() {
+            32 => out.push_str("<uuid>"),
+            _ => out.push_str(&run),
+        }
+        run.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
+}
