@@ -192,7 +192,7 @@ pub fn vacuum_commits(
     let dir = array.join(COMMITS);
     let mut removed = 0;
     let mut remove = |name: &str| -> Result<(), WriteError> {
-        crate::folder::remove(&dir.join(name))?;
+        crate::folder::remove_if_present(&dir.join(name))?;
         removed += 1;
         Ok(())
     };

@@ -570,7 +570,7 @@ pub fn vacuum_fragments(
         }
     }
     for vac in vacs {
-        crate::folder::remove(&dir.join(vac))?;
+        crate::folder::remove_if_present(&dir.join(vac))?;
         on_step(VacuumStep::VacuumListRemoved);
     }
     Ok(removed)

@@ -18,14 +18,6 @@ pub(crate) fn remove_if_present(path: &Location) -> Result<bool, WriteError> {
         .map_err(WriteError::io(path.path()))
 }
 
-/// Removes the file at `path`, which must be there.
-pub(crate) fn remove(path: &Location) -> Result<(), WriteError> {
-    path.storage()
-        .delete(path.path())
-        .map(|_| ())
-        .map_err(WriteError::io(path.path()))
-}
-
 /// The whole file at `path`.
 pub(crate) fn read(path: &Location) -> Result<Vec<u8>, WriteError> {
     path.reader()

@@ -176,7 +176,7 @@ pub fn vacuum_metadata(
     }
     // The lists last: while one stays, the files it lists stay hidden.
     for vac in vacs {
-        crate::folder::remove(&dir.join(vac))?;
+        crate::folder::remove_if_present(&dir.join(vac))?;
         removed += 1;
     }
     Ok(removed)
