@@ -4,11 +4,11 @@
 //! consolidation and vacuum leave an array that reads as the same steps
 //! leave a local copy.
 
+mod emulated;
+
+use emulated::Emulator;
 use sha2::{Digest, Sha256};
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use tessera_object_store::{ObjectStorage, WritableStorage};
+use std::process::{Command, Stdio};
 
 const CONTAINER: &str = "tessera";
 /// Azurite's one account and its published key.
@@ -16,68 +16,35 @@ const ACCOUNT: &str = "devstoreaccount1";
 const ACCOUNT_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-struct Azurite {
-    child: Child,
-    url: String,
-    _data: TempDir,
-}
-
-impl Drop for Azurite {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Starts Azurite on a free port with the container made; `None` without it.
-fn azurite() -> Option<Azurite> {
-    let Ok(program) = std::env::var("TESSERA_AZURITE") else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI runs the Azure tests: set TESSERA_AZURITE to azurite-blob"
-        );
-        eprintln!("TESSERA_AZURITE not set: Azure tests skipped");
-        return None;
-    };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let data = TempDir(std::env::temp_dir().join(format!("tessera-azurite-{port}")));
-    std::fs::create_dir_all(&data.0).unwrap();
+fn azurite() -> Option<Emulator> {
+    let program = emulated::program("TESSERA_AZURITE", "Azure")?;
+    let port = emulated::free_port();
+    let data = emulated::data_folder("azurite", port);
     let child = Command::new(program)
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
         .args(["--silent", "--skipApiVersionCheck", "--location"])
-        .arg(&data.0)
+        .arg(&data)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("azurite-blob starts");
-    let azurite = Azurite {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-        _data: data,
-    };
-    let mut last = String::new();
-    for _ in 0..300 {
-        match create_container(port) {
-            Ok(a) if a.starts_with("HTTP/1.1 201") || a.starts_with("HTTP/1.1 409") => {
-                return Some(azurite)
-            }
-            Ok(a) => last = a,
-            Err(e) => last = e.to_string(),
+    let env = vec![
+        ("AZURE_STORAGE_USE_EMULATOR", "true".into()),
+        (
+            "AZURITE_BLOB_STORAGE_URL",
+            format!("http://127.0.0.1:{port}"),
+        ),
+    ];
+    let azurite = Emulator::new(child, format!("az://{CONTAINER}"), env, data);
+    emulated::wait_until("azurite", || {
+        let a = create_container(port).map_err(|e| e.to_string())?;
+        match a.starts_with("HTTP/1.1 201") || a.starts_with("HTTP/1.1 409") {
+            true => Ok(true),
+            false => Err(a),
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    panic!("azurite on {port} did not make the container: {last}");
+    });
+    Some(azurite)
 }
 
 /// One `PUT /ACCOUNT/CONTAINER?restype=container`, signed with the
@@ -90,15 +57,11 @@ fn create_container(port: u16) -> std::io::Result<String> {
     );
     let key = base64_decode(ACCOUNT_KEY);
     let signature = base64_encode(&hmac_sha256(&key, to_sign.as_bytes()));
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
-    write!(
-        s,
-        "PUT /{ACCOUNT}/{CONTAINER}?restype=container HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-ms-date: {date}\r\nx-ms-version: {version}\r\nAuthorization: SharedKey {ACCOUNT}:{signature}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer)?;
-    Ok(answer)
+    emulated::http(
+        port,
+        &format!("PUT /{ACCOUNT}/{CONTAINER}?restype=container HTTP/1.1\r\nx-ms-date: {date}\r\nx-ms-version: {version}\r\nAuthorization: SharedKey {ACCOUNT}:{signature}"),
+        b"",
+    )
 }
 
 fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
@@ -177,170 +140,14 @@ fn http_date(time: std::time::SystemTime) -> String {
     )
 }
 
-fn env(a: &Azurite) -> Vec<(&'static str, String)> {
-    vec![
-        ("AZURE_STORAGE_USE_EMULATOR", "true".into()),
-        ("AZURITE_BLOB_STORAGE_URL", a.url.clone()),
-    ]
-}
-
-/// Held while the environment is set and a storage made from it.
-static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn container(a: &Azurite) -> ObjectStorage {
-    let _held = ENV.lock().unwrap_or_else(|e| e.into_inner());
-    for (k, v) in env(a) {
-        std::env::set_var(k, v);
-    }
-    ObjectStorage::for_uri(&format!("az://{CONTAINER}")).unwrap()
-}
-
-fn tessera(a: Option<&Azurite>, args: &[&str]) -> (bool, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
-    cmd.args(args);
-    if let Some(a) = a {
-        cmd.envs(env(a));
-    }
-    let out = cmd.output().expect("tessera runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
-}
-
-/// Uploads the files under `dir` as `uri/<path relative to dir>`.
-fn upload(storage: &ObjectStorage, dir: &Path, uri: &str) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let key = Path::new(uri).join(p.strip_prefix(dir).unwrap());
-                storage.put(&key, &std::fs::read(&p).unwrap()).unwrap();
-            }
-        }
-    }
-}
-
-/// `SUB PATH [ARGS...] [--key K]` run on the local fixture and on its
-/// copy in the container: both succeed or fail, and print the same.
-fn same_output(a: &Azurite, sub: &[&str], local: &str, uri: &str, key: &Option<String>) {
-    let mut rest: Vec<&str> = sub[1..].to_vec();
-    if let Some(k) = key {
-        rest.extend(["--key", k.as_str()]);
-    }
-    let (ok_l, l, err_l) = tessera(None, &[&sub[..1], &[local], &rest].concat());
-    let (ok_a, got, err_a) = tessera(Some(a), &[&sub[..1], &[uri], &rest].concat());
-    assert_eq!(ok_l, ok_a, "{uri}: {sub:?}: local {err_l} / az {err_a}");
-    assert_eq!(got, l, "{uri}: {sub:?}");
-}
-
 #[test]
 fn fixtures_read_through_azure_as_locally() {
     let Some(a) = azurite() else { return };
-    let storage = container(&a);
-    let mut read = 0;
-    for release in ["tiledb-0.19.1", "tiledb-0.36.1"] {
-        for case in std::fs::read_dir(testdata().join(release))
-            .unwrap()
-            .flatten()
-        {
-            let array = case.path().join("array");
-            if !array.is_dir() {
-                continue;
-            }
-            let expected: serde_json::Value = std::fs::read(case.path().join("expected.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
-            let key = expected["case"]["key"].as_str().map(str::to_owned);
-            let name = case.file_name().to_string_lossy().into_owned();
-            let uri = format!("az://{CONTAINER}/{release}/{name}");
-            upload(&storage, &array, &uri);
-            let local = array.display().to_string();
-            same_output(&a, &["read", "--format", "jsonl"], &local, &uri, &key);
-            same_output(&a, &["schema"], &local, &uri, &key);
-            read += 1;
-        }
-    }
-    assert!(read > 100, "only {read} arrays read");
+    emulated::fixtures_read_as_locally(&a);
 }
 
 #[test]
 fn writes_and_maintenance_through_azure_as_locally() {
     let Some(a) = azurite() else { return };
-    let storage = container(&a);
-    let fixture = testdata().join("tiledb-0.36.1/random_sparse/array");
-    let uri = format!("az://{CONTAINER}/maintained");
-    upload(&storage, &fixture, &uri);
-    let local = std::env::temp_dir().join(format!("tessera-az-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&local);
-    let copied = Command::new("cp")
-        .arg("-r")
-        .arg(&fixture)
-        .arg(&local)
-        .status();
-    assert!(copied.unwrap().success());
-    let local_s = local.display().to_string();
-    let input = local.with_extension("arrow");
-    let input_s = input.display().to_string();
-    let (ok, _, err) = tessera(
-        None,
-        &["read", &local_s, "--format", "arrow", "-o", &input_s],
-    );
-    assert!(ok, "{err}");
-    let steps: &[&[&str]] = &[
-        &["write", "--input", &input_s, "--timestamp", "100"],
-        &["meta", "--set", "a=1"],
-        &["consolidate"],
-        &["vacuum"],
-        &["consolidate", "--mode", "commits"],
-        &["vacuum", "--mode", "commits"],
-        &["consolidate", "--mode", "fragment_meta"],
-        &["vacuum", "--mode", "fragment_meta"],
-        &["meta", "--set", "b=2"],
-        &["consolidate", "--mode", "array_meta"],
-        &["vacuum", "--mode", "array_meta"],
-    ];
-    for step in steps {
-        for (at, az) in [(local_s.as_str(), None), (uri.as_str(), Some(&a))] {
-            let (ok, _, err) = tessera(az, &[&step[..1], &[at], &step[1..]].concat());
-            assert!(ok, "{step:?} on {at}: {err}");
-        }
-        same_output(&a, &["read", "--format", "jsonl"], &local_s, &uri, &None);
-        same_output(&a, &["meta", "--json"], &local_s, &uri, &None);
-        let (_, l, _) = tessera(None, &["fragments", &local_s]);
-        let (_, r, _) = tessera(Some(&a), &["fragments", &uri]);
-        assert_eq!(r.lines().count(), l.lines().count(), "after {step:?}");
-    }
-    // A new array created and written in the container.
-    let (ok, schema, err) = tessera(None, &["schema", &local_s, "--json"]);
-    assert!(ok, "{err}");
-    let schema_file = local.with_extension("json");
-    std::fs::write(&schema_file, schema).unwrap();
-    let created = format!("az://{CONTAINER}/created");
-    let schema_s = schema_file.display().to_string();
-    let (ok, _, err) = tessera(Some(&a), &["create", &created, "--schema", &schema_s]);
-    assert!(ok, "{err}");
-    let (ok, _, err) = tessera(Some(&a), &["write", &created, "--input", &input_s]);
-    assert!(ok, "{err}");
-    let sorted = |s: String| {
-        let mut v: Vec<String> = s.lines().map(str::to_owned).collect();
-        v.sort();
-        v
-    };
-    let (_, want, _) = tessera(None, &["read", &local_s, "--format", "jsonl"]);
-    let (ok, got, err) = tessera(Some(&a), &["read", &created, "--format", "jsonl"]);
-    assert!(ok, "{err}");
-    assert_eq!(sorted(got), sorted(want));
-    std::fs::remove_dir_all(&local).unwrap();
-    std::fs::remove_file(&input).unwrap();
-    std::fs::remove_file(&schema_file).unwrap();
+    emulated::writes_and_maintenance_as_locally(&a, "az");
 }

@@ -1,0 +1,273 @@
+//! What the Azure and GCS tests share: an object-store emulator started
+//! on a free port, the `tessera` binary run against it, and the two
+//! checks: every fixture reads through the store as it reads locally, and
+//! writes, metadata, consolidation and vacuum there leave an array that
+//! reads as the same steps leave a local copy.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use tessera_object_store::{ObjectStorage, WritableStorage};
+
+/// A running emulator; killed, and its data folder removed, when dropped.
+pub struct Emulator {
+    child: Child,
+    /// The environment that points tessera (object_store) at it.
+    env: Vec<(&'static str, String)>,
+    /// The bucket or container the tests write under: `scheme://name`.
+    pub root: String,
+    data: PathBuf,
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}
+
+/// Held while the environment is set and a storage made from it.
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Emulator {
+    /// `child`, serving `root` once its bucket is made, configured by `env`,
+    /// keeping its objects under `data`.
+    pub fn new(
+        child: Child,
+        root: String,
+        env: Vec<(&'static str, String)>,
+        data: PathBuf,
+    ) -> Self {
+        Emulator {
+            child,
+            env,
+            root,
+            data,
+        }
+    }
+
+    /// The storage tessera makes for the bucket from this environment.
+    pub fn storage(&self) -> ObjectStorage {
+        let _held = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, v) in &self.env {
+            std::env::set_var(k, v);
+        }
+        ObjectStorage::for_uri(&self.root).unwrap()
+    }
+}
+
+/// The program `variable` names, or `None` (the tests skip, saying so)
+/// outside CI; CI must set it.
+pub fn program(variable: &str, what: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(p) => Some(p),
+        Err(_) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI runs the {what} tests: set {variable}"
+            );
+            eprintln!("{variable} not set: {what} tests skipped");
+            None
+        }
+    }
+}
+
+/// A port nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+/// A fresh folder for an emulator's data.
+pub fn data_folder(name: &str, port: u16) -> PathBuf {
+    let data = std::env::temp_dir().join(format!("tessera-{name}-{port}"));
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data).unwrap();
+    data
+}
+
+/// Calls `ready` every 100 ms for 30 s until it says the emulator is up
+/// (`Ok(true)`); panics with the last answer otherwise.
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> Result<bool, String>) {
+    let mut last = String::new();
+    for _ in 0..300 {
+        match ready() {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => last = e,
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("{what} did not start: {last}");
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port` (`head` without the final
+/// blank line, `Connection: close` added); the whole answer.
+pub fn http(port: u16, head: &str, body: &[u8]) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+    write!(
+        s,
+        "{head}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    s.write_all(body)?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+/// `tessera ARGS`, against the emulator when given: success, stdout, stderr.
+pub fn tessera(e: Option<&Emulator>, args: &[&str]) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.args(args);
+    if let Some(e) = e {
+        cmd.envs(e.env.iter().map(|(k, v)| (k, v)));
+    }
+    let out = cmd.output().expect("tessera runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+/// Uploads the files under `dir` as `uri/<path relative to dir>`.
+fn upload(storage: &ObjectStorage, dir: &Path, uri: &str) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let key = Path::new(uri).join(p.strip_prefix(dir).unwrap());
+                storage.put(&key, &std::fs::read(&p).unwrap()).unwrap();
+            }
+        }
+    }
+}
+
+/// `SUB PATH [ARGS...] [--key K]` run on the local fixture and on its
+/// copy in the store: both succeed or fail, and print the same.
+fn same_output(e: &Emulator, sub: &[&str], local: &str, uri: &str, key: &Option<String>) {
+    let mut rest: Vec<&str> = sub[1..].to_vec();
+    if let Some(k) = key {
+        rest.extend(["--key", k.as_str()]);
+    }
+    let (ok_l, l, err_l) = tessera(None, &[&sub[..1], &[local], &rest].concat());
+    let (ok_e, got, err_e) = tessera(Some(e), &[&sub[..1], &[uri], &rest].concat());
+    assert_eq!(ok_l, ok_e, "{uri}: {sub:?}: local {err_l} / store {err_e}");
+    assert_eq!(got, l, "{uri}: {sub:?}");
+}
+
+/// Every fixture of the oldest and newest release, uploaded to the store,
+/// reads (cells and schema) as it reads locally.
+pub fn fixtures_read_as_locally(e: &Emulator) {
+    let storage = e.storage();
+    let mut read = 0;
+    for release in ["tiledb-0.19.1", "tiledb-0.36.1"] {
+        for case in std::fs::read_dir(testdata().join(release))
+            .unwrap()
+            .flatten()
+        {
+            let array = case.path().join("array");
+            if !array.is_dir() {
+                continue;
+            }
+            let expected: serde_json::Value = std::fs::read(case.path().join("expected.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            let key = expected["case"]["key"].as_str().map(str::to_owned);
+            let name = case.file_name().to_string_lossy().into_owned();
+            let uri = format!("{}/{release}/{name}", e.root);
+            upload(&storage, &array, &uri);
+            let local = array.display().to_string();
+            same_output(e, &["read", "--format", "jsonl"], &local, &uri, &key);
+            same_output(e, &["schema"], &local, &uri, &key);
+            read += 1;
+        }
+    }
+    assert!(read > 100, "only {read} arrays read");
+}
+
+/// A write, metadata, and every consolidation and vacuum mode, run on a
+/// fixture in the store and on a local copy: after each step both read
+/// the same cells and metadata and list as many fragments. Then a new
+/// array created and written in the store reads as the fixture.
+pub fn writes_and_maintenance_as_locally(e: &Emulator, tag: &str) {
+    let storage = e.storage();
+    let fixture = testdata().join("tiledb-0.36.1/random_sparse/array");
+    let uri = format!("{}/maintained", e.root);
+    upload(&storage, &fixture, &uri);
+    let local = std::env::temp_dir().join(format!("tessera-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&local);
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&fixture)
+        .arg(&local)
+        .status();
+    assert!(copied.unwrap().success());
+    let local_s = local.display().to_string();
+    let input = local.with_extension("arrow");
+    let input_s = input.display().to_string();
+    let (ok, _, err) = tessera(
+        None,
+        &["read", &local_s, "--format", "arrow", "-o", &input_s],
+    );
+    assert!(ok, "{err}");
+    let steps: &[&[&str]] = &[
+        &["write", "--input", &input_s, "--timestamp", "100"],
+        &["meta", "--set", "a=1"],
+        &["consolidate"],
+        &["vacuum"],
+        &["consolidate", "--mode", "commits"],
+        &["vacuum", "--mode", "commits"],
+        &["consolidate", "--mode", "fragment_meta"],
+        &["vacuum", "--mode", "fragment_meta"],
+        &["meta", "--set", "b=2"],
+        &["consolidate", "--mode", "array_meta"],
+        &["vacuum", "--mode", "array_meta"],
+    ];
+    for step in steps {
+        for (at, store) in [(local_s.as_str(), None), (uri.as_str(), Some(e))] {
+            let (ok, _, err) = tessera(store, &[&step[..1], &[at], &step[1..]].concat());
+            assert!(ok, "{step:?} on {at}: {err}");
+        }
+        same_output(e, &["read", "--format", "jsonl"], &local_s, &uri, &None);
+        same_output(e, &["meta", "--json"], &local_s, &uri, &None);
+        let (_, l, _) = tessera(None, &["fragments", &local_s]);
+        let (_, r, _) = tessera(Some(e), &["fragments", &uri]);
+        assert_eq!(r.lines().count(), l.lines().count(), "after {step:?}");
+    }
+    let (ok, schema, err) = tessera(None, &["schema", &local_s, "--json"]);
+    assert!(ok, "{err}");
+    let schema_file = local.with_extension("json");
+    std::fs::write(&schema_file, schema).unwrap();
+    let created = format!("{}/created", e.root);
+    let schema_s = schema_file.display().to_string();
+    let (ok, _, err) = tessera(Some(e), &["create", &created, "--schema", &schema_s]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = tessera(Some(e), &["write", &created, "--input", &input_s]);
+    assert!(ok, "{err}");
+    let sorted = |s: String| {
+        let mut v: Vec<String> = s.lines().map(str::to_owned).collect();
+        v.sort();
+        v
+    };
+    let (_, want, _) = tessera(None, &["read", &local_s, "--format", "jsonl"]);
+    let (ok, got, err) = tessera(Some(e), &["read", &created, "--format", "jsonl"]);
+    assert!(ok, "{err}");
+    assert_eq!(sorted(got), sorted(want));
+    std::fs::remove_dir_all(&local).unwrap();
+    std::fs::remove_file(&input).unwrap();
+    std::fs::remove_file(&schema_file).unwrap();
+}
