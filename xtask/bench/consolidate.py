@@ -4,10 +4,9 @@
 
 Arrays: the bench's 20-fragment dense array (dense_f32_fragments: 16 row
 bands and 4 overlapping updates of a 4096 x 4096 float32 array, ZSTD) and
-a 100-fragment sparse array written here once (sparse_100_fragments: 100
-writes of 20,000 random cells of a 2-D int64 domain, float64 and int32
-attributes, some cells rewritten). Each round, alternating, a fresh copy
-(untimed) is consolidated into one fragment:
+the 100-fragment sparse array of fragmented.py (sparse_100_fragments).
+Each round, alternating, a fresh copy (untimed) is consolidated into one
+fragment:
   - tessera: `tessera consolidate COPY` (sparse: `--with-timestamps`, so
     that both keep every version), the whole process timed;
   - libtiledb: `tiledb.consolidate(COPY)` (TileDB-Py 0.36.1, libtiledb
@@ -23,39 +22,17 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import tiledb
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fragmented import sparse_100_fragments  # noqa: E402
 
 bench, tessera, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 work = os.path.join(bench, "consolidate-bench")
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 
-SPARSE = os.path.join(bench, "sparse_100_fragments")
-if not os.path.exists(SPARSE):
-    rng = np.random.default_rng(20261124)
-    dom = tiledb.Domain(
-        tiledb.Dim("x", domain=(0, 99_999), tile=1000, dtype=np.int64),
-        tiledb.Dim("y", domain=(0, 99_999), tile=1000, dtype=np.int64),
-    )
-    schema = tiledb.ArraySchema(
-        domain=dom,
-        sparse=True,
-        capacity=10_000,
-        attrs=[
-            tiledb.Attr("v", dtype=np.float64, filters=tiledb.FilterList([tiledb.ZstdFilter()])),
-            tiledb.Attr("k", dtype=np.int32, filters=tiledb.FilterList([tiledb.LZ4Filter()])),
-        ],
-    )
-    tiledb.Array.create(SPARSE, schema)
-    for t in range(1, 101):
-        n = 20_000
-        x = rng.integers(0, 100_000, n)
-        y = rng.integers(0, 100_000, n)
-        # Unique coordinates within a write; later writes rewrite some.
-        xy = np.unique(np.stack([x, y], 1), axis=0)
-        with tiledb.open(SPARSE, "w", timestamp=t) as A:
-            A[xy[:, 0], xy[:, 1]] = {"v": rng.normal(0, 1, len(xy)), "k": rng.integers(0, 1000, len(xy), dtype=np.int32)}
+sparse_100_fragments(bench)
 
 LIBTILEDB = r"""
 import resource, sys, time, tiledb

@@ -273,6 +273,47 @@ pub fn bench_s3(args: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
+/// `cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR]`:
+/// consolidating the 20-fragment dense and 100-fragment sparse arrays where
+/// they live on S3, tessera against libtiledb in the same run, on the rig
+/// of DIR (default `../shared/bench/s3`: s3s-fs, built once into
+/// target/bench-s3, behind its delaying proxy); time, peak RSS, local disk
+/// written, requests and bytes (xtask/bench/s3_consolidate.py). The table
+/// goes into docs/PERFORMANCE.md.
+pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
+    let (python, dir, bin, rounds) = prepare(args, "3")?;
+    let rig = args.windows(2).find(|w| w[0] == "--rig").map_or_else(
+        || root().join("../shared/bench/s3"),
+        |w| PathBuf::from(&w[1]),
+    );
+    let server = root().join("target/bench-s3");
+    let built = Command::new("bash")
+        .arg(rig.join("setup.sh"))
+        .arg(&server)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    if !built.success() {
+        return Err(format!("building the S3 rig's server ({}) failed", rig.display()).into());
+    }
+    let out = dir.join("s3-consolidate-results.md");
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/s3_consolidate.py"))
+        .arg(&dir)
+        .arg(bin.join("tessera"))
+        .arg(server.join("bin/s3s-fs"))
+        .arg(rig.join("delay_proxy.py"))
+        .arg(&rounds)
+        .arg(&out)
+        .status()?;
+    if !ran.success() {
+        return Err("the S3 consolidation benchmark failed".into());
+    }
+    let table = std::fs::read_to_string(&out)?;
+    into_performance_doc("bench-s3-consolidate", &table)?;
+    println!("{table}");
+    Ok(())
+}
+
 /// Puts `table` into docs/PERFORMANCE.md between the `<!-- MARKER:start -->`
 /// and `<!-- MARKER:end -->` lines, replacing what was there (appended with
 /// its markers the first time).
