@@ -33,6 +33,12 @@ pub struct Tuning {
     /// metadata (fragment summary, tile mins, maxes and null counts) shows
     /// no cell can satisfy it.
     pub prune: bool,
+    /// On storage where a request costs a round trip (object stores), the
+    /// sparse fragments whose tiles are fetched and decoded at once: each
+    /// fragment's coordinates, then its fields, are dependent steps, so
+    /// fragment after fragment would cost two round trips each. 1: one
+    /// fragment after another.
+    pub fragments_in_flight: usize,
 }
 
 impl Default for Tuning {
@@ -45,6 +51,8 @@ impl Default for Tuning {
             direct_tile_bytes: 64 << 10,
             skip_overwritten: true,
             prune: true,
+            // Measured on the S3 rig (a 100-fragment consolidation).
+            fragments_in_flight: 16,
         }
     }
 }

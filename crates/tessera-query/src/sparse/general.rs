@@ -132,17 +132,15 @@ impl<'a> Query<'a> {
             .filter(|_| self.tuning.prune)
             .map(|c| (c, crate::prune::Shadows::new(self.array)));
         let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
-        let mut tiles: Vec<TileCells> = Vec::new();
-        for (fi, frag) in self.array.fragments.iter().enumerate() {
-            if frag.footer.dense {
-                return Err(QueryError::Invalid(format!(
-                    "fragment {} is dense in a sparse array",
-                    frag.name
-                )));
-            }
-            tiles.extend(self.sparse_tiles(fi, frag, fields, prune_by)?);
+        if let Some(frag) = self.array.fragments.iter().find(|f| f.footer.dense) {
+            return Err(QueryError::Invalid(format!(
+                "fragment {} is dense in a sparse array",
+                frag.name
+            )));
         }
-        Ok(tiles)
+        let per_fragment =
+            self.per_fragment(|fi, frag| self.sparse_tiles(fi, frag, fields, prune_by))?;
+        Ok(per_fragment.into_iter().flatten().collect())
     }
 
     /// References to the selected cells of `tiles`, with their timestamps

@@ -9,6 +9,7 @@
 //! deduplication, deletes, conditions, sort).
 
 mod cells;
+mod concurrent;
 mod deletes;
 mod direct;
 mod general;
