@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::path::Path;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
 use tessera_query::{Expr, Query, ReadResult};
@@ -13,23 +14,38 @@ use tessera_schema::CellValNum;
 use tessera_tile::storage::{LocalFs, Recording};
 use tessera_tile::Datatype;
 
-/// Each cell as its field values, sorted: a multiset to compare.
-fn rows(r: &ReadResult) -> Vec<Vec<(Vec<u8>, bool)>> {
-    let mut v = cells(r);
-    v.sort();
-    v
+/// Cell `i` of `r` against cell `j` of `q`: field by field, bytes then
+/// validity (no copy of either: the results are large).
+fn cell_order(r: &ReadResult, i: usize, q: &ReadResult, j: usize) -> std::cmp::Ordering {
+    r.columns
+        .iter()
+        .zip(&q.columns)
+        .map(|(a, b)| (a.value(i), a.is_valid(i)).cmp(&(b.value(j), b.is_valid(j))))
+        .find(|o| o.is_ne())
+        .unwrap_or(std::cmp::Ordering::Equal)
 }
 
-/// The result's cells in order: each field's bytes and validity.
-fn cells(r: &ReadResult) -> Vec<Vec<(Vec<u8>, bool)>> {
-    (0..r.cell_count)
-        .map(|i| {
-            r.columns
-                .iter()
-                .map(|c| (c.value(i).to_vec(), c.is_valid(i)))
-                .collect()
-        })
-        .collect()
+/// The same cells in the same order.
+fn same_cells(r: &ReadResult, q: &ReadResult) -> bool {
+    r.cell_count == q.cell_count
+        && r.columns.len() == q.columns.len()
+        && (0..r.cell_count).all(|i| cell_order(r, i, q, i).is_eq())
+}
+
+/// The same cells, in any order (a multiset). Most often in the same
+/// order too, which is checked first (sorting is most of the test's time).
+fn same_rows(r: &ReadResult, q: &ReadResult) -> bool {
+    if same_cells(r, q) {
+        return true;
+    }
+    let sorted = |x: &ReadResult| {
+        let mut idx: Vec<usize> = (0..x.cell_count).collect();
+        idx.sort_unstable_by(|&a, &b| cell_order(x, a, x, b));
+        idx
+    };
+    r.cell_count == q.cell_count
+        && r.columns.len() == q.columns.len()
+        && (sorted(r).iter().zip(&sorted(q))).all(|(&i, &j)| cell_order(r, i, q, j).is_eq())
 }
 
 fn cmp(field: &str, op: CompareOp, values: Vec<Vec<u8>>) -> Expr {
@@ -122,108 +138,157 @@ fn data_bytes(requests: &[String]) -> u64 {
         .sum()
 }
 
+/// What comparing the reads of one array found.
+#[derive(Default)]
+struct Tally {
+    compared: usize,
+    bytes_pruned: u64,
+    bytes_full: u64,
+    skipped_all: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn add(mut self, other: Tally) -> Tally {
+        self.compared += other.compared;
+        self.bytes_pruned += other.bytes_pruned;
+        self.bytes_full += other.bytes_full;
+        self.skipped_all += other.skipped_all;
+        self.failures.extend(other.failures);
+        self
+    }
+}
+
 #[test]
 fn pruned_reads_equal_unpruned_reads() {
-    let (mut compared, mut bytes_pruned, mut bytes_full, mut skipped_all) = (0, 0, 0, 0);
-    let mut failures = Vec::new();
-    for (path, array) in common::fixture_arrays() {
-        if array.schema.is_dense() {
-            continue; // dense reads keep every cell: nothing to prune
-        }
-        let whole = Query::new(&LocalFs, &array).execute().unwrap();
-        let fields = array
-            .schema
-            .attributes
-            .iter()
-            .map(|a| (&a.name, a.datatype, a.cell_val_num, a.nullable))
-            .chain(
-                array
-                    .schema
-                    .dimensions
-                    .iter()
-                    .map(|d| (&d.name, d.datatype, d.cell_val_num, false)),
-            );
-        for (name, t, n, nullable) in fields {
-            let string = t.size() == 1 && n.is_var();
-            if n != CellValNum::Fixed(1) && !string {
-                continue;
-            }
-            let col = whole.column(name).unwrap();
-            let mut values: Vec<Vec<u8>> = (0..whole.cell_count)
-                .filter(|&i| col.is_valid(i))
-                .map(|i| col.value(i).to_vec())
-                .collect();
-            let key = |v: &Vec<u8>| tessera_query::Key::decode(t, v);
-            values.sort_by_key(key);
-            values.dedup();
-            // NaN orders last: the bounds' greatest value is the last other one.
-            values.retain(|v| !matches!(key(v), tessera_query::Key::Float(x) if x.is_nan()));
-            let Some(absent) = values.last().and_then(|g| absent(t, g)) else {
-                continue;
-            };
-            for cond in conditions(name, nullable, &values, absent) {
-                let read = |prune: bool, direct: bool| {
-                    let rec = Recording::new(LocalFs, &path);
-                    let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).unwrap();
-                    let opened = rec.requests().len();
-                    let r = Query::new(&rec, &a)
-                        .condition(cond.clone())
-                        .tune(|t| t.prune = prune)
-                        .tune(|t| t.direct = direct)
-                        .execute();
-                    (r, data_bytes(&rec.requests()[opened..]))
-                };
-                let ((pruned, b1), (full, b2)) = (read(true, true), read(false, true));
-                let (general, _) = read(false, false);
-                let at = format!("{} `{cond:?}`", path.display());
-                match (&full, &general) {
-                    (Ok(f), Ok(g)) if cells(f) != cells(g) => failures.push(format!(
-                        "{at}: {} cells by the fast path, {} by the general one (or in another order)",
-                        f.cell_count, g.cell_count
-                    )),
-                    (Ok(_), Ok(_)) => {}
-                    (f, g) => failures.push(format!(
-                        "{at}: fast path {:?} / general path {:?}",
-                        f.as_ref().err(),
-                        g.as_ref().err()
-                    )),
-                }
-                match (pruned, full) {
-                    (Ok(p), Ok(f)) => {
-                        compared += 1;
-                        bytes_pruned += b1;
-                        bytes_full += b2;
-                        if f.cell_count > 0 && b1 == 0 {
-                            failures.push(format!("{at}: nothing read, yet cells match"));
-                        }
-                        if f.cell_count == 0 && b1 == 0 && b2 > 0 {
-                            skipped_all += 1;
-                        }
-                        if rows(&p) != rows(&f) {
-                            failures.push(format!(
-                                "{at}: {} cells pruned, {} not",
-                                p.cell_count, f.cell_count
-                            ));
-                        }
-                    }
-                    (p, f) => failures.push(format!("{at}: {:?} / {:?}", p.err(), f.err())),
-                }
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(compared > 1000, "only {compared} conditions compared");
+    use rayon::prelude::*;
+    // Arrays side by side: the test is the workspace's longest.
+    // Every condition of every array, side by side: the test is the
+    // workspace's longest, most of it one array's (sparse_big_tiles).
+    let arrays = common::fixture_arrays();
+    let jobs: Vec<(&Path, Expr)> = arrays
+        .iter()
+        .filter(|(_, array)| !array.schema.is_dense()) // dense reads keep every cell
+        .flat_map(|(path, array)| {
+            let conditions = conditions_of(array);
+            conditions.into_iter().map(move |c| (path.as_path(), c))
+        })
+        .collect();
+    let t = jobs
+        .par_iter()
+        .map(|(path, cond)| check(path, cond))
+        .reduce(Tally::default, Tally::add);
+    assert!(t.failures.is_empty(), "{}", t.failures.join("\n"));
+    assert!(t.compared > 1000, "only {} conditions compared", t.compared);
     // Pruning pays: it reads less, and conditions no cell meets read no tile.
     assert!(
-        bytes_pruned < bytes_full,
-        "pruned reads took {bytes_pruned} bytes of tiles, unpruned {bytes_full}"
+        t.bytes_pruned < t.bytes_full,
+        "pruned reads took {} bytes of tiles, unpruned {}",
+        t.bytes_pruned,
+        t.bytes_full
     );
     assert!(
-        skipped_all > 50,
-        "only {skipped_all} empty reads skipped every tile"
+        t.skipped_all > 50,
+        "only {} empty reads skipped every tile",
+        t.skipped_all
     );
     println!(
-        "{compared} conditions; tile bytes read {bytes_pruned} pruned, {bytes_full} not; \
-         {skipped_all} empty reads read no tile"
+        "{} conditions; tile bytes read {} pruned, {} not; {} empty reads read no tile",
+        t.compared, t.bytes_pruned, t.bytes_full, t.skipped_all
     );
+}
+
+/// The conditions built from the values of `array`'s fields.
+fn conditions_of(array: &OpenArray) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let whole = Query::new(&LocalFs, array).execute().unwrap();
+    let fields = array
+        .schema
+        .attributes
+        .iter()
+        .map(|a| (&a.name, a.datatype, a.cell_val_num, a.nullable))
+        .chain(
+            array
+                .schema
+                .dimensions
+                .iter()
+                .map(|d| (&d.name, d.datatype, d.cell_val_num, false)),
+        );
+    for (name, t, n, nullable) in fields {
+        let string = t.size() == 1 && n.is_var();
+        if n != CellValNum::Fixed(1) && !string {
+            continue;
+        }
+        let col = whole.column(name).unwrap();
+        let mut values: Vec<Vec<u8>> = (0..whole.cell_count)
+            .filter(|&i| col.is_valid(i))
+            .map(|i| col.value(i).to_vec())
+            .collect();
+        let key = |v: &Vec<u8>| tessera_query::Key::decode(t, v);
+        values.sort_by_key(key);
+        values.dedup();
+        // NaN orders last: the bounds' greatest value is the last other one.
+        values.retain(|v| !matches!(key(v), tessera_query::Key::Float(x) if x.is_nan()));
+        let Some(absent) = values.last().and_then(|g| absent(t, g)) else {
+            continue;
+        };
+        out.extend(conditions(name, nullable, &values, absent));
+    }
+    out
+}
+
+/// `cond` read with and without pruning, and by the general path.
+fn check(path: &Path, cond: &Expr) -> Tally {
+    let mut found = Tally::default();
+    let read = |prune: bool, direct: bool| {
+        let rec = Recording::new(LocalFs, path);
+        let a = OpenArray::open(&rec, path, 0, u64::MAX, None).unwrap();
+        let opened = rec.requests().len();
+        let r = Query::new(&rec, &a)
+            .condition(cond.clone())
+            .tune(|t| t.prune = prune)
+            .tune(|t| t.direct = direct)
+            .execute();
+        (r, data_bytes(&rec.requests()[opened..]))
+    };
+    let ((pruned, b1), (full, b2)) = (read(true, true), read(false, true));
+    let (general, _) = read(false, false);
+    let at = format!("{} `{cond:?}`", path.display());
+    match (&full, &general) {
+        (Ok(f), Ok(g)) if !same_cells(f, g) => found.failures.push(format!(
+            "{at}: {} cells by the fast path, {} by the general one (or in another order)",
+            f.cell_count, g.cell_count
+        )),
+        (Ok(_), Ok(_)) => {}
+        (f, g) => found.failures.push(format!(
+            "{at}: fast path {:?} / general path {:?}",
+            f.as_ref().err(),
+            g.as_ref().err()
+        )),
+    }
+    match (pruned, full) {
+        (Ok(p), Ok(f)) => {
+            found.compared += 1;
+            found.bytes_pruned += b1;
+            found.bytes_full += b2;
+            if f.cell_count > 0 && b1 == 0 {
+                found
+                    .failures
+                    .push(format!("{at}: nothing read, yet cells match"));
+            }
+            if f.cell_count == 0 && b1 == 0 && b2 > 0 {
+                found.skipped_all += 1;
+            }
+            if !same_rows(&p, &f) {
+                found.failures.push(format!(
+                    "{at}: {} cells pruned, {} not",
+                    p.cell_count, f.cell_count
+                ));
+            }
+        }
+        (p, f) => found
+            .failures
+            .push(format!("{at}: {:?} / {:?}", p.err(), f.err())),
+    }
+    found
 }
