@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{plan_reads_unordered, stored, without_uuids};
+use common::{plan_side_by_side, stored, without_uuids};
 use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
@@ -76,7 +76,7 @@ fn a_write_a_consolidation_and_a_vacuum_on_a_store() {
     let columns = Query::new(&storage, &array).execute().unwrap().columns;
     let before = fragment_count(&remote);
     let lines = |storage: &tessera_object_store::ObjectStorage| -> String {
-        let p = plan_reads_unordered(storage.requests());
+        let p = plan_side_by_side(storage.requests());
         p.iter()
             .map(|l| without_uuids(l))
             .collect::<Vec<_>>()

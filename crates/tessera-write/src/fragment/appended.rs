@@ -224,15 +224,9 @@ impl AppendedFragment {
         rtree: &RTree,
         facts: Facts,
     ) -> Result<FragmentFolder, WriteError> {
-        let fields: Vec<(FieldFiles, Vec<TileStats>)> = self
-            .files
-            .into_iter()
-            .zip(self.stats)
-            .map(|(f, s)| {
-                let files = f.map(FieldFileSet::finish).transpose()?;
-                Ok((files.unwrap_or_default(), s))
-            })
-            .collect::<Result<_, WriteError>>()?;
+        let finished = FieldFileSet::finish_all(self.files)?;
+        let fields: Vec<(FieldFiles, Vec<TileStats>)> =
+            finished.into_iter().zip(self.stats).collect();
         let facts = FragmentFacts {
             schema_name: w.schema.name.clone(),
             non_empty_domain: facts.non_empty_domain,

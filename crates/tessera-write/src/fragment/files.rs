@@ -169,20 +169,66 @@ impl FieldFileSet {
         Ok(())
     }
 
-    /// Flushes the files; returns their sizes and tiles.
-    pub fn finish(self) -> Result<FieldFiles, WriteError> {
-        let mut out = self.out;
-        out.fixed = self.fixed.finish()?;
-        out.var = self.var.map(TileFile::finish).transpose()?.unwrap_or(0);
-        out.validity = self
-            .validity
-            .map(TileFile::finish)
-            .transpose()?
-            .unwrap_or(0);
-        Ok(out)
+    /// Flushes the files of every field (`None`: a field without files)
+    /// side by side: on an object store each finish is a round trip (a
+    /// `PUT`, or a multipart upload's last parts and its completion).
+    /// Returns each field's file sizes and tiles.
+    pub fn finish_all(sets: Vec<Option<FieldFileSet>>) -> Result<Vec<FieldFiles>, WriteError> {
+        let mut outs = Vec::with_capacity(sets.len());
+        // (field, which size: fixed, var, validity, the file)
+        let mut files: Vec<(usize, usize, TileFile)> = Vec::new();
+        for (i, set) in sets.into_iter().enumerate() {
+            let Some(set) = set else {
+                outs.push(FieldFiles::default());
+                continue;
+            };
+            outs.push(set.out);
+            let kinds = [Some(set.fixed), set.var, set.validity];
+            files.extend((kinds.into_iter().enumerate()).filter_map(|(k, f)| Some((i, k, f?))));
+        }
+        let (places, files): (Vec<(usize, usize)>, Vec<TileFile>) =
+            files.into_iter().map(|(i, k, f)| ((i, k), f)).unzip();
+        for ((i, kind), size) in places
+            .into_iter()
+            .zip(side_by_side(files, TileFile::finish))
+        {
+            let out = &mut outs[i];
+            *[&mut out.fixed, &mut out.var, &mut out.validity][kind] = size?;
+        }
+        Ok(outs)
     }
 }
 
+/// Files finished at once.
+const FILES_IN_FLIGHT: usize = 16;
+
+/// `f` of each item, up to [`FILES_IN_FLIGHT`] at once on threads of this
+/// call's own (they wait on storage, not the CPU); results in order.
+fn side_by_side<T: Send, R: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> Result<R, WriteError> + Sync,
+) -> Vec<Result<R, WriteError>> {
+    if items.len() <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let mut out = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    while items.peek().is_some() {
+        let chunk: Vec<T> = items.by_ref().take(FILES_IN_FLIGHT).collect();
+        std::thread::scope(|s| {
+            let f = &f;
+            let running: Vec<_> = chunk.into_iter().map(|t| s.spawn(move || f(t))).collect();
+            for r in running {
+                out.push(r.join().unwrap_or_else(|_| {
+                    Err(WriteError::Input(
+                        "a thread finishing a file panicked".into(),
+                    ))
+                }));
+            }
+        });
+    }
+    out
+}
 /// A data file being written, tile after tile: streamed to its storage
 /// (on an object store, uploaded part by part as tiles come).
 struct TileFile {
