@@ -139,3 +139,25 @@ def write_markdown(out, intro, header, rows):
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     with open(out, "w") as fh:
         fh.write("\n".join(lines) + "\n")
+
+
+def free_port():
+    """A port nothing listens on now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait(port):
+    """Waits (up to 30 s) until something listens on `port`."""
+    import socket
+
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing listens on {port}")

@@ -10,7 +10,6 @@ Usage: s3.py BENCH_DIR TESSERA MOTO_PYTHON MOTO_SERVER ROUNDS DELAY_MS OUT_MD
 """
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,23 +23,7 @@ sys.path.insert(0, here)
 import common  # noqa: E402
 
 common.configure(tessera, bench)
-from common import libtiledb_spec, quarter, run, side, tessera_cmd, tessera_count  # noqa: E402
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait(port):
-    for _ in range(300):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"nothing listens on {port}")
+from common import free_port, libtiledb_spec, quarter, run, side, tessera_cmd, tessera_count, wait  # noqa: E402
 
 
 moto_port, proxy_port = free_port(), free_port()

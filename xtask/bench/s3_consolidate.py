@@ -24,7 +24,6 @@ and reads (by libtiledb, locally) the same cells as the array before.
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ import tiledb
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
+from common import free_port, wait  # noqa: E402
 from fragmented import sparse_100_fragments  # noqa: E402
 
 bench, tessera, s3s_fs, delay_proxy, rounds, out_md = sys.argv[1:7]
@@ -57,22 +57,6 @@ dt = time.perf_counter() - t0
 ru = resource.getrusage(resource.RUSAGE_SELF)
 print(dt, ru.ru_maxrss / 1024, ru.ru_oublock * 512)
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait(port):
-    for _ in range(300):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"nothing listens on {port}")
 
 
 server, delayed, counting = free_port(), free_port(), free_port()

@@ -6,6 +6,7 @@
 
 use crate::{root, venv, Error};
 use rayon::prelude::*;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tessera::filters::{FilterKind, FilterPipeline, TileContext, TileDecoder};
@@ -253,24 +254,21 @@ pub fn bench_s3(args: &[String]) -> Result<(), Error> {
         .find(|w| w[0] == "--delay")
         .map_or("20".to_owned(), |w| w[1].clone());
     let moto = moto_venv()?;
-    let out = dir.join("s3-results.md");
-    let ran = Command::new(&python)
-        .arg(root().join("xtask/bench/s3.py"))
-        .arg(&dir)
-        .arg(bin.join("tessera"))
-        .arg(moto.join("bin/python"))
-        .arg(moto.join("bin/moto_server"))
-        .arg(&rounds)
-        .arg(&delay)
-        .arg(&out)
-        .status()?;
-    if !ran.success() {
-        return Err("the S3 benchmark failed".into());
-    }
-    let table = std::fs::read_to_string(&out)?;
-    into_performance_doc("bench-s3", &table)?;
-    println!("{table}");
-    Ok(())
+    let run = Run {
+        python: &python,
+        script: "s3.py",
+        out: dir.join("s3-results.md"),
+        marker: "bench-s3",
+        failed: "the S3 benchmark failed",
+    };
+    run.into_doc(&[
+        dir.as_os_str(),
+        bin.join("tessera").as_os_str(),
+        moto.join("bin/python").as_os_str(),
+        moto.join("bin/moto_server").as_os_str(),
+        OsStr::new(&rounds),
+        OsStr::new(&delay),
+    ])
 }
 
 /// `cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR]`:
@@ -295,23 +293,50 @@ pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
     if !built.success() {
         return Err(format!("building the S3 rig's server ({}) failed", rig.display()).into());
     }
-    let out = dir.join("s3-consolidate-results.md");
-    let ran = Command::new(&python)
-        .arg(root().join("xtask/bench/s3_consolidate.py"))
-        .arg(&dir)
-        .arg(bin.join("tessera"))
-        .arg(server.join("bin/s3s-fs"))
-        .arg(rig.join("delay_proxy.py"))
-        .arg(&rounds)
-        .arg(&out)
-        .status()?;
-    if !ran.success() {
-        return Err("the S3 consolidation benchmark failed".into());
+    let run = Run {
+        python: &python,
+        script: "s3_consolidate.py",
+        out: dir.join("s3-consolidate-results.md"),
+        marker: "bench-s3-consolidate",
+        failed: "the S3 consolidation benchmark failed",
+    };
+    run.into_doc(&[
+        dir.as_os_str(),
+        bin.join("tessera").as_os_str(),
+        server.join("bin/s3s-fs").as_os_str(),
+        rig.join("delay_proxy.py").as_os_str(),
+        OsStr::new(&rounds),
+    ])
+}
+
+/// A benchmark script that writes a Markdown table: run with its
+/// arguments and `out`, its table goes into docs/PERFORMANCE.md between
+/// `marker`'s lines and is printed.
+struct Run<'p> {
+    python: &'p Path,
+    /// Under xtask/bench/.
+    script: &'static str,
+    out: PathBuf,
+    marker: &'static str,
+    /// The error when the script fails.
+    failed: &'static str,
+}
+
+impl Run<'_> {
+    fn into_doc(self, args: &[&OsStr]) -> Result<(), Error> {
+        let ran = Command::new(self.python)
+            .arg(root().join("xtask/bench").join(self.script))
+            .args(args)
+            .arg(&self.out)
+            .status()?;
+        if !ran.success() {
+            return Err(self.failed.into());
+        }
+        let table = std::fs::read_to_string(&self.out)?;
+        into_performance_doc(self.marker, &table)?;
+        println!("{table}");
+        Ok(())
     }
-    let table = std::fs::read_to_string(&out)?;
-    into_performance_doc("bench-s3-consolidate", &table)?;
-    println!("{table}");
-    Ok(())
 }
 
 /// Puts `table` into docs/PERFORMANCE.md between the `<!-- MARKER:start -->`
@@ -375,20 +400,14 @@ fn bench_arrays(
 pub fn bench_python(args: &[String]) -> Result<(), Error> {
     let (python, dir, rounds) = bench_arrays(args, "3")?;
     install_wheel(&python)?;
-    let out = dir.join("python-results.md");
-    let ran = Command::new(&python)
-        .arg(root().join("xtask/bench/python.py"))
-        .arg(&dir)
-        .arg(&rounds)
-        .arg(&out)
-        .status()?;
-    if !ran.success() {
-        return Err("the Python benchmark failed".into());
-    }
-    let table = std::fs::read_to_string(&out)?;
-    into_performance_doc("bench-python", &table)?;
-    println!("{table}");
-    Ok(())
+    let run = Run {
+        python: &python,
+        script: "python.py",
+        out: dir.join("python-results.md"),
+        marker: "bench-python",
+        failed: "the Python benchmark failed",
+    };
+    run.into_doc(&[dir.as_os_str(), OsStr::new(&rounds)])
 }
 
 /// `cargo xtask bench-sql [--scale S] [--rounds N]`: a grouped aggregate
@@ -400,21 +419,18 @@ pub fn bench_sql(args: &[String]) -> Result<(), Error> {
     let (python, dir, rounds) = bench_arrays(args, "3")?;
     pip(venv_of(&python)?, &["pyarrow==22.0.0", "pandas==2.3.3"])?;
     let bin = crate::dist::build_with(&["tessera-cli"], &["tessera-cli/sql"])?;
-    let out = dir.join("sql-results.md");
-    let ran = Command::new(&python)
-        .arg(root().join("xtask/bench/sql.py"))
-        .arg(&dir)
-        .arg(bin.join("tessera"))
-        .arg(&rounds)
-        .arg(&out)
-        .status()?;
-    if !ran.success() {
-        return Err("the SQL benchmark failed".into());
-    }
-    let table = std::fs::read_to_string(&out)?;
-    into_performance_doc("bench-sql", &table)?;
-    println!("{table}");
-    Ok(())
+    let run = Run {
+        python: &python,
+        script: "sql.py",
+        out: dir.join("sql-results.md"),
+        marker: "bench-sql",
+        failed: "the SQL benchmark failed",
+    };
+    run.into_doc(&[
+        dir.as_os_str(),
+        bin.join("tessera").as_os_str(),
+        OsStr::new(&rounds),
+    ])
 }
 
 /// The virtual environment `python` runs in.

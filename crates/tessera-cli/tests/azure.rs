@@ -19,9 +19,13 @@ const ACCOUNT_KEY: &str =
 /// Starts Azurite on a free port with the container made; `None` without it.
 fn azurite() -> Option<Emulator> {
     let program = emulated::program("TESSERA_AZURITE", "Azure")?;
+    Some(emulated::started("azurite", || start(&program)))
+}
+
+fn start(program: &str) -> Result<Emulator, String> {
     let port = emulated::free_port();
     let data = emulated::data_folder("azurite", port);
-    let child = Command::new(program)
+    let mut child = Command::new(program)
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
         .args(["--silent", "--skipApiVersionCheck", "--location"])
         .arg(&data)
@@ -29,6 +33,18 @@ fn azurite() -> Option<Emulator> {
         .stderr(Stdio::null())
         .spawn()
         .expect("azurite-blob starts");
+    let what = format!("azurite on {port}");
+    let ready = emulated::serving(&mut child, &what, || {
+        let a = create_container(port).map_err(|e| e.to_string())?;
+        match a.starts_with("HTTP/1.1 201") || a.starts_with("HTTP/1.1 409") {
+            true => Ok(true),
+            false => Err(a),
+        }
+    });
+    if let Err(e) = ready {
+        let _ = std::fs::remove_dir_all(&data);
+        return Err(e);
+    }
     let env = vec![
         ("AZURE_STORAGE_USE_EMULATOR", "true".into()),
         (
@@ -36,15 +52,7 @@ fn azurite() -> Option<Emulator> {
             format!("http://127.0.0.1:{port}"),
         ),
     ];
-    let azurite = Emulator::new(child, format!("az://{CONTAINER}"), env, data);
-    emulated::wait_until("azurite", || {
-        let a = create_container(port).map_err(|e| e.to_string())?;
-        match a.starts_with("HTTP/1.1 201") || a.starts_with("HTTP/1.1 409") {
-            true => Ok(true),
-            false => Err(a),
-        }
-    });
-    Some(azurite)
+    Ok(Emulator::new(child, format!("az://{CONTAINER}"), env, data))
 }
 
 /// One `PUT /ACCOUNT/CONTAINER?restype=container`, signed with the

@@ -23,37 +23,31 @@ use std::sync::mpsc;
 
 const BUCKET: &str = "tessera";
 
-/// Starts fake-gcs-server on a free port with the bucket made; `None`
-/// without it.
+/// Starts fake-gcs-server on a free port with the bucket made, and the
+/// proxy in front of it; `None` without it.
 fn fake_gcs() -> Option<Emulator> {
     let program = emulated::program("TESSERA_FAKE_GCS", "GCS")?;
+    Some(emulated::started("fake-gcs-server", || start(&program)))
+}
+
+fn start(program: &str) -> Result<Emulator, String> {
     let port = emulated::free_port();
     let data = emulated::data_folder("fake-gcs", port);
-    let url = format!("http://127.0.0.1:{}", XmlUploads::start(port));
-    let child = Command::new(program)
+    let mut child = Command::new(program)
         .args(["-scheme", "http", "-host", "127.0.0.1", "-port"])
         .arg(port.to_string())
         .args(["-backend", "filesystem", "-log-level", "error"])
         .arg("-filesystem-root")
         .arg(&data)
         // Any port of 127.0.0.1 is the public host (the XML API's).
-        .args(["-external-url", &url, "-public-host", "127.0.0.1"])
+        .args(["-public-host", "127.0.0.1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("fake-gcs-server starts");
-    // object_store talks to an emulator through a service account that
-    // names its URL and turns OAuth off.
-    let account = format!(
-        r#"{{"gcs_base_url": "{url}", "disable_oauth": true, "client_email": "", "private_key": "", "private_key_id": ""}}"#
-    );
-    let env = vec![
-        ("GOOGLE_SERVICE_ACCOUNT_KEY", account),
-        ("GOOGLE_ALLOW_HTTP", "true".into()),
-    ];
-    let gcs = Emulator::new(child, format!("gs://{BUCKET}"), env, data);
     let made = format!(r#"{{"name": "{BUCKET}"}}"#);
-    emulated::wait_until("fake-gcs-server", || {
+    let what = format!("fake-gcs-server on {port}");
+    let ready = emulated::serving(&mut child, &what, || {
         let a = emulated::http(
             port,
             "POST /storage/v1/b?project=tessera HTTP/1.1\r\nContent-Type: application/json",
@@ -65,7 +59,21 @@ fn fake_gcs() -> Option<Emulator> {
             false => Err(a),
         }
     });
-    Some(gcs)
+    if let Err(e) = ready {
+        let _ = std::fs::remove_dir_all(&data);
+        return Err(e);
+    }
+    // object_store talks to an emulator through a service account that
+    // names its URL and turns OAuth off.
+    let url = format!("http://127.0.0.1:{}", XmlUploads::start(port));
+    let account = format!(
+        r#"{{"gcs_base_url": "{url}", "disable_oauth": true, "client_email": "", "private_key": "", "private_key_id": ""}}"#
+    );
+    let env = vec![
+        ("GOOGLE_SERVICE_ACCOUNT_KEY", account),
+        ("GOOGLE_ALLOW_HTTP", "true".into()),
+    ];
+    Ok(Emulator::new(child, format!("gs://{BUCKET}"), env, data))
 }
 
 /// The proxy in front of fake-gcs-server (see the module's doc).

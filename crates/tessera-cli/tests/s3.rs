@@ -9,142 +9,56 @@
 //! Without it the test says so and passes, except under CI (`CI=true`),
 //! where a missing server fails it.
 
-use std::io::{Read, Write};
+mod emulated;
+
+use emulated::{tessera, testdata, Emulator};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use tessera_object_store::{ObjectStorage, Storage, WritableStorage};
 
 const BUCKET: &str = "fixtures";
 
-/// Held while a test points the environment at its server and makes an
-/// in-process storage from it: the tests run in parallel.
-static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// An object storage of the bucket on `m`'s server.
-fn bucket(m: &Moto) -> ObjectStorage {
-    let _held = ENV.lock().unwrap_or_else(|e| e.into_inner());
-    for (k, v) in env(m) {
-        std::env::set_var(k, v);
-    }
-    ObjectStorage::for_uri(&format!("s3://{BUCKET}")).unwrap()
-}
-
-struct Moto {
-    child: Child,
-    endpoint: String,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn bucket(m: &Emulator) -> ObjectStorage {
+    m.storage()
 }
 
 /// Starts moto on a free port and makes the bucket; `None` without moto.
-fn moto() -> Option<Moto> {
-    let Ok(program) = std::env::var("TESSERA_MOTO_SERVER") else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI runs the S3 tests: set TESSERA_MOTO_SERVER to moto_server"
-        );
-        eprintln!("TESSERA_MOTO_SERVER not set: S3 tests skipped");
-        return None;
-    };
-    // A port found free may be taken before moto binds it (the tests run
-    // in parallel): a server that exited is started again on another.
-    let mut last = String::new();
-    for _ in 0..3 {
-        match start(&program) {
-            Ok(moto) => return Some(moto),
-            Err(e) => last = e,
-        }
-    }
-    panic!("moto_server did not start: {last}");
+fn moto() -> Option<Emulator> {
+    let program = emulated::program("TESSERA_MOTO_SERVER", "S3")?;
+    Some(emulated::started("moto_server", || start(&program)))
 }
 
 /// One moto on a free port, serving the bucket.
-fn start(program: &str) -> Result<Moto, String> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let child = Command::new(program)
+fn start(program: &str) -> Result<Emulator, String> {
+    let port = emulated::free_port();
+    let mut child = Command::new(program)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("moto_server starts");
-    let mut moto = Moto {
-        child,
-        endpoint: format!("http://127.0.0.1:{port}"),
-    };
-    // Waits for it to listen, then creates the bucket (moto takes
-    // unsigned requests; creating it again in us-east-1 is a 200 too).
-    // A server still starting may accept and then reset a connection: a
-    // failed attempt is retried while our server runs.
-    let mut last = String::new();
-    for _ in 0..300 {
-        if let Ok(Some(status)) = moto.child.try_wait() {
-            return Err(format!("moto_server on {port} exited ({status}): {last}"));
+    // moto takes unsigned requests; creating the bucket again in
+    // us-east-1 is a 200 too.
+    let what = format!("moto_server on {port}");
+    emulated::serving(&mut child, &what, || {
+        let answer = emulated::http(port, &format!("PUT /{BUCKET} HTTP/1.1"), b"")
+            .map_err(|e| e.to_string())?;
+        match answer.starts_with("HTTP/1.1 200") {
+            true => Ok(true),
+            false => Err(answer),
         }
-        match create_bucket(port) {
-            // Answered by our server only if it still runs.
-            Ok(answer) if answer.starts_with("HTTP/1.1 200") => {
-                if let Ok(None) = moto.child.try_wait() {
-                    return Ok(moto);
-                }
-                last = "the port answered but our server exited".into();
-            }
-            Ok(answer) => last = answer,
-            Err(e) => last = e.to_string(),
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    Err(format!(
-        "moto_server on {port} did not create the bucket: {last}"
-    ))
-}
-
-/// One unsigned `PUT /BUCKET`; the server's whole answer.
-fn create_bucket(port: u16) -> std::io::Result<String> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
-    write!(
-        s,
-        "PUT /{BUCKET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer)?;
-    Ok(answer)
-}
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
-}
-
-fn env(m: &Moto) -> Vec<(&'static str, String)> {
-    vec![
-        ("AWS_ENDPOINT_URL", m.endpoint.clone()),
+    })?;
+    let env = vec![
+        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),
         ("AWS_ACCESS_KEY_ID", "test".into()),
         ("AWS_SECRET_ACCESS_KEY", "test".into()),
         ("AWS_REGION", "us-east-1".into()),
         ("AWS_ALLOW_HTTP", "true".into()),
-    ]
-}
-
-fn tessera(m: Option<&Moto>, args: &[&str]) -> (bool, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
-    cmd.args(args);
-    if let Some(m) = m {
-        cmd.envs(env(m));
-    }
-    let out = cmd.output().expect("tessera runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    ];
+    // moto keeps objects in memory: its data folder stays empty.
+    let data = emulated::data_folder("moto", port);
+    Ok(Emulator::new(child, format!("s3://{BUCKET}"), env, data))
 }
 
 /// Uploads every file under `dir` to the bucket under its path relative
@@ -174,11 +88,7 @@ fn fixture_arrays() -> Vec<(PathBuf, Option<String>)> {
             if !array.is_dir() {
                 continue;
             }
-            let expected: serde_json::Value = std::fs::read(case.path().join("expected.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
-            let key = expected["case"]["key"].as_str().map(str::to_owned);
+            let key = emulated::fixture_key(&case.path());
             out.push((array.strip_prefix(testdata()).unwrap().to_path_buf(), key));
         }
     }
@@ -396,7 +306,7 @@ fn maintenance_through_s3_as_locally() {
         copy_dir(&fixture, &local);
         let local_s = local.display().to_string();
         for step in steps {
-            let run = |m: Option<&Moto>, at: &str| {
+            let run = |m: Option<&Emulator>, at: &str| {
                 let (ok, _, err) = tessera(m, &[&step[..1], &[at], &step[1..]].concat());
                 assert!(ok, "{release}: {step:?} on {at}: {err}");
                 err
@@ -492,7 +402,7 @@ fn a_kill_after_any_step_on_s3_leaves_the_array_readable() {
     let killed = |args: &[&str], step: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
             .args(args)
-            .envs(env(&m))
+            .envs(m.env().iter().map(|(k, v)| (k, v)))
             .env("TESSERA_CRASH_AFTER", step)
             .output()
             .unwrap();

@@ -1,8 +1,9 @@
-//! What the Azure and GCS tests share: an object-store emulator started
-//! on a free port, the `tessera` binary run against it, and the two
-//! checks: every fixture reads through the store as it reads locally, and
-//! writes, metadata, consolidation and vacuum there leave an array that
-//! reads as the same steps leave a local copy.
+//! What the S3, Azure and GCS tests share: an object-store emulator
+//! started on a free port, the `tessera` binary run against it, and (for
+//! Azure and GCS) two checks: every fixture reads through the store as it
+//! reads locally, and writes, metadata, consolidation and vacuum there
+//! leave an array that reads as the same steps leave a local copy.
+#![allow(dead_code)] // each test file uses its part
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -44,6 +45,11 @@ impl Emulator {
             root,
             data,
         }
+    }
+
+    /// The environment that points tessera at the emulator.
+    pub fn env(&self) -> &[(&'static str, String)] {
+        &self.env
     }
 
     /// The storage tessera makes for the bucket from this environment.
@@ -88,19 +94,46 @@ pub fn data_folder(name: &str, port: u16) -> PathBuf {
     data
 }
 
-/// Calls `ready` every 100 ms for 30 s until it says the emulator is up
-/// (`Ok(true)`); panics with the last answer otherwise.
-pub fn wait_until(what: &str, mut ready: impl FnMut() -> Result<bool, String>) {
+/// An emulator from `start`, tried three times: a port found free may be
+/// taken before the emulator binds it (the tests run in parallel), and an
+/// emulator that exited is started again on another.
+pub fn started(what: &str, mut start: impl FnMut() -> Result<Emulator, String>) -> Emulator {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match start() {
+            Ok(e) => return e,
+            Err(e) => last = e,
+        }
+    }
+    panic!("{what} did not start: {last}");
+}
+
+/// Calls `ready` every 100 ms for 30 s until it says `child` serves
+/// (`Ok(true)`): an error if `child` exits first (another took its port)
+/// or never does. A server still starting may accept and then reset a
+/// connection: a failed attempt is retried while `child` runs.
+pub fn serving(
+    child: &mut Child,
+    what: &str,
+    mut ready: impl FnMut() -> Result<bool, String>,
+) -> Result<(), String> {
     let mut last = String::new();
     for _ in 0..300 {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("{what} exited ({status}): {last}"));
+        }
         match ready() {
-            Ok(true) => return,
+            // Answered by our server only if it still runs.
+            Ok(true) if matches!(child.try_wait(), Ok(None)) => return Ok(()),
+            Ok(true) => last = "the port answered but the server exited".into(),
             Ok(false) => {}
             Err(e) => last = e,
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    panic!("{what} did not start: {last}");
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(format!("{what} did not serve in 30 s: {last}"))
 }
 
 /// One HTTP/1.1 request to 127.0.0.1:`port` (`head` without the final
@@ -135,8 +168,17 @@ pub fn tessera(e: Option<&Emulator>, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn testdata() -> PathBuf {
+pub fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+/// The encryption key of the fixture `case` (its folder), if it has one.
+pub fn fixture_key(case: &Path) -> Option<String> {
+    let expected: serde_json::Value = std::fs::read(case.join("expected.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    expected["case"]["key"].as_str().map(str::to_owned)
 }
 
 /// Uploads the files under `dir` as `uri/<path relative to dir>`.
@@ -182,11 +224,7 @@ pub fn fixtures_read_as_locally(e: &Emulator) {
             if !array.is_dir() {
                 continue;
             }
-            let expected: serde_json::Value = std::fs::read(case.path().join("expected.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
-            let key = expected["case"]["key"].as_str().map(str::to_owned);
+            let key = fixture_key(&case.path());
             let name = case.file_name().to_string_lossy().into_owned();
             let uri = format!("{}/{release}/{name}", e.root);
             upload(&storage, &array, &uri);
