@@ -11,9 +11,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod location;
+mod side_by_side;
 mod write;
 
 pub use location::Location;
+pub use side_by_side::side_by_side;
 pub use write::{entry_names, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{EncryptionKey, FilterPipeline, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
-use tessera_tile::storage::{FileWriter, Location};
+use tessera_tile::storage::{side_by_side, FileWriter, Location};
 
 /// One field's files (their sizes) and their tiles.
 #[derive(Debug, Default)]
@@ -188,10 +188,9 @@ impl FieldFileSet {
         }
         let (places, files): (Vec<(usize, usize)>, Vec<TileFile>) =
             files.into_iter().map(|(i, k, f)| ((i, k), f)).unzip();
-        for ((i, kind), size) in places
-            .into_iter()
-            .zip(side_by_side(files, TileFile::finish))
-        {
+        // A failure comes before any file left unfinished (dropped: aborted).
+        let sizes = side_by_side(files, FILES_IN_FLIGHT, TileFile::finish);
+        for ((i, kind), size) in places.into_iter().zip(sizes) {
             let out = &mut outs[i];
             *[&mut out.fixed, &mut out.var, &mut out.validity][kind] = size?;
         }
@@ -202,33 +201,6 @@ impl FieldFileSet {
 /// Files finished at once.
 const FILES_IN_FLIGHT: usize = 16;
 
-/// `f` of each item, up to [`FILES_IN_FLIGHT`] at once on threads of this
-/// call's own (they wait on storage, not the CPU); results in order.
-fn side_by_side<T: Send, R: Send>(
-    items: Vec<T>,
-    f: impl Fn(T) -> Result<R, WriteError> + Sync,
-) -> Vec<Result<R, WriteError>> {
-    if items.len() <= 1 {
-        return items.into_iter().map(f).collect();
-    }
-    let mut out = Vec::with_capacity(items.len());
-    let mut items = items.into_iter().peekable();
-    while items.peek().is_some() {
-        let chunk: Vec<T> = items.by_ref().take(FILES_IN_FLIGHT).collect();
-        std::thread::scope(|s| {
-            let f = &f;
-            let running: Vec<_> = chunk.into_iter().map(|t| s.spawn(move || f(t))).collect();
-            for r in running {
-                out.push(r.join().unwrap_or_else(|_| {
-                    Err(WriteError::Input(
-                        "a thread finishing a file panicked".into(),
-                    ))
-                }));
-            }
-        });
-    }
-    out
-}
 /// A data file being written, tile after tile: streamed to its storage
 /// (on an object store, uploaded part by part as tiles come).
 struct TileFile {
