@@ -25,29 +25,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 import common  # noqa: E402
 
 common.configure(tessera, bench)
-from common import run, quarter, side, tessera_cmd, libtiledb_spec, tessera_count, stats  # noqa: E402
+from common import run, tessera_cmd, libtiledb_spec, tessera_count, stats  # noqa: E402
 
-cases = []
-for name in ["dense_f64_zstd", "dense_i32_raw", "dense_f32_fragments"]:
-    n = side(name)
-    cases += [
-        (name, "full read", None, None, None),
-        (name, "one attribute (a), no coordinates", "a", None, None),
-        (name, "1 % subarray", None, f"{quarter(n)},{quarter(n)}", None),
-    ]
-big = 2**40
-cases += [
-    ("sparse_2d", "full read", None, None, None),
-    ("sparse_2d", "one attribute (v), no coordinates", "v", None, None),
-    ("sparse_2d", "1 % subarray", None, f"0:{big // 10},0:{big // 10}", None),
-    ("sparse_2d", "condition k < 10", None, None, "k < 10"),
-    ("sparse_strings", "full read", None, None, None),
-    ("sparse_strings", "1 % subarray", None, f"0:{2**62 // 100}", None),
-    ("sparse_strings", "condition s < 'b'", None, None, "s < 'b'"),
-]
-
-
-cases = [c for c in cases if only in f"{c[0]} / {c[1]}"]
+cases = [c for c in common.cases() if only in f"{c[0]} / {c[1]}"]
 rows = []
 startup = [run([py, "-c", "import tiledb"])[0] for _ in range(rounds)]
 # tessera's own fixed cost: a process that starts, parses its arguments and

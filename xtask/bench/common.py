@@ -42,6 +42,29 @@ def side(name):
     return int(d[1]) + 1
 
 
+def cases():
+    """The bench cases: (array, case, attributes, subarray, condition)."""
+    out = []
+    for name in ["dense_f64_zstd", "dense_i32_raw", "dense_f32_fragments"]:
+        n = side(name)
+        out += [
+            (name, "full read", None, None, None),
+            (name, "one attribute (a), no coordinates", "a", None, None),
+            (name, "1 % subarray", None, f"{quarter(n)},{quarter(n)}", None),
+        ]
+    big = 2**40
+    out += [
+        ("sparse_2d", "full read", None, None, None),
+        ("sparse_2d", "one attribute (v), no coordinates", "v", None, None),
+        ("sparse_2d", "1 % subarray", None, f"0:{big // 10},0:{big // 10}", None),
+        ("sparse_2d", "condition k < 10", None, None, "k < 10"),
+        ("sparse_strings", "full read", None, None, None),
+        ("sparse_strings", "1 % subarray", None, f"0:{2**62 // 100}", None),
+        ("sparse_strings", "condition s < 'b'", None, None, "s < 'b'"),
+    ]
+    return out
+
+
 def tessera_cmd(arr, attrs, sub, cond):
     cmd = [tessera, "read", arr, "--format", "null"]
     if attrs:

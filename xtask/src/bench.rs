@@ -242,32 +242,42 @@ pub fn bench_consolidate(args: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-/// `cargo xtask bench-s3 [--scale S] [--rounds N] [--delay MS]`: the bench
-/// arrays read from moto (installed from PyPI into target/moto/venv)
-/// through a proxy adding MS (default 20) to every request, by tessera and
-/// by libtiledb: requests counted and wall time (xtask/bench/s3.py); the
-/// table goes into docs/PERFORMANCE.md.
+/// `cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS]
+/// [--mbps MB] [--only TEXT]`: every bench case read from the S3 rig of
+/// DIR (default `../shared/bench/s3`: s3s-fs behind its proxy, MS a
+/// request (default 20), MB/s a connection (default 100)) by tessera and
+/// by libtiledb in the same run, with requests, bytes and the rig's floor
+/// (xtask/bench/s3.py). The table goes into docs/PERFORMANCE.md unless
+/// `--only` picks cases.
 pub fn bench_s3(args: &[String]) -> Result<(), Error> {
     let (python, dir, bin, rounds) = prepare(args, "3")?;
-    let delay = args
-        .windows(2)
-        .find(|w| w[0] == "--delay")
-        .map_or("20".to_owned(), |w| w[1].clone());
-    let moto = moto_venv()?;
+    let flag = |name: &str, default: &str| {
+        args.windows(2)
+            .find(|w| w[0] == name)
+            .map_or(default.to_owned(), |w| w[1].clone())
+    };
+    let (delay, mbps, only) = (
+        flag("--delay", "20"),
+        flag("--mbps", "100"),
+        flag("--only", ""),
+    );
+    let rig = S3Rig::built(args)?;
     let run = Run {
         python: &python,
         script: "s3.py",
         out: dir.join("s3-results.md"),
-        marker: "bench-s3",
+        marker: if only.is_empty() { "bench-s3" } else { "" },
         failed: "the S3 benchmark failed",
     };
     run.into_doc(&[
         dir.as_os_str(),
         bin.join("tessera").as_os_str(),
-        moto.join("bin/python").as_os_str(),
-        moto.join("bin/moto_server").as_os_str(),
+        rig.server.as_os_str(),
+        rig.proxy.as_os_str(),
         OsStr::new(&rounds),
         OsStr::new(&delay),
+        OsStr::new(&mbps),
+        OsStr::new(&only),
     ])
 }
 
@@ -280,19 +290,7 @@ pub fn bench_s3(args: &[String]) -> Result<(), Error> {
 /// goes into docs/PERFORMANCE.md.
 pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
     let (python, dir, bin, rounds) = prepare(args, "3")?;
-    let rig = args.windows(2).find(|w| w[0] == "--rig").map_or_else(
-        || root().join("../shared/bench/s3"),
-        |w| PathBuf::from(&w[1]),
-    );
-    let server = root().join("target/bench-s3");
-    let built = Command::new("bash")
-        .arg(rig.join("setup.sh"))
-        .arg(&server)
-        .stdout(std::process::Stdio::null())
-        .status()?;
-    if !built.success() {
-        return Err(format!("building the S3 rig's server ({}) failed", rig.display()).into());
-    }
+    let rig = S3Rig::built(args)?;
     let run = Run {
         python: &python,
         script: "s3_consolidate.py",
@@ -303,10 +301,39 @@ pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
     run.into_doc(&[
         dir.as_os_str(),
         bin.join("tessera").as_os_str(),
-        server.join("bin/s3s-fs").as_os_str(),
-        rig.join("delay_proxy.py").as_os_str(),
+        rig.server.as_os_str(),
+        rig.proxy.as_os_str(),
         OsStr::new(&rounds),
     ])
+}
+
+/// The S3 rig (`--rig DIR`, default `../shared/bench/s3`): its server,
+/// built once into target/bench-s3, and its delaying proxy.
+struct S3Rig {
+    server: PathBuf,
+    proxy: PathBuf,
+}
+
+impl S3Rig {
+    fn built(args: &[String]) -> Result<S3Rig, Error> {
+        let rig = args.windows(2).find(|w| w[0] == "--rig").map_or_else(
+            || root().join("../shared/bench/s3"),
+            |w| PathBuf::from(&w[1]),
+        );
+        let install = root().join("target/bench-s3");
+        let built = Command::new("bash")
+            .arg(rig.join("setup.sh"))
+            .arg(&install)
+            .stdout(std::process::Stdio::null())
+            .status()?;
+        if !built.success() {
+            return Err(format!("building the S3 rig's server ({}) failed", rig.display()).into());
+        }
+        Ok(S3Rig {
+            server: install.join("bin/s3s-fs"),
+            proxy: rig.join("delay_proxy.py"),
+        })
+    }
 }
 
 /// A benchmark script that writes a Markdown table: run with its
@@ -317,6 +344,7 @@ struct Run<'p> {
     /// Under xtask/bench/.
     script: &'static str,
     out: PathBuf,
+    /// Empty: the table is printed only.
     marker: &'static str,
     /// The error when the script fails.
     failed: &'static str,
@@ -333,7 +361,9 @@ impl Run<'_> {
             return Err(self.failed.into());
         }
         let table = std::fs::read_to_string(&self.out)?;
-        into_performance_doc(self.marker, &table)?;
+        if !self.marker.is_empty() {
+            into_performance_doc(self.marker, &table)?;
+        }
         println!("{table}");
         Ok(())
     }
@@ -482,22 +512,4 @@ fn pip(venv: &Path, what: &[&str]) -> Result<(), Error> {
     } else {
         Err(format!("pip install {what:?} failed").into())
     }
-}
-
-/// A virtual environment with moto's S3 server, made once.
-pub fn moto_venv() -> Result<PathBuf, Error> {
-    let venv = root().join("target/moto/venv");
-    if !venv.join("bin/moto_server").exists() {
-        let made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()?;
-        let installed = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "moto[server]==5.2.5", "boto3"])
-            .status()?;
-        if !made.success() || !installed.success() {
-            return Err("installing moto[server] from PyPI failed".into());
-        }
-    }
-    Ok(venv)
 }

@@ -187,8 +187,13 @@ pub fn cases(release: &str) -> Vec<Value> {
     out
 }
 
-/// The `tessera` binary, built as `cargo test --workspace` builds it.
+/// The `tessera` binary: `TESSERA_BINARY` where set (CI passes the one
+/// its `cargo test` run built), else built as `cargo test --workspace`
+/// builds it.
 pub fn tessera_binary() -> Result<PathBuf, Error> {
+    if let Some(given) = std::env::var_os("TESSERA_BINARY") {
+        return Ok(PathBuf::from(given));
+    }
     let built = Command::new(env!("CARGO"))
         .current_dir(root())
         .args(["build", "-q", "--workspace", "--bins"])

@@ -75,6 +75,9 @@ impl Storage for Prefetched<'_> {
     fn prefers_batches(&self) -> bool {
         self.inner.prefers_batches()
     }
+    fn read_ahead(&self) -> u64 {
+        self.inner.read_ahead()
+    }
     fn size(&self, path: &Path) -> io::Result<u64> {
         self.inner.size(path)
     }

@@ -20,6 +20,14 @@ pub enum ObjectStoreError {
         /// The client's error.
         source: object_store::Error,
     },
+    /// A read-tuning setting from the environment could not be read.
+    #[error("{uri}: {reason}")]
+    Tuning {
+        /// The URI the store was built for.
+        uri: String,
+        /// Which variable, and what is wrong with its value.
+        reason: String,
+    },
     /// A local file to publish could not be read.
     #[error("{path}: {source}")]
     Local {

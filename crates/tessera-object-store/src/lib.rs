@@ -12,8 +12,10 @@
 //! What makes it fast where a request costs tens of milliseconds: readers
 //! hand it their whole read plan ([`Storage::read_batch`],
 //! [`Storage::read_tails`]), and it merges neighbouring ranges of a file
-//! ([`plan`]), reads overlapping ranges once, and keeps many requests in
-//! flight at once; each folder is listed once per storage, and a folder
+//! ([`plan`]), reads overlapping ranges once, cuts large ranges into
+//! requests of the size that suits the store, and keeps many requests in
+//! flight at once ([`StoreTuning`]: per store, overridable from the
+//! environment); each folder is listed once per storage, and a folder
 //! whose whole subtree fits in one page of a listing (an array) is listed
 //! with everything below it in one request; a footer comes
 //! with the file's size in one suffix request. Throttling and transient
@@ -37,13 +39,16 @@
 //! ```
 
 mod error;
+mod fetch;
 mod listing;
 pub mod plan;
 mod store;
+mod tuning;
 mod uri;
 mod write;
 
 pub use error::ObjectStoreError;
 pub use store::{ObjectStorage, Request};
 pub use tessera_tile::storage::{Location, Storage, WritableStorage};
+pub use tuning::StoreTuning;
 pub use uri::ObjectUri;

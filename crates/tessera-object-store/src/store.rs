@@ -1,23 +1,19 @@
 //! [`ObjectStorage`]: tessera's [`Storage`] over one object store.
 
+use crate::fetch::{failed, serve, AbortOnDrop, Get, Started};
 use crate::listing::Listings;
 use crate::plan::Plan;
+use crate::tuning::StoreTuning;
 use crate::uri::ObjectUri;
 use crate::ObjectStoreError;
-use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore};
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tessera_tile::storage::{DirEntry, PendingBatch, Storage};
-
-/// How many requests a batch keeps in flight by default: enough to hide
-/// tens of milliseconds of latency behind each other, few enough that a
-/// store does not throttle one reader.
-pub const DEFAULT_CONCURRENCY: usize = 64;
 
 /// Objects in one page of a listing (S3's and GCS's default): a subtree
 /// listed whole must fit in it.
@@ -78,7 +74,10 @@ impl Drop for Shared {
 #[derive(Clone)]
 pub struct ObjectStorage {
     shared: Arc<Shared>,
-    concurrency: usize,
+    tuning: StoreTuning,
+    /// One per request in flight: every batch begun on this storage (and
+    /// its clones) shares [`StoreTuning::concurrency`] of them.
+    permits: Arc<tokio::sync::Semaphore>,
     listings: Arc<Mutex<Listings>>,
 }
 
@@ -93,7 +92,8 @@ impl ObjectStorage {
     /// configured from the environment: `AWS_*` for `s3://`, `GOOGLE_*`
     /// for `gs://`, `AZURE_*` for `az://` and `abfs://`; `http(s)://`
     /// reads a server's objects by URL; `memory://` is an empty store in
-    /// memory.
+    /// memory. Its read tuning is the store's default with the
+    /// environment's overrides ([`StoreTuning::from_env`]).
     pub fn for_uri(uri: &str) -> Result<ObjectStorage, ObjectStoreError> {
         use object_store::{aws, azure, gcp, http, memory};
         let parsed = ObjectUri::parse(uri)?;
@@ -129,11 +129,17 @@ impl ObjectStorage {
             ),
             _ => Arc::new(memory::InMemory::new()),
         };
-        Self::with_store(store, &store_uri)
+        let tuning =
+            StoreTuning::from_env(&parsed.scheme).map_err(|reason| ObjectStoreError::Tuning {
+                uri: store_uri.clone(),
+                reason,
+            })?;
+        Ok(Self::with_store(store, &store_uri)?.with_tuning(tuning))
     }
 
     /// The storage for `store`, whose objects are named by URIs starting
-    /// with `root` (`scheme://bucket`).
+    /// with `root` (`scheme://bucket`), tuned with the defaults of its
+    /// scheme ([`StoreTuning::for_scheme`]).
     pub fn with_store(
         store: Arc<dyn ObjectStore>,
         root: &str,
@@ -144,6 +150,7 @@ impl ObjectStorage {
             .thread_name("tessera-object-store")
             .enable_all()
             .build()?;
+        let tuning = StoreTuning::for_scheme(&root.scheme);
         Ok(ObjectStorage {
             shared: Arc::new(Shared {
                 store,
@@ -152,15 +159,31 @@ impl ObjectStorage {
                 log: Mutex::new(None),
                 calls: Default::default(),
             }),
-            concurrency: DEFAULT_CONCURRENCY,
+            tuning,
+            permits: Arc::new(tokio::sync::Semaphore::new(tuning.concurrency.max(1))),
             listings: Default::default(),
         })
     }
 
-    /// At most `n` requests of a batch in flight at once.
-    pub fn with_concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n.max(1);
+    /// The same storage read with `tuning`: its requests' size, how many
+    /// are in flight at once, and how far readers fetch ahead.
+    ///
+    /// ```
+    /// use tessera_object_store::{ObjectStorage, StoreTuning};
+    ///
+    /// let tuning = StoreTuning { concurrency: 8, ..StoreTuning::for_scheme("s3") };
+    /// let storage = ObjectStorage::for_uri("memory://bucket").unwrap().with_tuning(tuning);
+    /// assert_eq!(storage.tuning().concurrency, 8);
+    /// ```
+    pub fn with_tuning(mut self, tuning: StoreTuning) -> Self {
+        self.permits = Arc::new(tokio::sync::Semaphore::new(tuning.concurrency.max(1)));
+        self.tuning = tuning;
         self
+    }
+
+    /// How this storage's reads are cut into requests and kept in flight.
+    pub fn tuning(&self) -> &StoreTuning {
+        &self.tuning
     }
 
     /// A storage on the same client that lists folders anew (and keeps
@@ -168,7 +191,8 @@ impl ObjectStorage {
     pub fn fresh(&self) -> ObjectStorage {
         ObjectStorage {
             shared: self.shared.clone(),
-            concurrency: self.concurrency,
+            tuning: self.tuning,
+            permits: self.permits.clone(),
             listings: Default::default(),
         }
     }
@@ -361,9 +385,9 @@ impl ObjectStorage {
         Ok(self.listing(folder)?.into_iter().find(|e| e.name == name))
     }
 
-    /// The requests fetching `requests` (neighbours merged, overlaps read
-    /// once), and per wanted range the request holding it and where.
-    fn batch_plan(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<BatchPlan> {
+    /// The plan fetching `requests`: neighbours merged into spans,
+    /// overlaps read once, spans cut into requests of the tuned size.
+    fn batch_plan(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Plan<PathBuf>> {
         for (_, r) in requests {
             if r.start > r.end {
                 return Err(io::Error::new(
@@ -372,102 +396,64 @@ impl ObjectStorage {
                 ));
             }
         }
-        let plan = Plan::new(requests);
-        let keys: Vec<Key> = plan
-            .files
-            .iter()
-            .map(|p| self.key(p))
-            .collect::<io::Result<_>>()?;
-        let fetches = plan
-            .fetches
-            .iter()
-            .map(|f| (keys[f.file].clone(), Some(f.range.clone())))
-            .collect();
-        Ok((fetches, plan.served_by))
+        let t = &self.tuning;
+        Ok(Plan::new(requests, t.coalesce_gap, t.request_bytes()))
     }
 
     /// GETs `range` of each of `fetches` (key, range; `None` for the whole
-    /// object), `concurrency` at a time, results in order.
-    fn get_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> io::Result<Vec<Bytes>> {
-        self.start_all(fetches).wait()
+    /// object), results in order.
+    fn get_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> io::Result<Vec<Vec<u8>>> {
+        let sized = fetches
+            .into_iter()
+            .map(|(key, range)| {
+                let room = range.as_ref().map_or(0, |r| (r.end - r.start) as usize);
+                (key, range, room)
+            })
+            .collect();
+        self.start_all(sized).wait()
     }
 
     /// [`ObjectStorage::get_all`] begun on the storage's runtime: the
-    /// requests are in flight when this returns.
-    fn start_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> Started<Vec<Bytes>> {
+    /// requests are in flight when this returns, each a task of its own
+    /// (so the runtime's threads share their bytes' arrival), at most
+    /// [`StoreTuning::concurrency`] at once across the storage; each
+    /// buffer made with the room given beside its range.
+    fn start_all(&self, fetches: Vec<(Key, Option<Range<u64>>, usize)>) -> Started<Vec<Vec<u8>>> {
         let call = self.call();
-        for (key, range) in &fetches {
+        for (key, range, _) in &fetches {
             let r = range.as_ref().map(|r| format!("{}..{}", r.start, r.end));
             self.log(call, "GET", key, r.unwrap_or_default());
         }
-        let store = self.shared.store.clone();
+        let rt = self.shared.runtime.as_ref().expect("runtime until dropped");
         let root = self.shared.root.store();
-        let n = self.concurrency;
+        let tasks: Vec<_> = fetches
+            .into_iter()
+            .map(|(key, range, capacity)| {
+                let get = Get {
+                    store: self.shared.store.clone(),
+                    uri: format!("{root}/{key}"),
+                    key,
+                    range,
+                    capacity,
+                };
+                rt.spawn(get.run(self.permits.clone()))
+            })
+            .collect();
         self.start(async move {
-            futures::stream::iter(fetches)
-                .map(|(key, range)| {
-                    let (store, root) = (store.clone(), root.clone());
-                    async move {
-                        let uri = format!("{root}/{key}");
-                        match range {
-                            Some(r) if r.is_empty() => Ok(Bytes::new()),
-                            Some(r) => {
-                                let got = store
-                                    .get_range(&key, r.clone())
-                                    .await
-                                    .map_err(|e| failed("GET", &uri, e))?;
-                                if got.len() as u64 != r.end - r.start {
-                                    return Err(io::Error::new(
-                                        io::ErrorKind::UnexpectedEof,
-                                        format!(
-                                            "{uri}: byte range {}..{} is outside the object ({} bytes came)",
-                                            r.start,
-                                            r.end,
-                                            got.len()
-                                        ),
-                                    ));
-                                }
-                                Ok(got)
-                            }
-                            None => {
-                                let got = store.get(&key).await.map_err(|e| failed("GET", &uri, e))?;
-                                got.bytes().await.map_err(|e| failed("GET", &uri, e))
-                            }
-                        }
-                    }
-                })
-                .buffered(n)
-                .try_collect()
-                .await
+            // Dropped early (a failure, or the batch abandoned), the
+            // requests still in flight are cancelled.
+            let mut tasks = AbortOnDrop(tasks);
+            let mut out = Vec::with_capacity(tasks.0.len());
+            for task in &mut tasks.0 {
+                let got = task
+                    .await
+                    .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?;
+                out.push(got?);
+            }
+            Ok(out)
         })
     }
 }
-
-/// A task started on a storage's runtime; dropped unwaited (a reader
-/// that failed before it needed the bytes), it is cancelled.
-pub(crate) struct Started<T>(Option<tokio::task::JoinHandle<io::Result<T>>>);
-
-impl<T> Started<T> {
-    /// Waits for the task. Waiting on a spawned task never panics, whatever
-    /// runtime the caller is on.
-    pub(crate) fn wait(mut self) -> io::Result<T> {
-        let task = self.0.take().expect("waited once");
-        futures::executor::block_on(task)
-            .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
-    }
-}
-
-impl<T> Drop for Started<T> {
-    fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
-            task.abort();
-        }
-    }
-}
-
-/// The GETs of a batch (key, range), and per wanted range the GET holding
-/// it and the offset of its first byte there.
-type BatchPlan = (Vec<(Key, Option<Range<u64>>)>, Vec<(usize, u64)>);
 
 /// A file's size and last bytes, or why not.
 type Tail = io::Result<(u64, Vec<u8>)>;
@@ -480,21 +466,11 @@ fn folder_id(folder: &Path) -> String {
     }
 }
 
-/// An I/O error for a failed request: what was asked of which object, and
-/// the store's answer (status and message); missing objects are NotFound.
-pub(crate) fn failed(method: &str, uri: &str, e: object_store::Error) -> io::Error {
-    let kind = match e {
-        object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
-        _ => io::ErrorKind::Other,
-    };
-    io::Error::new(kind, format!("{method} {uri}: {e}"))
-}
-
 impl Storage for ObjectStorage {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
-        let key = self.key(path)?;
-        let mut got = self.get_all(vec![(key, Some(range))])?;
-        Ok(got.pop().map(|b| b.to_vec()).unwrap_or_default())
+        // A batch of one: a large range goes in requests of the tuned size.
+        let mut got = self.read_batch(&[(path.to_path_buf(), range)])?;
+        Ok(got.pop().unwrap_or_default())
     }
 
     fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
@@ -514,19 +490,36 @@ impl Storage for ObjectStorage {
             Ok(plan) => plan,
             Err(e) => return PendingBatch::ready(Err(e)),
         };
-        let (fetches, served_by) = plan;
+        let keys: io::Result<Vec<Key>> = plan.files.iter().map(|p| self.key(p)).collect();
+        let keys = match keys {
+            Ok(keys) => keys,
+            Err(e) => return PendingBatch::ready(Err(e)),
+        };
+        // A span's first part is made with room for the whole span.
+        let mut fetches: Vec<(Key, Option<Range<u64>>, usize)> = plan
+            .fetches
+            .iter()
+            .map(|f| (keys[f.file].clone(), Some(f.range.clone()), 0))
+            .collect();
+        for span in &plan.spans {
+            if let Some(first) = fetches.get_mut(span.fetches.start) {
+                first.2 = (span.range.end - span.range.start) as usize;
+            }
+        }
+        for f in &mut fetches {
+            if let (Some(r), 0) = (&f.1, f.2) {
+                f.2 = (r.end - r.start) as usize;
+            }
+        }
         let started = self.start_all(fetches);
         PendingBatch::in_flight(move || {
             let got = started.wait()?;
-            Ok(requests
-                .iter()
-                .zip(&served_by)
-                .map(|((_, r), &(fetch, at))| {
-                    let at = at as usize;
-                    got[fetch][at..at + (r.end - r.start) as usize].to_vec()
-                })
-                .collect())
+            Ok(serve(&plan, &requests, got))
         })
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.tuning.read_ahead_bytes()
     }
 
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
@@ -572,7 +565,7 @@ impl Storage for ObjectStorage {
         }
         let store = self.shared.store.clone();
         let root = self.shared.root.store();
-        let n = self.concurrency;
+        let n = self.tuning.concurrency.max(1);
         let fetched = self.run(async move {
             let results: Vec<(usize, Tail)> = futures::stream::iter(wanted)
                 .map(|(i, key, range)| {
@@ -634,7 +627,7 @@ impl Storage for ObjectStorage {
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let key = self.key(path)?;
         let mut got = self.get_all(vec![(key, None)])?;
-        Ok(got.pop().map(|b| b.to_vec()).unwrap_or_default())
+        Ok(got.pop().unwrap_or_default())
     }
 
     fn size(&self, path: &Path) -> io::Result<u64> {

@@ -7,7 +7,8 @@
 //! killed leaves parts no reader sees, which the bucket's lifecycle rule
 //! for incomplete uploads removes.
 
-use crate::store::{failed, ObjectStorage};
+use crate::fetch::{failed, Started};
+use crate::store::ObjectStorage;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{MultipartUpload, ObjectStoreExt, PutPayload};
@@ -125,7 +126,7 @@ struct ObjectWriter {
     buf: Vec<u8>,
     /// In a mutex only to be `Sync` (a writer is used from one thread).
     upload: Option<Mutex<Box<dyn MultipartUpload>>>,
-    in_flight: VecDeque<crate::store::Started<()>>,
+    in_flight: VecDeque<Started<()>>,
     parts: usize,
     len: u64,
     done: bool,

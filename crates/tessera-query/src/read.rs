@@ -259,9 +259,11 @@ impl<'a> Query<'a> {
     /// Whether a dense read places a field stored with `filters` (nullable,
     /// var-sized as said, in tiles of `tile_bytes` cells' bytes) straight
     /// from its files ([`Tuning::direct_tile_bytes`](crate::tuning::Tuning)): fixed-sized, no
-    /// validity, no filter, no encryption, tiles large enough, and reads in
-    /// place on. Rows of cells must also be runs in tile and result alike,
-    /// which the caller knows.
+    /// validity, no filter, no encryption, tiles large enough, reads in
+    /// place on, and storage that does not batch (on an object store each
+    /// scatter read would be a request of its own, one after another; there
+    /// such tiles are fetched in batches with the rest). Rows of cells must
+    /// also be runs in tile and result alike, which the caller knows.
     pub(crate) fn reads_in_place(
         &self,
         filters: &FilterPipeline,
@@ -270,6 +272,7 @@ impl<'a> Query<'a> {
         tile_bytes: u64,
     ) -> bool {
         self.tuning.direct
+            && !self.storage.prefers_batches()
             && self.array.key.is_none()
             && filters.filters.is_empty()
             && !nullable

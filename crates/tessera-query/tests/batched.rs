@@ -1,17 +1,20 @@
 //! Reads on storage where a request costs a round trip (object stores)
-//! fetch tiles in batches begun ahead: a dense read begins the batch of a
-//! thread's next group of tiles before it decodes the current one, and a
-//! read's waves of runs go one in flight while the one before decodes.
-//! Here a storage that prefers batches serves each batch from a thread of
-//! its own, finishing in its own time; every fixture and case, with every
-//! band apart (many groups) and as one band, must equal the local read,
-//! and no byte of a data file may be fetched twice.
+//! fetch tiles in batches begun ahead: a dense read begins the batches of
+//! a thread's next groups of tiles before it decodes the current one, and
+//! a read's units of runs are in flight while the ones before decode, up
+//! to the storage's read-ahead. Here a storage that prefers batches serves
+//! each batch from a thread of its own, finishing in its own time; every
+//! fixture and case, with every band apart (many groups) and a read-ahead
+//! of a few KiB (many units), and as one band with the default read-ahead,
+//! must equal the local read, and no byte of a data file may be fetched
+//! twice.
 
 mod common;
 
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 use tessera_query::{Key, Query};
@@ -25,6 +28,8 @@ use tessera_tile::Layout;
 struct InFlight {
     data_ranges: Mutex<Vec<(PathBuf, Range<u64>)>>,
     batches: Mutex<usize>,
+    /// The read-ahead it asks for; 0: the default.
+    ahead: AtomicU64,
 }
 
 impl InFlight {
@@ -84,6 +89,12 @@ impl Storage for InFlight {
     fn prefers_batches(&self) -> bool {
         true
     }
+    fn read_ahead(&self) -> u64 {
+        match self.ahead.load(Ordering::Relaxed) {
+            0 => 256 << 20,
+            n => n,
+        }
+    }
     fn size(&self, path: &Path) -> io::Result<u64> {
         LocalFs.size(path)
     }
@@ -126,6 +137,8 @@ fn reads_with_batches_in_flight_equal_local_reads() {
                 .map_err(|e| e.to_string());
             for band_bytes in [0, u64::MAX] {
                 let before = *storage.batches.lock().unwrap();
+                let ahead = if band_bytes == 0 { 4 << 10 } else { 0 };
+                storage.ahead.store(ahead, Ordering::Relaxed);
                 let read =
                     setup(Query::new(&storage, &a).tune(|t| t.dense_band_bytes = band_bytes))
                         .execute()
@@ -140,6 +153,6 @@ fn reads_with_batches_in_flight_equal_local_reads() {
         }
     }
     assert!(compared > 1000, "only {compared} reads compared");
-    // Reads of several batches (several groups or waves) are many.
+    // Reads of several batches (several groups or units) are many.
     assert!(batched > 500, "only {batched} reads made several batches");
 }

@@ -21,6 +21,8 @@ pub struct Fetched<'s> {
     buf: Vec<u8>,
     /// Per span: file, first byte in the file, first byte in `buf`, length.
     spans: Vec<(PathBuf, u64, usize, usize)>,
+    /// Spans a batch fetched, each in the buffer it came in (not copied).
+    landed: Vec<(PathBuf, u64, Vec<u8>)>,
 }
 
 impl<'s> Fetched<'s> {
@@ -31,6 +33,7 @@ impl<'s> Fetched<'s> {
             ctx,
             buf: Vec::new(),
             spans: Vec::new(),
+            landed: Vec::new(),
         }
     }
 
@@ -51,6 +54,7 @@ impl<'s> Fetched<'s> {
                 b
             },
             spans: Vec::with_capacity(spans.len()),
+            landed: Vec::new(),
         };
         // One reservation for the whole run (lengths come from metadata).
         if let Err(e) = fetched.buf.try_reserve_exact(total) {
@@ -77,26 +81,23 @@ impl<'s> Fetched<'s> {
         Ok(fetched)
     }
 
-    /// Holds `spans` read already (by a batch), their bytes in `bytes`.
+    /// Holds `spans` read already (by a batch), their bytes in `bytes`:
+    /// kept in the buffers they came in.
     pub(super) fn from_batch(
         storage: &'s dyn Storage,
         ctx: &'s ReadContext,
         spans: Vec<(PathBuf, Range<u64>)>,
         bytes: Vec<Vec<u8>>,
     ) -> Self {
-        let total = bytes.iter().map(Vec::len).sum();
-        let mut buf = ctx.read.take(total);
-        buf.clear();
-        let mut held = Vec::with_capacity(spans.len());
-        for ((path, r), b) in spans.into_iter().zip(bytes) {
-            held.push((path, r.start, buf.len(), b.len()));
-            buf.extend_from_slice(&b);
-        }
+        let landed = (spans.into_iter().zip(bytes))
+            .map(|((path, r), b)| (path, r.start, b))
+            .collect();
         Fetched {
             storage,
             ctx,
-            buf,
-            spans: held,
+            buf: Vec::new(),
+            spans: Vec::new(),
+            landed,
         }
     }
 
@@ -105,6 +106,14 @@ impl<'s> Fetched<'s> {
         path: &Path,
         range: Range<u64>,
     ) -> Result<Cow<'_, [u8]>, QueryError> {
+        for (p, start, b) in &self.landed {
+            if p == path && range.start >= *start && range.end <= start + b.len() as u64 {
+                let from = (range.start - start) as usize;
+                return Ok(Cow::Borrowed(
+                    &b[from..from + (range.end - range.start) as usize],
+                ));
+            }
+        }
         for (p, start, at, len) in &self.spans {
             if p == path && range.start >= *start && range.end <= start + *len as u64 {
                 let from = at + (range.start - start) as usize;

@@ -27,15 +27,12 @@ const _: () = assert!(2 * MAX_RUN_BYTES as usize == crate::context::READ_POOL_BY
 /// many bytes each ([`decode_in_runs`]): smaller reads stay one request.
 pub const MIN_SPLIT_RUN_BYTES: u64 = 256 << 10;
 
-/// The bytes of runs read as one batch where requests cost a round trip
-/// ([`Storage::prefers_batches`]): sixteen runs of [`MAX_RUN_BYTES`], so
-/// that the storage can merge neighbouring runs into large requests (up to
-/// libtiledb's 100 MiB) and keep several in flight. Two waves are held at
-/// once, one decoding while the next is in flight: a read of more than
-/// 256 MiB of tiles holds up to 512 MiB undecoded, less than the result it
-/// fills. Halving the waves instead made more, smaller requests (11 for
-/// the S3 bench's `sparse_2d` instead of 7, 0.97 s instead of 0.57 s).
-pub const WAVE_BYTES: u64 = 16 * MAX_RUN_BYTES;
+/// Where requests cost a round trip ([`Storage::prefers_batches`]), runs
+/// are fetched in units of up to this many bytes (and a quarter of the
+/// read-ahead), one batch each (the storage merges a unit's neighbouring
+/// runs and cuts it into requests of its own size); a unit is decoded as
+/// soon as its bytes land, while the units after it are in flight.
+pub const UNIT_BYTES: u64 = MAX_RUN_BYTES;
 
 /// A run of neighbouring tiles: their indexes in the plan's tile list, and
 /// one byte range per file (from the first tile's start to the last's end).
@@ -126,14 +123,16 @@ impl TileRuns {
     }
 
     /// Runs `decode` on each tile, in parallel, and returns the results in
-    /// the order the tiles were asked for: fetched in waves of
-    /// [`WAVE_BYTES`] where requests cost a round trip, the next wave in
-    /// flight while this one decodes; else each run read by the thread
-    /// that decodes it.
+    /// the order the tiles were asked for. Where requests cost a round
+    /// trip, runs are fetched in units of [`UNIT_BYTES`], up to `ahead`
+    /// bytes of them begun and not yet decoded, each decoded as soon as
+    /// its bytes land ([`Pipeline`]); elsewhere each run is read by the
+    /// thread that decodes it.
     pub fn decode<T, F>(
         self,
         storage: &dyn Storage,
         ctx: &ReadContext,
+        ahead: u64,
         decode: F,
     ) -> Result<Vec<T>, QueryError>
     where
@@ -142,19 +141,13 @@ impl TileRuns {
     {
         let TileRuns { tiles, runs } = self;
         let done: Vec<Vec<(usize, T)>> = if storage.prefers_batches() {
-            let mut done = Vec::with_capacity(runs.len());
-            let mut waves = waves(runs).into_iter();
-            let begin = |wave: Vec<Run>| {
-                let pending = storage.begin_batch(requests(&wave));
-                (wave, pending)
+            let pipeline = Pipeline {
+                storage,
+                ctx,
+                tiles: &tiles,
+                ahead,
             };
-            let mut next = waves.next().map(begin);
-            while let Some((wave, pending)) = next.take() {
-                next = waves.next().map(begin);
-                let read = pending.wait();
-                done.extend(decode_fetched(storage, ctx, &tiles, wave, read, &decode)?);
-            }
-            done
+            pipeline.run(units(runs, (ahead / 4).clamp(1, UNIT_BYTES)), &decode)?
         } else {
             runs.into_par_iter()
                 .map(|run| {
@@ -164,6 +157,13 @@ impl TileRuns {
                 .collect::<Result<_, QueryError>>()?
         };
         Ok(in_order(tiles.len(), done))
+    }
+
+    /// The bytes the plan fetches.
+    pub fn bytes(&self) -> u64 {
+        self.runs
+            .iter()
+            .fold(0u64, |n, r| n.saturating_add(span_bytes(&r.spans)))
     }
 
     /// Runs `decode` on each tile, in parallel, from the bytes of
@@ -188,10 +188,11 @@ impl TileRuns {
 
 /// Runs `decode` on each tile of `tiles` (in any order), in parallel, and
 /// returns the results in the order of `tiles`: [`TileRuns::plan`], then
-/// [`TileRuns::decode`].
+/// [`TileRuns::decode`] with `ahead` bytes fetched ahead at most.
 pub fn decode_in_runs<T, F>(
     storage: &dyn Storage,
     ctx: &ReadContext,
+    ahead: u64,
     frag: &FragmentMetadata,
     specs: &[&FieldSpec],
     tiles: &[u64],
@@ -201,7 +202,66 @@ where
     T: Send,
     F: Fn(&Fetched<'_>, u64) -> Result<T, QueryError> + Sync,
 {
-    TileRuns::plan(storage, frag, specs, tiles)?.decode(storage, ctx, decode)
+    TileRuns::plan(storage, frag, specs, tiles)?.decode(storage, ctx, ahead, decode)
+}
+
+/// Units of runs fetched and decoded one after another, several in
+/// flight: a stream of landed runs, decoded as they land.
+struct Pipeline<'a, 's> {
+    storage: &'s dyn Storage,
+    ctx: &'a ReadContext,
+    /// The plan's tile numbers.
+    tiles: &'a [u64],
+    /// Bytes of units begun and not yet decoded, at most (one unit at
+    /// least, however large).
+    ahead: u64,
+}
+
+impl Pipeline<'_, '_> {
+    /// Begins units in order while they fit in the read-ahead, decodes
+    /// the oldest once its bytes land (its tiles in parallel), and begins
+    /// more as decoded units free their room.
+    fn run<T, F>(
+        &self,
+        units: Vec<Vec<Run>>,
+        decode: &F,
+    ) -> Result<Vec<Vec<(usize, T)>>, QueryError>
+    where
+        T: Send,
+        F: Fn(&Fetched<'_>, u64) -> Result<T, QueryError> + Sync,
+    {
+        let mut done = Vec::new();
+        let mut waiting = units.into_iter().peekable();
+        let mut begun: std::collections::VecDeque<(Vec<Run>, u64, PendingBatch<'_>)> =
+            Default::default();
+        let mut held = 0u64;
+        loop {
+            while let Some(unit) = waiting.peek() {
+                let bytes = unit.iter().map(|r| span_bytes(&r.spans)).sum::<u64>();
+                if !begun.is_empty() && held.saturating_add(bytes) > self.ahead {
+                    break;
+                }
+                let unit = waiting.next().expect("peeked");
+                let pending = self.storage.begin_batch(requests(&unit));
+                held += bytes;
+                begun.push_back((unit, bytes, pending));
+            }
+            let Some((unit, bytes, pending)) = begun.pop_front() else {
+                break;
+            };
+            let read = pending.wait();
+            done.extend(decode_fetched(
+                self.storage,
+                self.ctx,
+                self.tiles,
+                unit,
+                read,
+                decode,
+            )?);
+            held -= bytes;
+        }
+        Ok(done)
+    }
 }
 
 /// The ranges of `runs`, run after run: one batch.
@@ -209,21 +269,21 @@ fn requests(runs: &[Run]) -> Vec<(PathBuf, Range<u64>)> {
     runs.iter().flat_map(|r| r.spans.iter().cloned()).collect()
 }
 
-/// Runs grouped into waves of at most [`WAVE_BYTES`] (a run larger than
-/// that is a wave of its own).
-fn waves(runs: Vec<Run>) -> Vec<Vec<Run>> {
-    let mut waves: Vec<(Vec<Run>, u64)> = Vec::new();
+/// Runs grouped into units of at most `max` bytes, in order (a run
+/// larger than that is a unit of its own).
+fn units(runs: Vec<Run>, max: u64) -> Vec<Vec<Run>> {
+    let mut units: Vec<(Vec<Run>, u64)> = Vec::new();
     for run in runs {
         let bytes = span_bytes(&run.spans);
-        match waves.last_mut() {
-            Some((wave, held)) if held.saturating_add(bytes) <= WAVE_BYTES => {
+        match units.last_mut() {
+            Some((unit, held)) if held.saturating_add(bytes) <= max => {
                 *held += bytes;
-                wave.push(run);
+                unit.push(run);
             }
-            _ => waves.push((vec![run], bytes)),
+            _ => units.push((vec![run], bytes)),
         }
     }
-    waves.into_iter().map(|w| w.0).collect()
+    units.into_iter().map(|w| w.0).collect()
 }
 
 /// Runs `decode` on the tiles of one run (indexes into `tiles`), in

@@ -1,8 +1,8 @@
 //! Fetching a dense fragment's groups of tiles ahead, where a request
 //! costs a round trip (object stores): a thread taking a group to decode
-//! begins the batch of the group after it, so that its next batch is in
-//! flight while it decodes (threads need not wait for a fetch between
-//! groups, and more than one request per thread is in flight).
+//! begins the batches of the groups after it, up to its share of the
+//! read-ahead, so that they are in flight while it decodes (threads need
+//! not wait for a fetch between groups, and the network is kept busy).
 
 use crate::decode::TileRuns;
 use crate::QueryError;
@@ -34,13 +34,16 @@ impl<'s> GroupFetch<'s> {
     }
 
     /// The batch of group `g`, begun now if it was not, after beginning the
-    /// batch of group `g + 1`: the next group a thread takes is most often
-    /// the one after its last (a band's next group, or the next band).
-    /// `begin` plans and begins a group's batch; a failure to plan the
-    /// group ahead is left for its own turn to report.
+    /// batches of the groups after it, in order, while those begun ahead
+    /// of it hold less than `ahead` bytes: the next groups a thread takes
+    /// are most often those after its last (a band's next groups, or the
+    /// next band's), and a group another thread took ends the look ahead.
+    /// `begin` plans and begins a group's batch; a failure to plan a group
+    /// ahead is left for its own turn to report.
     pub(super) fn take(
         &self,
         g: usize,
+        ahead: u64,
         begin: impl Fn(usize) -> Result<Begun<'s>, QueryError>,
     ) -> Result<Begun<'s>, QueryError> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
@@ -53,9 +56,21 @@ impl<'s> GroupFetch<'s> {
                 )))
             }
         };
-        if let Some(next @ Slot::Waiting) = slots.get_mut(g + 1) {
-            if let Ok(b) = begin(g + 1) {
-                *next = Slot::Begun(b);
+        let mut held = 0u64;
+        for (j, slot) in slots.iter_mut().enumerate().skip(g + 1) {
+            if held >= ahead {
+                break;
+            }
+            match slot {
+                Slot::Taken => break,
+                Slot::Begun((runs, _)) => held = held.saturating_add(runs.bytes()),
+                Slot::Waiting => match begin(j) {
+                    Ok(b) => {
+                        held = held.saturating_add(b.0.bytes());
+                        *slot = Slot::Begun(b);
+                    }
+                    Err(_) => break,
+                },
             }
         }
         Ok(mine)
@@ -72,13 +87,15 @@ mod tests {
         TileRuns::empty()
     }
 
-    /// Taking a group begins it and the next; each group begins once;
-    /// a group ahead that fails to plan is begun (and fails) on its turn.
+    /// Taking a group begins it and those after it within the read-ahead;
+    /// each group begins once; a group ahead that fails to plan ends the
+    /// look ahead and is begun (and fails) on its turn; a taken group
+    /// ends it too.
     #[test]
-    fn a_take_begins_the_next_group_once() {
-        let fetch = GroupFetch::new(4);
+    fn a_take_begins_the_groups_ahead_once() {
+        let fetch = GroupFetch::new(6);
         let begun = RefCell::new(Vec::new());
-        let fail = RefCell::new(Some(2usize));
+        let fail = RefCell::new(Some(3usize));
         let begin = |g: usize| {
             if *fail.borrow() == Some(g) {
                 *fail.borrow_mut() = None;
@@ -87,15 +104,21 @@ mod tests {
             begun.borrow_mut().push(g);
             Ok((runs(), PendingBatch::ready(Ok(vec![]))))
         };
-        fetch.take(0, begin).unwrap();
-        assert_eq!(*begun.borrow(), vec![0, 1]);
-        fetch.take(1, begin).unwrap();
-        // Group 2 failed to plan ahead: nothing new begun.
-        assert_eq!(*begun.borrow(), vec![0, 1]);
-        fetch.take(2, begin).unwrap();
-        assert_eq!(*begun.borrow(), vec![0, 1, 2, 3]);
-        fetch.take(3, begin).unwrap();
-        assert_eq!(*begun.borrow(), vec![0, 1, 2, 3]);
-        assert!(fetch.take(3, begin).is_err());
+        // No read-ahead: the group alone.
+        fetch.take(0, 0, begin).unwrap();
+        assert_eq!(*begun.borrow(), vec![0]);
+        // Empty plans hold no bytes: every group ahead, up to the failure.
+        fetch.take(1, u64::MAX, begin).unwrap();
+        assert_eq!(*begun.borrow(), vec![0, 1, 2]);
+        fetch.take(2, 0, begin).unwrap();
+        assert_eq!(*begun.borrow(), vec![0, 1, 2]);
+        // Group 5 taken by another thread: the look ahead stops before it;
+        // group 3, which failed ahead, is begun on its turn.
+        fetch.take(5, 0, begin).unwrap();
+        fetch.take(3, u64::MAX, begin).unwrap();
+        assert_eq!(*begun.borrow(), vec![0, 1, 2, 5, 3, 4]);
+        fetch.take(4, u64::MAX, begin).unwrap();
+        assert_eq!(*begun.borrow(), vec![0, 1, 2, 5, 3, 4]);
+        assert!(fetch.take(4, 0, begin).is_err());
     }
 }

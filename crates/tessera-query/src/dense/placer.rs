@@ -33,15 +33,11 @@ pub(crate) type StreamRuns<'d> = Mutex<Vec<(usize, Runs<'d>)>>;
 /// fields, and the buffer ids of its var-sized values.
 type DecodedTile = (usize, TileFields, Vec<u32>);
 
-/// Decoded bytes per group of tiles a dense read places at once.
+/// Decoded bytes per group of tiles a dense read places at once. Where
+/// each request costs a round trip (object stores), a group's tiles are
+/// one batch, and the groups after it are in flight while it decodes
+/// ([`GroupFetch`]).
 pub(crate) const DENSE_GROUP_BYTES: u64 = 32 << 20;
-
-/// [`DENSE_GROUP_BYTES`] where each request costs a round trip (object
-/// stores: [`prefers_batches`](tessera_tile::storage::Storage::prefers_batches)):
-/// a group's tiles are fetched as one batch, so larger groups make fewer,
-/// larger requests (libtiledb batches reads of up to 100 MiB,
-/// `vfs.max_batch_size`); the decoded group is held until placed.
-pub(crate) const BATCHED_GROUP_BYTES: u64 = 256 << 20;
 
 /// One band of a fragment's tiles: its region of the result, whether its
 /// rows can be cut into slabs, and the var-sized buffers shared by all.
@@ -211,11 +207,7 @@ impl<'r> FragmentPlacer<'r> {
             .sum();
         let bands = self.merge_small(bands, per_tile);
         let threads = rayon::current_num_threads().min(bands.len()).max(1) as u64;
-        let group_bytes = match self.query.storage.prefers_batches() {
-            true => BATCHED_GROUP_BYTES,
-            false => DENSE_GROUP_BYTES,
-        };
-        let group = (group_bytes / threads / per_tile.max(1)).max(1) as usize;
+        let group = (DENSE_GROUP_BYTES / threads / per_tile.max(1)).max(1) as usize;
         let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
         let views = band_outs(outs, &regions);
         let shared = Mutex::new(std::mem::take(bufs));
@@ -295,14 +287,24 @@ impl<'r> FragmentPlacer<'r> {
         let decode = |src: &Fetched<'_>, t| self.decode_tile(src, t, streams.get(&t));
         let decoded: Vec<TileFields> = match band.ahead {
             Some((groups, fetch)) => {
-                let (runs, pending) = fetch.take(id, |k| {
+                // Each thread's share of the read-ahead.
+                let ahead = q.storage.read_ahead() / rayon::current_num_threads().max(1) as u64;
+                let (runs, pending) = fetch.take(id, ahead, |k| {
                     let runs = TileRuns::plan(q.storage, self.frag, &fetched, &groups[k])?;
                     let pending = runs.begin(q.storage);
                     Ok((runs, pending))
                 })?;
                 runs.decode_batch(q.storage, &q.context, pending.wait(), decode)?
             }
-            None => decode_in_runs(q.storage, &q.context, self.frag, &fetched, &nums, decode)?,
+            None => decode_in_runs(
+                q.storage,
+                &q.context,
+                q.storage.read_ahead(),
+                self.frag,
+                &fetched,
+                &nums,
+                decode,
+            )?,
         };
         drop(streams);
         // Var-sized values keep their tile's buffer (moved, not copied),

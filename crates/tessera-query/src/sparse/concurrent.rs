@@ -17,14 +17,30 @@ impl Query<'_> {
         &self,
         read: impl Fn(usize, &FragmentMetadata) -> Result<T, QueryError> + Sync,
     ) -> Result<Vec<T>, QueryError> {
-        let limit = match self.storage.prefers_batches() {
-            true => self.tuning.fragments_in_flight,
-            false => 1,
-        };
+        let limit = self.fragments_at_once();
         let fragments: Vec<(usize, &FragmentMetadata)> =
             self.array.fragments.iter().enumerate().collect();
         side_by_side(fragments, limit, |(fi, f)| read(fi, f))
             .into_iter()
             .collect()
+    }
+
+    /// How many fragments [`Query::per_fragment`] reads at once.
+    fn fragments_at_once(&self) -> usize {
+        match self.storage.prefers_batches() {
+            true => self.tuning.fragments_in_flight.max(1),
+            false => 1,
+        }
+    }
+
+    /// The bytes each fragment read by [`Query::per_fragment`] fetches
+    /// ahead of its decoding, at most: the storage's read-ahead shared
+    /// among the fragments read at once, so the read as a whole keeps
+    /// within it.
+    pub(crate) fn read_ahead_each(&self) -> u64 {
+        let at_once = self
+            .fragments_at_once()
+            .min(self.array.fragments.len().max(1));
+        self.storage.read_ahead() / at_once as u64
     }
 }

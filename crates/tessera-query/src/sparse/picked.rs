@@ -7,6 +7,7 @@ use crate::condition::Compiled;
 use crate::decode::{
     decode_field_tile, decode_in_runs, decode_picked_fixed, decode_tile_into, fixed_tile_len,
     pick_fixed, pick_var_tile, picked_cells, scratch_to, CellFilter, Fetched, FieldSpec, FieldTile,
+    TileRuns, UNIT_BYTES,
 };
 use crate::geometry::DimRanges;
 use crate::read::Query;
@@ -286,18 +287,29 @@ impl<'a> Query<'a> {
             };
             let (ctx, storage) = (&self.context, self.storage);
             let spec_refs: Vec<&FieldSpec> = picker.specs.iter().collect();
-            let full = decode_in_runs(storage, ctx, frag, &spec_refs, &numbers(true), |src, t| {
-                picker.whole(src, t)
-            })?;
             let with_coords = picker.partial_fields();
-            let part = decode_in_runs(
+            // The tiles the subarray cuts need no bytes of the ones it
+            // holds whole: on an object store, a few cut tiles (a box's
+            // edges) are in flight with the whole ones; many (a condition
+            // cuts every tile) are fetched as they are decoded.
+            let part_runs = TileRuns::plan(storage, frag, &with_coords, &numbers(false))?;
+            let part_read = (storage.prefers_batches() && part_runs.bytes() <= UNIT_BYTES)
+                .then(|| part_runs.begin(storage));
+            let ahead = storage.read_ahead();
+            let full = decode_in_runs(
                 storage,
                 ctx,
+                ahead,
                 frag,
-                &with_coords,
-                &numbers(false),
-                |src, t| picker.partial(src, t),
+                &spec_refs,
+                &numbers(true),
+                |src, t| picker.whole(src, t),
             )?;
+            let pick = |src: &Fetched<'_>, t| picker.partial(src, t);
+            let part = match part_read {
+                Some(read) => part_runs.decode_batch(storage, ctx, read.wait(), pick)?,
+                None => part_runs.decode(storage, ctx, ahead, pick)?,
+            };
             let (mut full, mut part) = (full.into_iter(), part.into_iter());
             for x in mine {
                 let next = if x.2 { full.next() } else { part.next() };

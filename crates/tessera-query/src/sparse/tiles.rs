@@ -79,6 +79,7 @@ impl<'a> Query<'a> {
         let located = decode_in_runs(
             self.storage,
             &self.context,
+            self.read_ahead_each(),
             frag,
             &coord_specs,
             &numbers,
@@ -140,6 +141,7 @@ impl<'a> Query<'a> {
         let decoded = decode_in_runs(
             self.storage,
             &self.context,
+            self.read_ahead_each(),
             frag,
             &field_specs,
             &numbers,

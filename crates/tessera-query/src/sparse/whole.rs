@@ -234,6 +234,7 @@ impl<'a> Query<'a> {
             let decoded = decode_in_runs(
                 self.storage,
                 &self.context,
+                self.storage.read_ahead(),
                 frag,
                 &spec_refs,
                 &numbers,

@@ -108,6 +108,13 @@ pub trait Storage: Send + Sync {
         false
     }
 
+    /// Where readers batch ([`Storage::prefers_batches`]): the bytes a
+    /// read keeps begun ahead of its decoding, in flight or landed, at
+    /// most; enough to keep the storage's connections busy.
+    fn read_ahead(&self) -> u64 {
+        256 << 20
+    }
+
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let size = self.size(path)?;
@@ -449,6 +456,9 @@ impl<S: Storage> Storage for Recording<S> {
     }
     fn prefers_batches(&self) -> bool {
         self.inner.prefers_batches()
+    }
+    fn read_ahead(&self) -> u64 {
+        self.inner.read_ahead()
     }
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
         self.push(format!("tail of {max} {}", self.rel(path)));
