@@ -368,7 +368,6 @@ impl ObjectStorage {
         Some(objects.iter().filter_map(below).collect())
     }
 
-    /// The entry `path` names in its folder's listing.
     /// Whether the object at `path` is in its folder's kept listing;
     /// `None` where the folder's listing is not kept (no request made).
     pub(crate) fn listed(&self, path: &Path) -> Option<bool> {
@@ -377,6 +376,15 @@ impl ObjectStorage {
         Some(kept.iter().any(|e| e.name == name))
     }
 
+    /// The size of the object at `path` from its folder's kept listing;
+    /// `None` where that listing is not kept (no request made).
+    fn listed_size(&self, path: &Path) -> Option<u64> {
+        let (folder, name) = (path.parent()?, path.file_name()?.to_string_lossy());
+        let kept = self.listings.lock().ok()?.get(&folder_id(folder))?;
+        kept.into_iter().find(|e| e.name == name)?.size
+    }
+
+    /// The entry `path` names in its folder's listing.
     fn entry(&self, path: &Path) -> io::Result<Option<DirEntry>> {
         let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
             return Ok(None);
@@ -393,6 +401,25 @@ impl ObjectStorage {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!("byte range {}..{} ends before it starts", r.start, r.end),
+                ));
+            }
+        }
+        // Ranges come from metadata read off the store: one past the end
+        // of an object whose size the listings know is an error here,
+        // before it is cut into requests.
+        let mut ends: std::collections::HashMap<&Path, u64> = Default::default();
+        for (p, r) in requests {
+            let end = ends.entry(p.as_path()).or_default();
+            *end = (*end).max(r.end);
+        }
+        for (p, end) in ends {
+            if let Some(size) = self.listed_size(p).filter(|&size| end > size) {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "{}: bytes up to {end} asked of an object of {size} bytes",
+                        p.display()
+                    ),
                 ));
             }
         }

@@ -237,13 +237,14 @@ impl Pipeline<'_, '_> {
         let mut held = 0u64;
         loop {
             while let Some(unit) = waiting.peek() {
-                let bytes = unit.iter().map(|r| span_bytes(&r.spans)).sum::<u64>();
+                // Lengths come off disk: summed without overflow.
+                let bytes = (unit.iter()).fold(0u64, |n, r| n.saturating_add(span_bytes(&r.spans)));
                 if !begun.is_empty() && held.saturating_add(bytes) > self.ahead {
                     break;
                 }
                 let unit = waiting.next().expect("peeked");
                 let pending = self.storage.begin_batch(requests(&unit));
-                held += bytes;
+                held = held.saturating_add(bytes);
                 begun.push_back((unit, bytes, pending));
             }
             let Some((unit, bytes, pending)) = begun.pop_front() else {
@@ -258,7 +259,7 @@ impl Pipeline<'_, '_> {
                 read,
                 decode,
             )?);
-            held -= bytes;
+            held = held.saturating_sub(bytes);
         }
         Ok(done)
     }
