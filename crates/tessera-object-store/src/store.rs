@@ -371,17 +371,21 @@ impl ObjectStorage {
     /// Whether the object at `path` is in its folder's kept listing;
     /// `None` where the folder's listing is not kept (no request made).
     pub(crate) fn listed(&self, path: &Path) -> Option<bool> {
-        let (folder, name) = (path.parent()?, path.file_name()?.to_string_lossy());
-        let kept = self.listings.lock().ok()?.get(&folder_id(folder))?;
-        Some(kept.iter().any(|e| e.name == name))
+        self.kept_entry(path).map(|e| e.is_some())
     }
 
     /// The size of the object at `path` from its folder's kept listing;
     /// `None` where that listing is not kept (no request made).
     fn listed_size(&self, path: &Path) -> Option<u64> {
+        self.kept_entry(path)??.size
+    }
+
+    /// The entry `path` names in its folder's kept listing (`Some(None)`:
+    /// not there); `None` where that listing is not kept.
+    fn kept_entry(&self, path: &Path) -> Option<Option<DirEntry>> {
         let (folder, name) = (path.parent()?, path.file_name()?.to_string_lossy());
         let kept = self.listings.lock().ok()?.get(&folder_id(folder))?;
-        kept.into_iter().find(|e| e.name == name)?.size
+        Some(kept.into_iter().find(|e| e.name == name))
     }
 
     /// The entry `path` names in its folder's listing.
@@ -522,20 +526,19 @@ impl Storage for ObjectStorage {
             Ok(keys) => keys,
             Err(e) => return PendingBatch::ready(Err(e)),
         };
-        // A span's first part is made with room for the whole span.
+        // Each buffer with room for its range; a span's first part's with
+        // room for the whole span, its later parts appended to it.
         let mut fetches: Vec<(Key, Option<Range<u64>>, usize)> = plan
             .fetches
             .iter()
-            .map(|f| (keys[f.file].clone(), Some(f.range.clone()), 0))
+            .map(|f| {
+                let room = (f.range.end - f.range.start) as usize;
+                (keys[f.file].clone(), Some(f.range.clone()), room)
+            })
             .collect();
         for span in &plan.spans {
             if let Some(first) = fetches.get_mut(span.fetches.start) {
                 first.2 = (span.range.end - span.range.start) as usize;
-            }
-        }
-        for f in &mut fetches {
-            if let (Some(r), 0) = (&f.1, f.2) {
-                f.2 = (r.end - r.start) as usize;
             }
         }
         let started = self.start_all(fetches);
