@@ -60,7 +60,10 @@ fn run(cmd: &mut Command) -> Result<std::process::Output, Error> {
 fn venv(version: &str) -> Result<PathBuf, Error> {
     let dir = root().join("target/tiledb-py").join(version);
     let py = dir.join("bin/python");
-    if !py.exists() {
+    // Written once pip succeeded: a venv whose install failed half-way is
+    // made again, not taken as ready.
+    let installed = dir.join("tessera-installed");
+    if !installed.exists() {
         eprintln!("creating venv for TileDB-Py {version}");
         run(Command::new("python3").args(["-m", "venv"]).arg(&dir))?;
         let numpy = if version < "0.30" { "numpy<2" } else { "numpy" };
@@ -70,8 +73,23 @@ fn venv(version: &str) -> Result<PathBuf, Error> {
             &format!("tiledb=={version}"),
             numpy,
         ]))?;
+        std::fs::write(&installed, version)?;
     }
     Ok(py)
+}
+
+/// `cargo xtask venvs`: every pinned TileDB-Py venv, made side by side
+/// (downloads, mostly waiting on the network). CI makes them while it
+/// compiles.
+fn venvs() -> Result<(), Error> {
+    let made: Vec<_> = VERSIONS
+        .iter()
+        .map(|v| std::thread::spawn(move || venv(v).map(drop).map_err(|e| e.to_string())))
+        .collect();
+    for m in made {
+        m.join().map_err(|_| "making a venv panicked")??;
+    }
+    Ok(())
 }
 
 fn read_case(py: &Path, case: &Path) -> Result<Value, Error> {
@@ -514,6 +532,7 @@ fn main() {
         Some("bench-write") => bench::bench_write(&args[1..]),
         Some("dist") => dist::dist(),
         Some("check-writes") => writes::check_writes(),
+        Some("venvs") => venvs(),
         Some("check-s3-maintained") => s3_maintained::check_s3_maintained(),
         Some("maintained") => maintained::record(&picked_versions(&args[1..])),
         Some("sequences") => sequences::record(&picked_versions(&args[1..])),
@@ -536,7 +555,7 @@ fn main() {
         Some("check-groups") => ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"]
             .iter()
             .try_for_each(|r| groups::check_groups(r)),
-        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--only TEXT] | cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained".into()),
+        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--only TEXT] | cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask dist | cargo xtask check-writes | cargo xtask venvs | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");
