@@ -4,6 +4,7 @@
 //! filter (byteshuffle then LZ4) go through tessera's own pipeline instead,
 //! as the raw codec alone cannot undo them.
 
+use crate::dist::Profile::Profiling;
 use crate::{root, venv, Error};
 use rayon::prelude::*;
 use std::ffi::OsStr;
@@ -145,9 +146,9 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
         "generating the benchmark arrays",
     )?;
     // The binaries as shipped (`cargo xtask dist`: statically linked on
-    // glibc Linux), the floor's too, so that both start as fast.
-    eprintln!("building release binaries");
-    let bin = crate::dist::build(&["tessera-cli", "xtask"])?;
+    // glibc Linux; symbols kept), the floor's too, so both start as fast.
+    eprintln!("building release binaries (profile profiling)");
+    let bin = crate::dist::build(&["tessera-cli", "xtask"], &[], Profiling)?;
     let results = dir.join("results.md");
     step(
         Command::new(&python)
@@ -209,7 +210,7 @@ pub fn bench_write(args: &[String]) -> Result<(), Error> {
     if !generated.success() {
         return Err("generating the benchmark arrays failed".into());
     }
-    let bin = crate::dist::build(&["tessera-cli"])?;
+    let bin = crate::dist::build(&["tessera-cli"], &[], Profiling)?;
     // The dense array is written from Python too (a box from numpy).
     install_wheel(&python)?;
     let ran = Command::new(&python)
@@ -394,7 +395,7 @@ fn prepare(
     default_rounds: &str,
 ) -> Result<(PathBuf, PathBuf, PathBuf, String), Error> {
     let (python, dir, rounds) = bench_arrays(args, default_rounds)?;
-    let bin = crate::dist::build(&["tessera-cli"])?;
+    let bin = crate::dist::build(&["tessera-cli"], &[], Profiling)?;
     Ok((python, dir, bin, rounds))
 }
 
@@ -448,7 +449,7 @@ pub fn bench_python(args: &[String]) -> Result<(), Error> {
 pub fn bench_sql(args: &[String]) -> Result<(), Error> {
     let (python, dir, rounds) = bench_arrays(args, "3")?;
     pip(venv_of(&python)?, &["pyarrow==22.0.0", "pandas==2.3.3"])?;
-    let bin = crate::dist::build_with(&["tessera-cli"], &["tessera-cli/sql"])?;
+    let bin = crate::dist::build(&["tessera-cli"], &["tessera-cli/sql"], Profiling)?;
     let run = Run {
         python: &python,
         script: "sql.py",
@@ -463,8 +464,8 @@ pub fn bench_sql(args: &[String]) -> Result<(), Error> {
     ])
 }
 
-/// The virtual environment `python` runs in.
-/// tessera's Python package, built as a release wheel, installed into the
+/// tessera's Python package, built as a release wheel (with symbols: the
+/// `profiling` profile), installed into the
 /// venv of `python` (TileDB-Py's), with what it needs.
 fn install_wheel(python: &Path) -> Result<(), Error> {
     let venv = venv_of(python)?;
@@ -475,7 +476,7 @@ fn install_wheel(python: &Path) -> Result<(), Error> {
     let wheels = root().join("target/py/wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     let built = Command::new(venv.join("bin/maturin"))
-        .args(["build", "--release", "-q", "-m"])
+        .args(["build", "--profile", "profiling", "-q", "-m"])
         .arg(root().join("crates/tessera-python/Cargo.toml"))
         .arg("-o")
         .arg(&wheels)
@@ -494,6 +495,7 @@ fn install_wheel(python: &Path) -> Result<(), Error> {
     )
 }
 
+/// The virtual environment `python` runs in.
 fn venv_of(python: &Path) -> Result<&Path, Error> {
     Ok(python
         .parent()

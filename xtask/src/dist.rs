@@ -29,20 +29,36 @@ fn host_triple() -> Result<String, Error> {
         .ok_or_else(|| "`rustc -vV` names no host".into())
 }
 
-/// Builds `packages` in release mode, statically linked where the host is
-/// glibc Linux, and returns the directory holding their binaries.
-pub fn build(packages: &[&str]) -> Result<PathBuf, Error> {
-    build_with(packages, &[])
+/// The cargo profile a build uses.
+#[derive(Clone, Copy)]
+pub enum Profile {
+    /// As shipped: stripped (`release`).
+    Release,
+    /// The same code with symbols and line tables (`profiling`), so that
+    /// `perf` names functions in a benchmark's binary.
+    Profiling,
 }
 
-/// [`build`] with cargo `features` (`tessera-cli/sql`).
-pub fn build_with(packages: &[&str], features: &[&str]) -> Result<PathBuf, Error> {
+impl Profile {
+    fn name(self) -> &'static str {
+        match self {
+            Profile::Release => "release",
+            Profile::Profiling => "profiling",
+        }
+    }
+}
+
+/// Builds `packages` with cargo `features` (`tessera-cli/sql`) in
+/// `profile`, statically linked where the host is glibc Linux, and returns
+/// the directory holding their binaries.
+pub fn build(packages: &[&str], features: &[&str], profile: Profile) -> Result<PathBuf, Error> {
     let host = host_triple()?;
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
     let mut cmd = Command::new("cargo");
-    cmd.current_dir(root()).args(["build", "--release"]);
+    cmd.current_dir(root())
+        .args(["build", "--profile", profile.name()]);
     for p in packages {
         cmd.args(["-p", p]);
     }
@@ -55,9 +71,9 @@ pub fn build_with(packages: &[&str], features: &[&str]) -> Result<PathBuf, Error
             "RUSTFLAGS",
             format!("{flags} -C target-feature=+crt-static").trim(),
         );
-        target_dir.join(&host).join("release")
+        target_dir.join(&host).join(profile.name())
     } else {
-        target_dir.join("release")
+        target_dir.join(profile.name())
     };
     if !cmd.status()?.success() {
         return Err(format!("{cmd:?} failed").into());
@@ -68,7 +84,7 @@ pub fn build_with(packages: &[&str], features: &[&str]) -> Result<PathBuf, Error
 /// `cargo xtask dist`: builds the shipped `tessera` (with `tessera sql`)
 /// and prints its path.
 pub fn dist() -> Result<(), Error> {
-    let bin = build_with(&["tessera-cli"], &["tessera-cli/sql"])?.join("tessera");
+    let bin = build(&["tessera-cli"], &["tessera-cli/sql"], Profile::Release)?.join("tessera");
     println!("{}", bin.display());
     Ok(())
 }
