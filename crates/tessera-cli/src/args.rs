@@ -9,8 +9,7 @@ use tessera::fragment::OpenArray;
 use tessera::query::{Aggregate, Expr, Key, Query};
 use tessera::tile::Layout;
 
-/// The error every subcommand returns: printed as one line plus its causes.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub use crate::error::BoxError;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum LayoutArg {

@@ -3,14 +3,15 @@
 
 mod args;
 mod commands;
+mod error;
 mod format;
 mod output;
 mod progress;
 mod storage;
 mod verify;
 
-use args::BoxError;
 use clap::{Parser, Subcommand};
+use error::BoxError;
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -8,7 +8,7 @@
 //! Writes to a URI go straight to its store through the same storage
 //! ([`location`]): nothing is staged or copied to local disk.
 
-use crate::args::BoxError;
+use crate::error::BoxError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tessera::tile::storage::{LocalFs, Location, Storage};

@@ -32,8 +32,10 @@
 //! ```
 
 mod describe;
+mod error;
 mod filter;
 mod partition;
+mod provider;
 mod scan;
 mod stats;
 mod table;

@@ -6,11 +6,13 @@
 //! cells lie (an even cut of the range gives one partition most of a
 //! skewed array's cells).
 
-use crate::scan::Ranges;
 use tessera::fragment::{FragmentMetadata, OpenArray, SectionWants};
 use tessera::query::Key;
 use tessera::schema::{Dimension, Range1D};
 use tessera::tile::storage::Storage;
+
+/// Inclusive ranges by dimension name.
+pub(crate) type Ranges = Vec<(String, Key, Key)>;
 
 /// Up to `n` partitions of the read with ranges `per_dim` (`None`: the
 /// dimension's whole `extent`). Only a single integer range on the first

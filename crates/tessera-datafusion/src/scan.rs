@@ -4,8 +4,10 @@
 //! streamed in bounded memory by `tessera_query::stream`.
 
 use crate::describe::{Bound, ScanDescription};
+use crate::error::external;
 use crate::filter::Effect;
-use crate::table::{external, TesseraTable};
+use crate::partition::Ranges;
+use crate::table::TesseraTable;
 use crate::tokens;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -44,9 +46,6 @@ pub(crate) struct ScanSpec {
     /// The projected columns' indices in the table.
     pub projection: Vec<usize>,
 }
-
-/// Inclusive ranges by dimension name.
-pub(crate) type Ranges = Vec<(String, Key, Key)>;
 
 /// A scan of a tessera array.
 #[derive(Clone)]

@@ -9,18 +9,22 @@
 //! metadata leaves NaN out; DataFusion answers `min`/`max`/`count` from
 //! exact statistics without a scan, so an exact value must be the answer.
 
-use crate::table::TesseraTable;
-use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
+use tessera::fragment::OpenArray;
 use tessera::query::{extent, Key, Query};
+use tessera::tile::storage::Storage;
 
-/// The statistics of `table`'s every column.
-pub(crate) fn table_statistics(table: &TesseraTable) -> Statistics {
-    let array = table.array();
-    let rows = table.row_count();
+/// The statistics of every column of the table of `array` read through
+/// `storage`, whose columns are `schema` and which has `rows` rows.
+pub(crate) fn table_statistics(
+    storage: &dyn Storage,
+    array: &OpenArray,
+    schema: &SchemaRef,
+    rows: Precision<usize>,
+) -> Statistics {
     let exact_rows = matches!(rows, Precision::Exact(_));
-    let schema = table.schema_ref();
     let mut columns = Vec::with_capacity(schema.fields().len());
     // Dense: the extent is the table's; sparse: the union of the
     // fragments' non-empty domains, which bounds every cell.
@@ -33,7 +37,7 @@ pub(crate) fn table_statistics(table: &TesseraTable) -> Statistics {
             None => ColumnStatistics::new_unknown(),
         });
     }
-    let query = Query::new(&**table.storage(), array);
+    let query = Query::new(storage, array);
     for a in &array.schema.attributes {
         let field = schema.field(columns.len());
         let stats = match query.field_bounds(&a.name) {

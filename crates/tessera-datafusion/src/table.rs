@@ -3,16 +3,11 @@
 //! was opened.
 
 use crate::describe::{key_hex, TableDescription};
-use crate::filter::{effect, Effect};
-use crate::scan::{ScanSpec, TesseraScan};
-use async_trait::async_trait;
+use crate::error::external;
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
 use datafusion::common::{DataFusionError, Result, Statistics};
-use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
-use datafusion::physical_plan::ExecutionPlan;
 use std::path::Path;
 use std::sync::Arc;
 use tessera::filters::EncryptionKey;
@@ -130,8 +125,14 @@ impl TesseraTable {
 
     /// The statistics of every column (`stats`), computed once.
     pub(crate) fn column_statistics(&self) -> &Statistics {
-        self.statistics
-            .get_or_init(|| crate::stats::table_statistics(self))
+        self.statistics.get_or_init(|| {
+            crate::stats::table_statistics(
+                &*self.storage,
+                &self.array,
+                &self.schema,
+                self.row_count(),
+            )
+        })
     }
 
     /// The values of column `name`'s dictionary, when it is an enumerated
@@ -200,59 +201,6 @@ impl TesseraTable {
     }
 }
 
-#[async_trait]
-impl TableProvider for TesseraTable {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    async fn scan(
-        &self,
-        state: &dyn Session,
-        projection: Option<&Vec<usize>>,
-        filters: &[Expr],
-        limit: Option<usize>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let effects: Vec<Effect> = filters
-            .iter()
-            .filter_map(|f| effect(f, &self.array))
-            .collect();
-        let projection = projection
-            .cloned()
-            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
-        let spec = ScanSpec {
-            table: self.clone(),
-            schema: Arc::new(self.schema.project(&projection)?),
-            effects,
-            limit,
-            target_partitions: state.config().target_partitions(),
-            projection,
-        };
-        Ok(Arc::new(TesseraScan::try_new(spec)?))
-    }
-
-    fn supports_filters_pushdown(
-        &self,
-        filters: &[&Expr],
-    ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
-            .iter()
-            .map(|f| match effect(f, &self.array) {
-                Some(e) => e.pushdown(),
-                None => TableProviderFilterPushDown::Unsupported,
-            })
-            .collect())
-    }
-
-    fn statistics(&self) -> Option<Statistics> {
-        Some(self.column_statistics().clone())
-    }
-}
-
 /// Keeps only the fragments `names` lists; an error names one it lists
 /// that the array no longer has (consolidated and vacuumed since).
 fn pin(array: &mut OpenArray, names: &[String], uri: &str) -> Result<()> {
@@ -268,9 +216,4 @@ fn pin(array: &mut OpenArray, names: &[String], uri: &str) -> Result<()> {
     let keep: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
     array.fragments.retain(|f| keep.contains(f.name.as_str()));
     Ok(())
-}
-
-/// A tessera error as DataFusion's.
-pub(crate) fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
 }

@@ -1,13 +1,12 @@
 //! `tessera._native.Array`: an array opened at a time, with what it says
 //! about itself (schema, fragments, metadata, non-empty domain) and reads.
 
+use crate::convert::{metadata_entries, parse_key, storage_for, window};
 use crate::error::{py_err, py_msg};
 use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
 use pyo3::prelude::*;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::stream::{stream, ReadPlan};
 use tessera::query::Expr;
@@ -21,36 +20,6 @@ pub struct Array {
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) array: Arc<OpenArray>,
     uri: String,
-}
-
-/// The open window a Python `timestamp` names: `None` (latest), `t`
-/// (up to t) or `(t1, t2)`.
-pub fn window(timestamp: Option<&Bound<'_, PyAny>>) -> PyResult<(u64, u64)> {
-    let Some(t) = timestamp else {
-        return Ok((0, u64::MAX));
-    };
-    if t.is_none() {
-        return Ok((0, u64::MAX));
-    }
-    if let Ok(end) = t.extract::<u64>() {
-        return Ok((0, end));
-    }
-    let (start, end): (Option<u64>, Option<u64>) = t.extract().map_err(|_| {
-        py_msg("timestamp: expected milliseconds since the epoch, or a (start, end) pair")
-    })?;
-    Ok((start.unwrap_or(0), end.unwrap_or(u64::MAX)))
-}
-
-/// A key's text form as a key.
-pub fn parse_key(key: Option<&str>) -> PyResult<Option<EncryptionKey>> {
-    key.map(|k| EncryptionKey::parse(k).map_err(py_msg))
-        .transpose()
-}
-
-/// The storage serving `uri` and the path readers take for it.
-pub fn storage_for(uri: &str) -> PyResult<(Arc<dyn Storage>, PathBuf)> {
-    let path = tessera::local_path(Path::new(uri)).to_path_buf();
-    Ok((tessera::storage_for(&path).map_err(py_err)?, path))
 }
 
 /// Opens the array at `uri` (a path, or `s3://`, `gs://`, `az://`,
@@ -110,7 +79,7 @@ impl Array {
         let m = py
             .detach(|| self.array.metadata(&*self.storage))
             .map_err(py_err)?;
-        Ok(crate::group::metadata_entries(m))
+        Ok(metadata_entries(m))
     }
 
     /// The non-empty domain as JSON: `[[lo, hi], ...]` per dimension, or

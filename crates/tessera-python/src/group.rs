@@ -1,11 +1,9 @@
 //! `tessera._native.Group`: a group opened at a time, its members and metadata.
 
-use crate::array::{parse_key, storage_for, window};
+use crate::convert::{metadata_entries, parse_key, storage_for, window};
 use crate::error::py_err;
 use pyo3::prelude::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use tessera::fragment::array_metadata::MetadataValue;
 use tessera::fragment::group::{ObjectType, OpenGroup};
 use tessera::tile::storage::Storage;
 
@@ -77,12 +75,4 @@ impl Group {
             .map_err(py_err)?;
         Ok(metadata_entries(m))
     }
-}
-
-/// Metadata as `(key, datatype name, value as JSON)`: the Python side
-/// gives the values TileDB-Py's shapes (bytes for BLOB, tuples for several).
-pub fn metadata_entries(m: BTreeMap<String, MetadataValue>) -> Vec<(String, String, String)> {
-    m.into_iter()
-        .map(|(k, v)| (k, v.datatype.name().to_owned(), v.to_json().to_string()))
-        .collect()
 }

@@ -10,6 +10,7 @@
 use pyo3::prelude::*;
 
 mod array;
+mod convert;
 mod error;
 mod group;
 mod ranges;

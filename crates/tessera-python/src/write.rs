@@ -3,7 +3,7 @@
 //! anything with `__arrow_c_stream__`). URIs are written straight to their
 //! object store, the commit last.
 
-use crate::array::parse_key;
+use crate::convert::parse_key;
 use crate::error::{message, py_msg};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_pyarrow::PyArrowType;

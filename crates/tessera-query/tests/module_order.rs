@@ -1,7 +1,7 @@
 //! The query crate's modules import one way only: each `crate::` path in a
 //! module's code (not its comments) names a module below it in `ORDER`, or
-//! a re-export of one. A new module must be placed in `ORDER`; an import
-//! against the order (a cycle in the making) fails here.
+//! a re-export of one, and no files import one another in a cycle
+//! (`tessera_module_order::check`). A new module must be placed in `ORDER`.
 //!
 //! `Query` is defined low (`read`) and the readers above add methods to
 //! it; a call `self.method(` to a `Query` method defined in a module above
@@ -35,32 +35,16 @@ const ORDER: &[&str] = &[
     "batch",
     "arrow",
     "stream",
-    "lib",
 ];
 
-/// The crate root's re-exports, by the module that defines them.
-const REEXPORTS: &[(&str, &str)] = &[
-    ("QueryError", "error"),
-    ("Key", "key"),
-    ("ReadContext", "context"),
-    ("Expr", "condition"),
-    ("Bounds", "condition"),
-    ("BoundsLookup", "condition"),
-    ("FieldLookup", "condition"),
-    ("Column", "result"),
-    ("ReadResult", "result"),
-    ("CoordinateGrid", "result"),
-    ("GridCursor", "result"),
-    ("GridDimension", "result"),
-    ("Query", "read"),
-    ("Aggregate", "aggregate"),
-    ("AggregateValue", "aggregate"),
-    ("Aggregates", "aggregate"),
-    ("FieldBounds", "aggregate"),
-    ("Batches", "batch"),
-    ("extent", "batch"),
-    ("Tuning", "tuning"),
-];
+#[test]
+fn modules_import_only_modules_below_them() {
+    let imports = tessera_module_order::check(env!("CARGO_MANIFEST_DIR"), ORDER);
+    assert!(
+        imports > 30,
+        "only {imports} imports seen: the scan is broken"
+    );
+}
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -83,79 +67,6 @@ fn module_of(src: &Path, file: &Path) -> String {
         .as_os_str()
         .to_string_lossy();
     first.trim_end_matches(".rs").to_owned()
-}
-
-/// The names following `crate::` in the code of `text`, comments left out.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            rest = &rest[i + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.push((n + 1, name));
-            }
-        }
-        // `use crate::{a, b}` names several.
-        if let Some(i) = code.find("crate::{") {
-            let inner = &code[i + "crate::{".len()..];
-            for name in inner.split([',', '}', ' ']).filter(|s| !s.is_empty()) {
-                let name = name.split("::").next().unwrap_or("").trim();
-                let ident = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-                if !name.is_empty() && ident {
-                    out.push((n + 1, name.to_owned()));
-                }
-            }
-        }
-    }
-    out
-}
-
-#[test]
-fn modules_import_only_modules_below_them() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    files.sort();
-    let rank = |m: &str| ORDER.iter().position(|x| *x == m);
-    let mut problems = Vec::new();
-    let mut edges = 0;
-    for f in &files {
-        let me = module_of(&src, f);
-        let Some(mine) = rank(&me) else {
-            problems.push(format!("{}: module `{me}` is not in ORDER", f.display()));
-            continue;
-        };
-        let text = std::fs::read_to_string(f).unwrap();
-        for (line, name) in crate_paths(&text) {
-            let target = REEXPORTS
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or(name.as_str(), |(_, m)| m);
-            if target == me || target == "self" {
-                continue;
-            }
-            edges += 1;
-            match rank(target) {
-                Some(r) if r < mine => {}
-                Some(_) => problems.push(format!(
-                    "{}:{line}: `{me}` uses `crate::{name}` (module `{target}`), which is not below it",
-                    f.display()
-                )),
-                None => problems.push(format!(
-                    "{}:{line}: `crate::{name}` is neither a module in ORDER nor a known re-export",
-                    f.display()
-                )),
-            }
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(edges > 30, "only {edges} imports seen: the scan is broken");
 }
 
 /// The methods each module adds to `Query` (`fn` items inside its
@@ -219,13 +130,6 @@ fn query_methods_are_called_only_from_above() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
-#[test]
-fn the_scan_sees_imports_and_skips_comments() {
-    let text = "use crate::key::Key;\nuse crate::{result::Column, tiles};\n/// [`crate::read::Query`]\nlet x = crate::geometry::f(); // crate::batch\n";
-    let names: Vec<String> = crate_paths(text).into_iter().map(|(_, n)| n).collect();
-    assert_eq!(names, ["key", "result", "tiles", "geometry"]);
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub mod describe;
 mod encode;
 pub mod enumeration;
 pub mod error;
+mod fill;
 pub mod gates;
 pub mod json;
 pub mod schema;
@@ -31,6 +32,7 @@ pub mod value;
 pub use describe::{describe, describe_enumerations, enumeration_value};
 pub use enumeration::Enumeration;
 pub use error::SchemaError;
+pub use fill::default_fill_value;
 pub use schema::{
     ArraySchema, Attribute, CellValNum, CurrentDomain, Dimension, DimensionLabel, EnumerationRef,
     Range1D,
@@ -40,7 +42,6 @@ pub use value::Value;
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_tile::storage::{DirEntry, Storage};
-use tessera_tile::Datatype;
 
 /// The legacy schema file name (format versions up to 9).
 pub const LEGACY_SCHEMA_FILE: &str = "__array_schema.tdb";
@@ -48,34 +49,6 @@ pub const LEGACY_SCHEMA_FILE: &str = "__array_schema.tdb";
 pub const SCHEMA_FOLDER: &str = "__schema";
 /// The enumerations folder inside the schema folder.
 pub const ENUMERATIONS_FOLDER: &str = "__enumerations";
-
-/// libtiledb's default fill value of a datatype: the minimum of signed
-/// integers, the maximum of unsigned ones, NaN for floats, 0 for strings and
-/// BOOL, `i8::MIN` for CHAR; one value per cell value (one for var-sized).
-pub fn default_fill_value(t: Datatype, cvn: CellValNum) -> Vec<u8> {
-    use tessera_tile::datatype::Physical;
-    let one: Vec<u8> = match t {
-        Datatype::Char => vec![0x80],
-        Datatype::Bool | Datatype::Blob | Datatype::GeomWkb | Datatype::GeomWkt | Datatype::Any => {
-            vec![0]
-        }
-        _ if t.is_string() => vec![0; t.size() as usize],
-        _ => match t.physical() {
-            Physical::Int(w) => {
-                (i64::MIN >> (64 - 8 * w as u32)).to_le_bytes()[..w as usize].to_vec()
-            }
-            Physical::UInt(w) => vec![0xff; w as usize],
-            Physical::Float(4) => f32::NAN.to_le_bytes().to_vec(),
-            Physical::Float(_) => f64::NAN.to_le_bytes().to_vec(),
-            Physical::Bytes => vec![0; t.size() as usize],
-        },
-    };
-    let n = match cvn {
-        CellValNum::Fixed(n) => n as usize,
-        CellValNum::Var => 1,
-    };
-    one.repeat(n)
-}
 
 /// A schema file of an array.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,7 +3,7 @@
 
 use super::fetch::*;
 use super::spec::*;
-use super::tile::*;
+use super::tile_bytes::*;
 use crate::QueryError;
 use std::ops::Range;
 use tessera_filters::{ChunkTarget, TileContext, TileDecoder};
@@ -47,14 +47,6 @@ pub(crate) fn decode_tile_runs(
     TileDecoder::new(&keyed(&spec.filters, key), &bytes, &ctx)
         .and_then(|d| d.decode_chunks(targets, place))
         .map_err(|e| tile_error(frag, t, &file, e))
-}
-
-/// The error for cells a read would take from past the end of a tile.
-pub(crate) fn cells_past_tile(fragment: &str, cells: Range<u64>) -> QueryError {
-    QueryError::Invalid(format!(
-        "fragment {fragment}: cells {}..{} are past its tile",
-        cells.start, cells.end
-    ))
 }
 
 /// Cuts runs of a tile's cells at its chunks' bounds: for each chunk in

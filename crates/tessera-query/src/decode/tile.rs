@@ -3,14 +3,12 @@
 
 use super::fetch::*;
 use super::spec::*;
-use super::var::*;
+use super::tile_bytes::*;
 use crate::context::ReadContext;
 use crate::QueryError;
-use std::borrow::Cow;
 use std::ops::Range;
-use std::path::Path;
 use tessera_filters::{FilterPipeline, TileContext, TileDecoder};
-use tessera_fragment::{Field, FileKind, FragmentMetadata};
+use tessera_fragment::{FileKind, FragmentMetadata};
 use tessera_tile::storage::Storage;
 
 /// Reads and unfilters tile `t` of a field, with one request per file.
@@ -127,19 +125,6 @@ pub fn decode_field_tile_span(
     Ok(out)
 }
 
-/// Sizes scratch `buf` to `len` bytes, keeping what it holds. Growing past
-/// its capacity takes fresh zeroed memory (`vec!`: the allocator's zeroed
-/// pages, faulted in only where decoding writes) instead of copying the old
-/// bytes and clearing the rest, which touched every page of a buffer of
-/// which a picking read may decode a fifth.
-pub fn scratch_to(buf: &mut Vec<u8>, len: usize) {
-    if len > buf.capacity() {
-        *buf = vec![0; len];
-    } else {
-        buf.resize(len, 0);
-    }
-}
-
 /// Decodes fixed-sized field `spec` of tile `t` into scratch `data` (and
 /// `validity`, for a nullable field), only the chunks holding the cells
 /// `picked` (ascending); other cells hold whatever the scratch held.
@@ -159,119 +144,6 @@ pub fn decode_picked_fixed(
     let v = spec.nullable.then_some(validity.as_mut_slice());
     let among = picked_cells(picked);
     decode_tile_into(src, frag, spec, t, key, (Some(data), v), Some(&among))
-}
-
-/// The unfiltered bytes of tile `t` of a fixed-sized field. The cell count
-/// comes off disk: it is bounded here, before anything is allocated.
-pub fn fixed_tile_len(
-    frag: &FragmentMetadata,
-    spec: &FieldSpec,
-    t: u64,
-) -> Result<usize, QueryError> {
-    tile_len(frag, t, spec.cell_size())
-}
-
-/// The bytes of tile `t`'s cells at `cell_size` bytes each, bounded by the
-/// largest tile a pipeline may hold.
-pub(super) fn tile_len(
-    frag: &FragmentMetadata,
-    t: u64,
-    cell_size: u64,
-) -> Result<usize, QueryError> {
-    let cells = frag.cell_num(t);
-    let bytes = cells.saturating_mul(cell_size);
-    bounded_tile_bytes(frag, t, bytes, || {
-        format!("{cells} cells of {cell_size} bytes are")
-    })
-}
-
-/// `bytes` of unfiltered tile `t`, as the fragment metadata claims them,
-/// if no more than the largest tile a pipeline may hold; `what` states
-/// the claim (subject and verb) in the error.
-pub(super) fn bounded_tile_bytes(
-    frag: &FragmentMetadata,
-    t: u64,
-    bytes: u64,
-    what: impl FnOnce() -> String,
-) -> Result<usize, QueryError> {
-    if bytes > tessera_filters::pipeline::DEFAULT_MAX_TILE_SIZE {
-        return Err(QueryError::Corrupt {
-            fragment: frag.name.clone(),
-            file: "fragment metadata".into(),
-            tile: t,
-            message: format!("{} more than a tile may hold", what()),
-        });
-    }
-    Ok(bytes as usize)
-}
-
-/// The unfiltered size of var-sized tile `t` of `field`, as the fragment
-/// metadata records it.
-pub fn var_tile_size(
-    storage: &dyn Storage,
-    frag: &FragmentMetadata,
-    field: Field,
-    t: u64,
-) -> Result<u64, QueryError> {
-    let corrupt = |message: String| QueryError::Corrupt {
-        fragment: frag.name.clone(),
-        file: "fragment metadata".into(),
-        tile: t,
-        message,
-    };
-    let idx = frag
-        .field_index(field)
-        .ok_or_else(|| corrupt(format!("no {field:?} in the fragment")))?;
-    frag.tile_var_sizes(storage, idx)?
-        .get(t as usize)
-        .copied()
-        .ok_or_else(|| corrupt(format!("no var tile size for tile {t}")))
-}
-
-/// The bytes of tile `t` in one of a field's files, and the file's name.
-pub(super) fn tile_bytes<'f>(
-    src: &'f Fetched<'_>,
-    frag: &FragmentMetadata,
-    spec: &FieldSpec,
-    t: u64,
-    kind: FileKind,
-) -> Result<(Cow<'f, [u8]>, String), QueryError> {
-    let path = frag.data_file(spec.field, kind);
-    let bytes = src.bytes(&path, tile_range(src.storage, frag, spec, kind, t)?)?;
-    Ok((bytes, file_name(&path)))
-}
-
-/// The name of a data file, as errors give it.
-pub(crate) fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// A pipeline with the array's encryption appended, when it has a key.
-pub(super) fn keyed(
-    p: &FilterPipeline,
-    key: Option<tessera_filters::EncryptionKey>,
-) -> Cow<'_, FilterPipeline> {
-    match key {
-        Some(_) => Cow::Owned(p.with_encryption(key)),
-        None => Cow::Borrowed(p),
-    }
-}
-
-/// A filter error in tile `t` of `file`, naming the fragment.
-pub(super) fn tile_error(
-    frag: &FragmentMetadata,
-    t: u64,
-    file: &str,
-    e: tessera_filters::FilterError,
-) -> QueryError {
-    QueryError::Tile {
-        fragment: frag.name.clone(),
-        file: file.to_owned(),
-        tile: t,
-        source: Box::new(e),
-    }
 }
 
 /// A fixed-sized field's cells (`cells x cell size` bytes) and a nullable

@@ -2,9 +2,9 @@
 //! and values straight into the caller's buffers.
 
 use super::fetch::*;
-use super::runs::*;
 use super::spec::*;
 use super::tile::*;
+use super::tile_bytes::*;
 use crate::QueryError;
 use std::ops::Range;
 use tessera_filters::{TileContext, TileDecoder};
@@ -139,51 +139,6 @@ pub fn pick_var_tile(
         src.ctx.tiles.give(validity);
     }
     Ok(Some(out))
-}
-
-/// Unfilters the offsets tile of var-sized tile `t` (values `len` bytes)
-/// into `dst`, one per cell, each plus `base`: the start of each cell's
-/// value in the caller's buffer. Offsets that decrease or pass the values
-/// are an error.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn offsets_into(
-    src: &Fetched<'_>,
-    frag: &FragmentMetadata,
-    spec: &FieldSpec,
-    t: u64,
-    key: Option<tessera_filters::EncryptionKey>,
-    dst: &mut [u64],
-    base: u64,
-    len: u64,
-) -> Result<(), QueryError> {
-    let cells = dst.len() as u64;
-    let (obytes, ofile) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
-    let octx = TileContext::new(frag.version(), 8).expect_size(cells * 8);
-    // Scratch from the tile pool: offsets are rebased on the way out.
-    let mut raw = src.ctx.tile_buffer(dst.len() * 8);
-    TileDecoder::new(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)
-        .and_then(|d| d.decode_into(&mut raw))
-        .map_err(|e| tile_error(frag, t, &ofile, e))?;
-    let mut last = 0;
-    let checked = dst
-        .iter_mut()
-        .zip(raw.chunks_exact(8))
-        .try_for_each(|(o, c)| {
-            let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            if x < last || x > len {
-                return Err(QueryError::Corrupt {
-                    fragment: frag.name.clone(),
-                    file: ofile.clone(),
-                    tile: t,
-                    message: format!("cell offset {x} after {last}, in values of {len} bytes"),
-                });
-            }
-            last = x;
-            *o = base + x;
-            Ok(())
-        });
-    src.ctx.tiles.give(raw);
-    checked
 }
 
 /// Decodes var-sized tile `t` straight into the caller's buffers: values

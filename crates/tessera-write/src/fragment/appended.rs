@@ -7,9 +7,10 @@
 
 use super::buffer::{FieldBuffer, FieldCells, FieldInfo};
 use super::commit::{commit, FragmentFolder};
-use super::dense::{DensePlan, Run, FILL};
+use super::dense::DensePlan;
 use super::files::{FieldEncoder, FieldFileSet, FieldFiles, FilteredTile};
 use super::metadata::FragmentFacts;
+use super::placement::{Run, FILL};
 use super::stats::{tile_stats, TileStats};
 use super::FragmentWriter;
 use crate::WriteError;

@@ -2,7 +2,7 @@
 //! values back to back, a start offset per cell for var-sized fields, a
 //! validity byte per cell for nullable ones.
 
-use super::dense::{Run, FILL};
+use super::placement::{Run, FILL};
 use crate::WriteError;
 use tessera_query::Column;
 use tessera_schema::CellValNum;

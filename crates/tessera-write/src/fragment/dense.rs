@@ -10,6 +10,7 @@
 //! the cells given (never to the box a stray coordinate would make).
 
 use super::buffer::FieldBuffer;
+use super::placement::{Run, FILL};
 use crate::WriteError;
 use rayon::prelude::*;
 use tessera_schema::{ArraySchema, Dimension, Range1D};
@@ -19,9 +20,6 @@ use tessera_tile::Layout;
 /// The most cells a space tile may hold: each of its positions takes a
 /// place in memory while the tile is laid out.
 const MAX_TILE_CELLS: u64 = 1 << 32;
-
-/// A tile position outside the box written: padding, not a written cell.
-pub(crate) const FILL: usize = usize::MAX;
 
 /// Where a dense fragment's cells go: the space tiles the box meets, in
 /// the schema's tile order, each laid out when it is written (never the
@@ -380,15 +378,6 @@ pub(crate) fn unravel(mut n: u64, lens: &[u64], order: &[usize]) -> Vec<u64> {
         n /= lens[j];
     }
     idx
-}
-
-/// A run of a tile's cells that are consecutive in the box too: `len`
-/// cells from tile position `at`, taken from box place `place` on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Run {
-    pub at: usize,
-    pub place: usize,
-    pub len: usize,
 }
 
 /// The rows of space tile `tile` (its index among the box's tiles), cells

@@ -22,6 +22,7 @@ mod commit;
 mod dense;
 mod files;
 mod metadata;
+mod placement;
 mod row_major;
 mod sparse;
 mod stats;

@@ -5,7 +5,7 @@
 //! over the tiles.
 
 use super::buffer::{FieldBuffer, FieldInfo};
-use super::dense::FILL;
+use super::placement::FILL;
 use std::cmp::Ordering;
 use tessera_fragment::FieldSummary;
 use tessera_schema::{CellValNum, Value};
