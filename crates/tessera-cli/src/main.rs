@@ -1,5 +1,5 @@
-//! `tessera`: inspect and read TileDB arrays. This file parses the command
-//! line and dispatches; each subcommand lives in `commands/`.
+//! `tessera`: read, write and maintain TileDB arrays. This file parses the
+//! command line and dispatches; each subcommand lives in `commands/`.
 
 mod args;
 mod commands;
@@ -19,7 +19,7 @@ use std::process::ExitCode;
 #[command(
     name = "tessera",
     version,
-    about = "Inspect and read TileDB arrays (pure Rust, no libtiledb)"
+    about = "Read, write and maintain TileDB arrays (pure Rust, no libtiledb)"
 )]
 struct Cli {
     #[command(subcommand)]

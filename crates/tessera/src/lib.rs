@@ -1,4 +1,5 @@
-//! Tessera reads TileDB arrays (every format version libtiledb wrote) in pure Rust.
+//! Tessera reads and writes TileDB arrays (every format version libtiledb
+//! wrote) in pure Rust.
 //!
 //! This facade re-exports the layered crates:
 //!
@@ -9,6 +10,7 @@
 //! | [`schema`] | array schemas, enumerations |
 //! | [`fragment`] | array folders, fragments, R-trees, commits, array metadata |
 //! | [`query`] | dense and sparse reads |
+//! | [`write`] | creating arrays, fragments, deletes, schema evolution, consolidation, vacuum |
 //!
 //! ```
 //! use tessera::{open, Query};
@@ -24,6 +26,7 @@ pub use tessera_fragment as fragment;
 pub use tessera_query as query;
 pub use tessera_schema as schema;
 pub use tessera_tile as tile;
+pub use tessera_write as write;
 
 pub use tessera_fragment::OpenArray;
 #[cfg(feature = "object-store")]
