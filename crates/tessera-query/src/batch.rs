@@ -77,7 +77,7 @@ impl<'a> Query<'a> {
         // The buffers kept for reuse sit on top of what a batch holds: a
         // context of the read's own keeps them within shares of its budget
         // (ReadContext::with_budget), unless the caller gave one.
-        if Arc::ptr_eq(&self.context, &ReadContext::shared()) {
+        if !self.context_given {
             self.context = Arc::new(ReadContext::with_budget(budget));
         }
         let schema = self.array.schema.clone();

@@ -4,13 +4,13 @@
 //! cost of a small sparse read, and half of a large dense one).
 //!
 //! Nothing here is process-wide: a query uses the context it was given
-//! ([`crate::Query::context`]; by default one shared by the queries that
-//! were given none), and a read in batches gives itself a context capped by
-//! its own memory budget, so one caller's budget never shrinks another's
-//! pools.
+//! ([`crate::Query::context`]; callers that want queries to share buffers
+//! give them one context), or else one of its own; a read in batches gives
+//! itself a context capped by its own memory budget, so one caller's budget
+//! never shrinks another's pools.
 
 use rayon::prelude::*;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// Buffers handed back for later use, bounded in count and bytes.
 pub(crate) struct BufferPool {
@@ -129,13 +129,6 @@ impl ReadContext {
             tiles: BufferPool::new(64, TILE_POOL_BYTES.min(share(16))),
             results: BufferPool::new(16, RESULT_POOL_BYTES.min(share(2))),
         }
-    }
-
-    /// The context of queries given none: shared by them, bounded as
-    /// [`ReadContext::new`].
-    pub fn shared() -> Arc<ReadContext> {
-        static SHARED: OnceLock<Arc<ReadContext>> = OnceLock::new();
-        SHARED.get_or_init(|| Arc::new(ReadContext::new())).clone()
     }
 
     /// A tile buffer of `len` bytes: a recycled one, holding old bytes (they

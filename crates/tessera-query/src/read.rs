@@ -64,6 +64,9 @@ pub struct Query<'a> {
     pub(crate) answered: Arc<Vec<Answered>>,
     /// The buffers this query reuses.
     pub(crate) context: Arc<ReadContext>,
+    /// Whether the caller gave `context` (a read in batches otherwise
+    /// makes one capped by its budget).
+    pub(crate) context_given: bool,
 }
 
 impl<'a> Query<'a> {
@@ -85,15 +88,19 @@ impl<'a> Query<'a> {
             versions: false,
             delete_metadata: false,
             answered: Arc::default(),
-            context: ReadContext::shared(),
+            context: Arc::new(ReadContext::new()),
+            context_given: false,
         }
     }
 
-    /// Reuses the buffers of `context` (by default, the context shared by
-    /// queries given none; [`Query::batches`] gives itself one capped by its
-    /// budget): results handed back with [`ReadResult::recycle`] go there.
+    /// Reuses the buffers of `context`, which queries given the same
+    /// context share: results handed back with [`ReadResult::recycle`] go
+    /// there. By default a query has a context of its own
+    /// ([`Query::batches`] one capped by its budget); nothing is shared
+    /// between queries the caller did not give one context.
     pub fn context(mut self, context: Arc<ReadContext>) -> Self {
         self.context = context;
+        self.context_given = true;
         self
     }
 
@@ -315,5 +322,24 @@ impl<'a> Query<'a> {
                 )
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_tile::storage::LocalFs;
+
+    /// No context is process-wide: two queries given none share no buffers.
+    #[test]
+    fn queries_given_no_context_share_none() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/tiledb-0.36.1/dense_2d_types/array");
+        let array = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap();
+        let (a, b) = (Query::new(&LocalFs, &array), Query::new(&LocalFs, &array));
+        assert!(!Arc::ptr_eq(&a.context, &b.context));
+        let shared = Arc::new(ReadContext::new());
+        let (a, b) = (a.context(shared.clone()), b.context(shared));
+        assert!(Arc::ptr_eq(&a.context, &b.context));
     }
 }

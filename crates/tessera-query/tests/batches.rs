@@ -133,3 +133,41 @@ fn batches_concatenate_to_the_one_shot_read() {
         "{compared} reads compared, {split} split, {in_tiles} cut inside tiles"
     );
 }
+
+/// Queries share buffers only through a context their caller gave them:
+/// a query given none recycles into one of its own, never into another
+/// caller's.
+#[test]
+fn queries_share_buffers_only_through_a_given_context() {
+    use std::sync::Arc;
+    use tessera_query::ReadContext;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    let array = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap();
+    let held = |c: &ReadContext| {
+        let text = format!("{c:?}");
+        let at = text.find("result_bytes: ").expect("result_bytes") + "result_bytes: ".len();
+        text[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse::<usize>()
+            .unwrap()
+    };
+    let mine = Arc::new(ReadContext::new());
+    let given = Query::new(&LocalFs, &array).context(mine.clone());
+    given.execute().unwrap().recycle();
+    let after_given = held(&mine);
+    assert!(after_given > 0, "a given context gets the buffers back");
+    for _ in 0..3 {
+        Query::new(&LocalFs, &array).execute().unwrap().recycle();
+        for b in Query::new(&LocalFs, &array).batches(1 << 10).unwrap() {
+            b.unwrap().recycle();
+        }
+    }
+    assert_eq!(
+        held(&mine),
+        after_given,
+        "queries given no context left it alone"
+    );
+}
