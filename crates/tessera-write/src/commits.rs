@@ -135,12 +135,13 @@ pub fn consolidate_commits(
 ) -> Result<Option<String>, WriteError> {
     let array = &array.into();
     let opened = crate::open::open_array(array, key)?;
-    let version = opened.schema.version.number();
-    if version < 12 {
+    let version = opened.schema.version;
+    if !version.has(crate::gates::CONSOLIDATED_COMMITS) {
         return Err(WriteError::Refused {
             path: array.path().into(),
             message: format!(
-                "commits are consolidated from format version 12; this array is {version}"
+                "commits are consolidated from format version {}; this array is {version}",
+                crate::gates::CONSOLIDATED_COMMITS.version()
             ),
         });
     }

@@ -17,6 +17,7 @@ use crate::atomic::write_whole;
 use crate::fragment::{
     BoxWriter, Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions,
 };
+use crate::gates;
 use crate::name::uuid;
 use crate::WriteError;
 use tessera_filters::EncryptionKey;
@@ -24,7 +25,7 @@ use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
 use tessera_query::{Batches, Column, Query};
 use tessera_schema::{ArraySchema, Range1D};
 use tessera_tile::storage::Location;
-use tessera_tile::{ArrayType, Layout};
+use tessera_tile::{ArrayType, FormatVersion, Layout};
 
 const COMMITS: &str = "__commits";
 
@@ -186,7 +187,7 @@ pub fn consolidate_fragments(
     if dense {
         check_dense(&opened, &selected, a, &refuse)?;
     }
-    let version = opened.schema.version.number();
+    let version = opened.schema.version;
     let Kept {
         timestamps,
         delete_meta,
@@ -312,12 +313,12 @@ impl Kept {
         (a, b): (u64, u64),
     ) -> Result<Kept, String> {
         let dense = opened.schema.array_type == ArrayType::Dense;
-        let version = opened.schema.version.number();
+        let version = opened.schema.version;
         let deletes = &opened.delete_conditions;
         let timestamps = !dense
             && match options.with_timestamps {
                 Some(keep) => keep || options.purge_deleted,
-                None => version >= TIMESTAMPS_MIN_VERSION,
+                None => version.has(gates::CONSOLIDATION_TIMESTAMPS),
             };
         let among = deletes.iter().find(|d| d.timestamp > a && d.timestamp <= b);
         if let (Some(d), false, false) = (among, dense, timestamps) {
@@ -332,7 +333,7 @@ impl Kept {
             timestamps,
             delete_meta: timestamps
                 && !options.purge_deleted
-                && version >= DELETES_MIN_VERSION
+                && version.has(gates::CONSOLIDATION_DELETE_METADATA)
                 && (after_first || marked),
         })
     }
@@ -345,13 +346,6 @@ fn narrow(opened: &mut OpenArray, replaced: &[String], (a, b): (u64, u64)) {
     opened.timestamp_start = a;
     opened.timestamp_end = b;
 }
-
-/// The format from which libtiledb keeps per-cell timestamps in sparse
-/// consolidations (`consolidation_with_timestamps_min_version`).
-const TIMESTAMPS_MIN_VERSION: u32 = 15;
-/// The format from which arrays have delete commits and libtiledb keeps
-/// delete metadata in consolidations (`deletes_min_version`).
-const DELETES_MIN_VERSION: u32 = 16;
 
 /// The default memory for a consolidation.
 const DEFAULT_BUDGET: u64 = 1 << 30;
@@ -493,9 +487,9 @@ fn write_vacuum_list(
     array: &Location,
     fragment: &str,
     replaced: &[String],
-    version: u32,
+    version: FormatVersion,
 ) -> Result<(), WriteError> {
-    let prefix = match version >= 19 {
+    let prefix = match version.has(crate::gates::RELATIVE_VACUUM_PATHS) {
         true => "/__fragments/".to_owned(),
         false => {
             let uri = array.storage().uri(array.path());

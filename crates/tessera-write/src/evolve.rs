@@ -80,7 +80,7 @@ pub fn evolved_schema(
     // (`filters_inherited`). libtiledb from 2.17 (format 20; 2.13, format
     // 16, did not) writes those into the evolved schema as the dimension's
     // own. Every release reads both forms alike.
-    if s.version.number() >= 20 {
+    if s.version.has(crate::gates::EVOLVED_DIMENSION_FILTERS) {
         for d in &mut s.dimensions {
             d.filters_inherited = false;
         }

@@ -45,13 +45,17 @@ pub fn consolidate_fragment_meta(
     if frags.len() < 2 {
         return Ok(None);
     }
-    if let Some(old) = frags.iter().find(|f| f.version().number() < 16) {
+    if let Some(old) = frags
+        .iter()
+        .find(|f| !f.version().has(crate::gates::WRITTEN_FRAGMENTS))
+    {
         return Err(WriteError::refused(
             array,
             format!(
-                "fragment {} is at format {}: tessera writes footers from format 16",
+                "fragment {} is at format {}: tessera writes footers from format {}",
                 old.name,
-                old.version()
+                old.version(),
+                crate::gates::WRITTEN_FRAGMENTS.version()
             ),
         ));
     }

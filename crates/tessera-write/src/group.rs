@@ -276,11 +276,11 @@ pub(crate) fn group_format_version(group: &Location) -> FormatVersion {
             };
             let v = FormatVersion::new(u32::from_le_bytes(head));
             if v.is_known() {
-                version = version.max(Some(v.number()));
+                version = version.max(Some(v));
             }
         }
     }
-    FormatVersion::new(version.unwrap_or(NEW_GROUP_VERSION))
+    version.unwrap_or(FormatVersion::new(NEW_GROUP_VERSION))
 }
 
 /// Whether the URIs `a` and `b` are on one store (scheme and bucket).

@@ -19,6 +19,7 @@ pub mod evolve;
 mod folder;
 mod fragment;
 pub mod fragment_meta;
+pub mod gates;
 pub mod group;
 pub mod metadata;
 pub mod name;

@@ -137,7 +137,7 @@ pub fn consolidate_metadata(
     write_whole(&dir, &name, &tile)?;
     // From format 19 relative to the array: the array's URI cut off the
     // file's, leaving the `/` between them (as libtiledb writes them).
-    let prefix = match version.number() >= 19 {
+    let prefix = match version.has(crate::gates::RELATIVE_VACUUM_PATHS) {
         true => format!("/{METADATA_FOLDER}/"),
         false => {
             let uri = dir.storage().uri(dir.path());

@@ -6,6 +6,7 @@
 /// before it.
 const ORDER: &[&str] = &[
     "error",
+    "gates",
     "name",
     "atomic",
     "folder",

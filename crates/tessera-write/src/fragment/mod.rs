@@ -53,11 +53,6 @@ use tessera_schema::{ArraySchema, Range1D, Value};
 use tessera_tile::storage::Location;
 use tessera_tile::ArrayType;
 
-/// The oldest format version tessera appends fragments at: libtiledb
-/// writes fragments at the schema's version, and arrays of format 16
-/// (libtiledb 2.13) and later are checked against libtiledb's own bytes.
-const OLDEST_WRITTEN: u32 = 16;
-
 /// The R-tree fanout libtiledb writes (`constants::rtree_fanout`).
 const RTREE_FANOUT: u32 = 10;
 
@@ -195,10 +190,13 @@ impl FragmentWriter {
             path: array.path().into(),
             message,
         };
-        if !(OLDEST_WRITTEN..=WRITTEN_VERSION.number()).contains(&schema.version.number()) {
+        let oldest = crate::gates::WRITTEN_FRAGMENTS;
+        if !schema.version.has(oldest) || schema.version > WRITTEN_VERSION {
             return Err(refuse(format!(
-                "the array's format version is {}; tessera writes fragments at versions {OLDEST_WRITTEN} to {} (libtiledb 2.13 to 2.30)",
-                schema.version, WRITTEN_VERSION
+                "the array's format version is {}; tessera writes fragments at versions {} to {} (libtiledb 2.13 to 2.30)",
+                schema.version,
+                oldest.version(),
+                WRITTEN_VERSION
             )));
         }
         let dims = schema.dimensions.iter().map(|d| FieldInfo {
