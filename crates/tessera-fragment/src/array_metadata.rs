@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::path::Path;
 use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_tile::parse::{bytes, flag, parse, u32_le, u8_le, FieldError, PResult};
 use tessera_tile::storage::Storage;
-use tessera_tile::{Datatype, Reader};
+use tessera_tile::Datatype;
 
 /// One metadata value: its datatype and raw bytes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,32 +28,44 @@ pub struct MetadataValue {
 pub fn decode_entries(
     payload: &[u8],
 ) -> Result<Vec<(String, Option<MetadataValue>)>, FragmentError> {
-    let mut r = Reader::new(payload, "array metadata");
+    Ok(parse(payload, "array metadata", 0, entries)?.0)
+}
+
+/// Entries until the payload ends (no count is stored).
+fn entries(mut i: &[u8]) -> PResult<'_, Vec<(String, Option<MetadataValue>)>> {
     let mut out = Vec::new();
-    while !r.is_empty() {
-        let n = r.u32("key length")?;
-        let key = String::from_utf8_lossy(r.bytes("key", n as u64)?).into_owned();
-        if r.bool("deletion")? {
-            out.push((key, None));
-            continue;
-        }
-        let at = r.position();
-        let id = r.u8("value type")?;
-        let datatype = Datatype::from_id(id)
-            .ok_or_else(|| r.invalid_at(at, "value type", format!("unknown datatype id {id}")))?;
-        let count = r.u32("number of values")?;
-        let len = (count as u64)
-            .checked_mul(datatype.size())
-            .ok_or_else(|| r.invalid("number of values", "too large"))?;
-        let bytes = r.bytes("value", len)?.to_vec();
-        let value = MetadataValue {
-            datatype,
-            count,
-            bytes,
-        };
-        out.push((key, Some(value)));
+    while !i.is_empty() {
+        let (rest, e) = entry(i)?;
+        out.push(e);
+        i = rest;
     }
-    Ok(out)
+    Ok((i, out))
+}
+
+/// One entry: a `u32` key length, the key, a deletion byte, and unless
+/// deleted the value's datatype id, `u32` number of values and the bytes.
+fn entry(i: &[u8]) -> PResult<'_, (String, Option<MetadataValue>)> {
+    let (i, n) = u32_le("key length")(i)?;
+    let (i, key) = bytes("key", n as u64)(i)?;
+    let key = String::from_utf8_lossy(key).into_owned();
+    let (i, deleted) = flag("deletion")(i)?;
+    if deleted {
+        return Ok((i, (key, None)));
+    }
+    let (rest, id) = u8_le("value type")(i)?;
+    let datatype = Datatype::from_id(id)
+        .ok_or_else(|| FieldError::invalid(i, "value type", format!("unknown datatype id {id}")))?;
+    let (i, count) = u32_le("number of values")(rest)?;
+    let len = (count as u64)
+        .checked_mul(datatype.size())
+        .ok_or_else(|| FieldError::invalid(i, "number of values", "too large"))?;
+    let (i, value) = bytes("value", len)(i)?;
+    let value = MetadataValue {
+        datatype,
+        count,
+        bytes: value.to_vec(),
+    };
+    Ok((i, (key, Some(value))))
 }
 
 /// Applies the entries of one metadata file to `map`.

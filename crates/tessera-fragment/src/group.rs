@@ -14,11 +14,15 @@
 use crate::array_metadata::{read_metadata, MetadataValue};
 use crate::name::list;
 use crate::{FragmentError, TimestampedName};
+use nom::combinator::cond;
+use nom::multi::count as count_exact;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_tile::parse::{
+    fits, flag, parse, sized_text, u32_le, u64_le, u8_le, within, FieldError, PResult,
+};
 use tessera_tile::storage::Storage;
-use tessera_tile::Reader;
 
 /// The empty file marking a group folder.
 pub const GROUP_FILE: &str = "__tiledb_group.tdb";
@@ -295,56 +299,50 @@ impl OpenGroup {
 
 /// The members of one details payload, each with its deleted flag.
 fn parse_details(data: &[u8], file: &str) -> Result<Vec<(GroupMember, bool)>, FragmentError> {
-    let mut r = Reader::new(data, "group details").in_file(file);
-    let version = r.u32("details version")?;
+    parse(data, "group details", 0, details)
+        .map(|(members, _)| members)
+        .map_err(|e| e.in_file(file).into())
+}
+
+/// A details version (1 or 2), a `u64` member count, the members.
+fn details(i: &[u8]) -> PResult<'_, Vec<(GroupMember, bool)>> {
+    let (rest, version) = u32_le("details version")(i)?;
     if !DETAILS_VERSIONS.contains(&version) {
-        return Err(r
-            .invalid(
-                "details version",
-                format!("{version} is not a known version (1 or 2)"),
-            )
-            .into());
+        let why = format!("{version} is not a known version (1 or 2)");
+        return Err(FieldError::invalid(i, "details version", why));
     }
-    let count = r.u64("member count")?;
+    let (i, count) = u64_le("member count")(rest)?;
     // Each member takes at least 15 bytes: an absurd count fails here.
-    r.check_count("member count", count, 15)?;
-    let mut out = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        r.set_structure("group member");
-        let member_version = r.u32("member version")?;
-        let object_type = match r.u8("object type")? {
-            1 => ObjectType::Group,
-            2 => ObjectType::Array,
-            t => {
-                return Err(r
-                    .invalid(
-                        "object type",
-                        format!("{t} is neither 1 (group) nor 2 (array)"),
-                    )
-                    .into())
-            }
-        };
-        let relative = r.bool("relative")?;
-        let uri_len = r.u64("URI length")?;
-        let uri = r.string("URI", uri_len)?;
-        let name = if r.bool("name set")? {
-            let len = r.u64("name length")?;
-            Some(r.string("name", len)?)
-        } else {
-            None
-        };
-        let deleted = member_version >= MEMBER_DELETED_FLAG && r.bool("deleted")?;
-        out.push((
-            GroupMember {
-                name,
-                uri,
-                relative,
-                object_type,
-            },
-            deleted,
-        ));
-    }
-    Ok(out)
+    let count = fits(i, "member count", count, 15)?;
+    let (i, members) = count_exact(within("group member", member), count)(i)?;
+    Ok((i, members))
+}
+
+/// One member: its version, object type, relative flag, URI, optional
+/// name, and from member version 2 its deleted flag.
+fn member(i: &[u8]) -> PResult<'_, (GroupMember, bool)> {
+    let (i, member_version) = u32_le("member version")(i)?;
+    let (rest, t) = u8_le("object type")(i)?;
+    let object_type = match t {
+        1 => ObjectType::Group,
+        2 => ObjectType::Array,
+        t => {
+            let why = format!("{t} is neither 1 (group) nor 2 (array)");
+            return Err(FieldError::invalid(i, "object type", why));
+        }
+    };
+    let (i, relative) = flag("relative")(rest)?;
+    let (i, uri) = sized_text("URI length", "URI")(i)?;
+    let (i, named) = flag("name set")(i)?;
+    let (i, name) = cond(named, sized_text("name length", "name"))(i)?;
+    let (i, deleted) = cond(member_version >= MEMBER_DELETED_FLAG, flag("deleted"))(i)?;
+    let member = GroupMember {
+        name,
+        uri,
+        relative,
+        object_type,
+    };
+    Ok((i, (member, deleted.unwrap_or(false))))
 }
 
 /// A details payload, the inverse of [`parse_details`]: `version` 1 lists

@@ -2,10 +2,13 @@
 //! MBRs from the root to the leaves; leaf `i` bounds data tile `i`.
 
 use crate::{gates, FragmentError};
+use nom::combinator::cond;
+use nom::multi::count as count_exact;
 use serde::Serialize;
-use tessera_schema::schema::{encode_ndrange, read_ndrange};
+use tessera_schema::schema::{encode_ndrange, ndrange};
 use tessera_schema::{Dimension, Range1D, Value};
-use tessera_tile::{FormatVersion, Reader};
+use tessera_tile::parse::{fits, parse, u32_le, u64_le, u8_le, FieldError, PResult};
+use tessera_tile::FormatVersion;
 
 /// How a tile's MBR relates to a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,45 +31,13 @@ pub struct RTree {
 }
 
 impl RTree {
-    /// Parses an R-tree generic tile payload.
+    /// Parses an R-tree generic tile payload (see [`rtree`]).
     pub fn parse(
         payload: &[u8],
         version: FormatVersion,
         dims: &[Dimension],
     ) -> Result<RTree, FragmentError> {
-        let mut r = Reader::new(payload, "R-tree");
-        if !version.has(gates::SPLIT_COORDINATES) {
-            r.u32("dimension number")?;
-        }
-        let fanout = r.u32("fanout")?;
-        if !version.has(gates::SPLIT_COORDINATES) {
-            r.u8("datatype")?;
-        }
-        let n_levels = r.u32("number of levels")?;
-        let min_mbr: u64 = dims
-            .iter()
-            .map(|d| if d.is_var() { 16 } else { 2 * d.coord_size() })
-            .sum();
-        let n_levels = r.check_count("number of levels", n_levels as u64, 8)?;
-        let mut levels = Vec::with_capacity(n_levels);
-        for _ in 0..n_levels {
-            let n = r.u64("number of MBRs")?;
-            let n = r.check_count("number of MBRs", n, min_mbr.max(1))?;
-            let mut level = Vec::with_capacity(n);
-            for _ in 0..n {
-                level.push(read_ndrange(&mut r, dims)?);
-            }
-            levels.push(level);
-        }
-        if fanout < 2 && levels.len() > 1 {
-            return Err(r
-                .invalid(
-                    "fanout",
-                    format!("fanout {fanout} with {} levels", levels.len()),
-                )
-                .into());
-        }
-        Ok(RTree { fanout, levels })
+        Ok(parse(payload, "R-tree", 0, rtree(version, dims))?.0)
     }
 
     /// The tree libtiledb builds over `leaves` (one MBR per data tile):
@@ -86,12 +57,20 @@ impl RTree {
         RTree { fanout, levels }
     }
 
-    /// The R-tree generic tile's payload as [`RTree::parse`] reads it, for
-    /// format 5 and later (`fanout`, levels from the root, each a count of
-    /// MBRs and the MBRs).
-    pub fn encode(&self, dims: &[Dimension]) -> Vec<u8> {
+    /// The R-tree generic tile's payload at `version`, as [`RTree::parse`]
+    /// reads it: before split coordinates the dimension count and (after
+    /// the fanout) the coordinates' datatype, then the levels from the
+    /// root, each a count of MBRs and the MBRs.
+    pub fn encode(&self, version: FormatVersion, dims: &[Dimension]) -> Vec<u8> {
+        let legacy = !version.has(gates::SPLIT_COORDINATES);
         let mut out = Vec::new();
+        if legacy {
+            out.extend_from_slice(&(dims.len() as u32).to_le_bytes());
+        }
         out.extend_from_slice(&self.fanout.to_le_bytes());
+        if legacy {
+            out.push(dims.first().map_or(0, |d| d.datatype as u8));
+        }
         out.extend_from_slice(&(self.levels.len() as u32).to_le_bytes());
         for level in &self.levels {
             out.extend_from_slice(&(level.len() as u64).to_le_bytes());
@@ -182,4 +161,40 @@ fn union(mbrs: &[Vec<Range1D>], dims: &[Dimension]) -> Vec<Range1D> {
         }
     }
     out
+}
+
+/// An R-tree payload of `version` as a nom parser: before split
+/// coordinates (format 5) a dimension count, then the fanout, then before
+/// format 5 the coordinates' datatype, then the number of levels and each
+/// level's MBR count and MBRs, root first.
+pub fn rtree<'a, 'd>(
+    version: FormatVersion,
+    dims: &'d [Dimension],
+) -> impl Fn(&'a [u8]) -> PResult<'a, RTree> + 'd {
+    move |i| {
+        let legacy = !version.has(gates::SPLIT_COORDINATES);
+        let (i, _) = cond(legacy, u32_le("dimension number"))(i)?;
+        let at_fanout = i;
+        let (i, fanout) = u32_le("fanout")(i)?;
+        let (i, _) = cond(legacy, u8_le("datatype"))(i)?;
+        let (mut i, n_levels) = u32_le("number of levels")(i)?;
+        let min_mbr: u64 = dims
+            .iter()
+            .map(|d| if d.is_var() { 16 } else { 2 * d.coord_size() })
+            .sum();
+        let n_levels = fits(i, "number of levels", n_levels as u64, 8)?;
+        let mut levels = Vec::with_capacity(n_levels);
+        for _ in 0..n_levels {
+            let (j, n) = u64_le("number of MBRs")(i)?;
+            let n = fits(j, "number of MBRs", n, min_mbr.max(1))?;
+            let (j, level) = count_exact(ndrange(dims), n)(j)?;
+            levels.push(level);
+            i = j;
+        }
+        if fanout < 2 && levels.len() > 1 {
+            let why = format!("fanout {fanout} with {} levels", levels.len());
+            return Err(FieldError::invalid(at_fanout, "fanout", why));
+        }
+        Ok((i, RTree { fanout, levels }))
+    }
 }

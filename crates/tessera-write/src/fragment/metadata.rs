@@ -146,7 +146,7 @@ pub(crate) fn fragment_metadata(
         encode_values(&v)
     };
     let (coords, _) = coords_sizes(schema);
-    let rtree_offset = m.section(&rtree.encode(&schema.dimensions))?;
+    let rtree_offset = m.section(&rtree.encode(schema.version, &schema.dimensions))?;
     let tile_offsets = m.per_slot(slots, |s| per_tile(s, |f| &f.tile_offsets))?;
     let tile_var_offsets = m.per_slot(slots, |s| per_tile(s, |f| &f.var_offsets))?;
     let tile_var_sizes = m.per_slot(slots, |s| per_tile(s, |f| &f.var_sizes))?;
