@@ -11,12 +11,14 @@ use crate::condition::{Condition, UpdateValue};
 use crate::metadata::{FragmentMetadata, FRAGMENT_METADATA_FILE};
 use crate::name::{base_name, ext, list};
 use crate::{gates, FragmentError, TimestampedName};
+use nom::multi::count as count_exact;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
+use tessera_tile::parse::{fits, parse, sized_text, u32_le, u64_le, PResult};
 use tessera_tile::storage::{DirEntry, Storage};
 
 /// Folder of fragments (from version 12).
@@ -380,17 +382,8 @@ fn consolidated_footers(
 ) -> Result<Vec<(String, Vec<u8>)>, FragmentError> {
     let tile = read_generic_tile(bytes, key, 0)?;
     let data = &tile.data;
-    let mut r = tessera_tile::Reader::new(data, "consolidated fragment metadata");
-    let n = r.u32("number of fragments")?;
-    let n = r.check_count("number of fragments", n as u64, 16)?;
-    let mut listed = Vec::with_capacity(n);
-    for _ in 0..n {
-        let len = r.u64("fragment name length")?;
-        let name = r.string("fragment name", len)?;
-        let offset = r.u64("footer offset")?;
-        listed.push((base_name(&name).to_owned(), offset));
-    }
-    let mut out = Vec::with_capacity(n);
+    let (listed, _) = parse(data, "consolidated fragment metadata", 0, listed_footers)?;
+    let mut out = Vec::with_capacity(listed.len());
     for (i, (name, start)) in listed.iter().enumerate() {
         let end = listed.get(i + 1).map_or(data.len() as u64, |x| x.1);
         if *start > end || end > data.len() as u64 {
@@ -405,6 +398,21 @@ fn consolidated_footers(
         out.push((name.clone(), data[*start as usize..end as usize].to_vec()));
     }
     Ok(out)
+}
+
+/// The head of a consolidated fragment metadata payload: the `u32` number
+/// of fragments, then per fragment its name (after a `u64` length) and the
+/// offset of its footer in the payload.
+fn listed_footers(i: &[u8]) -> PResult<'_, Vec<(String, u64)>> {
+    let (i, n) = u32_le("number of fragments")(i)?;
+    // Each takes at least 16 bytes: an absurd count fails here.
+    let n = fits(i, "number of fragments", n as u64, 16)?;
+    let listed = |i| {
+        let (i, name) = sized_text("fragment name length", "fragment name")(i)?;
+        let (i, offset) = u64_le("footer offset")(i)?;
+        Ok((i, (base_name(&name).to_owned(), offset)))
+    };
+    count_exact(listed, n)(i)
 }
 
 /// The listings an array's open starts from: the array folder, its

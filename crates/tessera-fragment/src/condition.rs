@@ -5,9 +5,15 @@
 //! stored tree selects the cells to keep.
 
 use crate::FragmentError;
+use nom::combinator::cond;
+use nom::multi::count as count_exact;
 use serde::Serialize;
 use tessera_schema::Value;
-use tessera_tile::{Datatype, Reader};
+use tessera_tile::parse::{
+    bytes, end, fits, parse, sized_text, text, u32_le, u64_le, u64s, u8_le, within, FieldError,
+    PResult,
+};
+use tessera_tile::Datatype;
 
 use tessera_tile::hex::encode as hex;
 
@@ -99,32 +105,24 @@ pub struct UpdateValue {
 impl Condition {
     /// Parses a serialized condition (a delete commit's tile).
     pub fn parse(bytes: &[u8]) -> Result<Condition, FragmentError> {
-        let mut r = Reader::new(bytes, "delete condition");
-        let c = Self::node(&mut r, 0)?;
-        r.finish()?;
-        Ok(c)
+        let whole = |i| {
+            let (i, c) = node(i, 0)?;
+            end(i).map(|(i, ())| (i, c))
+        };
+        Ok(parse(bytes, "delete condition", 0, whole)?.0)
     }
 
     /// Parses an update commit's tile: the condition tree, then the number
     /// of update values (u64) and each value as (u64 field name size, name,
     /// u64 value size, value).
     pub fn parse_update(bytes: &[u8]) -> Result<(Condition, Vec<UpdateValue>), FragmentError> {
-        let mut r = Reader::new(bytes, "update condition");
-        let c = Self::node(&mut r, 0)?;
-        r.set_structure("update values");
-        let n = r.u64("number of update values")?;
-        // Each value takes at least its two sizes.
-        let n = r.check_count("number of update values", n, 16)?;
-        let mut values = Vec::with_capacity(n);
-        for _ in 0..n {
-            let len = r.u64("field name size")?;
-            let field = r.string("field name", len)?;
-            let len = r.u64("value size")?;
-            let value = r.bytes("value", len)?.to_vec();
-            values.push(UpdateValue { field, value });
-        }
-        r.finish()?;
-        Ok((c, values))
+        let whole = |i| {
+            let (i, c) = node(i, 0)?;
+            let (i, values) = within("update values", update_values)(i)?;
+            let (i, ()) = within("update values", end)(i)?;
+            Ok((i, (c, values)))
+        };
+        Ok(parse(bytes, "update condition", 0, whole)?.0)
     }
 
     /// The values a comparison tests against: for IN and NOT IN, each set
@@ -287,88 +285,116 @@ impl Condition {
             },
         }
     }
+}
 
-    fn node(r: &mut Reader<'_>, depth: usize) -> Result<Condition, FragmentError> {
-        if depth > MAX_DEPTH {
-            return Err(r
-                .invalid("node", format!("condition nested deeper than {MAX_DEPTH}"))
-                .into());
-        }
-        let at = r.position();
-        match r.u8("node type")? {
-            1 => {
-                let at = r.position();
-                let id = r.u8("op")?;
-                let op = match COMPARE_OPS.iter().find(|(i, _)| *i == id) {
-                    Some((_, op)) => *op,
-                    None => {
-                        return Err(r
-                            .invalid_at(at, "op", format!("unknown operator {id}"))
-                            .into())
-                    }
-                };
-                let n = r.u32("field name size")?;
-                let field = r.string("field name", n as u64)?;
-                let n = r.u64("value size")?;
-                let value = r.bytes("value", n)?.to_vec();
-                let offsets = if matches!(op, CompareOp::In | CompareOp::NotIn) {
-                    let n = r.u64("offsets size")?;
-                    let at = r.position();
-                    let offs = r.u64_array("offsets", n / 8)?;
-                    // Members are slices of the value: offsets must rise
-                    // and stay inside it, so `members` can slice unchecked.
-                    let mut prev = 0;
-                    for (i, &o) in offs.iter().enumerate() {
-                        if o < prev || o > value.len() as u64 {
-                            return Err(r
-                                .invalid_at(
-                                    at + 8 * i,
-                                    "offsets",
-                                    format!(
-                                        "set member offset {o} is below the previous one or past the {}-byte value",
-                                        value.len()
-                                    ),
-                                )
-                                .into());
-                        }
-                        prev = o;
-                    }
-                    Some(offs)
-                } else {
-                    None
-                };
-                Ok(Condition::Compare {
-                    field,
-                    op,
-                    value,
-                    offsets,
-                })
-            }
-            0 => {
-                let at = r.position();
-                let op = match r.u8("combination op")? {
-                    0 => CombineOp::And,
-                    1 => CombineOp::Or,
-                    2 => CombineOp::Not,
-                    o => {
-                        return Err(r
-                            .invalid_at(at, "combination op", format!("unknown operator {o}"))
-                            .into())
-                    }
-                };
-                let n = r.u64("number of children")?;
-                let n = r.check_count("number of children", n, 2)?;
-                let mut children = Vec::with_capacity(n);
-                for _ in 0..n {
-                    children.push(Self::node(r, depth + 1)?);
-                }
-                Ok(Condition::Combine { op, children })
-            }
-            t => Err(r
-                .invalid_at(at, "node type", format!("unknown node type {t}"))
-                .into()),
-        }
+/// One node of a condition tree, `depth` below the root: a comparison
+/// (node type 1) or a combination of child nodes (node type 0).
+fn node(i: &[u8], depth: usize) -> PResult<'_, Condition> {
+    if depth > MAX_DEPTH {
+        let why = format!("condition nested deeper than {MAX_DEPTH}");
+        return Err(FieldError::invalid(i, "node", why));
     }
+    let (rest, t) = u8_le("node type")(i)?;
+    match t {
+        1 => compare(rest),
+        0 => combine(rest, depth),
+        t => Err(FieldError::invalid(
+            i,
+            "node type",
+            format!("unknown node type {t}"),
+        )),
+    }
+}
+
+/// A comparison: the operator, the field's name (`u32` size), the value
+/// (`u64` size), and for IN and NOT IN the set members' offsets.
+fn compare(i: &[u8]) -> PResult<'_, Condition> {
+    let (rest, id) = u8_le("op")(i)?;
+    let Some(&(_, op)) = COMPARE_OPS.iter().find(|(n, _)| *n == id) else {
+        return Err(FieldError::invalid(
+            i,
+            "op",
+            format!("unknown operator {id}"),
+        ));
+    };
+    let (i, n) = u32_le("field name size")(rest)?;
+    let (i, field) = text("field name", n as u64)(i)?;
+    let (i, n) = u64_le("value size")(i)?;
+    let (i, value) = bytes("value", n)(i)?;
+    let set = matches!(op, CompareOp::In | CompareOp::NotIn);
+    let (i, offsets) = cond(set, |i| set_offsets(i, value.len() as u64))(i)?;
+    let value = value.to_vec();
+    Ok((
+        i,
+        Condition::Compare {
+            field,
+            op,
+            value,
+            offsets,
+        },
+    ))
+}
+
+/// The offsets of a set's members in its value (`u64` size in bytes, then
+/// the offsets): they must rise and stay inside the value, so
+/// [`Condition::members`] can slice it unchecked.
+fn set_offsets(i: &[u8], value_len: u64) -> PResult<'_, Vec<u64>> {
+    let (at, n) = u64_le("offsets size")(i)?;
+    let (rest, offsets) = u64s("offsets", n / 8)(at)?;
+    let mut prev = 0;
+    for (k, &o) in offsets.iter().enumerate() {
+        if o < prev || o > value_len {
+            let why = format!(
+                "set member offset {o} is below the previous one or past the {value_len}-byte value"
+            );
+            return Err(FieldError::invalid(&at[8 * k..], "offsets", why));
+        }
+        prev = o;
+    }
+    Ok((rest, offsets))
+}
+
+/// A combination: its operator (0 AND, 1 OR, 2 NOT), the `u64` number of
+/// children, the children.
+fn combine(i: &[u8], depth: usize) -> PResult<'_, Condition> {
+    let (rest, o) = u8_le("combination op")(i)?;
+    let op = match o {
+        0 => CombineOp::And,
+        1 => CombineOp::Or,
+        2 => CombineOp::Not,
+        o => {
+            let why = format!("unknown operator {o}");
+            return Err(FieldError::invalid(i, "combination op", why));
+        }
+    };
+    let (mut i, n) = u64_le("number of children")(rest)?;
+    // Each child takes at least 2 bytes: an absurd count fails here.
+    let n = fits(i, "number of children", n, 2)?;
+    let mut children = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (rest, child) = node(i, depth + 1)?;
+        children.push(child);
+        i = rest;
+    }
+    Ok((i, Condition::Combine { op, children }))
+}
+
+/// An update commit's values: their `u64` number, then each.
+fn update_values(i: &[u8]) -> PResult<'_, Vec<UpdateValue>> {
+    let (i, n) = u64_le("number of update values")(i)?;
+    // Each value takes at least its two sizes.
+    let n = fits(i, "number of update values", n, 16)?;
+    count_exact(update_value, n)(i)
+}
+
+/// One update value: the field's name and the value, each after its
+/// `u64` size.
+fn update_value(i: &[u8]) -> PResult<'_, UpdateValue> {
+    let (i, field) = sized_text("field name size", "field name")(i)?;
+    let (i, n) = u64_le("value size")(i)?;
+    let (i, value) = bytes("value", n)(i)?;
+    let value = value.to_vec();
+    Ok((i, UpdateValue { field, value }))
 }
 
 #[cfg(test)]

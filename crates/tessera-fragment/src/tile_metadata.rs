@@ -7,7 +7,9 @@
 //! Before format 21, libtiledb could write wrong tile metadata for nullable
 //! fixed-size strings in dense arrays; [`trusted`] says when to rely on it.
 
-use tessera_tile::{ParseError, Reader};
+use nom::multi::count as count_exact;
+use tessera_tile::parse::{bytes, end, fits, parse, u64_le, FieldError, PResult};
+use tessera_tile::ParseError;
 
 /// Per-tile minimum (or maximum) values of one field. For fixed-sized
 /// fields the buffer holds one cell per tile; for var-sized ones it holds
@@ -27,49 +29,7 @@ impl TileBounds {
     /// the spec's table; this is what libtiledb writes and reads.
     /// `cell_size` is `None` for var-sized fields.
     pub fn parse(data: &[u8], cell_size: Option<u64>) -> Result<TileBounds, ParseError> {
-        let mut r = Reader::new(data, "tile mins/maxes");
-        let fixed_len = r.u64("buffer size")?;
-        let var_len = r.u64("var buffer size")?;
-        let fixed = r.bytes("buffer", fixed_len)?.to_vec();
-        let var = r.bytes("var buffer", var_len)?.to_vec();
-        r.finish()?;
-        // Var-sized fields keep a u64 offset per tile.
-        let step = cell_size.unwrap_or(8);
-        if step == 0 || !(fixed.len() as u64).is_multiple_of(step) {
-            return Err(r.invalid_at(
-                0,
-                "buffer size",
-                format!(
-                    "{} bytes is not a whole number of {step}-byte values",
-                    fixed.len()
-                ),
-            ));
-        }
-        let b = TileBounds {
-            fixed,
-            var,
-            cell_size: cell_size.map(|n| n as usize),
-        };
-        if b.cell_size.is_none() {
-            // Offsets must rise and stay inside the var buffer, so that
-            // `get` needs no checks of its own.
-            let mut prev = 0;
-            for t in 0..b.len() {
-                let o = b.offset(t);
-                if o < prev || o > b.var.len() as u64 {
-                    return Err(r.invalid_at(
-                        16 + 8 * t,
-                        "offset",
-                        format!(
-                            "offset {o} of tile {t} is below the previous one or past the {}-byte var buffer",
-                            b.var.len()
-                        ),
-                    ));
-                }
-                prev = o;
-            }
-        }
-        Ok(b)
+        Ok(parse(data, "tile mins/maxes", 0, tile_bounds(cell_size))?.0)
     }
 
     fn offset(&self, t: usize) -> u64 {
@@ -126,26 +86,77 @@ pub struct FieldSummary {
 /// Parses the fragment min/max/sum/null count payload: for each of `fields`
 /// fields, (u64 min size, min, u64 max size, max, u64 sum, u64 null count).
 pub fn parse_summary(data: &[u8], fields: usize) -> Result<Vec<FieldSummary>, ParseError> {
-    let mut r = Reader::new(data, "fragment min max sum null count");
-    // Each field takes at least 32 bytes.
-    let n = r.check_count("number of fields", fields as u64, 32)?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let len = r.u64("min size")?;
-        let min = r.bytes("min", len)?.to_vec();
-        let len = r.u64("max size")?;
-        let max = r.bytes("max", len)?.to_vec();
-        let sum = r.u64("sum")?;
-        let null_count = r.u64("null count")?;
-        out.push(FieldSummary {
-            min,
-            max,
-            sum,
-            null_count,
-        });
+    let summaries = |i| {
+        // Each field takes at least 32 bytes.
+        let n = fits(i, "number of fields", fields as u64, 32)?;
+        let (i, out) = count_exact(field_summary, n)(i)?;
+        end(i).map(|(i, ())| (i, out))
+    };
+    Ok(parse(data, "fragment min max sum null count", 0, summaries)?.0)
+}
+
+/// One field's summary: its minimum and maximum (each after a `u64`
+/// size), sum and null count.
+fn field_summary(i: &[u8]) -> PResult<'_, FieldSummary> {
+    let (i, min) = u64_le("min size")(i)?;
+    let (i, min) = bytes("min", min)(i)?;
+    let (i, max) = u64_le("max size")(i)?;
+    let (i, max) = bytes("max", max)(i)?;
+    let (i, sum) = u64_le("sum")(i)?;
+    let (i, null_count) = u64_le("null count")(i)?;
+    let summary = FieldSummary {
+        min: min.to_vec(),
+        max: max.to_vec(),
+        sum,
+        null_count,
+    };
+    Ok((i, summary))
+}
+
+/// A tile mins (or maxes) payload as a nom parser: the fixed buffer's
+/// size, the var buffer's size (u64 each), the fixed buffer, the var
+/// buffer. The order differs from the spec's table; this is what libtiledb
+/// writes and reads. The fixed buffer holds whole values of `cell_size`
+/// bytes, or for var-sized fields (`None`) rising u64 offsets inside the
+/// var buffer, so that [`TileBounds::get`] needs no checks of its own.
+fn tile_bounds<'a>(cell_size: Option<u64>) -> impl Fn(&'a [u8]) -> PResult<'a, TileBounds> {
+    move |start| {
+        let (i, fixed_len) = u64_le("buffer size")(start)?;
+        let (i, var_len) = u64_le("var buffer size")(i)?;
+        let offsets_at = i;
+        let (i, fixed) = bytes("buffer", fixed_len)(i)?;
+        let (i, var) = bytes("var buffer", var_len)(i)?;
+        let (i, ()) = end(i)?;
+        // Var-sized fields keep a u64 offset per tile.
+        let step = cell_size.unwrap_or(8);
+        if step == 0 || !(fixed.len() as u64).is_multiple_of(step) {
+            let why = format!(
+                "{} bytes is not a whole number of {step}-byte values",
+                fixed.len()
+            );
+            return Err(FieldError::invalid(start, "buffer size", why));
+        }
+        if cell_size.is_none() {
+            let mut prev = 0;
+            for (t, o) in fixed.chunks_exact(8).enumerate() {
+                let o = u64::from_le_bytes(o.try_into().expect("8 bytes"));
+                if o < prev || o > var.len() as u64 {
+                    let why = format!(
+                        "offset {o} of tile {t} is below the previous one or past the {}-byte var buffer",
+                        var.len()
+                    );
+                    return Err(FieldError::invalid(&offsets_at[8 * t..], "offset", why));
+                }
+                prev = o;
+            }
+        }
+        let bounds = TileBounds {
+            fixed: fixed.to_vec(),
+            var: var.to_vec(),
+            cell_size: cell_size.map(|n| n as usize),
+        };
+        Ok((i, bounds))
     }
-    r.finish()?;
-    Ok(out)
 }
 
 /// The tile mins (or maxes) generic tile's payload, as

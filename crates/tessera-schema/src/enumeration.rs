@@ -6,7 +6,10 @@
 use crate::schema::CellValNum;
 use crate::SchemaError;
 use serde::Serialize;
-use tessera_tile::{Datatype, Reader};
+use tessera_tile::parse::{
+    bytes, end, flag, parse, text, u32_le, u64_le, u64s, u8_le, FieldError, PResult,
+};
+use tessera_tile::Datatype;
 
 /// An enumeration: the values an enumerated attribute's keys index.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,62 +31,9 @@ pub struct Enumeration {
 }
 
 impl Enumeration {
-    /// Parses an enumeration generic tile payload.
+    /// Parses an enumeration generic tile payload (see [`enumeration`]).
     pub fn parse(payload: &[u8]) -> Result<Enumeration, SchemaError> {
-        let mut r = Reader::new(payload, "enumeration");
-        let version = r.u32("version number")?;
-        let n = r.u32("name length")?;
-        let name = r.string("name", n as u64)?;
-        let n = r.u32("path name length")?;
-        let path_name = r.string("path name", n as u64)?;
-        let at = r.position();
-        let id = r.u8("datatype")?;
-        let datatype = Datatype::from_id(id)
-            .ok_or_else(|| r.invalid_at(at, "datatype", format!("unknown datatype id {id}")))?;
-        let cvn = r.u32("cell val num")?;
-        let cell_val_num = if cvn == u32::MAX {
-            CellValNum::Var
-        } else {
-            CellValNum::Fixed(cvn)
-        };
-        let ordered = r.bool("ordered")?;
-        let size = r.u64("data size")?;
-        let data = r.bytes("data", size)?;
-        let values = match cell_val_num {
-            CellValNum::Var => {
-                let osize = r.u64("offsets size")?;
-                let offs = r.u64_array("offsets", osize / 8)?;
-                let mut v = Vec::with_capacity(offs.len());
-                for (i, &o) in offs.iter().enumerate() {
-                    let end = offs.get(i + 1).copied().unwrap_or(data.len() as u64);
-                    if o > end || end > data.len() as u64 {
-                        return Err(r
-                            .invalid(
-                                "offsets",
-                                format!("offset {i} ({o}..{end}) is out of order or past the data"),
-                            )
-                            .into());
-                    }
-                    v.push(data[o as usize..end as usize].to_vec());
-                }
-                v
-            }
-            CellValNum::Fixed(0) => return Err(r.invalid("cell val num", "0").into()),
-            CellValNum::Fixed(n) => data
-                .chunks(n as usize * datatype.size() as usize)
-                .map(<[u8]>::to_vec)
-                .collect(),
-        };
-        r.finish()?;
-        Ok(Enumeration {
-            version,
-            name,
-            path_name,
-            datatype,
-            cell_val_num,
-            ordered,
-            values,
-        })
+        Ok(parse(payload, "enumeration", 0, enumeration)?.0)
     }
 
     /// The enumeration generic tile's payload, as [`Enumeration::parse`]
@@ -116,4 +66,64 @@ impl Enumeration {
         }
         out
     }
+}
+
+/// An enumeration payload as a nom parser: its version, name and path name
+/// (each after a `u32` length), datatype, cell val num (`u32::MAX`:
+/// var-sized), ordered flag, the values' bytes (after a `u64` size) and,
+/// for var-sized values, their offsets (after a `u64` size in bytes).
+pub fn enumeration(i: &[u8]) -> PResult<'_, Enumeration> {
+    let (i, version) = u32_le("version number")(i)?;
+    let (i, n) = u32_le("name length")(i)?;
+    let (i, name) = text("name", n as u64)(i)?;
+    let (i, n) = u32_le("path name length")(i)?;
+    let (i, path_name) = text("path name", n as u64)(i)?;
+    let (rest, id) = u8_le("datatype")(i)?;
+    let Some(datatype) = Datatype::from_id(id) else {
+        let why = format!("unknown datatype id {id}");
+        return Err(FieldError::invalid(i, "datatype", why));
+    };
+    let (rest, cell_val_num) = match u32_le("cell val num")(rest)? {
+        (_, 0) => return Err(FieldError::invalid(rest, "cell val num", "0")),
+        (r, u32::MAX) => (r, CellValNum::Var),
+        (r, n) => (r, CellValNum::Fixed(n)),
+    };
+    let (i, ordered) = flag("ordered")(rest)?;
+    let (i, size) = u64_le("data size")(i)?;
+    let (i, data) = bytes("data", size)(i)?;
+    let (i, values) = match cell_val_num {
+        CellValNum::Var => var_values(i, data)?,
+        CellValNum::Fixed(n) => {
+            let per_value = n as usize * datatype.size() as usize;
+            (i, data.chunks(per_value).map(<[u8]>::to_vec).collect())
+        }
+    };
+    let (i, ()) = end(i)?;
+    let e = Enumeration {
+        version,
+        name,
+        path_name,
+        datatype,
+        cell_val_num,
+        ordered,
+        values,
+    };
+    Ok((i, e))
+}
+
+/// Var-sized values: their offsets in `data` (a `u64` size in bytes, then
+/// the offsets), each value running to the next offset or the end.
+fn var_values<'a>(i: &'a [u8], data: &[u8]) -> PResult<'a, Vec<Vec<u8>>> {
+    let (at, size) = u64_le("offsets size")(i)?;
+    let (rest, offsets) = u64s("offsets", size / 8)(at)?;
+    let mut values = Vec::with_capacity(offsets.len());
+    for (k, &o) in offsets.iter().enumerate() {
+        let end = offsets.get(k + 1).copied().unwrap_or(data.len() as u64);
+        if o > end || end > data.len() as u64 {
+            let why = format!("offset {k} ({o}..{end}) is out of order or past the data");
+            return Err(FieldError::invalid(&at[8 * k..], "offsets", why));
+        }
+        values.push(data[o as usize..end as usize].to_vec());
+    }
+    Ok((rest, values))
 }

@@ -203,6 +203,18 @@ pub fn flag<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, bool> {
     move |i| u8_le(field)(i).map(|(i, b)| (i, b != 0))
 }
 
+/// The end of a structure: bytes left over are an error.
+pub fn end(i: &[u8]) -> PResult<'_, ()> {
+    match i.len() {
+        0 => Ok((i, ())),
+        n => Err(FieldError::invalid(
+            i,
+            "end",
+            format!("{n} unexpected trailing bytes"),
+        )),
+    }
+}
+
 /// `len` bytes; `len` usually comes off disk, so it is checked against
 /// what remains first.
 pub fn bytes<'a>(field: &'static str, len: u64) -> impl Fn(&'a [u8]) -> PResult<'a, &'a [u8]> {
