@@ -1,6 +1,10 @@
 //! Fragment metadata of formats 1 and 2: one generic tile for the whole file.
 
 use super::*;
+use nom::combinator::map;
+use nom::multi::count as count_exact;
+use tessera_schema::{Dimension, Range1D};
+use tessera_tile::parse::{bytes, fits, parse, u32_le, u64_le, u64s, FieldError, PResult};
 
 impl FragmentMetadata {
     /// Formats 1 and 2: the whole metadata file is one generic tile holding
@@ -23,62 +27,26 @@ impl FragmentMetadata {
             .map_err(|e| FragmentError::io(&file, e))?;
         let within = |e: FragmentError| e.within(&name, "legacy fragment metadata");
         let tile = read_generic_tile(&bytes, key.as_ref(), 0).map_err(|e| within(e.into()))?;
-        let mut r = Reader::new(&tile.data, "legacy fragment metadata");
-        let p = |e: tessera_tile::ParseError| within(FragmentError::from(e));
-        let version = FormatVersion::new(r.u32("version number").map_err(p)?);
-        let dims = &schema.dimensions;
-        let pair: u64 = dims.iter().map(|d| 2 * d.coord_size()).sum();
-        let split = |b: &[u8]| -> Vec<tessera_schema::Range1D> {
-            let mut out = Vec::new();
-            let mut o = 0usize;
-            for d in dims {
-                let s = d.coord_size() as usize;
-                out.push(tessera_schema::Range1D {
-                    lo: b[o..o + s].to_vec(),
-                    hi: b[o + s..o + 2 * s].to_vec(),
-                });
-                o += 2 * s;
-            }
-            out
-        };
-        let ned_size = r.u64("non-empty domain size").map_err(p)?;
-        let ned = r.bytes("non-empty domain", ned_size).map_err(p)?;
-        let non_empty_domain = if ned_size == 0 {
-            None
-        } else if ned_size == pair {
-            Some(split(ned))
-        } else {
-            return Err(within(FragmentError::invalid(
-                &name,
-                format!("non-empty domain of {ned_size} bytes, expected {pair}"),
-            )));
-        };
-        let n_mbrs = r.u64("number of MBRs").map_err(p)?;
-        let n = r
-            .check_count("number of MBRs", n_mbrs, pair.max(1))
-            .map_err(p)?;
-        let mut leaves = Vec::with_capacity(n);
-        for _ in 0..n {
-            leaves.push(split(r.bytes("MBR", pair).map_err(p)?));
-        }
-        let n_bounding = r.u64("number of bounding coords").map_err(p)?;
-        r.skip("bounding coords", n_bounding.saturating_mul(pair))
-            .map_err(p)?;
         let attrs = schema.attributes.len();
-        let mut arrays = |count: usize, what: &str| -> Result<Vec<Vec<u64>>, FragmentError> {
-            (0..count)
-                .map(|_| {
-                    let k = r.u64(what).map_err(p)?;
-                    r.u64_array(what, k).map_err(p)
-                })
-                .collect()
-        };
-        let offsets = arrays(attrs + 1, "tile offsets")?;
-        let var_offsets = arrays(attrs, "tile var offsets")?;
-        let var_sizes = arrays(attrs, "tile var sizes")?;
-        let last_tile_cell_num = r.u64("last tile cell num").map_err(p)?;
-        let file_sizes = r.u64_array("file sizes", attrs as u64 + 1).map_err(p)?;
-        let file_var_sizes = r.u64_array("file var sizes", attrs as u64).map_err(p)?;
+        let (legacy, _) = parse(
+            &tile.data,
+            "legacy fragment metadata",
+            0,
+            legacy_metadata(&schema.dimensions, attrs),
+        )
+        .map_err(|e| within(e.into()))?;
+        let LegacyMetadata {
+            version,
+            non_empty_domain,
+            mbrs: leaves,
+            offsets,
+            var_offsets,
+            var_sizes,
+            last_tile_cell_num,
+            file_sizes,
+            file_var_sizes,
+        } = legacy;
+        let n_mbrs = leaves.len() as u64;
         let footer = Footer {
             version,
             schema_name: None,
@@ -122,5 +90,92 @@ impl FragmentMetadata {
             levels: vec![leaves],
         });
         Ok(m)
+    }
+}
+
+/// What a format 1 or 2 metadata tile holds, in its order.
+struct LegacyMetadata {
+    version: FormatVersion,
+    non_empty_domain: Option<Vec<Range1D>>,
+    /// One per data tile.
+    mbrs: Vec<Vec<Range1D>>,
+    /// Per attribute, then the legacy coordinates.
+    offsets: Vec<Vec<u64>>,
+    var_offsets: Vec<Vec<u64>>,
+    var_sizes: Vec<Vec<u64>>,
+    last_tile_cell_num: u64,
+    file_sizes: Vec<u64>,
+    file_var_sizes: Vec<u64>,
+}
+
+/// A format 1 or 2 metadata tile as a nom parser: the version, the
+/// non-empty domain (after its `u64` size: empty, or a range per dimension),
+/// the MBRs (after their `u64` count), the bounding coordinates (skipped),
+/// the tile offsets of each of `attrs` attributes and of the coordinates,
+/// each attribute's var offsets and var sizes (each array after its `u64`
+/// count), the last tile's cell count and the file sizes.
+fn legacy_metadata<'a, 'd>(
+    dims: &'d [Dimension],
+    attrs: usize,
+) -> impl Fn(&'a [u8]) -> PResult<'a, LegacyMetadata> + 'd {
+    move |i| {
+        let (i, version) = u32_le("version number")(i)?;
+        // A range per dimension: its two coordinates, fixed-sized.
+        let pair: u64 = dims.iter().map(|d| 2 * d.coord_size()).sum();
+        let ranges = |b: &[u8]| -> Vec<Range1D> {
+            let mut at = 0;
+            dims.iter()
+                .map(|d| {
+                    let s = d.coord_size() as usize;
+                    let r = Range1D {
+                        lo: b[at..at + s].to_vec(),
+                        hi: b[at + s..at + 2 * s].to_vec(),
+                    };
+                    at += 2 * s;
+                    r
+                })
+                .collect()
+        };
+        let (rest, size) = u64_le("non-empty domain size")(i)?;
+        let (rest, domain) = bytes("non-empty domain", size)(rest)?;
+        let non_empty_domain = match size {
+            0 => None,
+            n if n == pair => Some(ranges(domain)),
+            n => {
+                let why = format!("{n} bytes, expected {pair}");
+                return Err(FieldError::invalid(i, "non-empty domain size", why));
+            }
+        };
+        let (i, n) = u64_le("number of MBRs")(rest)?;
+        let n = fits(i, "number of MBRs", n, pair.max(1))?;
+        let (i, mbrs) = count_exact(map(bytes("MBR", pair), ranges), n)(i)?;
+        let (i, bounding) = u64_le("number of bounding coords")(i)?;
+        let (i, _) = bytes("bounding coords", bounding.saturating_mul(pair))(i)?;
+        let (i, offsets) = count_exact(counted_u64s("tile offsets"), attrs + 1)(i)?;
+        let (i, var_offsets) = count_exact(counted_u64s("tile var offsets"), attrs)(i)?;
+        let (i, var_sizes) = count_exact(counted_u64s("tile var sizes"), attrs)(i)?;
+        let (i, last_tile_cell_num) = u64_le("last tile cell num")(i)?;
+        let (i, file_sizes) = u64s("file sizes", attrs as u64 + 1)(i)?;
+        let (i, file_var_sizes) = u64s("file var sizes", attrs as u64)(i)?;
+        let m = LegacyMetadata {
+            version: FormatVersion::new(version),
+            non_empty_domain,
+            mbrs,
+            offsets,
+            var_offsets,
+            var_sizes,
+            last_tile_cell_num,
+            file_sizes,
+            file_var_sizes,
+        };
+        Ok((i, m))
+    }
+}
+
+/// A `u64` count, then that many `u64` values.
+fn counted_u64s<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<u64>> {
+    move |i| {
+        let (i, n) = u64_le(field)(i)?;
+        u64s(field, n)(i)
     }
 }
