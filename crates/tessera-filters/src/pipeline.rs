@@ -2,10 +2,11 @@
 //! a tile is filtered in. [`TileDecoder`](crate::TileDecoder) runs it in
 //! reverse, [`TileEncoder`](crate::TileEncoder) forward.
 
-use crate::filters::{ChunkCx, Filter, FilterKind, FilterType};
+use crate::filters::{filter, ChunkCx, Filter, FilterKind, FilterType};
 use crate::gates::{self, LibtiledbRelease};
 use crate::{EncryptionKey, FilterError};
 use serde::Serialize;
+use tessera_tile::parse::{fits, on_reader, u32_le, PResult};
 use tessera_tile::{Datatype, FormatVersion, Reader};
 
 /// An ordered list of filters and the maximum chunk size.
@@ -34,31 +35,17 @@ impl FilterPipeline {
         FilterPipeline::new(Vec::new(), DEFAULT_MAX_CHUNK_SIZE)
     }
 
-    /// Parses a pipeline. `datatype` is the type of the field it filters;
-    /// from version 20 each filter receives the previous filter's output type.
+    /// Parses a pipeline at the reader's position (see [`pipeline`]).
     pub fn parse(
         r: &mut Reader<'_>,
         version: FormatVersion,
         datatype: Datatype,
     ) -> Result<FilterPipeline, FilterError> {
-        let prev = r.set_structure("filter pipeline");
-        let max_chunk_size = r.u32("max chunk size")?;
-        let n = r.u32("number of filters")?;
-        let n = r.check_count("number of filters", n as u64, 5)?;
-        let mut filters = Vec::with_capacity(n);
-        let mut t = datatype;
-        for _ in 0..n {
-            let f = Filter::parse(r, version, t)?;
-            if version.has(gates::FILTER_DATATYPE_CHAINING) {
-                t = f.output_type(t);
-            }
-            filters.push(f);
-        }
-        r.set_structure(prev);
-        Ok(FilterPipeline {
-            max_chunk_size,
-            filters,
-        })
+        Ok(on_reader(
+            r,
+            "filter pipeline",
+            pipeline(version, datatype),
+        )?)
     }
 
     /// Serializes the pipeline as libtiledb does. (Schemas never hold the
@@ -191,4 +178,43 @@ impl TileContext {
             _marker: std::marker::PhantomData,
         }
     }
+}
+/// A filter pipeline of format `version` for fields of `datatype`, as a
+/// nom parser: the max chunk size, the `u32` number of filters, the
+/// filters. From version 20 each filter receives the previous filter's
+/// output type.
+pub fn pipeline<'a>(
+    version: FormatVersion,
+    datatype: Datatype,
+) -> impl Fn(&'a [u8]) -> PResult<'a, FilterPipeline> {
+    move |i| {
+        filters(i, version, datatype).map_err(|e| {
+            e.map(|mut e| {
+                e.structure.get_or_insert("filter pipeline");
+                e
+            })
+        })
+    }
+}
+
+fn filters(i: &[u8], version: FormatVersion, datatype: Datatype) -> PResult<'_, FilterPipeline> {
+    let (i, max_chunk_size) = u32_le("max chunk size")(i)?;
+    let (mut i, n) = u32_le("number of filters")(i)?;
+    // Each filter takes at least 5 bytes: an absurd count fails here.
+    let n = fits(i, "number of filters", n as u64, 5)?;
+    let mut filters = Vec::with_capacity(n);
+    let mut t = datatype;
+    for _ in 0..n {
+        let (rest, f) = filter(i, version, t)?;
+        if version.has(gates::FILTER_DATATYPE_CHAINING) {
+            t = f.output_type(t);
+        }
+        filters.push(f);
+        i = rest;
+    }
+    let p = FilterPipeline {
+        max_chunk_size,
+        filters,
+    };
+    Ok((i, p))
 }

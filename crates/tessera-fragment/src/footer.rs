@@ -11,7 +11,7 @@ use tessera_schema::{ArraySchema, Range1D};
 use tessera_tile::parse::{
     bytes, flag, parse, sized_text, u32_le, u64_le, u64s, within, FieldError, PResult,
 };
-use tessera_tile::{FormatVersion, Reader};
+use tessera_tile::FormatVersion;
 
 /// Identifier of the "tile global order bounds" optional section (version 23).
 pub const SECTION_TILE_GLOBAL_ORDER: u64 = 0;
@@ -82,15 +82,17 @@ pub fn field_count(schema: &ArraySchema, version: FormatVersion, ts: bool, del: 
 
 /// Reads the version and (from version 10) the schema name at the start of a footer.
 pub fn peek_schema_name(bytes: &[u8]) -> Result<(FormatVersion, Option<String>), FragmentError> {
-    let mut r = Reader::new(bytes, "fragment metadata footer");
-    let version = FormatVersion::new(r.u32("version number")?);
-    let name = if version.has(gates::SCHEMA_NAME) {
-        let n = r.u64("array schema name size")?;
-        Some(r.string("array schema name", n)?)
-    } else {
-        None
+    let head = |i| {
+        let (i, version) = u32_le("version number")(i)?;
+        let version = FormatVersion::new(version);
+        let named = version.has(gates::SCHEMA_NAME);
+        let (i, name) = cond(
+            named,
+            sized_text("array schema name size", "array schema name"),
+        )(i)?;
+        Ok((i, (version, name)))
     };
-    Ok((version, name))
+    Ok(parse(bytes, "fragment metadata footer", 0, head)?.0)
 }
 
 /// The footer size of fragments whose footer does not end with its length:

@@ -12,8 +12,7 @@ use crate::{ArraySchema, SchemaError};
 use nom::combinator::cond;
 use tessera_filters::FilterPipeline;
 use tessera_tile::parse::{
-    bytes, fits, flag, parse, reader, sized_text, text, u32_le, u64_le, u8_le, within, FieldError,
-    PResult,
+    bytes, fits, flag, parse, sized_text, text, u32_le, u64_le, u8_le, within, FieldError, PResult,
 };
 use tessera_tile::{ArrayType, Datatype, FormatVersion, Layout};
 
@@ -88,13 +87,10 @@ fn cell_val_num(field: &'static str) -> impl Fn(&[u8]) -> PResult<'_, CellValNum
 
 /// A filter pipeline for fields of `datatype`, in format `version`.
 fn pipeline<'a>(
-    structure: &'static str,
     version: FormatVersion,
     datatype: Datatype,
 ) -> impl Fn(&'a [u8]) -> PResult<'a, FilterPipeline> {
-    reader(structure, move |r| {
-        FilterPipeline::parse(r, version, datatype)
-    })
+    tessera_filters::pipeline::pipeline(version, datatype)
 }
 
 /// The format version a schema starts with: one tessera knows.
@@ -124,9 +120,9 @@ fn array_schema(i: &[u8]) -> PResult<'_, ArraySchema> {
     let cells = [Layout::RowMajor, Layout::ColMajor, Layout::Hilbert];
     let (i, cell_order) = layout("cell order", &cells)(i)?;
     let (i, capacity) = u64_le("capacity")(i)?;
-    let (i, coords_filters) = pipeline("coords filters", version, Datatype::UInt64)(i)?;
-    let (i, offsets_filters) = pipeline("offsets filters", version, Datatype::UInt64)(i)?;
-    let validity = pipeline("validity filters", version, Datatype::UInt8);
+    let (i, coords_filters) = pipeline(version, Datatype::UInt64)(i)?;
+    let (i, offsets_filters) = pipeline(version, Datatype::UInt64)(i)?;
+    let validity = pipeline(version, Datatype::UInt8);
     let (i, validity_filters) = cond(has(gates::NULLABLE), validity)(i)?;
     let (i, dimensions) = within("domain", domain(version, &coords_filters))(i)?;
     let (i, attributes) = attributes(version)(i)?;
@@ -197,7 +193,7 @@ fn dimension<'a, 'c>(
             None => {
                 let (i, dt) = datatype("dimension datatype")(i)?;
                 let (i, cvn) = cell_val_num("cell val num")(i)?;
-                let (i, f) = pipeline("dimension", version, dt)(i)?;
+                let (i, f) = pipeline(version, dt)(i)?;
                 match f.filters.is_empty() {
                     true => (i, dt, cvn, retyped(coords_filters, dt, version), true),
                     false => (i, dt, cvn, f, false),
@@ -272,7 +268,7 @@ fn attribute(version: FormatVersion) -> impl Fn(&[u8]) -> PResult<'_, Attribute>
                 return Err(FieldError::invalid(i, "cell val num", why));
             }
         }
-        let (i, filters) = pipeline("attribute", version, datatype)(j)?;
+        let (i, filters) = pipeline(version, datatype)(j)?;
         let fill = |i| {
             let (i, n) = u64_le("fill value size")(i)?;
             bytes("fill value", n)(i)

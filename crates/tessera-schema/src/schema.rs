@@ -5,8 +5,8 @@ use crate::value::Value;
 use crate::SchemaError;
 use serde::Serialize;
 use tessera_filters::FilterPipeline;
-use tessera_tile::parse::{bytes, parse, u64_le, FieldError, PResult};
-use tessera_tile::{ArrayType, Datatype, FormatVersion, Layout, Reader};
+use tessera_tile::parse::{bytes, u64_le, FieldError, PResult};
+use tessera_tile::{ArrayType, Datatype, FormatVersion, Layout};
 
 /// Largest fixed-sized cell accepted, in bytes.
 pub const MAX_CELL_SIZE: u64 = 1 << 20;
@@ -204,20 +204,6 @@ pub struct ArraySchema {
     pub enumerations: Vec<EnumerationRef>,
     /// Current domain.
     pub current_domain: Option<CurrentDomain>,
-}
-
-/// Reads an NDRectangle / MBR: per dimension a fixed range (2 values) or a
-/// var range (`range size: u64, start size: u64, bytes`). See [`ndrange`].
-pub fn read_ndrange(r: &mut Reader<'_>, dims: &[Dimension]) -> Result<Vec<Range1D>, SchemaError> {
-    let (ranges, used) =
-        parse(r.rest(), r.structure(), r.file_offset(), ndrange(dims)).map_err(|e| {
-            match r.file() {
-                Some(f) => e.in_file(f),
-                None => e,
-            }
-        })?;
-    r.skip("range", used as u64)?;
-    Ok(ranges)
 }
 
 /// An NDRectangle / MBR as a nom parser: per dimension a fixed range (its

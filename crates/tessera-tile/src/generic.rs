@@ -4,6 +4,7 @@
 //! filter pipeline, then a chunked [tile](crate::tile). Schemas, fragment
 //! metadata sections, array metadata and enumerations are generic tiles.
 
+use crate::parse::{bytes, on_reader, u32_le, u64_le, u8_le, FieldError, PResult};
 use crate::{FormatVersion, ParseError, Reader};
 use serde::Serialize;
 
@@ -39,44 +40,62 @@ pub struct GenericTileHeader {
 }
 
 impl GenericTileHeader {
-    /// Parses a header; the reader is left at the first byte of the tile data.
+    /// Parses a header; the reader is left at the first byte of the tile
+    /// data (see [`header`]).
     pub fn parse(r: &mut Reader<'_>) -> Result<GenericTileHeader, ParseError> {
-        let prev = r.set_structure("generic tile header");
-        let version = FormatVersion::new(r.u32("version number")?);
-        let persisted_size = r.u64("persisted size")?;
-        let tile_size = r.u64("tile size")?;
-        let datatype = r.u8("datatype")?;
-        let cell_size = r.u64("cell size")?;
-        let enc_at = r.position();
-        let encryption = match r.u8("encryption type")? {
-            0 => EncryptionType::None,
-            1 => EncryptionType::Aes256Gcm,
-            other => {
-                return Err(r.invalid_at(
-                    enc_at,
-                    "encryption type",
-                    format!("unknown encryption type {other}"),
-                ))
-            }
-        };
-        let fp_size = r.u32("filter pipeline size")?;
-        let filter_pipeline = r.bytes("filter pipeline", fp_size as u64)?.to_vec();
-        r.set_structure(prev);
-        Ok(GenericTileHeader {
-            version,
-            persisted_size,
-            tile_size,
-            datatype,
-            cell_size,
-            encryption,
-            filter_pipeline,
-        })
+        on_reader(r, "generic tile header", header)
     }
 
     /// Total header size in bytes.
     pub fn size(&self) -> u64 {
         BASE_SIZE + self.filter_pipeline.len() as u64
     }
+}
+
+/// A generic tile header as a nom parser: the format version, persisted
+/// size, tile size, datatype, cell size, encryption type (0 none, 1
+/// AES-256-GCM) and the filter pipeline's bytes (after a `u32` size).
+pub fn header(i: &[u8]) -> PResult<'_, GenericTileHeader> {
+    let (i, version) = u32_le("version number")(i)?;
+    let (i, persisted_size) = u64_le("persisted size")(i)?;
+    let (i, tile_size) = u64_le("tile size")(i)?;
+    let (i, datatype) = u8_le("datatype")(i)?;
+    let (i, cell_size) = u64_le("cell size")(i)?;
+    let (rest, encryption) = u8_le("encryption type")(i)?;
+    let encryption = match encryption {
+        0 => EncryptionType::None,
+        1 => EncryptionType::Aes256Gcm,
+        other => {
+            let why = format!("unknown encryption type {other}");
+            return Err(FieldError::invalid(i, "encryption type", why));
+        }
+    };
+    let (i, size) = u32_le("filter pipeline size")(rest)?;
+    let (i, filter_pipeline) = bytes("filter pipeline", size as u64)(i)?;
+    let h = GenericTileHeader {
+        version: FormatVersion::new(version),
+        persisted_size,
+        tile_size,
+        datatype,
+        cell_size,
+        encryption,
+        filter_pipeline: filter_pipeline.to_vec(),
+    };
+    Ok((i, h))
+}
+
+/// The sizes a generic tile's extent follows from, read off its header's
+/// fixed part: the persisted size and the filter pipeline's size (the
+/// tile runs [`BASE_SIZE`] + pipeline + persisted bytes).
+pub fn header_sizes(i: &[u8]) -> PResult<'_, (u64, u32)> {
+    let (i, _) = u32_le("version number")(i)?;
+    let (i, persisted_size) = u64_le("persisted size")(i)?;
+    let (i, _) = bytes(
+        "tile size, datatype, cell size, encryption type",
+        8 + 1 + 8 + 1,
+    )(i)?;
+    let (i, pipeline_size) = u32_le("filter pipeline size")(i)?;
+    Ok((i, (persisted_size, pipeline_size)))
 }
 
 #[cfg(test)]

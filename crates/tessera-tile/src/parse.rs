@@ -150,28 +150,21 @@ pub fn within<'a, T>(
     }
 }
 
-/// A decoder written on [`Reader`] as a nom parser: it runs at the input,
-/// and its [`ParseError`] keeps its structure, field and position.
-pub fn reader<'a, T, E: Into<ParseError>>(
+/// Runs `parser` at a [`Reader`]'s position, for callers that hold one:
+/// errors name `structure`, the reader's file and the absolute offset, and
+/// the reader moves past what the parser took.
+pub fn on_reader<'a, T>(
+    r: &mut Reader<'a>,
     structure: &'static str,
-    decode: impl Fn(&mut Reader<'a>) -> Result<T, E>,
-) -> impl Fn(&'a [u8]) -> PResult<'a, T> {
-    move |i| {
-        let mut r = Reader::new(i, structure);
-        match decode(&mut r) {
-            Ok(v) => Ok((r.rest(), v)),
-            Err(e) => {
-                let e: ParseError = e.into();
-                let at = usize::try_from(e.offset).map_or(i.len(), |o| o.min(i.len()));
-                Err(nom::Err::Failure(FieldError {
-                    input: &i[at..],
-                    field: e.field.into(),
-                    structure: Some(e.structure),
-                    kind: e.kind,
-                }))
-            }
-        }
-    }
+    parser: impl FnMut(&'a [u8]) -> PResult<'a, T>,
+) -> Result<T, ParseError> {
+    let parsed = parse(r.rest(), structure, r.file_offset(), parser);
+    let (value, used) = parsed.map_err(|e| match r.file() {
+        Some(f) => e.in_file(f),
+        None => e,
+    })?;
+    r.skip(structure, used as u64)?;
+    Ok(value)
 }
 
 /// A fixed-size number read by nom's `complete` parser `read`.
@@ -196,6 +189,26 @@ pub fn u32_le<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, u32> 
 /// A little-endian `uint64_t`.
 pub fn u64_le<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, u64> {
     number(field, 8, num::le_u64)
+}
+
+/// A little-endian `uint16_t`.
+pub fn u16_le<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, u16> {
+    number(field, 2, num::le_u16)
+}
+
+/// A little-endian `int32_t`.
+pub fn i32_le<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, i32> {
+    number(field, 4, num::le_i32)
+}
+
+/// A little-endian `float`.
+pub fn f32_le<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, f32> {
+    number(field, 4, num::le_f32)
+}
+
+/// A little-endian `double`.
+pub fn f64_le<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, f64> {
+    number(field, 8, num::le_f64)
 }
 
 /// A `bool` stored as one byte (any non-zero value is true).

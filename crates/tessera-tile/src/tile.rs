@@ -4,6 +4,7 @@
 //! `original length: u32, filtered length: u32, metadata length: u32`,
 //! then the metadata and the filtered bytes.
 
+use crate::parse::{bytes, fits, on_reader, u32_le, u64_le, PResult};
 use crate::{ParseError, Reader};
 use serde::Serialize;
 use std::ops::Range;
@@ -33,38 +34,42 @@ const CHUNK_HEADER: u64 = 12;
 
 impl ChunkList {
     /// Parses the framing at the reader's position; the reader advances past
-    /// the whole tile. The chunk count is checked against the bytes present.
+    /// the whole tile (see [`chunk_list`]).
     pub fn parse(r: &mut Reader<'_>) -> Result<ChunkList, ParseError> {
-        let prev = r.set_structure("tile chunk list");
-        let start = r.position();
-        let count = r.u64("number of chunks")?;
-        let n = r.check_count("number of chunks", count, CHUNK_HEADER)?;
-        let mut chunks = Vec::with_capacity(n);
-        for _ in 0..n {
-            let original_len = r.u32("original length of chunk")?;
-            let filtered_len = r.u32("filtered chunk length")?;
-            let metadata_len = r.u32("chunk metadata length")?;
-            let m0 = r.position() - start;
-            r.skip("chunk metadata", metadata_len as u64)?;
-            let d0 = r.position() - start;
-            r.skip("chunk filtered data", filtered_len as u64)?;
-            chunks.push(Chunk {
-                original_len,
-                metadata: m0..m0 + metadata_len as usize,
-                data: d0..d0 + filtered_len as usize,
-            });
-        }
-        r.set_structure(prev);
-        Ok(ChunkList {
-            chunks,
-            framed_len: r.position() - start,
-        })
+        on_reader(r, "tile chunk list", chunk_list)
     }
 
     /// Sum of the original lengths: the size of the unfiltered tile.
     pub fn original_size(&self) -> u64 {
         self.chunks.iter().map(|c| c.original_len as u64).sum()
     }
+}
+
+/// A tile's chunk framing as a nom parser: the `u64` number of chunks
+/// (checked against the bytes present), then per chunk its original,
+/// filtered and metadata lengths (`u32` each), its metadata and its
+/// filtered data. Positions are relative to the start of the tile.
+pub fn chunk_list(start: &[u8]) -> PResult<'_, ChunkList> {
+    let at = |i: &[u8]| start.len() - i.len();
+    let (mut i, count) = u64_le("number of chunks")(start)?;
+    let n = fits(i, "number of chunks", count, CHUNK_HEADER)?;
+    let mut chunks = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (j, original_len) = u32_le("original length of chunk")(i)?;
+        let (j, filtered_len) = u32_le("filtered chunk length")(j)?;
+        let (j, metadata_len) = u32_le("chunk metadata length")(j)?;
+        let (j, metadata) = bytes("chunk metadata", metadata_len as u64)(j)?;
+        let (j, data) = bytes("chunk filtered data", filtered_len as u64)(j)?;
+        let (m0, d0) = (at(j) - data.len() - metadata.len(), at(j) - data.len());
+        chunks.push(Chunk {
+            original_len,
+            metadata: m0..m0 + metadata.len(),
+            data: d0..d0 + data.len(),
+        });
+        i = j;
+    }
+    let framed_len = at(i);
+    Ok((i, ChunkList { chunks, framed_len }))
 }
 
 #[cfg(test)]

@@ -2,8 +2,12 @@
 //! encode side by side, each citing the spec section it implements.
 
 use crate::{gates, FilterError};
+use nom::combinator::map;
 use serde::Serialize;
-use tessera_tile::{Datatype, FormatVersion, ParseError, Reader};
+use tessera_tile::parse::{
+    bytes, f32_le, f64_le, flag, i32_le, u16_le, u32_le, u64_le, u8_le, FieldError, PResult,
+};
+use tessera_tile::{Datatype, FormatVersion};
 
 pub mod bit_width;
 pub mod checksum;
@@ -280,26 +284,6 @@ impl Filter {
         }
     }
 
-    /// Parses one filter (type, options size, options).
-    pub(crate) fn parse(
-        r: &mut Reader<'_>,
-        version: FormatVersion,
-        input_type: Datatype,
-    ) -> Result<Filter, FilterError> {
-        let at = r.position();
-        let id = r.u8("filter type")?;
-        let ty = FilterType::from_id(id).map_err(|e| match e {
-            FilterError::UnknownFilter(_) | FilterError::WithdrawnFilter => {
-                FilterError::Parse(r.invalid_at(at, "filter type", e.to_string()))
-            }
-            e => e,
-        })?;
-        let opt_len = r.u32("filter options size")?;
-        let mut o = r.sub("filter options", opt_len as u64, "filter options")?;
-        let kind = parse_options(ty, &mut o, version)?;
-        Ok(Filter { kind, input_type })
-    }
-
     /// Serializes the filter as libtiledb does.
     pub fn serialize(&self, out: &mut Vec<u8>, version: FormatVersion) {
         let mut opts = Vec::new();
@@ -465,105 +449,120 @@ impl Filter {
     }
 }
 
-fn reinterpret_type(r: &mut Reader<'_>) -> Result<Option<Datatype>, FilterError> {
-    let at = r.position();
-    let id = r.u8("reinterpret datatype")?;
+/// One filter of format `version` whose input is of `input_type`, as a
+/// nom parser: its type, then its options (after a `u32` size).
+pub(crate) fn filter(
+    i: &[u8],
+    version: FormatVersion,
+    input_type: Datatype,
+) -> PResult<'_, Filter> {
+    let (rest, id) = u8_le("filter type")(i)?;
+    let ty = FilterType::from_id(id)
+        .map_err(|e| FieldError::invalid(i, "filter type", e.to_string()))?;
+    let (rest, len) = u32_le("filter options size")(rest)?;
+    let (rest, opts) = bytes("filter options", len as u64)(rest)?;
+    // Options may be followed by padding (WebP's): what is left is ignored.
+    let (_, kind) = options(opts, ty, version).map_err(|e| {
+        e.map(|mut e| {
+            e.structure.get_or_insert("filter options");
+            e
+        })
+    })?;
+    Ok((rest, Filter { kind, input_type }))
+}
+
+/// A delta filter's reinterpret datatype (`ANY`: none), when the version's
+/// gate is `open` and the options hold it.
+fn reinterpret_type(i: &[u8], open: bool) -> PResult<'_, Option<Datatype>> {
+    if !open || i.is_empty() {
+        return Ok((i, None));
+    }
+    let (rest, id) = u8_le("reinterpret datatype")(i)?;
     match Datatype::from_id(id) {
-        Some(Datatype::Any) => Ok(None),
-        Some(t) => Ok(Some(t)),
-        None => Err(r
-            .invalid_at(
-                at,
-                "reinterpret datatype",
-                format!("unknown datatype id {id}"),
-            )
-            .into()),
+        Some(Datatype::Any) => Ok((rest, None)),
+        Some(t) => Ok((rest, Some(t))),
+        None => {
+            let why = format!("unknown datatype id {id}");
+            Err(FieldError::invalid(i, "reinterpret datatype", why))
+        }
     }
 }
 
-/// Parses the options of a filter of type `ty` (they are gated by version).
-fn parse_options(
-    ty: FilterType,
-    o: &mut Reader<'_>,
-    version: FormatVersion,
-) -> Result<FilterKind, FilterError> {
+/// The options of a filter of type `ty` (they are gated by version).
+fn options(o: &[u8], ty: FilterType, version: FormatVersion) -> PResult<'_, FilterKind> {
     use FilterType as T;
     // The compressors store (compressor type u8, level i32); the compressor
     // type repeats what the filter type says, so only the level is kept.
-    let level = |o: &mut Reader<'_>| -> Result<i32, ParseError> {
-        o.u8("compressor type")?;
-        o.i32("compression level")
+    let level = |o| {
+        let (o, _) = u8_le("compressor type")(o)?;
+        i32_le("compression level")(o)
     };
-    let kind = match ty {
+    let (o, kind) = match ty {
         // A compression filter with no compressor may be serialized as NONE
         // with or without options.
-        T::None => FilterKind::None,
-        T::Gzip => FilterKind::Gzip { level: level(o)? },
-        T::Zstd => FilterKind::Zstd { level: level(o)? },
-        T::Lz4 => FilterKind::Lz4 { level: level(o)? },
-        T::Rle => FilterKind::Rle { level: level(o)? },
-        T::Bzip2 => FilterKind::Bzip2 { level: level(o)? },
-        T::Dictionary => FilterKind::Dictionary { level: level(o)? },
+        T::None => (o, FilterKind::None),
+        T::Gzip => map(level, |level| FilterKind::Gzip { level })(o)?,
+        T::Zstd => map(level, |level| FilterKind::Zstd { level })(o)?,
+        T::Lz4 => map(level, |level| FilterKind::Lz4 { level })(o)?,
+        T::Rle => map(level, |level| FilterKind::Rle { level })(o)?,
+        T::Bzip2 => map(level, |level| FilterKind::Bzip2 { level })(o)?,
+        T::Dictionary => map(level, |level| FilterKind::Dictionary { level })(o)?,
         T::DoubleDelta => {
-            let level = level(o)?;
-            let reinterpret =
-                if version.has(gates::DOUBLE_DELTA_REINTERPRET_DATATYPE) && !o.is_empty() {
-                    reinterpret_type(o)?
-                } else {
-                    None
-                };
-            FilterKind::DoubleDelta { level, reinterpret }
+            let (o, level) = level(o)?;
+            let gate = version.has(gates::DOUBLE_DELTA_REINTERPRET_DATATYPE);
+            let (o, reinterpret) = reinterpret_type(o, gate)?;
+            (o, FilterKind::DoubleDelta { level, reinterpret })
         }
         T::Delta => {
-            let level = level(o)?;
-            let reinterpret = if version.has(gates::DELTA_REINTERPRET_DATATYPE) && !o.is_empty() {
-                reinterpret_type(o)?
-            } else {
-                None
-            };
-            FilterKind::Delta { level, reinterpret }
+            let (o, level) = level(o)?;
+            let gate = version.has(gates::DELTA_REINTERPRET_DATATYPE);
+            let (o, reinterpret) = reinterpret_type(o, gate)?;
+            (o, FilterKind::Delta { level, reinterpret })
         }
-        T::BitWidthReduction => FilterKind::BitWidthReduction {
-            max_window: o.u32("max window size")?,
-        },
-        T::PositiveDelta => FilterKind::PositiveDelta {
-            max_window: o.u32("max window size")?,
-        },
-        T::Bitshuffle => FilterKind::Bitshuffle,
-        T::Byteshuffle => FilterKind::Byteshuffle,
-        T::ChecksumMd5 => FilterKind::ChecksumMd5,
-        T::ChecksumSha256 => FilterKind::ChecksumSha256,
-        T::Xor => FilterKind::Xor,
-        T::Aes256Gcm => FilterKind::Aes256Gcm { key: None },
+        T::BitWidthReduction => map(u32_le("max window size"), |max_window| {
+            FilterKind::BitWidthReduction { max_window }
+        })(o)?,
+        T::PositiveDelta => map(u32_le("max window size"), |max_window| {
+            FilterKind::PositiveDelta { max_window }
+        })(o)?,
+        T::Bitshuffle => (o, FilterKind::Bitshuffle),
+        T::Byteshuffle => (o, FilterKind::Byteshuffle),
+        T::ChecksumMd5 => (o, FilterKind::ChecksumMd5),
+        T::ChecksumSha256 => (o, FilterKind::ChecksumSha256),
+        T::Xor => (o, FilterKind::Xor),
+        T::Aes256Gcm => (o, FilterKind::Aes256Gcm { key: None }),
         T::ScaleFloat => {
-            let scale = o.f64("scale")?;
-            let offset = o.f64("offset")?;
-            let at = o.position();
-            let byte_width = o.u64("byte width")?;
+            let (o, scale) = f64_le("scale")(o)?;
+            let (at, offset) = f64_le("offset")(o)?;
+            let (o, byte_width) = u64_le("byte width")(at)?;
             if ![1, 2, 4, 8].contains(&byte_width) {
-                return Err(o
-                    .invalid_at(
-                        at,
-                        "byte width",
-                        format!("{byte_width} is not 1, 2, 4 or 8"),
-                    )
-                    .into());
+                let why = format!("{byte_width} is not 1, 2, 4 or 8");
+                return Err(FieldError::invalid(at, "byte width", why));
             }
-            FilterKind::ScaleFloat {
+            let kind = FilterKind::ScaleFloat {
                 scale,
                 offset,
                 byte_width,
-            }
+            };
+            (o, kind)
         }
-        T::Webp => FilterKind::Webp {
-            quality: o.f32("quality")?,
-            format: o.u8("input format")?,
-            lossless: o.bool("lossless")?,
-            y_extent: o.u16("y extent")?,
-            x_extent: o.u16("x extent")?,
-        },
+        T::Webp => {
+            let (o, quality) = f32_le("quality")(o)?;
+            let (o, format) = u8_le("input format")(o)?;
+            let (o, lossless) = flag("lossless")(o)?;
+            let (o, y_extent) = u16_le("y extent")(o)?;
+            let (o, x_extent) = u16_le("x extent")(o)?;
+            let kind = FilterKind::Webp {
+                quality,
+                format,
+                lossless,
+                y_extent,
+                x_extent,
+            };
+            (o, kind)
+        }
     };
-    Ok(kind)
+    Ok((o, kind))
 }
 
 /// What a filter needs to know about the chunk it works on.

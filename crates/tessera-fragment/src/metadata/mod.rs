@@ -11,7 +11,7 @@ use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::ArraySchema;
 use tessera_tile::generic::BASE_SIZE;
 use tessera_tile::storage::Storage;
-use tessera_tile::{FormatVersion, Reader};
+use tessera_tile::FormatVersion;
 
 mod batch;
 mod legacy;

@@ -3,6 +3,9 @@
 //! metadata, summaries, processed conditions.
 
 use super::*;
+use nom::multi::count as count_exact;
+use tessera_tile::generic::header_sizes;
+use tessera_tile::parse::{fits, parse, sized_text, u64_le, u64s};
 
 impl FragmentMetadata {
     /// The bytes of the generic tile holding a section, as stored.
@@ -54,14 +57,9 @@ impl FragmentMetadata {
         section: &str,
     ) -> Result<u64, FragmentError> {
         let within = |e: FragmentError| e.within(&self.name, section);
-        let mut r = Reader::new(head, "generic tile header").at_offset(offset);
-        r.skip("version", 4)?;
-        let persisted = r.u64("persisted size").map_err(|e| within(e.into()))?;
-        r.skip("sizes", 8 + 1 + 8 + 1)
+        let ((persisted, fp), _) = parse(head, "generic tile header", offset, header_sizes)
             .map_err(|e| within(e.into()))?;
-        let fp = r
-            .u32("filter pipeline size")
-            .map_err(|e| within(e.into()))? as u64;
+        let fp = fp as u64;
         let total = BASE_SIZE
             .checked_add(fp)
             .and_then(|x| x.checked_add(persisted));
@@ -245,12 +243,11 @@ impl FragmentMetadata {
             FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
         })?;
         self.lazy(storage, slot, off, section, |data| {
-            let mut r = Reader::new(data, section);
-            let n = r
-                .u64("number of values")
-                .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
-            let v = r
-                .u64_array("values", n)
+            let values = |i| {
+                let (i, n) = u64_le("number of values")(i)?;
+                u64s("values", n)(i)
+            };
+            let (v, _) = parse(data, section, 0, values)
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
             Ok(Arc::new(v))
         })
@@ -265,17 +262,15 @@ impl FragmentMetadata {
         };
         let section = "processed conditions";
         self.lazy(storage, &self.processed, off, section, |data| {
-            let parse = || -> Result<Vec<String>, tessera_tile::ParseError> {
-                let mut r = Reader::new(data, section);
-                let n = r.u64("number of processed conditions")?;
-                let mut names = Vec::new();
-                for _ in 0..r.check_count("number of processed conditions", n, 8)? {
-                    let len = r.u64("condition size")?;
-                    names.push(r.string("condition", len)?);
-                }
-                Ok(names)
+            let names = |i| {
+                let (i, n) = u64_le("number of processed conditions")(i)?;
+                // Each name takes at least its 8-byte size.
+                let n = fits(i, "number of processed conditions", n, 8)?;
+                count_exact(sized_text("condition size", "condition"), n)(i)
             };
-            parse().map_err(|e| FragmentError::from(e).within(&self.name, section))
+            parse(data, section, 0, names)
+                .map(|(names, _)| names)
+                .map_err(|e| FragmentError::from(e).within(&self.name, section))
         })
         .map(Vec::as_slice)
     }
