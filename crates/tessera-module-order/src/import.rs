@@ -56,6 +56,11 @@ impl Crate {
         }
     }
 
+    /// Each source file, by the module it holds.
+    pub fn files(&self) -> impl Iterator<Item = (&ModulePath, &PathBuf)> {
+        self.files.iter()
+    }
+
     /// Every import of every file, each resolved to the deepest module it
     /// names (a re-export of the root to the module it comes from).
     pub fn imports(&self) -> Vec<Import> {

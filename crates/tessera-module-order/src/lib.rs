@@ -120,3 +120,25 @@ pub fn problems(krate: &Crate, order: &[&str]) -> Vec<String> {
     }
     problems
 }
+
+/// A crate's module-order test: the top-level modules, lowest first.
+/// Expands to a `#[test]` that calls [`check`] on the calling crate.
+///
+/// ```ignore
+/// tessera_module_order::test!("error", "gates", "parse");
+/// ```
+#[macro_export]
+macro_rules! test {
+    ($($module:literal),* $(,)?) => {
+        #[test]
+        fn modules_import_one_way() {
+            let order: &[&str] = &[$($module),*];
+            let imports = $crate::check(env!("CARGO_MANIFEST_DIR"), order);
+            assert!(
+                imports + 1 >= order.len(),
+                "only {imports} imports seen among {} modules: the scan is broken",
+                order.len()
+            );
+        }
+    };
+}

@@ -7,7 +7,7 @@
 //! it; a call `self.method(` to a `Query` method defined in a module above
 //! the caller is the same cycle by another road, and fails here too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Lowest first: a module may use only those before it.
 const ORDER: &[&str] = &[
@@ -46,29 +46,6 @@ fn modules_import_only_modules_below_them() {
     );
 }
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// The module a source file belongs to: its top-level module under `src/`.
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel
-        .components()
-        .next()
-        .unwrap()
-        .as_os_str()
-        .to_string_lossy();
-    first.trim_end_matches(".rs").to_owned()
-}
-
 /// The methods each module adds to `Query` (`fn` items inside its
 /// `impl Query` blocks), by name.
 fn query_methods(text: &str) -> Vec<String> {
@@ -98,13 +75,15 @@ fn query_methods(text: &str) -> Vec<String> {
 
 #[test]
 fn query_methods_are_called_only_from_above() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    let rank = |m: &str| ORDER.iter().position(|x| *x == m).unwrap();
-    let texts: Vec<(String, String)> = files
-        .iter()
-        .map(|f| (module_of(&src, f), std::fs::read_to_string(f).unwrap()))
+    let krate = tessera_module_order::Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
+    // The root, `lib`, is above every module.
+    let rank = |m: &str| ORDER.iter().position(|x| *x == m).unwrap_or(ORDER.len());
+    let texts: Vec<(String, String)> = krate
+        .files()
+        .map(|(m, f)| {
+            let top = m.first().cloned().unwrap_or_else(|| "lib".into());
+            (top, std::fs::read_to_string(f).unwrap())
+        })
         .collect();
     let mut defined: Vec<(String, String)> = Vec::new();
     for (m, text) in &texts {
