@@ -424,6 +424,61 @@ fn bench_arrays(
     Ok((python, dir, rounds))
 }
 
+/// `cargo xtask bench-ab --before REV [--scale S] [--rounds N]`: the local
+/// bench's cases read by the `tessera` of revision REV (built in a git
+/// worktree under `target/ab/`, in its release profile, statically linked
+/// as `cargo xtask dist` links) and by this tree's (profile `profiling`:
+/// the same code as release), alternating in the same rounds
+/// (`xtask/bench/ab.py`); the table goes into docs/PERFORMANCE.md. For a
+/// change meant to leave reads as they were.
+pub fn bench_ab(args: &[String]) -> Result<(), Error> {
+    let before = args
+        .windows(2)
+        .find(|w| w[0] == "--before")
+        .map(|w| w[1].clone())
+        .ok_or("bench-ab: --before REV is needed")?;
+    let (python, dir, rounds) = bench_arrays(args, "7")?;
+    let git = |args: &[&str]| -> Result<String, Error> {
+        let out = Command::new("git")
+            .current_dir(root())
+            .args(args)
+            .output()?;
+        if !out.status.success() {
+            return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let rev = git(&["rev-parse", "--short", &before])?;
+    let after_rev = git(&["rev-parse", "--short", "HEAD"])?;
+    let ab = root().join("target/ab");
+    let tree = ab.join(format!("src-{rev}"));
+    if !tree.exists() {
+        git(&["worktree", "add", "--detach", &tree.to_string_lossy(), &rev])?;
+    }
+    eprintln!("building {rev} (release) and this tree (profiling)");
+    let before_bin =
+        crate::dist::build_at(&tree, &ab.join("target"), &["tessera-cli"], &[], "release")?;
+    let after_bin = crate::dist::build(&["tessera-cli"], &[], Profiling)?;
+    let results = dir.join("ab.md");
+    let ran = Command::new(&python)
+        .arg(root().join("xtask/bench/ab.py"))
+        .arg(&dir)
+        .arg(before_bin.join("tessera"))
+        .arg(after_bin.join("tessera"))
+        .arg(&rounds)
+        .arg(&results)
+        .arg(&rev)
+        .arg(format!("{after_rev} and its working tree"))
+        .status()?;
+    if !ran.success() {
+        return Err("the A/B run failed".into());
+    }
+    let table = std::fs::read_to_string(&results)?;
+    into_performance_doc("bench-ab", &table)?;
+    println!("{table}");
+    Ok(())
+}
+
 /// `cargo xtask bench-python [--scale S] [--rounds N]`: the bench arrays
 /// read from Python into numpy and pyarrow by tessera's release wheel and
 /// by TileDB-Py 0.36.1, each read in a fresh process (xtask/bench/

@@ -16,7 +16,7 @@
 //! proc-macro crates, built for the host, must stay dynamic libraries.
 
 use crate::{root, Error};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The triple `rustc` builds for by default.
@@ -52,13 +52,26 @@ impl Profile {
 /// `profile`, statically linked where the host is glibc Linux, and returns
 /// the directory holding their binaries.
 pub fn build(packages: &[&str], features: &[&str], profile: Profile) -> Result<PathBuf, Error> {
-    let host = host_triple()?;
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
+    build_at(&root(), &target_dir, packages, features, profile.name())
+}
+
+/// [`build`] of the workspace at `workspace` (another revision's, for an
+/// A/B run) into `target_dir`, in the cargo profile named `profile`.
+pub fn build_at(
+    workspace: &Path,
+    target_dir: &Path,
+    packages: &[&str],
+    features: &[&str],
+    profile: &str,
+) -> Result<PathBuf, Error> {
+    let host = host_triple()?;
     let mut cmd = Command::new("cargo");
-    cmd.current_dir(root())
-        .args(["build", "--profile", profile.name()]);
+    cmd.current_dir(workspace)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .args(["build", "--profile", profile]);
     for p in packages {
         cmd.args(["-p", p]);
     }
@@ -71,9 +84,9 @@ pub fn build(packages: &[&str], features: &[&str], profile: Profile) -> Result<P
             "RUSTFLAGS",
             format!("{flags} -C target-feature=+crt-static").trim(),
         );
-        target_dir.join(&host).join(profile.name())
+        target_dir.join(&host).join(profile)
     } else {
-        target_dir.join(profile.name())
+        target_dir.join(profile)
     };
     if !cmd.status()?.success() {
         return Err(format!("{cmd:?} failed").into());
