@@ -6,7 +6,7 @@ use crate::filters::{filter, ChunkCx, Filter, FilterKind, FilterType};
 use crate::gates::{self, LibtiledbRelease};
 use crate::{EncryptionKey, FilterError};
 use serde::Serialize;
-use tessera_tile::parse::{fits, on_reader, u32_le, PResult};
+use tessera_tile::parse::{fits, on_reader, u32_le, within, PResult};
 use tessera_tile::{Datatype, FormatVersion, Reader};
 
 /// An ordered list of filters and the maximum chunk size.
@@ -187,14 +187,7 @@ pub fn pipeline<'a>(
     version: FormatVersion,
     datatype: Datatype,
 ) -> impl Fn(&'a [u8]) -> PResult<'a, FilterPipeline> {
-    move |i| {
-        filters(i, version, datatype).map_err(|e| {
-            e.map(|mut e| {
-                e.structure.get_or_insert("filter pipeline");
-                e
-            })
-        })
-    }
+    within("filter pipeline", move |i| filters(i, version, datatype))
 }
 
 fn filters(i: &[u8], version: FormatVersion, datatype: Datatype) -> PResult<'_, FilterPipeline> {

@@ -138,8 +138,8 @@ fn position(data: &[u8], part: &[u8]) -> usize {
 /// Errors of `parser` name `structure`: a structure nested in another.
 pub fn within<'a, T>(
     structure: &'static str,
-    mut parser: impl FnMut(&'a [u8]) -> PResult<'a, T>,
-) -> impl FnMut(&'a [u8]) -> PResult<'a, T> {
+    parser: impl Fn(&'a [u8]) -> PResult<'a, T>,
+) -> impl Fn(&'a [u8]) -> PResult<'a, T> {
     move |i| {
         parser(i).map_err(|e| {
             e.map(|mut e| {

@@ -5,7 +5,7 @@ use crate::{gates, FilterError};
 use nom::combinator::map;
 use serde::Serialize;
 use tessera_tile::parse::{
-    bytes, f32_le, f64_le, flag, i32_le, u16_le, u32_le, u64_le, u8_le, FieldError, PResult,
+    bytes, f32_le, f64_le, flag, i32_le, u16_le, u32_le, u64_le, u8_le, within, FieldError, PResult,
 };
 use tessera_tile::{Datatype, FormatVersion};
 
@@ -462,12 +462,7 @@ pub(crate) fn filter(
     let (rest, len) = u32_le("filter options size")(rest)?;
     let (rest, opts) = bytes("filter options", len as u64)(rest)?;
     // Options may be followed by padding (WebP's): what is left is ignored.
-    let (_, kind) = options(opts, ty, version).map_err(|e| {
-        e.map(|mut e| {
-            e.structure.get_or_insert("filter options");
-            e
-        })
-    })?;
+    let (_, kind) = within("filter options", |o| options(o, ty, version))(opts)?;
     Ok((rest, Filter { kind, input_type }))
 }
 
