@@ -46,8 +46,10 @@ fn run(cmd: &mut Command) -> Result<std::process::Output, Error> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if !out.status.success() {
         // Check scripts report what differs on stdout: show both.
+        // The status says how it ended (a signal shows as one).
         return Err(format!(
-            "{cmd:?} failed:\n{}{}",
+            "{cmd:?} failed ({}):\n{}{}",
+            out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
