@@ -39,17 +39,18 @@ use std::path::Path;
 /// naming every problem. Returns how many imports it saw.
 pub fn check(manifest_dir: &str, order: &[&str]) -> usize {
     let krate = Crate::read(Path::new(manifest_dir));
-    let problems = problems(&krate, order);
+    let imports = krate.imports();
+    let problems = problems(&krate, &imports, order);
     assert!(
         problems.is_empty(),
         "{manifest_dir}: modules import against the order:\n{}",
         problems.join("\n")
     );
-    krate.imports().len()
+    imports.len()
 }
 
-/// What is wrong with `krate`'s imports given `order`.
-pub fn problems(krate: &Crate, order: &[&str]) -> Vec<String> {
+/// What is wrong with `krate`'s `imports` given `order`.
+pub fn problems(krate: &Crate, imports: &[Import], order: &[&str]) -> Vec<String> {
     let mut problems = Vec::new();
     let rank = |m: &str| {
         if m == "lib" {
@@ -69,7 +70,6 @@ pub fn problems(krate: &Crate, order: &[&str]) -> Vec<String> {
             problems.push(format!("the order names `{o}`, which is no module"));
         }
     }
-    let imports = krate.imports();
     let shown = |m: &ModulePath| {
         if m.is_empty() {
             "lib".to_owned()
@@ -77,7 +77,7 @@ pub fn problems(krate: &Crate, order: &[&str]) -> Vec<String> {
             m.join("/")
         }
     };
-    for i in &imports {
+    for i in imports {
         let (a, b) = (top(&i.from), top(&i.to));
         if i.to.is_empty() && !i.from.is_empty() {
             let name = i.text.rsplit("::").next().unwrap_or("");
@@ -105,7 +105,7 @@ pub fn problems(krate: &Crate, order: &[&str]) -> Vec<String> {
             }
         }
     }
-    for cycle in cycles(&imports) {
+    for cycle in cycles(imports) {
         let names: Vec<String> = cycle.iter().map(&shown).collect();
         let inside: Vec<String> = imports
             .iter()

@@ -290,6 +290,17 @@ pub fn u64s<'a>(field: &'static str, count: u64) -> impl Fn(&'a [u8]) -> PResult
     }
 }
 
+/// A `u64` count named `count_field`, then that many `uint64_t` values.
+pub fn counted_u64s<'a>(
+    count_field: &'static str,
+    field: &'static str,
+) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<u64>> {
+    move |i| {
+        let (i, n) = u64_le(count_field)(i)?;
+        u64s(field, n)(i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +315,8 @@ mod tests {
             u64s("values", n)(i)
         };
         let e = parse(&data, "thing", 1000, p).unwrap_err();
+        // A count off disk is checked before anything is allocated.
+        assert!(u64s("offsets", u64::MAX / 4)(&data).is_err());
         assert_eq!(e.field, "values");
         assert_eq!(e.offset, 1012);
         assert_eq!(

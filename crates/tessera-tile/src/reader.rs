@@ -45,11 +45,6 @@ impl<'a> Reader<'a> {
         self
     }
 
-    /// Changes the structure named in error messages (for nested structures).
-    pub fn set_structure(&mut self, structure: &'static str) -> &'static str {
-        std::mem::replace(&mut self.structure, structure)
-    }
-
     /// The file named in error messages, if set.
     pub fn file(&self) -> Option<&'a str> {
         self.file
@@ -138,10 +133,6 @@ impl<'a> Reader<'a> {
     pub fn u8(&mut self, field: &str) -> Result<u8, ParseError> {
         self.run(field, 1, num::le_u8)
     }
-    /// Reads a little-endian `uint16_t`.
-    pub fn u16(&mut self, field: &str) -> Result<u16, ParseError> {
-        self.run(field, 2, num::le_u16)
-    }
     /// Reads a little-endian `uint32_t`.
     pub fn u32(&mut self, field: &str) -> Result<u32, ParseError> {
         self.run(field, 4, num::le_u32)
@@ -149,22 +140,6 @@ impl<'a> Reader<'a> {
     /// Reads a little-endian `uint64_t`.
     pub fn u64(&mut self, field: &str) -> Result<u64, ParseError> {
         self.run(field, 8, num::le_u64)
-    }
-    /// Reads a little-endian `int32_t`.
-    pub fn i32(&mut self, field: &str) -> Result<i32, ParseError> {
-        self.run(field, 4, num::le_i32)
-    }
-    /// Reads a little-endian `float`.
-    pub fn f32(&mut self, field: &str) -> Result<f32, ParseError> {
-        self.run(field, 4, num::le_f32)
-    }
-    /// Reads a little-endian `double`.
-    pub fn f64(&mut self, field: &str) -> Result<f64, ParseError> {
-        self.run(field, 8, num::le_f64)
-    }
-    /// Reads a `bool` stored as one byte (any non-zero value is true).
-    pub fn bool(&mut self, field: &str) -> Result<bool, ParseError> {
-        Ok(self.u8(field)? != 0)
     }
 
     /// Borrows `len` bytes; `len` usually comes off disk, so it is checked
@@ -184,13 +159,6 @@ impl<'a> Reader<'a> {
         self.bytes(field, len).map(|_| ())
     }
 
-    /// Reads `len` bytes as UTF-8 text.
-    pub fn string(&mut self, field: &str, len: u64) -> Result<String, ParseError> {
-        let start = self.pos;
-        let b = self.bytes(field, len)?;
-        String::from_utf8(b.to_vec()).map_err(|_| self.invalid_at(start, field, "not valid UTF-8"))
-    }
-
     /// Checks that `count` elements of `elem_size` bytes fit in what remains,
     /// and returns `count` as a `usize` ready for `Vec::with_capacity`.
     pub fn check_count(
@@ -202,46 +170,6 @@ impl<'a> Reader<'a> {
         match count.checked_mul(elem_size) {
             Some(total) if total <= self.remaining() as u64 => Ok(count as usize),
             _ => Err(self.truncated(field, count.saturating_mul(elem_size))),
-        }
-    }
-
-    /// Reads `count` little-endian `uint64_t` values.
-    pub fn u64_array(&mut self, field: &str, count: u64) -> Result<Vec<u64>, ParseError> {
-        let n = self.check_count(field, count, 8)?;
-        let bytes = self.bytes(field, n as u64 * 8)?;
-        Ok(bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect())
-    }
-
-    /// A reader over the next `len` bytes, advancing this one past them.
-    pub fn sub(
-        &mut self,
-        field: &str,
-        len: u64,
-        structure: &'static str,
-    ) -> Result<Reader<'a>, ParseError> {
-        let start = self.file_offset();
-        let bytes = self.bytes(field, len)?;
-        Ok(Reader {
-            data: bytes,
-            pos: 0,
-            base: start,
-            structure,
-            file: self.file,
-        })
-    }
-
-    /// Fails unless every byte was consumed.
-    pub fn finish(&self) -> Result<(), ParseError> {
-        if self.is_empty() {
-            Ok(())
-        } else {
-            Err(self.invalid(
-                "end",
-                format!("{} unexpected trailing bytes", self.remaining()),
-            ))
         }
     }
 }
@@ -274,7 +202,6 @@ mod tests {
         let data = [0u8; 16];
         let mut r = Reader::new(&data, "thing").in_file("f.tdb");
         assert!(r.bytes("blob", u64::MAX).is_err());
-        assert!(r.u64_array("offsets", u64::MAX / 4).is_err());
         let e = r.check_count("n", 3, u64::MAX).unwrap_err();
         assert_eq!(e.file.as_deref(), Some("f.tdb"));
     }

@@ -4,7 +4,9 @@ use super::*;
 use nom::combinator::map;
 use nom::multi::count as count_exact;
 use tessera_schema::{Dimension, Range1D};
-use tessera_tile::parse::{bytes, fits, parse, u32_le, u64_le, u64s, FieldError, PResult};
+use tessera_tile::parse::{
+    bytes, counted_u64s, fits, parse, u32_le, u64_le, u64s, FieldError, PResult,
+};
 
 impl FragmentMetadata {
     /// Formats 1 and 2: the whole metadata file is one generic tile holding
@@ -151,9 +153,11 @@ fn legacy_metadata<'a, 'd>(
         let (i, mbrs) = count_exact(map(bytes("MBR", pair), ranges), n)(i)?;
         let (i, bounding) = u64_le("number of bounding coords")(i)?;
         let (i, _) = bytes("bounding coords", bounding.saturating_mul(pair))(i)?;
-        let (i, offsets) = count_exact(counted_u64s("tile offsets"), attrs + 1)(i)?;
-        let (i, var_offsets) = count_exact(counted_u64s("tile var offsets"), attrs)(i)?;
-        let (i, var_sizes) = count_exact(counted_u64s("tile var sizes"), attrs)(i)?;
+        let (i, offsets) = count_exact(counted_u64s("tile offsets", "tile offsets"), attrs + 1)(i)?;
+        let (i, var_offsets) =
+            count_exact(counted_u64s("tile var offsets", "tile var offsets"), attrs)(i)?;
+        let (i, var_sizes) =
+            count_exact(counted_u64s("tile var sizes", "tile var sizes"), attrs)(i)?;
         let (i, last_tile_cell_num) = u64_le("last tile cell num")(i)?;
         let (i, file_sizes) = u64s("file sizes", attrs as u64 + 1)(i)?;
         let (i, file_var_sizes) = u64s("file var sizes", attrs as u64)(i)?;
@@ -169,13 +173,5 @@ fn legacy_metadata<'a, 'd>(
             file_var_sizes,
         };
         Ok((i, m))
-    }
-}
-
-/// A `u64` count, then that many `u64` values.
-fn counted_u64s<'a>(field: &'static str) -> impl Fn(&'a [u8]) -> PResult<'a, Vec<u64>> {
-    move |i| {
-        let (i, n) = u64_le(field)(i)?;
-        u64s(field, n)(i)
     }
 }

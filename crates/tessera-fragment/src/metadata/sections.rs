@@ -5,7 +5,7 @@
 use super::*;
 use nom::multi::count as count_exact;
 use tessera_tile::generic::header_sizes;
-use tessera_tile::parse::{fits, parse, sized_text, u64_le, u64s};
+use tessera_tile::parse::{counted_u64s, fits, parse, sized_text, u64_le};
 
 impl FragmentMetadata {
     /// The bytes of the generic tile holding a section, as stored.
@@ -243,10 +243,7 @@ impl FragmentMetadata {
             FragmentError::invalid(&self.name, format!("no {section} for field {field}"))
         })?;
         self.lazy(storage, slot, off, section, |data| {
-            let values = |i| {
-                let (i, n) = u64_le("number of values")(i)?;
-                u64s("values", n)(i)
-            };
+            let values = counted_u64s("number of values", "values");
             let (v, _) = parse(data, section, 0, values)
                 .map_err(|e| FragmentError::from(e).within(&self.name, section))?;
             Ok(Arc::new(v))
