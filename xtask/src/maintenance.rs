@@ -192,6 +192,7 @@ fn evolve(spec: &Value, copy: &Path) -> Result<(), Error> {
 
 /// A fragment consolidation with the options of `spec`, then a vacuum.
 fn consolidate_fragments(spec: &Value, copy: &Path) -> Result<(), Error> {
+    use tessera::query::QuerySource;
     use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
     let window = match spec["window"].as_array().map(Vec::as_slice) {
         Some([start, end]) => (
@@ -207,7 +208,7 @@ fn consolidate_fragments(spec: &Value, copy: &Path) -> Result<(), Error> {
         key: key_of(spec)?,
         ..ConsolidateOptions::default()
     };
-    consolidate_fragments(copy, &options, &mut |_| {})?;
+    consolidate_fragments(copy, &options, &QuerySource, &mut |_| {})?;
     vacuum_fragments(copy, options.key, &mut |_| {})?;
     Ok(())
 }

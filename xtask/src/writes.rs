@@ -348,7 +348,7 @@ fn non_empty_domain(array: &tessera::OpenArray) -> Result<tessera::Query<'_>, Er
 }
 
 /// A dense array's non-empty domain (the union of its fragments'), per dimension.
-fn dense_box(array: &tessera::OpenArray) -> Vec<(tessera::Key, tessera::Key)> {
+fn dense_box(array: &tessera::OpenArray) -> Vec<(tessera::Value, tessera::Value)> {
     let neds: Vec<_> = array
         .fragments
         .iter()
@@ -360,13 +360,13 @@ fn dense_box(array: &tessera::OpenArray) -> Vec<(tessera::Key, tessera::Key)> {
         let lo = neds
             .iter()
             .map(|n| &n[j].lo)
-            .min_by(|a, b| value(a).compare(&value(b)));
+            .min_by(|a, b| value(a).cmp(&value(b)));
         let hi = neds
             .iter()
             .map(|n| &n[j].hi)
-            .max_by(|a, b| value(a).compare(&value(b)));
+            .max_by(|a, b| value(a).cmp(&value(b)));
         if let (Some(lo), Some(hi)) = (lo, hi) {
-            let key = |b: &[u8]| tessera::Key::decode(d.datatype, b);
+            let key = |b: &[u8]| tessera::Value::decode(d.datatype, b);
             out.push((key(lo), key(hi)));
         }
     }

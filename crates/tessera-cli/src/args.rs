@@ -6,7 +6,7 @@ use crate::storage::{storage, target};
 use clap::ValueEnum;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
-use tessera::query::{Aggregate, Expr, Key, Query};
+use tessera::query::{Aggregate, Expr, Query, Value};
 use tessera::tile::Layout;
 
 pub use crate::error::BoxError;
@@ -156,8 +156,8 @@ pub fn parse_timestamp(t: &Option<String>) -> Result<(u64, u64), BoxError> {
     }
 }
 
-pub fn parse_bound(s: &str, t: tessera::tile::Datatype) -> Result<Key, BoxError> {
-    Ok(Key::parse(s, t)?)
+pub fn parse_bound(s: &str, t: tessera::tile::Datatype) -> Result<Value, BoxError> {
+    Ok(Value::parse(s, t)?)
 }
 
 /// Prints records as one pretty JSON array, or one text line each.

@@ -2,7 +2,7 @@
 //! and report each problem with its fragment, file and tile.
 
 use tessera::fragment::{Field, FileKind, OpenArray, Overlap};
-use tessera::query::Key;
+use tessera::query::Value;
 use tessera::query::{read_field_tile, FieldSpec};
 use tessera::tile::storage::Storage;
 
@@ -114,11 +114,11 @@ pub fn verify(storage: &dyn Storage, a: &OpenArray, done: &dyn Fn()) -> Vec<Stri
                                 continue;
                             };
                             let (lo, hi) = (
-                                Key::decode(d.datatype, &mbr[*j].lo),
-                                Key::decode(d.datatype, &mbr[*j].hi),
+                                Value::decode(d.datatype, &mbr[*j].lo),
+                                Value::decode(d.datatype, &mbr[*j].hi),
                             );
                             if (0..tile.cells as usize).any(|c| {
-                                let k = Key::decode(d.datatype, tile.value(c));
+                                let k = Value::decode(d.datatype, tile.value(c));
                                 k < lo || k > hi
                             }) {
                                 problems.push(format!("fragment {}: tile {t}: a coordinate of `{}` lies outside its MBR", f.name, d.name));

@@ -303,7 +303,7 @@ fn no_dims_leaves_the_coordinates_out() {
             for d in &dims {
                 assert!(f.shift_remove(*d).is_some(), "{case}: no `{d}` in {f:?}");
             }
-            // Key order too (the maps compare as sets).
+            // Value order too (the maps compare as sets).
             let pairs =
                 |m: serde_json::Map<String, serde_json::Value>| m.into_iter().collect::<Vec<_>>();
             assert_eq!(pairs(f), pairs(b), "{case}");
@@ -335,7 +335,7 @@ fn csv_rows_are_the_jsonl_rows() {
             // Two ranges on the first dimension, the second out of order.
             let d = &schema.dimensions[0];
             let v = |x: &[u8]| {
-                tessera::query::Key::decode(d.datatype, x)
+                tessera::query::Value::decode(d.datatype, x)
                     .as_int()
                     .expect("dense dimensions are integers")
             };

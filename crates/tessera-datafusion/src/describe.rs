@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 use tessera::filters::EncryptionKey;
-use tessera::query::Key;
+use tessera::query::Value;
 
 /// A table ([`crate::TesseraTable`]) as plain data.
 ///
@@ -58,26 +58,26 @@ pub enum Bound {
     Bytes(Vec<u8>),
 }
 
-impl From<&Key> for Bound {
-    fn from(k: &Key) -> Bound {
+impl From<&Value> for Bound {
+    fn from(k: &Value) -> Bound {
         match k {
-            Key::Int(i) => Bound::Int(i.to_string()),
-            Key::Float(f) => Bound::Float(f.to_bits()),
-            Key::Bytes(b) => Bound::Bytes(b.clone()),
+            Value::Int(i) => Bound::Int(i.to_string()),
+            Value::Float(f) => Bound::Float(f.to_bits()),
+            Value::Bytes(b) => Bound::Bytes(b.clone()),
         }
     }
 }
 
 impl Bound {
     /// The dimension value, or an error naming the text that is no integer.
-    pub fn to_key(&self) -> Result<Key, String> {
+    pub fn to_key(&self) -> Result<Value, String> {
         Ok(match self {
-            Bound::Int(s) => Key::Int(
+            Bound::Int(s) => Value::Int(
                 s.parse()
                     .map_err(|_| format!("range bound {s:?} is not an integer"))?,
             ),
-            Bound::Float(bits) => Key::Float(f64::from_bits(*bits)),
-            Bound::Bytes(b) => Key::Bytes(b.clone()),
+            Bound::Float(bits) => Value::Float(f64::from_bits(*bits)),
+            Bound::Bytes(b) => Value::Bytes(b.clone()),
         })
     }
 }
@@ -113,17 +113,17 @@ mod tests {
     #[test]
     fn bounds_keep_every_value_exactly() {
         for k in [
-            Key::Int(i128::MIN),
-            Key::Int(u64::MAX as i128),
-            Key::Float(f64::NEG_INFINITY),
-            Key::Float(-0.0),
-            Key::Bytes(b"a\0\xff".to_vec()),
+            Value::Int(i128::MIN),
+            Value::Int(u64::MAX as i128),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Float(-0.0),
+            Value::Bytes(b"a\0\xff".to_vec()),
         ] {
             let b = Bound::from(&k);
             let back: Bound = serde_json::from_slice(&serde_json::to_vec(&b).unwrap()).unwrap();
             let got = back.to_key().unwrap();
             match (&k, &got) {
-                (Key::Float(a), Key::Float(b)) => assert_eq!(a.to_bits(), b.to_bits()),
+                (Value::Float(a), Value::Float(b)) => assert_eq!(a.to_bits(), b.to_bits()),
                 _ => assert_eq!(k, got),
             }
         }

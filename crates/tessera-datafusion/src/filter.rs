@@ -17,7 +17,7 @@
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
 use tessera::fragment::OpenArray;
-use tessera::query::{Expr as Condition, Key};
+use tessera::query::{Expr as Condition, Value};
 use tessera::schema::{CellValNum, Dimension};
 use tessera::tile::datatype::Physical;
 
@@ -27,7 +27,7 @@ pub(crate) enum Effect {
     /// Keeps only cells whose dimension falls in one of these inclusive ranges.
     Ranges {
         dimension: String,
-        ranges: Vec<(Key, Key)>,
+        ranges: Vec<(Value, Value)>,
         exact: bool,
     },
     /// Keeps cells satisfying this condition (text in the `--where` grammar).
@@ -163,8 +163,8 @@ fn dimension_ranges(filter: &Expr, array: &OpenArray) -> Option<Effect> {
                 Operator::Eq => ((k.clone(), k), true),
                 Operator::GtEq => ((k, hi), true),
                 Operator::LtEq => ((lo, k), true),
-                Operator::Gt if integer => ((Key::Int(k.as_int()? + 1), hi), true),
-                Operator::Lt if integer => ((lo, Key::Int(k.as_int()? - 1)), true),
+                Operator::Gt if integer => ((Value::Int(k.as_int()? + 1), hi), true),
+                Operator::Lt if integer => ((lo, Value::Int(k.as_int()? - 1)), true),
                 Operator::Gt => ((k, hi), false),
                 Operator::Lt => ((lo, k), false),
                 _ => return None,
@@ -198,7 +198,7 @@ fn dimension_ranges(filter: &Expr, array: &OpenArray) -> Option<Effect> {
                     Expr::Literal(v, _) => key(v, d),
                     _ => None,
                 })
-                .collect::<Option<Vec<Key>>>()?;
+                .collect::<Option<Vec<Value>>>()?;
             (d, keys.into_iter().map(|k| (k.clone(), k)).collect(), true)
         }
         _ => return None,
@@ -211,27 +211,27 @@ fn dimension_ranges(filter: &Expr, array: &OpenArray) -> Option<Effect> {
 }
 
 /// The least value of a dimension's type (an unbounded range's end).
-fn lowest(d: &Dimension) -> Option<Key> {
+fn lowest(d: &Dimension) -> Option<Value> {
     Some(match d.datatype.physical() {
-        Physical::Int(_) | Physical::UInt(_) => Key::Int(i128::MIN),
-        Physical::Float(_) => Key::Float(f64::NEG_INFINITY),
-        Physical::Bytes => Key::Bytes(Vec::new()),
+        Physical::Int(_) | Physical::UInt(_) => Value::Int(i128::MIN),
+        Physical::Float(_) => Value::Float(f64::NEG_INFINITY),
+        Physical::Bytes => Value::Bytes(Vec::new()),
     })
 }
 
 /// The greatest value of a dimension's type; strings have none.
-fn highest(d: &Dimension) -> Option<Key> {
+fn highest(d: &Dimension) -> Option<Value> {
     match d.datatype.physical() {
-        Physical::Int(_) | Physical::UInt(_) => Some(Key::Int(i128::MAX)),
-        Physical::Float(_) => Some(Key::Float(f64::INFINITY)),
+        Physical::Int(_) | Physical::UInt(_) => Some(Value::Int(i128::MAX)),
+        Physical::Float(_) => Some(Value::Float(f64::INFINITY)),
         Physical::Bytes => None,
     }
 }
 
 /// A literal as a bound of dimension `d`, if its type fits.
-fn key(v: &ScalarValue, d: &Dimension) -> Option<Key> {
+fn key(v: &ScalarValue, d: &Dimension) -> Option<Value> {
     let physical = d.datatype.physical();
-    let int = |i: Option<i128>| i.map(Key::Int);
+    let int = |i: Option<i128>| i.map(Value::Int);
     let k = match v {
         ScalarValue::Int8(x) => int(x.map(i128::from)),
         ScalarValue::Int16(x) => int(x.map(i128::from)),
@@ -245,10 +245,10 @@ fn key(v: &ScalarValue, d: &Dimension) -> Option<Key> {
         | ScalarValue::TimestampMillisecond(x, None)
         | ScalarValue::TimestampMicrosecond(x, None)
         | ScalarValue::TimestampNanosecond(x, None) => int(x.map(i128::from)),
-        ScalarValue::Float32(x) => x.map(|f| Key::Float(f.into())),
-        ScalarValue::Float64(x) => x.map(Key::Float),
+        ScalarValue::Float32(x) => x.map(|f| Value::Float(f.into())),
+        ScalarValue::Float64(x) => x.map(Value::Float),
         ScalarValue::Utf8(x) | ScalarValue::LargeUtf8(x) | ScalarValue::Utf8View(x) => {
-            x.as_ref().map(|s| Key::Bytes(s.as_bytes().to_vec()))
+            x.as_ref().map(|s| Value::Bytes(s.as_bytes().to_vec()))
         }
         _ => None,
     }?;
@@ -256,9 +256,9 @@ fn key(v: &ScalarValue, d: &Dimension) -> Option<Key> {
     // the column's type (a timestamp in the column's own unit).
     let fits = matches!(
         (&k, physical),
-        (Key::Int(_), Physical::Int(_) | Physical::UInt(_))
-            | (Key::Float(_), Physical::Float(_))
-            | (Key::Bytes(_), Physical::Bytes)
+        (Value::Int(_), Physical::Int(_) | Physical::UInt(_))
+            | (Value::Float(_), Physical::Float(_))
+            | (Value::Bytes(_), Physical::Bytes)
     );
     fits.then_some(k)
 }

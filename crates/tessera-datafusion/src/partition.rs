@@ -7,12 +7,12 @@
 //! skewed array's cells).
 
 use tessera::fragment::{FragmentMetadata, OpenArray, SectionWants};
-use tessera::query::Key;
+use tessera::query::Value;
 use tessera::schema::{Dimension, Range1D};
 use tessera::tile::storage::Storage;
 
 /// Inclusive ranges by dimension name.
-pub(crate) type Ranges = Vec<(String, Key, Key)>;
+pub(crate) type Ranges = Vec<(String, Value, Value)>;
 
 /// Up to `n` partitions of the read with ranges `per_dim` (`None`: the
 /// dimension's whole `extent`). Only a single integer range on the first
@@ -20,8 +20,8 @@ pub(crate) type Ranges = Vec<(String, Key, Key)>;
 pub(crate) fn cut(
     array: &OpenArray,
     storage: &dyn Storage,
-    per_dim: &[Option<Vec<(Key, Key)>>],
-    extent: &[Option<(Key, Key)>],
+    per_dim: &[Option<Vec<(Value, Value)>>],
+    extent: &[Option<(Value, Value)>],
     n: usize,
 ) -> Vec<Ranges> {
     let dims = &array.schema.dimensions;
@@ -35,12 +35,12 @@ pub(crate) fn cut(
                 .map(|(lo, hi)| (d.name.clone(), lo.clone(), hi.clone()))
         })
         .collect();
-    let first: Vec<(Key, Key)> = match (&per_dim[0], &extent[0]) {
+    let first: Vec<(Value, Value)> = match (&per_dim[0], &extent[0]) {
         (Some(r), _) => r.clone(),
         (None, Some(e)) => vec![e.clone()],
         (None, None) => Vec::new(),
     };
-    let with = |pieces: Vec<(Key, Key)>| -> Ranges {
+    let with = |pieces: Vec<(Value, Value)>| -> Ranges {
         pieces
             .into_iter()
             .map(|(lo, hi)| (dims[0].name.clone(), lo, hi))
@@ -48,7 +48,7 @@ pub(crate) fn cut(
             .collect()
     };
     let single = match first.as_slice() {
-        [(Key::Int(lo), Key::Int(hi))] => Some((*lo, *hi)),
+        [(Value::Int(lo), Value::Int(hi))] => Some((*lo, *hi)),
         _ => None,
     };
     let Some((lo, hi)) = single.filter(|_| n > 1) else {
@@ -66,7 +66,7 @@ pub(crate) fn cut(
     };
     pieces
         .into_iter()
-        .map(|(a, b)| with(vec![(Key::Int(a), Key::Int(b))]))
+        .map(|(a, b)| with(vec![(Value::Int(a), Value::Int(b))]))
         .collect()
 }
 
@@ -75,13 +75,13 @@ fn dense_cuts(dim: &Dimension, lo: i128, hi: i128, n: usize) -> Vec<(i128, i128)
     let tile = dim
         .tile_extent
         .as_ref()
-        .and_then(|t| Key::decode(dim.datatype, t).as_int())
+        .and_then(|t| Value::decode(dim.datatype, t).as_int())
         .unwrap_or(1)
         .max(1);
     let origin = dim
         .domain
         .as_ref()
-        .and_then(|(a, _)| Key::decode(dim.datatype, a).as_int())
+        .and_then(|(a, _)| Value::decode(dim.datatype, a).as_int())
         .unwrap_or(lo);
     tile_cuts(lo, hi, n, tile, origin)
 }
@@ -123,7 +123,7 @@ struct TileSpan {
 fn sparse_tiles(
     array: &OpenArray,
     storage: &dyn Storage,
-    per_dim: &[Option<Vec<(Key, Key)>>],
+    per_dim: &[Option<Vec<(Value, Value)>>],
     lo: i128,
     hi: i128,
 ) -> Option<Vec<TileSpan>> {
@@ -150,8 +150,8 @@ fn sparse_tiles(
             if !meets(dims, per_dim, mbr) {
                 continue;
             }
-            let a = Key::decode(dims[0].datatype, &mbr[0].lo).as_int()?;
-            let b = Key::decode(dims[0].datatype, &mbr[0].hi).as_int()?;
+            let a = Value::decode(dims[0].datatype, &mbr[0].lo).as_int()?;
+            let b = Value::decode(dims[0].datatype, &mbr[0].hi).as_int()?;
             let (a, b) = (a.max(lo), b.min(hi));
             if a <= b {
                 let cells = fragment.cell_num(t as u64);
@@ -167,12 +167,12 @@ fn sparse_tiles(
 }
 
 /// Whether an MBR meets one of the read's ranges on every dimension that has some.
-fn meets(dims: &[Dimension], per_dim: &[Option<Vec<(Key, Key)>>], mbr: &[Range1D]) -> bool {
+fn meets(dims: &[Dimension], per_dim: &[Option<Vec<(Value, Value)>>], mbr: &[Range1D]) -> bool {
     dims.iter().zip(per_dim).zip(mbr).all(|((d, ranges), m)| {
         let Some(ranges) = ranges else { return true };
         let (a, b) = (
-            Key::decode(d.datatype, &m.lo),
-            Key::decode(d.datatype, &m.hi),
+            Value::decode(d.datatype, &m.lo),
+            Value::decode(d.datatype, &m.hi),
         );
         ranges.iter().any(|(lo, hi)| a <= *hi && *lo <= b)
     })

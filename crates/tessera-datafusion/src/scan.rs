@@ -29,7 +29,7 @@ use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::extent;
 use tessera::query::stream::{stream, ReadPlan};
-use tessera::query::{Expr as Condition, Key};
+use tessera::query::{Expr as Condition, Value};
 use tessera::tile::storage::Storage;
 
 /// Memory for each partition's read: batches of about this many bytes.
@@ -82,7 +82,7 @@ impl TesseraScan {
         let extent = extent(&array).map_err(external)?;
         // Ranges: each filter's intersected, per dimension, within what a
         // read covers.
-        let mut per_dim: Vec<Option<Vec<(Key, Key)>>> = vec![None; schema.dimensions.len()];
+        let mut per_dim: Vec<Option<Vec<(Value, Value)>>> = vec![None; schema.dimensions.len()];
         let mut conditions = Vec::new();
         for e in &spec.effects {
             match e {
@@ -316,7 +316,7 @@ fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>
 }
 
 /// The ranges of `a` that lie in one of `b`'s.
-fn intersect(a: &[(Key, Key)], b: &[(Key, Key)]) -> Vec<(Key, Key)> {
+fn intersect(a: &[(Value, Value)], b: &[(Value, Value)]) -> Vec<(Value, Value)> {
     let mut out = Vec::new();
     for (lo, hi) in a {
         for (l, h) in b {
@@ -346,7 +346,7 @@ impl DisplayAs for TesseraScan {
         )?;
         // Per dimension, the ranges every partition reads, touching ones
         // merged (partitions cut one range into pieces).
-        let mut by_dim: Vec<(String, Vec<(Key, Key)>)> = Vec::new();
+        let mut by_dim: Vec<(String, Vec<(Value, Value)>)> = Vec::new();
         for (d, lo, hi) in self.partitions.iter().flatten() {
             match by_dim.iter_mut().find(|(n, _)| n == d) {
                 Some((_, r)) => r.push((lo.clone(), hi.clone())),
@@ -380,13 +380,13 @@ impl DisplayAs for TesseraScan {
 }
 
 /// Ranges sorted, overlapping and adjacent integer ones merged.
-fn merged(mut r: Vec<(Key, Key)>) -> Vec<(Key, Key)> {
+fn merged(mut r: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
     r.sort();
-    let mut out: Vec<(Key, Key)> = Vec::new();
+    let mut out: Vec<(Value, Value)> = Vec::new();
     for (lo, hi) in r {
         if let Some(last) = out.last_mut() {
             let touches = match (&last.1, &lo) {
-                (Key::Int(a), Key::Int(b)) => *b <= a.saturating_add(1),
+                (Value::Int(a), Value::Int(b)) => *b <= a.saturating_add(1),
                 (a, b) => b <= a,
             };
             if touches {
@@ -399,11 +399,11 @@ fn merged(mut r: Vec<(Key, Key)>) -> Vec<(Key, Key)> {
     out
 }
 
-fn show(k: &Key) -> String {
+fn show(k: &Value) -> String {
     match k {
-        Key::Int(i) => i.to_string(),
-        Key::Float(f) => format!("{f:?}"),
-        Key::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
     }
 }
 

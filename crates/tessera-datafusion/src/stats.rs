@@ -13,7 +13,7 @@ use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 use tessera::fragment::OpenArray;
-use tessera::query::{extent, Key, Query};
+use tessera::query::{extent, Query, Value};
 use tessera::tile::storage::Storage;
 
 /// The statistics of every column of the table of `array` read through
@@ -44,8 +44,8 @@ pub(crate) fn table_statistics(
             Ok(Some(b)) => match (&b.min, &b.max) {
                 (Some(lo), Some(hi)) => with_bounds(
                     field,
-                    &Key::decode(b.datatype, lo),
-                    &Key::decode(b.datatype, hi),
+                    &Value::decode(b.datatype, lo),
+                    &Value::decode(b.datatype, hi),
                     b.exact && exact_rows,
                     b.null_count,
                 ),
@@ -74,7 +74,7 @@ fn precision(exact: bool, n: u64) -> Precision<usize> {
 
 /// A column's statistics with these bounds, exact when `exact` and the
 /// column holds no floats.
-fn with_bounds(field: &Field, lo: &Key, hi: &Key, exact: bool, nulls: u64) -> ColumnStatistics {
+fn with_bounds(field: &Field, lo: &Value, hi: &Value, exact: bool, nulls: u64) -> ColumnStatistics {
     let (Some(lo), Some(hi)) = (scalar(lo, field.data_type()), scalar(hi, field.data_type()))
     else {
         return ColumnStatistics::new_unknown().with_null_count(precision(exact, nulls));
@@ -95,14 +95,14 @@ fn with_bounds(field: &Field, lo: &Key, hi: &Key, exact: bool, nulls: u64) -> Co
 
 /// `k` as a value of the column's Arrow type, where it is a number (or a
 /// datetime); `None` for anything else.
-fn scalar(k: &Key, t: &DataType) -> Option<ScalarValue> {
+fn scalar(k: &Value, t: &DataType) -> Option<ScalarValue> {
     let v = match k {
-        Key::Int(i) => match i64::try_from(*i) {
+        Value::Int(i) => match i64::try_from(*i) {
             Ok(i) => ScalarValue::Int64(Some(i)),
             Err(_) => ScalarValue::UInt64(Some(u64::try_from(*i).ok()?)),
         },
-        Key::Float(f) => ScalarValue::Float64(Some(*f)),
-        Key::Bytes(_) => return None,
+        Value::Float(f) => ScalarValue::Float64(Some(*f)),
+        Value::Bytes(_) => return None,
     };
     let numeric = t.is_integer() || t.is_floating() || matches!(t, DataType::Timestamp(..));
     let v = v.cast_to(t).ok().filter(|_| numeric)?;

@@ -85,8 +85,8 @@ impl OpenArray {
                     .into_iter()
                     .zip(this)
                     .map(|((lo, hi), (l, h))| {
-                        let lo = if l.compare(&lo).is_lt() { l } else { lo };
-                        let hi = if h.compare(&hi).is_gt() { h } else { hi };
+                        let lo = if l < lo { l } else { lo };
+                        let hi = if h > hi { h } else { hi };
                         (lo, hi)
                     })
                     .collect(),

@@ -147,11 +147,8 @@ fn union(mbrs: &[Vec<Range1D>], dims: &[Dimension]) -> Vec<Range1D> {
     let mut out = mbrs[0].clone();
     for mbr in &mbrs[1..] {
         for ((acc, r), d) in out.iter_mut().zip(mbr).zip(dims) {
-            let less = |a: &[u8], b: &[u8]| {
-                Value::decode(d.datatype, a)
-                    .compare(&Value::decode(d.datatype, b))
-                    .is_lt()
-            };
+            let less =
+                |a: &[u8], b: &[u8]| Value::decode(d.datatype, a) < Value::decode(d.datatype, b);
             if less(&r.lo, &acc.lo) {
                 acc.lo.clone_from(&r.lo);
             }

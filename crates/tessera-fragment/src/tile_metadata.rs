@@ -232,7 +232,7 @@ pub fn compare_cells(
 ) -> std::cmp::Ordering {
     use tessera_schema::Value;
     if n == tessera_schema::CellValNum::Fixed(1) {
-        Value::decode(t, a).compare(&Value::decode(t, b))
+        Value::decode(t, a).cmp(&Value::decode(t, b))
     } else {
         a.cmp(b)
     }

@@ -11,7 +11,7 @@
 use std::path::Path;
 use tessera_fragment::OpenArray;
 use tessera_object_store::ObjectStorage;
-use tessera_query::{Key, Query, ReadResult};
+use tessera_query::{Query, ReadResult, Value};
 
 mod common;
 use common::{plan, stored};
@@ -66,7 +66,7 @@ fn opening_and_reading_a_sparse_array() {
     assert!(all.cell_count > 0);
     insta::assert_snapshot!("read_random_sparse", read.join("\n"));
     let (read, some) = read_plan(&storage, || {
-        Query::new(&storage, &array).range("x", Key::Int(1), Key::Int(20))
+        Query::new(&storage, &array).range("x", Value::Int(1), Value::Int(20))
     });
     assert!(some.cell_count < all.cell_count);
     insta::assert_snapshot!("read_random_sparse_subarray", read.join("\n"));

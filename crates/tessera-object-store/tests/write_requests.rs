@@ -8,7 +8,7 @@ use common::{plan_side_by_side, stored, without_uuids};
 use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Column, Query};
+use tessera_query::{Column, Query, QuerySource};
 use tessera_tile::storage::{LocalFs, Location, Storage};
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 use tessera_write::{FragmentWriter, WriteOptions};
@@ -92,11 +92,11 @@ fn a_write_a_consolidation_and_a_vacuum_on_a_store() {
 
     storage.record_requests();
     let options = ConsolidateOptions::default();
-    let done = consolidate_fragments(&remote, &options, &mut |_| {})
+    let done = consolidate_fragments(&remote, &options, &QuerySource, &mut |_| {})
         .unwrap()
         .unwrap();
     insta::assert_snapshot!("consolidate_random_sparse", lines(&storage));
-    consolidate_fragments(&local, &options, &mut |_| {})
+    consolidate_fragments(&local, &options, &QuerySource, &mut |_| {})
         .unwrap()
         .unwrap();
     assert_eq!(done.replaced.len(), before + 1);

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use tessera::fragment::OpenArray;
 use tessera::query::stream::BatchStream;
-use tessera::query::Key;
+use tessera::query::Value;
 
 /// The ranges of a Python `subarray`: `{"dim": (lo, hi)}` or
 /// `{"dim": [(lo, hi), ...]}`, or a sequence with one entry per dimension
@@ -18,7 +18,7 @@ use tessera::query::Key;
 pub fn ranges_from(
     array: &OpenArray,
     subarray: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<(String, Key, Key)>> {
+) -> PyResult<Vec<(String, Value, Value)>> {
     let mut out = Vec::new();
     let Some(sub) = subarray else { return Ok(out) };
     let dims = &array.schema.dimensions;

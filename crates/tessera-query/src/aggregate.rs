@@ -109,8 +109,8 @@ impl AggregateValue {
     /// string values, `null`.
     pub fn to_json(&self) -> serde_json::Value {
         match self {
-            AggregateValue::UInt(v) => Value::UInt(*v).to_json(),
-            AggregateValue::Int(v) => Value::Int(*v).to_json(),
+            AggregateValue::UInt(v) => Value::Int(*v as i128).to_json(),
+            AggregateValue::Int(v) => Value::Int(*v as i128).to_json(),
             AggregateValue::Float(v) => Value::Float(*v).to_json(),
             AggregateValue::Value(t, b) => Value::decode(*t, b).to_json(),
             AggregateValue::Null => serde_json::Value::Null,
@@ -244,8 +244,15 @@ impl FieldAcc {
         self.bound(v);
         if self.summable {
             let s = match value {
-                Value::Int(x) => Sum::Int(x),
-                Value::UInt(x) => Sum::UInt(x),
+                Value::Int(x)
+                    if matches!(
+                        self.datatype.physical(),
+                        tessera_tile::datatype::Physical::UInt(_)
+                    ) =>
+                {
+                    Sum::UInt(x as u64)
+                }
+                Value::Int(x) => Sum::Int(x as i64),
                 Value::Float(x) => Sum::Float(x),
                 _ => return,
             };

@@ -17,21 +17,22 @@
 //! curve) is read whole, even over budget.
 
 use crate::context::ReadContext;
-use crate::geometry::{dense_grid, major_order};
-use crate::key::Key;
+use crate::geometry::dense_grid;
 use crate::read::Query;
 use crate::result::ReadResult;
 use crate::QueryError;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use tessera_cells::order::major_order;
 use tessera_fragment::Field;
 use tessera_schema::Range1D;
+use tessera_schema::Value;
 use tessera_tile::{Datatype, Layout};
 
 /// Per-dimension inclusive ranges of one piece; an empty list means "all".
 type Piece = Vec<Ranges>;
 /// Inclusive ranges on one dimension.
-type Ranges = Vec<(Key, Key)>;
+type Ranges = Vec<(Value, Value)>;
 
 /// An iterator over the batches of a read; see [`Query::batches`].
 pub struct Batches<'a> {
@@ -88,7 +89,7 @@ impl<'a> Query<'a> {
         let layout = self.resolved_layout();
         let mut first = Piece::new();
         let dense = schema.is_dense();
-        let mut covered: Option<Vec<Option<(Key, Key)>>> = None;
+        let mut covered: Option<Vec<Option<(Value, Value)>>> = None;
         for (j, d) in schema.dimensions.iter().enumerate() {
             if !self.ranges.get(j).is_none_or(Vec::is_empty) {
                 let mut r = self.ranges[j].clone();
@@ -96,7 +97,7 @@ impl<'a> Query<'a> {
                     // Sparse membership is a union: sorted, merged ranges
                     // select the same cells and cut in order.
                     r.sort();
-                    let mut m: Vec<(Key, Key)> = Vec::with_capacity(r.len());
+                    let mut m: Vec<(Value, Value)> = Vec::with_capacity(r.len());
                     for (a, b) in r {
                         match m.last_mut() {
                             Some(l) if a <= l.1 => l.1 = l.1.clone().max(b),
@@ -323,10 +324,10 @@ fn first_cut(piece: &Piece, order: &[usize], types: &[Datatype]) -> Option<(Piec
 }
 
 /// Coordinates in an integer range list (0 for others, which sort last).
-fn width(r: &[(Key, Key)]) -> i128 {
+fn width(r: &[(Value, Value)]) -> i128 {
     r.iter()
         .map(|(a, b)| match (a, b) {
-            (Key::Int(a), Key::Int(b)) => b - a + 1,
+            (Value::Int(a), Value::Int(b)) => b - a + 1,
             _ => 0,
         })
         .sum()
@@ -334,7 +335,7 @@ fn width(r: &[(Key, Key)]) -> i128 {
 
 /// Whether a range list (sorted) covers more than one space tile; `None`
 /// when the dimension's ranges are not integers (no tile arithmetic).
-fn spans_tiles(r: &[(Key, Key)], lo: i128, ext: i128) -> Option<bool> {
+fn spans_tiles(r: &[(Value, Value)], lo: i128, ext: i128) -> Option<bool> {
     let (a, b) = (r.first()?.0.as_int()?, r.last()?.1.as_int()?);
     Some((a - lo) / ext != (b - lo) / ext)
 }
@@ -366,10 +367,10 @@ fn cut(
         for (x, y) in r {
             let (x, y) = (x.as_int()?, y.as_int()?);
             if x < m {
-                left.push((Key::Int(x), Key::Int(y.min(m - 1))));
+                left.push((Value::Int(x), Value::Int(y.min(m - 1))));
             }
             if y >= m {
-                right.push((Key::Int(x.max(m)), Key::Int(y)));
+                right.push((Value::Int(x.max(m)), Value::Int(y)));
             }
         }
         (left, right)
@@ -379,14 +380,14 @@ fn cut(
     } else {
         let (a, b) = r.first()?;
         match (a, b) {
-            (Key::Int(a), Key::Int(b)) if a < b => {
+            (Value::Int(a), Value::Int(b)) if a < b => {
                 let m = a + (b - a + 1) / 2; // first coordinate of the right half
                 (
-                    vec![(Key::Int(*a), Key::Int(m - 1))],
-                    vec![(Key::Int(m), Key::Int(*b))],
+                    vec![(Value::Int(*a), Value::Int(m - 1))],
+                    vec![(Value::Int(m), Value::Int(*b))],
                 )
             }
-            (Key::Float(a), Key::Float(b)) if a < b => {
+            (Value::Float(a), Value::Float(b)) if a < b => {
                 let m = a + (b - a) / 2.0;
                 // The next representable value of the dimension's own type.
                 let (m, next) = if t == Datatype::Float32 {
@@ -399,8 +400,8 @@ fn cut(
                     return None;
                 }
                 (
-                    vec![(Key::Float(*a), Key::Float(m))],
-                    vec![(Key::Float(next), Key::Float(*b))],
+                    vec![(Value::Float(*a), Value::Float(m))],
+                    vec![(Value::Float(next), Value::Float(*b))],
                 )
             }
             _ => return None,
@@ -475,33 +476,26 @@ impl Iterator for Batches<'_> {
 ///
 /// ```
 /// use tessera_fragment::OpenArray;
-/// use tessera_query::{extent, Key};
+/// use tessera_query::{extent, Value};
 /// use tessera_tile::storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-/// assert_eq!(extent(&a).unwrap()[0], Some((Key::Int(0), Key::Int(99))));
+/// assert_eq!(extent(&a).unwrap()[0], Some((Value::Int(0), Value::Int(99))));
 /// ```
-pub fn extent(array: &tessera_fragment::OpenArray) -> Result<Vec<Option<(Key, Key)>>, QueryError> {
+pub fn extent(
+    array: &tessera_fragment::OpenArray,
+) -> Result<Vec<Option<(Value, Value)>>, QueryError> {
     let schema = &array.schema;
     if schema.is_dense() {
         return (0..schema.dimensions.len())
             .map(|j| {
                 let g = crate::geometry::dense_grid(schema, j)?;
-                Ok(Some((Key::Int(g.start), Key::Int(g.end))))
+                Ok(Some((Value::Int(g.start), Value::Int(g.end))))
             })
             .collect();
     }
-    let key = |v: tessera_schema::Value| match v {
-        tessera_schema::Value::Int(i) => Key::Int(i.into()),
-        tessera_schema::Value::UInt(u) => Key::Int(u.into()),
-        tessera_schema::Value::Float(f) => Key::Float(f),
-        tessera_schema::Value::Bytes(b) => Key::Bytes(b),
-    };
     Ok(match array.non_empty_domain() {
-        Some(ned) => ned
-            .into_iter()
-            .map(|(lo, hi)| Some((key(lo), key(hi))))
-            .collect(),
+        Some(ned) => ned.into_iter().map(|(lo, hi)| Some((lo, hi))).collect(),
         None => vec![None; schema.dimensions.len()],
     })
 }

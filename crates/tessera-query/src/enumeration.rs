@@ -60,7 +60,6 @@ pub(crate) fn apply(
             }
             let key = match Value::decode(col.datatype, col.value(i)) {
                 Value::Int(k) => u64::try_from(k).ok(),
-                Value::UInt(k) => Some(k),
                 _ => None,
             };
             let v = key

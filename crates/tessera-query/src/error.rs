@@ -81,6 +81,17 @@ impl From<tessera_fragment::FragmentError> for QueryError {
     }
 }
 
+impl From<tessera_cells::CellError> for QueryError {
+    fn from(e: tessera_cells::CellError) -> Self {
+        match e {
+            tessera_cells::CellError::UnknownField { kind, name } => {
+                QueryError::UnknownField { kind, name }
+            }
+            other => QueryError::Invalid(other.to_string()),
+        }
+    }
+}
+
 impl From<tessera_schema::SchemaError> for QueryError {
     fn from(e: tessera_schema::SchemaError) -> Self {
         QueryError::Schema(Box::new(e))

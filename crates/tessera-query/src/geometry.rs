@@ -1,12 +1,10 @@
 //! The geometry of reads: dense tile grids, ranges on a dimension, how an
-//! MBR meets a subarray, and the orders cells and tiles are laid out in.
-//! Below everything that plans or runs a read; depends on keys alone.
+//! MBR meets a subarray. Below everything that plans or runs a read.
 
-use crate::key::Key;
 use crate::QueryError;
 use tessera_fragment::Overlap;
-use tessera_schema::{ArraySchema, Range1D};
-use tessera_tile::{Datatype, Layout};
+use tessera_schema::{ArraySchema, Range1D, Value};
+use tessera_tile::Datatype;
 
 /// A dense dimension's tile grid: domain, tile extent, and the range a
 /// read covers by default (the current domain where one is set).
@@ -26,8 +24,8 @@ pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryEr
         .as_ref()
         .and_then(|(a, b)| {
             Some((
-                Key::decode(d.datatype, a).as_int()?,
-                Key::decode(d.datatype, b).as_int()?,
+                Value::decode(d.datatype, a).as_int()?,
+                Value::decode(d.datatype, b).as_int()?,
             ))
         })
         .ok_or_else(|| {
@@ -36,7 +34,7 @@ pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryEr
     let ext = d
         .tile_extent
         .as_ref()
-        .and_then(|t| Key::decode(d.datatype, t).as_int())
+        .and_then(|t| Value::decode(d.datatype, t).as_int())
         .unwrap_or(hi - lo + 1)
         .max(1);
     let (start, end) = schema
@@ -45,8 +43,8 @@ pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryEr
         .and_then(|c| c.ndrectangle.as_ref())
         .and_then(|rect| {
             Some((
-                Key::decode(d.datatype, &rect.get(j)?.lo).as_int()?,
-                Key::decode(d.datatype, &rect.get(j)?.hi).as_int()?,
+                Value::decode(d.datatype, &rect.get(j)?.lo).as_int()?,
+                Value::decode(d.datatype, &rect.get(j)?.hi).as_int()?,
             ))
         })
         .unwrap_or((lo, hi));
@@ -60,16 +58,16 @@ pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryEr
 }
 
 /// True when a coordinate (raw bytes) falls in any range (or there are none).
-pub(crate) fn in_ranges(ranges: &[(Key, Key)], dt: Datatype, v: &[u8]) -> bool {
+pub(crate) fn in_ranges(ranges: &[(Value, Value)], dt: Datatype, v: &[u8]) -> bool {
     if ranges.is_empty() {
         return true;
     }
-    let k = Key::decode(dt, v);
+    let k = Value::decode(dt, v);
     ranges.iter().any(|(a, b)| &k >= a && &k <= b)
 }
 
 /// One dimension's ranges, decoded once, for testing many coordinates:
-/// 64-bit and 32-bit integers compare without building a [`Key`].
+/// 64-bit and 32-bit integers compare without building a [`Value`].
 pub(crate) enum DimRanges<'r> {
     /// No range: every coordinate is inside.
     All,
@@ -80,12 +78,12 @@ pub(crate) enum DimRanges<'r> {
         dt: Datatype,
         bounds: Vec<(i128, i128)>,
     },
-    /// Anything else, by [`Key`]'s order.
-    Keys(&'r [(Key, Key)], Datatype),
+    /// Anything else, by [`Value`]'s order.
+    Keys(&'r [(Value, Value)], Datatype),
 }
 
 impl<'r> DimRanges<'r> {
-    pub(crate) fn new(ranges: &'r [(Key, Key)], dt: Datatype) -> DimRanges<'r> {
+    pub(crate) fn new(ranges: &'r [(Value, Value)], dt: Datatype) -> DimRanges<'r> {
         use tessera_tile::datatype::Physical;
         if ranges.is_empty() {
             return DimRanges::All;
@@ -168,8 +166,8 @@ impl<'r> DimRanges<'r> {
                     (true, 8, false) => u64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
                     (true, _, true) => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
                     (true, _, false) => u32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
-                    // Odd lengths read as Key reads them.
-                    _ => Key::decode(*dt, v).as_int().unwrap_or_default(),
+                    // Odd lengths read as Value reads them.
+                    _ => Value::decode(*dt, v).as_int().unwrap_or_default(),
                 };
                 bounds.iter().any(|&(a, b)| a <= x && x <= b)
             }
@@ -181,7 +179,7 @@ impl<'r> DimRanges<'r> {
 /// How an MBR relates to the query ranges.
 pub(crate) fn mbr_overlap(
     mbr: &[Range1D],
-    ranges: &[Vec<(Key, Key)>],
+    ranges: &[Vec<(Value, Value)>],
     dims: &[tessera_schema::Dimension],
 ) -> Overlap {
     let mut full = true;
@@ -190,8 +188,8 @@ pub(crate) fn mbr_overlap(
             continue;
         }
         let (lo, hi) = (
-            Key::decode(dims[j].datatype, &r.lo),
-            Key::decode(dims[j].datatype, &r.hi),
+            Value::decode(dims[j].datatype, &r.lo),
+            Value::decode(dims[j].datatype, &r.hi),
         );
         let mut any = false;
         let mut covered = false;
@@ -212,36 +210,5 @@ pub(crate) fn mbr_overlap(
         Overlap::Full
     } else {
         Overlap::Partial
-    }
-}
-
-/// Orders two values of `t` as TileDB orders coordinates (strings bytewise).
-pub(crate) fn compare_values(t: Datatype, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    match t.physical() {
-        tessera_tile::datatype::Physical::Bytes => a.cmp(b),
-        _ => Key::decode(t, a).cmp(&Key::decode(t, b)),
-    }
-}
-
-/// The space tile a coordinate falls in, given the dimension's (domain
-/// start, tile extent); 0 for dimensions without tiling.
-pub(crate) fn tile_coord(tiling: Option<&(Key, Key)>, v: Key) -> Key {
-    match (tiling, v) {
-        (Some((Key::Int(l), Key::Int(e))), Key::Int(x)) if *e > 0 => Key::Int((x - l) / e),
-        (Some((Key::Float(l), Key::Float(e))), Key::Float(x)) if *e > 0.0 => {
-            Key::Int(((x - l) / e).floor() as i128)
-        }
-        _ => Key::Int(0),
-    }
-}
-
-/// Dimensions from the slowest-varying to the fastest under a layout:
-/// column-major reverses them; row-major (and Hilbert, whose tiles TileDB
-/// orders row-major) keeps them.
-pub(crate) fn major_order(l: Layout, nd: usize) -> Vec<usize> {
-    if l == Layout::ColMajor {
-        (0..nd).rev().collect()
-    } else {
-        (0..nd).collect()
     }
 }

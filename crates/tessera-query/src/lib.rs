@@ -10,7 +10,6 @@ mod aggregate;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 mod batch;
-mod condition;
 mod context;
 mod decode;
 mod dense;
@@ -19,14 +18,11 @@ mod error;
 mod execute;
 mod gates;
 pub(crate) mod geometry;
-mod grammar;
-pub mod hilbert;
-mod key;
-pub mod order;
 mod prefetch;
 mod prune;
 mod read;
 mod result;
+mod source;
 mod sparse;
 #[cfg(feature = "arrow")]
 pub mod stream;
@@ -35,14 +31,19 @@ mod unfiltered;
 
 pub use aggregate::{Aggregate, AggregateValue, Aggregates, FieldBounds};
 pub use batch::{extent, Batches};
-pub use condition::{Bounds, BoundsLookup, Expr, FieldLookup};
 pub use context::ReadContext;
 /// The tile-level reads `tessera verify` and the tile metadata tests make:
 /// a field of a fragment, and one of its tiles decoded.
 pub use decode::{read_field_tile, FieldSpec, FieldTile};
 pub use error::QueryError;
-pub use key::Key;
-pub use read::{Query, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
-pub use result::{Column, CoordinateGrid, GridCursor, GridDimension, ReadResult};
+pub use read::Query;
+pub use result::{CoordinateGrid, GridCursor, GridDimension, ReadResult};
+pub use source::QuerySource;
+/// The cell vocabulary a read takes and returns.
+pub use tessera_cells::{
+    Bounds, BoundsLookup, Column, Expr, FieldLookup, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS,
+    VERSION_TIMESTAMPS,
+};
+pub use tessera_schema::Value;
 #[doc(hidden)]
 pub use tuning::Tuning;

@@ -3,10 +3,10 @@
 //! tile offsets and tile metadata of every fragment the subarray meets,
 //! instead of one section after another, fragment after fragment.
 
-use crate::condition::Expr;
 use crate::geometry::mbr_overlap;
 use crate::prune::Answered;
 use crate::read::Query;
+use tessera_cells::Expr;
 use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
 
 impl Query<'_> {

@@ -3,14 +3,14 @@
 //! and the tile mins, maxes and null counts libtiledb writes (format 11 and
 //! later), before any tile is read.
 
-use crate::condition::{Bounds, Expr};
 use crate::decode::FieldSpec;
-use crate::key::Key;
 use crate::QueryError;
 use std::sync::Arc;
+use tessera_cells::{Bounds, Expr};
 use tessera_fragment::tile_metadata::{trusted, TileBounds};
 use tessera_fragment::{Field, FragmentMetadata};
 use tessera_schema::CellValNum;
+use tessera_schema::Value;
 use tessera_tile::storage::Storage;
 use tessera_tile::Datatype;
 
@@ -116,7 +116,7 @@ impl<'f> FragmentPruner<'f> {
             let nulls = nulls(f.nullable, f.var, f.nulls.get(i).copied(), cells);
             let min_max = match (f.mins.get(i), f.maxes.get(i)) {
                 (Some(lo), Some(hi)) => {
-                    Some((Key::decode(f.datatype, lo), Key::decode(f.datatype, hi)))
+                    Some((Value::decode(f.datatype, lo), Value::decode(f.datatype, hi)))
                 }
                 _ => None,
             };
@@ -143,8 +143,8 @@ pub(crate) fn fragment_may_match(
         // An empty min is a bound not kept.
         let min_max = (!sum.min.is_empty()).then(|| {
             (
-                Key::decode(datatype, &sum.min),
-                Key::decode(datatype, &sum.max),
+                Value::decode(datatype, &sum.min),
+                Value::decode(datatype, &sum.max),
             )
         });
         let nulls = nulls(nullable, var, Some(sum.null_count), cells);
@@ -153,7 +153,7 @@ pub(crate) fn fragment_may_match(
 }
 
 /// Ranges per dimension, as queries hold them.
-type Ranges = Vec<Vec<(Key, Key)>>;
+type Ranges = Vec<Vec<(Value, Value)>>;
 
 /// Where cells can hide no other cell, so leaving them unread changes
 /// nothing else: conditions apply after deduplication, so a cell failing
@@ -182,8 +182,8 @@ impl Shadows {
                         .zip(&dims)
                         .map(|(r, d)| {
                             vec![(
-                                Key::decode(d.datatype, &r.lo),
-                                Key::decode(d.datatype, &r.hi),
+                                Value::decode(d.datatype, &r.lo),
+                                Value::decode(d.datatype, &r.hi),
                             )]
                         })
                         .collect()

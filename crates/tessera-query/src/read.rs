@@ -2,39 +2,30 @@
 //! `sparse/`) sit above it; [`Query::execute`] (in `execute.rs`, above
 //! them) sends a read to one of them.
 
-use crate::condition::Expr;
 use crate::context::ReadContext;
 use crate::geometry::dense_grid;
-use crate::key::Key;
 use crate::prune::Answered;
 use crate::tuning::Tuning;
 use std::sync::Arc;
+use tessera_cells::Expr;
 use tessera_filters::pipeline::FilterPipeline;
 use tessera_fragment::OpenArray;
+use tessera_schema::Value;
 use tessera_tile::storage::Storage;
-use tessera_tile::Layout;
 
-/// The name of the column [`Query::versions`] adds: each cell's timestamp.
-pub const VERSION_TIMESTAMPS: &str = "__timestamps";
-/// The name of the first column [`Query::delete_metadata`] adds: when a
-/// delete commit removes each cell (`u64::MAX`: none does).
-pub const DELETE_TIMESTAMPS: &str = "__delete_timestamps";
-/// The name of the second column [`Query::delete_metadata`] adds: the
-/// index, in [`OpenArray::delete_conditions`], of the delete commit that
-/// removes each cell (`u64::MAX`: none does).
-pub const DELETE_CONDITION_INDEX: &str = "__delete_condition_index";
+use tessera_tile::Layout;
 
 /// A read of an opened array.
 ///
 /// ```
 /// use tessera_fragment::OpenArray;
-/// use tessera_query::{Key, Query};
+/// use tessera_query::{Value, Query};
 /// use tessera_tile::{storage::LocalFs, Layout};
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
 /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// let result = Query::new(&LocalFs, &array)
 ///     .attributes(["a"])
-///     .range("x", Key::Int(1), Key::Int(10))
+///     .range("x", Value::Int(1), Value::Int(10))
 ///     .layout(Layout::RowMajor)
 ///     .execute()
 ///     .unwrap();
@@ -46,7 +37,7 @@ pub struct Query<'a> {
     pub(crate) storage: &'a dyn Storage,
     pub(crate) array: &'a OpenArray,
     pub(crate) attributes: Option<Vec<String>>,
-    pub(crate) ranges: Vec<Vec<(Key, Key)>>,
+    pub(crate) ranges: Vec<Vec<(Value, Value)>>,
     pub(crate) layout: Option<Layout>,
     pub(crate) condition: Option<Expr>,
     pub(crate) with_dimensions: bool,
@@ -111,7 +102,7 @@ impl<'a> Query<'a> {
     }
 
     /// Adds an inclusive range on a dimension (several ranges per dimension may be given).
-    pub fn range(mut self, dim: &str, lo: Key, hi: Key) -> Self {
+    pub fn range(mut self, dim: &str, lo: Value, hi: Value) -> Self {
         if let Some(i) = self
             .array
             .schema
@@ -202,8 +193,8 @@ impl<'a> Query<'a> {
     }
 
     /// With [`Query::versions`]: the versions delete commits remove are
-    /// kept too, with two more columns, [`DELETE_TIMESTAMPS`] and
-    /// [`DELETE_CONDITION_INDEX`] (UINT64 each): the first commit (in
+    /// kept too, with two more columns, [`DELETE_TIMESTAMPS`](crate::DELETE_TIMESTAMPS) and
+    /// [`DELETE_CONDITION_INDEX`](crate::DELETE_CONDITION_INDEX) (UINT64 each): the first commit (in
     /// timestamp order) that deletes each version and its timestamp, or
     /// `u64::MAX` for both. A version consolidated with such marks keeps
     /// the earlier of its mark and a newer commit's. This is the delete

@@ -6,7 +6,7 @@
 //! caller drops the stream.
 
 use crate::arrow::Dictionaries;
-use crate::{Expr, Key, Query, QueryError, ReadResult};
+use crate::{Expr, Query, QueryError, ReadResult, Value};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -22,7 +22,7 @@ pub struct ReadPlan {
     /// Attributes, in output order (`None`: all).
     pub attributes: Option<Vec<String>>,
     /// Inclusive ranges, by dimension name (several per dimension: their union).
-    pub ranges: Vec<(String, Key, Key)>,
+    pub ranges: Vec<(String, Value, Value)>,
     /// Only cells satisfying this.
     pub condition: Option<Expr>,
     /// The result order (`None`: row-major for dense, unordered for sparse).

@@ -9,8 +9,9 @@ mod common;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::tile_metadata::compare_cells as order;
 use tessera_fragment::Sum;
-use tessera_query::{Aggregate, AggregateValue, Expr, Key, Query, ReadResult};
-use tessera_schema::{CellValNum, Value};
+use tessera_query::{Aggregate, AggregateValue, Expr, Query, ReadResult, Value};
+use tessera_schema::CellValNum;
+use tessera_tile::datatype::Physical;
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
 
@@ -45,8 +46,8 @@ fn expected(
             max = Some(v);
         }
         match value {
-            Value::Int(x) => isum += x as i128,
-            Value::UInt(x) => usum += x as u128,
+            Value::Int(x) if matches!(t.physical(), Physical::UInt(_)) => usum += x as u128,
+            Value::Int(x) => isum += x,
             Value::Float(x) => fsum += x,
             _ => {}
         }
@@ -145,8 +146,8 @@ fn aggregates_equal_cell_by_cell_results() {
                 queries.push((
                     "ranges".into(),
                     Query::new(&LocalFs, &array)
-                        .range(&d0.name, Key::Int(lo + 1), Key::Int(lo + w / 3))
-                        .range(&d0.name, Key::Int(lo + w / 2), Key::Int(hi)),
+                        .range(&d0.name, Value::Int(lo + 1), Value::Int(lo + w / 3))
+                        .range(&d0.name, Value::Int(lo + w / 2), Value::Int(hi)),
                     None,
                 ));
             }

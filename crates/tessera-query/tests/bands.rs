@@ -10,7 +10,7 @@
 mod common;
 
 use tessera_fragment::OpenArray;
-use tessera_query::{Key, Query, ReadResult};
+use tessera_query::{Query, ReadResult, Value};
 use tessera_tile::storage::{LocalFs, Recording};
 use tessera_tile::Layout;
 
@@ -34,7 +34,7 @@ fn walk_grid(what: &str, mut r: ReadResult) -> ReadResult {
     for i in 0..r.cell_count {
         for (j, d) in grid.dimensions.iter().enumerate() {
             let col = r.column(&d.name).expect("built");
-            let v = Key::decode(d.datatype, col.value(i)).as_int();
+            let v = Value::decode(d.datatype, col.value(i)).as_int();
             assert_eq!(
                 v,
                 Some(cell.coordinates()[j]),
@@ -66,7 +66,7 @@ fn cases(a: &OpenArray) -> Vec<(&'static str, Box<Setup<'static>>)> {
     let last_span = common::dim_span(a, a.schema.dimensions.len() - 1);
     let mid = lo + (hi - lo) / 2;
     fn range<'q>(q: Query<'q>, d: &str, x: i128, y: i128) -> Query<'q> {
-        q.range(d, Key::Int(x), Key::Int(y))
+        q.range(d, Value::Int(x), Value::Int(y))
     }
     let d = move || d0.clone();
     vec![
@@ -183,7 +183,7 @@ fn overwritten_tiles_are_skipped_with_the_same_result() {
         if let Some((lo, hi)) = common::first_dim_span(&a) {
             let d0 = a.schema.dimensions[0].name.clone();
             setups.push(Box::new(move |q| {
-                q.range(&d0, Key::Int(lo + (hi - lo) / 3), Key::Int(hi))
+                q.range(&d0, Value::Int(lo + (hi - lo) / 3), Value::Int(hi))
             }));
         }
         for setup in &setups {

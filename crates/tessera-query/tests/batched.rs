@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
-use tessera_query::{Key, Query};
+use tessera_query::{Query, Value};
 use tessera_tile::storage::{DirEntry, LocalFs, PendingBatch, Storage};
 use tessera_tile::Layout;
 
@@ -127,7 +127,7 @@ fn reads_with_batches_in_flight_equal_local_reads() {
                 "cut".into(),
                 Box::new(move |q| {
                     let (x, y) = (lo + (hi - lo) / 3, hi - (hi - lo) / 4);
-                    q.range(&d0, Key::Int(x), Key::Int(y))
+                    q.range(&d0, Value::Int(x), Value::Int(y))
                 }),
             ));
         }

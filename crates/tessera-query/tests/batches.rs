@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 use tessera_fragment::OpenArray;
-use tessera_query::{Key, Query, ReadResult};
+use tessera_query::{Query, ReadResult, Value};
 use tessera_tile::{storage::LocalFs, Layout};
 
 /// Each cell as its field values, for multiset comparison.
@@ -63,7 +63,7 @@ fn batches_concatenate_to_the_one_shot_read() {
             let query = || {
                 let mut q = Query::new(&LocalFs, &array);
                 for (a, b) in &ranges {
-                    q = q.range(&d0.name, Key::Int(*a), Key::Int(*b));
+                    q = q.range(&d0.name, Value::Int(*a), Value::Int(*b));
                 }
                 q
             };

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Key, Query};
+use tessera_query::{Expr, Query, Value};
 use tessera_tile::storage::LocalFs;
 
 const CASES: &[&str] = &[
@@ -65,7 +65,7 @@ fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
             for direct in [true, false] {
                 let mut q = Query::new(&LocalFs, &a).tune(|t| t.direct = direct);
                 if let Some((lo, hi)) = span {
-                    q = q.range(&d0, Key::Int(lo), Key::Int(lo + (hi - lo) / 2));
+                    q = q.range(&d0, Value::Int(lo), Value::Int(lo + (hi - lo) / 2));
                 }
                 if let Some(f) = &first_attr {
                     q = q.condition(Expr::IsNull {

@@ -5,7 +5,7 @@
 mod common;
 
 use tessera_fragment::{Field, FileKind, OpenArray};
-use tessera_query::{Key, Query, ReadResult};
+use tessera_query::{Query, ReadResult, Value};
 use tessera_tile::storage::{LocalFs, Recording, Storage};
 use tessera_tile::Layout;
 
@@ -51,7 +51,7 @@ fn direct_reads_equal_general_reads() {
             (
                 "first half",
                 Box::new(move |q| match span {
-                    Some((lo, hi)) => q.range(&d0, Key::Int(lo), Key::Int(lo + (hi - lo) / 2)),
+                    Some((lo, hi)) => q.range(&d0, Value::Int(lo), Value::Int(lo + (hi - lo) / 2)),
                     None => q,
                 }),
             ),

@@ -75,8 +75,8 @@ fn reads_of_an_open_array_read_each_enumeration_once() {
             .enumeration_values(true)
             .range(
                 "d",
-                tessera_query::Key::Int(d as i128),
-                tessera_query::Key::Int(d as i128),
+                tessera_query::Value::Int(d as i128),
+                tessera_query::Value::Int(d as i128),
             )
             .execute()
             .unwrap();

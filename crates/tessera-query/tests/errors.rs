@@ -3,7 +3,7 @@
 
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Key, Query, QueryError};
+use tessera_query::{Expr, Query, QueryError, Value};
 use tessera_tile::storage::LocalFs;
 
 fn fixture(case: &str) -> std::path::PathBuf {
@@ -25,12 +25,12 @@ fn unknown_fields_and_ranges_outside_the_domain_are_typed() {
         "{e:?}"
     );
     let e = Query::new(&LocalFs, &a)
-        .range("z", Key::Int(0), Key::Int(1))
+        .range("z", Value::Int(0), Value::Int(1))
         .execute()
         .unwrap_err();
     assert!(matches!(&e, QueryError::UnknownField { kind: "dimension", name } if name == "z"));
     let e = Query::new(&LocalFs, &a)
-        .range("r", Key::Int(0), Key::Int(100))
+        .range("r", Value::Int(0), Value::Int(100))
         .execute()
         .unwrap_err();
     match e {
@@ -42,7 +42,7 @@ fn unknown_fields_and_ranges_outside_the_domain_are_typed() {
         } => assert_eq!((dimension.as_str(), hi, domain_hi), ("r", 100, 5)),
         e => panic!("{e:?}"),
     }
-    let e = Expr::parse("nope > 1", &a.schema).unwrap_err();
+    let e = QueryError::from(Expr::parse("nope > 1", &a.schema).unwrap_err());
     assert!(
         matches!(&e, QueryError::UnknownField { kind: "field", .. }),
         "{e:?}"

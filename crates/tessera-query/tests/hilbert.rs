@@ -3,8 +3,9 @@
 //! global-order read must return them in that same order.
 
 use std::path::Path;
+use tessera_cells::hilbert;
 use tessera_fragment::OpenArray;
-use tessera_query::{hilbert, Query};
+use tessera_query::Query;
 use tessera_tile::{storage::LocalFs, Layout};
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use tessera_fragment::OpenArray;
-use tessera_query::{Key, Query};
+use tessera_query::{Query, Value};
 use tessera_tile::storage::{LocalFs, Recording};
 
 fn plan(case: &str, read: impl Fn(&Recording<LocalFs>, &OpenArray)) -> String {
@@ -72,7 +72,7 @@ fn sparse_subarray_read() {
     insta::assert_snapshot!(plan("tiledb-0.36.1/sparse_2d", |s, a| {
         let d = &a.schema.dimensions[0].name;
         Query::new(s, a)
-            .range(d, Key::Int(0), Key::Int(3))
+            .range(d, Value::Int(0), Value::Int(3))
             .execute()
             .unwrap();
     }));

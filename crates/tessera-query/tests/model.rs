@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Key, Query, ReadResult};
-use tessera_schema::Value;
+use tessera_query::{Expr, Query, ReadResult, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Layout;
 
@@ -71,8 +70,7 @@ fn int(r: &ReadResult, col: &str, i: usize) -> Option<i64> {
         return None;
     }
     match Value::decode(c.datatype, c.value(i)) {
-        Value::Int(v) => Some(v),
-        Value::UInt(v) => Some(v as i64),
+        Value::Int(v) => Some(v as i64),
         v => panic!("{col}: {v:?}"),
     }
 }
@@ -165,10 +163,10 @@ proptest! {
             let array = OpenArray::open(&LocalFs, &path, from, at, None).unwrap();
             let mut q = Query::new(&LocalFs, &array).layout(layout);
             for &(a, b) in &xr {
-                q = q.range("x", Key::Int(a as i128), Key::Int(b as i128));
+                q = q.range("x", Value::Int(a as i128), Value::Int(b as i128));
             }
             for &(a, b) in &yr {
-                q = q.range("y", Key::Int(a as i128), Key::Int(b as i128));
+                q = q.range("y", Value::Int(a as i128), Value::Int(b as i128));
             }
             if let Some(c) = &cond {
                 q = q.condition(c.expr());
@@ -237,10 +235,10 @@ proptest! {
             let layout = if col_major { Layout::ColMajor } else { Layout::RowMajor };
             let mut q = Query::new(&LocalFs, &array).layout(layout);
             for &(a, b) in &xr {
-                q = q.range("x", Key::Int(a as i128), Key::Int(b as i128));
+                q = q.range("x", Value::Int(a as i128), Value::Int(b as i128));
             }
             for &(a, b) in &yr {
-                q = q.range("y", Key::Int(a as i128), Key::Int(b as i128));
+                q = q.range("y", Value::Int(a as i128), Value::Int(b as i128));
             }
             let r = q.execute().unwrap();
             let got: Vec<(i64, i64, (i64, u32))> = (0..r.cell_count)

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use tessera_fragment::OpenArray;
-use tessera_query::{Key, Query};
+use tessera_query::{Query, Value};
 use tessera_tile::storage::LocalFs;
 
 #[test]
@@ -22,7 +22,7 @@ fn picking_reads_of_large_tiles_survive_nested_jobs() {
         let cells = pool.install(|| {
             let a = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap();
             let r = Query::new(&LocalFs, &a)
-                .range("y", Key::Int(499), Key::Int(500))
+                .range("y", Value::Int(499), Value::Int(500))
                 .execute()
                 .unwrap_or_else(|e| panic!("round {round}: {e}"));
             let int = |c: usize, i: usize| -> i64 {

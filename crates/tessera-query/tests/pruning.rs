@@ -107,16 +107,12 @@ fn conditions(field: &str, nullable: bool, values: &[Vec<u8>], absent: Vec<u8>) 
 fn absent(t: Datatype, greatest: &[u8]) -> Option<Vec<u8>> {
     use tessera_schema::Value;
     Some(match Value::decode(t, greatest) {
-        Value::Int(x) => x
-            .checked_add(1)?
-            .to_le_bytes()
-            .get(..t.size() as usize)?
-            .to_vec(),
-        Value::UInt(x) => x
-            .checked_add(1)?
-            .to_le_bytes()
-            .get(..t.size() as usize)?
-            .to_vec(),
+        Value::Int(x) => {
+            let next = x.checked_add(1)?;
+            let b = next.to_le_bytes().get(..t.size() as usize)?.to_vec();
+            // Past the type's greatest value there is none.
+            (Value::decode(t, &b) == Value::Int(next)).then_some(b)?
+        }
         Value::Float(x) if t == Datatype::Float32 => {
             ((x as f32) * 2.0 + 1.0).to_le_bytes().to_vec()
         }
@@ -224,11 +220,11 @@ fn conditions_of(array: &OpenArray) -> Vec<Expr> {
             .filter(|&i| col.is_valid(i))
             .map(|i| col.value(i).to_vec())
             .collect();
-        let key = |v: &Vec<u8>| tessera_query::Key::decode(t, v);
+        let key = |v: &Vec<u8>| tessera_query::Value::decode(t, v);
         values.sort_by_key(key);
         values.dedup();
         // NaN orders last: the bounds' greatest value is the last other one.
-        values.retain(|v| !matches!(key(v), tessera_query::Key::Float(x) if x.is_nan()));
+        values.retain(|v| !matches!(key(v), tessera_query::Value::Float(x) if x.is_nan()));
         let Some(absent) = values.last().and_then(|g| absent(t, g)) else {
             continue;
         };

@@ -25,8 +25,8 @@ fn add(sum: Option<Sum>, t: Datatype, v: &[u8]) -> Option<Sum> {
     let start = Sum::from_bits(t, 0)?;
     let acc = sum.unwrap_or(start);
     Some(match (acc, Value::decode(t, v)) {
-        (Sum::Int(a), Value::Int(x)) => Sum::Int(a.saturating_add(x)),
-        (Sum::UInt(a), Value::UInt(x)) => Sum::UInt(a.saturating_add(x)),
+        (Sum::Int(a), Value::Int(x)) => Sum::Int(a.saturating_add(x as i64)),
+        (Sum::UInt(a), Value::Int(x)) => Sum::UInt(a.saturating_add(x as u64)),
         (Sum::Float(a), Value::Float(x)) => Sum::Float(a + x),
         (s, _) => s,
     })

@@ -37,7 +37,7 @@ pub use schema::{
     ArraySchema, Attribute, CellValNum, CurrentDomain, Dimension, DimensionLabel, EnumerationRef,
     Range1D,
 };
-pub use value::Value;
+pub use value::{Value, ValueParseError};
 
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};

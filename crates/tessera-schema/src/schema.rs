@@ -295,19 +295,14 @@ impl ArraySchema {
                 ));
             }
             if let (Some((lo, hi)), Some(ext)) = (d.domain_values(), d.tile_extent_value()) {
-                if lo.compare(&hi) == std::cmp::Ordering::Greater {
+                if lo > hi {
                     return Err(SchemaError::invalid(
                         field,
                         "domain lower bound exceeds upper bound",
                     ));
                 }
                 let span = match (&lo, &hi, &ext) {
-                    (Value::Int(l), Value::Int(h), Value::Int(e)) => {
-                        Some((*h as i128 - *l as i128 + 1, *e as i128))
-                    }
-                    (Value::UInt(l), Value::UInt(h), Value::UInt(e)) => {
-                        Some((*h as i128 - *l as i128 + 1, *e as i128))
-                    }
+                    (Value::Int(l), Value::Int(h), Value::Int(e)) => Some((h - l + 1, *e)),
                     _ => None,
                 };
                 if let Some((span, e)) = span {

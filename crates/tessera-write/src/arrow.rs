@@ -12,7 +12,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
-use tessera_query::Column;
+use tessera_cells::Column;
 use tessera_schema::{ArraySchema, CellValNum};
 use tessera_tile::Datatype;
 

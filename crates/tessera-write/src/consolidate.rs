@@ -20,12 +20,12 @@ use crate::fragment::{
 use crate::gates;
 use crate::name::uuid;
 use crate::WriteError;
+use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
-use tessera_query::{Batches, Column, Query};
 use tessera_schema::{ArraySchema, Range1D};
 use tessera_tile::storage::Location;
-use tessera_tile::{ArrayType, FormatVersion, Layout};
+use tessera_tile::{ArrayType, FormatVersion};
 
 const COMMITS: &str = "__commits";
 
@@ -121,21 +121,13 @@ pub struct Consolidation {
 /// fragments where timestamps are not kept (the newest versions alone,
 /// stamped with the first fragment's time, would be deleted by it again).
 ///
-/// ```
-/// use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
-/// # let dir = std::env::temp_dir().join(format!("tessera-doc-consolidate-{}", std::process::id()));
-/// # let copy = |from: &std::path::Path, to: &std::path::Path| { let _ = std::fs::remove_dir_all(to);
-/// #     std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap(); };
-/// let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
-/// copy(fixture.as_ref(), &dir);
-/// let done = consolidate_fragments(&dir, &ConsolidateOptions::default(), &mut |_| {}).unwrap().unwrap();
-/// assert!(done.replaced.len() >= 2);
-/// assert_eq!(vacuum_fragments(&dir, None, &mut |_| {}).unwrap(), done.replaced.len());
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// ```
+/// `source` reads the fragments' cells: the query crate's
+/// `tessera_query::QuerySource`, whose documentation shows a
+/// consolidation and its vacuum.
 pub fn consolidate_fragments(
     array: impl Into<Location>,
     options: &ConsolidateOptions,
+    source: &dyn CellSource,
     on_step: &mut dyn FnMut(Step),
 ) -> Result<Option<Consolidation>, WriteError> {
     let at = &array.into();
@@ -201,6 +193,7 @@ pub fn consolidate_fragments(
     narrow(&mut opened, &replaced, (a, b));
     let reader = ConsolidationRead {
         array: at,
+        source,
         union,
         timestamps,
         delete_meta,
@@ -251,7 +244,7 @@ pub fn consolidate_fragments(
         let mut sorted = SortedFragmentWriter::new(writer)?;
         for batch in reader.batches(&with_deletes, budget / 3)? {
             let batch = batch.map_err(refused)?;
-            for run in crate::purge::kept_runs(&opened.schema, &batch.columns, &deleted) {
+            for run in crate::purge::kept_runs(&opened.schema, &batch, &deleted) {
                 cells += run.first().map_or(0, Column::cell_count);
                 sorted.write_owned(run)?;
             }
@@ -269,8 +262,8 @@ pub fn consolidate_fragments(
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
         for batch in reader.batches(&opened, budget / 3)? {
             let batch = batch.map_err(|e| WriteError::refused(array, e))?;
-            cells += batch.cell_count;
-            sorted.write_owned(batch.columns)?;
+            cells += batch.first().map_or(0, Column::cell_count);
+            sorted.write_owned(batch)?;
         }
         sorted.finish_observed(&mut || on_step(Step::FragmentWritten))?
     };
@@ -353,6 +346,8 @@ const DEFAULT_BUDGET: u64 = 1 << 30;
 /// How the fragments to consolidate are read.
 struct ConsolidationRead<'p> {
     array: &'p Location,
+    /// What reads the cells.
+    source: &'p dyn CellSource,
     /// The fragments' bounding box (a dense consolidation's box).
     union: Vec<Range1D>,
     /// Every version of each cell, with its timestamp (sparse).
@@ -368,7 +363,7 @@ impl<'p> ConsolidationRead<'p> {
             .iter()
             .zip(&schema.dimensions)
             .map(|(r, d)| {
-                let int = |b: &[u8]| tessera_query::Key::decode(d.datatype, b).as_int();
+                let int = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b).as_int();
                 int(&r.lo).zip(int(&r.hi)).ok_or_else(|| {
                     WriteError::Input(format!("dense dimension `{}` is not an integer", d.name))
                 })
@@ -378,16 +373,18 @@ impl<'p> ConsolidationRead<'p> {
 
     /// The cells of the sparse fragments `opened` holds, in global order,
     /// in batches of about `budget` bytes.
-    fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<Batches<'o>, WriteError>
+    fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<CellBatches<'o>, WriteError>
     where
         'p: 'o,
     {
+        let which = SparseCells {
+            versions: self.timestamps,
+            delete_metadata: self.delete_meta,
+            budget,
+        };
         let array: &'p Location = self.array;
-        Query::new(array.reader(), opened)
-            .versions(self.timestamps)
-            .delete_metadata(self.delete_meta)
-            .layout(Layout::GlobalOrder)
-            .batches(budget)
+        self.source
+            .global_order(array.reader(), opened, which)
             .map_err(|e| WriteError::refused(self.array.path(), e))
     }
 
@@ -398,21 +395,9 @@ impl<'p> ConsolidationRead<'p> {
         opened: &OpenArray,
         band: &[(i128, i128)],
     ) -> Result<Vec<Column>, WriteError> {
-        let dims = &opened.schema.dimensions;
-        let query = Query::new(self.array.reader(), opened)
-            .layout(Layout::RowMajor)
-            .dimensions(false);
-        let query = band.iter().zip(dims).fold(query, |q, (&(lo, hi), d)| {
-            q.range(
-                &d.name,
-                tessera_query::Key::Int(lo),
-                tessera_query::Key::Int(hi),
-            )
-        });
-        let result = query
-            .execute()
-            .map_err(|e| WriteError::refused(self.array.path(), e))?;
-        Ok(result.columns)
+        self.source
+            .dense_box(self.array.reader(), opened, band)
+            .map_err(|e| WriteError::refused(self.array.path(), e))
     }
 }
 
@@ -443,7 +428,7 @@ fn check_dense(
         let overlap = ned.len() == union.len()
             && ned.iter().zip(&union).zip(dims).all(|((x, u), d)| {
                 let v = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
-                v(&x.lo).compare(&v(&u.hi)).is_le() && v(&u.lo).compare(&v(&x.hi)).is_le()
+                v(&x.lo) <= v(&u.hi) && v(&u.lo) <= v(&x.hi)
             });
         if overlap {
             return Err(refuse(format!(
@@ -469,10 +454,10 @@ fn non_empty_union(opened: &OpenArray, fragments: &[&FragmentMetadata]) -> Vec<R
         }
         for ((u, x), d) in union.iter_mut().zip(ned).zip(dims) {
             let v = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
-            if v(&x.lo).compare(&v(&u.lo)).is_lt() {
+            if v(&x.lo) < v(&u.lo) {
                 u.lo.clone_from(&x.lo);
             }
-            if v(&x.hi).compare(&v(&u.hi)).is_gt() {
+            if v(&x.hi) > v(&u.hi) {
                 u.hi.clone_from(&x.hi);
             }
         }

@@ -8,8 +8,8 @@ use crate::atomic::write_whole;
 use crate::create::generic_tile_pipeline;
 use crate::name::{now_ms, uuid};
 use crate::WriteError;
+use tessera_cells::Expr;
 use tessera_filters::{write_generic_tile, EncryptionKey};
-use tessera_query::Expr;
 use tessera_tile::storage::Location;
 
 /// The payload of a delete commit for `condition`: its negation,
@@ -22,7 +22,8 @@ pub fn delete_commit_payload(condition: &Expr) -> Vec<u8> {
 /// of `timestamp` (milliseconds; default now); returns the commit's name.
 ///
 /// ```
-/// use tessera_query::{Expr, Query};
+/// use tessera_cells::Expr;
+/// use tessera_fragment::OpenArray;
 /// use tessera_tile::storage::LocalFs;
 /// let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-delete-{}", std::process::id()));
@@ -31,13 +32,14 @@ pub fn delete_commit_payload(condition: &Expr) -> Vec<u8> {
 /// #   for e in std::fs::read_dir(a).unwrap().flatten() { let p = e.path();
 /// #     if p.is_dir() { copy(&p, &b.join(e.file_name())) } else { std::fs::copy(&p, b.join(e.file_name())).unwrap(); } } }
 /// copy(&src, &dir);
-/// let array = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-/// let all = Query::new(&LocalFs, &array).execute().unwrap().cell_count;
+/// let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
 /// let cond = Expr::parse("i < 0", &array.schema).unwrap();
-/// let matched = Query::new(&LocalFs, &array).condition(cond.clone()).execute().unwrap().cell_count;
-/// tessera_write::delete::delete_cells(&dir, &cond, None, None).unwrap();
-/// let array = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-/// assert_eq!(Query::new(&LocalFs, &array).execute().unwrap().cell_count, all - matched);
+/// let commit = tessera_write::delete::delete_cells(&dir, &cond, None, None).unwrap();
+/// assert!(commit.ends_with(".del"));
+/// // Readers apply the stored condition to every cell written before it.
+/// let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// assert_eq!(array.delete_conditions.len(), 1);
+/// assert_eq!(array.delete_conditions[0].name, commit);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn delete_cells(

@@ -110,7 +110,7 @@ fn expanded(s: &ArraySchema, ranges: &[Range1D]) -> Result<CurrentDomain, WriteE
     for ((d, new), old) in s.dimensions.iter().zip(ranges).zip(current) {
         let v = |b: &[u8]| Value::decode(d.datatype, b);
         let (lo, hi) = (v(&new.lo), v(&new.hi));
-        let shrinks = lo.compare(&v(&old.lo)).is_gt() || hi.compare(&v(&old.hi)).is_lt();
+        let shrinks = lo.cmp(&v(&old.lo)).is_gt() || hi.cmp(&v(&old.hi)).is_lt();
         if shrinks {
             return Err(refuse(format!(
                 "[{}, {}] on `{}` does not hold the current [{}, {}]",
@@ -122,7 +122,7 @@ fn expanded(s: &ArraySchema, ranges: &[Range1D]) -> Result<CurrentDomain, WriteE
             )));
         }
         if let Some((dlo, dhi)) = d.domain_values() {
-            if lo.compare(&dlo).is_lt() || hi.compare(&dhi).is_gt() {
+            if lo.cmp(&dlo).is_lt() || hi.cmp(&dhi).is_gt() {
                 return Err(refuse(format!(
                     "[{}, {}] on `{}` leaves the domain [{}, {}]",
                     lo.display(),

@@ -10,7 +10,7 @@
 //! dropping only the deleted one would bring an older one back.
 
 use std::collections::HashMap;
-use tessera_query::{Batches, Column, QueryError};
+use tessera_cells::{CellBatches, Column, SourceError};
 use tessera_schema::ArraySchema;
 
 /// A cell's coordinates (each value length-prefixed) and one version's timestamp.
@@ -41,7 +41,7 @@ fn cells(cols: &[Column]) -> usize {
 
 /// The versions of a read, one at a time across its batches.
 struct Cursor<'a> {
-    batches: Batches<'a>,
+    batches: CellBatches<'a>,
     batch: Vec<Column>,
     at: usize,
     dims: usize,
@@ -49,12 +49,12 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     /// The version under the cursor; `None` past the last.
-    fn peek(&mut self) -> Result<Option<Version>, QueryError> {
+    fn peek(&mut self) -> Result<Option<Version>, SourceError> {
         while self.at >= cells(&self.batch) {
             match self.batches.next() {
                 None => return Ok(None),
                 Some(b) => {
-                    self.batch = b?.columns;
+                    self.batch = b?;
                     self.at = 0;
                 }
             }
@@ -67,10 +67,10 @@ impl Cursor<'_> {
 /// that `kept` (the same read with the deletes applied: a subsequence of
 /// it) lacks, per cell the newest.
 pub(crate) fn deleted_versions(
-    all: Batches<'_>,
-    kept: Batches<'_>,
+    all: CellBatches<'_>,
+    kept: CellBatches<'_>,
     dims: usize,
-) -> Result<Deleted, QueryError> {
+) -> Result<Deleted, SourceError> {
     let mut kept = Cursor {
         batches: kept,
         batch: Vec::new(),
@@ -79,7 +79,7 @@ pub(crate) fn deleted_versions(
     };
     let mut deleted = Deleted::new();
     for batch in all {
-        let cols = batch?.columns;
+        let cols = batch?;
         for i in 0..cells(&cols) {
             let version = version_of(&cols, dims, i);
             if kept.peek()?.as_ref() == Some(&version) {

@@ -9,7 +9,7 @@
 
 use crate::WriteError;
 use serde_json::Value as Json;
-use tessera_query::Column;
+use tessera_cells::Column;
 use tessera_schema::{ArraySchema, CellValNum};
 use tessera_tile::datatype::Physical;
 use tessera_tile::Datatype;

@@ -6,9 +6,9 @@
 //! it, is that file's payload, in a generic tile equal to libtiledb's.
 
 use std::path::Path;
+use tessera_cells::Expr;
 use tessera_filters::{read_generic_tile, write_generic_tile};
 use tessera_fragment::{Condition, OpenArray};
-use tessera_query::Expr;
 use tessera_tile::storage::LocalFs;
 use tessera_tile::FormatVersion;
 use tessera_write::delete::delete_commit_payload;

@@ -4,6 +4,7 @@
 //! order, the generic tile at the file's version, GZIP level 1); and
 //! metadata put and deleted by tessera reads back as set.
 
+#[path = "../../tessera/tests/common/mod.rs"]
 mod common;
 
 use common::copy_dir;

@@ -6,7 +6,7 @@
 //! a dense fragment of six cells in four space tiles.
 
 use std::fmt::Write;
-use tessera_query::Column;
+use tessera_cells::Column;
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
 use tessera_tile::Datatype;

@@ -3,7 +3,7 @@
 //! compared with libtiledb's bytes in `rewrite.rs`.)
 
 use std::path::PathBuf;
-use tessera_query::Column;
+use tessera_cells::Column;
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
 use tessera_tile::Datatype;

@@ -31,7 +31,7 @@ pub use tessera_write as write;
 pub use tessera_fragment::OpenArray;
 #[cfg(feature = "object-store")]
 pub use tessera_object_store as object_store;
-pub use tessera_query::{Column, Expr, Key, Query, QueryError, ReadResult};
+pub use tessera_query::{Column, Expr, Query, QueryError, QuerySource, ReadResult, Value};
 pub use tessera_tile::storage::LocalFs;
 
 use std::path::Path;
@@ -193,7 +193,7 @@ pub mod fuzzing {
     /// domain, and a condition on the first attribute); the first error,
     /// as text.
     pub fn open_and_read(path: &Path, m: &Memory) -> Result<(), String> {
-        use crate::{Expr, Key};
+        use crate::{Expr, Value};
         let array =
             crate::OpenArray::open(m, path, 0, u64::MAX, None).map_err(|e| e.to_string())?;
         array.metadata(m).map_err(|e| e.to_string())?;
@@ -213,11 +213,11 @@ pub mod fuzzing {
             .iter()
             .find_map(|f| f.footer.non_empty_domain.as_ref()?.first());
         if let (Some(d), Some(r)) = (d0, ned) {
-            if let (Key::Int(lo), Key::Int(hi)) = (
-                Key::decode(d.datatype, &r.lo),
-                Key::decode(d.datatype, &r.hi),
+            if let (Value::Int(lo), Value::Int(hi)) = (
+                Value::decode(d.datatype, &r.lo),
+                Value::decode(d.datatype, &r.hi),
             ) {
-                q = q.range(&d.name, Key::Int(lo), Key::Int(lo + (hi - lo) / 2));
+                q = q.range(&d.name, Value::Int(lo), Value::Int(lo + (hi - lo) / 2));
             }
         }
         q.execute().map(drop).map_err(|e| e.to_string())

@@ -5,6 +5,7 @@
 
 use crate::args::*;
 use std::process::ExitCode;
+use tessera::query::QuerySource;
 use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions, Step};
 
 /// Consolidate the array.
@@ -86,7 +87,7 @@ fn consolidate_in(
         };
         let crash_after = std::env::var(CRASH_AFTER).ok();
         let mut on_step = |step: Step| crash_if(&crash_after, &format!("{step:?}"));
-        match consolidate_fragments(array, &options, &mut on_step)? {
+        match consolidate_fragments(array, &options, &QuerySource, &mut on_step)? {
             Some(c) => eprintln!(
                 "wrote __fragments/{} ({} cells), replacing {} fragments (tessera vacuum removes them)",
                 c.fragment,

@@ -461,8 +461,7 @@ fn legacy_name(name: &str, v: FormatVersion) -> String {
 
 pub(crate) fn int(v: &tessera_schema::Value) -> i128 {
     match v {
-        tessera_schema::Value::Int(x) => *x as i128,
-        tessera_schema::Value::UInt(x) => *x as i128,
+        tessera_schema::Value::Int(x) => *x,
         tessera_schema::Value::Float(x) => *x as i128,
         tessera_schema::Value::Bytes(_) => 0,
     }

@@ -2,11 +2,11 @@
 //! failing a condition set to fill values, and the global order.
 
 use super::place::DenseOut;
-use crate::condition::Expr;
 use crate::context::ReadContext;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use rayon::prelude::*;
 use std::sync::Arc;
+use tessera_cells::Expr;
 use tessera_schema::ArraySchema;
 
 /// The attribute columns of `attrs` from their outputs `outs`; var-sized

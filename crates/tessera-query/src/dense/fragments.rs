@@ -4,9 +4,9 @@
 
 use super::subarray::DenseSubarray;
 use crate::decode::FieldSpec;
-use crate::key::Key;
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::Dimension;
+use tessera_schema::Value;
 
 /// A non-empty domain as integers: per dimension, first and last coordinate.
 pub(crate) type IntDomain = Vec<(i128, i128)>;
@@ -39,8 +39,8 @@ impl DenseFragments {
                         .zip(dims)
                         .map(|(r, d)| {
                             (
-                                Key::decode(d.datatype, &r.lo).as_int().unwrap_or(0),
-                                Key::decode(d.datatype, &r.hi).as_int().unwrap_or(0),
+                                Value::decode(d.datatype, &r.lo).as_int().unwrap_or(0),
+                                Value::decode(d.datatype, &r.hi).as_int().unwrap_or(0),
                             )
                         })
                         .collect(),

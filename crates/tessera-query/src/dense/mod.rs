@@ -17,7 +17,6 @@ mod placer;
 mod subarray;
 mod tile_grid;
 
-use crate::key::Key;
 use crate::read::Query;
 use crate::result::{CoordinateGrid, GridDimension, ReadResult};
 use crate::QueryError;
@@ -26,6 +25,7 @@ use place::{band_outs, put_cell, var_ids, DenseOut};
 use placer::FragmentPlacer;
 use std::sync::Arc;
 use subarray::DenseSubarray;
+use tessera_schema::Value;
 use tessera_schema::{ArraySchema, Attribute};
 use tessera_tile::Layout;
 use tile_grid::FragmentTiles;
@@ -119,7 +119,7 @@ impl<'a> Query<'a> {
                     ranges: r.clone(),
                 })
                 .collect(),
-            order: crate::geometry::major_order(sub.layout, sub.dims()),
+            order: tessera_cells::order::major_order(sub.layout, sub.dims()),
         };
         if self.describes_coordinates() {
             r.grid = Some(grid);
@@ -150,7 +150,7 @@ impl<'a> Query<'a> {
                 let coords = dims
                     .iter()
                     .enumerate()
-                    .map(|(j, d)| Key::decode(d.datatype, tc.dims[j].value(c as usize)).as_int());
+                    .map(|(j, d)| Value::decode(d.datatype, tc.dims[j].value(c as usize)).as_int());
                 let Some(ri) = sub.position(coords) else {
                     continue;
                 };

@@ -2,10 +2,11 @@
 //! dimension, the ranges asked for, and where each cell lands in the
 //! result.
 
-use crate::geometry::{dense_grid, major_order};
-use crate::key::Key;
+use crate::geometry::dense_grid;
 use crate::QueryError;
+use tessera_cells::order::major_order;
 use tessera_schema::ArraySchema;
+use tessera_schema::Value;
 use tessera_tile::Layout;
 
 /// Results above this many cells are refused before anything is allocated.
@@ -64,7 +65,7 @@ impl DenseSubarray {
     /// and results of more than 2^40 cells, are errors.
     pub(crate) fn new(
         schema: &ArraySchema,
-        ranges: &[Vec<(Key, Key)>],
+        ranges: &[Vec<(Value, Value)>],
         layout: Layout,
     ) -> Result<DenseSubarray, QueryError> {
         let dims = &schema.dimensions;

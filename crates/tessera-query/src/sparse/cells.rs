@@ -2,11 +2,11 @@
 //! read them, and their order (coordinates, global order, duplicates).
 
 use super::tiles::TileCells;
-use crate::condition::{Compiled, Expr};
-use crate::geometry::major_order;
-use crate::order::GlobalOrder;
 use rayon::prelude::*;
 use std::cmp::Ordering;
+use tessera_cells::order::major_order;
+use tessera_cells::order::GlobalOrder;
+use tessera_cells::{Compiled, Expr};
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::ArraySchema;
 use tessera_tile::{Datatype, Layout};

@@ -10,8 +10,8 @@
 
 use super::cells::{CellFields, CellRef};
 use super::tiles::TileCells;
-use crate::condition::{Compiled, Expr};
 use crate::QueryError;
+use tessera_cells::{Compiled, Expr};
 use tessera_fragment::FragmentMetadata;
 use tessera_tile::storage::Storage;
 

@@ -5,12 +5,13 @@
 use super::cells::{CellFields, CellOrder, CellRef};
 use super::deletes::{DeleteCommit, DeleteCommits};
 use super::tiles::TileCells;
-use crate::condition::Expr;
-use crate::read::{Query, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
+use crate::read::Query;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Arc;
+use tessera_cells::Expr;
+use tessera_cells::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
 

@@ -3,7 +3,6 @@
 //! each field only those cells kept. Nothing is deduplicated or sorted.
 
 use super::plan::DirectPlan;
-use crate::condition::Compiled;
 use crate::decode::{
     decode_field_tile, decode_in_runs, decode_picked_fixed, decode_tile_into, fixed_tile_len,
     pick_fixed, pick_var_tile, picked_cells, scratch_to, CellFilter, Fetched, FieldSpec, FieldTile,
@@ -11,9 +10,10 @@ use crate::decode::{
 };
 use crate::geometry::DimRanges;
 use crate::read::Query;
-use crate::result::{field_column, Column, ReadResult};
+use crate::result::{field_column, Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
+use tessera_cells::Compiled;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{Field, FragmentMetadata};
 use tessera_schema::ArraySchema;
@@ -318,10 +318,9 @@ impl<'a> Query<'a> {
         }
         let n: u64 = kept.iter().map(|k| k.0).sum();
         let mut columns: Vec<Column> = wanted.iter().map(|&f| field_column(schema, f)).collect();
-        columns
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(k, c)| c.fill_from(&self.context, kept.iter().map(|v| &v.1[k])));
+        columns.par_iter_mut().enumerate().for_each(|(k, c)| {
+            ColumnBuilder::refill(c, &self.context, kept.iter().map(|v| &v.1[k]))
+        });
         Ok(ReadResult {
             cell_count: n as usize,
             columns,

@@ -2,13 +2,13 @@
 //! those an earlier batch answered or a condition rules out), decoded with
 //! the cells inside the subarray.
 
-use crate::condition::Expr;
 use crate::decode::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
 use crate::geometry::{mbr_overlap, DimRanges};
 use crate::prune::Answered;
 use crate::read::Query;
 use crate::QueryError;
 use rayon::prelude::*;
+use tessera_cells::Expr;
 use tessera_fragment::{Field, FragmentMetadata};
 use tessera_schema::Range1D;
 

@@ -8,7 +8,7 @@ use crate::decode::{
     Fetched, FieldSpec, FieldTile,
 };
 use crate::read::Query;
-use crate::result::{cut, field_column, Column, ReadResult};
+use crate::result::{cut, field_column, Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -165,10 +165,9 @@ impl<'a> Query<'a> {
             .filter(|(c, sizes)| c.cell_val_num.is_var() && sizes.is_none())
             .map(|(c, _)| c)
             .collect();
-        var_columns
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(k, c)| c.fill_from(&self.context, var_tiles.iter().map(|v| &v[k])));
+        var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
+            ColumnBuilder::refill(c, &self.context, var_tiles.iter().map(|v| &v[k]))
+        });
         Ok(ReadResult {
             cell_count: n as usize,
             columns,

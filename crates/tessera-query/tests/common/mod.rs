@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use tessera_fragment::OpenArray;
-use tessera_query::{Key, ReadResult};
+use tessera_query::{ReadResult, Value};
 use tessera_tile::storage::LocalFs;
 
 /// Every fixture array of every TileDB-Py version, opened whole (arrays
@@ -42,10 +42,10 @@ pub fn dim_span(array: &OpenArray, j: usize) -> Option<(i128, i128)> {
         .iter()
         .find_map(|f| f.footer.non_empty_domain.as_ref())?;
     match (
-        Key::decode(d.datatype, &ned[j].lo),
-        Key::decode(d.datatype, &ned[j].hi),
+        Value::decode(d.datatype, &ned[j].lo),
+        Value::decode(d.datatype, &ned[j].hi),
     ) {
-        (Key::Int(lo), Key::Int(hi)) => Some((lo, hi)),
+        (Value::Int(lo), Value::Int(hi)) => Some((lo, hi)),
         _ => None,
     }
 }

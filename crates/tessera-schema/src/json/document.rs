@@ -409,12 +409,13 @@ fn whole_domain_extent(
     };
     let v = match (Value::decode(t, lo), Value::decode(t, hi)) {
         (Value::Int(a), Value::Int(b)) => {
-            json!(i64::try_from(b as i128 - a as i128 + 1).map_err(|_| too_big())?)
+            let span = b - a + 1;
+            if matches!(t.physical(), tessera_tile::datatype::Physical::UInt(_)) {
+                json!(u64::try_from(span).map_err(|_| too_big())?)
+            } else {
+                json!(i64::try_from(span).map_err(|_| too_big())?)
+            }
         }
-        (Value::UInt(a), Value::UInt(b)) => json!(b
-            .checked_sub(a)
-            .and_then(|r| r.checked_add(1))
-            .ok_or_else(too_big)?),
         (Value::Float(a), Value::Float(b)) => json!(b - a),
         _ => return Err(invalid(path, "required for this datatype")),
     };

@@ -15,7 +15,7 @@ use crate::WriteError;
 use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
 use std::ops::Range;
-use tessera_query::Column;
+use tessera_cells::Column;
 use tessera_schema::{ArraySchema, CellValNum};
 use tessera_tile::storage::Location;
 use tessera_tile::ArrayType;
@@ -28,7 +28,7 @@ const DEFAULT_BUDGET: u64 = 1 << 30;
 /// the tiles being filtered.
 ///
 /// ```
-/// use tessera_query::Column;
+/// use tessera_cells::Column;
 /// use tessera_schema::json::schema_from_json;
 /// use tessera_write::{create_array, BoxWriter, WriteOptions};
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-bands-{}", std::process::id()));

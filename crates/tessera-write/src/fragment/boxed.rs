@@ -5,7 +5,8 @@
 
 use super::FragmentWriter;
 use crate::WriteError;
-use tessera_query::{Column, Key};
+use tessera_cells::Column;
+use tessera_schema::Value;
 use tessera_tile::ArrayType;
 
 impl FragmentWriter {
@@ -17,7 +18,8 @@ impl FragmentWriter {
     /// the domain (and in the current domain where one is set).
     ///
     /// ```
-    /// use tessera_query::{Column, Query};
+    /// use tessera_cells::Column;
+    /// use tessera_schema::Value;
     /// use tessera_schema::json::schema_from_json;
     /// use tessera_write::{create_array, FragmentWriter, WriteOptions};
     /// let dir = std::env::temp_dir().join(format!("tessera-doc-box-{}", std::process::id()));
@@ -41,12 +43,8 @@ impl FragmentWriter {
     /// w.write_box(&[(2, 3), (1, 3)], vec![v]).unwrap();
     /// w.finish().unwrap();
     /// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
-    /// let r = Query::new(&tessera_tile::storage::LocalFs, &array)
-    ///     .range("r", tessera_query::Key::Int(3), tessera_query::Key::Int(3))
-    ///     .range("c", tessera_query::Key::Int(1), tessera_query::Key::Int(3))
-    ///     .execute()
-    ///     .unwrap();
-    /// assert_eq!(r.columns[2].data, [4.0f64, 5.0, 6.0].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+    /// let box_written = vec![(Value::Int(2), Value::Int(3)), (Value::Int(1), Value::Int(3))];
+    /// assert_eq!(array.non_empty_domain(), Some(box_written));
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// ```
     pub fn write_box(
@@ -105,7 +103,7 @@ impl FragmentWriter {
             return Ok(());
         };
         for ((d, r), &(lo, hi)) in self.schema.dimensions.iter().zip(rect).zip(bounds) {
-            let int = |b: &[u8]| Key::decode(d.datatype, b).as_int();
+            let int = |b: &[u8]| Value::decode(d.datatype, b).as_int();
             let (Some(a), Some(b)) = (int(&r.lo), int(&r.hi)) else {
                 continue;
             };

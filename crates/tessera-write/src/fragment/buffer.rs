@@ -4,7 +4,7 @@
 
 use super::placement::{Run, FILL};
 use crate::WriteError;
-use tessera_query::Column;
+use tessera_cells::Column;
 use tessera_schema::CellValNum;
 use tessera_tile::Datatype;
 

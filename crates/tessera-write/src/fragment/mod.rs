@@ -44,10 +44,10 @@ use stats::{field_summary, TileStats};
 use std::ops::Range;
 use std::sync::Arc;
 pub(crate) use stream::SortedFragmentWriter;
+use tessera_cells::Column;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FieldSummary, RTree};
-use tessera_query::Column;
 use tessera_schema::json::WRITTEN_VERSION;
 use tessera_schema::{ArraySchema, Range1D, Value};
 use tessera_tile::storage::Location;
@@ -104,7 +104,7 @@ fn dense_rtree() -> RTree {
 /// cells, then [`finish`](FragmentWriter::finish).
 ///
 /// ```
-/// use tessera_query::{Column, Query};
+/// use tessera_cells::Column;
 /// use tessera_schema::json::schema_from_json;
 /// use tessera_write::{create_array, FragmentWriter, WriteOptions};
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-write-{}", std::process::id()));
@@ -125,8 +125,8 @@ fn dense_rtree() -> RTree {
 /// ]).unwrap();
 /// w.finish().unwrap();
 /// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
-/// let r = Query::new(&tessera_tile::storage::LocalFs, &array).execute().unwrap();
-/// assert_eq!(r.cell_count, 2);
+/// assert_eq!(array.fragments.len(), 1);
+/// assert_eq!(array.fragments[0].total_cell_num(), 2);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub struct FragmentWriter {
@@ -158,10 +158,10 @@ pub(crate) struct Consolidated {
     /// The fragment's timestamp range: the replaced fragments'.
     pub range: (u64, u64),
     /// Whether each cell keeps its timestamp (a column
-    /// `tessera_query::VERSION_TIMESTAMPS`; every version of a cell kept).
+    /// `tessera_cells::VERSION_TIMESTAMPS`; every version of a cell kept).
     pub timestamps: bool,
     /// Delete metadata: each cell's delete timestamp and commit index
-    /// (columns `tessera_query::DELETE_TIMESTAMPS` and
+    /// (columns `tessera_cells::DELETE_TIMESTAMPS` and
     /// `DELETE_CONDITION_INDEX`, after the timestamps), and the delete
     /// commits they account for (`__commits/<name>`), which readers then
     /// do not apply to the fragment again.
@@ -243,12 +243,12 @@ impl FragmentWriter {
         let mut w = FragmentWriter::with_schema(array.clone(), schema, options)?;
         let mut extra = Vec::new();
         if consolidated.timestamps {
-            extra.push(tessera_query::VERSION_TIMESTAMPS);
+            extra.push(tessera_cells::VERSION_TIMESTAMPS);
         }
         if consolidated.delete_meta.is_some() {
             extra.extend([
-                tessera_query::DELETE_TIMESTAMPS,
-                tessera_query::DELETE_CONDITION_INDEX,
+                tessera_cells::DELETE_TIMESTAMPS,
+                tessera_cells::DELETE_CONDITION_INDEX,
             ]);
         }
         for name in extra {
@@ -518,8 +518,8 @@ impl FragmentWriter {
         } else {
             // A special field's file is named for what it holds.
             let stem = match self.fields[i].name.as_str() {
-                tessera_query::DELETE_TIMESTAMPS => "dt",
-                tessera_query::DELETE_CONDITION_INDEX => "dci",
+                tessera_cells::DELETE_TIMESTAMPS => "dt",
+                tessera_cells::DELETE_CONDITION_INDEX => "dci",
                 _ => "t",
             };
             (&self.schema.coords_filters, stem.to_owned())
@@ -567,7 +567,7 @@ impl FragmentWriter {
             let outside = |i: &usize| {
                 let v = Value::decode(d.datatype, self.buffers[j].value(*i, cs));
                 let nan = matches!(v, Value::Float(x) if x.is_nan());
-                nan || v.compare(&lo).is_lt() || v.compare(&hi).is_gt()
+                nan || v.cmp(&lo).is_lt() || v.cmp(&hi).is_gt()
             };
             if let Some(i) = (0..self.cells).into_par_iter().find_first(outside) {
                 let v = Value::decode(d.datatype, self.buffers[j].value(i, cs));

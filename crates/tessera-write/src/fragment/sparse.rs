@@ -8,8 +8,8 @@ use super::{FragmentWriter, Layout, RTREE_FANOUT};
 use crate::WriteError;
 use rayon::prelude::*;
 use std::ops::Range;
+use tessera_cells::order::GlobalOrder;
 use tessera_fragment::RTree;
-use tessera_query::order::GlobalOrder;
 use tessera_schema::{Range1D, Value};
 
 impl FragmentWriter {
@@ -58,10 +58,10 @@ impl FragmentWriter {
                 let (mut lo_v, mut hi_v) = (value(lo), value(hi));
                 for i in r.clone() {
                     let v = value(i);
-                    if v.compare(&lo_v).is_lt() {
+                    if v.cmp(&lo_v).is_lt() {
                         (lo, lo_v) = (i, v.clone());
                     }
-                    if v.compare(&hi_v).is_gt() {
+                    if v.cmp(&hi_v).is_gt() {
                         (hi, hi_v) = (i, v);
                     }
                 }

@@ -74,8 +74,8 @@ enum Num {
 
 fn num(t: Datatype, b: &[u8]) -> Option<Num> {
     Some(match Value::decode(t, b) {
-        Value::Int(v) => Num::Int(v),
-        Value::UInt(v) => Num::UInt(v),
+        Value::Int(v) if matches!(t.physical(), Physical::UInt(_)) => Num::UInt(v as u64),
+        Value::Int(v) => Num::Int(v as i64),
         Value::Float(v) => Num::Float(v),
         // CHAR is C's signed char.
         Value::Bytes(_) if t == Datatype::Char => Num::Int(*b.first()? as i8 as i64),

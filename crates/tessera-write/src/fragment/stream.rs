@@ -10,8 +10,8 @@ use super::appended::{AppendedFragment, Facts};
 use super::{FragmentWriter, RTREE_FANOUT};
 use crate::WriteError;
 use std::ops::Range;
+use tessera_cells::Column;
 use tessera_fragment::RTree;
-use tessera_query::Column;
 use tessera_schema::Range1D;
 use tessera_tile::ArrayType;
 

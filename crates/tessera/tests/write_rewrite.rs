@@ -18,7 +18,7 @@ use common::copy_dir;
 use std::path::{Path, PathBuf};
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_fragment::{Field, OpenArray};
-use tessera_query::{Key, Query};
+use tessera_query::{Query, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::{ArrayType, Layout};
 use tessera_write::{FragmentWriter, WriteOptions};
@@ -192,7 +192,7 @@ fn cells_of(array: &OpenArray) -> Query<'_> {
     let ned = frag.footer.non_empty_domain.as_ref().unwrap();
     let dims = array.schema.dimensions.iter().zip(ned);
     dims.fold(q.layout(Layout::RowMajor), |q, (d, r)| {
-        let key = |b: &[u8]| Key::decode(d.datatype, b);
+        let key = |b: &[u8]| Value::decode(d.datatype, b);
         q.range(&d.name, key(&r.lo), key(&r.hi))
     })
 }
@@ -224,7 +224,7 @@ impl Via {
                     .iter()
                     .zip(&at.schema.dimensions)
                     .map(|(r, d)| {
-                        let int = |b: &[u8]| Key::decode(d.datatype, b).as_int().unwrap();
+                        let int = |b: &[u8]| Value::decode(d.datatype, b).as_int().unwrap();
                         (int(&r.lo), int(&r.hi))
                     })
                     .collect();

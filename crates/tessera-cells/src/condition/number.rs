@@ -10,7 +10,7 @@ use tessera_tile::datatype::Physical;
 
 /// `cell op value` for cells of one number type.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct NumberTest {
+pub struct NumberTest {
     op: CompareOp,
     value: Number,
     /// Bytes of a cell.
@@ -27,7 +27,7 @@ enum Number {
 impl NumberTest {
     /// The test of `op` against `values` (one value) for cells of physical
     /// type `p`, when both are numbers of a common width.
-    pub(crate) fn of(op: CompareOp, p: Physical, values: &[Vec<u8>]) -> Option<NumberTest> {
+    pub fn of(op: CompareOp, p: Physical, values: &[Vec<u8>]) -> Option<NumberTest> {
         use CompareOp as O;
         if !matches!(op, O::Lt | O::Le | O::Gt | O::Ge | O::Eq | O::Ne) {
             return None;
@@ -69,7 +69,7 @@ impl NumberTest {
 
     /// Whether the cell `b` (exactly `width` bytes) passes.
     #[inline]
-    pub(crate) fn holds(&self, b: &[u8]) -> bool {
+    pub fn holds(&self, b: &[u8]) -> bool {
         match self.value {
             Number::Int { signed, value } => holds(self.op, Some(int(b, signed).cmp(&value))),
             Number::Float { value } => holds(self.op, float(b).partial_cmp(&value)),

@@ -1,4 +1,4 @@
-//! Helpers the writer's tests share.
+//! Helpers the tests share.
 
 use std::path::Path;
 

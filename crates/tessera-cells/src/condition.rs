@@ -2,15 +2,14 @@
 //! delete conditions stored in the array.
 
 use crate::grammar::Ast;
-use crate::key::Key;
-use crate::QueryError;
+use crate::CellError;
 use std::cmp::Ordering;
 use tessera_fragment::condition::{CombineOp, CompareOp, Condition};
-use tessera_schema::ArraySchema;
+use tessera_schema::{ArraySchema, Value};
 use tessera_tile::{datatype::Physical, Datatype};
 
 mod number;
-pub(crate) use number::NumberTest;
+pub use number::NumberTest;
 
 /// Gives a field's datatype, value bytes and validity for the cell being tested.
 pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)> + 'a;
@@ -19,7 +18,7 @@ pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bounds {
     /// The least and greatest non-null value (NaN left out), when kept.
-    pub min_max: Option<(Key, Key)>,
+    pub min_max: Option<(Value, Value)>,
     /// (null cells, all cells), when the null count can be trusted.
     pub nulls: Option<(u64, u64)>,
 }
@@ -28,64 +27,64 @@ pub struct Bounds {
 pub type BoundsLookup<'a> = dyn Fn(&str) -> Option<(Datatype, Bounds)> + 'a;
 
 /// Compares a cell with a value as libtiledb's conditions do: floats by
-/// IEEE rules (NaN is unordered, -0 equals 0), the rest by [`Key`]'s order.
-fn ieee_cmp(a: &Key, b: &Key) -> Option<Ordering> {
-    ieee_cmp_ref(&KeyRef::of(a), &KeyRef::of(b))
+/// IEEE rules (NaN is unordered, -0 equals 0), the rest by [`Value`]'s order.
+fn ieee_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    ieee_cmp_ref(&ValueRef::of(a), &ValueRef::of(b))
 }
 
-/// A [`Key`] that borrows its bytes: decoding a cell allocates nothing.
+/// A [`Value`] that borrows its bytes: decoding a cell allocates nothing.
 #[derive(Clone, Copy)]
-enum KeyRef<'a> {
+enum ValueRef<'a> {
     Int(i128),
     Float(f64),
     Bytes(&'a [u8]),
 }
 
-impl<'a> KeyRef<'a> {
-    fn of(k: &'a Key) -> KeyRef<'a> {
+impl<'a> ValueRef<'a> {
+    fn of(k: &'a Value) -> ValueRef<'a> {
         match k {
-            Key::Int(v) => KeyRef::Int(*v),
-            Key::Float(v) => KeyRef::Float(*v),
-            Key::Bytes(b) => KeyRef::Bytes(b),
+            Value::Int(v) => ValueRef::Int(*v),
+            Value::Float(v) => ValueRef::Float(*v),
+            Value::Bytes(b) => ValueRef::Bytes(b),
         }
     }
 
     /// Decodes one value: the common widths read straight from the bytes,
     /// as this runs once per cell a condition tests.
     #[inline]
-    fn decode_physical(p: Physical, b: &'a [u8]) -> KeyRef<'a> {
+    fn decode_physical(p: Physical, b: &'a [u8]) -> ValueRef<'a> {
         macro_rules! read {
             ($t:ty) => {
                 <$t>::from_le_bytes(b.try_into().expect("width checked"))
             };
         }
         match (p, b.len()) {
-            (Physical::Int(8), 8) => KeyRef::Int(read!(i64) as i128),
-            (Physical::Int(4), 4) => KeyRef::Int(read!(i32) as i128),
-            (Physical::UInt(8), 8) => KeyRef::Int(read!(u64) as i128),
-            (Physical::UInt(4), 4) => KeyRef::Int(read!(u32) as i128),
-            (Physical::Float(8), 8) => KeyRef::Float(read!(f64)),
-            (Physical::Float(4), 4) => KeyRef::Float(read!(f32) as f64),
-            (Physical::Bytes, _) => KeyRef::Bytes(b),
-            // Odd widths and lengths read as Key reads them.
-            _ => match Key::decode_physical(p, b) {
-                Key::Int(v) => KeyRef::Int(v),
-                Key::Float(v) => KeyRef::Float(v),
-                Key::Bytes(_) => unreachable!("only bytes decode to bytes"),
+            (Physical::Int(8), 8) => ValueRef::Int(read!(i64) as i128),
+            (Physical::Int(4), 4) => ValueRef::Int(read!(i32) as i128),
+            (Physical::UInt(8), 8) => ValueRef::Int(read!(u64) as i128),
+            (Physical::UInt(4), 4) => ValueRef::Int(read!(u32) as i128),
+            (Physical::Float(8), 8) => ValueRef::Float(read!(f64)),
+            (Physical::Float(4), 4) => ValueRef::Float(read!(f32) as f64),
+            (Physical::Bytes, _) => ValueRef::Bytes(b),
+            // Odd widths and lengths read as Value reads them.
+            _ => match Value::decode_physical(p, b) {
+                Value::Int(v) => ValueRef::Int(v),
+                Value::Float(v) => ValueRef::Float(v),
+                Value::Bytes(_) => unreachable!("only bytes decode to bytes"),
             },
         }
     }
 }
 
-fn ieee_cmp_ref(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Option<Ordering> {
-    use KeyRef as K;
+fn ieee_cmp_ref(a: &ValueRef<'_>, b: &ValueRef<'_>) -> Option<Ordering> {
+    use ValueRef as K;
     match (a, b) {
         (K::Float(x), K::Float(y)) => x.partial_cmp(y),
         (K::Float(x), K::Int(y)) => x.partial_cmp(&(*y as f64)),
         (K::Int(x), K::Float(y)) => (*x as f64).partial_cmp(y),
         (K::Int(x), K::Int(y)) => Some(x.cmp(y)),
         (K::Bytes(x), K::Bytes(y)) => Some(x.cmp(y)),
-        // As [`Key`] orders them: bytes after numbers.
+        // As [`Value`] orders them: bytes after numbers.
         (K::Bytes(_), _) => Some(Ordering::Greater),
         (_, K::Bytes(_)) => Some(Ordering::Less),
     }
@@ -94,9 +93,9 @@ fn ieee_cmp_ref(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Option<Ordering> {
 /// Whether `op` holds between a valid cell of `dt` and the condition's
 /// values (one for comparisons, the members for IN and NOT IN).
 fn compare(op: CompareOp, p: Physical, cell: &[u8], values: &[Vec<u8>]) -> bool {
-    let cell = KeyRef::decode_physical(p, cell);
-    fn value(p: Physical, v: &[u8]) -> KeyRef<'_> {
-        KeyRef::decode_physical(p, v)
+    let cell = ValueRef::decode_physical(p, cell);
+    fn value(p: Physical, v: &[u8]) -> ValueRef<'_> {
+        ValueRef::decode_physical(p, v)
     }
     let eq = |v: &Vec<u8>| ieee_cmp_ref(&cell, &value(p, v)) == Some(Ordering::Equal);
     match op {
@@ -111,21 +110,34 @@ fn compare(op: CompareOp, p: Physical, cell: &[u8], values: &[Vec<u8>]) -> bool 
     }
 }
 
-/// A condition bound to fields by position ([`Expr::compile`]).
+/// A condition bound to fields by position ([`Expr::compile`]): what a
+/// reader tests each cell with.
 #[derive(Debug, Clone)]
-pub(crate) enum Compiled {
+pub enum Compiled {
+    /// Always or never.
     Const(bool),
+    /// Every one holds.
     And(Vec<Compiled>),
+    /// One holds.
     Or(Vec<Compiled>),
+    /// It does not hold.
     Not(Box<Compiled>),
+    /// The field at `at` is null (not null when `negated`).
     IsNull {
+        /// The field's position.
         at: usize,
+        /// `is not null`.
         negated: bool,
     },
+    /// The field at `at` compared with `values`.
     Compare {
+        /// The field's position.
         at: usize,
+        /// The field's physical type.
         physical: Physical,
+        /// The comparison.
         op: CompareOp,
+        /// The values compared with (several for `in`).
         values: Vec<Vec<u8>>,
         /// The same test on the cells' own number type, where it is one.
         number: Option<NumberTest>,
@@ -135,7 +147,7 @@ pub(crate) enum Compiled {
 impl Compiled {
     /// The field position and number test of a condition that is one
     /// comparison of a number field with one value.
-    pub(crate) fn number_test(&self) -> Option<(usize, NumberTest)> {
+    pub fn number_test(&self) -> Option<(usize, NumberTest)> {
         match self {
             Compiled::Compare {
                 at,
@@ -148,7 +160,7 @@ impl Compiled {
 
     /// Evaluates on one cell; `cell(at)` gives the bytes and validity of
     /// the cell's field at position `at`.
-    pub(crate) fn eval<'v>(&self, cell: &impl Fn(usize) -> (&'v [u8], bool)) -> bool {
+    pub fn eval<'v>(&self, cell: &impl Fn(usize) -> (&'v [u8], bool)) -> bool {
         match self {
             Compiled::Const(b) => *b,
             Compiled::And(v) => v.iter().all(|e| e.eval(cell)),
@@ -343,7 +355,7 @@ impl Expr {
     }
 
     /// Binds the condition to the columns of a result, by name.
-    pub(crate) fn compile_columns(&self, cols: &[crate::result::Column]) -> Compiled {
+    pub fn compile_columns(&self, cols: &[crate::column::Column]) -> Compiled {
         self.compile(&|name| {
             let at = cols.iter().position(|col| col.name == name)?;
             Some((at, cols[at].datatype))
@@ -353,7 +365,7 @@ impl Expr {
     /// Binds the condition to fields by position, for testing many cells:
     /// `field` gives a name's position and datatype (`None`: the cells do
     /// not have it, and comparisons on it fail as in [`Expr::eval`]).
-    pub(crate) fn compile(&self, field: &dyn Fn(&str) -> Option<(usize, Datatype)>) -> Compiled {
+    pub fn compile(&self, field: &dyn Fn(&str) -> Option<(usize, Datatype)>) -> Compiled {
         match self {
             Expr::Const(b) => Compiled::Const(*b),
             Expr::And(v) => Compiled::And(v.iter().map(|e| e.compile(field)).collect()),
@@ -389,11 +401,11 @@ impl Expr {
     ///
     /// ```
     /// use tessera_fragment::condition::CompareOp;
-    /// use tessera_query::{Bounds, Expr};
-    /// use tessera_query::Key;
+    /// use tessera_cells::{Bounds, Expr};
+    /// use tessera_schema::Value;
     /// use tessera_tile::Datatype;
     /// let e = Expr::Compare { field: "a".into(), op: CompareOp::Gt, values: vec![10i32.to_le_bytes().to_vec()] };
-    /// let tile = Bounds { min_max: Some((Key::Int(1), Key::Int(7))), nulls: Some((0, 100)) };
+    /// let tile = Bounds { min_max: Some((Value::Int(1), Value::Int(7))), nulls: Some((0, 100)) };
     /// assert!(!e.may_match(&|_| Some((Datatype::Int32, tile.clone()))));
     /// assert!(e.may_match(&|_| None));
     /// ```
@@ -422,10 +434,10 @@ impl Expr {
                     return true;
                 };
                 let within = |v: &Vec<u8>| {
-                    let v = Key::decode(dt, v);
+                    let v = Value::decode(dt, v);
                     holds(CompareOp::Le, ieee_cmp(lo, &v)) && holds(CompareOp::Le, ieee_cmp(&v, hi))
                 };
-                let first = values.first().map(|v| Key::decode(dt, v));
+                let first = values.first().map(|v| Value::decode(dt, v));
                 match (op, first) {
                     (CompareOp::AlwaysFalse, _) => false,
                     (CompareOp::Eq, Some(_)) => within(&values[0]),
@@ -434,9 +446,9 @@ impl Expr {
                     (CompareOp::Gt | CompareOp::Ge, Some(v)) => holds(*op, ieee_cmp(hi, &v)),
                     // Float cells may be NaN, which no bounds include and
                     // which differs from every value.
-                    (CompareOp::Ne | CompareOp::NotIn, _) if matches!(lo, Key::Float(_)) => true,
+                    (CompareOp::Ne | CompareOp::NotIn, _) if matches!(lo, Value::Float(_)) => true,
                     (CompareOp::Ne | CompareOp::NotIn, _) => {
-                        !(lo == hi && values.iter().any(|v| Key::decode(dt, v) == *lo))
+                        !(lo == hi && values.iter().any(|v| Value::decode(dt, v) == *lo))
                     }
                     _ => true,
                 }
@@ -450,7 +462,7 @@ impl Expr {
     ///
     /// ```
     /// use tessera_fragment::OpenArray;
-    /// use tessera_query::{Expr, QueryError};
+    /// use tessera_cells::{Expr, CellError};
     /// use tessera_tile::storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
     /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
@@ -458,22 +470,22 @@ impl Expr {
     /// let e = Expr::parse("a > 0 and", &a.schema).unwrap_err();
     /// assert_eq!(e.to_string(), "--where: at byte 9: unexpected end");
     /// ```
-    pub fn parse(text: &str, schema: &ArraySchema) -> Result<Expr, QueryError> {
+    pub fn parse(text: &str, schema: &ArraySchema) -> Result<Expr, CellError> {
         let ast = crate::grammar::parse(text).map_err(|e| {
-            QueryError::Invalid(format!("--where: at byte {}: {}", e.offset, e.message))
+            CellError::Invalid(format!("--where: at byte {}: {}", e.offset, e.message))
         })?;
         bind(&ast, schema)
     }
 }
 
 /// The condition `ast` with its literals encoded as its fields' values.
-fn bind(ast: &Ast<'_>, schema: &ArraySchema) -> Result<Expr, QueryError> {
+fn bind(ast: &Ast<'_>, schema: &ArraySchema) -> Result<Expr, CellError> {
     let field_type = |f: &str| {
         schema
             .attribute(f)
             .map(|a| a.datatype)
             .or_else(|| schema.dimension(f).map(|d| d.datatype))
-            .ok_or_else(|| QueryError::UnknownField {
+            .ok_or_else(|| CellError::UnknownField {
                 kind: "field",
                 name: f.to_owned(),
             })
@@ -513,8 +525,8 @@ fn bind(ast: &Ast<'_>, schema: &ArraySchema) -> Result<Expr, QueryError> {
 }
 
 /// Encodes a literal as a value of `dt`.
-pub(crate) fn encode(lit: &str, dt: Datatype) -> Result<Vec<u8>, QueryError> {
-    let bad = || QueryError::Invalid(format!("--where: `{lit}` is not a {dt} value"));
+pub(crate) fn encode(lit: &str, dt: Datatype) -> Result<Vec<u8>, CellError> {
+    let bad = || CellError::Invalid(format!("--where: `{lit}` is not a {dt} value"));
     let unq = lit.trim_matches(|c| c == '\'' || c == '"');
     Ok(match dt.physical() {
         Physical::Int(w) | Physical::UInt(w) => {
@@ -577,7 +589,7 @@ mod tests {
             values: vec![int(v)],
         };
         let b = |lo: i128, hi: i128, nulls| Bounds {
-            min_max: Some((Key::Int(lo), Key::Int(hi))),
+            min_max: Some((Value::Int(lo), Value::Int(hi))),
             nulls,
         };
         let may = |e: &Expr, bd: Bounds| e.may_match(&|_| Some((Datatype::Int32, bd.clone())));
@@ -604,7 +616,7 @@ mod tests {
         ));
         // Float bounds leave NaN out: != and NOT IN may always hold.
         let f = Bounds {
-            min_max: Some((Key::Float(1.0), Key::Float(1.0))),
+            min_max: Some((Value::Float(1.0), Value::Float(1.0))),
             nulls: None,
         };
         let ne = Expr::Compare {

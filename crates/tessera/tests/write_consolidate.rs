@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tessera_fragment::OpenArray;
-use tessera_query::Query;
+use tessera_query::{Query, QuerySource};
 use tessera_tile::storage::LocalFs;
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 
@@ -72,7 +72,7 @@ fn reads_beside_consolidation_and_vacuum_see_the_same_cells() {
                 with_timestamps: Some(with_timestamps),
                 ..ConsolidateOptions::default()
             };
-            consolidate_fragments(&array, &options, &mut |_| pause())
+            consolidate_fragments(&array, &options, &QuerySource, &mut |_| pause())
                 .unwrap()
                 .unwrap();
             vacuum_fragments(&array, None, &mut |_| pause()).unwrap();

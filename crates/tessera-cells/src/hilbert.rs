@@ -9,8 +9,8 @@
 //! the Hilbert curve", AIP Conf. Proc. 707, 2004), bits read most
 //! significant first across dimensions.
 
-use crate::key::Key;
 use tessera_schema::Dimension;
+use tessera_schema::Value;
 use tessera_tile::datatype::Physical;
 
 /// Bits per dimension for `nd` dimensions.
@@ -27,11 +27,11 @@ pub struct Mapping {
 }
 
 /// A coordinate as a double, as libtiledb converts it (strings: none).
-fn as_f64(k: Key) -> Option<f64> {
+fn as_f64(k: Value) -> Option<f64> {
     match k {
-        Key::Int(v) => Some(v as f64),
-        Key::Float(v) => Some(v),
-        Key::Bytes(_) => None,
+        Value::Int(v) => Some(v as f64),
+        Value::Float(v) => Some(v),
+        Value::Bytes(_) => None,
     }
 }
 
@@ -46,8 +46,8 @@ impl Mapping {
                 }
                 let (lo, hi) = d.domain.as_ref()?;
                 Some((
-                    as_f64(Key::decode(d.datatype, lo))?,
-                    as_f64(Key::decode(d.datatype, hi))?,
+                    as_f64(Value::decode(d.datatype, lo))?,
+                    as_f64(Value::decode(d.datatype, hi))?,
                 ))
             })
             .collect();
@@ -66,7 +66,7 @@ impl Mapping {
         match self.domains[j] {
             Some((lo, hi)) => {
                 let max = (1u64 << bits) - 1;
-                let x = as_f64(Key::decode(dims[j].datatype, v)).unwrap_or(lo);
+                let x = as_f64(Value::decode(dims[j].datatype, v)).unwrap_or(lo);
                 ((x - lo) / (hi - lo) * max as f64) as u64
             }
             None if dims[j].datatype.physical() == Physical::Bytes => {

@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS};
+use tessera_query::{Query, QuerySource, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS};
 use tessera_tile::storage::LocalFs;
 use tessera_write::commits::consolidate_commits;
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
@@ -53,9 +53,14 @@ fn deletes_after_the_first_fragment_are_kept_as_delete_metadata() {
         let array = copy_of(release, "deletes", &format!("delete-meta-{release}"));
         let times = [1, 2, 3, u64::MAX];
         let before: Vec<Vec<String>> = times.iter().map(|&t| cells_at(&array, t)).collect();
-        let done = consolidate_fragments(&array, &ConsolidateOptions::default(), &mut |_| {})
-            .unwrap()
-            .unwrap();
+        let done = consolidate_fragments(
+            &array,
+            &ConsolidateOptions::default(),
+            &QuerySource,
+            &mut |_| {},
+        )
+        .unwrap()
+        .unwrap();
         vacuum_fragments(&array, None, &mut |_| {}).unwrap();
         // The fragment keeps timestamps and delete metadata, as libtiledb's.
         let folder = array.join("__fragments").join(&done.fragment);
@@ -103,9 +108,14 @@ fn deletes_after_the_first_fragment_are_kept_as_delete_metadata() {
 fn ignore_lists_name_commits_as_consolidated_commits_files_do() {
     let array = copy_of("0.36.1", "random_sparse", "ignore-list");
     consolidate_commits(&array, None).unwrap().unwrap();
-    let done = consolidate_fragments(&array, &ConsolidateOptions::default(), &mut |_| {})
-        .unwrap()
-        .unwrap();
+    let done = consolidate_fragments(
+        &array,
+        &ConsolidateOptions::default(),
+        &QuerySource,
+        &mut |_| {},
+    )
+    .unwrap()
+    .unwrap();
     vacuum_fragments(&array, None, &mut |_| {}).unwrap();
     let commits = array.join("__commits");
     let names: Vec<String> = std::fs::read_dir(&commits)
@@ -150,7 +160,7 @@ fn a_wrong_key_is_refused_before_a_vacuum_removes_anything() {
         key: Some(key),
         ..ConsolidateOptions::default()
     };
-    consolidate_fragments(&array, &options, &mut |_| {})
+    consolidate_fragments(&array, &options, &QuerySource, &mut |_| {})
         .unwrap()
         .unwrap();
     let wrong = tessera_filters::EncryptionKey::parse(&"ab".repeat(32)).unwrap();

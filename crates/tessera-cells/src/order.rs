@@ -5,13 +5,11 @@
 //! the Hilbert value of the coordinates, ties broken row-major. Readers
 //! and writers share it, so a written fragment reads back in its order.
 
-use crate::geometry::{compare_values, major_order, tile_coord};
 use crate::hilbert::Mapping;
-use crate::key::Key;
 use rayon::prelude::*;
 use std::cmp::Ordering;
-use tessera_schema::{ArraySchema, Dimension};
-use tessera_tile::Layout;
+use tessera_schema::{ArraySchema, Dimension, Value};
+use tessera_tile::{Datatype, Layout};
 
 /// The global order of one schema's cells.
 pub struct GlobalOrder<'s> {
@@ -20,7 +18,7 @@ pub struct GlobalOrder<'s> {
     tile_order: Vec<usize>,
     cell_order: Vec<usize>,
     /// Each dimension's (domain start, tile extent), decoded once.
-    tiling: Vec<Option<(Key, Key)>>,
+    tiling: Vec<Option<(Value, Value)>>,
     /// The Hilbert mapping, under a Hilbert cell order.
     hilbert: Option<Mapping>,
     /// Space tiles numbered in the tile order, where that fits a u128: per
@@ -45,9 +43,9 @@ fn tile_ranks(dims: &[Dimension], tile_order: &[usize]) -> Option<Vec<TileRank>>
         let (Some((lo, hi)), Some(ext)) = (d.domain.as_ref(), d.tile_extent.as_ref()) else {
             continue;
         };
-        let lo = Key::decode(d.datatype, lo).as_int()?;
-        let hi = Key::decode(d.datatype, hi).as_int()?;
-        let ext = Key::decode(d.datatype, ext).as_int()?;
+        let lo = Value::decode(d.datatype, lo).as_int()?;
+        let hi = Value::decode(d.datatype, hi).as_int()?;
+        let ext = Value::decode(d.datatype, ext).as_int()?;
         if ext <= 0 || hi < lo {
             return None;
         }
@@ -66,9 +64,10 @@ impl<'s> GlobalOrder<'s> {
         let tiling = dims
             .iter()
             .map(|d| match (d.domain.as_ref(), d.tile_extent.as_ref()) {
-                (Some((lo, _)), Some(ext)) => {
-                    Some((Key::decode(d.datatype, lo), Key::decode(d.datatype, ext)))
-                }
+                (Some((lo, _)), Some(ext)) => Some((
+                    Value::decode(d.datatype, lo),
+                    Value::decode(d.datatype, ext),
+                )),
                 _ => None,
             })
             .collect();
@@ -112,10 +111,10 @@ impl<'s> GlobalOrder<'s> {
     }
 
     /// The space tile of coordinate `v` along dimension `j`.
-    fn tile_of(&self, j: usize, v: &[u8]) -> Key {
+    fn tile_of(&self, j: usize, v: &[u8]) -> Value {
         tile_coord(
             self.tiling[j].as_ref(),
-            Key::decode(self.dims[j].datatype, v),
+            Value::decode(self.dims[j].datatype, v),
         )
     }
 
@@ -142,7 +141,7 @@ impl<'s> GlobalOrder<'s> {
     pub fn tile_rank<'v>(&self, coord: &dyn Fn(usize) -> &'v [u8]) -> Option<u128> {
         let mut rank: u128 = 0;
         for &(j, lo, hi, ext, stride) in self.ranks.as_ref()? {
-            let x = Key::decode(self.dims[j].datatype, coord(j)).as_int()?;
+            let x = Value::decode(self.dims[j].datatype, coord(j)).as_int()?;
             if x < lo || x > hi {
                 return None;
             }
@@ -205,6 +204,37 @@ impl<'s> GlobalOrder<'s> {
             }
         }
         idx
+    }
+}
+
+/// Orders two values of `t` as TileDB orders coordinates (strings bytewise).
+fn compare_values(t: Datatype, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    match t.physical() {
+        tessera_tile::datatype::Physical::Bytes => a.cmp(b),
+        _ => Value::decode(t, a).cmp(&Value::decode(t, b)),
+    }
+}
+
+/// The space tile a coordinate falls in, given the dimension's (domain
+/// start, tile extent); 0 for dimensions without tiling.
+fn tile_coord(tiling: Option<&(Value, Value)>, v: Value) -> Value {
+    match (tiling, v) {
+        (Some((Value::Int(l), Value::Int(e))), Value::Int(x)) if *e > 0 => Value::Int((x - l) / e),
+        (Some((Value::Float(l), Value::Float(e))), Value::Float(x)) if *e > 0.0 => {
+            Value::Int(((x - l) / e).floor() as i128)
+        }
+        _ => Value::Int(0),
+    }
+}
+
+/// Dimensions from the slowest-varying to the fastest under a layout:
+/// column-major reverses them; row-major (and Hilbert, whose tiles TileDB
+/// orders row-major) keeps them.
+pub fn major_order(l: Layout, nd: usize) -> Vec<usize> {
+    if l == Layout::ColMajor {
+        (0..nd).rev().collect()
+    } else {
+        (0..nd).collect()
     }
 }
 

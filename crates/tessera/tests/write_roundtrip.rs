@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use serde_json::json;
 use tessera_fragment::OpenArray;
-use tessera_query::{Column, Key, Query};
+use tessera_query::{Column, Query, Value};
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
 use tessera_tile::storage::LocalFs;
@@ -306,7 +306,7 @@ proptest! {
         prop_assert_eq!(w.finish().unwrap().len(), 1);
         let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
         let q = boxes.iter().enumerate().fold(Query::new(&LocalFs, &array), |q, (j, &(lo, hi))| {
-            q.range(&format!("d{j}"), Key::Int(lo as i128), Key::Int(hi as i128))
+            q.range(&format!("d{j}"), Value::Int(lo as i128), Value::Int(hi as i128))
         });
         let r = q.execute().unwrap();
         prop_assert_eq!(r.cell_count, n);

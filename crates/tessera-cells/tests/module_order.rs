@@ -1,0 +1,14 @@
+//! This crate's modules import one way only, lowest first as listed (the
+//! crate root on top), and no files import one another in a cycle:
+//! `tessera_module_order::check` says what it checks.
+
+tessera_module_order::test!(
+    "error",
+    "fields",
+    "column",
+    "grammar",
+    "hilbert",
+    "order",
+    "condition",
+    "source",
+);
