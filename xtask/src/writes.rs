@@ -152,9 +152,9 @@ fn check_row_major(cases: &[std::path::PathBuf], fixtures: &Path, py: &Path) -> 
             .map(|(lo, hi)| Some((lo.as_int()?, hi.as_int()?)))
             .collect::<Option<_>>()
             .ok_or("integer bounds")?;
-        let cells = non_empty_domain(&source)?
-            .layout(tessera::tile::Layout::RowMajor)
-            .execute()?
+        let request = non_empty_domain(&source).layout(tessera::tile::Layout::RowMajor);
+        let cells = local_session(source)
+            .execute(&request)?
             .into_record_batch()?;
         let Some(dest) = copy_schema_only(case, &out)? else {
             continue;
@@ -233,7 +233,7 @@ fn check_appends(release: &str) -> Result<(), Error> {
         }
         let dest = out.join(case.file_name().ok_or("a case folder")?);
         copy_dir(&array, &dest)?;
-        write_cells_of(&opened, &dest, key, None)?;
+        write_cells_of(opened, &dest, key, None)?;
         appended += 1;
     }
     let py = venv(release)?;
@@ -297,7 +297,7 @@ fn copy_schema(
     };
     let key = case_key(case)?;
     let opened = tessera::OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, key)?;
-    write_cells_of(&opened, &dest, key, budget)?;
+    write_cells_of(opened, &dest, key, budget)?;
     Ok(Some(dest))
 }
 
@@ -336,15 +336,20 @@ fn batches(columns: &[tessera::Column], n: usize) -> Vec<Vec<tessera::Column>> {
 
 /// A read of `array`'s non-empty domain (the union of its fragments'): a
 /// dense array's cells outside it are fill values no write put there.
-fn non_empty_domain(array: &tessera::OpenArray) -> Result<tessera::Query<'_>, Error> {
-    let mut q = tessera::Query::new(&LocalFs, array);
+fn non_empty_domain(array: &tessera::OpenArray) -> tessera::ReadRequest {
+    let mut q = tessera::ReadRequest::new();
     if array.schema.array_type == tessera::tile::ArrayType::Sparse {
-        return Ok(q);
+        return q;
     }
     for (d, (lo, hi)) in array.schema.dimensions.iter().zip(dense_box(array)) {
         q = q.range(&d.name, lo, hi);
     }
-    Ok(q)
+    q
+}
+
+/// Reads of `array` from the local filesystem.
+fn local_session(array: tessera::OpenArray) -> tessera::ReadSession {
+    tessera::ReadSession::new(std::sync::Arc::new(LocalFs), std::sync::Arc::new(array))
 }
 
 /// A dense array's non-empty domain (the union of its fragments'), per dimension.
@@ -377,12 +382,13 @@ fn dense_box(array: &tessera::OpenArray) -> Vec<(tessera::Value, tessera::Value)
 /// non-empty domain) into a new fragment of
 /// the array at `dest` (`tessera read | tessera write`).
 fn write_cells_of(
-    source: &tessera::OpenArray,
+    source: tessera::OpenArray,
     dest: &Path,
     key: Option<tessera::filters::EncryptionKey>,
     budget: Option<u64>,
 ) -> Result<(), Error> {
-    let cells = non_empty_domain(source)?.execute()?;
+    let request = non_empty_domain(&source);
+    let cells = local_session(source).execute(&request)?;
     let options = tessera_write::WriteOptions {
         key,
         budget,

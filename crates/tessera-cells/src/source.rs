@@ -4,6 +4,7 @@
 //! for cells and writes what it gets.
 
 use crate::column::Column;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_tile::storage::Storage;
 
@@ -11,7 +12,7 @@ use tessera_tile::storage::Storage;
 pub type SourceError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Batches of cells, a column per field each, as a reader gives them.
-pub type CellBatches<'a> = Box<dyn Iterator<Item = Result<Vec<Column>, SourceError>> + 'a>;
+pub type CellBatches = Box<dyn Iterator<Item = Result<Vec<Column>, SourceError>> + Send>;
 
 /// Which cells of a sparse array's fragments [`CellSource::global_order`]
 /// gives, and in what memory.
@@ -32,19 +33,19 @@ pub struct SparseCells {
 pub trait CellSource: Sync {
     /// The cells of `array`'s fragments (a sparse array) in global order,
     /// in batches, dimensions first then attributes, as `which` says.
-    fn global_order<'a>(
+    fn global_order(
         &self,
-        storage: &'a dyn Storage,
-        array: &'a OpenArray,
+        storage: Arc<dyn Storage>,
+        array: Arc<OpenArray>,
         which: SparseCells,
-    ) -> Result<CellBatches<'a>, SourceError>;
+    ) -> Result<CellBatches, SourceError>;
 
     /// The cells of `array` (a dense array) in the box `bounds` (first and
     /// last coordinate per dimension), row-major, attributes only.
     fn dense_box(
         &self,
-        storage: &dyn Storage,
-        array: &OpenArray,
+        storage: Arc<dyn Storage>,
+        array: Arc<OpenArray>,
         bounds: &[(i128, i128)],
     ) -> Result<Vec<Column>, SourceError>;
 }

@@ -2,11 +2,11 @@
 //! `--timestamp`, `--where`, `--key`), layouts and formats, and the parsers
 //! of sizes, keys, timestamps and bounds.
 
-use crate::storage::{storage, target};
+use crate::storage::{shared_storage, storage, target};
 use clap::ValueEnum;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
-use tessera::query::{Aggregate, Expr, Query, Value};
+use tessera::query::{Aggregate, Expr, ReadRequest, ReadSession, Value};
 use tessera::tile::Layout;
 
 pub use crate::error::BoxError;
@@ -58,22 +58,18 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Opens the array at `--timestamp` with `--key`.
-    pub fn open(&self, array: &std::path::Path) -> Result<OpenArray, BoxError> {
+    /// Opens the array at `--timestamp` with `--key` for reads.
+    pub fn session(&self, array: &std::path::Path) -> Result<ReadSession, BoxError> {
         let (t1, t2) = parse_timestamp(&self.timestamp)?;
         let key = parse_key(&self.key)?;
-        Ok(OpenArray::open(
-            storage(array)?,
-            &target(array),
-            t1,
-            t2,
-            key,
-        )?)
+        let storage = shared_storage(array)?;
+        let opened = OpenArray::open(&*storage, &target(array), t1, t2, key)?;
+        Ok(ReadSession::new(storage, std::sync::Arc::new(opened)))
     }
 
-    /// A query of `a` with `--subarray` ranges and the `--where` condition.
-    pub fn query<'a>(&self, a: &'a OpenArray) -> Result<Query<'a>, BoxError> {
-        let mut q = Query::new(storage(&a.path)?, a);
+    /// A read of `a` with `--subarray` ranges and the `--where` condition.
+    pub fn request(&self, a: &OpenArray) -> Result<ReadRequest, BoxError> {
+        let mut q = ReadRequest::new();
         for s in &self.subarray {
             let (dim, ranges) = s
                 .split_once('=')

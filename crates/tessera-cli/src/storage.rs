@@ -26,6 +26,14 @@ pub fn storage(path: &Path) -> Result<&'static dyn Storage, BoxError> {
     })
 }
 
+/// The storage serving `path`, shared: what a read session keeps.
+pub fn shared_storage(path: &Path) -> Result<Arc<dyn Storage>, BoxError> {
+    Ok(match object_storage(path)? {
+        Some(s) => Arc::new(s.clone()),
+        None => Arc::new(LocalFs),
+    })
+}
+
 /// The object storage serving `path`, `None` for a local path. Each is
 /// made once and kept for the process (a command's lifetime).
 fn object_storage(path: &Path) -> Result<Option<&'static ObjectStorage>, BoxError> {

@@ -290,7 +290,7 @@ fn no_dims_leaves_the_coordinates_out() {
         assert!(ok, "{case}: {err}");
         let (ok, bare, err) = tessera(&["read", a, "--no-dims"]);
         assert!(ok, "{case}: {err}");
-        let schema = tessera::open(a, None).unwrap().schema;
+        let schema = tessera::open(a, None).unwrap().array().schema.clone();
         let dims: Vec<&str> = schema.dimensions.iter().map(|d| d.name.as_str()).collect();
         let full: Vec<&str> = full.lines().collect();
         let bare: Vec<&str> = bare.lines().collect();
@@ -327,7 +327,7 @@ fn csv_rows_are_the_jsonl_rows() {
             .join(case)
             .join("array");
         let a = a.to_str().unwrap();
-        let schema = tessera::open(a, None).unwrap().schema;
+        let schema = tessera::open(a, None).unwrap().array().schema.clone();
         let mut args = vec!["read", a];
         args.extend_from_slice(extra);
         let ranges;

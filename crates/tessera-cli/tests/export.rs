@@ -4,8 +4,9 @@
 mod common;
 use common::testdata;
 use std::process::Command;
+use std::sync::Arc;
 use tessera::fragment::OpenArray;
-use tessera::query::Query;
+use tessera::query::{ReadRequest, ReadSession};
 use tessera::tile::storage::LocalFs;
 
 const CASES: &[&str] = &[
@@ -26,9 +27,9 @@ fn arrow_and_parquet_files_hold_the_read() {
     std::fs::create_dir_all(&dir).unwrap();
     for case in CASES {
         let array = testdata().join(case).join("array");
-        let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, None).unwrap();
-        let expect = Query::new(&LocalFs, &a)
-            .execute()
+        let a = Arc::new(OpenArray::open(&LocalFs, &array, 0, u64::MAX, None).unwrap());
+        let expect = ReadSession::new(Arc::new(LocalFs), a.clone())
+            .execute(&ReadRequest::new())
             .unwrap()
             .into_record_batch()
             .unwrap();

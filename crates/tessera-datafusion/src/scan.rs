@@ -28,8 +28,9 @@ use std::fmt;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::extent;
-use tessera::query::stream::{stream, ReadPlan};
+use tessera::query::stream::stream;
 use tessera::query::{Expr as Condition, Value};
+use tessera::query::{ReadRequest, ReadSession};
 use tessera::tile::storage::Storage;
 
 /// Memory for each partition's read: batches of about this many bytes.
@@ -53,7 +54,7 @@ pub struct TesseraScan {
     table: TesseraTable,
     schema: SchemaRef,
     /// The read every partition makes, but for its ranges.
-    plan: ReadPlan,
+    plan: ReadRequest,
     /// The condition's text, for EXPLAIN.
     condition: Option<String>,
     /// Each partition's ranges; none at all when the filters select nothing.
@@ -219,8 +220,7 @@ impl TesseraScan {
     fn read_partition(&self, i: usize) -> Result<SendableRecordBatchStream> {
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
         if let Some(ranges) = self.partitions.get(i) {
-            let mut plan = self.plan.clone();
-            plan.ranges = ranges.clone();
+            let plan = self.plan.clone().with_ranges(ranges.clone());
             let pump = Pump {
                 storage: self.table.storage().clone(),
                 array: self.table.shared_array().clone(),
@@ -287,7 +287,7 @@ struct Parts {
 /// dimensions if it names any. With no column at all (`count(*)`), the
 /// cheapest read that still counts cells: coordinates of a sparse array,
 /// the first attribute of a dense one.
-fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>) -> ReadPlan {
+fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>) -> ReadRequest {
     let s = &array.schema;
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let dimensions = s
@@ -304,14 +304,13 @@ fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>
     if attributes.is_empty() && !dimensions {
         attributes.extend(s.attributes.first().map(|a| a.name.clone()));
     }
-    ReadPlan {
-        attributes: Some(attributes),
-        ranges: Vec::new(),
-        condition,
-        layout: None,
-        dimensions,
-        budget: PARTITION_BUDGET,
-        enumeration_values: false,
+    let request = ReadRequest::new()
+        .attributes(attributes)
+        .dimensions(dimensions)
+        .budget(PARTITION_BUDGET);
+    match condition {
+        Some(c) => request.condition(c),
+        None => request,
     }
 }
 
@@ -531,14 +530,15 @@ struct Pump {
     storage: Arc<dyn Storage>,
     array: Arc<OpenArray>,
     schema: SchemaRef,
-    plan: ReadPlan,
+    plan: ReadRequest,
     limit: Option<usize>,
     tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
 }
 
 impl Pump {
     fn run(self) {
-        let batches = match stream(self.storage.clone(), self.array.clone(), self.plan.clone()) {
+        let session = ReadSession::new(self.storage.clone(), self.array.clone());
+        let batches = match stream(session, self.plan.clone()) {
             Ok(b) => b,
             Err(e) => {
                 let _ = self.tx.blocking_send(Err(external(e)));

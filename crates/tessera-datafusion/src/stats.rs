@@ -4,7 +4,7 @@
 //! single-valued attribute's, with its null count (the fragments'
 //! summaries, format 12 and later, of sparse arrays).
 //!
-//! Exact only where no cell can be dropped or shadowed (`Query::
+//! Exact only where no cell can be dropped or shadowed (`ReadSession::
 //! field_bounds`, the table's row count) and never for floats, whose
 //! metadata leaves NaN out; DataFusion answers `min`/`max`/`count` from
 //! exact statistics without a scan, so an exact value must be the answer.
@@ -12,15 +12,16 @@
 use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
+use std::sync::Arc;
 use tessera::fragment::OpenArray;
-use tessera::query::{extent, Query, Value};
+use tessera::query::{extent, ReadSession, Value};
 use tessera::tile::storage::Storage;
 
 /// The statistics of every column of the table of `array` read through
 /// `storage`, whose columns are `schema` and which has `rows` rows.
 pub(crate) fn table_statistics(
-    storage: &dyn Storage,
-    array: &OpenArray,
+    storage: &Arc<dyn Storage>,
+    array: &Arc<OpenArray>,
     schema: &SchemaRef,
     rows: Precision<usize>,
 ) -> Statistics {
@@ -37,10 +38,10 @@ pub(crate) fn table_statistics(
             None => ColumnStatistics::new_unknown(),
         });
     }
-    let query = Query::new(storage, array);
+    let session = ReadSession::new(storage.clone(), array.clone());
     for a in &array.schema.attributes {
         let field = schema.field(columns.len());
-        let stats = match query.field_bounds(&a.name) {
+        let stats = match session.field_bounds(&a.name) {
             Ok(Some(b)) => match (&b.min, &b.max) {
                 (Some(lo), Some(hi)) => with_bounds(
                     field,

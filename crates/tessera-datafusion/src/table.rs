@@ -127,7 +127,7 @@ impl TesseraTable {
     pub(crate) fn column_statistics(&self) -> &Statistics {
         self.statistics.get_or_init(|| {
             crate::stats::table_statistics(
-                &*self.storage,
+                &self.storage,
                 &self.array,
                 &self.schema,
                 self.row_count(),

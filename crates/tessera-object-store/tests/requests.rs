@@ -9,9 +9,10 @@
 //! requests in as many calls.
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_object_store::ObjectStorage;
-use tessera_query::{Query, ReadResult, Value};
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
 
 mod common;
 use common::{plan, stored};
@@ -19,10 +20,12 @@ use common::{plan, stored};
 /// The plan of `read` with one fragment in flight at a time, and its
 /// result; the default (fragments side by side) must send the same
 /// requests in as many storage calls.
-fn read_plan<'a>(
+fn read_plan(
     storage: &ObjectStorage,
-    query: impl Fn() -> Query<'a>,
+    array: &Arc<OpenArray>,
+    request: ReadRequest,
 ) -> (Vec<String>, ReadResult) {
+    let session = ReadSession::new(Arc::new(storage.clone()), array.clone());
     let unnumbered = |plan: &[String]| {
         let mut lines: Vec<String> = (plan.iter())
             .map(|l| l.split_once(": ").map_or(l.clone(), |(_, r)| r.to_owned()))
@@ -36,12 +39,11 @@ fn read_plan<'a>(
         n.len()
     };
     storage.record_requests();
-    let result = query().execute().unwrap();
+    let result = session.execute(&request).unwrap();
     let side_by_side = plan(storage.requests());
     storage.record_requests();
-    let one_by_one = query()
-        .tune(|t| t.fragments_in_flight = 1)
-        .execute()
+    let one_by_one = session
+        .execute(&request.tune(|t| t.fragments_in_flight = 1))
         .unwrap();
     let sequential = plan(storage.requests());
     assert_eq!(unnumbered(&side_by_side), unnumbered(&sequential));
@@ -54,7 +56,7 @@ fn read_plan<'a>(
 fn opening_and_reading_a_sparse_array() {
     let (storage, uri) = stored("random_sparse");
     storage.record_requests();
-    let array = OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap();
+    let array = Arc::new(OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap());
     let open = plan(storage.requests());
     insta::assert_snapshot!("open_random_sparse", open.join("\n"));
     // No byte range read twice while opening.
@@ -62,12 +64,14 @@ fn opening_and_reading_a_sparse_array() {
     ranges.sort();
     ranges.dedup();
     assert_eq!(ranges.len(), open.len());
-    let (read, all) = read_plan(&storage, || Query::new(&storage, &array));
+    let (read, all) = read_plan(&storage, &array, ReadRequest::new());
     assert!(all.cell_count > 0);
     insta::assert_snapshot!("read_random_sparse", read.join("\n"));
-    let (read, some) = read_plan(&storage, || {
-        Query::new(&storage, &array).range("x", Value::Int(1), Value::Int(20))
-    });
+    let (read, some) = read_plan(
+        &storage,
+        &array,
+        ReadRequest::new().range("x", Value::Int(1), Value::Int(20)),
+    );
     assert!(some.cell_count < all.cell_count);
     insta::assert_snapshot!("read_random_sparse_subarray", read.join("\n"));
 }
@@ -76,13 +80,15 @@ fn opening_and_reading_a_sparse_array() {
 fn opening_and_reading_a_dense_array_of_fragments() {
     let (storage, uri) = stored("dense_1d_fragments");
     storage.record_requests();
-    let array = OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap();
+    let array = Arc::new(OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap());
     insta::assert_snapshot!(
         "open_dense_1d_fragments",
         plan(storage.requests()).join("\n")
     );
     storage.record_requests();
-    let r = Query::new(&storage, &array).execute().unwrap();
+    let r = ReadSession::new(Arc::new(storage.clone()), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     assert!(r.cell_count > 0);
     insta::assert_snapshot!(
         "read_dense_1d_fragments",

@@ -8,15 +8,17 @@ use common::{plan_side_by_side, stored, without_uuids};
 use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Column, Query, QuerySource};
+use tessera_query::{Column, QuerySource, ReadRequest, ReadSession};
 use tessera_tile::storage::{LocalFs, Location, Storage};
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 use tessera_write::{FragmentWriter, WriteOptions};
 
 /// Every cell of the array at `at`, each field's bytes.
 fn cells(at: &Location) -> Vec<(String, Vec<u8>, Option<Vec<u64>>)> {
-    let array = OpenArray::open(at.reader(), at.path(), 0, u64::MAX, None).unwrap();
-    let read = Query::new(at.reader(), &array).execute().unwrap();
+    let array = Arc::new(OpenArray::open(at.reader(), at.path(), 0, u64::MAX, None).unwrap());
+    let read = ReadSession::new(at.shared(), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     read.columns
         .into_iter()
         .map(|c: Column| (c.name, c.data, c.offsets))
@@ -72,8 +74,11 @@ fn a_write_a_consolidation_and_a_vacuum_on_a_store() {
     let (storage, uri) = stored("random_sparse");
     let remote = Location::new(Arc::new(storage.clone()), &uri);
     let local = local_copy("random_sparse");
-    let array = OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap();
-    let columns = Query::new(&storage, &array).execute().unwrap().columns;
+    let array = Arc::new(OpenArray::open(&storage, Path::new(&uri), 0, u64::MAX, None).unwrap());
+    let columns = ReadSession::new(Arc::new(storage.clone()), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap()
+        .columns;
     let before = fragment_count(&remote);
     let lines = |storage: &tessera_object_store::ObjectStorage| -> String {
         let p = plan_side_by_side(storage.requests());

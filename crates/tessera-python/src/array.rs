@@ -8,8 +8,9 @@ use arrow_pyarrow::IntoPyArrow;
 use pyo3::prelude::*;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
-use tessera::query::stream::{stream, ReadPlan};
+use tessera::query::stream::stream;
 use tessera::query::Expr;
+use tessera::query::{ReadRequest, ReadSession};
 use tessera::tile::storage::Storage;
 use tessera::tile::Layout;
 
@@ -112,17 +113,22 @@ impl Array {
             .map(|c| Expr::parse(&c, &self.array.schema))
             .transpose()
             .map_err(py_err)?;
-        let plan = ReadPlan {
-            attributes: attrs,
-            ranges: ranges_from(&self.array, subarray)?,
-            condition,
-            layout: layout.map(parse_layout).transpose()?,
-            dimensions: dims,
-            budget: budget.max(1),
-            enumeration_values: enum_values,
-        };
-        let (storage, array) = (self.storage.clone(), self.array.clone());
-        let batches = py.detach(|| stream(storage, array, plan)).map_err(py_err)?;
+        let mut request = ReadRequest::new()
+            .with_ranges(ranges_from(&self.array, subarray)?)
+            .dimensions(dims)
+            .budget(budget.max(1))
+            .enumeration_values(enum_values);
+        if let Some(a) = attrs {
+            request = request.attributes(a);
+        }
+        if let Some(l) = layout.map(parse_layout).transpose()? {
+            request = request.layout(l);
+        }
+        if let Some(c) = condition {
+            request = request.condition(c);
+        }
+        let session = ReadSession::new(self.storage.clone(), self.array.clone());
+        let batches = py.detach(|| stream(session, request)).map_err(py_err)?;
         let boxed: Box<dyn arrow_array::RecordBatchReader + Send> = Box::new(PyBatches(batches));
         boxed.into_pyarrow(py)
     }

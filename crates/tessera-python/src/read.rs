@@ -1,4 +1,4 @@
-//! Python's read arguments as a [`ReadPlan`], and the plan's streamed
+//! Python's read arguments as a `ReadRequest`, and its streamed
 //! batches (`tessera_query::stream`) as a `RecordBatchReader` pyarrow
 //! pulls from through the Arrow C stream interface.
 

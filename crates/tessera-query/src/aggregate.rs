@@ -19,14 +19,19 @@
 //! every selected cell is null has a null sum, min, max and mean. NaN takes
 //! no part either, as in the tile metadata libtiledb writes.
 
+use crate::batch::Batches;
+use crate::context::ReadContext;
 use crate::geometry::mbr_overlap;
 use crate::prune::Answered;
-use crate::read::Query;
+use crate::read::Read;
+use crate::request::ReadRequest;
 use crate::result::ReadResult;
 use crate::QueryError;
+use std::sync::Arc;
 use tessera_fragment::tile_metadata::{compare_cells as order, Sum};
-use tessera_fragment::{Field, FragmentMetadata, Overlap};
+use tessera_fragment::{Field, FragmentMetadata, OpenArray, Overlap};
 use tessera_schema::{ArraySchema, CellValNum, Range1D, Value};
+use tessera_tile::storage::Storage;
 use tessera_tile::Datatype;
 
 /// An aggregate over the cells a query selects.
@@ -74,7 +79,7 @@ impl std::fmt::Display for Aggregate {
     }
 }
 
-/// What fragment metadata says of one field ([`Query::field_bounds`]).
+/// What fragment metadata says of one field ([`ReadSession::field_bounds`](crate::ReadSession::field_bounds)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldBounds {
     /// The field's datatype: `min` and `max` are one value of it, as stored.
@@ -283,73 +288,68 @@ struct FieldMetadata<'m> {
     bounds: (&'m [u8], &'m [u8]),
 }
 
-impl<'a> Query<'a> {
-    /// Computes aggregates over the cells this query selects (its ranges
-    /// and condition; attributes and layout play no part), from metadata
-    /// where it can; what it must decode it reads in batches of about
-    /// `budget` bytes.
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::{Aggregate, Query};
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let r = Query::new(&LocalFs, &array)
-    ///     .aggregate(&[Aggregate::Count, Aggregate::Sum("a".into())], 64 << 20)
-    ///     .unwrap();
-    /// println!("{} cells, sum {}", r.values[0].to_json(), r.values[1].to_json());
-    /// ```
-    pub fn aggregate(&self, aggs: &[Aggregate], budget: u64) -> Result<Aggregates, QueryError> {
-        let schema = self.array.schema.clone();
-        let mut tally = Tally::new(&schema, aggs)?;
-        let mut out = Aggregates {
-            values: Vec::new(),
-            fragments_from_metadata: 0,
-            tiles_from_metadata: 0,
-            cells_decoded: 0,
-        };
-        // Metadata first: what it answers is left out of the decoding read.
-        let answered = match !schema.is_dense() && self.condition.is_none() {
-            true => self.answer_from_metadata(&schema, &mut tally, &mut out)?,
-            false => vec![Answered::Nothing; self.array.fragments.len()],
-        };
-        // The rest: decode.
-        let dense_condition = schema.is_dense().then(|| self.condition.clone()).flatten();
-        let mut read_fields = tally.names.clone();
-        if let Some(c) = &dense_condition {
-            c.fields(&mut read_fields);
-        }
-        let attrs: Vec<String> = read_fields
-            .iter()
-            .filter(|f| schema.attribute(f).is_some())
-            .cloned()
-            .collect();
-        let mut q = self
-            .clone()
-            .attributes(attrs)
-            .dimensions(true)
-            .enumeration_values(false);
-        q.answered = std::sync::Arc::new(answered);
-        if dense_condition.is_some() {
-            // Cells failing a condition read as fill values in dense reads:
-            // read without it and test each cell here.
-            q.condition = None;
-        }
-        if q.answered.iter().all(|a| *a == Answered::Fragment) && !schema.is_dense() {
-            // Nothing left to read.
-        } else {
-            for batch in q.batches(budget)? {
-                let batch = batch?;
-                let names = &tally.names;
-                tally.count += fold(&batch, names, &mut tally.accs, dense_condition.as_ref());
-                out.cells_decoded += batch.cell_count as u64;
-            }
-        }
-        out.values = aggs.iter().map(|a| tally.value(a)).collect();
-        Ok(out)
+/// The aggregates of the cells `request` selects (its ranges and
+/// condition; attributes and layout play no part), from metadata where
+/// it can; what it must decode it reads in the request's batches.
+pub(crate) fn aggregate(
+    storage: &Arc<dyn Storage>,
+    array: &Arc<OpenArray>,
+    context: Arc<ReadContext>,
+    request: &ReadRequest,
+    aggs: &[Aggregate],
+) -> Result<Aggregates, QueryError> {
+    let read = Read::resolve(&**storage, array, request, context.clone());
+    let schema = array.schema.clone();
+    let mut tally = Tally::new(&schema, aggs)?;
+    let mut out = Aggregates {
+        values: Vec::new(),
+        fragments_from_metadata: 0,
+        tiles_from_metadata: 0,
+        cells_decoded: 0,
+    };
+    // Metadata first: what it answers is left out of the decoding read.
+    let answered = match !schema.is_dense() && read.condition.is_none() {
+        true => read.answer_from_metadata(&schema, &mut tally, &mut out)?,
+        false => vec![Answered::Nothing; array.fragments.len()],
+    };
+    // The rest: decode.
+    let dense_condition = schema.is_dense().then(|| read.condition.clone()).flatten();
+    let mut read_fields = tally.names.clone();
+    if let Some(c) = &dense_condition {
+        c.fields(&mut read_fields);
     }
+    let attrs: Vec<String> = read_fields
+        .iter()
+        .filter(|f| schema.attribute(f).is_some())
+        .cloned()
+        .collect();
+    let mut decoding = request
+        .clone()
+        .attributes(attrs)
+        .dimensions(true)
+        .enumeration_values(false);
+    if dense_condition.is_some() {
+        // Cells failing a condition read as fill values in dense reads:
+        // read without it and test each cell here.
+        decoding.condition = None;
+    }
+    if answered.iter().all(|a| *a == Answered::Fragment) && !schema.is_dense() {
+        // Nothing left to read.
+    } else {
+        let answered = Arc::new(answered);
+        let batches = Batches::start(storage.clone(), array.clone(), decoding, context, answered)?;
+        for batch in batches {
+            let batch = batch?;
+            let names = &tally.names;
+            tally.count += fold(&batch, names, &mut tally.accs, dense_condition.as_ref());
+            out.cells_decoded += batch.cell_count as u64;
+        }
+    }
+    out.values = aggs.iter().map(|a| tally.value(a)).collect();
+    Ok(out)
+}
 
+impl<'a> Read<'a> {
     /// Answers from fragment and tile metadata what it can: fragments the
     /// subarray covers whole (from their summaries), and tiles it covers
     /// whole (from their metadata), where no cell of theirs can be dropped
@@ -427,27 +427,9 @@ impl<'a> Query<'a> {
         Ok(answered)
     }
 
-    /// Whether no cell of fragment `fi` can be dropped or shadowed by
-    /// anything but the subarray, so its metadata speaks for its cells.
-    /// What fragment metadata says of the single-valued field `name` over
-    /// the whole array, decoding no tile: its least and greatest values
-    /// and its null cells, from each fragment's summary (format 12 and
-    /// later) of a sparse array. `None` when a fragment keeps no usable
-    /// summary of it, or the array is dense (its fill values are no
-    /// fragment's). `exact` says no cell can be dropped or shadowed (as
-    /// [`Query::aggregate`] decides per fragment); otherwise the values
-    /// only bound the cells a read returns.
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::Query;
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let b = Query::new(&LocalFs, &array).field_bounds("i").unwrap().unwrap();
-    /// assert!(b.min.is_some() && b.null_count == 0);
-    /// ```
-    pub fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
+    /// What fragment metadata says of the single-valued field `name`
+    /// ([`ReadSession::field_bounds`](crate::ReadSession::field_bounds)).
+    pub(crate) fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
         let schema = &self.array.schema;
         let Some(spec) = schema.attribute(name) else {
             return Ok(None);
@@ -494,6 +476,8 @@ impl<'a> Query<'a> {
         Ok(Some(out))
     }
 
+    /// Whether no cell of fragment `fi` can be dropped or shadowed by
+    /// anything but the subarray, so its metadata speaks for its cells.
     fn metadata_may_answer(
         &self,
         fi: usize,

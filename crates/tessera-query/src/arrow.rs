@@ -237,12 +237,11 @@ impl ReadResult {
     /// result; fixed-sized numeric buffers move without copying.
     ///
     /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::Query;
+    /// use tessera_query::{ReadRequest, ReadSession};
     /// use tessera_tile::storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// for batch in Query::new(&LocalFs, &array).batches(64 << 20).unwrap() {
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// for batch in session.batches(&ReadRequest::new().budget(64 << 20)).unwrap() {
     ///     let rb = batch.unwrap().into_record_batch().unwrap();
     ///     println!("{} rows, schema {:?}", rb.num_rows(), rb.schema());
     /// }
@@ -291,13 +290,13 @@ impl ReadResult {
 /// `tiledb.enumeration`.
 ///
 /// ```
-/// use tessera_fragment::OpenArray;
-/// use tessera_query::{arrow::Dictionaries, Query};
+/// use tessera_query::{arrow::Dictionaries, ReadRequest, ReadSession};
 /// use tessera_tile::storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
-/// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-/// let dictionaries = Dictionaries::new(&array, array.enumerations(&LocalFs).unwrap()).unwrap();
-/// let batch = Query::new(&LocalFs, &array).execute().unwrap().into_record_batch().unwrap();
+/// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+/// let array = session.array();
+/// let dictionaries = Dictionaries::new(array, array.enumerations(&LocalFs).unwrap()).unwrap();
+/// let batch = session.execute(&ReadRequest::new()).unwrap().into_record_batch().unwrap();
 /// let batch = dictionaries.apply(batch).unwrap();
 /// assert!(batch.schema().fields().iter().any(|f| matches!(f.data_type(), arrow_schema::DataType::Dictionary(..))));
 /// ```
@@ -412,7 +411,7 @@ fn dictionary_field(keys: &Field, data_type: DataType, enumeration: &str) -> Fie
 }
 
 /// The Arrow schema of `array`'s cells as a streamed read returns them
-/// (`stream::ReadPlan`'s defaults): every dimension then every attribute,
+/// (`ReadRequest::new`'s defaults): every dimension then every attribute,
 /// enumerated attributes as dictionary columns unless
 /// `enumeration_values`. Known before anything is read, as a SQL table's
 /// schema must be.

@@ -18,15 +18,18 @@
 
 use crate::context::ReadContext;
 use crate::geometry::dense_grid;
-use crate::read::Query;
+use crate::prune::Answered;
+use crate::read::Read;
+use crate::request::ReadRequest;
 use crate::result::ReadResult;
 use crate::QueryError;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use tessera_cells::order::major_order;
-use tessera_fragment::Field;
+use tessera_fragment::{Field, OpenArray};
 use tessera_schema::Range1D;
 use tessera_schema::Value;
+use tessera_tile::storage::Storage;
 use tessera_tile::{Datatype, Layout};
 
 /// Per-dimension inclusive ranges of one piece; an empty list means "all".
@@ -34,10 +37,19 @@ type Piece = Vec<Ranges>;
 /// Inclusive ranges on one dimension.
 type Ranges = Vec<(Value, Value)>;
 
-/// An iterator over the batches of a read; see [`Query::batches`].
-pub struct Batches<'a> {
-    query: Query<'a>,
-    budget: u64,
+/// The batches of a read, in order; see
+/// [`ReadSession::batches`](crate::ReadSession::batches). It owns what it
+/// reads (the storage, the array and the request), so it can be moved to
+/// another thread and outlive the session.
+pub struct Batches {
+    storage: Arc<dyn Storage>,
+    array: Arc<OpenArray>,
+    request: ReadRequest,
+    context: Arc<ReadContext>,
+    /// Per fragment, what aggregates answered from metadata (left unread).
+    answered: Arc<Vec<Answered>>,
+    /// `None`: the read is one batch, its ranges as given.
+    budget: Option<u64>,
     /// Result bytes a batch is cut to where cuts cost nothing.
     free_cut_bytes: u64,
     pieces: VecDeque<Piece>,
@@ -50,81 +62,41 @@ pub struct Batches<'a> {
     failed: bool,
 }
 
-impl<'a> Query<'a> {
-    /// Reads in batches of about `budget` bytes each (decoded tiles plus
-    /// result), in the query's layout; concatenated, the batches are exactly
-    /// what [`Query::execute`] returns (for sparse reads without an order,
-    /// the same cells). The buffers kept for reuse between batches stay
-    /// within an eighth of the budget (tiles) and half of it (recycled
-    /// results): the read gets a [`ReadContext`] of its own, capped by its
-    /// budget, unless the query was given one ([`Query::context`]). Other
-    /// queries' buffers are untouched.
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::Query;
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let mut cells = 0;
-    /// for batch in Query::new(&LocalFs, &array).batches(4 << 10).unwrap() {
-    ///     let batch = batch.unwrap();
-    ///     cells += batch.cell_count;
-    ///     batch.recycle();
-    /// }
-    /// assert_eq!(cells, Query::new(&LocalFs, &array).execute().unwrap().cell_count);
-    /// ```
-    pub fn batches(mut self, budget: u64) -> Result<Batches<'a>, QueryError> {
-        // The buffers kept for reuse sit on top of what a batch holds: a
-        // context of the read's own keeps them within shares of its budget
-        // (ReadContext::with_budget), unless the caller gave one.
-        if !self.context_given {
-            self.context = Arc::new(ReadContext::with_budget(budget));
-        }
-        let schema = self.array.schema.clone();
-        // Planning the batches reads R-trees and tile sizes: on an object
-        // store, every metadata section the read needs comes first, as one
-        // batch (each batch's read then finds them loaded).
-        self.fetch_metadata(&self.returned_attributes());
-        let layout = self.resolved_layout();
-        let mut first = Piece::new();
-        let dense = schema.is_dense();
-        let mut covered: Option<Vec<Option<(Value, Value)>>> = None;
-        for (j, d) in schema.dimensions.iter().enumerate() {
-            if !self.ranges.get(j).is_none_or(Vec::is_empty) {
-                let mut r = self.ranges[j].clone();
-                if !dense {
-                    // Sparse membership is a union: sorted, merged ranges
-                    // select the same cells and cut in order.
-                    r.sort();
-                    let mut m: Vec<(Value, Value)> = Vec::with_capacity(r.len());
-                    for (a, b) in r {
-                        match m.last_mut() {
-                            Some(l) if a <= l.1 => l.1 = l.1.clone().max(b),
-                            _ => m.push((a, b)),
-                        }
-                    }
-                    r = m;
-                }
-                first.push(r);
-            } else {
-                // What a read with no range covers: the current domain of
-                // a dense array, the fragments' non-empty domains of a
-                // sparse one (none for var-sized dimensions).
-                if covered.is_none() {
-                    covered = Some(extent(self.array)?);
-                }
-                match covered.as_ref().and_then(|c| c[j].clone()) {
-                    Some((a, b)) if dense || !d.is_var() => first.push(vec![(a, b)]),
-                    _ => first.push(Vec::new()),
-                }
+impl Batches {
+    /// The batches of `request` of `array`, reusing the buffers of
+    /// `context`. With a budget, the pieces a batch may cover are planned
+    /// from metadata: the ranges asked for, or what a read without them
+    /// covers, cut while a piece's footprint is over the budget.
+    pub(crate) fn start(
+        storage: Arc<dyn Storage>,
+        array: Arc<OpenArray>,
+        request: ReadRequest,
+        context: Arc<ReadContext>,
+        answered: Arc<Vec<Answered>>,
+    ) -> Result<Batches, QueryError> {
+        let read = Read::resolve(&*storage, &array, &request, context.clone());
+        let layout = read.resolved_layout();
+        let (first, cell_bytes, tile_cell_bytes) = match request.budget {
+            None => (read.ranges.clone(), 0.0, 0.0),
+            Some(_) => {
+                // Planning the batches reads R-trees and tile sizes: on an
+                // object store, every metadata section the read needs comes
+                // first, as one batch (each batch's read then finds them
+                // loaded).
+                read.fetch_metadata(&read.returned_attributes());
+                let (cell_bytes, tile_cell_bytes) = read.cell_bytes()?;
+                (first_piece(&read)?, cell_bytes, tile_cell_bytes)
             }
-        }
-        let (cell_bytes, tile_cell_bytes) = self.cell_bytes()?;
+        };
+        let budget = request.budget.map(|b| b.max(1));
         Ok(Batches {
-            query: self,
-            budget: budget.max(1),
-            free_cut_bytes: (budget / 2).max(1),
+            storage,
+            array,
+            request,
+            context,
+            answered,
+            budget,
+            free_cut_bytes: budget.map_or(u64::MAX, |b| (b / 2).max(1)),
             pieces: VecDeque::from([first]),
             cell_bytes,
             tile_cell_bytes,
@@ -133,74 +105,6 @@ impl<'a> Query<'a> {
         })
     }
 
-    /// Result bytes per cell over the fields a read returns: fixed sizes,
-    /// validity bytes, offsets, and var-sized data averaged from the
-    /// fragments' tile var sizes (the largest average of any fragment);
-    /// and of those, the bytes of tiles decoded: all but those of fields a
-    /// dense read places straight from their files (as the array schema
-    /// stores them).
-    fn cell_bytes(&self) -> Result<(f64, f64), QueryError> {
-        let schema = &self.array.schema;
-        let attrs: Vec<usize> = match &self.attributes {
-            Some(names) => names
-                .iter()
-                .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
-                .collect(),
-            None => (0..schema.attributes.len()).collect(),
-        };
-        let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
-        let dense = schema.is_dense();
-        // Dense coordinates are computed, not decoded, and take no result
-        // memory where a grid describes them.
-        if !dense || (self.with_dimensions && !self.describes_coordinates()) {
-            fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
-        }
-        let in_place = self.places_unfiltered();
-        let mut total = 0.0;
-        let mut decoded = 0.0;
-        for f in fields {
-            let (var, fixed, nullable) = match f {
-                Field::Attribute(i) => {
-                    let a = &schema.attributes[i];
-                    (a.is_var(), a.cell_size(), a.nullable)
-                }
-                Field::Dimension(j) => {
-                    let d = &schema.dimensions[j];
-                    (d.is_var(), d.coord_size(), false)
-                }
-                _ => unreachable!("only attributes and dimensions"),
-            };
-            total += nullable as u8 as f64;
-            decoded += nullable as u8 as f64;
-            if !var {
-                total += fixed as f64;
-                let computed = dense && matches!(f, Field::Dimension(_));
-                if !computed && !matches!(f, Field::Attribute(i) if in_place(i)) {
-                    decoded += fixed as f64;
-                }
-                continue;
-            }
-            let mut avg: f64 = 8.0;
-            for frag in &self.array.fragments {
-                let own = frag.own_field(schema, f);
-                let Some(idx) = own.and_then(|f| frag.field_index(f)) else {
-                    continue;
-                };
-                let cells = frag.total_cell_num();
-                if cells == 0 {
-                    continue;
-                }
-                let sizes = frag.tile_var_sizes(self.storage, idx)?;
-                avg = avg.max(sizes.iter().sum::<u64>() as f64 / cells as f64);
-            }
-            total += 8.0 + avg;
-            decoded += 8.0 + avg;
-        }
-        Ok((total.max(1.0), decoded))
-    }
-}
-
-impl Batches<'_> {
     /// Where cutting costs nothing (no tile is decoded: every field is
     /// read straight from unfiltered tiles, [`Tuning::direct_tile_bytes`](crate::tuning::Tuning)),
     /// batches are cut until their result is at most `bytes` (default: half
@@ -209,12 +113,11 @@ impl Batches<'_> {
     /// while they are written out and their buffers are reused.
     ///
     /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::Query;
+    /// use tessera_query::{ReadRequest, ReadSession};
     /// use tessera_tile::storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let batches = Query::new(&LocalFs, &array).batches(1 << 30).unwrap();
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let batches = session.batches(&ReadRequest::new().budget(1 << 30)).unwrap();
     /// for batch in batches.free_cut_bytes(8 << 20) {
     ///     let batch = batch.unwrap();
     ///     println!("{} cells", batch.cell_count);
@@ -222,7 +125,8 @@ impl Batches<'_> {
     /// }
     /// ```
     pub fn free_cut_bytes(mut self, bytes: u64) -> Self {
-        self.free_cut_bytes = bytes.clamp(1, (self.budget / 2).max(1));
+        let half = self.budget.map_or(u64::MAX, |b| (b / 2).max(1));
+        self.free_cut_bytes = bytes.clamp(1, half);
         self
     }
 
@@ -230,7 +134,7 @@ impl Batches<'_> {
     /// overlaps (decoded) plus the cells it returns, at `cell_bytes` each;
     /// and the number of tiles it overlaps.
     fn estimate(&self, piece: &Piece) -> Result<(f64, u64), QueryError> {
-        let array = self.query.array;
+        let array = &*self.array;
         let schema = &array.schema;
         // (decoded tile cells, result cells, tiles)
         let (tile_cells, result_cells, tile_count) = if schema.is_dense() {
@@ -257,7 +161,7 @@ impl Batches<'_> {
             // Every cell of an overlapping tile may be returned.
             let (mut cells, mut tiles) = (0u64, 0u64);
             for frag in &array.fragments {
-                let rt = frag.rtree(self.query.storage)?;
+                let rt = frag.rtree(&*self.storage)?;
                 let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| {
                     crate::geometry::mbr_overlap(mbr, piece, &schema.dimensions)
                 });
@@ -276,7 +180,7 @@ impl Batches<'_> {
 
     /// Cuts a piece in two, keeping the layout's order; `None` if it cannot be cut.
     fn split(&self, piece: &Piece) -> Option<(Piece, Piece)> {
-        let schema = &self.query.array.schema;
+        let schema = &self.array.schema;
         let nd = piece.len();
         let major = |l: Layout| major_order(l, nd);
         let types: Vec<Datatype> = schema.dimensions.iter().map(|d| d.datatype).collect();
@@ -306,6 +210,30 @@ impl Batches<'_> {
                     .find_map(|j| cut(piece, j, types[j], None))
             }
         }
+    }
+
+    /// A piece cut in two where it is over budget; `None` when it fits,
+    /// cannot be cut, or the read is one batch.
+    fn try_split(&self, piece: &Piece) -> Result<Option<(Piece, Piece)>, QueryError> {
+        let Some(budget) = self.budget else {
+            return Ok(None);
+        };
+        // Where no tile is decoded, a cut costs nothing: pieces are cut to
+        // the budget, not to whole tiles.
+        let free = self.tile_cell_bytes == 0.0;
+        let (bytes, tiles) = self.estimate(piece)?;
+        let limit = match free {
+            true => self.free_cut_bytes,
+            false => budget,
+        };
+        if bytes <= limit as f64 || (tiles <= 1 && !free) {
+            return Ok(None);
+        }
+        let Some((a, b)) = self.split(piece) else {
+            return Ok(None);
+        };
+        let fewer = self.estimate(&a)?.1 < tiles || self.estimate(&b)?.1 < tiles;
+        Ok((fewer || free).then_some((a, b)))
     }
 }
 
@@ -414,28 +342,116 @@ fn cut(
     Some((l, rr))
 }
 
-impl Batches<'_> {
-    fn try_split(&self, piece: &Piece) -> Result<Option<(Piece, Piece)>, QueryError> {
-        // Where no tile is decoded, a cut costs nothing: pieces are cut to
-        // the budget, not to whole tiles.
-        let free = self.tile_cell_bytes == 0.0;
-        let (bytes, tiles) = self.estimate(piece)?;
-        let limit = match free {
-            true => self.free_cut_bytes,
-            false => self.budget,
+impl Read<'_> {
+    /// Result bytes per cell over the fields a read returns: fixed sizes,
+    /// validity bytes, offsets, and var-sized data averaged from the
+    /// fragments' tile var sizes (the largest average of any fragment);
+    /// and of those, the bytes of tiles decoded: all but those of fields a
+    /// dense read places straight from their files (as the array schema
+    /// stores them).
+    fn cell_bytes(&self) -> Result<(f64, f64), QueryError> {
+        let schema = &self.array.schema;
+        let attrs: Vec<usize> = match &self.attributes {
+            Some(names) => names
+                .iter()
+                .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+                .collect(),
+            None => (0..schema.attributes.len()).collect(),
         };
-        if bytes <= limit as f64 || (tiles <= 1 && !free) {
-            return Ok(None);
+        let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
+        let dense = schema.is_dense();
+        // Dense coordinates are computed, not decoded, and take no result
+        // memory where a grid describes them.
+        if !dense || (self.with_dimensions && !self.describes_coordinates()) {
+            fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
         }
-        let Some((a, b)) = self.split(piece) else {
-            return Ok(None);
-        };
-        let fewer = self.estimate(&a)?.1 < tiles || self.estimate(&b)?.1 < tiles;
-        Ok((fewer || free).then_some((a, b)))
+        let in_place = self.places_unfiltered();
+        let mut total = 0.0;
+        let mut decoded = 0.0;
+        for f in fields {
+            let (var, fixed, nullable) = match f {
+                Field::Attribute(i) => {
+                    let a = &schema.attributes[i];
+                    (a.is_var(), a.cell_size(), a.nullable)
+                }
+                Field::Dimension(j) => {
+                    let d = &schema.dimensions[j];
+                    (d.is_var(), d.coord_size(), false)
+                }
+                _ => unreachable!("only attributes and dimensions"),
+            };
+            total += nullable as u8 as f64;
+            decoded += nullable as u8 as f64;
+            if !var {
+                total += fixed as f64;
+                let computed = dense && matches!(f, Field::Dimension(_));
+                if !computed && !matches!(f, Field::Attribute(i) if in_place(i)) {
+                    decoded += fixed as f64;
+                }
+                continue;
+            }
+            let mut avg: f64 = 8.0;
+            for frag in &self.array.fragments {
+                let own = frag.own_field(schema, f);
+                let Some(idx) = own.and_then(|f| frag.field_index(f)) else {
+                    continue;
+                };
+                let cells = frag.total_cell_num();
+                if cells == 0 {
+                    continue;
+                }
+                let sizes = frag.tile_var_sizes(self.storage, idx)?;
+                avg = avg.max(sizes.iter().sum::<u64>() as f64 / cells as f64);
+            }
+            total += 8.0 + avg;
+            decoded += 8.0 + avg;
+        }
+        Ok((total.max(1.0), decoded))
     }
 }
 
-impl Iterator for Batches<'_> {
+/// The one piece a read in batches starts from: per dimension, the
+/// ranges asked for (a sparse array's sorted and merged), or what a read
+/// without them covers.
+fn first_piece(read: &Read<'_>) -> Result<Piece, QueryError> {
+    let schema = &read.array.schema;
+    let mut first = Piece::new();
+    let dense = schema.is_dense();
+    let mut covered: Option<Vec<Option<(Value, Value)>>> = None;
+    for (j, d) in schema.dimensions.iter().enumerate() {
+        if !read.ranges.get(j).is_none_or(Vec::is_empty) {
+            let mut r = read.ranges[j].clone();
+            if !dense {
+                // Sparse membership is a union: sorted, merged ranges
+                // select the same cells and cut in order.
+                r.sort();
+                let mut m: Vec<(Value, Value)> = Vec::with_capacity(r.len());
+                for (a, b) in r {
+                    match m.last_mut() {
+                        Some(l) if a <= l.1 => l.1 = l.1.clone().max(b),
+                        _ => m.push((a, b)),
+                    }
+                }
+                r = m;
+            }
+            first.push(r);
+        } else {
+            // What a read with no range covers: the current domain of
+            // a dense array, the fragments' non-empty domains of a
+            // sparse one (none for var-sized dimensions).
+            if covered.is_none() {
+                covered = Some(extent(read.array)?);
+            }
+            match covered.as_ref().and_then(|c| c[j].clone()) {
+                Some((a, b)) if dense || !d.is_var() => first.push(vec![(a, b)]),
+                _ => first.push(Vec::new()),
+            }
+        }
+    }
+    Ok(first)
+}
+
+impl Iterator for Batches {
     type Item = Result<ReadResult, QueryError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -458,9 +474,15 @@ impl Iterator for Batches<'_> {
                     return Some(Err(e));
                 }
             }
-            let mut q = self.query.clone();
-            q.ranges = piece;
-            let r = q.execute();
+            let mut read = Read::resolve(
+                &*self.storage,
+                &self.array,
+                &self.request,
+                self.context.clone(),
+            );
+            read.ranges = piece;
+            read.answered = self.answered.clone();
+            let r = read.execute();
             if r.is_err() {
                 self.failed = true;
             }

@@ -1,11 +1,11 @@
-//! The buffers a read reuses, owned by a [`ReadContext`] that queries are
+//! The buffers a read reuses, owned by a [`ReadContext`] that reads are
 //! given: memory the process has touched already, where a fresh buffer's
 //! pages must each be faulted in and cleared by the kernel (most of the
 //! cost of a small sparse read, and half of a large dense one).
 //!
-//! Nothing here is process-wide: a query uses the context it was given
-//! ([`crate::Query::context`]; callers that want queries to share buffers
-//! give them one context), or else one of its own; a read in batches gives
+//! Nothing here is process-wide: a read uses the context its session was
+//! given ([`crate::ReadSession::context`]; callers that want reads to share
+//! buffers give their sessions one context), or else one of its own; a read in batches gives
 //! itself a context capped by its own memory budget, so one caller's budget
 //! never shrinks another's pools.
 
@@ -70,18 +70,17 @@ const RESULT_POOL_BYTES: usize = 1 << 30;
 /// The buffers reads reuse: read buffers of finished runs of tiles,
 /// decoded tiles a reader is done with, and result buffers a caller hands
 /// back ([`crate::ReadResult::recycle`]). Safe to share between threads
-/// and queries.
+/// and reads.
 ///
 /// ```
 /// use std::sync::Arc;
-/// use tessera_fragment::OpenArray;
-/// use tessera_query::{Query, ReadContext};
+/// use tessera_query::{ReadContext, ReadRequest, ReadSession};
 /// use tessera_tile::storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
-/// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// // A context of this caller's own, capped at 64 MiB of kept buffers.
 /// let context = Arc::new(ReadContext::with_budget(64 << 20));
-/// let r = Query::new(&LocalFs, &array).context(context.clone()).execute().unwrap();
+/// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap().context(context);
+/// let r = session.execute(&ReadRequest::new()).unwrap();
 /// assert!(r.cell_count > 0);
 /// r.recycle(); // its buffers go back to `context`, for the next read
 /// ```

@@ -1,13 +1,13 @@
-//! Where a read goes: [`Query::execute`] checks the fields it names and
+//! Where a read goes: `Read::execute` checks the fields it names and
 //! sends it to the dense or sparse reader, then applies enumerations.
 
-use crate::read::Query;
+use crate::read::Read;
 use crate::result::ReadResult;
 use crate::QueryError;
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// Runs the read.
-    pub fn execute(self) -> Result<ReadResult, QueryError> {
+    pub(crate) fn execute(self) -> Result<ReadResult, QueryError> {
         let schema = self.array.schema.clone();
         if let Some(name) = self.unknown_dimensions.first() {
             return Err(QueryError::UnknownField {

@@ -1,10 +1,13 @@
 //! Reads of TileDB arrays with libtiledb's results.
 //!
-//! [`Query`] reads an [`OpenArray`](tessera_fragment::OpenArray): attributes,
-//! ranges per dimension, a layout and a condition; it prunes fragments and
-//! tiles (non-empty domains, the dense tile grid, R-trees) before any data is
-//! read, then decodes the needed tiles in parallel with rayon and returns a
-//! columnar [`ReadResult`].
+//! A read is data, then a session, then an executor. A [`ReadRequest`]
+//! says what to read (attributes, ranges per dimension, a layout, a
+//! condition, a memory budget); a [`ReadSession`] owns an opened
+//! [`OpenArray`](tessera_fragment::OpenArray) with its storage and runs
+//! requests, as [`Batches`] of [`ReadResult`]s. Each read prunes fragments
+//! and tiles (non-empty domains, the dense tile grid, R-trees) before any
+//! data is read, then the dense or sparse reader decodes the needed tiles
+//! in parallel with rayon into columns.
 
 mod aggregate;
 #[cfg(feature = "arrow")]
@@ -21,7 +24,9 @@ pub(crate) mod geometry;
 mod prefetch;
 mod prune;
 mod read;
+mod request;
 mod result;
+mod session;
 mod source;
 mod sparse;
 #[cfg(feature = "arrow")]
@@ -36,8 +41,9 @@ pub use context::ReadContext;
 /// a field of a fragment, and one of its tiles decoded.
 pub use decode::{read_field_tile, FieldSpec, FieldTile};
 pub use error::QueryError;
-pub use read::Query;
+pub use request::ReadRequest;
 pub use result::{CoordinateGrid, GridCursor, GridDimension, ReadResult};
+pub use session::ReadSession;
 pub use source::QuerySource;
 /// The cell vocabulary a read takes and returns.
 pub use tessera_cells::{

@@ -5,11 +5,11 @@
 
 use crate::geometry::mbr_overlap;
 use crate::prune::Answered;
-use crate::read::Query;
+use crate::read::Read;
 use tessera_cells::Expr;
 use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
 
-impl Query<'_> {
+impl Read<'_> {
     /// The attributes the read returns: those asked for, or every one.
     pub(crate) fn returned_attributes(&self) -> Vec<String> {
         match &self.attributes {

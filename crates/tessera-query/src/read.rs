@@ -1,10 +1,11 @@
-//! Reads: the query builder and its settings. The readers (`dense/`,
-//! `sparse/`) sit above it; [`Query::execute`] (in `execute.rs`, above
-//! them) sends a read to one of them.
+//! One read as the readers run it: a request resolved against an opened
+//! array. The readers (`dense/`, `sparse/`) sit above it; `Read::execute`
+//! (in `execute.rs`, above them) sends a read to one of them.
 
 use crate::context::ReadContext;
 use crate::geometry::dense_grid;
 use crate::prune::Answered;
+use crate::request::ReadRequest;
 use crate::tuning::Tuning;
 use std::sync::Arc;
 use tessera_cells::Expr;
@@ -15,25 +16,13 @@ use tessera_tile::storage::Storage;
 
 use tessera_tile::Layout;
 
-/// A read of an opened array.
-///
-/// ```
-/// use tessera_fragment::OpenArray;
-/// use tessera_query::{Value, Query};
-/// use tessera_tile::{storage::LocalFs, Layout};
-/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
-/// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-/// let result = Query::new(&LocalFs, &array)
-///     .attributes(["a"])
-///     .range("x", Value::Int(1), Value::Int(10))
-///     .layout(Layout::RowMajor)
-///     .execute()
-///     .unwrap();
-/// assert_eq!(result.columns.len(), 3); // x, y, a
-/// println!("{} cells", result.cell_count);
-/// ```
+/// One read of an opened array as the readers run it: a
+/// [`ReadRequest`]'s settings with its ranges resolved to the array's
+/// dimensions, the storage and array borrowed from the session, and the
+/// buffers the read reuses. The readers (`dense/`, `sparse/`) take it;
+/// [`Read::execute`] (in `execute.rs`) sends it to one of them.
 #[derive(Clone)]
-pub struct Query<'a> {
+pub(crate) struct Read<'a> {
     pub(crate) storage: &'a dyn Storage,
     pub(crate) array: &'a OpenArray,
     pub(crate) attributes: Option<Vec<String>>,
@@ -53,188 +42,45 @@ pub struct Query<'a> {
     pub(crate) delete_metadata: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
-    /// The buffers this query reuses.
+    /// The buffers this read reuses.
     pub(crate) context: Arc<ReadContext>,
-    /// Whether the caller gave `context` (a read in batches otherwise
-    /// makes one capped by its budget).
-    pub(crate) context_given: bool,
 }
 
-impl<'a> Query<'a> {
-    /// A read of every attribute over the whole domain.
-    pub fn new(storage: &'a dyn Storage, array: &'a OpenArray) -> Self {
-        let n = array.schema.dimensions.len();
-        Query {
+impl<'a> Read<'a> {
+    /// `request` of `array`, its ranges put on the array's dimensions (a
+    /// name the array lacks is reported when the read runs).
+    pub(crate) fn resolve(
+        storage: &'a dyn Storage,
+        array: &'a OpenArray,
+        request: &ReadRequest,
+        context: Arc<ReadContext>,
+    ) -> Self {
+        let dims = &array.schema.dimensions;
+        let mut ranges = vec![Vec::new(); dims.len()];
+        let mut unknown_dimensions = Vec::new();
+        for (dim, lo, hi) in &request.ranges {
+            match dims.iter().position(|d| &d.name == dim) {
+                Some(j) => ranges[j].push((lo.clone(), hi.clone())),
+                None => unknown_dimensions.push(dim.clone()),
+            }
+        }
+        Read {
             storage,
             array,
-            attributes: None,
-            ranges: vec![Vec::new(); n],
-            layout: None,
-            condition: None,
-            with_dimensions: true,
-            tuning: Tuning::default(),
-            unknown_dimensions: Vec::new(),
-            enumeration_values: false,
-            coordinate_grid: false,
-            versions: false,
-            delete_metadata: false,
+            attributes: request.attributes.clone(),
+            ranges,
+            layout: request.layout,
+            condition: request.condition.clone(),
+            with_dimensions: request.dimensions,
+            tuning: request.tuning,
+            unknown_dimensions,
+            enumeration_values: request.enumeration_values,
+            coordinate_grid: request.coordinate_grid,
+            versions: request.versions,
+            delete_metadata: request.delete_metadata,
             answered: Arc::default(),
-            context: Arc::new(ReadContext::new()),
-            context_given: false,
+            context,
         }
-    }
-
-    /// Reuses the buffers of `context`, which queries given the same
-    /// context share: results handed back with [`ReadResult::recycle`] go
-    /// there. By default a query has a context of its own
-    /// ([`Query::batches`] one capped by its budget); nothing is shared
-    /// between queries the caller did not give one context.
-    pub fn context(mut self, context: Arc<ReadContext>) -> Self {
-        self.context = context;
-        self.context_given = true;
-        self
-    }
-
-    /// Selects attributes, in output order.
-    pub fn attributes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
-        self.attributes = Some(names.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Adds an inclusive range on a dimension (several ranges per dimension may be given).
-    pub fn range(mut self, dim: &str, lo: Value, hi: Value) -> Self {
-        if let Some(i) = self
-            .array
-            .schema
-            .dimensions
-            .iter()
-            .position(|d| d.name == dim)
-        {
-            self.ranges[i].push((lo, hi));
-        } else {
-            // Reported when the read runs.
-            self.unknown_dimensions.push(dim.to_owned());
-        }
-        self
-    }
-
-    /// Sets the result layout.
-    pub fn layout(mut self, l: Layout) -> Self {
-        self.layout = Some(l);
-        self
-    }
-
-    /// Keeps only cells satisfying `c`.
-    pub fn condition(mut self, c: Expr) -> Self {
-        self.condition = Some(c);
-        self
-    }
-
-    /// Whether to return the dimensions (default: yes).
-    pub fn dimensions(mut self, yes: bool) -> Self {
-        self.with_dimensions = yes;
-        self
-    }
-
-    /// Whether dense reads in row- or column-major order without a
-    /// condition describe their coordinates in [`ReadResult::grid`]
-    /// instead of building dimension columns (default: no). Dense
-    /// coordinates are not stored: they follow from the subarray and the
-    /// layout, and as columns they are often most of a result's bytes
-    /// (16 per cell for two int64 dimensions). Other reads return columns
-    /// either way; [`ReadResult::materialize_coordinates`] builds them.
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::Query;
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let r = Query::new(&LocalFs, &array).coordinate_grid(true).execute().unwrap();
-    /// let grid = r.grid.as_ref().expect("a dense array");
-    /// let mut cell = grid.cursor();
-    /// for i in 0..r.cell_count {
-    ///     println!("{:?}: {:?}", cell.coordinates(), r.columns[0].value(i));
-    ///     cell.advance();
-    /// }
-    /// ```
-    pub fn coordinate_grid(mut self, yes: bool) -> Self {
-        self.coordinate_grid = yes;
-        self
-    }
-
-    /// Changes how the read runs, never what it returns ([`Tuning`]): for
-    /// tests and benchmarks.
-    #[doc(hidden)]
-    pub fn tune(mut self, f: impl FnOnce(&mut Tuning)) -> Self {
-        f(&mut self.tuning);
-        self
-    }
-
-    /// Every version of each cell instead of the newest (a sparse array's
-    /// cells are not deduplicated), with a last column [`VERSION_TIMESTAMPS`]
-    /// (UINT64): when each was written, per cell where the fragment keeps
-    /// timestamps, else its fragment's first timestamp. Deletes still apply
-    /// to the versions written before them. This is what consolidation
-    /// with timestamps keeps; a dense array's cells are read as without it.
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::{Query, VERSION_TIMESTAMPS};
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_dups/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let r = Query::new(&LocalFs, &array).versions(true).execute().unwrap();
-    /// assert_eq!(r.columns.last().unwrap().name, VERSION_TIMESTAMPS);
-    /// ```
-    pub fn versions(mut self, yes: bool) -> Self {
-        self.versions = yes;
-        self
-    }
-
-    /// With [`Query::versions`]: the versions delete commits remove are
-    /// kept too, with two more columns, [`DELETE_TIMESTAMPS`](crate::DELETE_TIMESTAMPS) and
-    /// [`DELETE_CONDITION_INDEX`](crate::DELETE_CONDITION_INDEX) (UINT64 each): the first commit (in
-    /// timestamp order) that deletes each version and its timestamp, or
-    /// `u64::MAX` for both. A version consolidated with such marks keeps
-    /// the earlier of its mark and a newer commit's. This is the delete
-    /// metadata (`dt.tdb`, `dci.tdb`) libtiledb's fragment consolidation
-    /// writes where delete commits fall among the fragments.
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::{Query, DELETE_TIMESTAMPS};
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/deletes/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let all = Query::new(&LocalFs, &array).versions(true).delete_metadata(true).execute().unwrap();
-    /// let kept = Query::new(&LocalFs, &array).versions(true).execute().unwrap();
-    /// let marks = all.column(DELETE_TIMESTAMPS).unwrap();
-    /// let deleted = (0..all.cell_count).filter(|&i| marks.value(i) != u64::MAX.to_le_bytes()).count();
-    /// assert!(deleted > 0);
-    /// assert_eq!(all.cell_count - deleted, kept.cell_count);
-    /// ```
-    pub fn delete_metadata(mut self, yes: bool) -> Self {
-        self.delete_metadata = yes;
-        self
-    }
-
-    /// Whether enumerated attributes read as the values their keys name
-    /// (default: no, the keys as stored, as libtiledb returns them).
-    ///
-    /// ```
-    /// use tessera_fragment::OpenArray;
-    /// use tessera_query::Query;
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
-    /// let array = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
-    /// let r = Query::new(&LocalFs, &array).enumeration_values(true).execute().unwrap();
-    /// // Attribute `c` with the enumeration ["red", "green", "blue"] now holds strings.
-    /// assert_eq!(r.column("c").unwrap().value(0), b"red");
-    /// ```
-    pub fn enumeration_values(mut self, yes: bool) -> Self {
-        self.enumeration_values = yes;
-        self
     }
 
     /// The layout asked for, or the default: row-major for dense, unordered for sparse.
@@ -247,7 +93,7 @@ impl<'a> Query<'a> {
     }
 
     /// Whether a dense read of this query describes its coordinates by a
-    /// grid instead of building them ([`Query::coordinate_grid`]).
+    /// grid instead of building them ([`ReadRequest::coordinate_grid`]).
     pub(crate) fn describes_coordinates(&self) -> bool {
         self.coordinate_grid
             && self.condition.is_none()
@@ -313,24 +159,5 @@ impl<'a> Query<'a> {
                 )
             })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tessera_tile::storage::LocalFs;
-
-    /// No context is process-wide: two queries given none share no buffers.
-    #[test]
-    fn queries_given_no_context_share_none() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../testdata/tiledb-0.36.1/dense_2d_types/array");
-        let array = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap();
-        let (a, b) = (Query::new(&LocalFs, &array), Query::new(&LocalFs, &array));
-        assert!(!Arc::ptr_eq(&a.context, &b.context));
-        let shared = Arc::new(ReadContext::new());
-        let (a, b) = (a.context(shared.clone()), b.context(shared));
-        assert!(Arc::ptr_eq(&a.context, &b.context));
     }
 }

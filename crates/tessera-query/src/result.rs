@@ -14,7 +14,7 @@ pub struct ReadResult {
     /// Number of cells.
     pub cell_count: usize,
     /// The coordinates of a dense read, described instead of stored, when
-    /// the query asked for that ([`crate::Query::coordinate_grid`]).
+    /// the query asked for that ([`crate::ReadRequest::coordinate_grid`]).
     pub grid: Option<CoordinateGrid>,
     /// Where [`ReadResult::recycle`] hands the buffers back: the context of
     /// the query that read them.
@@ -228,9 +228,9 @@ impl ReadResult {
     /// not fit is freed.
     ///
     /// ```
-    /// # use tessera_query::{Query, ReadResult};
-    /// # fn run(q: Query<'_>) -> Result<(), tessera_query::QueryError> {
-    /// for batch in q.batches(256 << 20)? {
+    /// # use tessera_query::{ReadRequest, ReadResult, ReadSession};
+    /// # fn run(session: ReadSession) -> Result<(), tessera_query::QueryError> {
+    /// for batch in session.batches(&ReadRequest::new().budget(256 << 20))? {
     ///     let batch: ReadResult = batch?;
     ///     // ... use the cells ...
     ///     batch.recycle();

@@ -6,71 +6,13 @@
 //! caller drops the stream.
 
 use crate::arrow::Dictionaries;
-use crate::{Expr, Query, QueryError, ReadResult, Value};
+use crate::{QueryError, ReadRequest, ReadResult, ReadSession};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
-use tessera_fragment::OpenArray;
-use tessera_tile::storage::Storage;
-use tessera_tile::Layout;
 
-/// What a streamed read returns: plain data, so it can be built far from
-/// the array (a Python call, a SQL plan) and sent where the read runs.
-#[derive(Debug, Clone)]
-pub struct ReadPlan {
-    /// Attributes, in output order (`None`: all).
-    pub attributes: Option<Vec<String>>,
-    /// Inclusive ranges, by dimension name (several per dimension: their union).
-    pub ranges: Vec<(String, Value, Value)>,
-    /// Only cells satisfying this.
-    pub condition: Option<Expr>,
-    /// The result order (`None`: row-major for dense, unordered for sparse).
-    pub layout: Option<Layout>,
-    /// Whether to return the dimensions.
-    pub dimensions: bool,
-    /// Memory for the read, in bytes ([`Query::batches`]).
-    pub budget: u64,
-    /// Enumerated attributes as their values; otherwise as dictionary
-    /// columns over their stored keys ([`Dictionaries`]).
-    pub enumeration_values: bool,
-}
-
-impl Default for ReadPlan {
-    fn default() -> Self {
-        ReadPlan {
-            attributes: None,
-            ranges: Vec::new(),
-            condition: None,
-            layout: None,
-            dimensions: true,
-            budget: 1 << 30,
-            enumeration_values: false,
-        }
-    }
-}
-
-impl ReadPlan {
-    /// The query of `array` this plan describes.
-    pub fn query<'a>(&self, storage: &'a dyn Storage, array: &'a OpenArray) -> Query<'a> {
-        let mut q = Query::new(storage, array)
-            .dimensions(self.dimensions)
-            .enumeration_values(self.enumeration_values);
-        if let Some(a) = &self.attributes {
-            q = q.attributes(a.clone());
-        }
-        for (dim, lo, hi) in &self.ranges {
-            q = q.range(dim, lo.clone(), hi.clone());
-        }
-        if let Some(l) = self.layout {
-            q = q.layout(l);
-        }
-        if let Some(c) = &self.condition {
-            q = q.condition(c.clone());
-        }
-        q
-    }
-}
+/// The memory of a streamed read whose request sets none.
+pub const DEFAULT_BUDGET: u64 = 1 << 30;
 
 /// What the read thread sends: the schema first, then batches.
 enum Message {
@@ -79,28 +21,29 @@ enum Message {
     Failed(QueryError),
 }
 
-/// Starts the read `plan` of `array` on a thread of its own; returns once
-/// the result's schema is known, or with the error that ended the read
-/// before its first batch (an unknown field, a range outside the domain).
+/// Starts `request` (in batches of its budget, by default 1 GiB) on a
+/// thread of its own; returns once the result's schema is known, or with
+/// the error that ended the read before its first batch (an unknown field,
+/// a range outside the domain).
 ///
 /// ```
 /// use std::sync::Arc;
-/// use tessera_fragment::OpenArray;
-/// use tessera_query::stream::{stream, ReadPlan};
+/// use tessera_query::stream::stream;
+/// use tessera_query::{ReadRequest, ReadSession};
 /// use tessera_tile::storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
-/// let array = Arc::new(OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap());
-/// let plan = ReadPlan { attributes: Some(vec!["i".into()]), budget: 4 << 10, ..Default::default() };
-/// let batches = stream(Arc::new(LocalFs), array, plan).unwrap();
+/// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
+/// let request = ReadRequest::new().attributes(["i"]).budget(4 << 10);
+/// let batches = stream(session, request).unwrap();
 /// assert_eq!(batches.schema().fields().len(), 3); // x, y, i
 /// let cells: usize = batches.map(|b| b.unwrap().num_rows()).sum();
 /// assert!(cells > 0);
 /// ```
-pub fn stream(
-    storage: Arc<dyn Storage>,
-    array: Arc<OpenArray>,
-    plan: ReadPlan,
-) -> Result<BatchStream, QueryError> {
+pub fn stream(session: ReadSession, request: ReadRequest) -> Result<BatchStream, QueryError> {
+    let request = match request.budget {
+        Some(_) => request,
+        None => request.budget(DEFAULT_BUDGET),
+    };
     let (tx, rx) = sync_channel(1);
     std::thread::Builder::new()
         .name("tessera-read".into())
@@ -109,7 +52,7 @@ pub fn stream(
                 tx: &tx,
                 sent_schema: false,
             };
-            worker.run(&*storage, &array, &plan);
+            worker.run(&session, &request);
         })
         .map_err(|e| QueryError::Invalid(format!("starting the read thread: {e}")))?;
     match rx.recv() {
@@ -131,9 +74,9 @@ impl Worker<'_> {
     /// Runs the read, sending every batch; a failure (or a panic, which
     /// would otherwise end the stream as if it were complete) is sent as
     /// an error.
-    fn run(mut self, storage: &dyn Storage, array: &OpenArray, plan: &ReadPlan) {
+    fn run(mut self, session: &ReadSession, request: &ReadRequest) {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.batches(storage, array, plan)
+            self.batches(session, request)
         }));
         let failure = match outcome {
             Ok(Ok(())) => return,
@@ -143,18 +86,16 @@ impl Worker<'_> {
         let _ = self.tx.send(Message::Failed(failure));
     }
 
-    fn batches(
-        &mut self,
-        storage: &dyn Storage,
-        array: &OpenArray,
-        plan: &ReadPlan,
-    ) -> Result<(), QueryError> {
-        let query = plan.query(storage, array);
+    fn batches(&mut self, session: &ReadSession, request: &ReadRequest) -> Result<(), QueryError> {
         // Keys are put over their enumeration's values; values read as
         // values are plain columns.
-        let dictionaries = match plan.enumeration_values {
+        let array = session.array();
+        let dictionaries = match request.enumeration_values {
             true => None,
-            false => Some(Dictionaries::new(array, array.enumerations(storage)?)?),
+            false => Some(Dictionaries::new(
+                array,
+                array.enumerations(&**session.storage())?,
+            )?),
         };
         let convert = |r: ReadResult| {
             let batch = r.into_record_batch()?;
@@ -163,11 +104,11 @@ impl Worker<'_> {
                 None => Ok(batch),
             }
         };
-        let mut batches = query.clone().batches(plan.budget.max(1))?;
+        let mut batches = session.batches(request)?;
         let first = match batches.next() {
             Some(b) => convert(b?)?,
             // No batch at all: the (empty) result's fields all the same.
-            None => convert(query.execute()?)?,
+            None => convert(session.execute(request)?)?,
         };
         if !self.send(first) {
             return Ok(());

@@ -1,9 +1,9 @@
 //! Settings that change how a read runs, never what it returns: tests hold
 //! the paths to each other with them, and benchmarks compare them. Kept
-//! apart from the user's settings on [`crate::Query`] and hidden from the
+//! apart from the user's settings on [`crate::ReadRequest`] and hidden from the
 //! documented API.
 
-/// How a read runs ([`crate::Query::tune`]). Every setting leaves the
+/// How a read runs ([`crate::ReadRequest::tune`]). Every setting leaves the
 /// result unchanged.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

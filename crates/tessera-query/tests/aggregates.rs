@@ -6,10 +6,11 @@
 
 mod common;
 
+use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::tile_metadata::compare_cells as order;
 use tessera_fragment::Sum;
-use tessera_query::{Aggregate, AggregateValue, Expr, Query, ReadResult, Value};
+use tessera_query::{Aggregate, AggregateValue, Expr, ReadRequest, ReadResult, ReadSession, Value};
 use tessera_schema::CellValNum;
 use tessera_tile::datatype::Physical;
 use tessera_tile::storage::LocalFs;
@@ -138,14 +139,14 @@ fn aggregates_equal_cell_by_cell_results() {
         // Whole array; two ranges on the first dimension (cutting
         // tiles); a condition on the first field.
         let d0 = &schema.dimensions[0];
-        let mut queries: Vec<(String, Query, Option<Expr>)> =
-            vec![("whole".into(), Query::new(&LocalFs, &array), None)];
+        let mut queries: Vec<(String, ReadRequest, Option<Expr>)> =
+            vec![("whole".into(), ReadRequest::new(), None)];
         if let Some((lo, hi)) = common::first_dim_span(&array) {
             if hi - lo >= 4 {
                 let w = hi - lo;
                 queries.push((
                     "ranges".into(),
-                    Query::new(&LocalFs, &array)
+                    ReadRequest::new()
                         .range(&d0.name, Value::Int(lo + 1), Value::Int(lo + w / 3))
                         .range(&d0.name, Value::Int(lo + w / 2), Value::Int(hi)),
                     None,
@@ -153,7 +154,9 @@ fn aggregates_equal_cell_by_cell_results() {
             }
         }
         if let Some((f, _, true)) = fields.first() {
-            let whole = Query::new(&LocalFs, &array).execute().unwrap();
+            let whole = ReadSession::new(Arc::new(LocalFs), array.clone())
+                .execute(&ReadRequest::new())
+                .unwrap();
             let col = whole.column(f).unwrap();
             if whole.cell_count > 0 {
                 let cond = Expr::Compare {
@@ -163,14 +166,14 @@ fn aggregates_equal_cell_by_cell_results() {
                 };
                 queries.push((
                     format!("{f} >= middle"),
-                    Query::new(&LocalFs, &array).condition(cond.clone()),
+                    ReadRequest::new().condition(cond.clone()),
                     Some(cond),
                 ));
             }
         }
         for (what, q, cond) in queries {
             let at = format!("{} ({what})", path.display());
-            let got = match q.aggregate(&aggs, 1 << 20) {
+            let got = match common::local(&array).aggregate(&q.clone().budget(1 << 20), &aggs) {
                 Ok(g) => g,
                 Err(e) => {
                     failures.push(format!("{at}: {e}"));
@@ -191,7 +194,9 @@ fn aggregates_equal_cell_by_cell_results() {
             // failing a condition; count those passing it instead.
             let (cells, keep): (ReadResult, Vec<usize>) = match (&cond, schema.is_dense()) {
                 (Some(c), true) => {
-                    let r = Query::new(&LocalFs, &array).execute().unwrap();
+                    let r = ReadSession::new(Arc::new(LocalFs), array.clone())
+                        .execute(&ReadRequest::new())
+                        .unwrap();
                     let keep = (0..r.cell_count)
                         .filter(|&i| {
                             c.eval(&|n: &str| {
@@ -203,7 +208,7 @@ fn aggregates_equal_cell_by_cell_results() {
                     (r, keep)
                 }
                 _ => {
-                    let r = q.clone().execute().unwrap();
+                    let r = common::local(&array).execute(&q).unwrap();
                     let keep = (0..r.cell_count).collect();
                     (r, keep)
                 }

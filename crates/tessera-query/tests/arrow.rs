@@ -6,8 +6,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Column, Query};
+use tessera_query::{Column, ReadRequest, ReadSession};
 use tessera_tile::storage::LocalFs;
 
 /// The bytes of cell `i` of a primitive, fixed-size-list or list array.
@@ -49,7 +50,10 @@ fn every_fixture_converts_cell_for_cell() {
             else {
                 continue;
             };
-            let Ok(r) = Query::new(&LocalFs, &array).execute() else {
+            let array = Arc::new(array);
+            let Ok(r) =
+                ReadSession::new(Arc::new(LocalFs), array.clone()).execute(&ReadRequest::new())
+            else {
                 continue;
             };
             let expect: Vec<Column> = r.columns.clone();
@@ -100,9 +104,11 @@ fn described_coordinates_convert_as_columns() {
         if !array.schema.is_dense() {
             continue;
         }
+        let array = Arc::new(array);
         let (Ok(plain), Ok(described)) = (
-            Query::new(&LocalFs, &array).execute(),
-            Query::new(&LocalFs, &array).coordinate_grid(true).execute(),
+            ReadSession::new(Arc::new(LocalFs), array.clone()).execute(&ReadRequest::new()),
+            ReadSession::new(Arc::new(LocalFs), array.clone())
+                .execute(&ReadRequest::new().coordinate_grid(true)),
         ) else {
             continue;
         };

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
 use tessera_query::arrow::{array_schema, Dictionaries};
-use tessera_query::stream::{stream, ReadPlan};
+use tessera_query::stream::stream;
+use tessera_query::{ReadRequest, ReadSession};
 use tessera_tile::storage::LocalFs;
 
 #[test]
@@ -30,7 +31,8 @@ fn array_schema_is_what_reads_return() {
             let dictionaries =
                 Dictionaries::new(&array, array.enumerations(&LocalFs).unwrap()).unwrap();
             let want = array_schema(&array, Some(&dictionaries));
-            let read = stream(Arc::new(LocalFs), array, ReadPlan::default()).unwrap();
+            let session = ReadSession::new(Arc::new(LocalFs), array);
+            let read = stream(session, ReadRequest::new()).unwrap();
             assert_eq!(*read.schema(), want, "{}", path.display());
             checked += 1;
         }

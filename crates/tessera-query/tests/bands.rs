@@ -9,16 +9,19 @@
 
 mod common;
 
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, ReadResult, Value};
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::storage::{LocalFs, Recording};
 use tessera_tile::Layout;
 
-type Setup<'s> = dyn Fn(Query<'_>) -> Query<'_> + 's;
+type Setup<'s> = dyn Fn(ReadRequest) -> ReadRequest + 's;
 
-fn read(a: &OpenArray, band_bytes: u64, setup: &Setup<'_>) -> Result<ReadResult, String> {
-    setup(Query::new(&LocalFs, a).tune(|t| t.dense_band_bytes = band_bytes))
-        .execute()
+fn read(a: &Arc<OpenArray>, band_bytes: u64, setup: &Setup<'_>) -> Result<ReadResult, String> {
+    ReadSession::new(Arc::new(LocalFs), a.clone())
+        .execute(&setup(
+            ReadRequest::new().tune(|t| t.dense_band_bytes = band_bytes),
+        ))
         .map_err(|e| e.to_string())
 }
 
@@ -65,7 +68,7 @@ fn cases(a: &OpenArray) -> Vec<(&'static str, Box<Setup<'static>>)> {
         .clone();
     let last_span = common::dim_span(a, a.schema.dimensions.len() - 1);
     let mid = lo + (hi - lo) / 2;
-    fn range<'q>(q: Query<'q>, d: &str, x: i128, y: i128) -> Query<'q> {
+    fn range(q: ReadRequest, d: &str, x: i128, y: i128) -> ReadRequest {
         q.range(d, Value::Int(x), Value::Int(y))
     }
     let d = move || d0.clone();
@@ -116,8 +119,8 @@ fn banded_dense_reads_equal_one_band_reads() {
         let cases = cases(&a);
         for (name, setup) in &cases {
             let one = read(&a, u64::MAX, setup.as_ref());
-            let described = setup(Query::new(&LocalFs, &a).coordinate_grid(true))
-                .execute()
+            let described = ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&setup(ReadRequest::new().coordinate_grid(true)))
                 .map_err(|e| e.to_string())
                 .map(|r| {
                     let what = format!("{}: {name}", path.display());
@@ -159,13 +162,16 @@ fn tile_bytes(rec: &Recording<LocalFs>) -> u64 {
 }
 
 /// The dense fixtures, each opened through a recording of what it reads.
-fn recorded_dense_fixtures() -> Vec<(std::path::PathBuf, Recording<LocalFs>, OpenArray)> {
+type Recorded = (std::path::PathBuf, Arc<Recording<LocalFs>>, Arc<OpenArray>);
+
+fn recorded_dense_fixtures() -> Vec<Recorded> {
     common::fixture_arrays()
         .into_iter()
         .filter(|(_, a)| a.schema.is_dense())
         .map(|(path, _)| {
-            let rec = Recording::new(LocalFs, &path);
-            let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).expect("opened before");
+            let rec = Arc::new(Recording::new(LocalFs, &path));
+            let a = OpenArray::open(&*rec, &path, 0, u64::MAX, None).expect("opened before");
+            let a = Arc::new(a);
             (path, rec, a)
         })
         .collect()
@@ -189,8 +195,10 @@ fn overwritten_tiles_are_skipped_with_the_same_result() {
         for setup in &setups {
             let read = |skip: bool| {
                 let before = tile_bytes(&rec);
-                let r = setup(Query::new(&rec, &a).tune(|t| t.skip_overwritten = skip))
-                    .execute()
+                let r = ReadSession::new(rec.clone(), a.clone())
+                    .execute(&setup(
+                        ReadRequest::new().tune(|t| t.skip_overwritten = skip),
+                    ))
                     .map_err(|e| e.to_string());
                 (r, tile_bytes(&rec) - before)
             };
@@ -216,18 +224,18 @@ fn unfiltered_tiles_read_in_place_equal_decoded_tiles() {
     let (mut compared, mut scattered) = (0, 0);
     for (path, rec, a) in recorded_dense_fixtures() {
         for (name, setup) in cases(&a) {
-            let decoded = setup(Query::new(&LocalFs, &a).tune(|t| t.direct = false))
-                .execute()
+            let decoded = ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&setup(ReadRequest::new().tune(|t| t.direct = false)))
                 .map_err(|e| e.to_string());
             for bands in [0, 8 << 20] {
                 let before = rec.requests().len();
-                let direct = setup(
-                    Query::new(&rec, &a)
-                        .tune(|t| t.direct_tile_bytes = 0)
-                        .tune(|t| t.dense_band_bytes = bands),
-                )
-                .execute()
-                .map_err(|e| e.to_string());
+                let direct = ReadSession::new(rec.clone(), a.clone())
+                    .execute(&setup(
+                        ReadRequest::new()
+                            .tune(|t| t.direct_tile_bytes = 0)
+                            .tune(|t| t.dense_band_bytes = bands),
+                    ))
+                    .map_err(|e| e.to_string());
                 let what = format!("{}: {name}: bands of {bands} bytes", path.display());
                 common::assert_same_outcome(&what, &decoded, &direct);
                 scattered += rec.requests()[before..]

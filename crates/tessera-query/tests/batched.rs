@@ -15,9 +15,10 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
-use tessera_query::{Query, Value};
+use tessera_query::{ReadRequest, ReadSession, Value};
 use tessera_tile::storage::{DirEntry, LocalFs, PendingBatch, Storage};
 use tessera_tile::Layout;
 
@@ -107,11 +108,11 @@ impl Storage for InFlight {
 }
 
 /// What a case asks of a read.
-type Setup = dyn Fn(Query<'_>) -> Query<'_>;
+type Setup = dyn Fn(ReadRequest) -> ReadRequest;
 
 #[test]
 fn reads_with_batches_in_flight_equal_local_reads() {
-    let storage = InFlight::default();
+    let storage = Arc::new(InFlight::default());
     let (mut compared, mut batched) = (0, 0);
     for (path, a) in common::fixture_arrays() {
         let mut setups: Vec<(String, Box<Setup>)> = vec![
@@ -132,17 +133,18 @@ fn reads_with_batches_in_flight_equal_local_reads() {
             ));
         }
         for (name, setup) in &setups {
-            let local = setup(Query::new(&LocalFs, &a))
-                .execute()
+            let local = ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&setup(ReadRequest::new()))
                 .map_err(|e| e.to_string());
             for band_bytes in [0, u64::MAX] {
                 let before = *storage.batches.lock().unwrap();
                 let ahead = if band_bytes == 0 { 4 << 10 } else { 0 };
                 storage.ahead.store(ahead, Ordering::Relaxed);
-                let read =
-                    setup(Query::new(&storage, &a).tune(|t| t.dense_band_bytes = band_bytes))
-                        .execute()
-                        .map_err(|e| e.to_string());
+                let read = ReadSession::new(storage.clone(), a.clone())
+                    .execute(&setup(
+                        ReadRequest::new().tune(|t| t.dense_band_bytes = band_bytes),
+                    ))
+                    .map_err(|e| e.to_string());
                 let what = format!("{}: {name}, bands of {band_bytes}", path.display());
                 common::assert_same_outcome(&what, &local, &read);
                 let (overlaps, _) = storage.take_overlaps();

@@ -5,8 +5,9 @@
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, ReadResult, Value};
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::{storage::LocalFs, Layout};
 
 /// Each cell as its field values, for multiset comparison.
@@ -40,6 +41,7 @@ fn batches_concatenate_to_the_one_shot_read() {
             else {
                 continue; // encrypted without its key
             };
+            let array = Arc::new(array);
             let dense = array.schema.is_dense();
             let layouts: &[Layout] = if dense {
                 &[Layout::RowMajor, Layout::ColMajor, Layout::GlobalOrder]
@@ -61,7 +63,7 @@ fn batches_concatenate_to_the_one_shot_read() {
                 _ => Vec::new(),
             };
             let query = || {
-                let mut q = Query::new(&LocalFs, &array);
+                let mut q = ReadRequest::new();
                 for (a, b) in &ranges {
                     q = q.range(&d0.name, Value::Int(*a), Value::Int(*b));
                 }
@@ -75,10 +77,11 @@ fn batches_concatenate_to_the_one_shot_read() {
                     if sub {
                         query()
                     } else {
-                        Query::new(&LocalFs, &array)
+                        ReadRequest::new()
                     }
                 };
-                let Ok(whole) = q().layout(layout).execute() else {
+                let session = common::local(&array);
+                let Ok(whole) = session.execute(&q().layout(layout)) else {
                     continue;
                 };
                 // With every unfiltered tile read in place, dense reads of
@@ -95,7 +98,7 @@ fn batches_concatenate_to_the_one_shot_read() {
                     if in_place {
                         q = q.tune(|t| t.direct_tile_bytes = 0);
                     }
-                    let batches = q.batches(budget).unwrap();
+                    let batches = session.batches(&q.budget(budget)).unwrap();
                     for b in batches {
                         got.append(b.unwrap());
                         n += 1;
@@ -143,7 +146,7 @@ fn queries_share_buffers_only_through_a_given_context() {
     use tessera_query::ReadContext;
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/tiledb-0.36.1/dense_2d_types/array");
-    let array = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap();
+    let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap());
     let held = |c: &ReadContext| {
         let text = format!("{c:?}");
         let at = text.find("result_bytes: ").expect("result_bytes") + "result_bytes: ".len();
@@ -155,13 +158,19 @@ fn queries_share_buffers_only_through_a_given_context() {
             .unwrap()
     };
     let mine = Arc::new(ReadContext::new());
-    let given = Query::new(&LocalFs, &array).context(mine.clone());
-    given.execute().unwrap().recycle();
+    let given = common::local(&array).context(mine.clone());
+    given.execute(&ReadRequest::new()).unwrap().recycle();
     let after_given = held(&mine);
     assert!(after_given > 0, "a given context gets the buffers back");
     for _ in 0..3 {
-        Query::new(&LocalFs, &array).execute().unwrap().recycle();
-        for b in Query::new(&LocalFs, &array).batches(1 << 10).unwrap() {
+        ReadSession::new(Arc::new(LocalFs), array.clone())
+            .execute(&ReadRequest::new())
+            .unwrap()
+            .recycle();
+        for b in ReadSession::new(Arc::new(LocalFs), array.clone())
+            .batches(&ReadRequest::new().budget(1 << 10))
+            .unwrap()
+        {
             b.unwrap().recycle();
         }
     }

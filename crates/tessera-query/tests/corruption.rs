@@ -6,8 +6,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Query, Value};
+use tessera_query::{Expr, ReadRequest, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
 const CASES: &[&str] = &[
@@ -51,11 +52,11 @@ fn copy_dir(from: &Path, to: &Path) {
 fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
     match OpenArray::open(&LocalFs, array, 0, u64::MAX, key.map(Into::into)) {
         Ok(a) => {
+            let a = Arc::new(a);
             // Also with every unfiltered tile read in place (by default,
             // only tiles of 64 KiB and more are; the fixtures' are smaller).
-            let in_place = Query::new(&LocalFs, &a)
-                .tune(|t| t.direct_tile_bytes = 0)
-                .execute()
+            let in_place = ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&ReadRequest::new().tune(|t| t.direct_tile_bytes = 0))
                 .is_ok();
             // Picking: tiles cut by the range, cells tested by the
             // condition (the results only need not panic).
@@ -63,7 +64,7 @@ fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
             let span = common::first_dim_span(&a);
             let first_attr = a.schema.attributes.first().map(|x| x.name.clone());
             for direct in [true, false] {
-                let mut q = Query::new(&LocalFs, &a).tune(|t| t.direct = direct);
+                let mut q = ReadRequest::new().tune(|t| t.direct = direct);
                 if let Some((lo, hi)) = span {
                     q = q.range(&d0, Value::Int(lo), Value::Int(lo + (hi - lo) / 2));
                 }
@@ -73,9 +74,13 @@ fn attempt(array: &Path, key: Option<[u8; 32]>) -> bool {
                         negated: true,
                     });
                 }
-                let _ = q.execute();
+                let _ = ReadSession::new(Arc::new(LocalFs), a.clone()).execute(&q);
             }
-            Query::new(&LocalFs, &a).execute().is_ok() && in_place && a.metadata(&LocalFs).is_ok()
+            ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&ReadRequest::new())
+                .is_ok()
+                && in_place
+                && a.metadata(&LocalFs).is_ok()
         }
         Err(_) => false,
     }

@@ -4,22 +4,24 @@
 
 mod common;
 
+use std::sync::Arc;
 use tessera_fragment::{Field, FileKind, OpenArray};
-use tessera_query::{Query, ReadResult, Value};
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::storage::{LocalFs, Recording, Storage};
 use tessera_tile::Layout;
 
-/// Sets a query up for one case.
-type Setup = dyn Fn(Query<'_>) -> Query<'_>;
+/// Sets a request up for one case.
+type Setup = dyn Fn(ReadRequest) -> ReadRequest;
 
 fn read(
-    storage: &dyn Storage,
-    a: &OpenArray,
+    storage: Arc<dyn Storage>,
+    a: &Arc<OpenArray>,
     direct: bool,
     setup: &Setup,
 ) -> Result<ReadResult, String> {
-    setup(Query::new(storage, a).tune(|t| t.direct = direct))
-        .execute()
+    let request = setup(ReadRequest::new().tune(|t| t.direct = direct));
+    ReadSession::new(storage, a.clone())
+        .execute(&request)
         .map_err(|e| e.to_string())
 }
 
@@ -57,8 +59,8 @@ fn direct_reads_equal_general_reads() {
             ),
         ];
         for (name, setup) in &cases {
-            let general = read(&LocalFs, &a, false, setup.as_ref());
-            let direct = read(&LocalFs, &a, true, setup.as_ref());
+            let general = read(Arc::new(LocalFs), &a, false, setup.as_ref());
+            let direct = read(Arc::new(LocalFs), &a, true, setup.as_ref());
             let what = format!("{}: {name}: general and direct paths", path.display());
             common::assert_same_outcome(&what, &general, &direct);
             compared += 1;
@@ -83,10 +85,12 @@ fn direct_reads_skip_coordinates_nobody_asked_for() {
         {
             continue;
         }
-        let rec = Recording::new(LocalFs, &path);
-        let a = OpenArray::open(&rec, &path, 0, u64::MAX, None).unwrap();
+        let rec = Arc::new(Recording::new(LocalFs, &path));
+        let a = Arc::new(OpenArray::open(&*rec, &path, 0, u64::MAX, None).unwrap());
         let before = rec.requests().len();
-        Query::new(&rec, &a).dimensions(false).execute().unwrap();
+        ReadSession::new(rec.clone(), a.clone())
+            .execute(&ReadRequest::new().dimensions(false))
+            .unwrap();
         // The requests name files relative to the array.
         let frag = &a.fragments[0];
         let files: Vec<String> = (0..a.schema.dimensions.len())

@@ -3,8 +3,9 @@
 //! read it) names in the enumeration (as TileDB-Py listed it).
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::Query;
+use tessera_query::{ReadRequest, ReadSession};
 use tessera_schema::Value;
 use tessera_tile::storage::LocalFs;
 
@@ -18,11 +19,13 @@ fn enumerated_attributes_read_as_values() {
             continue;
         };
         let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let array = OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, None).unwrap();
-        let keys = Query::new(&LocalFs, &array).execute().unwrap();
-        let values = Query::new(&LocalFs, &array)
-            .enumeration_values(true)
-            .execute()
+        let array =
+            Arc::new(OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, None).unwrap());
+        let keys = ReadSession::new(Arc::new(LocalFs), array.clone())
+            .execute(&ReadRequest::new())
+            .unwrap();
+        let values = ReadSession::new(Arc::new(LocalFs), array.clone())
+            .execute(&ReadRequest::new().enumeration_values(true))
             .unwrap();
         assert_eq!(keys.cell_count, values.cell_count);
         let rows = expected["queries"][0]["rows"].as_array().unwrap();
@@ -63,22 +66,19 @@ fn reads_of_an_open_array_read_each_enumeration_once() {
     use tessera_tile::storage::Recording;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/tiledb-0.36.1/enumerations/array");
-    let rec = Recording::new(LocalFs, &root);
-    let array = OpenArray::open(&rec, &root, 0, u64::MAX, None).unwrap();
-    let whole = Query::new(&rec, &array)
-        .enumeration_values(true)
-        .execute()
+    let rec = Arc::new(Recording::new(LocalFs, &root));
+    let array = Arc::new(OpenArray::open(&*rec, &root, 0, u64::MAX, None).unwrap());
+    let whole = ReadSession::new(rec.clone(), array.clone())
+        .execute(&ReadRequest::new().enumeration_values(true))
         .unwrap();
     // The cells one at a time, as batches of one cell would be read.
     for d in 0..whole.cell_count as i64 {
-        let one = Query::new(&rec, &array)
-            .enumeration_values(true)
-            .range(
+        let one = ReadSession::new(rec.clone(), array.clone())
+            .execute(&ReadRequest::new().enumeration_values(true).range(
                 "d",
                 tessera_query::Value::Int(d as i128),
                 tessera_query::Value::Int(d as i128),
-            )
-            .execute()
+            ))
             .unwrap();
         for col in &one.columns {
             let all = whole.column(&col.name).unwrap();

@@ -1,9 +1,10 @@
 //! Errors callers match on are typed: an unknown attribute, dimension or
 //! condition field, a range outside the domain, and a missing or wrong key.
 
+use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Query, QueryError, Value};
+use tessera_query::{Expr, QueryError, ReadRequest, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
 fn fixture(case: &str) -> std::path::PathBuf {
@@ -15,23 +16,21 @@ fn fixture(case: &str) -> std::path::PathBuf {
 
 #[test]
 fn unknown_fields_and_ranges_outside_the_domain_are_typed() {
-    let a = OpenArray::open(&LocalFs, &fixture("dense_2d_types"), 0, u64::MAX, None).unwrap();
-    let e = Query::new(&LocalFs, &a)
-        .attributes(["nope"])
-        .execute()
+    let a =
+        Arc::new(OpenArray::open(&LocalFs, &fixture("dense_2d_types"), 0, u64::MAX, None).unwrap());
+    let e = ReadSession::new(Arc::new(LocalFs), a.clone())
+        .execute(&ReadRequest::new().attributes(["nope"]))
         .unwrap_err();
     assert!(
         matches!(&e, QueryError::UnknownField { kind: "attribute", name } if name == "nope"),
         "{e:?}"
     );
-    let e = Query::new(&LocalFs, &a)
-        .range("z", Value::Int(0), Value::Int(1))
-        .execute()
+    let e = ReadSession::new(Arc::new(LocalFs), a.clone())
+        .execute(&ReadRequest::new().range("z", Value::Int(0), Value::Int(1)))
         .unwrap_err();
     assert!(matches!(&e, QueryError::UnknownField { kind: "dimension", name } if name == "z"));
-    let e = Query::new(&LocalFs, &a)
-        .range("r", Value::Int(0), Value::Int(100))
-        .execute()
+    let e = ReadSession::new(Arc::new(LocalFs), a.clone())
+        .execute(&ReadRequest::new().range("r", Value::Int(0), Value::Int(100)))
         .unwrap_err();
     match e {
         QueryError::OutOfDomain {
@@ -59,6 +58,12 @@ fn a_missing_or_wrong_key_is_a_key_problem() {
     let e = OpenArray::open(&LocalFs, &path, 0, u64::MAX, Some(wrong)).unwrap_err();
     assert!(e.is_key_problem(), "{e}");
     let right = EncryptionKey::new(*b"0123456789abcdeF0123456789abcdeF");
-    let a = OpenArray::open(&LocalFs, &path, 0, u64::MAX, Some(right)).unwrap();
-    assert!(Query::new(&LocalFs, &a).execute().unwrap().cell_count > 0);
+    let a = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, Some(right)).unwrap());
+    assert!(
+        ReadSession::new(Arc::new(LocalFs), a.clone())
+            .execute(&ReadRequest::new())
+            .unwrap()
+            .cell_count
+            > 0
+    );
 }

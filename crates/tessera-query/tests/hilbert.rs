@@ -3,9 +3,10 @@
 //! global-order read must return them in that same order.
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_cells::hilbert;
 use tessera_fragment::OpenArray;
-use tessera_query::Query;
+use tessera_query::{ReadRequest, ReadSession};
 use tessera_tile::{storage::LocalFs, Layout};
 
 #[test]
@@ -17,7 +18,7 @@ fn stored_order_is_our_hilbert_order() {
         if !array.exists() {
             continue;
         }
-        let a = OpenArray::open(&LocalFs, &array, 0, u64::MAX, None).unwrap();
+        let a = Arc::new(OpenArray::open(&LocalFs, &array, 0, u64::MAX, None).unwrap());
         assert_eq!(a.schema.cell_order, Layout::Hilbert);
         assert_eq!(
             a.fragments.len(),
@@ -27,13 +28,11 @@ fn stored_order_is_our_hilbert_order() {
         let dims = &a.schema.dimensions;
         let h = hilbert::Mapping::new(dims);
         // Unordered reads of a single fragment come in stored order.
-        let stored = Query::new(&LocalFs, &a)
-            .layout(Layout::Unordered)
-            .execute()
+        let stored = ReadSession::new(Arc::new(LocalFs), a.clone())
+            .execute(&ReadRequest::new().layout(Layout::Unordered))
             .unwrap();
-        let global = Query::new(&LocalFs, &a)
-            .layout(Layout::GlobalOrder)
-            .execute()
+        let global = ReadSession::new(Arc::new(LocalFs), a.clone())
+            .execute(&ReadRequest::new().layout(Layout::GlobalOrder))
             .unwrap();
         let key = |i: usize| h.value(dims, |j| stored.columns[j].value(i));
         let keys: Vec<u64> = (0..stored.cell_count).map(key).collect();

@@ -4,17 +4,18 @@
 //! in parallel are sorted; their number and ranges are what matter.
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, Value};
+use tessera_query::{ReadRequest, ReadSession, Value};
 use tessera_tile::storage::{LocalFs, Recording};
 
-fn plan(case: &str, read: impl Fn(&Recording<LocalFs>, &OpenArray)) -> String {
+fn plan(case: &str, read: impl Fn(&Arc<Recording<LocalFs>>, &Arc<OpenArray>)) -> String {
     let array = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata")
         .join(case)
         .join("array");
-    let rec = Recording::new(LocalFs, &array);
-    let a = OpenArray::open(&rec, &array, 0, u64::MAX, None).unwrap();
+    let rec = Arc::new(Recording::new(LocalFs, &array));
+    let a = Arc::new(OpenArray::open(&*rec, &array, 0, u64::MAX, None).unwrap());
     let mut open = rec.requests();
     open.sort();
     let n = open.len();
@@ -71,9 +72,8 @@ fn consolidated_footers_spare_the_fragment_metadata_files() {
 fn sparse_subarray_read() {
     insta::assert_snapshot!(plan("tiledb-0.36.1/sparse_2d", |s, a| {
         let d = &a.schema.dimensions[0].name;
-        Query::new(s, a)
-            .range(d, Value::Int(0), Value::Int(3))
-            .execute()
+        ReadSession::new(s.clone(), a.clone())
+            .execute(&ReadRequest::new().range(d, Value::Int(0), Value::Int(3)))
             .unwrap();
     }));
 }
@@ -81,13 +81,17 @@ fn sparse_subarray_read() {
 #[test]
 fn dense_full_read_over_fragments() {
     insta::assert_snapshot!(plan("tiledb-0.36.1/dense_1d_fragments", |s, a| {
-        Query::new(s, a).execute().unwrap();
+        ReadSession::new(s.clone(), a.clone())
+            .execute(&ReadRequest::new())
+            .unwrap();
     }));
 }
 
 #[test]
 fn sparse_full_read_over_fragments_with_var_and_nullable_fields() {
     insta::assert_snapshot!(plan("tiledb-0.36.1/random_sparse", |s, a| {
-        Query::new(s, a).execute().unwrap();
+        ReadSession::new(s.clone(), a.clone())
+            .execute(&ReadRequest::new())
+            .unwrap();
     }));
 }

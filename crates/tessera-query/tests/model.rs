@@ -12,9 +12,10 @@
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Query, ReadResult, Value};
+use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::Layout;
 
@@ -160,8 +161,8 @@ proptest! {
                 .filter(|c| inside(&xr, c.0) && inside(&yr, c.1))
                 .filter(|c| cond.as_ref().is_none_or(|k| k.holds(c)))
                 .collect();
-            let array = OpenArray::open(&LocalFs, &path, from, at, None).unwrap();
-            let mut q = Query::new(&LocalFs, &array).layout(layout);
+            let array = Arc::new(OpenArray::open(&LocalFs, &path, from, at, None).unwrap());
+            let mut q = ReadRequest::new().layout(layout);
             for &(a, b) in &xr {
                 q = q.range("x", Value::Int(a as i128), Value::Int(b as i128));
             }
@@ -171,7 +172,7 @@ proptest! {
             if let Some(c) = &cond {
                 q = q.condition(c.expr());
             }
-            let r = q.execute().unwrap();
+            let r = ReadSession::new(Arc::new(LocalFs), array).execute(&q).unwrap();
             let mut got: Vec<SparseCell> = (0..r.cell_count)
                 .map(|i| {
                     let s = String::from_utf8(r.column("s").unwrap().value(i).to_vec()).unwrap();
@@ -231,16 +232,16 @@ proptest! {
             } else {
                 for &x in &xs { for &y in &ys { want.push((x, y, grid[&(x, y)])); } }
             }
-            let array = OpenArray::open(&LocalFs, &path, 0, at, None).unwrap();
+            let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, at, None).unwrap());
             let layout = if col_major { Layout::ColMajor } else { Layout::RowMajor };
-            let mut q = Query::new(&LocalFs, &array).layout(layout);
+            let mut q = ReadRequest::new().layout(layout);
             for &(a, b) in &xr {
                 q = q.range("x", Value::Int(a as i128), Value::Int(b as i128));
             }
             for &(a, b) in &yr {
                 q = q.range("y", Value::Int(a as i128), Value::Int(b as i128));
             }
-            let r = q.execute().unwrap();
+            let r = ReadSession::new(Arc::new(LocalFs), array).execute(&q).unwrap();
             let got: Vec<(i64, i64, (i64, u32))> = (0..r.cell_count)
                 .map(|i| {
                     let f = r.column("f").unwrap().value(i);

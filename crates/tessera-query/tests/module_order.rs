@@ -3,9 +3,10 @@
 //! a re-export of one, and no files import one another in a cycle
 //! (`tessera_module_order::check`). A new module must be placed in `ORDER`.
 //!
-//! `Query` is defined low (`read`) and the readers above add methods to
-//! it; a call `self.method(` to a `Query` method defined in a module above
-//! the caller is the same cycle by another road, and fails here too.
+//! `Read` (one read as the readers run it) is defined low (`read`) and the
+//! readers above add methods to it; a call `self.method(` to a `Read`
+//! method defined in a module above the caller is the same cycle by another
+//! road, and fails here too.
 
 use std::path::Path;
 
@@ -14,6 +15,7 @@ const ORDER: &[&str] = &[
     "error",
     "gates",
     "tuning",
+    "request",
     "context",
     "geometry",
     "decode",
@@ -26,8 +28,9 @@ const ORDER: &[&str] = &[
     "sparse",
     "dense",
     "execute",
-    "aggregate",
     "batch",
+    "aggregate",
+    "session",
     "source",
     "arrow",
     "stream",
@@ -42,14 +45,14 @@ fn modules_import_only_modules_below_them() {
     );
 }
 
-/// The methods each module adds to `Query` (`fn` items inside its
-/// `impl Query` blocks), by name.
-fn query_methods(text: &str) -> Vec<String> {
+/// The methods each module adds to `Read` (`fn` items inside its
+/// `impl Read` blocks), by name.
+fn read_methods(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
     for line in text.lines() {
         if line.starts_with("impl") {
-            inside = line.contains("Query<");
+            inside = line.contains("Read<");
         } else if line.starts_with('}') {
             inside = false;
         }
@@ -70,7 +73,7 @@ fn query_methods(text: &str) -> Vec<String> {
 }
 
 #[test]
-fn query_methods_are_called_only_from_above() {
+fn read_methods_are_called_only_from_above() {
     let krate = tessera_module_order::Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
     // The root, `lib`, is above every module.
     let rank = |m: &str| ORDER.iter().position(|x| *x == m).unwrap_or(ORDER.len());
@@ -83,11 +86,11 @@ fn query_methods_are_called_only_from_above() {
         .collect();
     let mut defined: Vec<(String, String)> = Vec::new();
     for (m, text) in &texts {
-        defined.extend(query_methods(text).into_iter().map(|n| (n, m.clone())));
+        defined.extend(read_methods(text).into_iter().map(|n| (n, m.clone())));
     }
     assert!(
         defined.len() > 20,
-        "only {} Query methods seen",
+        "only {} Read methods seen",
         defined.len()
     );
     let mut problems = Vec::new();
@@ -97,7 +100,7 @@ fn query_methods_are_called_only_from_above() {
             for (name, home) in &defined {
                 if home != me && code.contains(&format!("self.{name}(")) && rank(home) > rank(me) {
                     problems.push(format!(
-                        "{me}:{}: calls Query::{name}, defined in `{home}` above it",
+                        "{me}:{}: calls Read::{name}, defined in `{home}` above it",
                         n + 1
                     ));
                 }
@@ -108,7 +111,7 @@ fn query_methods_are_called_only_from_above() {
 }
 
 #[test]
-fn the_method_scan_sees_query_impls_only() {
-    let text = "impl<'a> Query<'a> {\n    pub(crate) fn dense(&self) {}\n    fn helper() {}\n}\nimpl Other {\n    fn not_mine() {}\n}\n";
-    assert_eq!(query_methods(text), ["dense", "helper"]);
+fn the_method_scan_sees_read_impls_only() {
+    let text = "impl<'a> Read<'a> {\n    pub(crate) fn dense(&self) {}\n    fn helper() {}\n}\nimpl Other {\n    fn not_mine() {}\n}\n";
+    assert_eq!(read_methods(text), ["dense", "helper"]);
 }

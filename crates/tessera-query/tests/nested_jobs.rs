@@ -6,8 +6,9 @@
 //! about half the runs before the picking read's scratch buffers allowed it.
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, Value};
+use tessera_query::{ReadRequest, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
 #[test]
@@ -20,10 +21,9 @@ fn picking_reads_of_large_tiles_survive_nested_jobs() {
         .unwrap();
     for round in 0..30 {
         let cells = pool.install(|| {
-            let a = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap();
-            let r = Query::new(&LocalFs, &a)
-                .range("y", Value::Int(499), Value::Int(500))
-                .execute()
+            let a = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap());
+            let r = ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&ReadRequest::new().range("y", Value::Int(499), Value::Int(500)))
                 .unwrap_or_else(|e| panic!("round {round}: {e}"));
             let int = |c: usize, i: usize| -> i64 {
                 let v = r.columns[c].value(i);

@@ -7,9 +7,10 @@
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
-use tessera_query::{Expr, Query, ReadResult};
+use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession};
 use tessera_schema::CellValNum;
 use tessera_tile::storage::{LocalFs, Recording};
 use tessera_tile::Datatype;
@@ -195,9 +196,11 @@ fn pruned_reads_equal_unpruned_reads() {
 }
 
 /// The conditions built from the values of `array`'s fields.
-fn conditions_of(array: &OpenArray) -> Vec<Expr> {
+fn conditions_of(array: &Arc<OpenArray>) -> Vec<Expr> {
     let mut out = Vec::new();
-    let whole = Query::new(&LocalFs, array).execute().unwrap();
+    let whole = ReadSession::new(Arc::new(LocalFs), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     let fields = array
         .schema
         .attributes
@@ -237,14 +240,15 @@ fn conditions_of(array: &OpenArray) -> Vec<Expr> {
 fn check(path: &Path, cond: &Expr) -> Tally {
     let mut found = Tally::default();
     let read = |prune: bool, direct: bool| {
-        let rec = Recording::new(LocalFs, path);
-        let a = OpenArray::open(&rec, path, 0, u64::MAX, None).unwrap();
+        let rec = Arc::new(Recording::new(LocalFs, path));
+        let a = Arc::new(OpenArray::open(&*rec, path, 0, u64::MAX, None).unwrap());
         let opened = rec.requests().len();
-        let r = Query::new(&rec, &a)
-            .condition(cond.clone())
-            .tune(|t| t.prune = prune)
-            .tune(|t| t.direct = direct)
-            .execute();
+        let r = ReadSession::new(rec.clone(), a.clone()).execute(
+            &ReadRequest::new()
+                .condition(cond.clone())
+                .tune(|t| t.prune = prune)
+                .tune(|t| t.direct = direct),
+        );
         (r, data_bytes(&rec.requests()[opened..]))
     };
     let ((pruned, b1), (full, b2)) = (read(true, true), read(false, true));

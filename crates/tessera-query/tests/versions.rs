@@ -1,4 +1,4 @@
-//! `Query::versions`: every version of each cell with its timestamp. On
+//! `ReadRequest::versions`: every version of each cell with its timestamp. On
 //! the arrays libtiledb consolidated with timestamps (`consolidated_versions`,
 //! each pinned release), the versions a read at time T would choose from
 //! (those written at T or before, the newest of each coordinate) are what
@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, VERSION_TIMESTAMPS};
+use tessera_query::{ReadRequest, ReadSession, VERSION_TIMESTAMPS};
 use tessera_tile::storage::LocalFs;
 
 fn i64_at(c: &tessera_query::Column, i: usize) -> i64 {
@@ -31,10 +32,10 @@ fn versions_hold_what_each_time_travel_read_chooses_from() {
         let expected: Value =
             serde_json::from_str(&std::fs::read_to_string(case.join("expected.json")).unwrap())
                 .unwrap();
-        let array = OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, None).unwrap();
-        let r = Query::new(&LocalFs, &array)
-            .versions(true)
-            .execute()
+        let array =
+            Arc::new(OpenArray::open(&LocalFs, &case.join("array"), 0, u64::MAX, None).unwrap());
+        let r = ReadSession::new(Arc::new(LocalFs), array.clone())
+            .execute(&ReadRequest::new().versions(true))
             .unwrap();
         let cells: u64 = expected["fragments"]
             .as_array()

@@ -20,6 +20,7 @@ use crate::fragment::{
 use crate::gates;
 use crate::name::uuid;
 use crate::WriteError;
+use std::sync::Arc;
 use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
@@ -215,6 +216,7 @@ pub fn consolidate_fragments(
         // without coordinates (the band places the cells), each band's
         // tiles written before the next is read.
         opened.delete_conditions.clear();
+        let opened = Arc::new(opened);
         let bounds = reader.bounds(&opened.schema)?;
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
         let band_cells = (budget / 3) / crate::fragment::cell_bytes(&opened.schema);
@@ -233,6 +235,7 @@ pub fn consolidate_fragments(
         narrow(&mut with_deletes, &replaced, (a, b));
         with_deletes.delete_conditions.retain(|d| d.timestamp <= b);
         opened.delete_conditions.clear();
+        let (opened, with_deletes) = (Arc::new(opened), Arc::new(with_deletes));
         let refused = |e| WriteError::refused(array, e);
         let dims = opened.schema.dimensions.len();
         let deleted = crate::purge::deleted_versions(
@@ -258,6 +261,7 @@ pub fn consolidate_fragments(
         if !delete_meta {
             opened.delete_conditions.clear();
         }
+        let opened = Arc::new(opened);
         let mut sorted = SortedFragmentWriter::new(writer)?;
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
         for batch in reader.batches(&opened, budget / 3)? {
@@ -373,18 +377,14 @@ impl<'p> ConsolidationRead<'p> {
 
     /// The cells of the sparse fragments `opened` holds, in global order,
     /// in batches of about `budget` bytes.
-    fn batches<'o>(&self, opened: &'o OpenArray, budget: u64) -> Result<CellBatches<'o>, WriteError>
-    where
-        'p: 'o,
-    {
+    fn batches(&self, opened: &Arc<OpenArray>, budget: u64) -> Result<CellBatches, WriteError> {
         let which = SparseCells {
             versions: self.timestamps,
             delete_metadata: self.delete_meta,
             budget,
         };
-        let array: &'p Location = self.array;
         self.source
-            .global_order(array.reader(), opened, which)
+            .global_order(self.array.shared(), opened.clone(), which)
             .map_err(|e| WriteError::refused(self.array.path(), e))
     }
 
@@ -392,11 +392,11 @@ impl<'p> ConsolidationRead<'p> {
     /// dimension), row-major, without coordinates.
     fn read_band(
         &self,
-        opened: &OpenArray,
+        opened: &Arc<OpenArray>,
         band: &[(i128, i128)],
     ) -> Result<Vec<Column>, WriteError> {
         self.source
-            .dense_box(self.array.reader(), opened, band)
+            .dense_box(self.array.shared(), opened.clone(), band)
             .map_err(|e| WriteError::refused(self.array.path(), e))
     }
 }

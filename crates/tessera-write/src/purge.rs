@@ -40,14 +40,14 @@ fn cells(cols: &[Column]) -> usize {
 }
 
 /// The versions of a read, one at a time across its batches.
-struct Cursor<'a> {
-    batches: CellBatches<'a>,
+struct Cursor {
+    batches: CellBatches,
     batch: Vec<Column>,
     at: usize,
     dims: usize,
 }
 
-impl Cursor<'_> {
+impl Cursor {
     /// The version under the cursor; `None` past the last.
     fn peek(&mut self) -> Result<Option<Version>, SourceError> {
         while self.at >= cells(&self.batch) {
@@ -67,8 +67,8 @@ impl Cursor<'_> {
 /// that `kept` (the same read with the deletes applied: a subsequence of
 /// it) lacks, per cell the newest.
 pub(crate) fn deleted_versions(
-    all: CellBatches<'_>,
-    kept: CellBatches<'_>,
+    all: CellBatches,
+    kept: CellBatches,
     dims: usize,
 ) -> Result<Deleted, SourceError> {
     let mut kept = Cursor {

@@ -13,9 +13,9 @@
 //! | [`write`] | creating arrays, fragments, deletes, schema evolution, consolidation, vacuum |
 //!
 //! ```
-//! use tessera::{open, Query};
-//! let array = open(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array"), None).unwrap();
-//! let result = Query::new(&tessera::LocalFs, &array).execute().unwrap();
+//! use tessera::{open, ReadRequest};
+//! let session = open(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array"), None).unwrap();
+//! let result = session.execute(&ReadRequest::new()).unwrap();
 //! for c in &result.columns {
 //!     println!("{}: {} bytes", c.name, c.data.len());
 //! }
@@ -31,7 +31,9 @@ pub use tessera_write as write;
 pub use tessera_fragment::OpenArray;
 #[cfg(feature = "object-store")]
 pub use tessera_object_store as object_store;
-pub use tessera_query::{Column, Expr, Query, QueryError, QuerySource, ReadResult, Value};
+pub use tessera_query::{
+    Column, Expr, QueryError, QuerySource, ReadRequest, ReadResult, ReadSession, Value,
+};
 pub use tessera_tile::storage::LocalFs;
 
 use std::path::Path;
@@ -94,24 +96,25 @@ pub fn storage_for(path: &Path) -> Result<Arc<dyn Storage>, tessera_fragment::Fr
     })
 }
 
-/// Opens the array at `path`, at the latest timestamp; `key` is the
-/// AES-256-GCM key of an encrypted array. `path` is local, or with the
-/// `object-store` feature a URI (`tessera::open("s3://bucket/array", None)`,
-/// then `Query::new(&*tessera::storage_for(path)?, &array)` reads it).
+/// Opens the array at `path`, at the latest timestamp, for reads; `key`
+/// is the AES-256-GCM key of an encrypted array. `path` is local, or with
+/// the `object-store` feature a URI (`tessera::open("s3://bucket/array",
+/// None)`); the session keeps the storage it was opened from.
 ///
 /// ```
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
-/// let array = tessera::open(path, None).unwrap();
-/// let r = tessera::Query::new(&tessera::LocalFs, &array).execute().unwrap();
+/// let session = tessera::open(path, None).unwrap();
+/// let r = session.execute(&tessera::ReadRequest::new()).unwrap();
 /// assert!(r.cell_count > 0);
+/// assert_eq!(session.array().schema.dimensions.len(), 2);
 /// ```
 pub fn open(
     path: impl AsRef<std::path::Path>,
     key: Option<[u8; 32]>,
-) -> Result<OpenArray, tessera_fragment::FragmentError> {
+) -> Result<ReadSession, QueryError> {
     let key = key.map(tessera_filters::EncryptionKey::new);
     let path = local_path(path.as_ref());
-    OpenArray::open(&*storage_for(path)?, path, 0, u64::MAX, key)
+    ReadSession::open(storage_for(path)?, path, key)
 }
 
 /// Opens the group at `path` (local, or a URI as for [`open`]), at the
@@ -125,8 +128,8 @@ pub fn open(
 /// let all = group.list(&tessera::LocalFs, true).unwrap();
 /// let data = all.iter().find(|m| m.path == "ms/RNA/X/data").unwrap();
 /// assert_eq!(data.object_type, ObjectType::Array);
-/// let array = tessera::open(&data.location, None).unwrap();
-/// assert!(tessera::Query::new(&tessera::LocalFs, &array).execute().unwrap().cell_count > 0);
+/// let session = tessera::open(&data.location, None).unwrap();
+/// assert!(session.execute(&tessera::ReadRequest::new()).unwrap().cell_count > 0);
 /// ```
 pub fn open_group(
     path: impl AsRef<std::path::Path>,
@@ -193,14 +196,16 @@ pub mod fuzzing {
     /// domain, and a condition on the first attribute); the first error,
     /// as text.
     pub fn open_and_read(path: &Path, m: &Memory) -> Result<(), String> {
-        use crate::{Expr, Value};
+        use crate::{Expr, ReadRequest, ReadSession, Value};
         let array =
             crate::OpenArray::open(m, path, 0, u64::MAX, None).map_err(|e| e.to_string())?;
         array.metadata(m).map_err(|e| e.to_string())?;
-        crate::Query::new(m, &array)
-            .execute()
+        let array = std::sync::Arc::new(array);
+        let session = ReadSession::new(std::sync::Arc::new(m.clone()), array.clone());
+        session
+            .execute(&ReadRequest::new())
             .map_err(|e| e.to_string())?;
-        let mut q = crate::Query::new(m, &array);
+        let mut q = ReadRequest::new();
         if let Some(a) = array.schema.attributes.first() {
             q = q.condition(Expr::IsNull {
                 field: a.name.clone(),
@@ -220,7 +225,7 @@ pub mod fuzzing {
                 q = q.range(&d.name, Value::Int(lo), Value::Int(lo + (hi - lo) / 2));
             }
         }
-        q.execute().map(drop).map_err(|e| e.to_string())
+        session.execute(&q).map(drop).map_err(|e| e.to_string())
     }
 
     /// Seed inputs: every file of every fixture, with its selector.

@@ -7,14 +7,17 @@ mod common;
 
 use common::copy_dir;
 use std::path::Path;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::Query;
+use tessera_query::{ReadRequest, ReadSession};
 use tessera_tile::storage::LocalFs;
 use tessera_write::commits::{consolidate_commits, vacuum_commits};
 
 fn cells(dir: &Path) -> Vec<String> {
-    let array = OpenArray::open(&LocalFs, dir, 0, u64::MAX, None).unwrap();
-    let r = Query::new(&LocalFs, &array).execute().unwrap();
+    let array = Arc::new(OpenArray::open(&LocalFs, dir, 0, u64::MAX, None).unwrap());
+    let r = ReadSession::new(Arc::new(LocalFs), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     let mut rows: Vec<String> = (0..r.cell_count)
         .map(|i| {
             format!(

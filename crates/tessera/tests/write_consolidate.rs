@@ -7,16 +7,19 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, QuerySource};
+use tessera_query::{QuerySource, ReadRequest, ReadSession};
 use tessera_tile::storage::LocalFs;
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 
 /// The array's cells, one string per cell, sorted; `None` when the read
 /// failed.
 fn cells(array: &Path) -> Option<Vec<String>> {
-    let opened = OpenArray::open(&LocalFs, array, 0, u64::MAX, None).ok()?;
-    let r = Query::new(&LocalFs, &opened).execute().ok()?;
+    let opened = Arc::new(OpenArray::open(&LocalFs, array, 0, u64::MAX, None).ok()?);
+    let r = ReadSession::new(Arc::new(LocalFs), opened.clone())
+        .execute(&ReadRequest::new())
+        .ok()?;
     let mut out: Vec<String> = (0..r.cell_count)
         .map(|i| {
             r.columns

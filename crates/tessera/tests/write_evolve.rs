@@ -9,8 +9,9 @@ mod common;
 
 use common::copy_dir;
 use std::path::Path;
+use std::sync::Arc;
 use tessera_filters::{read_generic_tile, write_generic_tile};
-use tessera_query::Query;
+use tessera_query::{ReadRequest, ReadSession};
 use tessera_schema::json::attribute_from_json;
 use tessera_schema::ArraySchema;
 use tessera_tile::storage::LocalFs;
@@ -72,8 +73,12 @@ fn an_evolved_array_reads_the_added_attributes_fill() {
     let dir = std::env::temp_dir().join(format!("tessera-evolve-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     copy_dir(&source, &dir);
-    let before = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-    let cells = Query::new(&LocalFs, &before).execute().unwrap().cell_count;
+    let before =
+        Arc::new(tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
+    let cells = ReadSession::new(Arc::new(LocalFs), before.clone())
+        .execute(&ReadRequest::new())
+        .unwrap()
+        .cell_count;
     let dropped = before.schema.attributes[0].name.clone();
     let w = serde_json::json!({"name": "w", "type": "INT16", "fill_value": -7});
     let evolution = Evolution {
@@ -84,9 +89,12 @@ fn an_evolved_array_reads_the_added_attributes_fill() {
         ..Default::default()
     };
     evolve_array(&dir, &evolution, None, None).unwrap();
-    let after = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let after =
+        Arc::new(tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
     assert!(after.schema.attributes.iter().all(|a| a.name != dropped));
-    let r = Query::new(&LocalFs, &after).execute().unwrap();
+    let r = ReadSession::new(Arc::new(LocalFs), after.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     assert_eq!(r.cell_count, cells);
     let w = r.columns.iter().find(|c| c.name == "w").unwrap();
     assert!(w.data.chunks(2).all(|c| c == (-7i16).to_le_bytes()));
@@ -131,11 +139,11 @@ fn extended_enumerations_append_their_values() {
     let dir = std::env::temp_dir().join(format!("tessera-extend-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     copy_dir(&source, &dir);
-    let open = || tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-    let read = |a: &tessera_fragment::OpenArray| {
-        let r = Query::new(&LocalFs, a)
-            .enumeration_values(true)
-            .execute()
+    let open =
+        || Arc::new(tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
+    let read = |a: &Arc<tessera_fragment::OpenArray>| {
+        let r = ReadSession::new(Arc::new(LocalFs), a.clone())
+            .execute(&ReadRequest::new().enumeration_values(true))
             .unwrap();
         r.columns
             .iter()
@@ -239,8 +247,11 @@ fn an_expanded_current_domain_admits_new_cells() {
     }
     evolve_array(&dir, &range(0, 99), None, None).unwrap();
     write_at(60).unwrap();
-    let array = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-    let r = Query::new(&LocalFs, &array).execute().unwrap();
+    let array =
+        Arc::new(tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
+    let r = ReadSession::new(Arc::new(LocalFs), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     let d = &r.columns[0];
     assert!(
         d.data.chunks(8).any(|c| c == 60i64.to_le_bytes()),

@@ -8,8 +8,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Query, QuerySource, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS};
+use tessera_query::{
+    QuerySource, ReadRequest, ReadSession, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS,
+};
 use tessera_tile::storage::LocalFs;
 use tessera_write::commits::consolidate_commits;
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
@@ -26,8 +29,10 @@ fn copy_of(release: &str, case: &str, tag: &str) -> PathBuf {
 
 /// Every cell read at `end`, one string each, sorted.
 fn cells_at(array: &Path, end: u64) -> Vec<String> {
-    let opened = OpenArray::open(&LocalFs, array, 0, end, None).unwrap();
-    let r = Query::new(&LocalFs, &opened).execute().unwrap();
+    let opened = Arc::new(OpenArray::open(&LocalFs, array, 0, end, None).unwrap());
+    let r = ReadSession::new(Arc::new(LocalFs), opened.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     let mut out: Vec<String> = (0..r.cell_count)
         .map(|i| {
             format!(
@@ -67,7 +72,7 @@ fn deletes_after_the_first_fragment_are_kept_as_delete_metadata() {
         for file in ["t.tdb", "dt.tdb", "dci.tdb"] {
             assert!(folder.join(file).is_file(), "{release}: no {file}");
         }
-        let opened = OpenArray::open(&LocalFs, &array, 0, u64::MAX, None).unwrap();
+        let opened = Arc::new(OpenArray::open(&LocalFs, &array, 0, u64::MAX, None).unwrap());
         let [fragment] = &opened.fragments[..] else {
             panic!("{release}: {} fragments", opened.fragments.len());
         };
@@ -84,10 +89,8 @@ fn deletes_after_the_first_fragment_are_kept_as_delete_metadata() {
         }
         // The marks: the versions the delete removes carry its timestamp
         // and index, the others none.
-        let all = Query::new(&LocalFs, &opened)
-            .versions(true)
-            .delete_metadata(true)
-            .execute()
+        let all = ReadSession::new(Arc::new(LocalFs), opened.clone())
+            .execute(&ReadRequest::new().versions(true).delete_metadata(true))
             .unwrap();
         let marks = u64s(&all.column(DELETE_TIMESTAMPS).unwrap().data);
         let indexes = u64s(&all.column(DELETE_CONDITION_INDEX).unwrap().data);

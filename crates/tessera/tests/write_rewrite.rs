@@ -16,9 +16,10 @@ mod common;
 
 use common::copy_dir;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_fragment::{Field, OpenArray};
-use tessera_query::{Query, Value};
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 use tessera_tile::{ArrayType, Layout};
 use tessera_write::{FragmentWriter, WriteOptions};
@@ -144,12 +145,12 @@ fn comparison(array: &OpenArray, frag: usize, release: LibtiledbRelease) -> Comp
 /// from theirs) and the metadata sections `metadata` selects.
 fn content_differences(
     name: &str,
-    (ours, theirs): (&OpenArray, &OpenArray),
+    (ours, theirs): (&Arc<OpenArray>, &OpenArray),
     cells: &tessera_query::ReadResult,
     metadata: fn(&OpenArray, Field) -> bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let back = cells_of(ours).execute().unwrap();
+    let back = cells_of(ours);
     for (a, b) in back.columns.iter().zip(&cells.columns) {
         if (&a.data, &a.offsets, &a.validity) != (&b.data, &b.offsets, &b.validity) {
             out.push(format!("{name}: field {} reads back other cells", a.name));
@@ -183,18 +184,21 @@ fn content_differences(
 
 /// A read of the cells of `array`'s one fragment: in global order
 /// (sparse), or its non-empty domain (dense, whose writer takes any order).
-fn cells_of(array: &OpenArray) -> Query<'_> {
+fn cells_of(array: &Arc<OpenArray>) -> ReadResult {
     let frag = &array.fragments[0];
-    let q = Query::new(&LocalFs, array);
-    if !frag.footer.dense {
-        return q.layout(Layout::GlobalOrder);
-    }
-    let ned = frag.footer.non_empty_domain.as_ref().unwrap();
-    let dims = array.schema.dimensions.iter().zip(ned);
-    dims.fold(q.layout(Layout::RowMajor), |q, (d, r)| {
-        let key = |b: &[u8]| Value::decode(d.datatype, b);
-        q.range(&d.name, key(&r.lo), key(&r.hi))
-    })
+    let q = ReadRequest::new();
+    let q = if !frag.footer.dense {
+        q.layout(Layout::GlobalOrder)
+    } else {
+        let ned = frag.footer.non_empty_domain.as_ref().unwrap();
+        let dims = array.schema.dimensions.iter().zip(ned);
+        dims.fold(q.layout(Layout::RowMajor), |q, (d, r)| {
+            let key = |b: &[u8]| Value::decode(d.datatype, b);
+            q.range(&d.name, key(&r.lo), key(&r.hi))
+        })
+    };
+    let session = ReadSession::new(Arc::new(LocalFs), array.clone());
+    session.execute(&q).unwrap()
 }
 
 /// How the cells go to the writer.
@@ -284,8 +288,8 @@ fn rewritten_fragments_are_libtiledbs_bytes() {
             if !alone || !latest || special || frag.footer.dense != dense {
                 continue;
             }
-            let at = OpenArray::open(&LocalFs, &array, t1, t2, None).unwrap();
-            let result = cells_of(&at).execute().unwrap();
+            let at = Arc::new(OpenArray::open(&LocalFs, &array, t1, t2, None).unwrap());
+            let result = cells_of(&at);
             // Dense fragments both with coordinates and as a box.
             let ways: &[Via] = if dense {
                 &[Via::Coordinates, Via::Box]
@@ -328,7 +332,7 @@ fn rewritten_fragments_are_libtiledbs_bytes() {
                 if let Compare::Content { metadata } = comparison(&opened, index, release_of(&case))
                 {
                     let ours_at = OpenArray::open(&LocalFs, &out, 0, u64::MAX, None).unwrap();
-                    let pair = (&ours_at, &at);
+                    let pair = (&Arc::new(ours_at), &*at);
                     failures.extend(content_differences(&name, pair, &result, metadata));
                     checked.push(format!(
                         "{name}@{t1}{} (content{})",

@@ -8,8 +8,9 @@
 
 use proptest::prelude::*;
 use serde_json::json;
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{Column, Query, Value};
+use tessera_query::{Column, ReadRequest, ReadSession, Value};
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
 use tessera_tile::storage::LocalFs;
@@ -224,8 +225,8 @@ proptest! {
         w.write(&second).unwrap();
         let written = w.finish().unwrap();
         prop_assert_eq!(written.len(), usize::from(n > 0));
-        let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-        let r = Query::new(&LocalFs, &array).execute().unwrap();
+        let array = Arc::new(OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
+        let r = ReadSession::new(Arc::new(LocalFs), array.clone()).execute(&ReadRequest::new()).unwrap();
         prop_assert_eq!(r.cell_count as usize, n);
         prop_assert_eq!(rows(&r.columns, n), rows(&columns, n));
         std::fs::remove_dir_all(&dir).unwrap();
@@ -304,11 +305,11 @@ proptest! {
         w.write(&first).unwrap();
         w.write(&second).unwrap();
         prop_assert_eq!(w.finish().unwrap().len(), 1);
-        let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-        let q = boxes.iter().enumerate().fold(Query::new(&LocalFs, &array), |q, (j, &(lo, hi))| {
+        let array = Arc::new(OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
+        let q = boxes.iter().enumerate().fold(ReadRequest::new(), |q, (j, &(lo, hi))| {
             q.range(&format!("d{j}"), Value::Int(lo as i128), Value::Int(hi as i128))
         });
-        let r = q.execute().unwrap();
+        let r = ReadSession::new(Arc::new(LocalFs), array).execute(&q).unwrap();
         prop_assert_eq!(r.cell_count, n);
         prop_assert_eq!(rows(&r.columns, n), rows(&columns, n));
         std::fs::remove_dir_all(&dir).unwrap();
@@ -401,8 +402,10 @@ fn a_refused_batch_adds_nothing() {
     );
     assert_eq!(w.cells(), 2);
     assert_eq!(w.finish().unwrap().len(), 1);
-    let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
-    let r = Query::new(&LocalFs, &array).execute().unwrap();
+    let array = Arc::new(OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap());
+    let r = ReadSession::new(Arc::new(LocalFs), array.clone())
+        .execute(&ReadRequest::new())
+        .unwrap();
     assert_eq!(r.cell_count, 2);
     assert_eq!(r.columns[1].validity.as_deref(), Some(&[1u8, 1][..]));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -34,13 +34,13 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         budget,
         stats,
     } = args;
-    let a = select.open(&array)?;
-    let q = select.query(&a)?;
+    let session = select.session(&array)?;
+    let q = select.request(session.array())?.budget(budget);
     let aggs = aggregates
         .iter()
         .map(|s| parse_aggregate(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let r = q.aggregate(&aggs, budget)?;
+    let r = session.aggregate(&q, &aggs)?;
     let mut obj = serde_json::Map::new();
     for (name, v) in aggregates.iter().zip(&r.values) {
         obj.insert(name.clone(), v.to_json());

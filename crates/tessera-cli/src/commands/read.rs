@@ -50,9 +50,9 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         budget,
         enum_values,
     } = args;
-    let a = select.open(&array)?;
+    let session = select.session(&array)?;
     let mut q = select
-        .query(&a)?
+        .request(session.array())?
         .enumeration_values(enum_values)
         .dimensions(!no_dims)
         // Dense coordinates are written as they are computed, not
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     // read in place), small ones stay in cache while written out
     // (16 MiB measured best on the int32 benchmark array, against
     // 2 to 64 MiB).
-    let batches = q.batches(budget)?.free_cut_bytes(16 << 20);
+    let batches = session.batches(&q.budget(budget))?.free_cut_bytes(16 << 20);
     let sink: Box<dyn Write + Send> = match output {
         Some(p) => {
             Box::new(std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?)

@@ -17,7 +17,7 @@ mod placer;
 mod subarray;
 mod tile_grid;
 
-use crate::read::Query;
+use crate::read::Read;
 use crate::result::{CoordinateGrid, GridDimension, ReadResult};
 use crate::QueryError;
 use fragments::DenseFragments;
@@ -30,7 +30,7 @@ use tessera_schema::{ArraySchema, Attribute};
 use tessera_tile::Layout;
 use tile_grid::FragmentTiles;
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// The dense read: every cell of the subarray, from the newest
     /// fragment that wrote it, else the fill value.
     pub(crate) fn dense(

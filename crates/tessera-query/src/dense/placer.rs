@@ -11,7 +11,7 @@ use crate::decode::{
     decode_field_tile, decode_field_tile_span, decode_in_runs, decode_tile_runs, Fetched,
     FieldSpec, FieldTile, Runs, TileRuns,
 };
-use crate::read::Query;
+use crate::read::Read;
 use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
 use rayon::prelude::*;
@@ -69,7 +69,7 @@ struct FieldPlan {
 
 impl FieldPlan {
     fn new(
-        query: &Query<'_>,
+        query: &Read<'_>,
         frag: &FragmentMetadata,
         attrs: &[String],
         tiles: &FragmentTiles<'_>,
@@ -134,7 +134,7 @@ impl FieldPlan {
 
 /// Places the tiles of one dense fragment into a dense read's outputs.
 pub(crate) struct FragmentPlacer<'r> {
-    query: &'r Query<'r>,
+    query: &'r Read<'r>,
     /// The selected attributes, in the array schema.
     attributes: Vec<&'r Attribute>,
     frag: &'r FragmentMetadata,
@@ -146,7 +146,7 @@ impl<'r> FragmentPlacer<'r> {
     /// A placer for `tiles` of `frag`, attributes `attributes` (named
     /// `attrs`) into `outs`.
     pub(crate) fn new(
-        query: &'r Query<'r>,
+        query: &'r Read<'r>,
         attributes: Vec<&'r Attribute>,
         attrs: &[String],
         frag: &'r FragmentMetadata,

@@ -1,11 +1,11 @@
 //! Sparse fragments read side by side where a request costs a round trip.
 
-use crate::read::Query;
+use crate::read::Read;
 use crate::QueryError;
 use tessera_fragment::FragmentMetadata;
 use tessera_tile::storage::side_by_side;
 
-impl Query<'_> {
+impl Read<'_> {
     /// `read` of every fragment, in fragment order. On storage that
     /// prefers batches, up to [`Tuning::fragments_in_flight`] fragments
     /// at once ([`side_by_side`]: they wait on the network, not the CPU);
@@ -25,7 +25,7 @@ impl Query<'_> {
             .collect()
     }
 
-    /// How many fragments [`Query::per_fragment`] reads at once.
+    /// How many fragments [`Read::per_fragment`] reads at once.
     fn fragments_at_once(&self) -> usize {
         match self.storage.prefers_batches() {
             true => self.tuning.fragments_in_flight.max(1),
@@ -33,7 +33,7 @@ impl Query<'_> {
         }
     }
 
-    /// The bytes each fragment read by [`Query::per_fragment`] fetches
+    /// The bytes each fragment read by [`Read::per_fragment`] fetches
     /// ahead of its decoding, at most: the storage's read-ahead shared
     /// among the fragments read at once, so the read as a whole keeps
     /// within it.

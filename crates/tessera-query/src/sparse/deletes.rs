@@ -1,6 +1,6 @@
 //! Delete commits applied to a sparse read's cells: removed (a read), or
 //! marked with the commit that removes each (the delete metadata a
-//! consolidation keeps, [`crate::Query::delete_metadata`]).
+//! consolidation keeps, [`crate::ReadRequest::delete_metadata`]).
 //!
 //! A commit deletes a cell written before it that fails its stored
 //! condition (libtiledb stores the negation of the delete's condition: the

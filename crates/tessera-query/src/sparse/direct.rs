@@ -7,20 +7,20 @@
 //! [`whole`]: super::whole
 //! [`picked`]: super::picked
 
-use crate::read::Query;
+use crate::read::Read;
 use crate::result::ReadResult;
 use crate::QueryError;
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// The sparse fast path. When every cell of every tile the read touches
     /// is returned, in stored order, with nothing to deduplicate or sort,
     /// each tile decodes straight into its place in the result
-    /// ([`Query::sparse_whole`]). Where the subarray cuts tiles or a
+    /// ([`Read::sparse_whole`]). Where the subarray cuts tiles or a
     /// condition filters cells, the cells are picked
-    /// ([`Query::sparse_picked`]): the condition is a test of each cell
+    /// ([`Read::sparse_picked`]): the condition is a test of each cell
     /// alone here, as nothing is deduplicated. `None` when the read needs
     /// the general path.
     pub(crate) fn sparse_direct(

@@ -5,7 +5,7 @@
 use super::cells::{CellFields, CellOrder, CellRef};
 use super::deletes::{DeleteCommit, DeleteCommits};
 use super::tiles::TileCells;
-use crate::read::Query;
+use crate::read::Read;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
@@ -15,9 +15,9 @@ use tessera_cells::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMP
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// The sparse read: the fast path where it applies
-    /// ([`Query::sparse_direct`]), else every touched tile decoded, cells
+    /// ([`Read::sparse_direct`]), else every touched tile decoded, cells
     /// deduplicated (the newest write of a coordinate wins), deletes and
     /// the condition applied after that, and the cells sorted.
     pub(crate) fn sparse(
@@ -267,8 +267,8 @@ impl<'a> Query<'a> {
     }
 }
 
-/// A UINT64 column of one value a cell, as [`Query::versions`] and
-/// [`Query::delete_metadata`] add.
+/// A UINT64 column of one value a cell, as [`ReadRequest::versions`](crate::ReadRequest::versions) and
+/// [`ReadRequest::delete_metadata`](crate::ReadRequest::delete_metadata) add.
 fn u64_column(name: &str, values: impl Iterator<Item = u64>) -> Column {
     Column {
         name: name.into(),

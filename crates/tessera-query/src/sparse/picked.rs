@@ -9,7 +9,7 @@ use crate::decode::{
     TileRuns, UNIT_BYTES,
 };
 use crate::geometry::DimRanges;
-use crate::read::Query;
+use crate::read::Read;
 use crate::result::{field_column, Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
@@ -251,8 +251,8 @@ impl<'r> TilePicker<'r> {
     }
 }
 
-impl<'a> Query<'a> {
-    /// [`Query::sparse_direct`] when some tiles are only partly inside the
+impl<'a> Read<'a> {
+    /// [`Read::sparse_direct`] when some tiles are only partly inside the
     /// subarray, or a condition filters cells: of those tiles the cells
     /// inside are picked ([`TilePicker`]). Tiles wholly inside are kept
     /// whole. `tiles` are (fragment, tile, wholly inside), by fragment.

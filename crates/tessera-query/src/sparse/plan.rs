@@ -1,7 +1,7 @@
 //! Whether a sparse read takes a fast path (nothing deduplicated or
 //! sorted), and what it decodes there.
 
-use crate::read::Query;
+use crate::read::Read;
 use tessera_fragment::{Field, FragmentMetadata};
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
@@ -17,7 +17,7 @@ pub(crate) struct DirectPlan {
     pub(crate) cond_fields: Vec<String>,
 }
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// What the read decodes on a fast path; `None` where it needs the
     /// general path: results not in stored order, fragments with
     /// timestamps, deletes or (for coordinates) zipped coordinates, a

@@ -5,7 +5,7 @@
 use crate::decode::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
 use crate::geometry::{mbr_overlap, DimRanges};
 use crate::prune::Answered;
-use crate::read::Query;
+use crate::read::Read;
 use crate::QueryError;
 use rayon::prelude::*;
 use tessera_cells::Expr;
@@ -21,13 +21,13 @@ pub(crate) struct TileCells {
     pub(crate) times: Option<FieldTile>,
     pub(crate) delete_times: Option<FieldTile>,
     /// The delete condition indexes (`dci`), read for
-    /// [`Query::delete_metadata`] only.
+    /// [`ReadRequest::delete_metadata`](crate::ReadRequest::delete_metadata) only.
     pub(crate) delete_indexes: Option<FieldTile>,
     /// Cells inside the subarray.
     pub(crate) cells: Vec<u32>,
 }
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// Reads the tiles of sparse fragment `frag` (number `fi`) that meet
     /// the subarray: coordinates, the cells inside the ranges, and `fields`
     /// (plus per-cell and delete timestamps when the fragment has them) of
@@ -168,7 +168,7 @@ impl<'a> Query<'a> {
     }
 
     /// The tiles of fragment `fi` a sparse read touches
-    /// ([`Query::sparse_hits`]); with `prune` (a condition, and what may
+    /// ([`Read::sparse_hits`]); with `prune` (a condition, and what may
     /// shadow cells: `None` when nothing is deduplicated, so nothing can),
     /// less those whose metadata shows no cell can satisfy the condition,
     /// where no cell of theirs can shadow another.

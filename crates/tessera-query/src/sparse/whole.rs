@@ -7,7 +7,7 @@ use crate::decode::{
     decode_field_tile, decode_in_runs, decode_tile_into, decode_var_tile_into, var_tile_size,
     Fetched, FieldSpec, FieldTile,
 };
-use crate::read::Query;
+use crate::read::Read;
 use crate::result::{cut, field_column, Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
@@ -125,7 +125,7 @@ fn column_slots<'b>(
     slots
 }
 
-impl<'a> Query<'a> {
+impl<'a> Read<'a> {
     /// The whole-tile fast path: `hits` (fragment, tile, wholly inside),
     /// by fragment, every one wholly inside.
     pub(crate) fn sparse_whole(

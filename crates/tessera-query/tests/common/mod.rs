@@ -3,13 +3,14 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{ReadResult, Value};
+use tessera_query::{ReadResult, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
 /// Every fixture array of every TileDB-Py version, opened whole (arrays
 /// that cannot be opened without a key are left out), with its path.
-pub fn fixture_arrays() -> Vec<(PathBuf, OpenArray)> {
+pub fn fixture_arrays() -> Vec<(PathBuf, Arc<OpenArray>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     let mut out = Vec::new();
     for version in std::fs::read_dir(&root).unwrap().flatten() {
@@ -19,12 +20,17 @@ pub fn fixture_arrays() -> Vec<(PathBuf, OpenArray)> {
         for case in std::fs::read_dir(version.path()).unwrap().flatten() {
             let path = case.path().join("array");
             if let Ok(a) = OpenArray::open(&LocalFs, &path, 0, u64::MAX, None) {
-                out.push((path, a));
+                out.push((path, Arc::new(a)));
             }
         }
     }
     assert!(out.len() > 100, "only {} fixture arrays", out.len());
     out
+}
+
+/// Reads of `array` from the local filesystem.
+pub fn local(array: &Arc<OpenArray>) -> ReadSession {
+    ReadSession::new(Arc::new(LocalFs), array.clone())
 }
 
 /// The integer span of the first dimension over the first fragment with

@@ -1,0 +1,236 @@
+//! What a read returns, as plain data: built anywhere (a CLI's
+//! arguments, a Python call, a SQL plan), cloned, sent to the thread or
+//! process where a [`ReadSession`](crate::ReadSession) runs it.
+
+use crate::tuning::Tuning;
+use tessera_cells::Expr;
+use tessera_schema::Value;
+use tessera_tile::Layout;
+
+/// A read of an array: its fields, ranges, condition, layout and memory,
+/// independent of any opened array (names are checked when it runs).
+///
+/// ```
+/// use tessera_query::{ReadRequest, ReadSession, Value};
+/// use tessera_tile::{storage::LocalFs, Layout};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
+/// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+/// let request = ReadRequest::new()
+///     .attributes(["a"])
+///     .range("x", Value::Int(1), Value::Int(10))
+///     .layout(Layout::RowMajor);
+/// let result = session.execute(&request).unwrap();
+/// assert_eq!(result.columns.len(), 3); // x, y, a
+/// println!("{} cells", result.cell_count);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadRequest {
+    pub(crate) attributes: Option<Vec<String>>,
+    /// Inclusive ranges by dimension name (several on one: their union).
+    pub(crate) ranges: Vec<(String, Value, Value)>,
+    pub(crate) layout: Option<Layout>,
+    pub(crate) condition: Option<Expr>,
+    pub(crate) dimensions: bool,
+    pub(crate) coordinate_grid: bool,
+    pub(crate) versions: bool,
+    pub(crate) delete_metadata: bool,
+    pub(crate) enumeration_values: bool,
+    /// Bytes a batch may take; `None`: the whole read in one.
+    pub(crate) budget: Option<u64>,
+    /// How the read runs (not what it returns).
+    pub(crate) tuning: Tuning,
+}
+
+impl Default for ReadRequest {
+    fn default() -> Self {
+        ReadRequest {
+            attributes: None,
+            ranges: Vec::new(),
+            layout: None,
+            condition: None,
+            dimensions: true,
+            coordinate_grid: false,
+            versions: false,
+            delete_metadata: false,
+            enumeration_values: false,
+            budget: None,
+            tuning: Tuning::default(),
+        }
+    }
+}
+
+impl ReadRequest {
+    /// A read of every attribute and dimension over the whole domain, in
+    /// one batch.
+    pub fn new() -> Self {
+        ReadRequest::default()
+    }
+
+    /// Selects attributes, in output order.
+    pub fn attributes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.attributes = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds an inclusive range on a dimension (several ranges per
+    /// dimension may be given: their union).
+    pub fn range(mut self, dim: &str, lo: Value, hi: Value) -> Self {
+        self.ranges.push((dim.to_owned(), lo, hi));
+        self
+    }
+
+    /// Replaces every range with `ranges` (dimension name, first, last).
+    pub fn with_ranges(mut self, ranges: Vec<(String, Value, Value)>) -> Self {
+        self.ranges = ranges;
+        self
+    }
+
+    /// Sets the result layout (default: row-major for dense arrays,
+    /// unordered for sparse ones).
+    pub fn layout(mut self, l: Layout) -> Self {
+        self.layout = Some(l);
+        self
+    }
+
+    /// Keeps only cells satisfying `c`.
+    pub fn condition(mut self, c: Expr) -> Self {
+        self.condition = Some(c);
+        self
+    }
+
+    /// Whether to return the dimensions (default: yes).
+    pub fn dimensions(mut self, yes: bool) -> Self {
+        self.dimensions = yes;
+        self
+    }
+
+    /// Reads in batches of about `bytes` each (decoded tiles plus result;
+    /// [`ReadSession::batches`](crate::ReadSession::batches)); by default
+    /// the whole read is one batch.
+    pub fn budget(mut self, bytes: u64) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// Whether dense reads in row- or column-major order without a
+    /// condition describe their coordinates in [`ReadResult::grid`](crate::ReadResult::grid)
+    /// instead of building dimension columns (default: no). Dense
+    /// coordinates are not stored: they follow from the subarray and the
+    /// layout, and as columns they are often most of a result's bytes
+    /// (16 per cell for two int64 dimensions). Other reads return columns
+    /// either way; [`ReadResult::materialize_coordinates`](crate::ReadResult::materialize_coordinates)
+    /// builds them.
+    ///
+    /// ```
+    /// use tessera_query::{ReadRequest, ReadSession};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let r = session.execute(&ReadRequest::new().coordinate_grid(true)).unwrap();
+    /// let grid = r.grid.as_ref().expect("a dense array");
+    /// let mut cell = grid.cursor();
+    /// for i in 0..r.cell_count {
+    ///     println!("{:?}: {:?}", cell.coordinates(), r.columns[0].value(i));
+    ///     cell.advance();
+    /// }
+    /// ```
+    pub fn coordinate_grid(mut self, yes: bool) -> Self {
+        self.coordinate_grid = yes;
+        self
+    }
+
+    /// Changes how the read runs, never what it returns ([`Tuning`]): for
+    /// tests and benchmarks.
+    #[doc(hidden)]
+    pub fn tune(mut self, f: impl FnOnce(&mut Tuning)) -> Self {
+        f(&mut self.tuning);
+        self
+    }
+
+    /// Every version of each cell instead of the newest (a sparse array's
+    /// cells are not deduplicated), with a last column
+    /// [`VERSION_TIMESTAMPS`](crate::VERSION_TIMESTAMPS) (UINT64): when
+    /// each was written, per cell where the fragment keeps timestamps,
+    /// else its fragment's first timestamp. Deletes still apply to the
+    /// versions written before them. This is what consolidation with
+    /// timestamps keeps; a dense array's cells are read as without it.
+    ///
+    /// ```
+    /// use tessera_query::{ReadRequest, ReadSession, VERSION_TIMESTAMPS};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_dups/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let r = session.execute(&ReadRequest::new().versions(true)).unwrap();
+    /// assert_eq!(r.columns.last().unwrap().name, VERSION_TIMESTAMPS);
+    /// ```
+    pub fn versions(mut self, yes: bool) -> Self {
+        self.versions = yes;
+        self
+    }
+
+    /// With [`ReadRequest::versions`]: the versions delete commits remove
+    /// are kept too, with two more columns,
+    /// [`DELETE_TIMESTAMPS`](crate::DELETE_TIMESTAMPS) and
+    /// [`DELETE_CONDITION_INDEX`](crate::DELETE_CONDITION_INDEX) (UINT64
+    /// each): the first commit (in timestamp order) that deletes each
+    /// version and its timestamp, or `u64::MAX` for both. A version
+    /// consolidated with such marks keeps the earlier of its mark and a
+    /// newer commit's. This is the delete metadata (`dt.tdb`, `dci.tdb`)
+    /// libtiledb's fragment consolidation writes where delete commits fall
+    /// among the fragments.
+    ///
+    /// ```
+    /// use tessera_query::{ReadRequest, ReadSession, DELETE_TIMESTAMPS};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/deletes/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let versions = ReadRequest::new().versions(true);
+    /// let all = session.execute(&versions.clone().delete_metadata(true)).unwrap();
+    /// let kept = session.execute(&versions).unwrap();
+    /// let marks = all.column(DELETE_TIMESTAMPS).unwrap();
+    /// let deleted = (0..all.cell_count).filter(|&i| marks.value(i) != u64::MAX.to_le_bytes()).count();
+    /// assert!(deleted > 0);
+    /// assert_eq!(all.cell_count - deleted, kept.cell_count);
+    /// ```
+    pub fn delete_metadata(mut self, yes: bool) -> Self {
+        self.delete_metadata = yes;
+        self
+    }
+
+    /// Whether enumerated attributes read as the values their keys name
+    /// (default: no, the keys as stored, as libtiledb returns them).
+    ///
+    /// ```
+    /// use tessera_query::{ReadRequest, ReadSession};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let r = session.execute(&ReadRequest::new().enumeration_values(true)).unwrap();
+    /// // Attribute `c` with the enumeration ["red", "green", "blue"] now holds strings.
+    /// assert_eq!(r.column("c").unwrap().value(0), b"red");
+    /// ```
+    pub fn enumeration_values(mut self, yes: bool) -> Self {
+        self.enumeration_values = yes;
+        self
+    }
+
+    /// The attributes selected (`None`: all).
+    pub fn selected_attributes(&self) -> Option<&[String]> {
+        self.attributes.as_deref()
+    }
+
+    /// The ranges given, by dimension name.
+    pub fn ranges(&self) -> &[(String, Value, Value)] {
+        &self.ranges
+    }
+
+    /// The batch budget (`None`: one batch).
+    pub fn batch_budget(&self) -> Option<u64> {
+        self.budget
+    }
+
+    /// Whether enumerated attributes read as their values.
+    pub fn reads_enumeration_values(&self) -> bool {
+        self.enumeration_values
+    }
+}
