@@ -309,7 +309,7 @@ pub(crate) fn aggregate(
     };
     // Metadata first: what it answers is left out of the decoding read.
     let answered = match !schema.is_dense() && read.condition.is_none() {
-        true => read.answer_from_metadata(&schema, &mut tally, &mut out)?,
+        true => answer_from_metadata(&read, &schema, &mut tally, &mut out)?,
         false => vec![Answered::Nothing; array.fragments.len()],
     };
     // The rest: decode.
@@ -349,156 +349,157 @@ pub(crate) fn aggregate(
     Ok(out)
 }
 
-impl<'a> Read<'a> {
-    /// Answers from fragment and tile metadata what it can: fragments the
-    /// subarray covers whole (from their summaries), and tiles it covers
-    /// whole (from their metadata), where no cell of theirs can be dropped
-    /// or shadowed. Returns, per fragment, what was answered.
-    fn answer_from_metadata(
-        &self,
-        schema: &ArraySchema,
-        tally: &mut Tally,
-        out: &mut Aggregates,
-    ) -> Result<Vec<Answered>, QueryError> {
-        let mut answered = vec![Answered::Nothing; self.array.fragments.len()];
-        let shadows = crate::prune::Shadows::new(self.array);
-        let dims = &schema.dimensions;
-        let ranges = &self.ranges;
-        for (fi, frag) in self.array.fragments.iter().enumerate() {
-            if !self.metadata_may_answer(fi, frag, &shadows)? {
-                continue;
-            }
-            let Some(ned) = &frag.footer.non_empty_domain else {
-                continue;
-            };
-            let overlap = mbr_overlap(ned, ranges, dims);
-            if overlap == Overlap::None {
-                answered[fi] = Answered::Fragment;
-                continue;
-            }
-            if overlap == Overlap::Full {
-                let summary = frag.fragment_summary(self.storage)?;
-                let cells = frag.total_cell_num();
-                if let Some(m) = tally
-                    .names
-                    .iter()
-                    .map(|f| fragment_field(frag, f, summary, cells))
-                    .collect::<Option<Vec<_>>>()
-                {
-                    tally.add_metadata(cells, m);
-                    answered[fi] = Answered::Fragment;
-                    out.fragments_from_metadata += 1;
-                    continue;
-                }
-            }
-            // Tiles the subarray covers whole.
-            let full: Vec<u64> = frag
-                .rtree(self.storage)?
-                .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims))
-                .into_iter()
-                .filter(|&(_, full)| full)
-                .map(|(t, _)| t)
-                .collect();
-            if full.is_empty() {
-                continue;
-            }
-            let meta = tally
+/// Answers from fragment and tile metadata what it can: fragments the
+/// subarray covers whole (from their summaries), and tiles it covers
+/// whole (from their metadata), where no cell of theirs can be dropped
+/// or shadowed. Returns, per fragment, what was answered.
+fn answer_from_metadata<'a>(
+    read: &Read<'a>,
+    schema: &ArraySchema,
+    tally: &mut Tally,
+    out: &mut Aggregates,
+) -> Result<Vec<Answered>, QueryError> {
+    let mut answered = vec![Answered::Nothing; read.array.fragments.len()];
+    let shadows = crate::prune::Shadows::new(read.array);
+    let dims = &schema.dimensions;
+    let ranges = &read.ranges;
+    for (fi, frag) in read.array.fragments.iter().enumerate() {
+        if !metadata_may_answer(read, fi, frag, &shadows)? {
+            continue;
+        }
+        let Some(ned) = &frag.footer.non_empty_domain else {
+            continue;
+        };
+        let overlap = mbr_overlap(ned, ranges, dims);
+        if overlap == Overlap::None {
+            answered[fi] = Answered::Fragment;
+            continue;
+        }
+        if overlap == Overlap::Full {
+            let summary = frag.fragment_summary(read.storage)?;
+            let cells = frag.total_cell_num();
+            if let Some(m) = tally
                 .names
                 .iter()
-                .map(|f| TileFieldMeta::load(self.storage, frag, f))
-                .collect::<Result<Option<Vec<_>>, QueryError>>()?;
-            let Some(meta) = meta else { continue };
-            let mut done = Vec::new();
-            for t in full {
-                let Some(m) = meta
-                    .iter()
-                    .map(|m| m.get(t as usize))
-                    .collect::<Option<Vec<_>>>()
-                else {
-                    continue;
-                };
-                tally.add_metadata(frag.cell_num(t), m);
-                done.push(t);
-            }
-            out.tiles_from_metadata += done.len() as u64;
-            done.sort_unstable();
-            answered[fi] = Answered::Tiles(done);
-        }
-        Ok(answered)
-    }
-
-    /// What fragment metadata says of the single-valued field `name`
-    /// ([`ReadSession::field_bounds`](crate::ReadSession::field_bounds)).
-    pub(crate) fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
-        let schema = &self.array.schema;
-        let Some(spec) = schema.attribute(name) else {
-            return Ok(None);
-        };
-        if schema.is_dense() || spec.cell_val_num != CellValNum::Fixed(1) {
-            return Ok(None);
-        }
-        let shadows = crate::prune::Shadows::new(self.array);
-        let mut out = FieldBounds {
-            datatype: spec.datatype,
-            min: None,
-            max: None,
-            null_count: 0,
-            exact: true,
-        };
-        for (fi, frag) in self.array.fragments.iter().enumerate() {
-            let cells = frag.total_cell_num();
-            let summary = frag.fragment_summary(self.storage)?;
-            let Some(m) = fragment_field(frag, name, summary, cells) else {
-                return Ok(None);
-            };
-            out.exact &= self.metadata_may_answer(fi, frag, &shadows)?;
-            out.null_count += m.nulls;
-            if m.nulls < cells {
-                let (lo, hi) = m.bounds;
-                let t = spec.datatype;
-                let one = CellValNum::Fixed(1);
-                if out
-                    .min
-                    .as_deref()
-                    .is_none_or(|have| order(t, one, lo, have).is_lt())
-                {
-                    out.min = Some(lo.to_vec());
-                }
-                if out
-                    .max
-                    .as_deref()
-                    .is_none_or(|have| order(t, one, hi, have).is_gt())
-                {
-                    out.max = Some(hi.to_vec());
-                }
+                .map(|f| fragment_field(frag, f, summary, cells))
+                .collect::<Option<Vec<_>>>()
+            {
+                tally.add_metadata(cells, m);
+                answered[fi] = Answered::Fragment;
+                out.fragments_from_metadata += 1;
+                continue;
             }
         }
-        Ok(Some(out))
-    }
-
-    /// Whether no cell of fragment `fi` can be dropped or shadowed by
-    /// anything but the subarray, so its metadata speaks for its cells.
-    fn metadata_may_answer(
-        &self,
-        fi: usize,
-        frag: &FragmentMetadata,
-        shadows: &crate::prune::Shadows,
-    ) -> Result<bool, QueryError> {
-        if frag.footer.dense || frag.footer.has_timestamps || frag.footer.has_delete_meta {
-            return Ok(false);
+        // Tiles the subarray covers whole.
+        let full: Vec<u64> = frag
+            .rtree(read.storage)?
+            .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims))
+            .into_iter()
+            .filter(|&(_, full)| full)
+            .map(|(t, _)| t)
+            .collect();
+        if full.is_empty() {
+            continue;
         }
-        let (written, _) = frag.timestamp_range();
-        let processed = frag.processed_conditions(self.storage)?;
-        if self
-            .array
-            .delete_conditions
+        let meta = tally
+            .names
             .iter()
-            .any(|d| written < d.timestamp && !processed.contains(&d.name))
-        {
-            return Ok(false);
+            .map(|f| TileFieldMeta::load(read.storage, frag, f))
+            .collect::<Result<Option<Vec<_>>, QueryError>>()?;
+        let Some(meta) = meta else { continue };
+        let mut done = Vec::new();
+        for t in full {
+            let Some(m) = meta
+                .iter()
+                .map(|m| m.get(t as usize))
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            tally.add_metadata(frag.cell_num(t), m);
+            done.push(t);
         }
-        Ok(shadows.none_in(fi, frag, None))
+        out.tiles_from_metadata += done.len() as u64;
+        done.sort_unstable();
+        answered[fi] = Answered::Tiles(done);
     }
+    Ok(answered)
+}
+
+/// What fragment metadata says of the single-valued field `name`
+/// ([`ReadSession::field_bounds`](crate::ReadSession::field_bounds)).
+pub(crate) fn field_bounds<'a>(
+    read: &Read<'a>,
+    name: &str,
+) -> Result<Option<FieldBounds>, QueryError> {
+    let schema = &read.array.schema;
+    let Some(spec) = schema.attribute(name) else {
+        return Ok(None);
+    };
+    if schema.is_dense() || spec.cell_val_num != CellValNum::Fixed(1) {
+        return Ok(None);
+    }
+    let shadows = crate::prune::Shadows::new(read.array);
+    let mut out = FieldBounds {
+        datatype: spec.datatype,
+        min: None,
+        max: None,
+        null_count: 0,
+        exact: true,
+    };
+    for (fi, frag) in read.array.fragments.iter().enumerate() {
+        let cells = frag.total_cell_num();
+        let summary = frag.fragment_summary(read.storage)?;
+        let Some(m) = fragment_field(frag, name, summary, cells) else {
+            return Ok(None);
+        };
+        out.exact &= metadata_may_answer(read, fi, frag, &shadows)?;
+        out.null_count += m.nulls;
+        if m.nulls < cells {
+            let (lo, hi) = m.bounds;
+            let t = spec.datatype;
+            let one = CellValNum::Fixed(1);
+            if out
+                .min
+                .as_deref()
+                .is_none_or(|have| order(t, one, lo, have).is_lt())
+            {
+                out.min = Some(lo.to_vec());
+            }
+            if out
+                .max
+                .as_deref()
+                .is_none_or(|have| order(t, one, hi, have).is_gt())
+            {
+                out.max = Some(hi.to_vec());
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Whether no cell of fragment `fi` can be dropped or shadowed by
+/// anything but the subarray, so its metadata speaks for its cells.
+fn metadata_may_answer<'a>(
+    read: &Read<'a>,
+    fi: usize,
+    frag: &FragmentMetadata,
+    shadows: &crate::prune::Shadows,
+) -> Result<bool, QueryError> {
+    if frag.footer.dense || frag.footer.has_timestamps || frag.footer.has_delete_meta {
+        return Ok(false);
+    }
+    let (written, _) = frag.timestamp_range();
+    let processed = frag.processed_conditions(read.storage)?;
+    if read
+        .array
+        .delete_conditions
+        .iter()
+        .any(|d| written < d.timestamp && !processed.contains(&d.name))
+    {
+        return Ok(false);
+    }
+    Ok(shadows.none_in(fi, frag, None))
 }
 
 /// A field of `frag` its metadata can speak for: (field, datatype,

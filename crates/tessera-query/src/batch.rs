@@ -17,7 +17,9 @@
 //! curve) is read whole, even over budget.
 
 use crate::context::ReadContext;
+use crate::execute::execute;
 use crate::geometry::dense_grid;
+use crate::prefetch::{fetch_metadata, returned_attributes};
 use crate::prune::Answered;
 use crate::read::Read;
 use crate::request::ReadRequest;
@@ -83,8 +85,8 @@ impl Batches {
                 // object store, every metadata section the read needs comes
                 // first, as one batch (each batch's read then finds them
                 // loaded).
-                read.fetch_metadata(&read.returned_attributes());
-                let (cell_bytes, tile_cell_bytes) = read.cell_bytes()?;
+                fetch_metadata(&read, &returned_attributes(&read));
+                let (cell_bytes, tile_cell_bytes) = cell_bytes(&read)?;
                 (first_piece(&read)?, cell_bytes, tile_cell_bytes)
             }
         };
@@ -342,72 +344,70 @@ fn cut(
     Some((l, rr))
 }
 
-impl Read<'_> {
-    /// Result bytes per cell over the fields a read returns: fixed sizes,
-    /// validity bytes, offsets, and var-sized data averaged from the
-    /// fragments' tile var sizes (the largest average of any fragment);
-    /// and of those, the bytes of tiles decoded: all but those of fields a
-    /// dense read places straight from their files (as the array schema
-    /// stores them).
-    fn cell_bytes(&self) -> Result<(f64, f64), QueryError> {
-        let schema = &self.array.schema;
-        let attrs: Vec<usize> = match &self.attributes {
-            Some(names) => names
-                .iter()
-                .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
-                .collect(),
-            None => (0..schema.attributes.len()).collect(),
+/// Result bytes per cell over the fields a read returns: fixed sizes,
+/// validity bytes, offsets, and var-sized data averaged from the
+/// fragments' tile var sizes (the largest average of any fragment);
+/// and of those, the bytes of tiles decoded: all but those of fields a
+/// dense read places straight from their files (as the array schema
+/// stores them).
+fn cell_bytes<'a>(read: &Read<'a>) -> Result<(f64, f64), QueryError> {
+    let schema = &read.array.schema;
+    let attrs: Vec<usize> = match &read.attributes {
+        Some(names) => names
+            .iter()
+            .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+            .collect(),
+        None => (0..schema.attributes.len()).collect(),
+    };
+    let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
+    let dense = schema.is_dense();
+    // Dense coordinates are computed, not decoded, and take no result
+    // memory where a grid describes them.
+    if !dense || (read.with_dimensions && !read.describes_coordinates()) {
+        fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
+    }
+    let in_place = read.places_unfiltered();
+    let mut total = 0.0;
+    let mut decoded = 0.0;
+    for f in fields {
+        let (var, fixed, nullable) = match f {
+            Field::Attribute(i) => {
+                let a = &schema.attributes[i];
+                (a.is_var(), a.cell_size(), a.nullable)
+            }
+            Field::Dimension(j) => {
+                let d = &schema.dimensions[j];
+                (d.is_var(), d.coord_size(), false)
+            }
+            _ => unreachable!("only attributes and dimensions"),
         };
-        let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
-        let dense = schema.is_dense();
-        // Dense coordinates are computed, not decoded, and take no result
-        // memory where a grid describes them.
-        if !dense || (self.with_dimensions && !self.describes_coordinates()) {
-            fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
+        total += nullable as u8 as f64;
+        decoded += nullable as u8 as f64;
+        if !var {
+            total += fixed as f64;
+            let computed = dense && matches!(f, Field::Dimension(_));
+            if !computed && !matches!(f, Field::Attribute(i) if in_place(i)) {
+                decoded += fixed as f64;
+            }
+            continue;
         }
-        let in_place = self.places_unfiltered();
-        let mut total = 0.0;
-        let mut decoded = 0.0;
-        for f in fields {
-            let (var, fixed, nullable) = match f {
-                Field::Attribute(i) => {
-                    let a = &schema.attributes[i];
-                    (a.is_var(), a.cell_size(), a.nullable)
-                }
-                Field::Dimension(j) => {
-                    let d = &schema.dimensions[j];
-                    (d.is_var(), d.coord_size(), false)
-                }
-                _ => unreachable!("only attributes and dimensions"),
+        let mut avg: f64 = 8.0;
+        for frag in &read.array.fragments {
+            let own = frag.own_field(schema, f);
+            let Some(idx) = own.and_then(|f| frag.field_index(f)) else {
+                continue;
             };
-            total += nullable as u8 as f64;
-            decoded += nullable as u8 as f64;
-            if !var {
-                total += fixed as f64;
-                let computed = dense && matches!(f, Field::Dimension(_));
-                if !computed && !matches!(f, Field::Attribute(i) if in_place(i)) {
-                    decoded += fixed as f64;
-                }
+            let cells = frag.total_cell_num();
+            if cells == 0 {
                 continue;
             }
-            let mut avg: f64 = 8.0;
-            for frag in &self.array.fragments {
-                let own = frag.own_field(schema, f);
-                let Some(idx) = own.and_then(|f| frag.field_index(f)) else {
-                    continue;
-                };
-                let cells = frag.total_cell_num();
-                if cells == 0 {
-                    continue;
-                }
-                let sizes = frag.tile_var_sizes(self.storage, idx)?;
-                avg = avg.max(sizes.iter().sum::<u64>() as f64 / cells as f64);
-            }
-            total += 8.0 + avg;
-            decoded += 8.0 + avg;
+            let sizes = frag.tile_var_sizes(read.storage, idx)?;
+            avg = avg.max(sizes.iter().sum::<u64>() as f64 / cells as f64);
         }
-        Ok((total.max(1.0), decoded))
+        total += 8.0 + avg;
+        decoded += 8.0 + avg;
     }
+    Ok((total.max(1.0), decoded))
 }
 
 /// The one piece a read in batches starts from: per dimension, the
@@ -482,7 +482,7 @@ impl Iterator for Batches {
             );
             read.ranges = piece;
             read.answered = self.answered.clone();
-            let r = read.execute();
+            let r = execute(read);
             if r.is_err() {
                 self.failed = true;
             }

@@ -9,109 +9,108 @@ use crate::read::Read;
 use tessera_cells::Expr;
 use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
 
-impl Read<'_> {
-    /// The attributes the read returns: those asked for, or every one.
-    pub(crate) fn returned_attributes(&self) -> Vec<String> {
-        match &self.attributes {
-            Some(a) => a.clone(),
-            None => (self.array.schema.attributes.iter())
-                .map(|a| a.name.clone())
-                .collect(),
-        }
+/// The attributes the read returns: those asked for, or every one.
+pub(crate) fn returned_attributes<'a>(read: &Read<'a>) -> Vec<String> {
+    match &read.attributes {
+        Some(a) => a.clone(),
+        None => (read.array.schema.attributes.iter())
+            .map(|a| a.name.clone())
+            .collect(),
     }
+}
 
-    /// Fetches ahead the metadata sections of a read of `attrs` (and the
-    /// fields its condition and the delete commits name), on storage that
-    /// prefers batches; a no-op elsewhere.
-    pub(crate) fn fetch_metadata(&self, attrs: &[String]) {
-        if !self.storage.prefers_batches() {
-            return;
-        }
-        let mut fields = attrs.to_vec();
-        if let Some(c) = &self.condition {
-            c.fields(&mut fields);
-        }
-        for d in &self.array.delete_conditions {
-            Expr::from_stored(&d.condition).fields(&mut fields);
-        }
-        // The attributes a pruning condition reads tile metadata of.
-        let pruned: Option<Vec<String>> = self
-            .condition
+/// Fetches ahead the metadata sections of a read of `attrs` (and the
+/// fields its condition and the delete commits name), on storage that
+/// prefers batches; a no-op elsewhere.
+pub(crate) fn fetch_metadata<'a>(read: &Read<'a>, attrs: &[String]) {
+    if !read.storage.prefers_batches() {
+        return;
+    }
+    let mut fields = attrs.to_vec();
+    if let Some(c) = &read.condition {
+        c.fields(&mut fields);
+    }
+    for d in &read.array.delete_conditions {
+        Expr::from_stored(&d.condition).fields(&mut fields);
+    }
+    // The attributes a pruning condition reads tile metadata of.
+    let pruned: Option<Vec<String>> =
+        read.condition
             .as_ref()
-            .filter(|_| self.tuning.prune)
+            .filter(|_| read.tuning.prune)
             .map(|c| {
                 let mut named = Vec::new();
                 c.fields(&mut named);
                 named
             });
-        let (fields, pruned) = (&fields, pruned.as_deref());
-        let wants: Vec<(&FragmentMetadata, SectionWants)> = self
-            .array
-            .fragments
-            .iter()
-            .enumerate()
-            .filter(|&(fi, frag)| self.may_read(fi, frag))
-            .map(|(_, frag)| (frag, self.wants_of(frag, fields, pruned)))
-            .collect();
-        FragmentMetadata::fetch_sections(self.storage, &wants);
-    }
+    let (fields, pruned) = (&fields, pruned.as_deref());
+    let wants: Vec<(&FragmentMetadata, SectionWants)> = read
+        .array
+        .fragments
+        .iter()
+        .enumerate()
+        .filter(|&(fi, frag)| may_read(read, fi, frag))
+        .map(|(_, frag)| (frag, wants_of(read, frag, fields, pruned)))
+        .collect();
+    FragmentMetadata::fetch_sections(read.storage, &wants);
+}
 
-    /// Whether the read may touch fragment `fi`: not answered already, and
-    /// its non-empty domain meets the subarray.
-    fn may_read(&self, fi: usize, frag: &FragmentMetadata) -> bool {
-        if self.answered.get(fi) == Some(&Answered::Fragment) {
-            return false;
-        }
-        frag.footer.non_empty_domain.as_ref().is_none_or(|ned| {
-            mbr_overlap(ned, &self.ranges, &frag.schema.dimensions) != Overlap::None
+/// Whether the read may touch fragment `fi`: not answered already, and
+/// its non-empty domain meets the subarray.
+fn may_read<'a>(read: &Read<'a>, fi: usize, frag: &FragmentMetadata) -> bool {
+    if read.answered.get(fi) == Some(&Answered::Fragment) {
+        return false;
+    }
+    frag.footer
+        .non_empty_domain
+        .as_ref()
+        .is_none_or(|ned| mbr_overlap(ned, &read.ranges, &frag.schema.dimensions) != Overlap::None)
+}
+
+/// The sections of `frag` a read of `fields` asks for, with the tile
+/// metadata and summary a pruning condition reads (`pruned`: the
+/// fields it names).
+fn wants_of<'a>(
+    read: &Read<'a>,
+    frag: &FragmentMetadata,
+    fields: &[String],
+    pruned: Option<&[String]>,
+) -> SectionWants {
+    let schema = &frag.schema;
+    let sparse = !frag.footer.dense;
+    let mut tiles: Vec<Field> = fields
+        .iter()
+        .filter_map(|name| {
+            let a = schema.attributes.iter().position(|a| &a.name == name);
+            a.map(Field::Attribute)
         })
+        .collect();
+    if sparse
+        && frag
+            .version()
+            .has(tessera_fragment::gates::SPLIT_COORDINATES)
+    {
+        tiles.extend((0..schema.dimensions.len()).map(Field::Dimension));
+    } else if sparse {
+        tiles.push(Field::Coords);
     }
-
-    /// The sections of `frag` a read of `fields` asks for, with the tile
-    /// metadata and summary a pruning condition reads (`pruned`: the
-    /// fields it names).
-    fn wants_of(
-        &self,
-        frag: &FragmentMetadata,
-        fields: &[String],
-        pruned: Option<&[String]>,
-    ) -> SectionWants {
-        let schema = &frag.schema;
-        let sparse = !frag.footer.dense;
-        let mut tiles: Vec<Field> = fields
-            .iter()
-            .filter_map(|name| {
-                let a = schema.attributes.iter().position(|a| &a.name == name);
-                a.map(Field::Attribute)
-            })
-            .collect();
-        if sparse
-            && frag
-                .version()
-                .has(tessera_fragment::gates::SPLIT_COORDINATES)
-        {
-            tiles.extend((0..schema.dimensions.len()).map(Field::Dimension));
-        } else if sparse {
-            tiles.push(Field::Coords);
-        }
-        if frag.footer.has_timestamps {
-            tiles.push(Field::Timestamps);
-        }
-        if frag.footer.has_delete_meta {
-            tiles.extend([Field::DeleteTimestamps, Field::DeleteConditionIndex]);
-        }
-        let tile_metadata = pruned
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
-            .map(Field::Attribute)
-            .collect();
-        SectionWants {
-            rtree: sparse,
-            summary: pruned.is_some(),
-            processed_conditions: !self.array.delete_conditions.is_empty(),
-            tiles,
-            tile_metadata,
-        }
+    if frag.footer.has_timestamps {
+        tiles.push(Field::Timestamps);
+    }
+    if frag.footer.has_delete_meta {
+        tiles.extend([Field::DeleteTimestamps, Field::DeleteConditionIndex]);
+    }
+    let tile_metadata = pruned
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+        .map(Field::Attribute)
+        .collect();
+    SectionWants {
+        rtree: sparse,
+        summary: pruned.is_some(),
+        processed_conditions: !read.array.delete_conditions.is_empty(),
+        tiles,
+        tile_metadata,
     }
 }

@@ -1,5 +1,5 @@
 //! One read as the readers run it: a request resolved against an opened
-//! array. The readers (`dense/`, `sparse/`) sit above it; `Read::execute`
+//! array. The readers (`dense/`, `sparse/`) sit above it; `execute::execute`
 //! (in `execute.rs`, above them) sends a read to one of them.
 
 use crate::context::ReadContext;
@@ -20,7 +20,7 @@ use tessera_tile::Layout;
 /// [`ReadRequest`]'s settings with its ranges resolved to the array's
 /// dimensions, the storage and array borrowed from the session, and the
 /// buffers the read reuses. The readers (`dense/`, `sparse/`) take it;
-/// [`Read::execute`] (in `execute.rs`) sends it to one of them.
+/// `execute::execute` sends it to one of them.
 #[derive(Clone)]
 pub(crate) struct Read<'a> {
     pub(crate) storage: &'a dyn Storage,

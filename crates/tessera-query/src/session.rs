@@ -4,7 +4,7 @@
 //! [`ReadSession::execute`] is a read in one batch, and aggregates decode
 //! what metadata cannot answer in batches too.
 
-use crate::aggregate::{aggregate, Aggregate, Aggregates, FieldBounds};
+use crate::aggregate::{aggregate, field_bounds, Aggregate, Aggregates, FieldBounds};
 use crate::batch::Batches;
 use crate::context::ReadContext;
 use crate::read::Read;
@@ -169,7 +169,8 @@ impl ReadSession {
     /// ```
     pub fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
         let context = self.context_for(&ReadRequest::new());
-        Read::resolve(&*self.storage, &self.array, &ReadRequest::new(), context).field_bounds(name)
+        let read = Read::resolve(&*self.storage, &self.array, &ReadRequest::new(), context);
+        field_bounds(&read, name)
     }
 
     /// The buffers a read of `request` reuses: the session's, else a

@@ -251,114 +251,113 @@ impl<'r> TilePicker<'r> {
     }
 }
 
-impl<'a> Read<'a> {
-    /// [`Read::sparse_direct`] when some tiles are only partly inside the
-    /// subarray, or a condition filters cells: of those tiles the cells
-    /// inside are picked ([`TilePicker`]). Tiles wholly inside are kept
-    /// whole. `tiles` are (fragment, tile, wholly inside), by fragment.
-    pub(crate) fn sparse_picked(
-        &self,
-        schema: &ArraySchema,
-        tiles: &[(usize, u64, bool)],
-        plan: &DirectPlan,
-    ) -> Result<ReadResult, QueryError> {
-        let (wanted, own, cond_fields) = (&plan.wanted, &plan.own, &plan.cond_fields);
-        let dims = &schema.dimensions;
-        let nd = dims.len();
-        let condition = self.condition.as_ref().map(|c| {
-            c.compile(&|name: &str| {
-                if let Some(j) = dims.iter().position(|d| d.name == name) {
-                    return Some((j, dims[j].datatype));
-                }
-                let k = cond_fields.iter().position(|f| f == name)?;
-                Some((nd + k, schema.attribute(name)?.datatype))
-            })
-        });
-        let mut kept: Vec<Picked> = Vec::with_capacity(tiles.len());
-        let mut first = 0;
-        for (fi, frag) in self.array.fragments.iter().enumerate() {
-            let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
-            let mine = &tiles[first..first + count];
-            first += count;
-            let picker = self.tile_picker(frag, &own[fi], cond_fields, condition.as_ref());
-            // Whole tiles need no coordinates unless they are asked for.
-            let numbers = |whole: bool| -> Vec<u64> {
-                mine.iter().filter(|x| x.2 == whole).map(|x| x.1).collect()
-            };
-            let (ctx, storage) = (&self.context, self.storage);
-            let spec_refs: Vec<&FieldSpec> = picker.specs.iter().collect();
-            let with_coords = picker.partial_fields();
-            // The tiles the subarray cuts need no bytes of the ones it
-            // holds whole: on an object store, a few cut tiles (a box's
-            // edges) are in flight with the whole ones; many (a condition
-            // cuts every tile) are fetched as they are decoded.
-            let part_runs = TileRuns::plan(storage, frag, &with_coords, &numbers(false))?;
-            let part_read = (storage.prefers_batches() && part_runs.bytes() <= UNIT_BYTES)
-                .then(|| part_runs.begin(storage));
-            let ahead = storage.read_ahead();
-            let full = decode_in_runs(
-                storage,
-                ctx,
-                ahead,
-                frag,
-                &spec_refs,
-                &numbers(true),
-                |src, t| picker.whole(src, t),
-            )?;
-            let pick = |src: &Fetched<'_>, t| picker.partial(src, t);
-            let part = match part_read {
-                Some(read) => part_runs.decode_batch(storage, ctx, read.wait(), pick)?,
-                None => part_runs.decode(storage, ctx, ahead, pick)?,
-            };
-            let (mut full, mut part) = (full.into_iter(), part.into_iter());
-            for x in mine {
-                let next = if x.2 { full.next() } else { part.next() };
-                kept.push(next.expect("one result per tile"));
+/// The sparse fast path (`SparseReader::direct`) when some tiles are only partly inside the
+/// subarray, or a condition filters cells: of those tiles the cells
+/// inside are picked ([`TilePicker`]). Tiles wholly inside are kept
+/// whole. `tiles` are (fragment, tile, wholly inside), by fragment.
+pub(crate) fn sparse_picked<'a>(
+    read: &Read<'a>,
+    schema: &ArraySchema,
+    tiles: &[(usize, u64, bool)],
+    plan: &DirectPlan,
+) -> Result<ReadResult, QueryError> {
+    let (wanted, own, cond_fields) = (&plan.wanted, &plan.own, &plan.cond_fields);
+    let dims = &schema.dimensions;
+    let nd = dims.len();
+    let condition = read.condition.as_ref().map(|c| {
+        c.compile(&|name: &str| {
+            if let Some(j) = dims.iter().position(|d| d.name == name) {
+                return Some((j, dims[j].datatype));
             }
-        }
-        let n: u64 = kept.iter().map(|k| k.0).sum();
-        let mut columns: Vec<Column> = wanted.iter().map(|&f| field_column(schema, f)).collect();
-        columns.par_iter_mut().enumerate().for_each(|(k, c)| {
-            ColumnBuilder::refill(c, &self.context, kept.iter().map(|v| &v.1[k]))
-        });
-        Ok(ReadResult {
-            cell_count: n as usize,
-            columns,
-            grid: None,
-            context: None,
+            let k = cond_fields.iter().position(|f| f == name)?;
+            Some((nd + k, schema.attribute(name)?.datatype))
         })
-    }
-
-    /// The picker of `frag`'s tiles, for its fields `own` (the wanted
-    /// columns), the condition's fields `cond_fields` and `condition`.
-    fn tile_picker<'r>(
-        &'r self,
-        frag: &'r FragmentMetadata,
-        own: &[Field],
-        cond_fields: &[String],
-        condition: Option<&'r Compiled>,
-    ) -> TilePicker<'r> {
-        let dims = &frag.schema.dimensions;
-        let dim_specs: Vec<FieldSpec> = (0..dims.len())
-            .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
-            .collect();
-        let cond_specs: Vec<FieldSpec> = cond_fields
-            .iter()
-            .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
-            .collect();
-        let schema_dims = &self.array.schema.dimensions;
-        TilePicker {
+    });
+    let mut kept: Vec<Picked> = Vec::with_capacity(tiles.len());
+    let mut first = 0;
+    for (fi, frag) in read.array.fragments.iter().enumerate() {
+        let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
+        let mine = &tiles[first..first + count];
+        first += count;
+        let picker = tile_picker(read, frag, &own[fi], cond_fields, condition.as_ref());
+        // Whole tiles need no coordinates unless they are asked for.
+        let numbers = |whole: bool| -> Vec<u64> {
+            mine.iter().filter(|x| x.2 == whole).map(|x| x.1).collect()
+        };
+        let (ctx, storage) = (&read.context, read.storage);
+        let spec_refs: Vec<&FieldSpec> = picker.specs.iter().collect();
+        let with_coords = picker.partial_fields();
+        // The tiles the subarray cuts need no bytes of the ones it
+        // holds whole: on an object store, a few cut tiles (a box's
+        // edges) are in flight with the whole ones; many (a condition
+        // cuts every tile) are fetched as they are decoded.
+        let part_runs = TileRuns::plan(storage, frag, &with_coords, &numbers(false))?;
+        let part_read = (storage.prefers_batches() && part_runs.bytes() <= UNIT_BYTES)
+            .then(|| part_runs.begin(storage));
+        let ahead = storage.read_ahead();
+        let full = decode_in_runs(
+            storage,
+            ctx,
+            ahead,
             frag,
-            key: self.array.key,
-            condition,
-            dim_w: dim_specs.iter().map(|s| s.cell_size() as usize).collect(),
-            cond_w: cond_specs.iter().map(|s| s.cell_size() as usize).collect(),
-            dim_ranges: (0..schema_dims.len())
-                .map(|j| DimRanges::new(&self.ranges[j], schema_dims[j].datatype))
-                .collect(),
-            specs: own.iter().map(|&f| FieldSpec::of(frag, f)).collect(),
-            dim_specs,
-            cond_specs,
+            &spec_refs,
+            &numbers(true),
+            |src, t| picker.whole(src, t),
+        )?;
+        let pick = |src: &Fetched<'_>, t| picker.partial(src, t);
+        let part = match part_read {
+            Some(read) => part_runs.decode_batch(storage, ctx, read.wait(), pick)?,
+            None => part_runs.decode(storage, ctx, ahead, pick)?,
+        };
+        let (mut full, mut part) = (full.into_iter(), part.into_iter());
+        for x in mine {
+            let next = if x.2 { full.next() } else { part.next() };
+            kept.push(next.expect("one result per tile"));
         }
+    }
+    let n: u64 = kept.iter().map(|k| k.0).sum();
+    let mut columns: Vec<Column> = wanted.iter().map(|&f| field_column(schema, f)).collect();
+    columns
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(k, c)| ColumnBuilder::refill(c, &read.context, kept.iter().map(|v| &v.1[k])));
+    Ok(ReadResult {
+        cell_count: n as usize,
+        columns,
+        grid: None,
+        context: None,
+    })
+}
+
+/// The picker of `frag`'s tiles, for its fields `own` (the wanted
+/// columns), the condition's fields `cond_fields` and `condition`.
+fn tile_picker<'a, 'r>(
+    read: &'r Read<'a>,
+    frag: &'r FragmentMetadata,
+    own: &[Field],
+    cond_fields: &[String],
+    condition: Option<&'r Compiled>,
+) -> TilePicker<'r> {
+    let dims = &frag.schema.dimensions;
+    let dim_specs: Vec<FieldSpec> = (0..dims.len())
+        .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
+        .collect();
+    let cond_specs: Vec<FieldSpec> = cond_fields
+        .iter()
+        .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
+        .collect();
+    let schema_dims = &read.array.schema.dimensions;
+    TilePicker {
+        frag,
+        key: read.array.key,
+        condition,
+        dim_w: dim_specs.iter().map(|s| s.cell_size() as usize).collect(),
+        cond_w: cond_specs.iter().map(|s| s.cell_size() as usize).collect(),
+        dim_ranges: (0..schema_dims.len())
+            .map(|j| DimRanges::new(&read.ranges[j], schema_dims[j].datatype))
+            .collect(),
+        specs: own.iter().map(|&f| FieldSpec::of(frag, f)).collect(),
+        dim_specs,
+        cond_specs,
     }
 }

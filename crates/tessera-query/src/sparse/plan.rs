@@ -17,72 +17,69 @@ pub(crate) struct DirectPlan {
     pub(crate) cond_fields: Vec<String>,
 }
 
-impl<'a> Read<'a> {
-    /// What the read decodes on a fast path; `None` where it needs the
-    /// general path: results not in stored order, fragments with
-    /// timestamps, deletes or (for coordinates) zipped coordinates, a
-    /// condition naming a field some fragment lacks (fill values stand in
-    /// there), or a wanted field some fragment lacks.
-    pub(crate) fn direct_plan(
-        &self,
-        schema: &ArraySchema,
-        attrs: &[String],
-        layout: Layout,
-    ) -> Option<DirectPlan> {
-        let frags = &self.array.fragments;
-        let in_stored_order = match layout {
-            Layout::Unordered => frags.len() <= 1 || schema.allows_dups,
-            Layout::GlobalOrder => frags.len() <= 1 && schema.cell_order != Layout::Hilbert,
-            _ => false,
-        };
-        let plain = |f: &FragmentMetadata| {
-            !f.footer.dense
-                && !f.footer.has_timestamps
-                && !f.footer.has_delete_meta
-                && (!self.with_dimensions
-                    || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
-        };
-        // A condition is a filter on each cell alone here (nothing to
-        // deduplicate), tested while cells are picked.
-        let cond_fields: Vec<String> = match &self.condition {
-            Some(c) => {
-                let mut names = Vec::new();
-                c.fields(&mut names);
-                names.retain(|n| schema.dimensions.iter().all(|d| &d.name != n));
-                names
-            }
-            None => Vec::new(),
-        };
-        let has_cond_fields =
-            |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
-        if !self.tuning.direct
-            || !in_stored_order
-            || !self.array.delete_conditions.is_empty()
-            || !frags.iter().all(|f| plain(f) && has_cond_fields(f))
-            || cond_fields.iter().any(|n| schema.attribute(n).is_none())
-        {
-            return None;
+/// What the read decodes on a fast path; `None` where it needs the
+/// general path: results not in stored order, fragments with
+/// timestamps, deletes or (for coordinates) zipped coordinates, a
+/// condition naming a field some fragment lacks (fill values stand in
+/// there), or a wanted field some fragment lacks.
+pub(crate) fn direct_plan<'a>(
+    read: &Read<'a>,
+    schema: &ArraySchema,
+    attrs: &[String],
+    layout: Layout,
+) -> Option<DirectPlan> {
+    let frags = &read.array.fragments;
+    let in_stored_order = match layout {
+        Layout::Unordered => frags.len() <= 1 || schema.allows_dups,
+        Layout::GlobalOrder => frags.len() <= 1 && schema.cell_order != Layout::Hilbert,
+        _ => false,
+    };
+    let plain = |f: &FragmentMetadata| {
+        !f.footer.dense
+            && !f.footer.has_timestamps
+            && !f.footer.has_delete_meta
+            && (!read.with_dimensions || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
+    };
+    // A condition is a filter on each cell alone here (nothing to
+    // deduplicate), tested while cells are picked.
+    let cond_fields: Vec<String> = match &read.condition {
+        Some(c) => {
+            let mut names = Vec::new();
+            c.fields(&mut names);
+            names.retain(|n| schema.dimensions.iter().all(|d| &d.name != n));
+            names
         }
-        let mut wanted: Vec<Field> = Vec::new();
-        if self.with_dimensions {
-            wanted.extend((0..schema.dimensions.len()).map(Field::Dimension));
-        }
-        for a in attrs {
-            let i = schema
-                .attributes
-                .iter()
-                .position(|x| &x.name == a)
-                .expect("checked");
-            wanted.push(Field::Attribute(i));
-        }
-        let own = frags
-            .iter()
-            .map(|f| wanted.iter().map(|&w| f.own_field(schema, w)).collect())
-            .collect::<Option<Vec<Vec<Field>>>>()?;
-        Some(DirectPlan {
-            wanted,
-            own,
-            cond_fields,
-        })
+        None => Vec::new(),
+    };
+    let has_cond_fields =
+        |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
+    if !read.tuning.direct
+        || !in_stored_order
+        || !read.array.delete_conditions.is_empty()
+        || !frags.iter().all(|f| plain(f) && has_cond_fields(f))
+        || cond_fields.iter().any(|n| schema.attribute(n).is_none())
+    {
+        return None;
     }
+    let mut wanted: Vec<Field> = Vec::new();
+    if read.with_dimensions {
+        wanted.extend((0..schema.dimensions.len()).map(Field::Dimension));
+    }
+    for a in attrs {
+        let i = schema
+            .attributes
+            .iter()
+            .position(|x| &x.name == a)
+            .expect("checked");
+        wanted.push(Field::Attribute(i));
+    }
+    let own = frags
+        .iter()
+        .map(|f| wanted.iter().map(|&w| f.own_field(schema, w)).collect())
+        .collect::<Option<Vec<Vec<Field>>>>()?;
+    Some(DirectPlan {
+        wanted,
+        own,
+        cond_fields,
+    })
 }

@@ -125,163 +125,161 @@ fn column_slots<'b>(
     slots
 }
 
-impl<'a> Read<'a> {
-    /// The whole-tile fast path: `hits` (fragment, tile, wholly inside),
-    /// by fragment, every one wholly inside.
-    pub(crate) fn sparse_whole(
-        &self,
-        schema: &ArraySchema,
-        hits: &[(usize, u64, bool)],
-        plan: &DirectPlan,
-    ) -> Result<ReadResult, QueryError> {
-        let frags = &self.array.fragments;
-        let mut tiles: Vec<PlacedTile> = Vec::with_capacity(hits.len());
-        let mut n = 0u64;
-        for &(fi, t, _) in hits {
-            tiles.push((fi, t, n));
-            // An absurd count fails the allocation below, as an error.
-            n = n.saturating_add(frags[fi].cell_num(t));
+/// The whole-tile fast path: `hits` (fragment, tile, wholly inside),
+/// by fragment, every one wholly inside.
+pub(crate) fn sparse_whole<'a>(
+    read: &Read<'a>,
+    schema: &ArraySchema,
+    hits: &[(usize, u64, bool)],
+    plan: &DirectPlan,
+) -> Result<ReadResult, QueryError> {
+    let frags = &read.array.fragments;
+    let mut tiles: Vec<PlacedTile> = Vec::with_capacity(hits.len());
+    let mut n = 0u64;
+    for &(fi, t, _) in hits {
+        tiles.push((fi, t, n));
+        // An absurd count fails the allocation below, as an error.
+        n = n.saturating_add(frags[fi].cell_num(t));
+    }
+    let var_sizes = known_var_sizes(read, schema, &tiles, plan)?;
+    // Fixed-sized fields and validity decode into their place; var-sized
+    // values without known sizes are copied after.
+    let mut columns: Vec<Column> = plan
+        .wanted
+        .iter()
+        .zip(&var_sizes)
+        .map(|(&field, sizes)| allocate_column(schema, field, sizes.as_ref(), n))
+        .collect::<Result<_, QueryError>>()?;
+    let slots: Vec<Vec<Mutex<Slot<'_>>>> = columns
+        .iter_mut()
+        .zip(&var_sizes)
+        .map(|(c, sizes)| column_slots(c, sizes.as_ref(), &tiles, frags))
+        .collect();
+    let var_tiles = decode_whole(read, &tiles, plan, &var_sizes, &slots)?;
+    drop(slots);
+    // Var-sized columns: values and validity copied, offsets rebased.
+    let mut var_columns: Vec<&mut Column> = columns
+        .iter_mut()
+        .zip(&var_sizes)
+        .filter(|(c, sizes)| c.cell_val_num.is_var() && sizes.is_none())
+        .map(|(c, _)| c)
+        .collect();
+    var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
+        ColumnBuilder::refill(c, &read.context, var_tiles.iter().map(|v| &v[k]))
+    });
+    Ok(ReadResult {
+        cell_count: n as usize,
+        columns,
+        grid: None,
+        context: None,
+    })
+}
+
+/// Per wanted column, each tile's var size where var-sized values
+/// decode into their place too: the fragment metadata gives each
+/// tile's var size, and offsets have their own tiles. `None` for other
+/// columns (such values are decoded apart and copied after).
+fn known_var_sizes<'a>(
+    read: &Read<'a>,
+    schema: &ArraySchema,
+    tiles: &[PlacedTile],
+    plan: &DirectPlan,
+) -> Result<Vec<Option<Vec<u64>>>, QueryError> {
+    let frags = &read.array.fragments;
+    let own = &plan.own;
+    let mut var_sizes = Vec::with_capacity(plan.wanted.len());
+    for (k, &field) in plan.wanted.iter().enumerate() {
+        let c = field_column(schema, field);
+        let direct_var = c.cell_val_num.is_var()
+            && frags.iter().zip(own).all(|(f, own)| {
+                !FieldSpec::of(f, own[k])
+                    .filters
+                    .offsets_in_data(c.datatype, f.schema.version)
+            });
+        if !direct_var {
+            var_sizes.push(None);
+            continue;
         }
-        let var_sizes = self.known_var_sizes(schema, &tiles, plan)?;
-        // Fixed-sized fields and validity decode into their place; var-sized
-        // values without known sizes are copied after.
-        let mut columns: Vec<Column> = plan
-            .wanted
+        let sizes = tiles
             .iter()
-            .zip(&var_sizes)
-            .map(|(&field, sizes)| allocate_column(schema, field, sizes.as_ref(), n))
-            .collect::<Result<_, QueryError>>()?;
-        let slots: Vec<Vec<Mutex<Slot<'_>>>> = columns
-            .iter_mut()
-            .zip(&var_sizes)
-            .map(|(c, sizes)| column_slots(c, sizes.as_ref(), &tiles, frags))
+            .map(|&(fi, t, _)| var_tile_size(read.storage, &frags[fi], own[fi][k], t))
+            .collect::<Result<_, _>>()?;
+        var_sizes.push(Some(sizes));
+    }
+    Ok(var_sizes)
+}
+
+/// Decodes every tile into its slots, fragment by fragment; returns,
+/// per tile in result order, its var-sized fields without known sizes,
+/// decoded apart, in column order.
+fn decode_whole<'a>(
+    read: &Read<'a>,
+    tiles: &[PlacedTile],
+    plan: &DirectPlan,
+    var_sizes: &[Option<Vec<u64>>],
+    slots: &[Vec<Mutex<Slot<'_>>>],
+) -> Result<Vec<Vec<FieldTile>>, QueryError> {
+    let mut var_tiles: Vec<Vec<FieldTile>> = Vec::with_capacity(tiles.len());
+    let mut first = 0;
+    for (fi, frag) in read.array.fragments.iter().enumerate() {
+        let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
+        let numbers: Vec<u64> = tiles[first..first + count].iter().map(|x| x.1).collect();
+        let specs: Vec<FieldSpec> = plan.own[fi]
+            .iter()
+            .map(|&f| FieldSpec::of(frag, f))
             .collect();
-        let var_tiles = self.decode_whole(&tiles, plan, &var_sizes, &slots)?;
-        drop(slots);
-        // Var-sized columns: values and validity copied, offsets rebased.
-        let mut var_columns: Vec<&mut Column> = columns
-            .iter_mut()
-            .zip(&var_sizes)
-            .filter(|(c, sizes)| c.cell_val_num.is_var() && sizes.is_none())
-            .map(|(c, _)| c)
-            .collect();
-        var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
-            ColumnBuilder::refill(c, &self.context, var_tiles.iter().map(|v| &v[k]))
-        });
-        Ok(ReadResult {
-            cell_count: n as usize,
-            columns,
-            grid: None,
-            context: None,
-        })
+        let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
+        let decoded = decode_in_runs(
+            read.storage,
+            &read.context,
+            read.storage.read_ahead(),
+            frag,
+            &spec_refs,
+            &numbers,
+            |src, t| {
+                let at = first + numbers.binary_search(&t).expect("one of ours");
+                decode_whole_tile(read, src, frag, t, &specs, var_sizes, slots, at)
+            },
+        )?;
+        var_tiles.extend(decoded);
+        first += count;
     }
+    Ok(var_tiles)
+}
 
-    /// Per wanted column, each tile's var size where var-sized values
-    /// decode into their place too: the fragment metadata gives each
-    /// tile's var size, and offsets have their own tiles. `None` for other
-    /// columns (such values are decoded apart and copied after).
-    fn known_var_sizes(
-        &self,
-        schema: &ArraySchema,
-        tiles: &[PlacedTile],
-        plan: &DirectPlan,
-    ) -> Result<Vec<Option<Vec<u64>>>, QueryError> {
-        let frags = &self.array.fragments;
-        let own = &plan.own;
-        let mut var_sizes = Vec::with_capacity(plan.wanted.len());
-        for (k, &field) in plan.wanted.iter().enumerate() {
-            let c = field_column(schema, field);
-            let direct_var = c.cell_val_num.is_var()
-                && frags.iter().zip(own).all(|(f, own)| {
-                    !FieldSpec::of(f, own[k])
-                        .filters
-                        .offsets_in_data(c.datatype, f.schema.version)
-                });
-            if !direct_var {
-                var_sizes.push(None);
-                continue;
-            }
-            let sizes = tiles
-                .iter()
-                .map(|&(fi, t, _)| var_tile_size(self.storage, &frags[fi], own[fi][k], t))
-                .collect::<Result<_, _>>()?;
-            var_sizes.push(Some(sizes));
+/// Decodes tile `t` of `frag` (the `at`-th in result order) into its
+/// slots; returns its var-sized fields without known sizes.
+#[allow(clippy::too_many_arguments)]
+fn decode_whole_tile<'a>(
+    read: &Read<'a>,
+    src: &Fetched<'_>,
+    frag: &FragmentMetadata,
+    t: u64,
+    specs: &[FieldSpec],
+    var_sizes: &[Option<Vec<u64>>],
+    slots: &[Vec<Mutex<Slot<'_>>>],
+    at: usize,
+) -> Result<Vec<FieldTile>, QueryError> {
+    let key = read.array.key;
+    let mut var = Vec::new();
+    for (k, spec) in specs.iter().enumerate() {
+        if spec.cell_val_num.is_var() && var_sizes[k].is_none() {
+            var.push(decode_field_tile(src, frag, spec, t, key)?);
+            continue;
         }
-        Ok(var_sizes)
-    }
-
-    /// Decodes every tile into its slots, fragment by fragment; returns,
-    /// per tile in result order, its var-sized fields without known sizes,
-    /// decoded apart, in column order.
-    fn decode_whole(
-        &self,
-        tiles: &[PlacedTile],
-        plan: &DirectPlan,
-        var_sizes: &[Option<Vec<u64>>],
-        slots: &[Vec<Mutex<Slot<'_>>>],
-    ) -> Result<Vec<Vec<FieldTile>>, QueryError> {
-        let mut var_tiles: Vec<Vec<FieldTile>> = Vec::with_capacity(tiles.len());
-        let mut first = 0;
-        for (fi, frag) in self.array.fragments.iter().enumerate() {
-            let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
-            let numbers: Vec<u64> = tiles[first..first + count].iter().map(|x| x.1).collect();
-            let specs: Vec<FieldSpec> = plan.own[fi]
-                .iter()
-                .map(|&f| FieldSpec::of(frag, f))
-                .collect();
-            let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
-            let decoded = decode_in_runs(
-                self.storage,
-                &self.context,
-                self.storage.read_ahead(),
-                frag,
-                &spec_refs,
-                &numbers,
-                |src, t| {
-                    let at = first + numbers.binary_search(&t).expect("one of ours");
-                    self.decode_whole_tile(src, frag, t, &specs, var_sizes, slots, at)
-                },
-            )?;
-            var_tiles.extend(decoded);
-            first += count;
-        }
-        Ok(var_tiles)
-    }
-
-    /// Decodes tile `t` of `frag` (the `at`-th in result order) into its
-    /// slots; returns its var-sized fields without known sizes.
-    #[allow(clippy::too_many_arguments)]
-    fn decode_whole_tile(
-        &self,
-        src: &Fetched<'_>,
-        frag: &FragmentMetadata,
-        t: u64,
-        specs: &[FieldSpec],
-        var_sizes: &[Option<Vec<u64>>],
-        slots: &[Vec<Mutex<Slot<'_>>>],
-        at: usize,
-    ) -> Result<Vec<FieldTile>, QueryError> {
-        let key = self.array.key;
-        let mut var = Vec::new();
-        for (k, spec) in specs.iter().enumerate() {
-            if spec.cell_val_num.is_var() && var_sizes[k].is_none() {
-                var.push(decode_field_tile(src, frag, spec, t, key)?);
-                continue;
+        let mut slot = slots[k][at].lock().expect("no panics while held");
+        let Slot {
+            data,
+            validity,
+            offsets,
+        } = &mut *slot;
+        let validity = validity.as_deref_mut();
+        match (data.as_deref_mut(), offsets) {
+            (Some(d), Some((o, base))) => {
+                decode_var_tile_into(src, frag, spec, t, key, d, (o, *base), validity)?
             }
-            let mut slot = slots[k][at].lock().expect("no panics while held");
-            let Slot {
-                data,
-                validity,
-                offsets,
-            } = &mut *slot;
-            let validity = validity.as_deref_mut();
-            match (data.as_deref_mut(), offsets) {
-                (Some(d), Some((o, base))) => {
-                    decode_var_tile_into(src, frag, spec, t, key, d, (o, *base), validity)?
-                }
-                (d, _) => decode_tile_into(src, frag, spec, t, key, (d, validity), None)?,
-            }
+            (d, _) => decode_tile_into(src, frag, spec, t, key, (d, validity), None)?,
         }
-        Ok(var)
     }
+    Ok(var)
 }

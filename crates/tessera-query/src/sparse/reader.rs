@@ -1,10 +1,18 @@
-//! The sparse reader's general path: the tiles a subarray touches, cells
-//! deduplicated (newest write wins), deletes and conditions applied,
-//! sorted into the layout asked for.
+//! The sparse reader: the fast paths where they apply (whole tiles decoded
+//! straight into the result, or the cells a subarray or condition picks),
+//! else the general path: the tiles a subarray touches, cells deduplicated
+//! (newest write wins), deletes and conditions applied, sorted into the
+//! layout asked for.
 
 use super::cells::{CellFields, CellOrder, CellRef};
+use super::concurrent::per_fragment;
 use super::deletes::{DeleteCommit, DeleteCommits};
+use super::picked::sparse_picked;
+use super::plan::direct_plan;
+use super::tiles::pruned_hits;
+use super::tiles::sparse_tiles;
 use super::tiles::TileCells;
+use super::whole::sparse_whole;
 use crate::read::Read;
 use crate::result::{Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
@@ -12,26 +20,83 @@ use rayon::prelude::*;
 use std::sync::Arc;
 use tessera_cells::Expr;
 use tessera_cells::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
+use tessera_fragment::FragmentMetadata;
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
 
-impl<'a> Read<'a> {
+/// The sparse reader: a read of a sparse array's fragments. The fast
+/// paths where nothing is deduplicated or sorted ([`SparseReader::direct`]),
+/// else the general path: every touched tile decoded, cells deduplicated,
+/// deletes and the condition applied, the cells sorted.
+pub(crate) struct SparseReader<'r, 'a> {
+    read: &'r Read<'a>,
+}
+
+impl<'r, 'a> SparseReader<'r, 'a> {
+    /// The reader of `read`.
+    pub(crate) fn new(read: &'r Read<'a>) -> Self {
+        SparseReader { read }
+    }
+
+    /// The sparse fast path. When every cell of every tile the read touches
+    /// is returned, in stored order, with nothing to deduplicate or sort,
+    /// each tile decodes straight into its place in the result
+    /// ([`sparse_whole`]). Where the subarray cuts tiles or a
+    /// condition filters cells, the cells are picked
+    /// ([`sparse_picked`]): the condition is a test of each cell
+    /// alone here, as nothing is deduplicated. `None` when the read needs
+    /// the general path.
+    pub(crate) fn direct(
+        &self,
+        schema: &ArraySchema,
+        attrs: &[String],
+        layout: Layout,
+    ) -> Result<Option<ReadResult>, QueryError> {
+        let Some(plan) = direct_plan(self.read, schema, attrs, layout) else {
+            return Ok(None);
+        };
+        let frags = &self.read.array.fragments;
+        let mut hits: Vec<(usize, u64, bool)> = Vec::new();
+        for (fi, frag) in frags.iter().enumerate() {
+            // No cell shadows another here.
+            let prune = self
+                .read
+                .condition
+                .as_ref()
+                .filter(|_| self.read.tuning.prune);
+            let mine = pruned_hits(self.read, fi, frag, prune.map(|c| (c, None)))?;
+            // With a condition, every tile's cells are picked.
+            let cond = self.read.condition.is_some();
+            hits.extend(mine.into_iter().map(|(t, full)| (fi, t, full && !cond)));
+        }
+        if hits.iter().all(|h| h.2) {
+            return sparse_whole(self.read, schema, &hits, &plan).map(Some);
+        }
+        // Picking cells needs the coordinates as separate tiles.
+        let split = |f: &FragmentMetadata| f.version().has(crate::gates::COORDINATES_PER_DIMENSION);
+        match frags.iter().all(split) {
+            true => sparse_picked(self.read, schema, &hits, &plan).map(Some),
+            false => Ok(None),
+        }
+    }
+
     /// The sparse read: the fast path where it applies
-    /// ([`Read::sparse_direct`]), else every touched tile decoded, cells
+    /// ([`SparseReader::direct`]), else every touched tile decoded, cells
     /// deduplicated (the newest write of a coordinate wins), deletes and
     /// the condition applied after that, and the cells sorted.
-    pub(crate) fn sparse(
+    pub(crate) fn run(
         &self,
         schema: &Arc<ArraySchema>,
         attrs: &[String],
         layout: Layout,
     ) -> Result<ReadResult, QueryError> {
-        if !self.versions {
-            if let Some(r) = self.sparse_direct(schema, attrs, layout)? {
+        if !self.read.versions {
+            if let Some(r) = self.direct(schema, attrs, layout)? {
                 return Ok(r);
             }
         }
         let deletes: Vec<DeleteCommit> = self
+            .read
             .array
             .delete_conditions
             .iter()
@@ -43,14 +108,14 @@ impl<'a> Read<'a> {
         // neither deduplication nor re-sorting, unless it holds per-cell
         // timestamps (consolidated with them, it keeps every version of a
         // cell) where duplicates are not allowed.
-        let fragments = &self.array.fragments;
+        let fragments = &self.read.array.fragments;
         let versions = fragments.iter().any(|f| f.footer.has_timestamps);
         let single = fragments.len() <= 1 && (schema.allows_dups || !versions);
-        let access = CellFields::new(schema, &fields, self.condition.as_ref(), fragments);
-        let condition = self.condition.as_ref().map(|c| access.compile(c));
+        let access = CellFields::new(schema, &fields, self.read.condition.as_ref(), fragments);
+        let condition = self.read.condition.as_ref().map(|c| access.compile(c));
         // Without deduplication the condition is a filter on each cell
         // alone: apply it per tile, before any cell reference is made.
-        let dedup = !schema.allows_dups && !single && !self.versions;
+        let dedup = !schema.allows_dups && !single && !self.read.versions;
         if let (Some(cond), false) = (&condition, dedup) {
             access.filter_tiles(cond, &mut tiles);
         }
@@ -63,8 +128,8 @@ impl<'a> Read<'a> {
         // Deletes, after deduplication as in libtiledb: deleting the
         // newest version of a cell does not bring back an older one. With
         // delete metadata asked for, deleted versions stay, marked below.
-        let commits = DeleteCommits::new(&deletes, &access, fragments, self.storage)?;
-        if !self.delete_metadata {
+        let commits = DeleteCommits::new(&deletes, &access, fragments, self.read.storage)?;
+        if !self.read.delete_metadata {
             refs.retain(|r| !self.deleted(&tiles, r));
             commits.retain(&access, &tiles, &mut refs);
         }
@@ -75,12 +140,12 @@ impl<'a> Read<'a> {
         }
         let refs = order.sort(refs, schema, layout, single);
         let mut result = self.sparse_columns(schema, attrs, &fields, &tiles, &refs);
-        if self.versions {
+        if self.read.versions {
             result
                 .columns
                 .push(u64_column(VERSION_TIMESTAMPS, refs.iter().map(|r| r.2)));
         }
-        if self.delete_metadata {
+        if self.read.delete_metadata {
             let marks = commits.marks(&access, &tiles, &refs);
             result
                 .columns
@@ -102,7 +167,7 @@ impl<'a> Read<'a> {
         deletes: &[DeleteCommit],
     ) -> Result<Vec<String>, QueryError> {
         let mut extra = Vec::new();
-        if let Some(c) = &self.condition {
+        if let Some(c) = &self.read.condition {
             c.fields(&mut extra);
         }
         for (_, _, e) in deletes {
@@ -128,19 +193,21 @@ impl<'a> Read<'a> {
     /// condition.
     fn touched_tiles(&self, fields: &[String]) -> Result<Vec<TileCells>, QueryError> {
         let pruning = self
+            .read
             .condition
             .as_ref()
-            .filter(|_| self.tuning.prune)
-            .map(|c| (c, crate::prune::Shadows::new(self.array)));
+            .filter(|_| self.read.tuning.prune)
+            .map(|c| (c, crate::prune::Shadows::new(self.read.array)));
         let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
-        if let Some(frag) = self.array.fragments.iter().find(|f| f.footer.dense) {
+        if let Some(frag) = self.read.array.fragments.iter().find(|f| f.footer.dense) {
             return Err(QueryError::Invalid(format!(
                 "fragment {} is dense in a sparse array",
                 frag.name
             )));
         }
-        let per_fragment =
-            self.per_fragment(|fi, frag| self.sparse_tiles(fi, frag, fields, prune_by))?;
+        let per_fragment = per_fragment(self.read, |fi, frag| {
+            sparse_tiles(self.read, fi, frag, fields, prune_by)
+        })?;
         Ok(per_fragment.into_iter().flatten().collect())
     }
 
@@ -148,10 +215,13 @@ impl<'a> Read<'a> {
     /// (per cell where the fragment has them, else the fragment's); cells
     /// written outside the open window are left out.
     fn cell_refs(&self, tiles: &[TileCells]) -> Vec<CellRef> {
-        let (start, end) = (self.array.timestamp_start, self.array.timestamp_end);
+        let (start, end) = (
+            self.read.array.timestamp_start,
+            self.read.array.timestamp_end,
+        );
         let mut refs: Vec<CellRef> = Vec::new();
         for (ti, tc) in tiles.iter().enumerate() {
-            let frag = &self.array.fragments[tc.frag];
+            let frag = &self.read.array.fragments[tc.frag];
             let (ft, fe) = frag.timestamp_range();
             // As libtiledb: per-cell times filter only a fragment the open
             // window holds in part (a consolidated fragment's cells may
@@ -174,7 +244,7 @@ impl<'a> Read<'a> {
     /// Whether cell `r` was deleted (consolidated delete times) at or
     /// before the time the array is open at.
     fn deleted(&self, tiles: &[TileCells], &(ti, c, _): &CellRef) -> bool {
-        let end = self.array.timestamp_end;
+        let end = self.read.array.timestamp_end;
         tiles[ti as usize].delete_times.as_ref().is_some_and(|d| {
             let dt = u64::from_le_bytes(d.value(c as usize).try_into().unwrap_or([0xff; 8]));
             !(dt > end || (end == u64::MAX && dt == u64::MAX))
@@ -205,7 +275,7 @@ impl<'a> Read<'a> {
         }
         // None: dimension j; Some(k): field k.
         let mut wanted: Vec<Option<usize>> = Vec::new();
-        if self.with_dimensions {
+        if self.read.with_dimensions {
             wanted.extend((0..dims.len()).map(|_| None));
         }
         wanted.extend(
@@ -213,7 +283,7 @@ impl<'a> Read<'a> {
                 .iter()
                 .map(|a| Some(fields.iter().position(|f| f == a).expect("selected"))),
         );
-        let ctx = &self.context;
+        let ctx = &self.read.context;
         let columns: Vec<Column> = wanted
             .par_iter()
             .enumerate()
