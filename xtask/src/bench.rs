@@ -4,8 +4,8 @@
 //! filter (byteshuffle then LZ4) go through tessera's own pipeline instead,
 //! as the raw codec alone cannot undo them.
 
+use crate::common::{root, venv, Error};
 use crate::dist::Profile::Profiling;
-use crate::{root, venv, Error};
 use rayon::prelude::*;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

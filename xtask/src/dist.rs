@@ -15,7 +15,7 @@
 //! `crt-static` is passed for the target only (`--target` with `RUSTFLAGS`):
 //! proc-macro crates, built for the host, must stay dynamic libraries.
 
-use crate::{root, Error};
+use crate::common::{root, Error};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

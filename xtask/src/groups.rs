@@ -2,8 +2,8 @@
 //! tessera, listed by TileDB-Py (`xtask/fixtures/groups.py read`, members
 //! recursively) as tessera expects and as tessera lists them.
 
-use crate::writes::copy_dir;
-use crate::{root, run, venv, Error};
+use crate::common::copy_dir;
+use crate::common::{root, run, venv, Error};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;

@@ -10,7 +10,7 @@
 //! drive the live comparison of `cargo xtask check-writes`
 //! (`maintenance.rs`).
 
-use crate::{root, run, venv, Error, NEWEST};
+use crate::common::{root, run, venv, Error, NEWEST};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Command;

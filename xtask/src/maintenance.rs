@@ -7,9 +7,9 @@
 //! maintained` records (`maintained::operations`), so the live check and
 //! the committed records cover the same ground.
 
+use crate::common::copy_dir;
+use crate::common::{root, run, venv, Error, NEWEST};
 use crate::maintained::operations;
-use crate::writes::copy_dir;
-use crate::{root, run, venv, Error, NEWEST};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

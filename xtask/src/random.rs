@@ -10,7 +10,7 @@
 //! array, `cells.jsonl` holds the cells given, in the read contract's form;
 //! TileDB-Py 0.36.1 must read exactly those cells (`check_random.py`).
 
-use crate::Error;
+use crate::common::Error;
 use serde_json::{json, Value as Json};
 use std::path::Path;
 use tessera::query::Column;

@@ -3,7 +3,7 @@
 //! `cargo xtask check-writes` where moto is installed (`.ci/run` sets
 //! `TESSERA_MOTO_SERVER`; under CI it must be).
 
-use crate::{root, run, venv, Error};
+use crate::common::{root, run, venv, Error};
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -8,7 +8,7 @@
 //! `testdata/sequences/tiledb-<V>/` for `crates/tessera-cli/tests/sequences.rs`; `cargo xtask check-writes`
 //! runs the same comparison into `target/`.
 
-use crate::{root, run, venv, Error, NEWEST};
+use crate::common::{root, run, venv, Error, NEWEST};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;

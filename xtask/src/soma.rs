@@ -4,7 +4,7 @@
 //! tiledbsoma reads back: the tree of members and every array's rows
 //! (`xtask/fixtures/soma.py`).
 
-use crate::{root, run, Error};
+use crate::common::{root, run, Error};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -31,5 +31,5 @@ fn soma_venv() -> Result<PathBuf, Error> {
 pub fn generate_soma(out_root: &Path) -> Result<(), Error> {
     let py = soma_venv()?;
     let script = root().join("xtask/fixtures/soma.py");
-    crate::write_and_read_cases(&py, &py, &script, &out_root.join("soma"), "soma", None)
+    crate::cases::write_and_read_cases(&py, &py, &script, &out_root.join("soma"), "soma", None)
 }

@@ -23,7 +23,7 @@
 //! every cell twice), and arrays the release crashes reading (as
 //! `expected.json` records).
 
-use crate::{root, run, venv, Error};
+use crate::common::{copy_dir, root, run, venv, Error};
 use std::path::Path;
 use std::process::Command;
 use tessera::schema::json::{schema_from_json, schema_to_json};
@@ -258,19 +258,6 @@ fn writer_crashed(case: &Path) -> Result<bool, Error> {
         })
     });
     Ok(crashed)
-}
-
-pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)?.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()))?;
-        } else {
-            std::fs::copy(&p, to.join(e.file_name()))?;
-        }
-    }
-    Ok(())
 }
 
 /// The key of an encrypted fixture, from its `expected.json`.
