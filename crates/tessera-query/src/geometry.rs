@@ -112,6 +112,10 @@ impl<'r> DimRanges<'r> {
     /// The cells of a fixed-sized coordinate tile (`w` bytes per cell)
     /// that lie in the ranges, among `among` (all cells when `None`).
     pub(crate) fn pick(&self, data: &[u8], w: usize, among: Option<Vec<u32>>) -> Vec<u32> {
+        // No range: every cell, nothing tested.
+        if let DimRanges::All = self {
+            return among.unwrap_or_else(|| (0..(data.len() / w.max(1)) as u32).collect());
+        }
         // One signed 64-bit range, the common case, in a tight loop.
         if let DimRanges::Int {
             width: 8,

@@ -67,6 +67,52 @@ impl NumberTest {
         Some(NumberTest { op, value, width })
     }
 
+    /// Keeps of `cells` those that pass, cell `c`'s value at
+    /// `data[c * width..]`: the type and comparison are chosen once, then
+    /// one loop of native comparisons on the cells' own type (IEEE rules
+    /// for floats, as [`NumberTest::holds`]). A value outside an integer
+    /// type's range takes the general test.
+    pub fn retain(&self, data: &[u8], cells: &mut Vec<u32>) {
+        use CompareOp as O;
+        macro_rules! typed {
+            ($t:ty, $as:ty, $v:expr) => {{
+                const W: usize = std::mem::size_of::<$t>();
+                let v: $as = $v;
+                let at = |c: u32| -> $as {
+                    let i = c as usize * W;
+                    <$t>::from_le_bytes(data[i..i + W].try_into().expect("W bytes")) as $as
+                };
+                match self.op {
+                    O::Lt => cells.retain(|&c| at(c) < v),
+                    O::Le => cells.retain(|&c| at(c) <= v),
+                    O::Gt => cells.retain(|&c| at(c) > v),
+                    O::Ge => cells.retain(|&c| at(c) >= v),
+                    O::Eq => cells.retain(|&c| at(c) == v),
+                    _ => cells.retain(|&c| at(c) != v),
+                }
+                return;
+            }};
+        }
+        match (self.value, self.width) {
+            (Number::Float { value }, 8) => typed!(f64, f64, value),
+            (Number::Float { value }, 4) => typed!(f32, f64, value),
+            (Number::Int { signed, value }, w) => match (signed, w) {
+                (true, 1) if i8::try_from(value).is_ok() => typed!(i8, i8, value as i8),
+                (true, 2) if i16::try_from(value).is_ok() => typed!(i16, i16, value as i16),
+                (true, 4) if i32::try_from(value).is_ok() => typed!(i32, i32, value as i32),
+                (true, 8) if i64::try_from(value).is_ok() => typed!(i64, i64, value as i64),
+                (false, 1) if u8::try_from(value).is_ok() => typed!(u8, u8, value as u8),
+                (false, 2) if u16::try_from(value).is_ok() => typed!(u16, u16, value as u16),
+                (false, 4) if u32::try_from(value).is_ok() => typed!(u32, u32, value as u32),
+                (false, 8) if u64::try_from(value).is_ok() => typed!(u64, u64, value as u64),
+                _ => {}
+            },
+            _ => {}
+        }
+        let w = self.width;
+        cells.retain(|&c| self.holds(&data[c as usize * w..(c as usize + 1) * w]));
+    }
+
     /// Whether the cell `b` (exactly `width` bytes) passes.
     #[inline]
     pub fn holds(&self, b: &[u8]) -> bool {
@@ -164,11 +210,24 @@ mod tests {
                 for value in values {
                     let t =
                         NumberTest::of(op, *p, std::slice::from_ref(value)).expect("a number test");
-                    for cell in values {
+                    let mut kept_by_each = Vec::new();
+                    for (c, cell) in values.iter().enumerate() {
                         let want = super::super::compare(op, *p, cell, std::slice::from_ref(value));
                         assert_eq!(t.holds(cell), want, "{p:?} {op:?} {cell:?} {value:?}");
+                        if want {
+                            kept_by_each.push(c as u32);
+                        }
                         tested += 1;
                     }
+                    // A tile's cells at once keep the same ones.
+                    let data = values.concat();
+                    let mut cells: Vec<u32> = (0..values.len() as u32).rev().collect();
+                    t.retain(&data, &mut cells);
+                    cells.reverse();
+                    assert_eq!(
+                        cells, kept_by_each,
+                        "{p:?} {op:?} {value:?}: a tile at once"
+                    );
                 }
             }
         }

@@ -121,6 +121,10 @@ impl<'r> TilePicker<'r> {
                 None
             };
             picked = Some(match &tile {
+                // No range on this dimension: every cell still in stays.
+                Some(_) if matches!(ranges, DimRanges::All) => {
+                    picked.take().unwrap_or_else(|| (0..cells as u32).collect())
+                }
                 Some(tile) => {
                     let inside = |&i: &u32| ranges.contains(tile.value(i as usize));
                     match picked.take() {
@@ -168,8 +172,7 @@ impl<'r> TilePicker<'r> {
             let k = at - nd;
             let (data, validity) = (&cond_bufs[2 * k], &cond_bufs[2 * k + 1]);
             if var_vals[k].is_none() && validity.is_empty() && self.cond_w[k] == t.width {
-                let w = t.width;
-                picked.retain(|&c| t.holds(&data[c as usize * w..(c as usize + 1) * w]));
+                t.retain(data, picked);
                 return Ok(());
             }
         }
