@@ -9,7 +9,9 @@ use tessera_schema::{ArraySchema, Value};
 use tessera_tile::{datatype::Physical, Datatype};
 
 mod number;
+mod select;
 pub use number::NumberTest;
+pub use select::FieldCells;
 
 /// Gives a field's datatype, value bytes and validity for the cell being tested.
 pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)> + 'a;

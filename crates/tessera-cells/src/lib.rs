@@ -30,7 +30,7 @@ pub mod order;
 mod source;
 
 pub use column::Column;
-pub use condition::{Bounds, BoundsLookup, Compiled, Expr, FieldLookup, NumberTest};
+pub use condition::{Bounds, BoundsLookup, Compiled, Expr, FieldCells, FieldLookup, NumberTest};
 pub use error::CellError;
 pub use fields::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
 pub use source::{CellBatches, CellSource, SourceError, SparseCells};

@@ -591,14 +591,14 @@ fn fold(
     cond: Option<&crate::Expr>,
 ) -> u64 {
     let cols: Vec<_> = names.iter().map(|n| batch.column(n)).collect();
-    let cond = cond.map(|c| c.compile_columns(&batch.columns));
-    let all = &batch.columns;
+    let pass = cond.map(|c| {
+        c.compile_columns(&batch.columns)
+            .select_columns(&batch.columns, batch.cell_count)
+    });
     let mut counted = 0;
     for i in 0..batch.cell_count {
-        if let Some(c) = &cond {
-            if !c.eval(&|at| (all[at].value(i), all[at].is_valid(i))) {
-                continue;
-            }
+        if pass.as_ref().is_some_and(|p| !p[i]) {
+            continue;
         }
         counted += 1;
         for (acc, col) in accs.iter_mut().zip(&cols) {

@@ -1,12 +1,14 @@
 //! The sparse fast path (tiles decoded straight into the result) returns
 //! exactly what the general path returns, cell for cell and in the same
-//! order, and reads no coordinates when none are asked for.
+//! order, and reads no coordinates when none are asked for (nor tested:
+//! a condition on an attribute over the whole array).
 
 mod common;
 
 use std::sync::Arc;
+use tessera_fragment::condition::CompareOp;
 use tessera_fragment::{Field, FileKind, OpenArray};
-use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
+use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::storage::{LocalFs, Recording, Storage};
 use tessera_tile::Layout;
 
@@ -33,6 +35,7 @@ fn direct_reads_equal_general_reads() {
             continue;
         }
         let d0 = a.schema.dimensions[0].name.clone();
+        let d0_half = d0.clone();
         let first_attr: Vec<String> = a
             .schema
             .attributes
@@ -41,6 +44,8 @@ fn direct_reads_equal_general_reads() {
             .map(|x| x.name.clone())
             .collect();
         let span = common::first_dim_span(&a);
+        let cond = attribute_condition(&a);
+        let cond_in_half = cond.clone();
         let cases: Vec<(&str, Box<Setup>)> = vec![
             ("full", Box::new(|q| q)),
             ("global order", Box::new(|q| q.layout(Layout::GlobalOrder))),
@@ -57,6 +62,26 @@ fn direct_reads_equal_general_reads() {
                     None => q,
                 }),
             ),
+            // Every tile's cells picked by the condition; in the first
+            // half, tiles wholly inside and cut by the range alike.
+            (
+                "condition",
+                Box::new(move |q| match &cond {
+                    Some(c) => q.condition(c.clone()).dimensions(false),
+                    None => q,
+                }),
+            ),
+            (
+                "condition in the first half",
+                Box::new(move |q| match (&cond_in_half, span) {
+                    (Some(c), Some((lo, hi))) => q.condition(c.clone()).range(
+                        &d0_half,
+                        Value::Int(lo),
+                        Value::Int(lo + (hi - lo) / 2),
+                    ),
+                    _ => q,
+                }),
+            ),
         ];
         for (name, setup) in &cases {
             let general = read(Arc::new(LocalFs), &a, false, setup.as_ref());
@@ -69,8 +94,22 @@ fn direct_reads_equal_general_reads() {
     assert!(compared > 100, "only {compared} reads compared");
 }
 
+/// `a > 0` on the array's first fixed-sized number attribute of one value.
+fn attribute_condition(a: &OpenArray) -> Option<Expr> {
+    let at = a.schema.attributes.iter().find(|x| {
+        x.cell_val_num == tessera_schema::CellValNum::Fixed(1)
+            && !x.datatype.is_string()
+            && x.datatype.size() <= 8
+    })?;
+    Some(Expr::Compare {
+        field: at.name.clone(),
+        op: CompareOp::Gt,
+        values: vec![vec![0; at.datatype.size() as usize]],
+    })
+}
+
 /// A single-fragment sparse array read without coordinates touches no
-/// coordinate file.
+/// coordinate file, with or without a condition on an attribute.
 #[test]
 fn direct_reads_skip_coordinates_nobody_asked_for() {
     let mut skipped = 0;
@@ -88,9 +127,15 @@ fn direct_reads_skip_coordinates_nobody_asked_for() {
         let rec = Arc::new(Recording::new(LocalFs, &path));
         let a = Arc::new(OpenArray::open(&*rec, &path, 0, u64::MAX, None).unwrap());
         let before = rec.requests().len();
-        ReadSession::new(rec.clone(), a.clone())
+        let session = ReadSession::new(rec.clone(), a.clone());
+        session
             .execute(&ReadRequest::new().dimensions(false))
             .unwrap();
+        if let Some(c) = attribute_condition(&a) {
+            session
+                .execute(&ReadRequest::new().dimensions(false).condition(c))
+                .unwrap();
+        }
         // The requests name files relative to the array.
         let frag = &a.fragments[0];
         let files: Vec<String> = (0..a.schema.dimensions.len())

@@ -73,24 +73,29 @@ impl NumberTest {
     /// for floats, as [`NumberTest::holds`]). A value outside an integer
     /// type's range takes the general test.
     pub fn retain(&self, data: &[u8], cells: &mut Vec<u32>) {
+        self.run(data, Target::Retain(cells));
+    }
+
+    /// Sets `out[i]` to whether cell `cells[i]` passes, as
+    /// [`NumberTest::retain`] decides it: the selection of a tile's cells
+    /// that [`Compiled::retain`](super::Compiled::retain) combines.
+    pub fn select(&self, data: &[u8], cells: &[u32], out: &mut [bool]) {
+        self.run(data, Target::Select(cells, out));
+    }
+
+    fn run(&self, data: &[u8], target: Target<'_>) {
         use CompareOp as O;
         macro_rules! typed {
             ($t:ty, $as:ty, $v:expr) => {{
-                const W: usize = std::mem::size_of::<$t>();
                 let v: $as = $v;
-                let at = |c: u32| -> $as {
-                    let i = c as usize * W;
-                    <$t>::from_le_bytes(data[i..i + W].try_into().expect("W bytes")) as $as
-                };
                 match self.op {
-                    O::Lt => cells.retain(|&c| at(c) < v),
-                    O::Le => cells.retain(|&c| at(c) <= v),
-                    O::Gt => cells.retain(|&c| at(c) > v),
-                    O::Ge => cells.retain(|&c| at(c) >= v),
-                    O::Eq => cells.retain(|&c| at(c) == v),
-                    _ => cells.retain(|&c| at(c) != v),
+                    O::Lt => target.apply(data, |x: $t| (x as $as) < v),
+                    O::Le => target.apply(data, |x: $t| (x as $as) <= v),
+                    O::Gt => target.apply(data, |x: $t| (x as $as) > v),
+                    O::Ge => target.apply(data, |x: $t| (x as $as) >= v),
+                    O::Eq => target.apply(data, |x: $t| (x as $as) == v),
+                    _ => target.apply(data, |x: $t| (x as $as) != v),
                 }
-                return;
             }};
         }
         match (self.value, self.width) {
@@ -105,12 +110,16 @@ impl NumberTest {
                 (false, 2) if u16::try_from(value).is_ok() => typed!(u16, u16, value as u16),
                 (false, 4) if u32::try_from(value).is_ok() => typed!(u32, u32, value as u32),
                 (false, 8) if u64::try_from(value).is_ok() => typed!(u64, u64, value as u64),
-                _ => {}
+                _ => {
+                    let w = self.width;
+                    target.apply_bytes(data, w, |b| self.holds(b))
+                }
             },
-            _ => {}
+            _ => {
+                let w = self.width;
+                target.apply_bytes(data, w, |b| self.holds(b))
+            }
         }
-        let w = self.width;
-        cells.retain(|&c| self.holds(&data[c as usize * w..(c as usize + 1) * w]));
     }
 
     /// Whether the cell `b` (exactly `width` bytes) passes.
@@ -144,6 +153,61 @@ fn float(b: &[u8]) -> f64 {
         _ => f64::from_le_bytes(b.try_into().expect("8 bytes")),
     }
 }
+
+/// What a typed comparison does with each cell's answer: keep the cells
+/// that pass, or write each cell's answer beside it.
+enum Target<'c> {
+    Retain(&'c mut Vec<u32>),
+    Select(&'c [u32], &'c mut [bool]),
+}
+
+impl Target<'_> {
+    /// Runs `test` on each cell's value read as `T`; one loop per type
+    /// and operator, as `test` is a type of its own for each.
+    #[inline(always)]
+    fn apply<T: LeCell>(self, data: &[u8], test: impl Fn(T) -> bool) {
+        let at = |c: u32| T::at(data, c as usize);
+        match self {
+            Target::Retain(cells) => cells.retain(|&c| test(at(c))),
+            Target::Select(cells, out) => {
+                for (o, &c) in out.iter_mut().zip(cells) {
+                    *o = test(at(c));
+                }
+            }
+        }
+    }
+
+    /// Runs `test` on each cell's `w` bytes.
+    fn apply_bytes(self, data: &[u8], w: usize, test: impl Fn(&[u8]) -> bool) {
+        let at = |c: u32| &data[c as usize * w..(c as usize + 1) * w];
+        match self {
+            Target::Retain(cells) => cells.retain(|&c| test(at(c))),
+            Target::Select(cells, out) => {
+                for (o, &c) in out.iter_mut().zip(cells) {
+                    *o = test(at(c));
+                }
+            }
+        }
+    }
+}
+
+/// A number type read from little-endian bytes: cell `i` of `data`.
+trait LeCell: Copy {
+    fn at(data: &[u8], i: usize) -> Self;
+}
+
+macro_rules! le_cell {
+    ($($t:ty),*) => {$(
+        impl LeCell for $t {
+            #[inline(always)]
+            fn at(data: &[u8], i: usize) -> $t {
+                const W: usize = std::mem::size_of::<$t>();
+                <$t>::from_le_bytes(data[i * W..i * W + W].try_into().expect("W bytes"))
+            }
+        }
+    )*};
+}
+le_cell!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
 #[cfg(test)]
 mod tests {
@@ -228,6 +292,11 @@ mod tests {
                         cells, kept_by_each,
                         "{p:?} {op:?} {value:?}: a tile at once"
                     );
+                    let all: Vec<u32> = (0..values.len() as u32).collect();
+                    let mut out = vec![false; all.len()];
+                    t.select(&data, &all, &mut out);
+                    let want: Vec<bool> = all.iter().map(|c| kept_by_each.contains(c)).collect();
+                    assert_eq!(out, want, "{p:?} {op:?} {value:?}: a selection");
                 }
             }
         }

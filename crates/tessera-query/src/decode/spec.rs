@@ -1,6 +1,7 @@
 //! How a field of a fragment is stored, and one decoded tile of it.
 
 use crate::context::ReadContext;
+use tessera_cells::FieldCells;
 use tessera_filters::FilterPipeline;
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_schema::CellValNum;
@@ -106,6 +107,23 @@ impl FieldTile {
     #[inline]
     pub fn valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v[i] != 0)
+    }
+
+    /// The tile's cells as a condition's selection reads them.
+    pub fn field_cells(&self) -> FieldCells<'_> {
+        let validity = self.validity.as_deref();
+        match &self.offsets {
+            Some(offsets) => FieldCells::Var {
+                data: &self.data,
+                offsets,
+                validity,
+            },
+            None => FieldCells::Fixed {
+                data: &self.data,
+                width: self.cell_size,
+                validity,
+            },
+        }
     }
 }
 

@@ -79,49 +79,56 @@ pub(crate) fn permute(ctx: &ReadContext, r: ReadResult, perm: &[usize]) -> ReadR
     }
 }
 
-/// Replaces the attribute values of cells failing `c` with fill values (dense reads).
+/// Replaces the attribute values of cells failing `c` with fill values
+/// (dense reads). The condition is tested a block of cells at a time; a
+/// fixed-sized column has its failing cells overwritten in place, a
+/// var-sized one is rebuilt.
 pub(crate) fn fill_unmatched(
     ctx: &ReadContext,
-    r: ReadResult,
+    mut r: ReadResult,
     c: &Expr,
     schema: &ArraySchema,
 ) -> ReadResult {
-    let cols = &r.columns;
-    let c = c.compile_columns(cols);
-    let pass: Vec<bool> = (0..r.cell_count)
-        .into_par_iter()
-        .map(|i| c.eval(&|at| (cols[at].value(i), cols[at].is_valid(i))))
-        .collect();
-    let columns = r
-        .columns
-        .iter()
-        .map(|col| {
-            if col.is_dimension {
-                return col.clone();
-            }
-            let at = schema.attribute(&col.name);
-            let mut b = ColumnBuilder::new(
-                ctx,
-                &col.name,
-                false,
-                col.datatype,
-                col.cell_val_num,
-                col.validity.is_some(),
-                r.cell_count,
-            );
-            for (i, ok) in pass.iter().enumerate() {
-                match (ok, at) {
-                    (false, Some(at)) => b.push(&at.fill_value, at.fill_validity),
-                    _ => b.push(col.value(i), col.is_valid(i)),
-                }
-            }
-            b.col
-        })
-        .collect();
-    ReadResult {
-        columns,
-        cell_count: r.cell_count,
-        grid: r.grid,
-        context: r.context,
+    let pass = c
+        .compile_columns(&r.columns)
+        .select_columns(&r.columns, r.cell_count);
+    if pass.iter().all(|&p| p) {
+        return r;
     }
+    for col in r.columns.iter_mut().filter(|col| !col.is_dimension) {
+        let Some(at) = schema.attribute(&col.name) else {
+            continue;
+        };
+        if let Some(validity) = &mut col.validity {
+            for (v, _) in validity.iter_mut().zip(&pass).filter(|(_, p)| !**p) {
+                *v = at.fill_validity as u8;
+            }
+        }
+        let w = at.fill_value.len();
+        if col.offsets.is_none() && w > 0 && col.data.len() == w * r.cell_count {
+            col.data
+                .par_chunks_mut(w)
+                .zip(&pass)
+                .filter(|(_, p)| !**p)
+                .for_each(|(cell, _)| cell.copy_from_slice(&at.fill_value));
+            continue;
+        }
+        let mut b = ColumnBuilder::new(
+            ctx,
+            &col.name,
+            false,
+            col.datatype,
+            col.cell_val_num,
+            col.validity.is_some(),
+            r.cell_count,
+        );
+        for (i, ok) in pass.iter().enumerate() {
+            match ok {
+                false => b.push(&at.fill_value, at.fill_validity),
+                true => b.push(col.value(i), col.is_valid(i)),
+            }
+        }
+        *col = b.col;
+    }
+    r
 }

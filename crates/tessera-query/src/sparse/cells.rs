@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use std::cmp::Ordering;
 use tessera_cells::order::major_order;
 use tessera_cells::order::GlobalOrder;
-use tessera_cells::{Compiled, Expr};
+use tessera_cells::{Compiled, Expr, FieldCells};
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::ArraySchema;
 use tessera_tile::{Datatype, Layout};
@@ -89,6 +89,21 @@ impl<'s> CellFields<'s> {
         }
     }
 
+    /// The cells of field `at` (a position) of `tc`.
+    fn field_cells<'t>(&'t self, tc: &'t TileCells, at: usize) -> FieldCells<'t> {
+        let nd = tc.dims.len();
+        if at < nd {
+            return tc.dims[at].field_cells();
+        }
+        match &tc.fields[at - nd] {
+            Some(t) => t.field_cells(),
+            None => {
+                let (value, valid) = self.fills[at - nd];
+                FieldCells::Constant { value, valid }
+            }
+        }
+    }
+
     /// Whether cell `c` of `tc` satisfies `cond`.
     pub(crate) fn passes(&self, cond: &Compiled, tc: &TileCells, c: u32) -> bool {
         cond.eval(&|at| self.field_of(tc, c as usize, at))
@@ -103,8 +118,11 @@ impl<'s> CellFields<'s> {
     /// filter on each cell alone, where nothing is deduplicated.
     pub(crate) fn filter_tiles(&self, cond: &Compiled, tiles: &mut [TileCells]) {
         tiles.par_iter_mut().for_each(|tc| {
+            if self.blind.get(tc.frag).copied().unwrap_or(false) {
+                return tc.cells.clear();
+            }
             let mut cells = std::mem::take(&mut tc.cells);
-            cells.retain(|&c| self.meets(cond, tc, c));
+            cond.retain(&|at| self.field_cells(tc, at), &mut cells);
             tc.cells = cells;
         });
     }

@@ -13,7 +13,7 @@ use crate::read::Read;
 use crate::result::{field_column, Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
-use tessera_cells::Compiled;
+use tessera_cells::{Compiled, FieldCells};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{Field, FragmentMetadata};
 use tessera_schema::ArraySchema;
@@ -42,6 +42,14 @@ struct TilePicker<'r> {
     dim_w: Vec<usize>,
     cond_w: Vec<usize>,
     dim_ranges: Vec<DimRanges<'r>>,
+    /// Per dimension, whether the condition names it or it is wanted.
+    dim_used: Vec<bool>,
+    /// Per dimension, whether a picked tile decodes it: it is used, or it
+    /// has a range and some picked tile is not wholly inside it.
+    dim_needed: Vec<bool>,
+    /// The picked tiles wholly inside the subarray (picked for the
+    /// condition alone), ascending: their coordinates are not tested.
+    inside: Vec<u64>,
 }
 
 /// A tile's coordinates as picked: fixed-sized ones in scratch buffers,
@@ -86,7 +94,7 @@ impl<'r> TilePicker<'r> {
             let fields = self
                 .specs
                 .iter()
-                .map(|s| self.picked_field(src, t, s, &coords, field_bufs, &picked))
+                .map(|s| self.picked_field(src, t, s, &coords, (field_bufs, &*cond_bufs), &picked))
                 .collect::<Result<_, QueryError>>()?;
             Ok((picked.len() as u64, fields))
         })
@@ -107,8 +115,17 @@ impl<'r> TilePicker<'r> {
         let cells = frag.cell_num(t) as usize;
         let mut var_coords: Vec<Option<FieldTile>> = Vec::with_capacity(self.dim_specs.len());
         let mut picked: Option<Vec<u32>> = None;
+        let inside = self.inside.binary_search(&t).is_ok();
         for (j, s) in self.dim_specs.iter().enumerate() {
-            let ranges = &self.dim_ranges[j];
+            let ranges = match inside {
+                true => &DimRanges::All,
+                false => &self.dim_ranges[j],
+            };
+            if !self.dim_used[j] && matches!(ranges, DimRanges::All) {
+                // Nothing reads or tests it: its coordinates stay undecoded.
+                var_coords.push(None);
+                continue;
+            }
             let tile = if s.cell_val_num.is_var() {
                 Some(decode_field_tile(src, frag, s, t, key)?)
             } else {
@@ -166,48 +183,44 @@ impl<'r> TilePicker<'r> {
             var_vals.push(None);
         }
         let cond_bufs = &*cond_bufs;
-        // One comparison of a fixed-sized attribute without nulls (most
-        // conditions): tested on the values decoded, nothing else looked up.
-        if let Some((at, t)) = cond.number_test().filter(|(at, _)| *at >= nd) {
-            let k = at - nd;
-            let (data, validity) = (&cond_bufs[2 * k], &cond_bufs[2 * k + 1]);
-            if var_vals[k].is_none() && validity.is_empty() && self.cond_w[k] == t.width {
-                t.retain(data, picked);
-                return Ok(());
-            }
-        }
-        let value = |c: usize, at: usize| -> (&[u8], bool) {
+        let field = |at: usize| -> FieldCells<'_> {
             if at < nd {
-                let w = self.dim_w[at];
                 return match &coords.var[at] {
-                    Some(tile) => (tile.value(c), true),
-                    None => (&coords.fixed[at][c * w..(c + 1) * w], true),
+                    Some(tile) => tile.field_cells(),
+                    None => FieldCells::Fixed {
+                        data: &coords.fixed[at],
+                        width: self.dim_w[at],
+                        validity: None,
+                    },
                 };
             }
             let k = at - nd;
             match &var_vals[k] {
-                Some(tile) => (tile.value(c), tile.valid(c)),
-                None => {
-                    let w = self.cond_w[k];
-                    let valid = cond_bufs[2 * k + 1].get(c).is_none_or(|&v| v != 0);
-                    (&cond_bufs[2 * k][c * w..(c + 1) * w], valid)
-                }
+                Some(tile) => tile.field_cells(),
+                None => FieldCells::Fixed {
+                    data: &cond_bufs[2 * k],
+                    width: self.cond_w[k],
+                    validity: Some(&cond_bufs[2 * k + 1][..]).filter(|v| !v.is_empty()),
+                },
             }
         };
-        picked.retain(|&c| cond.eval(&|at| value(c as usize, at)));
+        cond.retain(&field, picked);
         Ok(())
     }
 
-    /// The cells `picked` of field `s` of tile `t`: coordinates from those
-    /// decoded already, other fields decoding only the chunks that hold
-    /// them (into `bufs`: values and validity).
+    /// The cells `picked` of field `s` of tile `t`: coordinates and the
+    /// condition's fixed-sized fields from those decoded already (the
+    /// condition's at every cell it tested, `cond_bufs`), other fields
+    /// decoding only the chunks that hold them (into `bufs`: values and
+    /// validity).
+    #[allow(clippy::too_many_arguments)]
     fn picked_field(
         &self,
         src: &Fetched<'_>,
         t: u64,
         s: &FieldSpec,
         coords: &Coordinates<'_>,
-        bufs: &mut [Vec<u8>],
+        (bufs, cond_bufs): (&mut [Vec<u8>], &[Vec<u8>]),
         picked: &[u32],
     ) -> Result<FieldTile, QueryError> {
         let (frag, key) = (self.frag, self.key);
@@ -217,6 +230,11 @@ impl<'r> TilePicker<'r> {
                 Some(tile) => tile.pick(picked),
                 None => pick_fixed(&coords.fixed[j], None, w, picked),
             });
+        }
+        let tested = self.cond_specs.iter().position(|c| c.field == s.field);
+        if let Some(k) = tested.filter(|_| !s.cell_val_num.is_var() && !cond_bufs.is_empty()) {
+            let v = s.nullable.then_some(cond_bufs[2 * k + 1].as_slice());
+            return Ok(pick_fixed(&cond_bufs[2 * k], v, w, picked));
         }
         let (data, validity) = bufs.split_at_mut(1);
         let (data, validity) = (&mut data[0], &mut validity[0]);
@@ -232,13 +250,15 @@ impl<'r> TilePicker<'r> {
         Ok(pick_fixed(data, v, w, picked))
     }
 
-    /// The fields tiles cut by the subarray decode: coordinates once,
-    /// whether or not they are also wanted, then the other wanted fields
+    /// The fields tiles cut by the subarray decode: the coordinates
+    /// needed once, whether or not they are also wanted, then the other wanted fields
     /// and the condition's.
     fn partial_fields(&self) -> Vec<&FieldSpec> {
         let mut with_coords: Vec<&FieldSpec> = self
             .dim_specs
             .iter()
+            .zip(&self.dim_needed)
+            .filter_map(|(s, &needed)| needed.then_some(s))
             .chain(
                 self.specs
                     .iter()
@@ -282,10 +302,22 @@ pub(crate) fn sparse_picked<'a>(
         let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
         let mine = &tiles[first..first + count];
         first += count;
-        let picker = tile_picker(read, frag, &own[fi], cond_fields, condition.as_ref());
-        // Whole tiles need no coordinates unless they are asked for.
+        // Tiles wholly inside decode whole, unless a condition picks
+        // their cells; whole tiles need no coordinates unless asked for.
+        let is_whole = |x: &(usize, u64, bool)| x.2 && condition.is_none();
+        let part: Vec<(usize, u64, bool)> = mine.iter().filter(|x| !is_whole(x)).copied().collect();
+        let picker = tile_picker(
+            read,
+            frag,
+            &own[fi],
+            (cond_fields, condition.as_ref()),
+            &part,
+        );
         let numbers = |whole: bool| -> Vec<u64> {
-            mine.iter().filter(|x| x.2 == whole).map(|x| x.1).collect()
+            mine.iter()
+                .filter(|x| is_whole(x) == whole)
+                .map(|x| x.1)
+                .collect()
         };
         let (ctx, storage) = (&read.context, read.storage);
         let spec_refs: Vec<&FieldSpec> = picker.specs.iter().collect();
@@ -314,7 +346,11 @@ pub(crate) fn sparse_picked<'a>(
         };
         let (mut full, mut part) = (full.into_iter(), part.into_iter());
         for x in mine {
-            let next = if x.2 { full.next() } else { part.next() };
+            let next = if is_whole(x) {
+                full.next()
+            } else {
+                part.next()
+            };
             kept.push(next.expect("one result per tile"));
         }
     }
@@ -332,14 +368,15 @@ pub(crate) fn sparse_picked<'a>(
     })
 }
 
-/// The picker of `frag`'s tiles, for its fields `own` (the wanted
-/// columns), the condition's fields `cond_fields` and `condition`.
+/// The picker of `frag`'s tiles `part` (fragment, tile, wholly inside),
+/// for its fields `own` (the wanted columns), the condition's fields
+/// `cond_fields` and `condition`.
 fn tile_picker<'a, 'r>(
     read: &'r Read<'a>,
     frag: &'r FragmentMetadata,
     own: &[Field],
-    cond_fields: &[String],
-    condition: Option<&'r Compiled>,
+    (cond_fields, condition): (&[String], Option<&'r Compiled>),
+    part: &[(usize, u64, bool)],
 ) -> TilePicker<'r> {
     let dims = &frag.schema.dimensions;
     let dim_specs: Vec<FieldSpec> = (0..dims.len())
@@ -350,15 +387,32 @@ fn tile_picker<'a, 'r>(
         .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
         .collect();
     let schema_dims = &read.array.schema.dimensions;
+    let dim_ranges: Vec<DimRanges<'r>> = (0..schema_dims.len())
+        .map(|j| DimRanges::new(&read.ranges[j], schema_dims[j].datatype))
+        .collect();
+    let mut named = Vec::new();
+    if let Some(c) = &read.condition {
+        c.fields(&mut named);
+    }
+    let dim_used: Vec<bool> = (0..schema_dims.len())
+        .map(|j| named.contains(&schema_dims[j].name) || own.contains(&Field::Dimension(j)))
+        .collect();
+    let any_cut = part.iter().any(|x| !x.2);
+    let dim_needed = (0..schema_dims.len())
+        .map(|j| dim_used[j] || (any_cut && !matches!(dim_ranges[j], DimRanges::All)))
+        .collect();
+    let mut inside: Vec<u64> = part.iter().filter(|x| x.2).map(|x| x.1).collect();
+    inside.sort_unstable();
     TilePicker {
         frag,
         key: read.array.key,
         condition,
         dim_w: dim_specs.iter().map(|s| s.cell_size() as usize).collect(),
         cond_w: cond_specs.iter().map(|s| s.cell_size() as usize).collect(),
-        dim_ranges: (0..schema_dims.len())
-            .map(|j| DimRanges::new(&read.ranges[j], schema_dims[j].datatype))
-            .collect(),
+        dim_ranges,
+        dim_used,
+        dim_needed,
+        inside,
         specs: own.iter().map(|&f| FieldSpec::of(frag, f)).collect(),
         dim_specs,
         cond_specs,

@@ -65,11 +65,10 @@ impl<'r, 'a> SparseReader<'r, 'a> {
                 .as_ref()
                 .filter(|_| self.read.tuning.prune);
             let mine = pruned_hits(self.read, fi, frag, prune.map(|c| (c, None)))?;
-            // With a condition, every tile's cells are picked.
-            let cond = self.read.condition.is_some();
-            hits.extend(mine.into_iter().map(|(t, full)| (fi, t, full && !cond)));
+            hits.extend(mine.into_iter().map(|(t, inside)| (fi, t, inside)));
         }
-        if hits.iter().all(|h| h.2) {
+        // With a condition, every tile's cells are picked.
+        if self.read.condition.is_none() && hits.iter().all(|h| h.2) {
             return sparse_whole(self.read, schema, &hits, &plan).map(Some);
         }
         // Picking cells needs the coordinates as separate tiles.
