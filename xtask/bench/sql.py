@@ -1,4 +1,4 @@
-"""SQL over the bench arrays: `tessera sql` against TileDB-Py, in the same run.
+"""SQL over the bench arrays: `tessera sql` against TileDB-Py and DuckDB, in the same run.
 
     python sql.py BENCH_DIR TESSERA ROUNDS OUT_MD
 
@@ -9,8 +9,11 @@ the read and the aggregation). TileDB-Py answers as its users do today:
 with its own aggregates where it has them (`query(cond=...).agg`, the
 filtered count on the sparse array), otherwise `.df[]` of just the
 columns needed and pandas. Its time is the open, the read and the pandas
-step, after the imports. Each run is a fresh process; rounds alternate
-the sides. Both answers are compared before any time is kept.
+step, after the imports. DuckDB answers the same SQL over the same cells
+exported once to Parquet (`tessera read --format parquet`), a whole
+`python -c "import duckdb; ..."` process, as a user who wants SQL over
+the data would compare. Each run is a fresh process; rounds alternate
+the sides. All answers are compared before any time is kept.
 """
 import json
 import os
@@ -37,6 +40,21 @@ CASES = [
         "SELECT count(*) AS n FROM a WHERE v > 1",
         "r = A.query(cond='v > 1.0', attrs=['v']).agg('count')[:]\n"
         "answer = [[int(r['v']['count'])]]",
+    ),
+    (
+        "sparse_2d",
+        "grouped: count, avg(v) by x % 100",
+        "SELECT x % 100 AS b, count(*) AS n, avg(v) AS mean FROM a GROUP BY b ORDER BY b",
+        "df = A.query(attrs=['v'], dims=['x']).df[:]\n"
+        "g = df.groupby(df['x'] % 100)['v'].agg(['count', 'mean']).sort_index()\n"
+        "answer = [[int(b), int(n), float(m)] for b, n, m in zip(g.index, g['count'], g['mean'])]",
+    ),
+    (
+        "sparse_2d",
+        "sum(k) over a 1 % box",
+        "SELECT sum(k) AS s FROM a WHERE x < 109951162777 AND y < 109951162777",
+        "df = A.query(attrs=['k'], dims=False).df[0:109951162776, 0:109951162776]\n"
+        "answer = [[int(df['k'].sum())]]",
     ),
     (
         "dense_f64_zstd",
@@ -80,6 +98,29 @@ def run_tessera(uri, query):
     return {"seconds": seconds, "rss_kib": rss_mib * 1024, "answer": rows}
 
 
+DUCKDB = r"""
+import json, resource, sys, time
+import duckdb
+t0 = time.perf_counter()
+rows = duckdb.sql(sys.argv[2].replace(" FROM a", " FROM read_parquet('" + sys.argv[1] + "')")).fetchall()
+print(json.dumps({"seconds": time.perf_counter() - t0, "answer": [list(r) for r in rows]}))
+"""
+
+
+def parquet_of(uri):
+    """The array's cells as Parquet, written once by `tessera read`."""
+    path = uri.rstrip("/") + ".parquet"
+    if not os.path.exists(path):
+        subprocess.run([tessera, "read", uri, "--format", "parquet", "-o", path + ".part"], check=True)
+        os.rename(path + ".part", path)
+    return path
+
+
+def run_duckdb(path, query):
+    seconds, rss_mib, out = run([sys.executable, "-c", DUCKDB, path, query])
+    return {"seconds": seconds, "rss_kib": rss_mib * 1024, "answer": json.loads(out)["answer"]}
+
+
 def same(a, b):
     if len(a) != len(b):
         return False
@@ -95,25 +136,31 @@ for name, question, query, code in CASES:
     uri = os.path.join(bench, name)
     t = run_tessera(uri, query)
     l = run_tiledb(uri, code)
-    if not same(t["answer"], l["answer"]):
-        sys.exit(f"{name} / {question}: answers differ:\n tessera {t['answer'][:5]}\n TileDB-Py {l['answer'][:5]}")
+    pq = parquet_of(uri)
+    d = run_duckdb(pq, query)
+    for peer, answer in [("TileDB-Py", l["answer"]), ("DuckDB", d["answer"])]:
+        if not same(t["answer"], answer):
+            sys.exit(f"{name} / {question}: answers differ:\n tessera {t['answer'][:5]}\n {peer} {answer[:5]}")
     got = alternating(rounds, {
         "tessera": lambda: run_tessera(uri, query),
         "tiledb": lambda: run_tiledb(uri, code),
+        "duckdb": lambda: run_duckdb(pq, query),
     })
-    (ts, tr), (ls, lr) = got["tessera"], got["tiledb"]
-    print(f"{name} / {question}: tessera {ts:.3f} s, TileDB-Py {ls:.3f} s ({ts / ls:.2f}); "
-          f"RSS {tr:.0f} / {lr:.0f} MiB", flush=True)
-    rows.append((name, question, ts, ls, tr, lr))
+    (ts, tr), (ls, lr), (ds, dr) = got["tessera"], got["tiledb"], got["duckdb"]
+    print(f"{name} / {question}: tessera {ts:.3f} s, TileDB-Py {ls:.3f} s ({ts / ls:.2f}), "
+          f"DuckDB {ds:.3f} s ({ts / ds:.2f}); RSS {tr:.0f} / {lr:.0f} / {dr:.0f} MiB", flush=True)
+    rows.append((name, question, ts, ls, ds, tr, lr, dr))
 
 write_markdown(
     out,
     f"SQL over the bench arrays (`cargo xtask bench-sql`, {rounds} rounds, medians): `tessera sql` "
     "(the shipped binary, whole process) against TileDB-Py 0.36.1 / libtiledb 2.30 (its own "
     "aggregates where it has them, else `.df[]` of the needed columns plus pandas; open, read and "
-    "pandas timed, imports not). Answers compared first.",
-    ["array", "question", "tessera (s)", "TileDB-Py (s)", "time ratio", "tessera peak RSS (MiB)",
-     "TileDB-Py peak RSS (MiB)"],
-    [(n, q, f"{ts:.3f}", f"{ls:.3f}", f"{ts / ls:.2f}", f"{tr:.0f}", f"{lr:.0f}")
-     for n, q, ts, ls, tr, lr in rows],
+    "pandas timed, imports not) and DuckDB 2.0.1 over the same cells as Parquet (a whole "
+    "`python -c \"import duckdb; ...\"` process). Answers compared first.",
+    ["array", "question", "tessera (s)", "TileDB-Py (s)", "ratio", "DuckDB on Parquet (s)",
+     "ratio", "peak RSS tessera / TileDB-Py / DuckDB (MiB)"],
+    [(n, q, f"{ts:.3f}", f"{ls:.3f}", f"{ts / ls:.2f}", f"{ds:.3f}", f"{ts / ds:.2f}",
+      f"{tr:.0f} / {lr:.0f} / {dr:.0f}")
+     for n, q, ts, ls, ds, tr, lr, dr in rows],
 )

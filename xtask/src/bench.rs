@@ -503,7 +503,10 @@ pub fn bench_python(args: &[String]) -> Result<(), Error> {
 /// docs/PERFORMANCE.md.
 pub fn bench_sql(args: &[String]) -> Result<(), Error> {
     let (python, dir, rounds) = bench_arrays(args, "3")?;
-    pip(venv_of(&python)?, &["pyarrow==22.0.0", "pandas==2.3.3"])?;
+    pip(
+        venv_of(&python)?,
+        &["pyarrow==22.0.0", "pandas==2.3.3", "duckdb==2.0.1"],
+    )?;
     let bin = crate::dist::build(&["tessera-cli"], &["tessera-cli/sql"], Profiling)?;
     let run = Run {
         python: &python,

@@ -169,17 +169,29 @@ impl Compiled {
             Compiled::Or(v) => v.iter().any(|e| e.eval(cell)),
             Compiled::Not(e) => !e.eval(cell),
             Compiled::IsNull { at, negated } => cell(*at).1 == *negated,
+            Compiled::Compare { at, .. } => {
+                let (bytes, valid) = cell(*at);
+                valid && self.compares(bytes)
+            }
+        }
+    }
+
+    /// Whether a valid cell's `bytes` pass a comparison (`false` for
+    /// anything else): on the cells' own number type where it can be.
+    #[inline]
+    fn compares(&self, bytes: &[u8]) -> bool {
+        match self {
             Compiled::Compare {
-                at,
                 physical,
                 op,
                 values,
                 number,
-            } => match (cell(*at), number) {
-                ((bytes, true), Some(t)) if bytes.len() == t.width => t.holds(bytes),
-                ((bytes, true), _) => compare(*op, *physical, bytes, values),
-                _ => false,
+                ..
+            } => match number {
+                Some(t) if bytes.len() == t.width => t.holds(bytes),
+                _ => compare(*op, *physical, bytes, values),
             },
+            _ => false,
         }
     }
 }

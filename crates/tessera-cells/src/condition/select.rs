@@ -5,7 +5,7 @@
 //! a comparison on a null cell fails, NOT negates what its operand
 //! answered (nulls included), NaN is unordered.
 
-use super::{compare, Compiled};
+use super::Compiled;
 use crate::column::Column;
 use rayon::prelude::*;
 use tessera_schema::CellValNum;
@@ -212,13 +212,7 @@ impl Compiled {
                     *o = f.valid(c as usize) == *negated;
                 }
             }
-            Compiled::Compare {
-                at,
-                physical,
-                op,
-                values,
-                number,
-            } => {
+            Compiled::Compare { at, number, .. } => {
                 let f = field(*at);
                 if let (
                     Some(t),
@@ -241,11 +235,7 @@ impl Compiled {
                 }
                 for (o, &c) in out.iter_mut().zip(cells) {
                     let (bytes, valid) = f.cell(c as usize);
-                    *o = valid
-                        && match number {
-                            Some(t) if bytes.len() == t.width => t.holds(bytes),
-                            _ => compare(*op, *physical, bytes, values),
-                        };
+                    *o = valid && self.compares(bytes);
                 }
             }
         }
