@@ -99,11 +99,10 @@ def run_tessera(uri, query):
 
 
 DUCKDB = r"""
-import json, resource, sys, time
+import json, sys
 import duckdb
-t0 = time.perf_counter()
 rows = duckdb.sql(sys.argv[2].replace(" FROM a", " FROM read_parquet('" + sys.argv[1] + "')")).fetchall()
-print(json.dumps({"seconds": time.perf_counter() - t0, "answer": [list(r) for r in rows]}))
+print(json.dumps({"answer": [list(r) for r in rows]}))
 """
 
 

@@ -88,14 +88,15 @@ impl NumberTest {
         macro_rules! typed {
             ($t:ty, $as:ty, $v:expr) => {{
                 let v: $as = $v;
-                match self.op {
-                    O::Lt => target.apply(data, |x: $t| (x as $as) < v),
-                    O::Le => target.apply(data, |x: $t| (x as $as) <= v),
-                    O::Gt => target.apply(data, |x: $t| (x as $as) > v),
-                    O::Ge => target.apply(data, |x: $t| (x as $as) >= v),
-                    O::Eq => target.apply(data, |x: $t| (x as $as) == v),
-                    _ => target.apply(data, |x: $t| (x as $as) != v),
-                }
+                let at = |c: usize| <$t as LeCell>::at(data, c);
+                return match self.op {
+                    O::Lt => target.apply(at, |x| (x as $as) < v),
+                    O::Le => target.apply(at, |x| (x as $as) <= v),
+                    O::Gt => target.apply(at, |x| (x as $as) > v),
+                    O::Ge => target.apply(at, |x| (x as $as) >= v),
+                    O::Eq => target.apply(at, |x| (x as $as) == v),
+                    _ => target.apply(at, |x| (x as $as) != v),
+                };
             }};
         }
         match (self.value, self.width) {
@@ -110,16 +111,12 @@ impl NumberTest {
                 (false, 2) if u16::try_from(value).is_ok() => typed!(u16, u16, value as u16),
                 (false, 4) if u32::try_from(value).is_ok() => typed!(u32, u32, value as u32),
                 (false, 8) if u64::try_from(value).is_ok() => typed!(u64, u64, value as u64),
-                _ => {
-                    let w = self.width;
-                    target.apply_bytes(data, w, |b| self.holds(b))
-                }
+                _ => {}
             },
-            _ => {
-                let w = self.width;
-                target.apply_bytes(data, w, |b| self.holds(b))
-            }
+            _ => {}
         }
+        let w = self.width;
+        target.apply(|c| &data[c * w..(c + 1) * w], |b| self.holds(b))
     }
 
     /// Whether the cell `b` (exactly `width` bytes) passes.
@@ -162,29 +159,15 @@ enum Target<'c> {
 }
 
 impl Target<'_> {
-    /// Runs `test` on each cell's value read as `T`; one loop per type
-    /// and operator, as `test` is a type of its own for each.
+    /// Runs `test` on each cell's value, `at(c)` reading cell `c`; one
+    /// loop per type and operator, as each `test` is a type of its own.
     #[inline(always)]
-    fn apply<T: LeCell>(self, data: &[u8], test: impl Fn(T) -> bool) {
-        let at = |c: u32| T::at(data, c as usize);
+    fn apply<V>(self, at: impl Fn(usize) -> V, test: impl Fn(V) -> bool) {
         match self {
-            Target::Retain(cells) => cells.retain(|&c| test(at(c))),
+            Target::Retain(cells) => cells.retain(|&c| test(at(c as usize))),
             Target::Select(cells, out) => {
                 for (o, &c) in out.iter_mut().zip(cells) {
-                    *o = test(at(c));
-                }
-            }
-        }
-    }
-
-    /// Runs `test` on each cell's `w` bytes.
-    fn apply_bytes(self, data: &[u8], w: usize, test: impl Fn(&[u8]) -> bool) {
-        let at = |c: u32| &data[c as usize * w..(c as usize + 1) * w];
-        match self {
-            Target::Retain(cells) => cells.retain(|&c| test(at(c))),
-            Target::Select(cells, out) => {
-                for (o, &c) in out.iter_mut().zip(cells) {
-                    *o = test(at(c));
+                    *o = test(at(c as usize));
                 }
             }
         }

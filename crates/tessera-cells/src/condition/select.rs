@@ -42,48 +42,49 @@ pub enum FieldCells<'a> {
 }
 
 impl<'a> FieldCells<'a> {
-    /// The cells of a column.
-    pub fn of_column(col: &'a Column) -> FieldCells<'a> {
-        let validity = col.validity.as_deref();
-        match &col.offsets {
+    /// The cells of decoded buffers: var-sized where there are `offsets`,
+    /// else `width` bytes a cell.
+    pub fn of_buffers(
+        data: &'a [u8],
+        offsets: Option<&'a [u64]>,
+        width: usize,
+        validity: Option<&'a [u8]>,
+    ) -> FieldCells<'a> {
+        match offsets {
             Some(offsets) => FieldCells::Var {
-                data: &col.data,
+                data,
                 offsets,
                 validity,
             },
             None => FieldCells::Fixed {
-                data: &col.data,
-                width: match col.cell_val_num {
-                    CellValNum::Fixed(n) => n as usize * col.datatype.size() as usize,
-                    CellValNum::Var => col.datatype.size() as usize,
-                },
+                data,
+                width,
                 validity,
             },
         }
     }
 
+    /// The cells of a column.
+    pub fn of_column(col: &'a Column) -> FieldCells<'a> {
+        let width = match col.cell_val_num {
+            CellValNum::Fixed(n) => n as usize * col.datatype.size() as usize,
+            CellValNum::Var => col.datatype.size() as usize,
+        };
+        let (offsets, validity) = (col.offsets.as_deref(), col.validity.as_deref());
+        FieldCells::of_buffers(&col.data, offsets, width, validity)
+    }
+
     /// The value and validity of cell `c`.
     #[inline]
     pub fn cell(&self, c: usize) -> (&'a [u8], bool) {
-        match *self {
-            FieldCells::Fixed {
-                data,
-                width,
-                validity,
-            } => (
-                &data[c * width..(c + 1) * width],
-                validity.is_none_or(|v| v[c] != 0),
-            ),
-            FieldCells::Var {
-                data,
-                offsets,
-                validity,
-            } => (
-                &data[offsets[c] as usize..offsets[c + 1] as usize],
-                validity.is_none_or(|v| v[c] != 0),
-            ),
-            FieldCells::Constant { value, valid } => (value, valid),
-        }
+        let value = match *self {
+            FieldCells::Fixed { data, width, .. } => &data[c * width..(c + 1) * width],
+            FieldCells::Var { data, offsets, .. } => {
+                &data[offsets[c] as usize..offsets[c + 1] as usize]
+            }
+            FieldCells::Constant { value, .. } => value,
+        };
+        (value, self.valid(c))
     }
 
     /// The same field over cells `start..` only: cell `c` of the result is

@@ -111,19 +111,8 @@ impl FieldTile {
 
     /// The tile's cells as a condition's selection reads them.
     pub fn field_cells(&self) -> FieldCells<'_> {
-        let validity = self.validity.as_deref();
-        match &self.offsets {
-            Some(offsets) => FieldCells::Var {
-                data: &self.data,
-                offsets,
-                validity,
-            },
-            None => FieldCells::Fixed {
-                data: &self.data,
-                width: self.cell_size,
-                validity,
-            },
-        }
+        let (offsets, validity) = (self.offsets.as_deref(), self.validity.as_deref());
+        FieldCells::of_buffers(&self.data, offsets, self.cell_size, validity)
     }
 }
 

@@ -109,16 +109,21 @@ impl<'s> CellFields<'s> {
         cond.eval(&|at| self.field_of(tc, c as usize, at))
     }
 
+    /// Whether fragment `frag`'s cells fail every query condition.
+    fn is_blind(&self, frag: usize) -> bool {
+        self.blind.get(frag).copied().unwrap_or(false)
+    }
+
     /// Whether cell `c` of `tc` meets the query condition `cond`.
     pub(crate) fn meets(&self, cond: &Compiled, tc: &TileCells, c: u32) -> bool {
-        !self.blind.get(tc.frag).copied().unwrap_or(false) && self.passes(cond, tc, c)
+        !self.is_blind(tc.frag) && self.passes(cond, tc, c)
     }
 
     /// Keeps in each tile the cells meeting `cond`: the condition as a
     /// filter on each cell alone, where nothing is deduplicated.
     pub(crate) fn filter_tiles(&self, cond: &Compiled, tiles: &mut [TileCells]) {
         tiles.par_iter_mut().for_each(|tc| {
-            if self.blind.get(tc.frag).copied().unwrap_or(false) {
+            if self.is_blind(tc.frag) {
                 return tc.cells.clear();
             }
             let mut cells = std::mem::take(&mut tc.cells);

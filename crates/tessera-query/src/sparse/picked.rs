@@ -213,7 +213,6 @@ impl<'r> TilePicker<'r> {
     /// condition's at every cell it tested, `cond_bufs`), other fields
     /// decoding only the chunks that hold them (into `bufs`: values and
     /// validity).
-    #[allow(clippy::too_many_arguments)]
     fn picked_field(
         &self,
         src: &Fetched<'_>,
