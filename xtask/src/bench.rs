@@ -189,10 +189,12 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-/// `cargo xtask bench-write [--scale S] [--rounds N]`: writing the bench's
-/// 10-million-cell sparse array, tessera (the shipped binary, from an Arrow
-/// IPC file) against libtiledb (TileDB-Py 0.36.1, from numpy arrays) in
-/// the same run (`xtask/bench/write.py`); prints the table.
+/// `cargo xtask bench-write [--scale S] [--rounds N] [--only TEXT]`:
+/// writing the bench's 10-million-cell sparse array and its dense 8192²
+/// array, tessera (the shipped binary, from an Arrow IPC file; the Python
+/// package, from numpy) against libtiledb (TileDB-Py 0.36.1, from the same
+/// Arrow file and from numpy) in the same run (`xtask/bench/write.py`);
+/// `--only` runs the cases whose label holds TEXT. Prints the table.
 pub fn bench_write(args: &[String]) -> Result<(), Error> {
     let opt = |name: &str, default: &str| -> String {
         args.windows(2)
@@ -200,6 +202,7 @@ pub fn bench_write(args: &[String]) -> Result<(), Error> {
             .map_or(default.to_owned(), |w| w[1].clone())
     };
     let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", "5"));
+    let only = opt("--only", "");
     let python = venv("0.36.1")?;
     let dir = root().join("target/bench").join(format!("scale-{scale}"));
     let generated = Command::new(&python)
@@ -218,6 +221,7 @@ pub fn bench_write(args: &[String]) -> Result<(), Error> {
         .arg(&dir)
         .arg(bin.join("tessera"))
         .arg(&rounds)
+        .arg(&only)
         .status()?;
     if !ran.success() {
         return Err("the write benchmark failed".into());

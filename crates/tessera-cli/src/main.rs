@@ -2,6 +2,7 @@
 //! command line and dispatches; each subcommand lives in `commands/`.
 
 mod args;
+mod arrow_file;
 mod commands;
 mod error;
 mod format;

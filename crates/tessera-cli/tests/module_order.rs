@@ -3,5 +3,13 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error", "storage", "args", "format", "output", "progress", "verify", "commands",
+    "error",
+    "arrow_file",
+    "storage",
+    "args",
+    "format",
+    "output",
+    "progress",
+    "verify",
+    "commands",
 );

@@ -36,7 +36,7 @@ pub struct Args {
     /// box, and is refused past the budget, except from an Arrow file whose
     /// cells run row-major over the box (as `tessera read --format arrow`
     /// writes them): that one is written in bands of a third of the
-    /// budget (default 1 GiB). Default: unbounded.
+    /// budget (default 256 MiB). Default: unbounded.
     #[arg(long, value_parser = parse_size)]
     pub budget: Option<u64>,
 }
@@ -173,11 +173,13 @@ fn write_csv(
     Ok(())
 }
 
-/// An Arrow IPC file, batch by batch.
+/// An Arrow IPC file, batch by batch, read in place; each batch's pages
+/// are given back once its cells are copied into the writer's columns.
 fn write_arrow(writer: &mut FragmentWriter, input: &Path) -> Result<(), BoxError> {
-    let f = std::fs::File::open(input)?;
-    for batch in arrow_ipc::reader::FileReader::try_new(f, None)? {
-        let columns = tessera_write::arrow::columns_from_batch(&batch?, writer.schema())?;
+    let file = crate::arrow_file::MappedArrowFile::open(input)?;
+    for i in 0..file.num_batches() {
+        let columns = tessera_write::arrow::columns_from_batch(&file.batch(i)?, writer.schema())?;
+        file.release(i);
         writer.write_owned(columns)?;
     }
     Ok(())

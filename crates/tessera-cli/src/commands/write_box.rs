@@ -8,14 +8,15 @@
 //! this path began is left behind (an uncommitted fragment is removed).
 
 use crate::args::BoxError;
-use arrow_ipc::reader::FileReader;
-use std::fs::File;
+use crate::arrow_file::MappedArrowFile;
 use std::path::Path;
 use tessera_write::{FragmentWriter, RowMajorWriter, Walk, WriteOptions};
 
 /// Writes the Arrow IPC file `input` into the dense array at `array` as
 /// one box streamed band by band; `None` when the file's cells are not
 /// such a box (or the array is sparse): nothing was written then.
+/// The file is read in place ([`MappedArrowFile`]): no copy of it is read,
+/// and the pages of batches whose cells are written are given back.
 pub fn write(
     array: &tessera::tile::storage::Location,
     options: WriteOptions,
@@ -25,18 +26,30 @@ pub fn write(
     if !schema.is_dense() {
         return Ok(None);
     }
-    let mut reader = FileReader::try_new(File::open(input)?, None)?;
-    let Some(bounds) = corners(&mut reader, &schema)? else {
+    let Ok(file) = MappedArrowFile::open(input) else {
+        return Ok(None);
+    };
+    let Some(bounds) = corners(&file, &schema)? else {
         return Ok(None);
     };
     let Ok(mut w) = RowMajorWriter::try_new(array, options, &bounds) else {
         return Ok(None);
     };
-    reader.set_index(0)?;
-    for batch in reader {
-        match w.write(&batch?) {
+    // Batches taken whose pages are still held: (index, cells up to its end).
+    let mut held = std::collections::VecDeque::new();
+    for i in 0..file.num_batches() {
+        let batch = file.batch(i)?;
+        match w.write(&batch) {
             Ok(Walk::Continued) => {}
             Ok(Walk::Strayed(_)) | Err(_) => return Ok(None),
+        }
+        held.push_back((i, w.cells_taken()));
+        while let Some(&(j, end)) = held.front() {
+            if end > w.cells_written() {
+                break;
+            }
+            file.release(j);
+            held.pop_front();
         }
     }
     let cells = w.cells() as usize;
@@ -46,21 +59,18 @@ pub fn write(
 /// The box from the first cell of the file to its last, when each of its
 /// bounds is in order.
 fn corners(
-    reader: &mut FileReader<File>,
+    file: &MappedArrowFile,
     schema: &tessera::schema::ArraySchema,
 ) -> Result<Option<Vec<(i128, i128)>>, BoxError> {
-    let n = reader.num_batches();
-    let mut at = |i: usize, last: bool| -> Result<Option<Vec<i128>>, BoxError> {
-        reader.set_index(i)?;
-        let Some(batch) = reader.next().transpose()? else {
-            return Ok(None);
-        };
+    let at = |i: usize, last: bool| -> Result<Option<Vec<i128>>, BoxError> {
+        let batch = file.batch(i)?;
         if batch.num_rows() == 0 {
             return Ok(None);
         }
         let row = if last { batch.num_rows() - 1 } else { 0 };
         Ok(RowMajorWriter::cell_coordinates(schema, &batch, row))
     };
+    let n = file.num_batches();
     let mut first = None;
     for i in 0..n {
         if let Some(c) = at(i, false)? {

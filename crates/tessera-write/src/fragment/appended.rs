@@ -350,6 +350,7 @@ impl TileLayout {
         if self.by_runs && cells.offsets.is_none() && cells.validity.is_none() {
             return cells.runs_into(&self.runs, self.positions, cell_size, data);
         }
+        debug_assert!(cells.pieces.is_empty(), "cells in pieces are taken by runs");
         // A var-sized cell outside: one zero value.
         let zeros = vec![0; cell_size];
         cells.permuted_into(self.cell_at(), cell_size, (&zeros, 0), data)

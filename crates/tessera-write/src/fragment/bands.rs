@@ -187,19 +187,56 @@ impl BoxWriter {
     /// (from Python, a numpy array's own memory); other columns are
     /// converted first.
     pub fn write_band_batch(&mut self, batch: &RecordBatch) -> Result<(), WriteError> {
+        self.write_band_batches(std::slice::from_ref(batch))
+    }
+
+    /// [`write_band_batch`](Self::write_band_batch) of a band whose cells
+    /// come in several batches, in order (as an Arrow file's batches hold
+    /// them). Where every attribute is numbers read where they lie and the
+    /// tiles take their cells in runs of rows, each batch is read where it
+    /// lies; otherwise the batches are first copied into one.
+    pub fn write_band_batches(&mut self, parts: &[RecordBatch]) -> Result<(), WriteError> {
         let Some(band) = self.bands.get(self.written_bands).cloned() else {
             return Err(WriteError::Input(format!(
                 "the {} bands of the box are written already",
                 self.bands.len()
             )));
         };
-        let n = batch.num_rows();
+        let n: usize = parts.iter().map(RecordBatch::num_rows).sum();
         let band_cells = box_len(&band, 0..band.len());
         if band_cells != n as u64 {
             return Err(WriteError::Input(format!(
                 "the band {band:?} holds {band_cells} cells, the batch {n}"
             )));
         }
+        let plan = super::dense::box_tiles(&self.w.schema, &band)?;
+        let batch = match parts {
+            [one] => one,
+            _ => {
+                if let Some(lent) = self.lend_parts(parts, &plan) {
+                    let pieces: Vec<Vec<&[u8]>> = lent
+                        .iter()
+                        .map(|l| l.iter().map(Buffer::as_slice).collect())
+                        .collect();
+                    let cells: Vec<FieldCells<'_>> = pieces
+                        .iter()
+                        .map(|p| FieldCells {
+                            pieces: p,
+                            ..FieldCells::default()
+                        })
+                        .collect();
+                    return self.append_band(&plan, &cells, n);
+                }
+                let joined = match parts.first() {
+                    Some(first) => arrow_select::concat::concat_batches(first.schema_ref(), parts),
+                    None => Ok(RecordBatch::new_empty(std::sync::Arc::new(
+                        arrow_schema::Schema::empty(),
+                    ))),
+                }
+                .map_err(|e| WriteError::Input(e.to_string()))?;
+                return self.write_band_batches(&[joined]);
+            }
+        };
         let fields = &self.w.fields;
         let mut lent: Vec<Option<Buffer>> = vec![None; fields.len()];
         let mut converted = Vec::new();
@@ -253,8 +290,64 @@ impl BoxWriter {
                 None => h.cells(),
             })
             .collect();
-        let plan = super::dense::box_tiles(&self.w.schema, &band)?;
-        self.out.append_dense(&self.w, &plan, &cells)?;
+        self.append_band(&plan, &cells, n)
+    }
+
+    /// Each field's values in each of `parts`, read where they lie, when
+    /// every field with files is numbers without nulls in every part, each
+    /// part names nothing else, and `plan`'s tiles take their cells in
+    /// runs (what reading from pieces needs); `None` otherwise. Dimensions
+    /// get no pieces: the box gives their coordinates.
+    fn lend_parts(
+        &self,
+        parts: &[RecordBatch],
+        plan: &super::dense::DensePlan,
+    ) -> Option<Vec<Vec<Buffer>>> {
+        let fields = &self.w.fields;
+        let mut runs = Vec::new();
+        if !(0..plan.tile_num).all(|t| plan.tile_runs(t, &mut runs)) {
+            return None;
+        }
+        let named = |p: &RecordBatch| {
+            p.schema().fields().iter().all(|c| {
+                fields
+                    .iter()
+                    .any(|f| !f.is_dimension && f.name == *c.name())
+            })
+        };
+        if !parts.iter().all(named) {
+            return None;
+        }
+        fields
+            .iter()
+            .map(|f| {
+                if f.is_dimension {
+                    return Some(Vec::new());
+                }
+                if f.nullable || f.cell_val_num != CellValNum::Fixed(1) {
+                    return None;
+                }
+                parts
+                    .iter()
+                    .map(|p| {
+                        let array = p.column_by_name(&f.name)?;
+                        let values = crate::arrow::primitive_values(array, f.datatype).ok();
+                        values.filter(|_| array.null_count() == 0)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Lays out, filters and appends the band's tiles from `cells` (one
+    /// per field), `n` cells.
+    fn append_band(
+        &mut self,
+        plan: &super::dense::DensePlan,
+        cells: &[FieldCells<'_>],
+        n: usize,
+    ) -> Result<(), WriteError> {
+        self.out.append_dense(&self.w, plan, cells)?;
         self.cells_per_tile = plan.cells_per_tile;
         self.w.written += n;
         self.written_bands += 1;

@@ -76,6 +76,7 @@ impl FieldBuffer {
             data: &self.data,
             offsets: self.offsets.as_deref(),
             validity: self.validity.as_deref(),
+            pieces: &[],
         }
     }
 
@@ -189,6 +190,11 @@ pub(crate) struct FieldCells<'a> {
     pub offsets: Option<&'a [u64]>,
     /// One byte per cell, 0 for null (nullable fields).
     pub validity: Option<&'a [u8]>,
+    /// Fixed-sized cells that lie in several pieces of memory, in order,
+    /// each a whole number of cells (an Arrow file's batches, read where
+    /// they lie); `data` is empty then. Only runs copy from pieces
+    /// ([`runs_into`](Self::runs_into)).
+    pub pieces: &'a [&'a [u8]],
 }
 
 impl<'a> FieldCells<'a> {
@@ -257,7 +263,7 @@ impl<'a> FieldCells<'a> {
         data.reserve(positions * cell_size);
         for r in runs {
             data.resize(r.at * cell_size, 0);
-            data.extend_from_slice(&self.data[r.place * cell_size..(r.place + r.len) * cell_size]);
+            self.extend_with(&mut data, r.place * cell_size, r.len * cell_size);
         }
         data.resize(positions * cell_size, 0);
         FieldBuffer {
@@ -265,6 +271,28 @@ impl<'a> FieldCells<'a> {
             offsets: None,
             validity: None,
         }
+    }
+
+    /// Appends the `len` bytes from byte `start` of the cells to `out`,
+    /// from `data` or across the pieces.
+    fn extend_with(&self, out: &mut Vec<u8>, mut start: usize, mut len: usize) {
+        if self.pieces.is_empty() {
+            out.extend_from_slice(&self.data[start..start + len]);
+            return;
+        }
+        for piece in self.pieces {
+            if len == 0 {
+                break;
+            }
+            if start >= piece.len() {
+                start -= piece.len();
+                continue;
+            }
+            let take = len.min(piece.len() - start);
+            out.extend_from_slice(&piece[start..start + take]);
+            (start, len) = (0, len - take);
+        }
+        assert_eq!(len, 0, "cells past the pieces' end");
     }
 
     /// [`permuted`](Self::permuted) for fixed-sized cells with no

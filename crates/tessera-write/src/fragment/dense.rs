@@ -154,9 +154,13 @@ impl IntCoords {
 
     #[inline]
     pub fn read(self, b: &[u8]) -> i128 {
-        let mut x = [0u8; 8];
-        x[..self.width].copy_from_slice(&b[..self.width]);
-        let v = u64::from_le_bytes(x);
+        // One load per width (a copy of a variable length is a memmove call).
+        let v = match self.width {
+            8 => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            4 => u64::from(u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))),
+            2 => u64::from(u16::from_le_bytes(b[..2].try_into().expect("2 bytes"))),
+            _ => u64::from(b[0]),
+        };
         let shift = 64 - 8 * self.width as u32;
         match self.signed {
             true => (((v << shift) as i64) >> shift) as i128,

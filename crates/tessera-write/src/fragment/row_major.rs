@@ -172,6 +172,17 @@ impl RowMajorWriter {
         self.out.cells()
     }
 
+    /// Cells taken so far (each batch [`write`](Self::write) continued with).
+    pub fn cells_taken(&self) -> u64 {
+        self.taken
+    }
+
+    /// Cells written out in whole bands: the writer holds no array of the
+    /// batches that ended at or before this cell.
+    pub fn cells_written(&self) -> u64 {
+        self.taken - self.pending_rows as u64
+    }
+
     /// The coordinates of cell `row` of `batch` (a column per dimension of
     /// the dense `schema`, by name), or `None` where one is missing, null
     /// or not of its dimension's type: where a caller finds the corners of
@@ -203,16 +214,15 @@ impl RowMajorWriter {
             if self.pending_rows < rows.len() {
                 break;
             }
-            let band = self.take_rows(rows.len())?;
-            self.out.write_band_batch(&band)?;
+            let band = self.take_rows(rows.len());
+            self.out.write_band_batches(&band)?;
             self.band += 1;
         }
         Ok(())
     }
 
-    /// The first `n` pending cells as one batch (slices where they lie in
-    /// one batch, else copied together).
-    fn take_rows(&mut self, n: usize) -> Result<RecordBatch, WriteError> {
+    /// The first `n` pending cells, in order: whole batches and slices.
+    fn take_rows(&mut self, n: usize) -> Vec<RecordBatch> {
         let mut parts = Vec::new();
         let mut got = 0;
         while got < n {
@@ -229,11 +239,7 @@ impl RowMajorWriter {
             }
         }
         self.pending_rows -= n;
-        match parts.len() {
-            1 => Ok(parts.pop().expect("one part")),
-            _ => arrow_select::concat::concat_batches(parts[0].schema_ref(), &parts)
-                .map_err(|e| WriteError::Input(e.to_string())),
-        }
+        parts
     }
 
     /// The first cell of `batch` (its row) off the box's row-major walk
@@ -296,11 +302,8 @@ impl Walker<'_> {
                     let (v, ints) = &self.coords[d];
                     let w = ints.width;
                     let first = self.lo[d] + at[d] as i128;
-                    let step = i128::from(d == last);
-                    (0..seg).find(|&k| {
-                        let j = i + k;
-                        ints.read(&v[j * w..(j + 1) * w]) != first + step * k as i128
-                    })
+                    let step = u64::from(d == last);
+                    first_unlike(&v[i * w..(i + seg) * w], w, first as u64, step)
                 })
                 .min();
             if let Some(k) = off {
@@ -312,6 +315,45 @@ impl Walker<'_> {
         }
         None
     }
+}
+
+/// The first of the `w`-byte little-endian integers in `bytes` that is not
+/// `first + step * k` (k counting from 0), compared in the width's
+/// wrapping arithmetic: the same as comparing the values, since both sides
+/// are values of the type. Blocks without a difference cost one branch.
+fn first_unlike(bytes: &[u8], w: usize, first: u64, step: u64) -> Option<usize> {
+    match w {
+        8 => first_unlike_of::<8>(bytes, first, step),
+        4 => first_unlike_of::<4>(bytes, first, step),
+        2 => first_unlike_of::<2>(bytes, first, step),
+        _ => first_unlike_of::<1>(bytes, first, step),
+    }
+}
+
+fn first_unlike_of<const W: usize>(bytes: &[u8], first: u64, step: u64) -> Option<usize> {
+    const BLOCK: usize = 512;
+    let mask = u64::MAX >> (64 - 8 * W);
+    let unlike = |k: usize, c: &[u8]| -> u64 {
+        let mut x = [0u8; 8];
+        x[..W].copy_from_slice(c);
+        let want = first.wrapping_add(step.wrapping_mul(k as u64));
+        (u64::from_le_bytes(x) ^ want) & mask
+    };
+    for (b, block) in bytes.chunks(BLOCK * W).enumerate() {
+        let base = b * BLOCK;
+        let any = block
+            .chunks_exact(W)
+            .enumerate()
+            .fold(0, |acc, (k, c)| acc | unlike(base + k, c));
+        if any != 0 {
+            return block
+                .chunks_exact(W)
+                .enumerate()
+                .position(|(k, c)| unlike(base + k, c) != 0)
+                .map(|k| base + k);
+        }
+    }
+    None
 }
 
 /// Cell `n` of a box of `lens`, row-major, as offsets per dimension.
@@ -329,5 +371,39 @@ fn step(at: &mut [u64], lens: &[u64]) {
             return;
         }
         at[j] = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_unlike;
+
+    #[test]
+    fn finds_the_first_coordinate_off_the_walk_at_every_width() {
+        for w in [1usize, 2, 4, 8] {
+            let mask = u64::MAX >> (64 - 8 * w);
+            // Signed values around zero, counting up (step 1) and staying (step 0).
+            for (first, step) in [(-3i64 as u64, 1u64), (5, 0), (-100i64 as u64, 0)] {
+                let want = |k: usize| first.wrapping_add(step * k as u64) & mask;
+                let n = 1500;
+                let encode = |vals: &[u64]| -> Vec<u8> {
+                    vals.iter()
+                        .flat_map(|v| v.to_le_bytes()[..w].to_vec())
+                        .collect()
+                };
+                let mut vals: Vec<u64> = (0..n).map(want).collect();
+                assert_eq!(first_unlike(&encode(&vals), w, first, step), None);
+                for bad in [0, 1, 511, 512, 1024, n - 1] {
+                    let keep = vals[bad];
+                    vals[bad] = (keep + 1) & mask;
+                    assert_eq!(
+                        first_unlike(&encode(&vals), w, first, step),
+                        Some(bad),
+                        "w {w} at {bad}"
+                    );
+                    vals[bad] = keep;
+                }
+            }
+        }
     }
 }
