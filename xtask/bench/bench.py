@@ -42,7 +42,7 @@ for name, label, attrs, sub, cond in cases:
         floor_cmd = [floor, "floor", arr]
     elif attrs and not sub and not cond:
         floor_cmd = [floor, "floor", arr, attrs]
-    fl = [] if floor_cmd else None
+    fl = {"all": [], "1": []} if floor_cmd else None
     res = {}
     spec = libtiledb_spec(arr, attrs, sub, cond)
     for threads in ["all", "1"]:
@@ -61,8 +61,8 @@ for name, label, attrs, sub, cond in cases:
             lctx.append(float(secs) + float(ctx))
             cells.add(int(n))
             rl.append(rss)
-            if floor_cmd and threads == "all":
-                fl.append(run(floor_cmd)[0])
+            if floor_cmd:
+                fl[threads].append(run(floor_cmd, env)[0])
         want = tessera_count(arr, sub, cond)
         if cells != {want}:
             raise SystemExit(f"{name} / {label}: libtiledb read {sorted(cells)} cells, tessera counts {want}")
@@ -76,16 +76,20 @@ f = lambda v: f"{stats(v)[0]:.4f} / {stats(v)[1]:.4f}"
 with open(out_md, "w") as o:
     o.write(f"Python start-up + `import tiledb`: {f(startup)} s (best / median).\n")
     o.write(f"A tessera process that does no read (`tessera --version`: start-up, argument parsing, exit): {f(tessera_startup)} s.\n\n")
-    o.write("| array | case | tessera s | libtiledb s (process) | libtiledb s (read only) | ratio vs read only | libtiledb s (context + read) | ratio vs context + read | tessera 1 thread | libtiledb 1 thread (read only) | RSS tessera / libtiledb MiB | floor s | tessera / floor |\n")
-    o.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    o.write("| array | case | tessera s | libtiledb s (process) | libtiledb s (read only) | ratio vs read only | libtiledb s (context + read) | ratio vs context + read | tessera 1 thread | libtiledb 1 thread (read only) | ratio 1 thread | RSS tessera / libtiledb MiB | floor s | tessera / floor | floor 1 thread s | tessera / floor, 1 thread |\n")
+    o.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for name, label, res, fl in rows:
         t, l, lin, lctx, rt, rl = res["all"]
         t1, _, lin1, _, _, _ = res["1"]
         ratio = statistics.median(t) / statistics.median(lin)
         ratio_ctx = statistics.median(t) / statistics.median(lctx)
-        floor_s = f(fl) if fl else ""
-        frac = f"{min(fl) / min(t):.0%}" if fl else ""
+        ratio1 = statistics.median(t1) / statistics.median(lin1)
+        floor_s = f(fl["all"]) if fl else ""
+        frac = f"{min(fl['all']) / min(t):.0%}" if fl else ""
+        floor1_s = f(fl["1"]) if fl else ""
+        # How far tessera on one thread sits from the floor on one thread.
+        times1 = f"{statistics.median(t1) / statistics.median(fl['1']):.2f}" if fl else ""
         o.write(
-            f"| {name} | {label} | {f(t)} | {f(l)} | {f(lin)} | {ratio:.2f} | {f(lctx)} | {ratio_ctx:.2f} | {f(t1)} | {f(lin1)} | {rt:.0f} / {rl:.0f} | {floor_s} | {frac} |\n"
+            f"| {name} | {label} | {f(t)} | {f(l)} | {f(lin)} | {ratio:.2f} | {f(lctx)} | {ratio_ctx:.2f} | {f(t1)} | {f(lin1)} | {ratio1:.2f} | {rt:.0f} / {rl:.0f} | {floor_s} | {frac} | {floor1_s} | {times1} |\n"
         )
 print("wrote", out_md)
