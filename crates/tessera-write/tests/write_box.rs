@@ -9,9 +9,15 @@ use tessera_schema::CellValNum;
 use tessera_tile::Datatype;
 use tessera_write::{create_array, FragmentWriter, WriteOptions};
 
-fn array(tag: &str, current_domain: bool) -> PathBuf {
+/// A new array of `schema` (its JSON) in a fresh folder named by `tag`.
+fn create(tag: &str, schema: &serde_json::Value) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tessera-box-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    create_array(&dir, &schema_from_json(schema).unwrap(), None, None).unwrap();
+    dir
+}
+
+fn array(tag: &str, current_domain: bool) -> PathBuf {
     let mut schema = serde_json::json!({
         "array_type": "dense",
         "dimensions": [
@@ -23,8 +29,23 @@ fn array(tag: &str, current_domain: bool) -> PathBuf {
     if current_domain {
         schema["current_domain"] = serde_json::json!([[0, 4], [0, 9]]);
     }
-    create_array(&dir, &schema_from_json(&schema).unwrap(), None, None).unwrap();
-    dir
+    create(tag, &schema)
+}
+
+/// The coordinates of cells `range` of the walk of rows 1-8, columns 2-9
+/// (the box both row-major tests write), row-major, columns moved by
+/// `shift`.
+fn walk_coordinates(
+    range: std::ops::Range<usize>,
+    shift: i64,
+) -> [(&'static str, arrow_array::ArrayRef); 2] {
+    use arrow_array::Int64Array;
+    let r: Vec<i64> = range.clone().map(|i| 1 + i as i64 / 8).collect();
+    let c: Vec<i64> = range.map(|i| 2 + i as i64 % 8 + shift).collect();
+    [
+        ("r", std::sync::Arc::new(Int64Array::from(r))),
+        ("c", std::sync::Arc::new(Int64Array::from(c))),
+    ]
 }
 
 fn column(name: &str, values: &[i32]) -> Column {
@@ -192,27 +213,18 @@ fn box_bands_from_arrow_batches_write_the_whole_box_bytes() {
 /// are refused naming the first missing one, and neither leaves anything.
 #[test]
 fn row_major_cells_write_the_whole_box_bytes() {
-    use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch};
     use std::sync::Arc;
     use tessera_write::{RowMajorWriter, Walk};
     let (whole, streamed) = (array("rm-whole", false), array("rm-streamed", false));
     let WholeBox { bounds, v, n } = WholeBox::written(&whole);
     let cells = |range: std::ops::Range<usize>, shift: i64| {
-        let r: Vec<i64> = range.clone().map(|i| 1 + i as i64 / 8).collect();
-        let c: Vec<i64> = range.clone().map(|i| 2 + i as i64 % 8 + shift).collect();
-        RecordBatch::try_from_iter([
-            ("r", Arc::new(Int64Array::from(r)) as ArrayRef),
-            ("c", Arc::new(Int64Array::from(c)) as ArrayRef),
-            (
-                "v",
-                Arc::new(Int32Array::from(v[range.clone()].to_vec())) as ArrayRef,
-            ),
-            (
-                "n",
-                Arc::new(Int32Array::from(n[range].to_vec())) as ArrayRef,
-            ),
-        ])
-        .unwrap()
+        let values: [(&str, ArrayRef); 2] = [
+            ("v", Arc::new(Int32Array::from(v[range.clone()].to_vec()))),
+            ("n", Arc::new(Int32Array::from(n[range.clone()].to_vec()))),
+        ];
+        RecordBatch::try_from_iter(walk_coordinates(range, shift).into_iter().chain(values))
+            .unwrap()
     };
     // Bands of one row of tiles (rows 1-3, 4-7, 8); batches of 5 cells.
     let options = WriteOptions {
@@ -249,24 +261,21 @@ fn row_major_cells_write_the_whole_box_bytes() {
 /// whole, byte for byte.
 #[test]
 fn bands_read_across_batches_write_the_whole_box_bytes() {
-    use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
+    use arrow_array::{ArrayRef, Float64Array, Int32Array, RecordBatch};
     use std::sync::Arc;
     use tessera_write::{RowMajorWriter, Walk};
-    let plain = |tag: &str| {
-        let dir = std::env::temp_dir().join(format!("tessera-box-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let schema = serde_json::json!({
-            "array_type": "dense",
-            "dimensions": [
-                {"name": "r", "type": "INT64", "domain": [0, 9], "tile_extent": 4},
-                {"name": "c", "type": "INT64", "domain": [0, 9], "tile_extent": 4},
-            ],
-            "attributes": [{"name": "v", "type": "INT32"}, {"name": "f", "type": "FLOAT64"}],
-        });
-        create_array(&dir, &schema_from_json(&schema).unwrap(), None, None).unwrap();
-        dir
-    };
-    let (whole, streamed) = (plain("pieces-whole"), plain("pieces-streamed"));
+    let schema = serde_json::json!({
+        "array_type": "dense",
+        "dimensions": [
+            {"name": "r", "type": "INT64", "domain": [0, 9], "tile_extent": 4},
+            {"name": "c", "type": "INT64", "domain": [0, 9], "tile_extent": 4},
+        ],
+        "attributes": [{"name": "v", "type": "INT32"}, {"name": "f", "type": "FLOAT64"}],
+    });
+    let (whole, streamed) = (
+        create("pieces-whole", &schema),
+        create("pieces-streamed", &schema),
+    );
     let bounds = [(1, 8), (2, 9)];
     let v: Vec<i32> = (0..64).map(|i| i * 7 - 100).collect();
     let f: Vec<f64> = (0..64).map(|i| i as f64 / 3.0).collect();
@@ -287,21 +296,13 @@ fn bands_read_across_batches_write_the_whole_box_bytes() {
     let mut s = RowMajorWriter::try_new(&streamed, options, &bounds).unwrap();
     for start in (0..64).step_by(5) {
         let range = start..(start + 5).min(64);
-        let r: Vec<i64> = range.clone().map(|i| 1 + i as i64 / 8).collect();
-        let c: Vec<i64> = range.clone().map(|i| 2 + i as i64 % 8).collect();
-        let batch = RecordBatch::try_from_iter([
-            ("r", Arc::new(Int64Array::from(r)) as ArrayRef),
-            ("c", Arc::new(Int64Array::from(c)) as ArrayRef),
-            (
-                "v",
-                Arc::new(Int32Array::from(v[range.clone()].to_vec())) as ArrayRef,
-            ),
-            (
-                "f",
-                Arc::new(Float64Array::from(f[range].to_vec())) as ArrayRef,
-            ),
-        ])
-        .unwrap();
+        let values: [(&str, ArrayRef); 2] = [
+            ("v", Arc::new(Int32Array::from(v[range.clone()].to_vec()))),
+            ("f", Arc::new(Float64Array::from(f[range.clone()].to_vec()))),
+        ];
+        let batch =
+            RecordBatch::try_from_iter(walk_coordinates(range, 0).into_iter().chain(values))
+                .unwrap();
         assert_eq!(s.write(&batch).unwrap(), Walk::Continued);
     }
     s.finish().unwrap();

@@ -212,7 +212,7 @@ impl BoxWriter {
         let plan = super::dense::box_tiles(&self.w.schema, &band)?;
         let batch = match parts {
             [one] => one,
-            _ => {
+            [first, ..] => {
                 if let Some(lent) = self.lend_parts(parts, &plan) {
                     let pieces: Vec<Vec<&[u8]>> = lent
                         .iter()
@@ -227,15 +227,12 @@ impl BoxWriter {
                         .collect();
                     return self.append_band(&plan, &cells, n);
                 }
-                let joined = match parts.first() {
-                    Some(first) => arrow_select::concat::concat_batches(first.schema_ref(), parts),
-                    None => Ok(RecordBatch::new_empty(std::sync::Arc::new(
-                        arrow_schema::Schema::empty(),
-                    ))),
-                }
-                .map_err(|e| WriteError::Input(e.to_string()))?;
+                let joined = arrow_select::concat::concat_batches(first.schema_ref(), parts)
+                    .map_err(|e| WriteError::Input(e.to_string()))?;
                 return self.write_band_batches(&[joined]);
             }
+            // A band holds cells (checked above), so some batch does.
+            [] => unreachable!("a band of {band_cells} cells from no batch"),
         };
         let fields = &self.w.fields;
         let mut lent: Vec<Option<Buffer>> = vec![None; fields.len()];
