@@ -19,7 +19,9 @@ pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)
 /// What tile or fragment metadata says of one field over some cells.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bounds {
-    /// The least and greatest non-null value (NaN left out), when kept.
+    /// The least and greatest non-null value, when kept. libtiledb's float
+    /// bounds pass over a NaN after a tile's first value but are NaN when
+    /// that first value is: a NaN bound says nothing of the cells.
     pub min_max: Option<(Value, Value)>,
     /// (null cells, all cells), when the null count can be trusted.
     pub nulls: Option<(u64, u64)>,
@@ -447,6 +449,10 @@ impl Expr {
                 let Some((lo, hi)) = &b.min_max else {
                     return true;
                 };
+                let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+                if nan(lo) || nan(hi) {
+                    return true;
+                }
                 let within = |v: &Vec<u8>| {
                     let v = Value::decode(dt, v);
                     holds(CompareOp::Le, ieee_cmp(lo, &v)) && holds(CompareOp::Le, ieee_cmp(&v, hi))
@@ -639,5 +645,20 @@ mod tests {
             values: vec![1.0f64.to_le_bytes().to_vec()],
         };
         assert!(ne.may_match(&|_| Some((Datatype::Float64, f.clone()))));
+        // A NaN bound (a tile whose first value is NaN) prunes nothing.
+        for (lo, hi) in [(f64::NAN, f64::NAN), (1.0, f64::NAN), (f64::NAN, 1.0)] {
+            let nan = Bounds {
+                min_max: Some((Value::Float(lo), Value::Float(hi))),
+                nulls: None,
+            };
+            for op in [CompareOp::Lt, CompareOp::Gt, CompareOp::Eq, CompareOp::Ge] {
+                let e = Expr::Compare {
+                    field: "f".into(),
+                    op,
+                    values: vec![5.0f64.to_le_bytes().to_vec()],
+                };
+                assert!(e.may_match(&|_| Some((Datatype::Float64, nan.clone()))));
+            }
+        }
     }
 }

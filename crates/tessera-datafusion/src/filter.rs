@@ -9,10 +9,12 @@
 //! crate), pruning tiles by their metadata. It is exact where SQL and
 //! TileDB keep the same cells ([`exact_condition`]: integer attributes,
 //! negation only of attributes without nulls); otherwise inexact, and
-//! DataFusion filters again (floats: Arrow orders NaN above every number
-//! and -0 below 0, TileDB compares as IEEE does; a negation holds on
-//! TileDB's null cells, SQL's NOT of NULL keeps nothing). Anything else
-//! stays with DataFusion.
+//! DataFusion filters again (a negation holds on TileDB's null cells,
+//! SQL's NOT of NULL keeps nothing). A pushed condition never keeps fewer
+//! cells than SQL: range comparisons of floats stay with DataFusion, as
+//! SQL orders NaN beyond every number (a positive NaN above, a negative
+//! one below) and TileDB's NaN passes none (both take -0 equal to 0, NaN
+//! unequal to every number). Anything else stays with DataFusion.
 
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
@@ -286,7 +288,19 @@ fn condition_text(filter: &Expr, array: &OpenArray) -> Option<String> {
         }
         Expr::BinaryExpr(b) => {
             let (name, op, v) = column_op_literal(b)?;
-            attribute(name)?;
+            let at = attribute(name)?;
+            // SQL orders NaN beyond every number (a NaN is greater than 1,
+            // a negative NaN less), TileDB's NaN passes no range
+            // comparison: pushed down, it would drop cells SQL keeps.
+            let float = matches!(at.datatype.physical(), Physical::Float(_));
+            if float
+                && matches!(
+                    op,
+                    Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+                )
+            {
+                return None;
+            }
             let op = match op {
                 Operator::Eq => "=",
                 Operator::NotEq => "!=",

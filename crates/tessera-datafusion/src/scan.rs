@@ -36,6 +36,10 @@ use tessera::tile::storage::Storage;
 /// Memory for each partition's read: batches of about this many bytes.
 const PARTITION_BUDGET: u64 = 256 << 20;
 
+/// Slices of a read's batch waiting for DataFusion, per partition: they
+/// are views of the batch, so they hold no memory of their own.
+const SLICES_IN_FLIGHT: usize = 16;
+
 /// What the table hands its scan.
 pub(crate) struct ScanSpec {
     pub table: TesseraTable,
@@ -216,9 +220,10 @@ impl TesseraScan {
         self
     }
 
-    /// Partition `i` of the read, streamed from a thread of its own.
-    fn read_partition(&self, i: usize) -> Result<SendableRecordBatchStream> {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
+    /// Partition `i` of the read, streamed from a thread of its own in
+    /// batches of at most `rows` rows.
+    fn read_partition(&self, i: usize, rows: usize) -> Result<SendableRecordBatchStream> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(SLICES_IN_FLIGHT);
         if let Some(ranges) = self.partitions.get(i) {
             let plan = self.plan.clone().with_ranges(ranges.clone());
             let pump = Pump {
@@ -227,6 +232,7 @@ impl TesseraScan {
                 schema: self.schema.clone(),
                 plan,
                 limit: self.limit,
+                rows: rows.max(1),
                 tx,
             };
             std::thread::Builder::new()
@@ -459,10 +465,11 @@ impl ExecutionPlan for TesseraScan {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let Some(tokens) = &self.tokens else {
-            return self.read_partition(partition);
+            return self.read_partition(partition, context.session_config().batch_size());
         };
         // The partitions of the read this partition makes: named by the
         // tokens child, then read one after the other.
+        let rows = context.session_config().batch_size();
         let named = tokens.execute(partition, context)?;
         let this = self.clone();
         let batches = futures::stream::once(async move {
@@ -478,7 +485,7 @@ impl ExecutionPlan for TesseraScan {
                             this.partitions.len()
                         )));
                     }
-                    this.read_partition(i)
+                    this.read_partition(i, rows)
                 })
                 .collect::<Result<Vec<_>>>()?;
             Ok::<_, DataFusionError>(futures::stream::iter(reads).flatten())
@@ -525,13 +532,17 @@ impl ExecutionPlan for TesseraScan {
 }
 
 /// One partition's read, on a thread of its own: tessera's batches,
-/// projected and cut at the limit, sent to DataFusion's stream.
+/// projected, cut at the limit and sliced to DataFusion's batch size (its
+/// operators work a cache-sized batch at a time), sent to DataFusion's
+/// stream.
 struct Pump {
     storage: Arc<dyn Storage>,
     array: Arc<OpenArray>,
     schema: SchemaRef,
     plan: ReadRequest,
     limit: Option<usize>,
+    /// Rows of the batches sent.
+    rows: usize,
     tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
 }
 
@@ -550,19 +561,20 @@ impl Pump {
             if left == 0 {
                 break;
             }
-            let out = batch.map_err(external).and_then(|b| self.project(b));
-            let out = out.map(|b| {
-                let b = if b.num_rows() > left {
-                    b.slice(0, left)
-                } else {
-                    b
-                };
-                left -= b.num_rows();
-                b
-            });
-            let failed = out.is_err();
-            if self.tx.blocking_send(out).is_err() || failed {
-                break;
+            let batch = match batch.map_err(external).and_then(|b| self.project(b)) {
+                Ok(b) => b,
+                Err(e) => {
+                    let _ = self.tx.blocking_send(Err(e));
+                    break;
+                }
+            };
+            let n = batch.num_rows().min(left);
+            left -= n;
+            for start in (0..n).step_by(self.rows) {
+                let slice = batch.slice(start, self.rows.min(n - start));
+                if self.tx.blocking_send(Ok(slice)).is_err() {
+                    return;
+                }
             }
         }
     }

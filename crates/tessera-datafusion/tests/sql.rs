@@ -191,6 +191,45 @@ async fn exact_conditions_keep_what_sql_keeps_with_nulls() {
     }
 }
 
+/// Float predicates over NaN (first in some tiles, so libtiledb's tile
+/// bounds are NaN), a negative NaN and -0: a WHERE clause keeps the rows
+/// for which SQL's own evaluation of the predicate (a projected column,
+/// which nothing pushes down) is true.
+#[tokio::test]
+async fn float_predicates_keep_what_sql_keeps_around_nan() {
+    let ctx = context(&[("a", "sparse_float_nan")]).await;
+    let predicates = [
+        "v > 1.0",
+        "v >= 1.0",
+        "v < 2.0",
+        "v <= 0.0",
+        "v = 0.0",
+        "v != 3.0",
+        "v IN (0.0, 5.0)",
+        "NOT (v > 1.0)",
+        "f < 2.0",
+        "f > 8.0",
+        "v > 1.0 OR f < 0.0",
+    ];
+    for p in predicates {
+        let all = sql(&ctx, &format!("SELECT x, {p} FROM a ORDER BY x")).await;
+        let want: Vec<String> = all
+            .iter()
+            .filter(|r| r[1] == "true")
+            .map(|r| r[0].clone())
+            .collect();
+        let got: Vec<String> = sql(&ctx, &format!("SELECT x FROM a WHERE {p} ORDER BY x"))
+            .await
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
+        assert_eq!(got, want, "{p}");
+    }
+    // The NaN cells are there to be kept: a positive NaN passes `>`.
+    let nan_first = sql(&ctx, "SELECT count(*) FROM a WHERE v > 100.0").await;
+    assert_eq!(nan_first, [["4"]]);
+}
+
 #[tokio::test]
 async fn strings_and_nulls_equal_tiledb_py() {
     let ctx = context(&[("s", "sparse_strings"), ("n", "dense_nullable_var")]).await;

@@ -198,6 +198,8 @@ fn usable_sum(t: Datatype, bits: Option<u64>) -> Option<Option<u64>> {
     match Sum::from_bits(t, bits)? {
         Sum::Int(v) if v == i64::MIN || v == i64::MAX => None,
         Sum::UInt(u64::MAX) => None,
+        // A NaN cell made the sum NaN; the cells' sum leaves NaN out.
+        Sum::Float(v) if v.is_nan() => None,
         _ => Some(Some(bits)),
     }
 }
@@ -524,7 +526,7 @@ fn fragment_field<'m>(
     let (field, t, nullable) = metadata_field(frag, name)?;
     let s = summary.get(frag.field_index(field)?)?;
     let nulls = if nullable { s.null_count } else { 0 };
-    if s.min.is_empty() && nulls < cells {
+    if (s.min.is_empty() && nulls < cells) || nan_bound(t, &s.min, &s.max) {
         return None;
     }
     Some(FieldMetadata {
@@ -574,12 +576,25 @@ impl TileFieldMeta {
         } else {
             0
         };
+        let bounds = (self.mins.get(t)?, self.maxes.get(t)?);
+        if nan_bound(self.datatype, bounds.0, bounds.1) {
+            return None;
+        }
         Some(FieldMetadata {
             nulls,
             sum: usable_sum(self.datatype, self.sums.get(t).copied())?,
-            bounds: (self.mins.get(t)?, self.maxes.get(t)?),
+            bounds,
         })
     }
+}
+
+/// Whether float bounds are NaN: libtiledb's are when a tile's first
+/// value is NaN, and then say nothing of the other cells (the cells'
+/// aggregates leave NaN out).
+fn nan_bound(t: Datatype, lo: &[u8], hi: &[u8]) -> bool {
+    let nan =
+        |b: &[u8]| !b.is_empty() && matches!(Value::decode(t, b), Value::Float(x) if x.is_nan());
+    nan(lo) || nan(hi)
 }
 
 /// Adds the cells of a decoded batch (those passing `cond`, when given);
