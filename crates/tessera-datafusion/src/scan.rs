@@ -30,11 +30,17 @@ use tessera::fragment::OpenArray;
 use tessera::query::extent;
 use tessera::query::stream::stream;
 use tessera::query::{Expr as Condition, Value};
-use tessera::query::{ReadRequest, ReadSession};
+use tessera::query::{ReadContext, ReadRequest, ReadSession};
 use tessera::tile::storage::Storage;
 
-/// Memory for each partition's read: batches of about this many bytes.
-const PARTITION_BUDGET: u64 = 256 << 20;
+/// Memory for each partition's read: batches of about this many bytes
+/// (a dense read's are at least a row of tiles).
+const PARTITION_BUDGET: u64 = 64 << 20;
+
+/// Buffers a partition's read keeps for its next batches: the result
+/// buffers of batches DataFusion has dropped (half of it), which the read
+/// fills again instead of fresh memory the kernel must clear first.
+const PARTITION_POOL: u64 = 4 * PARTITION_BUDGET;
 
 /// Slices of a read's batch waiting for DataFusion, per partition: they
 /// are views of the batch, so they hold no memory of their own.
@@ -548,8 +554,10 @@ struct Pump {
 
 impl Pump {
     fn run(self) {
-        let session = ReadSession::new(self.storage.clone(), self.array.clone());
-        let batches = match stream(session, self.plan.clone()) {
+        // A context of the partition's own: its pool goes with the read.
+        let context = Arc::new(ReadContext::with_budget(PARTITION_POOL));
+        let session = ReadSession::new(self.storage.clone(), self.array.clone()).context(context);
+        let batches = match stream(session, self.plan.clone().return_buffers(true)) {
             Ok(b) => b,
             Err(e) => {
                 let _ = self.tx.blocking_send(Err(external(e)));

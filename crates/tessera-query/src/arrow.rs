@@ -17,9 +17,12 @@
 //!
 //! Nullable attributes carry a validity bitmap. Buffers of fixed-sized
 //! numeric columns are moved, not copied, when their allocation is aligned.
+//! [`ReadResult::into_record_batch_returning`] makes batches whose value
+//! buffers go back to the read's [`ReadContext`] once Arrow drops them,
+//! for the read's next batches to fill.
 
 use crate::result::{Column, ReadResult};
-use crate::QueryError;
+use crate::{QueryError, ReadContext};
 use arrow_array::types::*;
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeListArray, ListArray,
@@ -88,37 +91,72 @@ pub fn arrow_field(c: &Column) -> Field {
     Field::new(&c.name, data_type, c.validity.is_some()).with_metadata(meta)
 }
 
+/// A column's bytes as an Arrow buffer, moved: with `back`, a buffer that
+/// gives them to that context's pool of result buffers when Arrow drops
+/// its last reference to them.
+fn buffer(data: Vec<u8>, back: Option<&Arc<ReadContext>>) -> Buffer {
+    match back {
+        None => Buffer::from_vec(data),
+        Some(context) => Buffer::from(bytes::Bytes::from_owner(Returned {
+            data,
+            context: context.clone(),
+        })),
+    }
+}
+
+/// Bytes Arrow holds for a while, then gives back to a read's context.
+struct Returned {
+    data: Vec<u8>,
+    context: Arc<ReadContext>,
+}
+
+impl AsRef<[u8]> for Returned {
+    fn as_ref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl Drop for Returned {
+    fn drop(&mut self) {
+        self.context.results.give(std::mem::take(&mut self.data));
+    }
+}
+
 /// Typed values from little-endian bytes, moved when aligned.
-fn primitive<T: ArrowPrimitiveType>(data: Vec<u8>, t: &DataType) -> ArrayRef {
+fn primitive<T: ArrowPrimitiveType>(
+    data: Vec<u8>,
+    t: &DataType,
+    back: Option<&Arc<ReadContext>>,
+) -> ArrayRef {
     let n = data.len() / std::mem::size_of::<T::Native>();
-    let mut buf = Buffer::from_vec(data);
+    let mut buf = buffer(data, back);
     if buf.as_ptr().align_offset(std::mem::align_of::<T::Native>()) != 0 {
         buf = Buffer::from_slice_ref(buf.as_slice());
     }
     Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::new(buf, 0, n), None).with_data_type(t.clone()))
 }
 
-fn values(t: &DataType, data: Vec<u8>) -> ArrayRef {
+fn values(t: &DataType, data: Vec<u8>, back: Option<&Arc<ReadContext>>) -> ArrayRef {
     match t {
-        DataType::Int8 => primitive::<Int8Type>(data, t),
-        DataType::UInt8 => primitive::<UInt8Type>(data, t),
-        DataType::Int16 => primitive::<Int16Type>(data, t),
-        DataType::UInt16 => primitive::<UInt16Type>(data, t),
-        DataType::Int32 => primitive::<Int32Type>(data, t),
-        DataType::UInt32 => primitive::<UInt32Type>(data, t),
-        DataType::Int64 => primitive::<Int64Type>(data, t),
-        DataType::UInt64 => primitive::<UInt64Type>(data, t),
-        DataType::Float32 => primitive::<Float32Type>(data, t),
-        DataType::Float64 => primitive::<Float64Type>(data, t),
-        DataType::Timestamp(TimeUnit::Second, _) => primitive::<TimestampSecondType>(data, t),
+        DataType::Int8 => primitive::<Int8Type>(data, t, back),
+        DataType::UInt8 => primitive::<UInt8Type>(data, t, back),
+        DataType::Int16 => primitive::<Int16Type>(data, t, back),
+        DataType::UInt16 => primitive::<UInt16Type>(data, t, back),
+        DataType::Int32 => primitive::<Int32Type>(data, t, back),
+        DataType::UInt32 => primitive::<UInt32Type>(data, t, back),
+        DataType::Int64 => primitive::<Int64Type>(data, t, back),
+        DataType::UInt64 => primitive::<UInt64Type>(data, t, back),
+        DataType::Float32 => primitive::<Float32Type>(data, t, back),
+        DataType::Float64 => primitive::<Float64Type>(data, t, back),
+        DataType::Timestamp(TimeUnit::Second, _) => primitive::<TimestampSecondType>(data, t, back),
         DataType::Timestamp(TimeUnit::Millisecond, _) => {
-            primitive::<TimestampMillisecondType>(data, t)
+            primitive::<TimestampMillisecondType>(data, t, back)
         }
         DataType::Timestamp(TimeUnit::Microsecond, _) => {
-            primitive::<TimestampMicrosecondType>(data, t)
+            primitive::<TimestampMicrosecondType>(data, t, back)
         }
         DataType::Timestamp(TimeUnit::Nanosecond, _) => {
-            primitive::<TimestampNanosecondType>(data, t)
+            primitive::<TimestampNanosecondType>(data, t, back)
         }
         _ => unreachable!("kind() yields only these primitive types"),
     }
@@ -126,6 +164,11 @@ fn values(t: &DataType, data: Vec<u8>) -> ArrayRef {
 
 /// Converts one column, consuming its buffers.
 pub fn arrow_array(c: Column) -> Result<ArrayRef, QueryError> {
+    column_array(c, None)
+}
+
+/// [`arrow_array`], the value buffers given back to `back` when dropped.
+fn column_array(c: Column, back: Option<&Arc<ReadContext>>) -> Result<ArrayRef, QueryError> {
     // Strings as TileDB reads them back (the JSON output's values too).
     let c = c.with_string_values();
     let field = arrow_field(&c);
@@ -168,20 +211,16 @@ pub fn arrow_array(c: Column) -> Result<ArrayRef, QueryError> {
     let array: ArrayRef = match kind(c.datatype) {
         Kind::Utf8 => {
             let offsets = byte_offsets(&c)?;
-            Arc::new(
-                StringArray::try_new(offsets, Buffer::from_vec(c.data), nulls).map_err(invalid)?,
-            )
+            Arc::new(StringArray::try_new(offsets, buffer(c.data, back), nulls).map_err(invalid)?)
         }
         Kind::Binary => {
             let offsets = byte_offsets(&c)?;
-            Arc::new(
-                BinaryArray::try_new(offsets, Buffer::from_vec(c.data), nulls).map_err(invalid)?,
-            )
+            Arc::new(BinaryArray::try_new(offsets, buffer(c.data, back), nulls).map_err(invalid)?)
         }
         k => {
             let element = |data: Vec<u8>| -> ArrayRef {
                 match &k {
-                    Kind::Primitive(t) => values(t, data),
+                    Kind::Primitive(t) => values(t, data, back),
                     _ => Arc::new(BooleanArray::from_iter(data.iter().map(|&b| Some(b != 0)))),
                 }
             };
@@ -246,15 +285,43 @@ impl ReadResult {
     ///     println!("{} rows, schema {:?}", rb.num_rows(), rb.schema());
     /// }
     /// ```
-    pub fn into_record_batch(mut self) -> Result<RecordBatch, QueryError> {
+    pub fn into_record_batch(self) -> Result<RecordBatch, QueryError> {
+        self.record_batch(false)
+    }
+
+    /// [`into_record_batch`](Self::into_record_batch), whose value buffers
+    /// go back to the context of the read that made them (the session's)
+    /// when Arrow drops them, for its next batches to fill instead of fresh
+    /// memory (which the kernel must clear page by page). For callers that
+    /// drop each batch soon, such as a SQL engine's scan; the context keeps
+    /// what it is given up to its bounds, so a context of the read's own
+    /// ([`ReadContext::with_budget`]) frees them with the read.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tessera_query::{ReadContext, ReadRequest, ReadSession};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let context = Arc::new(ReadContext::with_budget(64 << 20));
+    /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap().context(context.clone());
+    /// let batch = session.execute(&ReadRequest::new()).unwrap().into_record_batch_returning().unwrap();
+    /// assert_eq!(batch.num_rows(), 36);
+    /// drop(batch); // its buffers are now `context`'s, for the next read
+    /// ```
+    pub fn into_record_batch_returning(self) -> Result<RecordBatch, QueryError> {
+        self.record_batch(true)
+    }
+
+    fn record_batch(mut self, returning: bool) -> Result<RecordBatch, QueryError> {
         // Arrow has no column described by a grid.
         self.materialize_coordinates();
         let n = self.cell_count;
+        let back = self.context.take().filter(|_| returning);
         let fields: Vec<Field> = self.columns.iter().map(arrow_field).collect();
         let arrays = self
             .columns
             .into_iter()
-            .map(arrow_array)
+            .map(|c| column_array(c, back.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
         RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
@@ -491,5 +558,49 @@ fn dictionary(keys: &ArrayRef, values: ArrayRef) -> Result<ArrayRef, arrow_schem
         t => Err(arrow_schema::ArrowError::InvalidArgumentError(format!(
             "keys of type {t} cannot index a dictionary"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ReadContext, ReadRequest, ReadSession};
+    use std::sync::Arc;
+    use tessera_tile::storage::LocalFs;
+
+    fn session(context: &Arc<ReadContext>) -> ReadSession {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/tiledb-0.36.1/dense_2d_types/array"
+        );
+        ReadSession::open(Arc::new(LocalFs), path.as_ref(), None)
+            .unwrap()
+            .context(context.clone())
+    }
+
+    /// A batch's buffers reach the context only once Arrow drops every
+    /// reference (a slice too), and the next read takes them; plain batches
+    /// give nothing back.
+    #[test]
+    fn returned_buffers_come_back_when_arrow_drops_them() {
+        let context = Arc::new(ReadContext::with_budget(64 << 20));
+        let request = ReadRequest::new().attributes(["f64", "utf8"]);
+        let plain = session(&context).execute(&request).unwrap();
+        drop(plain.into_record_batch().unwrap());
+        assert_eq!(context.results.held(), 0);
+
+        let r = session(&context).execute(&request).unwrap();
+        let want = r.column("f64").unwrap().data.clone();
+        let batch = r.into_record_batch_returning().unwrap();
+        let slice = batch.slice(3, 4);
+        drop(batch);
+        assert_eq!(context.results.held(), 0, "a slice still holds them");
+        drop(slice);
+        let held = context.results.held();
+        assert!(held > 0);
+
+        // The next read fills the returned buffers, with its own values.
+        let again = session(&context).execute(&request).unwrap();
+        assert!(context.results.held() < held);
+        assert_eq!(again.column("f64").unwrap().data, want);
     }
 }

@@ -53,7 +53,7 @@ impl BufferPool {
     }
 
     /// Bytes the pool holds now.
-    fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         let pool = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         pool.iter().map(Vec::capacity).sum()
     }

@@ -35,6 +35,7 @@ pub struct ReadRequest {
     pub(crate) versions: bool,
     pub(crate) delete_metadata: bool,
     pub(crate) enumeration_values: bool,
+    pub(crate) return_buffers: bool,
     /// Bytes a batch may take; `None`: the whole read in one.
     pub(crate) budget: Option<u64>,
     /// How the read runs (not what it returns).
@@ -53,6 +54,7 @@ impl Default for ReadRequest {
             versions: false,
             delete_metadata: false,
             enumeration_values: false,
+            return_buffers: false,
             budget: None,
             tuning: Tuning::default(),
         }
@@ -211,6 +213,31 @@ impl ReadRequest {
     /// ```
     pub fn enumeration_values(mut self, yes: bool) -> Self {
         self.enumeration_values = yes;
+        self
+    }
+
+    /// Whether a streamed read ([`crate::stream::stream`]) makes batches
+    /// whose buffers go back to the session's context when dropped
+    /// ([`ReadResult::into_record_batch_returning`](crate::ReadResult::into_record_batch_returning)),
+    /// for later batches to fill (default: no). For callers that drop each
+    /// batch soon and read with a context of their own.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tessera_query::stream::stream;
+    /// use tessera_query::{ReadContext, ReadRequest, ReadSession};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let context = Arc::new(ReadContext::with_budget(16 << 20));
+    /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap().context(context);
+    /// let whole = session.execute(&ReadRequest::new()).unwrap().cell_count;
+    /// let request = ReadRequest::new().budget(4 << 10).return_buffers(true);
+    /// // Each batch dropped here gives its buffers to the batches after it.
+    /// let cells: usize = stream(session, request).unwrap().map(|b| b.unwrap().num_rows()).sum();
+    /// assert_eq!(cells, whole);
+    /// ```
+    pub fn return_buffers(mut self, yes: bool) -> Self {
+        self.return_buffers = yes;
         self
     }
 

@@ -98,7 +98,10 @@ impl Worker<'_> {
             )?),
         };
         let convert = |r: ReadResult| {
-            let batch = r.into_record_batch()?;
+            let batch = match request.return_buffers {
+                true => r.into_record_batch_returning()?,
+                false => r.into_record_batch()?,
+            };
             match &dictionaries {
                 Some(d) => d.apply(batch),
                 None => Ok(batch),
