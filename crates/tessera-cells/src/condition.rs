@@ -20,8 +20,8 @@ pub type FieldLookup<'a, 'v> = dyn Fn(&str) -> Option<(Datatype, &'v [u8], bool)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bounds {
     /// The least and greatest non-null value, when kept. libtiledb's float
-    /// bounds pass over a NaN after a tile's first value but are NaN when
-    /// that first value is: a NaN bound says nothing of the cells.
+    /// bounds are NaN for some tiles holding a NaN (on the fixtures, those
+    /// whose last value is NaN): a NaN bound says nothing of the cells.
     pub min_max: Option<(Value, Value)>,
     /// (null cells, all cells), when the null count can be trusted.
     pub nulls: Option<(u64, u64)>,
@@ -645,7 +645,7 @@ mod tests {
             values: vec![1.0f64.to_le_bytes().to_vec()],
         };
         assert!(ne.may_match(&|_| Some((Datatype::Float64, f.clone()))));
-        // A NaN bound (a tile whose first value is NaN) prunes nothing.
+        // A NaN bound (libtiledb's, over a tile holding NaN) prunes nothing.
         for (lo, hi) in [(f64::NAN, f64::NAN), (1.0, f64::NAN), (f64::NAN, 1.0)] {
             let nan = Bounds {
                 min_max: Some((Value::Float(lo), Value::Float(hi))),

@@ -6,8 +6,8 @@
 //!
 //! Exact only where no cell can be dropped or shadowed (`ReadSession::
 //! field_bounds`, the table's row count) and never for floats, whose
-//! metadata passes over NaN (or is NaN, when a tile's first value is:
-//! such bounds are left unknown); DataFusion answers `min`/`max`/`count`
+//! metadata passes over NaN (or is NaN, for some tiles holding one: such
+//! bounds are left unknown); DataFusion answers `min`/`max`/`count`
 //! from exact statistics without a scan, so an exact value must be the
 //! answer.
 

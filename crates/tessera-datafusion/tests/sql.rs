@@ -191,7 +191,7 @@ async fn exact_conditions_keep_what_sql_keeps_with_nulls() {
     }
 }
 
-/// Float predicates over NaN (first in some tiles, so libtiledb's tile
+/// Float predicates over NaN (last in some tiles, so libtiledb's tile
 /// bounds are NaN), a negative NaN and -0: a WHERE clause keeps the rows
 /// for which SQL's own evaluation of the predicate (a projected column,
 /// which nothing pushes down) is true.

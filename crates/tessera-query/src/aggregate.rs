@@ -588,9 +588,9 @@ impl TileFieldMeta {
     }
 }
 
-/// Whether float bounds are NaN: libtiledb's are when a tile's first
-/// value is NaN, and then say nothing of the other cells (the cells'
-/// aggregates leave NaN out).
+/// Whether float bounds are NaN: libtiledb's are for some tiles holding
+/// a NaN (on the fixtures, those whose last value is NaN), and then say
+/// nothing of the other cells (the cells' aggregates leave NaN out).
 fn nan_bound(t: Datatype, lo: &[u8], hi: &[u8]) -> bool {
     let nan =
         |b: &[u8]| !b.is_empty() && matches!(Value::decode(t, b), Value::Float(x) if x.is_nan());

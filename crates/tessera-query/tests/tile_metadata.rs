@@ -20,7 +20,7 @@ struct Expected {
     sum: Option<Sum>,
     nulls: u64,
     /// Whether a cell is NaN: libtiledb's bounds may then be NaN (when
-    /// a NaN comes first) and its sums are.
+    /// a NaN comes last) and its sums are.
     nan: bool,
 }
 
