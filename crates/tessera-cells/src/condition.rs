@@ -449,8 +449,7 @@ impl Expr {
                 let Some((lo, hi)) = &b.min_max else {
                     return true;
                 };
-                let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
-                if nan(lo) || nan(hi) {
+                if lo.is_nan() || hi.is_nan() {
                     return true;
                 }
                 let within = |v: &Vec<u8>| {

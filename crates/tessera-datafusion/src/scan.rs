@@ -470,12 +470,12 @@ impl ExecutionPlan for TesseraScan {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        let rows = context.session_config().batch_size();
         let Some(tokens) = &self.tokens else {
-            return self.read_partition(partition, context.session_config().batch_size());
+            return self.read_partition(partition, rows);
         };
         // The partitions of the read this partition makes: named by the
         // tokens child, then read one after the other.
-        let rows = context.session_config().batch_size();
         let named = tokens.execute(partition, context)?;
         let this = self.clone();
         let batches = futures::stream::once(async move {

@@ -6,8 +6,8 @@
 //!
 //! Exact only where no cell can be dropped or shadowed (`ReadSession::
 //! field_bounds`, the table's row count) and never for floats, whose
-//! metadata passes over NaN (or is NaN, for some tiles holding one: such
-//! bounds are left unknown); DataFusion answers `min`/`max`/`count`
+//! metadata passes over NaN (`field_bounds` gives no bounds where it is
+//! NaN, over some tiles holding one); DataFusion answers `min`/`max`/`count`
 //! from exact statistics without a scan, so an exact value must be the
 //! answer.
 
@@ -78,12 +78,8 @@ fn precision(exact: bool, n: u64) -> Precision<usize> {
 /// A column's statistics with these bounds, exact when `exact` and the
 /// column holds no floats.
 fn with_bounds(field: &Field, lo: &Value, hi: &Value, exact: bool, nulls: u64) -> ColumnStatistics {
-    let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
-    let bounds = match nan(lo) || nan(hi) {
-        true => (None, None),
-        false => (scalar(lo, field.data_type()), scalar(hi, field.data_type())),
-    };
-    let (Some(lo), Some(hi)) = bounds else {
+    let (Some(lo), Some(hi)) = (scalar(lo, field.data_type()), scalar(hi, field.data_type()))
+    else {
         return ColumnStatistics::new_unknown().with_null_count(precision(exact, nulls));
     };
     let exact_values = exact && !matches!(lo, ScalarValue::Float32(_) | ScalarValue::Float64(_));

@@ -243,9 +243,7 @@ impl FieldAcc {
             return;
         }
         let value = Value::decode(self.datatype, v);
-        if self.cell_val_num == CellValNum::Fixed(1)
-            && matches!(value, Value::Float(x) if x.is_nan())
-        {
+        if self.cell_val_num == CellValNum::Fixed(1) && value.is_nan() {
             return;
         }
         self.bound(v);
@@ -592,8 +590,7 @@ impl TileFieldMeta {
 /// a NaN (on the fixtures, those whose last value is NaN), and then say
 /// nothing of the other cells (the cells' aggregates leave NaN out).
 fn nan_bound(t: Datatype, lo: &[u8], hi: &[u8]) -> bool {
-    let nan =
-        |b: &[u8]| !b.is_empty() && matches!(Value::decode(t, b), Value::Float(x) if x.is_nan());
+    let nan = |b: &[u8]| !b.is_empty() && Value::decode(t, b).is_nan();
     nan(lo) || nan(hi)
 }
 

@@ -227,7 +227,7 @@ fn conditions_of(array: &Arc<OpenArray>) -> Vec<Expr> {
         values.sort_by_key(key);
         values.dedup();
         // NaN orders last: the bounds' greatest value is the last other one.
-        values.retain(|v| !matches!(key(v), tessera_query::Value::Float(x) if x.is_nan()));
+        values.retain(|v| !key(v).is_nan());
         let Some(absent) = values.last().and_then(|g| absent(t, g)) else {
             continue;
         };

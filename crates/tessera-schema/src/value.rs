@@ -29,6 +29,19 @@ pub struct ValueParseError {
 }
 
 impl Value {
+    /// Whether this is a float NaN (of either sign): no bound, sum or
+    /// comparison TileDB keeps speaks for it.
+    ///
+    /// ```
+    /// use tessera_schema::Value;
+    /// assert!(Value::Float(-f64::NAN).is_nan());
+    /// assert!(!Value::Float(f64::INFINITY).is_nan());
+    /// assert!(!Value::Int(0).is_nan());
+    /// ```
+    pub fn is_nan(&self) -> bool {
+        matches!(self, Value::Float(x) if x.is_nan())
+    }
+
     /// Decodes one value of `t` from `b` (strings take all of `b`).
     pub fn decode(t: Datatype, b: &[u8]) -> Value {
         Value::decode_physical(t.physical(), b)

@@ -566,8 +566,7 @@ impl FragmentWriter {
             let cs = d.coord_size() as usize;
             let outside = |i: &usize| {
                 let v = Value::decode(d.datatype, self.buffers[j].value(*i, cs));
-                let nan = matches!(v, Value::Float(x) if x.is_nan());
-                nan || v.cmp(&lo).is_lt() || v.cmp(&hi).is_gt()
+                v.is_nan() || v.cmp(&lo).is_lt() || v.cmp(&hi).is_gt()
             };
             if let Some(i) = (0..self.cells).into_par_iter().find_first(outside) {
                 let v = Value::decode(d.datatype, self.buffers[j].value(i, cs));
