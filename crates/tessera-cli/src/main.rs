@@ -77,6 +77,18 @@ enum Command {
     Executor(commands::cluster::ExecutorArgs),
 }
 
+impl Command {
+    /// Whether the command's reads and writes run on the main thread
+    /// (rather than on an async runtime's threads while it waits).
+    fn reads_on_main_thread(&self) -> bool {
+        match self {
+            #[cfg(feature = "sql")]
+            Command::Sql(_) | Command::Scheduler(_) | Command::Executor(_) => false,
+            _ => true,
+        }
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
     match cli.command {
         Command::Read(a) => commands::read::run(a),
@@ -128,8 +140,8 @@ fn main() -> ExitCode {
         );
     }));
     let cli = Cli::parse();
-    // The main thread is one of rayon's threads: a read's parallel steps run
-    // on it and its helpers by work stealing, instead of each being handed
+    // For commands that read on the main thread, it is one of rayon's
+    // threads: a read's parallel steps run on it and its helpers by work stealing, instead of each being handed
     // to the pool while it sleeps, and one thread fewer is started. Built
     // after parsing, so that `--help` and `--version` start no thread.
     // `build_global` waits until the helpers run, which measured faster
@@ -137,9 +149,16 @@ fn main() -> ExitCode {
     // CPU competes with it. On the 1 % row-band read (benchmark), medians of
     // 300 alternating runs: 4.57 ms, against 4.73 with the main thread
     // outside the pool, 5.16 not waiting and 4.84 with one thread.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .use_current_thread()
-        .build_global();
+    // Commands that run on an async runtime (SQL, the cluster's servers)
+    // block the main thread in it: it would be a pool thread that
+    // never takes work, and every read would decode on the other threads
+    // alone (on two cores, one).
+    let pool = rayon::ThreadPoolBuilder::new();
+    let pool = match cli.command.reads_on_main_thread() {
+        true => pool.use_current_thread(),
+        false => pool,
+    };
+    let _ = pool.build_global();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(code)) => code,
         Ok(Err(e)) if closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
