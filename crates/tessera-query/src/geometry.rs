@@ -71,7 +71,8 @@ pub(crate) fn in_ranges(ranges: &[(Value, Value)], dt: Datatype, v: &[u8]) -> bo
 pub(crate) enum DimRanges<'r> {
     /// No range: every coordinate is inside.
     All,
-    /// Signed or unsigned integers of `width` bytes, as inclusive bounds.
+    /// Signed or unsigned integers of `width` bytes, as inclusive bounds,
+    /// sorted and merged (a coordinate is then found by binary search).
     Int {
         width: usize,
         signed: bool,
@@ -92,6 +93,7 @@ impl<'r> DimRanges<'r> {
             .iter()
             .map(|(a, b)| Some((a.as_int()?, b.as_int()?)))
             .collect();
+        let ints = ints.map(merged);
         match (dt.physical(), ints) {
             (Physical::Int(w @ (4 | 8)), Some(bounds)) => DimRanges::Int {
                 width: w as usize,
@@ -173,11 +175,38 @@ impl<'r> DimRanges<'r> {
                     // Odd lengths read as Value reads them.
                     _ => Value::decode(*dt, v).as_int().unwrap_or_default(),
                 };
-                bounds.iter().any(|&(a, b)| a <= x && x <= b)
+                in_merged(bounds, x)
             }
             DimRanges::Keys(ranges, dt) => in_ranges(ranges, *dt, v),
         }
     }
+}
+
+/// Inclusive integer ranges sorted by start, overlapping and adjacent
+/// ones joined; empty ones (start after end) dropped.
+fn merged(mut bounds: Vec<(i128, i128)>) -> Vec<(i128, i128)> {
+    bounds.retain(|(a, b)| a <= b);
+    bounds.sort_unstable();
+    let mut out: Vec<(i128, i128)> = Vec::with_capacity(bounds.len());
+    for (a, b) in bounds {
+        match out.last_mut() {
+            Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Whether `x` lies in one of `bounds` (sorted, disjoint): a scan of a
+/// few, a binary search of many (a read of thousands of scattered cells'
+/// rows tests every coordinate against each range otherwise).
+#[inline]
+fn in_merged(bounds: &[(i128, i128)], x: i128) -> bool {
+    if bounds.len() <= 8 {
+        return bounds.iter().any(|&(a, b)| a <= x && x <= b);
+    }
+    let after = bounds.partition_point(|&(a, _)| a <= x);
+    after > 0 && x <= bounds[after - 1].1
 }
 
 /// How an MBR relates to the query ranges.
@@ -214,5 +243,43 @@ pub(crate) fn mbr_overlap(
         Overlap::Full
     } else {
         Overlap::Partial
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_ranges_find_what_a_scan_finds() {
+        // Points, runs, overlaps, adjacency, an empty range, out of order.
+        let mut bounds: Vec<(i128, i128)> = (0..40).map(|i| (i * 7, i * 7)).collect();
+        bounds.extend([
+            (100, 120),
+            (115, 130),
+            (131, 131),
+            (5, 3),
+            (-20, -10),
+            (300, 290),
+        ]);
+        bounds.reverse();
+        let m = merged(bounds.clone());
+        assert!(m.windows(2).all(|w| w[0].1 + 1 < w[1].0), "{m:?}");
+        assert!(m.len() > 8, "the binary search is exercised");
+        for x in -30..320 {
+            let scan = bounds.iter().any(|&(a, b)| a <= x && x <= b);
+            assert_eq!(in_merged(&m, x), scan, "{x}");
+        }
+        let ranges: Vec<(Value, Value)> = bounds
+            .iter()
+            .map(|&(a, b)| (Value::Int(a), Value::Int(b)))
+            .collect();
+        let r = DimRanges::new(&ranges, Datatype::Int64);
+        for x in [-15i64, 0, 7, 8, 125, 131, 132, 273] {
+            let scan = bounds
+                .iter()
+                .any(|&(a, b)| a <= x as i128 && x as i128 <= b);
+            assert_eq!(r.contains(&x.to_le_bytes()), scan, "{x}");
+        }
     }
 }
