@@ -1,0 +1,107 @@
+"""An axis query's selection as an AnnData object, as tiledbsoma builds it."""
+
+import numpy as np
+
+from ._arrays import DenseNDArray, SparseNDArray
+from ._blockwise import positions
+from ._query import original_index_name
+
+
+def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_layers,
+          varp_layers, drop_levels, obs_id_name, var_id_name):
+    import anndata
+
+    ms = query._ms
+    names = [n for n in [X_name, *X_layers] if n is not None]
+    for n in names:
+        if n not in ms.X:
+            raise ValueError(f"{ms.uri}: no X layer {n!r}")
+        if not isinstance(ms.X[n], SparseNDArray):
+            raise NotImplementedError(f"{ms.uri}: X layer {n!r} is dense; to_anndata reads sparse layers")
+    obs = _frame(query, "obs", column_names.get("obs"), obs_id_name, "obs_id")
+    var = _frame(query, "var", column_names.get("var"), var_id_name, "var_id")
+    obs_ids = query.obs_joinids().to_numpy()
+    var_ids = query.var_joinids().to_numpy()
+    matrices = {n: _csr(ms.X[n], obs_ids, var_ids) for n in names}
+    X = matrices.pop(X_name) if X_name is not None else None
+    if drop_levels:
+        for frame in (obs, var):
+            for name in frame:
+                if frame[name].dtype.name == "category":
+                    frame[name] = frame[name].cat.remove_unused_categories()
+    return anndata.AnnData(
+        X=X,
+        obs=obs,
+        var=var,
+        obsm={k: _rows(_layer(ms, "obsm", k), obs_ids) for k in obsm_layers} or None,
+        varm={k: _rows(_layer(ms, "varm", k), var_ids) for k in varm_layers} or None,
+        obsp={k: _csr(_layer(ms, "obsp", k), obs_ids, obs_ids) for k in obsp_layers} or None,
+        varp={k: _csr(_layer(ms, "varp", k), var_ids, var_ids) for k in varp_layers} or None,
+        layers=matrices,
+    )
+
+
+def _layer(ms, collection, name):
+    if collection not in ms or name not in ms[collection]:
+        raise ValueError(f"{ms.uri}: no {collection} layer {name!r}")
+    return ms[collection][name]
+
+
+def _frame(query, axis, column_names, id_name, fallback):
+    table = query._axis(axis, column_names).concat()
+    return indexed(table.to_pandas(), query._frame(axis), id_name, fallback)
+
+
+def indexed(frame, source, id_name, fallback):
+    """``frame`` (read from the SOMA DataFrame ``source``) indexed as
+    tiledbsoma indexes it: by ``id_name``, else by the index name the
+    source's metadata keeps, else by ``fallback`` if a column (the index
+    then unnamed)."""
+    name = id_name or original_index_name(source)
+    if name is not None:
+        if name not in frame:
+            raise ValueError(f"requested ID column {name} is not a column: {list(frame.keys())}")
+        frame.set_index(name, inplace=True)
+    elif fallback in frame:
+        frame.set_index(fallback, inplace=True)
+        frame.index.name = None
+    return frame
+
+
+def _csr(array, rows, cols):
+    """The cells of ``array`` in rows ``rows`` and columns ``cols``
+    (ascending joinids) as a CSR matrix indexed by their positions."""
+    whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
+    whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
+    coords = (None if whole_rows else rows, None if whole_cols else cols)
+    table = array.read(coords).tables().concat()
+    return csr(table, (len(rows), len(cols)), None if whole_rows else rows, None if whole_cols else cols)
+
+
+def csr(table, shape, rows=None, cols=None):
+    """A table of ``soma_dim_0``, ``soma_dim_1``, ``soma_data`` as a CSR
+    matrix of ``shape``, coordinates made positions in ``rows`` and
+    ``cols`` (ascending joinids) where given."""
+    import scipy.sparse
+
+    r = table.column("soma_dim_0").to_numpy()
+    c = table.column("soma_dim_1").to_numpy()
+    data = table.column("soma_data").to_numpy()
+    index = np.int32 if max(shape) < np.iinfo(np.int32).max else np.int64
+    r = (r if rows is None else positions(rows, r)).astype(index)
+    c = (c if cols is None else positions(cols, c)).astype(index)
+    return scipy.sparse.csr_matrix((data, (r, c)), shape=shape)
+
+
+def _rows(array, ids):
+    """Rows ``ids`` of an obsm/varm matrix as a dense numpy array."""
+    if isinstance(array, DenseNDArray):
+        if len(ids) == 0:
+            return np.zeros((0, array.shape[1]), dtype=array.schema.field("soma_data").type.to_pandas_dtype())
+        box = array.read((slice(int(ids[0]), int(ids[-1])),)).to_numpy()
+        return box[ids - ids[0]]
+    table = array.read((ids,)).tables().concat()
+    out = np.zeros((len(ids), array.shape[1]), dtype=table.schema.field("soma_data").type.to_pandas_dtype())
+    out[positions(ids, table.column("soma_dim_0").to_numpy()),
+        table.column("soma_dim_1").to_numpy()] = table.column("soma_data").to_numpy()
+    return out

@@ -1,0 +1,245 @@
+"""SOMA's arrays over tessera's reads: DataFrame, SparseNDArray and
+DenseNDArray, with tiledbsoma's read methods and result types."""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from . import _coords
+from ._arrow import TableReadIter, soma_schema, soma_table
+from ._filter import fields, translate
+from ._object import SOMAObject
+
+# Cells of a read held at once in a streamed read (``tables()``).
+_BATCH_BYTES = 256 << 20
+
+
+class _Array(SOMAObject):
+    """What the SOMA arrays share: the tessera array, its domain and shape."""
+
+    def __init__(self, array, mode="r"):
+        super().__init__(array.uri, array.meta, mode)
+        self._array = array
+        self._doc = json.loads(array._native.schema_json())
+
+    @property
+    def is_sparse(self):
+        return self._doc["array_type"] == "sparse"
+
+    @property
+    def ndim(self):
+        return len(self._doc["dimensions"])
+
+    def _dims(self):
+        return self._array.schema.dims
+
+    def _current(self):
+        """Per dimension the inclusive ``(lo, hi)`` in force: the current
+        domain where the array has one, else the dimension's domain."""
+        current = self._doc.get("current_domain")
+        dims = self._doc["dimensions"]
+        if current and len(current) == len(dims):
+            return [tuple(r) for r in current]
+        return [tuple(d["domain"]) for d in dims]
+
+    def non_empty_domain(self):
+        return self._array.nonempty_domain()
+
+    def _read(self, coords, **kwargs):
+        """The read of ``coords`` as two calls: the whole result as one
+        table, and its record batches one at a time; ``None`` when the
+        coordinates select nothing."""
+        subarray = _coords.subarray(coords, self._dims(), self._current())
+        if subarray is None:
+            return None
+
+        def whole():
+            return self._array.read(subarray=subarray, **kwargs)
+
+        def batches():
+            return self._array.iter_batches(subarray=subarray, budget=_BATCH_BYTES, **kwargs)
+
+        return whole, batches
+
+    def _empty(self, **kwargs):
+        """A read that selects nothing, with the fields it would have: one
+        coordinate read, no rows kept."""
+        (lo, _), d = self._current()[0], self._dims()[0]
+        return self._array.read(subarray={d.name: [(lo, lo)]}, **kwargs).slice(0, 0)
+
+
+class DataFrame(_Array):
+    """A SOMA DataFrame (``obs``, ``var``): rows indexed by ``soma_joinid``
+    (and any other index columns)."""
+
+    soma_type = "SOMADataFrame"
+
+    @property
+    def index_column_names(self):
+        return tuple(d["name"] for d in self._doc["dimensions"])
+
+    @property
+    def schema(self):
+        """The columns as a ``pyarrow.Schema``: index columns first."""
+        if not hasattr(self, "_schema"):
+            self._schema = soma_schema(self._empty().schema)
+        return self._schema
+
+    @property
+    def domain(self):
+        return tuple(self._current())
+
+    @property
+    def count(self):
+        """The number of rows."""
+        return self._array.read(attrs=[]).num_rows
+
+    def keys(self):
+        return tuple(self.schema.names)
+
+    def read(self, coords=(), column_names=None, *, result_order=None, value_filter=None,
+             batch_size=None, partitions=None, platform_config=None):
+        """The rows at ``coords`` (per index column: a value, an inclusive
+        slice, or a list of values) that ``value_filter`` keeps, with
+        ``column_names`` (default all) in that order."""
+        dims = set(self.index_column_names)
+        names = list(column_names) if column_names is not None else None
+        if names is not None:
+            # As tiledbsoma: columns the filter names come too, after the ones asked for.
+            names += [n for n in fields(value_filter, self.keys()) if n not in names]
+        attrs = None if names is None else [n for n in names if n not in dims]
+        unknown = [] if names is None else [n for n in names if n not in set(self.keys())]
+        if unknown:
+            raise ValueError(f"{self.uri}: no column {unknown[0]!r} (columns: {', '.join(self.keys())})")
+        want_dims = names is None or any(n in dims for n in names)
+        where = translate(value_filter, self._enumerations())
+        kwargs = dict(attrs=attrs, where=where, dims=want_dims)
+        read = self._read(coords, **kwargs)
+        if read is None:
+            whole, batches = (lambda: self._empty(**kwargs)), (lambda: iter(()))
+        else:
+            whole, batches = read
+        pick = (lambda t: t) if names is None else (lambda t: t.select(names))
+        return TableReadIter(lambda: (pick(soma_table(b)) for b in batches()),
+                             lambda: pick(self._whole_dictionaries(soma_table(whole()))))
+
+    def _whole_dictionaries(self, table):
+        """An empty result's enumerated columns with the whole enumeration
+        as their dictionary (pandas categories), as the rows of a
+        non-empty one have."""
+        if table.num_rows:
+            return table
+        enumerations = self._enumerations()
+        for i, f in enumerate(table.schema):
+            if pa.types.is_dictionary(f.type) and f.name in enumerations:
+                values = pa.array(enumerations[f.name]).cast(f.type.value_type)
+                empty = pa.DictionaryArray.from_arrays(pa.array([], f.type.index_type), values)
+                table = table.set_column(i, f, pa.chunked_array([empty], type=f.type))
+        return table
+
+    def _enumerations(self):
+        by_name = {e["name"]: e["values"] for e in self._doc.get("enumerations", [])}
+        return {a["name"]: by_name[a["enumeration"]] for a in self._doc["attributes"]
+                if a.get("enumeration") in by_name}
+
+
+class _NDArray(_Array):
+    @property
+    def shape(self):
+        """Per dimension the number of coordinates in force (0 to shape - 1)."""
+        return tuple(int(hi) + 1 for _, hi in self._current())
+
+    @property
+    def schema(self):
+        """``soma_dim_*`` and ``soma_data`` as a ``pyarrow.Schema``."""
+        if not hasattr(self, "_schema"):
+            self._schema = soma_schema(self._empty().schema)
+        return self._schema
+
+
+class SparseNDArray(_NDArray):
+    """A SOMA SparseNDArray (``X`` layers, ``obsp``, ``varp``): cells at
+    ``soma_dim_0``, ``soma_dim_1``, ... holding ``soma_data``."""
+
+    soma_type = "SOMASparseNDArray"
+
+    @property
+    def nnz(self):
+        """The number of cells written."""
+        return self._array.read(attrs=[]).num_rows
+
+    def read(self, coords=(), *, result_order=None, batch_size=None, partitions=None,
+             platform_config=None):
+        """The cells at ``coords`` (per dimension: an index, an inclusive
+        slice, or a list of indices)."""
+        return SparseNDArrayRead(self, coords)
+
+
+class SparseNDArrayRead:
+    """The cells a :meth:`SparseNDArray.read` selects, as tables, COO
+    tensors or blocks of scipy matrices."""
+
+    def __init__(self, array, coords):
+        self._array = array
+        self.coords = coords
+        self.shape = array.shape
+
+    def _reads(self):
+        read = self._array._read(self.coords)
+        if read is None:
+            return (lambda: self._array._empty()), (lambda: iter(()))
+        return read
+
+    def tables(self):
+        """A :class:`TableReadIter` of ``soma_dim_*`` and ``soma_data`` columns."""
+        whole, batches = self._reads()
+        return TableReadIter(lambda: (soma_table(b) for b in batches()), lambda: soma_table(whole()))
+
+    def concat(self):
+        return self.tables().concat()
+
+    def coos(self):
+        """The cells as ``pyarrow.SparseCOOTensor``s of the array's shape, one per batch."""
+        _, batches = self._reads()
+        ndim = self._array.ndim
+        for b in batches():
+            if b.num_rows == 0:
+                continue
+            coords = np.column_stack([b.column(k).to_numpy() for k in range(ndim)]).astype(np.int64)
+            data = b.column(ndim).to_numpy().reshape(-1, 1)
+            yield pa.SparseCOOTensor.from_numpy(data, coords, shape=self.shape)
+
+    def blockwise(self, axis, *, size=None, reindex_disable_on_axis=None, eager=True):
+        """Blocks of ``size`` coordinates along ``axis`` (see :class:`BlockwiseRead`)."""
+        from ._blockwise import BlockwiseRead
+
+        return BlockwiseRead(self, axis, size, reindex_disable_on_axis)
+
+
+class DenseNDArray(_NDArray):
+    """A SOMA DenseNDArray (``obsm``, ``varm``, dense ``X``)."""
+
+    soma_type = "SOMADenseNDArray"
+
+    def read(self, coords=(), *, result_order=None, partitions=None, platform_config=None):
+        """The box ``coords`` selects (per dimension: an index or an
+        inclusive slice) as a ``pyarrow.Tensor`` in row-major order."""
+        if coords is None:
+            coords = ()
+        if isinstance(coords, (int, np.integer, slice)):
+            coords = (coords,)
+        subarray = _coords.subarray(coords, self._dims(), self._current())
+        box = []
+        for (lo, hi), d in zip(self._current(), self._dims()):
+            ranges = (subarray or {}).get(d.name)
+            if ranges is None:
+                ranges = [(lo, hi)]
+            if len(ranges) != 1:
+                raise ValueError(f"{self.uri}: a dense read takes one range per dimension, not a list on {d.name}")
+            box.append(ranges[0])
+        table = self._array.read(attrs=["soma_data"], dims=False, layout="row-major",
+                                 subarray={d.name: [r] for d, r in zip(self._dims(), box)})
+        values = table.column("soma_data").to_numpy()
+        shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
+        return pa.Tensor.from_numpy(values.reshape(shape))

@@ -1,0 +1,90 @@
+"""Blockwise reads of a 2-D SparseNDArray: blocks of coordinates along one
+axis, each as a scipy matrix or a table, coordinates reindexed to
+positions (``[0, N)`` in the block along the axis, ``[0, M)`` among all
+coordinates read on the other)."""
+
+import numpy as np
+import pyarrow as pa
+
+from . import _coords
+
+_DEFAULT_SIZE = (2**16, 2**8)
+
+
+class BlockwiseRead:
+    def __init__(self, read, axis, size, reindex_disable_on_axis):
+        array = read._array
+        if array.ndim != 2:
+            raise NotImplementedError(f"{array.uri}: blockwise reads take 2-D arrays, not {array.ndim}-D")
+        if axis not in (0, 1):
+            raise ValueError(f"axis {axis} of a 2-D array")
+        self._read = read
+        self.axis = axis
+        self.size = int(size) if size is not None else _DEFAULT_SIZE[axis]
+        if reindex_disable_on_axis is None:
+            reindex_disable_on_axis = ()
+        elif isinstance(reindex_disable_on_axis, int):
+            reindex_disable_on_axis = (reindex_disable_on_axis,)
+        self.reindex_disable_on_axis = tuple(reindex_disable_on_axis)
+        coords = tuple(read.coords or ()) + (None, None)
+        self._ids = [_axis_ids(coords[d], array.shape[d]) for d in (0, 1)]
+
+    def _blocks(self):
+        """Per block: its ids on each axis and its cells."""
+        array = self._read._array
+        major = self._ids[self.axis]
+        for start in range(0, len(major), self.size):
+            ids = [None, None]
+            ids[self.axis] = major[start:start + self.size]
+            ids[1 - self.axis] = self._ids[1 - self.axis]
+            table = array.read(tuple(ids)).tables().concat()
+            yield ids, table
+
+    def tables(self):
+        """Per block, ``(table, (ids_0, ids_1))`` with coordinates reindexed."""
+        for ids, table in self._blocks():
+            dims = [self._position(d, ids, table.column(d).to_numpy()) for d in (0, 1)]
+            out = pa.table({"soma_dim_0": dims[0], "soma_dim_1": dims[1],
+                            "soma_data": table.column("soma_data")})
+            yield out, (ids[0], ids[1])
+
+    def scipy(self, *, compress=True):
+        """Per block, ``(matrix, (ids_0, ids_1))``: a CSR matrix (CSC along
+        axis 1; COO with ``compress=False``) and the joinids of its rows and
+        columns."""
+        import scipy.sparse
+
+        array = self._read._array
+        for ids, table in self._blocks():
+            r, c = (self._position(d, ids, table.column(d).to_numpy()) for d in (0, 1))
+            shape = tuple(array.shape[d] if d in self.reindex_disable_on_axis else len(ids[d]) for d in (0, 1))
+            m = scipy.sparse.coo_matrix((table.column("soma_data").to_numpy(), (r, c)), shape=shape)
+            if compress:
+                m = m.tocsr() if self.axis == 0 else m.tocsc()
+            yield m, (ids[0], ids[1])
+
+    def _position(self, d, ids, values):
+        if d in self.reindex_disable_on_axis:
+            return values
+        return positions(ids[d], values)
+
+
+def positions(ids, values):
+    """Where each of ``values`` sits among the ascending ``ids``: a
+    subtraction when the ids are a run of consecutive joinids."""
+    if len(ids) and int(ids[-1]) - int(ids[0]) + 1 == len(ids):
+        return values - ids[0]
+    return np.searchsorted(ids, values)
+
+
+def _axis_ids(c, extent):
+    """The joinids ``c`` selects on an axis of ``extent``, ascending."""
+    if c is None:
+        return np.arange(extent, dtype=np.int64)
+    if isinstance(c, slice):
+        lo = 0 if c.start is None else max(0, int(c.start))
+        hi = extent - 1 if c.stop is None else min(int(c.stop), extent - 1)
+        return np.arange(lo, hi + 1, dtype=np.int64)
+    if isinstance(c, (int, np.integer)):
+        return np.array([int(c)], dtype=np.int64)
+    return np.unique(_coords.points_of(c).astype(np.int64))

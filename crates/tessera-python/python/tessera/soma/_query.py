@@ -1,0 +1,125 @@
+"""Axis queries: the cells (obs) and features (var) a query selects in a
+measurement, and X, obs and var restricted to them."""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+
+class AxisQuery:
+    """A selection on one axis: ``coords`` (of ``soma_joinid``) and a
+    ``value_filter`` on its columns; by default everything."""
+
+    def __init__(self, *, value_filter=None, coords=()):
+        self.value_filter = value_filter
+        self.coords = tuple(coords) if coords is not None else ()
+
+    def __repr__(self):
+        return f"AxisQuery(value_filter={self.value_filter!r}, coords={self.coords!r})"
+
+
+class ExperimentAxisQuery:
+    """``Experiment.axis_query``'s result."""
+
+    def __init__(self, experiment, measurement_name, obs_query=None, var_query=None):
+        if measurement_name not in experiment.ms:
+            raise ValueError(f"{experiment.uri}: no measurement {measurement_name!r}")
+        self.experiment = experiment
+        self.measurement_name = measurement_name
+        self._ms = experiment.ms[measurement_name]
+        self._queries = {"obs": obs_query or AxisQuery(), "var": var_query or AxisQuery()}
+        self._joinids = {}
+
+    def _frame(self, axis):
+        return self.experiment.obs if axis == "obs" else self._ms.var
+
+    def _axis(self, axis, column_names):
+        q = self._queries[axis]
+        return self._frame(axis).read(q.coords, column_names=column_names, value_filter=q.value_filter)
+
+    def obs(self, *, column_names=None, batch_size=None, partitions=None, result_order=None,
+            platform_config=None):
+        """The selected rows of ``obs`` (a read iterator of tables)."""
+        return self._axis("obs", column_names)
+
+    def var(self, *, column_names=None, batch_size=None, partitions=None, result_order=None,
+            platform_config=None):
+        """The selected rows of the measurement's ``var``."""
+        return self._axis("var", column_names)
+
+    def _ids(self, axis):
+        if axis not in self._joinids:
+            q = self._queries[axis]
+            if q.value_filter is None and _whole(q.coords):
+                # Every row: the joinids straight off the index column.
+                table = self._frame(axis).read(column_names=["soma_joinid"]).concat()
+            else:
+                table = self._axis(axis, ["soma_joinid"]).concat()
+            ids = table.column("soma_joinid").to_numpy()
+            self._joinids[axis] = pa.array(np.sort(ids), type=pa.int64())
+        return self._joinids[axis]
+
+    def obs_joinids(self):
+        """The selected cells' ``soma_joinid``s, ascending (a ``pyarrow.Int64Array``)."""
+        return self._ids("obs")
+
+    def var_joinids(self):
+        """The selected features' ``soma_joinid``s, ascending."""
+        return self._ids("var")
+
+    @property
+    def n_obs(self):
+        return len(self.obs_joinids())
+
+    @property
+    def n_vars(self):
+        return len(self.var_joinids())
+
+    def X(self, layer_name, *, batch_size=None, partitions=None, result_order=None, platform_config=None):
+        """The cells of X layer ``layer_name`` in the selected rows and columns."""
+        if layer_name not in self._ms.X:
+            raise KeyError(f"{self._ms.uri}: no X layer {layer_name!r}")
+        return self._ms.X[layer_name].read((self._coords("obs"), self._coords("var")))
+
+    def _coords(self, axis):
+        q = self._queries[axis]
+        if q.value_filter is None and _whole(q.coords):
+            return None
+        return self._ids(axis)
+
+    def to_anndata(self, X_name="data", *, column_names=None, X_layers=(), obsm_layers=(),
+                   obsp_layers=(), varm_layers=(), varp_layers=(), drop_levels=False,
+                   obs_id_name=None, var_id_name=None):
+        """The selection as an ``anndata.AnnData``: obs and var as pandas
+        (categoricals from enumerations, indexed by ``obs_id`` / ``var_id``
+        or the index name the frame's metadata keeps), X as a scipy CSR
+        matrix in joinid order, more X layers, obsm/varm (dense rows)
+        and obsp/varp matrices on request."""
+        from ._anndata import build
+
+        return build(self, X_name, column_names or {}, X_layers, obsm_layers, obsp_layers,
+                     varm_layers, varp_layers, drop_levels, obs_id_name, var_id_name)
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _whole(coords):
+    return all(c is None or (isinstance(c, slice) and c.start is None and c.stop is None) for c in coords)
+
+
+def original_index_name(frame):
+    """The index name a DataFrame's metadata keeps (``None`` if none)."""
+    raw = frame.metadata.get("soma_dataframe_original_index_name", "null")
+    name = json.loads(raw) if isinstance(raw, str) else raw
+    if not (name is None or isinstance(name, str)):
+        raise ValueError(f"{frame.uri}: soma_dataframe_original_index_name is {raw!r}, not a name")
+    return name
+

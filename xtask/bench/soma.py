@@ -1,0 +1,118 @@
+"""Single-cell reads: tessera.soma against tiledbsoma 2.3.0, in the same run.
+
+    python soma.py generate EXPERIMENT [N_OBS N_VAR DENSITY]
+    python soma.py run EXPERIMENT ROUNDS OUT_MD
+
+`generate` writes an experiment with tiledbsoma.io.from_anndata (as users
+make them): N_OBS cells (default 100,000) by N_VAR genes (20,000), X at
+DENSITY (0.02: 40 million values) as float32 counts, obs with a
+categorical cell type (10 types), a batch, n_genes and percent_mito, var
+with a categorical chromosome. `run` times each question in a fresh
+process per side, alternating; the time is the question's calls after the
+imports; peak RSS is the process's.
+"""
+import json
+import os
+import subprocess
+import sys
+
+from common import alternating, write_markdown
+
+QUESTIONS = [
+    ("open the experiment and its X layer",
+     "exp = soma.open(uri); X = exp.ms['RNA'].X['data']; shape = X.shape"),
+    ("obs value filter (one cell type, n_genes > 2000)",
+     "exp = soma.open(uri); t = exp.obs.read(value_filter=\"cell_type == 'type_3' and n_genes > 2000\").concat()"),
+    ("axis query to AnnData (a tenth of the cells)",
+     "exp = soma.open(uri); q = exp.axis_query('RNA', obs_query=soma.AxisQuery(value_filter=\"cell_type == 'type_3'\"));"
+     " a = q.to_anndata('data')"),
+    ("whole X to CSR",
+     "exp = soma.open(uri); X = exp.ms['RNA'].X['data'];"
+     " m, _ = next(X.read().blockwise(axis=0, size=X.shape[0]).scipy())"),
+]
+
+RUNNER = r"""
+import json, resource, sys, time
+side, uri, code = sys.argv[1], sys.argv[2], sys.argv[3]
+if side == "tessera":
+    import tessera.soma as soma
+else:
+    import tiledbsoma as soma
+import anndata, scipy.sparse, numpy, pyarrow
+t0 = time.perf_counter()
+exec(code)
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": seconds, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def generate(uri, n_obs=100_000, n_var=20_000, density=0.02):
+    import anndata as ad
+    import numpy as np
+    import pandas as pd
+    import scipy.sparse as sp
+    import tiledbsoma.io
+
+    rng = np.random.default_rng(7)
+    obs = pd.DataFrame(
+        {
+            "cell_type": pd.Categorical(rng.choice([f"type_{i}" for i in range(10)], n_obs)),
+            "batch": pd.Categorical(rng.choice(["a", "b", "c"], n_obs)),
+            "n_genes": rng.integers(100, 5000, n_obs).astype(np.int32),
+            "percent_mito": rng.random(n_obs).astype(np.float32),
+        },
+        index=[f"cell_{i}" for i in range(n_obs)],
+    )
+    var = pd.DataFrame(
+        {"chromosome": pd.Categorical(rng.choice([f"chr{i}" for i in range(1, 23)], n_var)),
+         "means": rng.random(n_var)},
+        index=[f"gene_{j}" for j in range(n_var)],
+    )
+    # Per cell, its genes drawn at the density: CSR built directly.
+    per_cell = rng.binomial(n_var, density, n_obs)
+    indptr = np.concatenate(([0], np.cumsum(per_cell)))
+    indices = np.concatenate([np.sort(rng.choice(n_var, k, replace=False)) for k in per_cell]).astype(np.int32)
+    data = rng.integers(1, 50, len(indices)).astype(np.float32)
+    x = sp.csr_matrix((data, indices, indptr), shape=(n_obs, n_var))
+    tiledbsoma.io.from_anndata(uri, ad.AnnData(X=x, obs=obs, var=var), measurement_name="RNA")
+    print(json.dumps({"experiment": uri, "cells": n_obs, "genes": n_var, "values": int(len(data))}))
+
+
+def run(side, uri, code):
+    out = subprocess.run([sys.executable, "-c", RUNNER, side, uri, code], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if sys.argv[1] == "generate":
+        args = sys.argv[3:]
+        generate(sys.argv[2], *(int(a) for a in args[:2]), *(float(a) for a in args[2:3]))
+        return
+    uri, rounds, out = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    rows = []
+    for question, code in QUESTIONS:
+        # Each side once untimed: both then find the files in the page cache.
+        run("tessera", uri, code)
+        run("tiledbsoma", uri, code)
+        got = alternating(rounds, {
+            "tessera": lambda: run("tessera", uri, code),
+            "tiledbsoma": lambda: run("tiledbsoma", uri, code),
+        })
+        (t, tr), (s, sr) = got["tessera"], got["tiledbsoma"]
+        rows.append((question, t, s, tr, sr))
+        print(f"{question}: tessera {t:.3f} s, tiledbsoma {s:.3f} s ({t / s:.2f}); "
+              f"RSS {tr:.0f} / {sr:.0f} MiB ({tr / sr:.2f})", flush=True)
+    write_markdown(
+        out,
+        f"Single-cell reads (`xtask/bench/soma.py`, {rounds} rounds, medians): tessera.soma against "
+        "tiledbsoma 2.3.0 (libtiledb 2.30) on a generated experiment, same machine, same run:",
+        ["question", "tessera.soma (s)", "tiledbsoma (s)", "time ratio", "tessera peak RSS (MiB)",
+         "tiledbsoma peak RSS (MiB)", "RSS ratio"],
+        [(q, f"{t:.3f}", f"{s:.3f}", f"{t / s:.2f}", f"{tr:.0f}", f"{sr:.0f}", f"{tr / sr:.2f}")
+         for q, t, s, tr, sr in rows],
+    )
+
+
+if __name__ == "__main__":
+    main()
