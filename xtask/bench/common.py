@@ -154,6 +154,14 @@ def alternating(rounds, sides):
     }
 
 
+def side_by_side(rounds, run, sides, *args):
+    """Each of `sides` once untimed (the files then sit in the page
+    cache), then `alternating` rounds of `run(side, *args)`."""
+    for side in sides:
+        run(side, *args)
+    return alternating(rounds, {side: (lambda side=side: run(side, *args)) for side in sides})
+
+
 def write_markdown(out, intro, header, rows):
     """Writes `intro`, then a table of `header` cells (the first two
     left-aligned, the rest right) and `rows` of cells, to `out`."""

@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from common import alternating, write_markdown
+from common import side_by_side, write_markdown
 
 bench, rounds, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
@@ -65,13 +65,8 @@ def run(side, uri, code):
 rows = []
 for name, result, tessera_code, tiledb_code in CASES:
     uri = os.path.join(bench, name)
-    # A read of each first, untimed: both then find the files in the page cache.
-    run("tessera", uri, tessera_code)
-    run("tiledb", uri, tiledb_code)
-    got = alternating(rounds, {
-        "tessera": lambda: run("tessera", uri, tessera_code),
-        "tiledb": lambda: run("tiledb", uri, tiledb_code),
-    })
+    code = {"tessera": tessera_code, "tiledb": tiledb_code}
+    got = side_by_side(rounds, lambda side, uri: run(side, uri, code[side]), ["tessera", "tiledb"], uri)
     (t, tr), (l, lr) = got["tessera"], got["tiledb"]
     rows.append((name, result, t, l, tr, lr))
     print(f"{name} -> {result}: tessera {t:.3f} s, TileDB-Py {l:.3f} s ({t / l:.2f}); "

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-from common import alternating, write_markdown
+from common import side_by_side, write_markdown
 
 QUESTIONS = [
     ("open the experiment and its X layer",
@@ -92,13 +92,7 @@ def main():
     uri, rounds, out = sys.argv[2], int(sys.argv[3]), sys.argv[4]
     rows = []
     for question, code in QUESTIONS:
-        # Each side once untimed: both then find the files in the page cache.
-        run("tessera", uri, code)
-        run("tiledbsoma", uri, code)
-        got = alternating(rounds, {
-            "tessera": lambda: run("tessera", uri, code),
-            "tiledbsoma": lambda: run("tiledbsoma", uri, code),
-        })
+        got = side_by_side(rounds, run, ["tessera", "tiledbsoma"], uri, code)
         (t, tr), (s, sr) = got["tessera"], got["tiledbsoma"]
         rows.append((question, t, s, tr, sr))
         print(f"{question}: tessera {t:.3f} s, tiledbsoma {s:.3f} s ({t / s:.2f}); "

@@ -6,6 +6,8 @@ import json
 import numpy as np
 import pyarrow as pa
 
+from ._object import Closeable
+
 
 class AxisQuery:
     """A selection on one axis: ``coords`` (of ``soma_joinid``) and a
@@ -19,7 +21,7 @@ class AxisQuery:
         return f"AxisQuery(value_filter={self.value_filter!r}, coords={self.coords!r})"
 
 
-class ExperimentAxisQuery:
+class ExperimentAxisQuery(Closeable):
     """``Experiment.axis_query``'s result."""
 
     def __init__(self, experiment, measurement_name, obs_query=None, var_query=None):
@@ -100,16 +102,6 @@ class ExperimentAxisQuery:
 
         return build(self, X_name, column_names or {}, X_layers, obsm_layers, obsp_layers,
                      varm_layers, varp_layers, drop_levels, obs_id_name, var_id_name)
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
 
 def _whole(coords):
     return all(c is None or (isinstance(c, slice) and c.start is None and c.stop is None) for c in coords)
