@@ -3,7 +3,7 @@
 import numpy as np
 
 from ._arrays import DenseNDArray, SparseNDArray
-from ._blockwise import positions
+from ._matrix import csr, positions
 from ._query import original_index_name
 
 
@@ -74,23 +74,12 @@ def _csr(array, rows, cols):
     whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
     whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
     coords = (None if whole_rows else rows, None if whole_cols else cols)
-    table = array.read(coords).tables().concat()
-    return csr(table, (len(rows), len(cols)), None if whole_rows else rows, None if whole_cols else cols)
-
-
-def csr(table, shape, rows=None, cols=None):
-    """A table of ``soma_dim_0``, ``soma_dim_1``, ``soma_data`` as a CSR
-    matrix of ``shape``, coordinates made positions in ``rows`` and
-    ``cols`` (ascending joinids) where given."""
-    import scipy.sparse
-
-    r = table.column("soma_dim_0").to_numpy()
-    c = table.column("soma_dim_1").to_numpy()
-    data = table.column("soma_data").to_numpy()
-    index = np.int32 if max(shape) < np.iinfo(np.int32).max else np.int64
-    r = (r if rows is None else positions(rows, r)).astype(index)
-    c = (c if cols is None else positions(cols, c)).astype(index)
-    return scipy.sparse.csr_matrix((data, (r, c)), shape=shape)
+    read = array.read(coords).tables()
+    # A read of scattered joinids (thousands of ranges) runs as one batch:
+    # tessera's batched read of many ranges picks and decodes the same
+    # tiles again in each batch.
+    tables = read if whole_rows and whole_cols else [read.concat()]
+    return csr(tables, (len(rows), len(cols)), None if whole_rows else rows, None if whole_cols else cols)
 
 
 def _rows(array, ids):

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _coords
+from ._matrix import coo, positions
 
 _DEFAULT_SIZE = (2**16, 2**8)
 
@@ -29,16 +30,20 @@ class BlockwiseRead:
         coords = tuple(read.coords or ()) + (None, None)
         self._ids = [_axis_ids(coords[d], array.shape[d]) for d in (0, 1)]
 
-    def _blocks(self):
-        """Per block: its ids on each axis and its cells."""
-        array = self._read._array
+    def _block_ids(self):
+        """Per block, its joinids on each axis."""
         major = self._ids[self.axis]
         for start in range(0, len(major), self.size):
             ids = [None, None]
             ids[self.axis] = major[start:start + self.size]
             ids[1 - self.axis] = self._ids[1 - self.axis]
-            table = array.read(tuple(ids)).tables().concat()
-            yield ids, table
+            yield ids
+
+    def _blocks(self):
+        """Per block: its ids on each axis and its cells."""
+        array = self._read._array
+        for ids in self._block_ids():
+            yield ids, array.read(tuple(ids)).tables().concat()
 
     def tables(self):
         """Per block, ``(table, (ids_0, ids_1))`` with coordinates reindexed."""
@@ -55,10 +60,11 @@ class BlockwiseRead:
         import scipy.sparse
 
         array = self._read._array
-        for ids, table in self._blocks():
-            r, c = (self._position(d, ids, table.column(d).to_numpy()) for d in (0, 1))
+        for ids in self._block_ids():
             shape = tuple(array.shape[d] if d in self.reindex_disable_on_axis else len(ids[d]) for d in (0, 1))
-            m = scipy.sparse.coo_matrix((table.column("soma_data").to_numpy(), (r, c)), shape=shape)
+            by = [None if d in self.reindex_disable_on_axis else ids[d] for d in (0, 1)]
+            r, c, data = coo(array.read(tuple(ids)).tables(), shape, *by)
+            m = scipy.sparse.coo_matrix((data, (r, c)), shape=shape)
             if compress:
                 m = m.tocsr() if self.axis == 0 else m.tocsc()
             yield m, (ids[0], ids[1])
@@ -67,14 +73,6 @@ class BlockwiseRead:
         if d in self.reindex_disable_on_axis:
             return values
         return positions(ids[d], values)
-
-
-def positions(ids, values):
-    """Where each of ``values`` sits among the ascending ``ids``: a
-    subtraction when the ids are a run of consecutive joinids."""
-    if len(ids) and int(ids[-1]) - int(ids[0]) + 1 == len(ids):
-        return values - ids[0]
-    return np.searchsorted(ids, values)
 
 
 def _axis_ids(c, extent):
