@@ -141,18 +141,18 @@ fn main() -> ExitCode {
     }));
     let cli = Cli::parse();
     // For commands that read on the main thread, it is one of rayon's
-    // threads: a read's parallel steps run on it and its helpers by work stealing, instead of each being handed
-    // to the pool while it sleeps, and one thread fewer is started. Built
-    // after parsing, so that `--help` and `--version` start no thread.
-    // `build_global` waits until the helpers run, which measured faster
-    // than not waiting (`build`): a helper left queued on the main thread's
-    // CPU competes with it. On the 1 % row-band read (benchmark), medians of
-    // 300 alternating runs: 4.57 ms, against 4.73 with the main thread
-    // outside the pool, 5.16 not waiting and 4.84 with one thread.
-    // Commands that run on an async runtime (SQL, the cluster's servers)
-    // block the main thread in it: it would be a pool thread that
-    // never takes work, and every read would decode on the other threads
-    // alone (on two cores, one).
+    // threads: a read's parallel steps run on it and its helpers by work
+    // stealing, instead of each being handed to the pool while it sleeps,
+    // and one thread fewer is started. Built after parsing, so that
+    // `--help` and `--version` start no thread. `build_global` waits until
+    // the helpers run, which measured faster than not waiting (`build`): a
+    // helper left queued on the main thread's CPU competes with it. On the
+    // 1 % row-band read (benchmark), medians of 300 alternating runs:
+    // 4.57 ms, against 4.73 with the main thread outside the pool, 5.16 not
+    // waiting and 4.84 with one thread. Commands that run on an async
+    // runtime (SQL, the cluster's servers) block the main thread in it: it
+    // would be a pool thread that never takes work, and every read would
+    // decode on the other threads alone (on two cores, one).
     let pool = rayon::ThreadPoolBuilder::new();
     let pool = match cli.command.reads_on_main_thread() {
         true => pool.use_current_thread(),

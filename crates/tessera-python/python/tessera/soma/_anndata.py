@@ -1,10 +1,11 @@
 """An axis query's selection as an AnnData object, as tiledbsoma builds it."""
 
+import json
+
 import numpy as np
 
 from ._arrays import DenseNDArray, SparseNDArray
 from ._matrix import csr, positions
-from ._query import original_index_name
 
 
 def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_layers,
@@ -68,18 +69,27 @@ def indexed(frame, source, id_name, fallback):
     return frame
 
 
+def original_index_name(frame):
+    """The index name a DataFrame's metadata keeps (``None`` if none)."""
+    raw = frame.metadata.get("soma_dataframe_original_index_name", "null")
+    name = json.loads(raw) if isinstance(raw, str) else raw
+    if not (name is None or isinstance(name, str)):
+        raise ValueError(f"{frame.uri}: soma_dataframe_original_index_name is {raw!r}, not a name")
+    return name
+
+
 def _csr(array, rows, cols):
     """The cells of ``array`` in rows ``rows`` and columns ``cols``
     (ascending joinids) as a CSR matrix indexed by their positions."""
     whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
     whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
-    coords = (None if whole_rows else rows, None if whole_cols else cols)
-    read = array.read(coords).tables()
+    by = (None if whole_rows else rows, None if whole_cols else cols)
+    read = array.read(by).tables()
     # A read of scattered joinids (thousands of ranges) runs as one batch:
     # tessera's batched read of many ranges picks and decodes the same
     # tiles again in each batch.
     tables = read if whole_rows and whole_cols else [read.concat()]
-    return csr(tables, (len(rows), len(cols)), None if whole_rows else rows, None if whole_cols else cols)
+    return csr(tables, (len(rows), len(cols)), *by)
 
 
 def _rows(array, ids):

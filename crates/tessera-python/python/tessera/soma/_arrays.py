@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from . import _coords
 from ._arrow import TableReadIter, soma_schema, soma_table
+from ._blockwise import BlockwiseRead
 from ._filter import fields, translate
 from ._object import SOMAObject
 
@@ -46,13 +47,25 @@ class _Array(SOMAObject):
     def non_empty_domain(self):
         return self._array.nonempty_domain()
 
+    @property
+    def schema(self):
+        """The fields a read returns, as a ``pyarrow.Schema``: index
+        columns (``soma_dim_*``) first."""
+        if not hasattr(self, "_schema"):
+            self._schema = soma_schema(self._empty().schema)
+        return self._schema
+
+    def _cell_count(self):
+        """The cells a whole read returns, no field decoded for it."""
+        return self._array.read(attrs=[], dims=False).num_rows
+
     def _read(self, coords, **kwargs):
         """The read of ``coords`` as two calls: the whole result as one
-        table, and its record batches one at a time; ``None`` when the
-        coordinates select nothing."""
+        table, and its record batches one at a time (none when the
+        coordinates select nothing)."""
         subarray = _coords.subarray(coords, self._dims(), self._current())
         if subarray is None:
-            return None
+            return (lambda: self._empty(**kwargs)), (lambda: iter(()))
 
         def whole():
             return self._array.read(subarray=subarray, **kwargs)
@@ -80,20 +93,13 @@ class DataFrame(_Array):
         return tuple(d["name"] for d in self._doc["dimensions"])
 
     @property
-    def schema(self):
-        """The columns as a ``pyarrow.Schema``: index columns first."""
-        if not hasattr(self, "_schema"):
-            self._schema = soma_schema(self._empty().schema)
-        return self._schema
-
-    @property
     def domain(self):
         return tuple(self._current())
 
     @property
     def count(self):
         """The number of rows."""
-        return self._array.read(attrs=[]).num_rows
+        return self._cell_count()
 
     def keys(self):
         return tuple(self.schema.names)
@@ -104,22 +110,19 @@ class DataFrame(_Array):
         slice, or a list of values) that ``value_filter`` keeps, with
         ``column_names`` (default all) in that order."""
         dims = set(self.index_column_names)
+        columns = self.keys()
         names = list(column_names) if column_names is not None else None
         if names is not None:
             # As tiledbsoma: columns the filter names come too, after the ones asked for.
-            names += [n for n in fields(value_filter, self.keys()) if n not in names]
+            names += [n for n in fields(value_filter, columns) if n not in names]
         attrs = None if names is None else [n for n in names if n not in dims]
-        unknown = [] if names is None else [n for n in names if n not in set(self.keys())]
+        unknown = [] if names is None else [n for n in names if n not in columns]
         if unknown:
             raise ValueError(f"{self.uri}: no column {unknown[0]!r} (columns: {', '.join(self.keys())})")
         want_dims = names is None or any(n in dims for n in names)
         where = translate(value_filter, self._enumerations())
         kwargs = dict(attrs=attrs, where=where, dims=want_dims)
-        read = self._read(coords, **kwargs)
-        if read is None:
-            whole, batches = (lambda: self._empty(**kwargs)), (lambda: iter(()))
-        else:
-            whole, batches = read
+        whole, batches = self._read(coords, **kwargs)
         pick = (lambda t: t) if names is None else (lambda t: t.select(names))
         return TableReadIter(lambda: (pick(soma_table(b)) for b in batches()),
                              lambda: pick(self._whole_dictionaries(soma_table(whole()))))
@@ -150,13 +153,6 @@ class _NDArray(_Array):
         """Per dimension the number of coordinates in force (0 to shape - 1)."""
         return tuple(int(hi) + 1 for _, hi in self._current())
 
-    @property
-    def schema(self):
-        """``soma_dim_*`` and ``soma_data`` as a ``pyarrow.Schema``."""
-        if not hasattr(self, "_schema"):
-            self._schema = soma_schema(self._empty().schema)
-        return self._schema
-
 
 class SparseNDArray(_NDArray):
     """A SOMA SparseNDArray (``X`` layers, ``obsp``, ``varp``): cells at
@@ -167,7 +163,7 @@ class SparseNDArray(_NDArray):
     @property
     def nnz(self):
         """The number of cells written."""
-        return self._array.read(attrs=[]).num_rows
+        return self._cell_count()
 
     def read(self, coords=(), *, result_order=None, batch_size=None, partitions=None,
              platform_config=None):
@@ -185,15 +181,9 @@ class SparseNDArrayRead:
         self.coords = coords
         self.shape = array.shape
 
-    def _reads(self):
-        read = self._array._read(self.coords)
-        if read is None:
-            return (lambda: self._array._empty()), (lambda: iter(()))
-        return read
-
     def tables(self):
         """A :class:`TableReadIter` of ``soma_dim_*`` and ``soma_data`` columns."""
-        whole, batches = self._reads()
+        whole, batches = self._array._read(self.coords)
         return TableReadIter(lambda: (soma_table(b) for b in batches()), lambda: soma_table(whole()))
 
     def concat(self):
@@ -201,7 +191,7 @@ class SparseNDArrayRead:
 
     def coos(self):
         """The cells as ``pyarrow.SparseCOOTensor``s of the array's shape, one per batch."""
-        _, batches = self._reads()
+        _, batches = self._array._read(self.coords)
         ndim = self._array.ndim
         for b in batches():
             if b.num_rows == 0:
@@ -212,8 +202,6 @@ class SparseNDArrayRead:
 
     def blockwise(self, axis, *, size=None, reindex_disable_on_axis=None, eager=True):
         """Blocks of ``size`` coordinates along ``axis`` (see :class:`BlockwiseRead`)."""
-        from ._blockwise import BlockwiseRead
-
         return BlockwiseRead(self, axis, size, reindex_disable_on_axis)
 
 
@@ -225,14 +213,12 @@ class DenseNDArray(_NDArray):
     def read(self, coords=(), *, result_order=None, partitions=None, platform_config=None):
         """The box ``coords`` selects (per dimension: an index or an
         inclusive slice) as a ``pyarrow.Tensor`` in row-major order."""
-        if coords is None:
-            coords = ()
-        if isinstance(coords, (int, np.integer, slice)):
-            coords = (coords,)
         subarray = _coords.subarray(coords, self._dims(), self._current())
+        if subarray is None:
+            raise ValueError(f"{self.uri}: a dense read takes one range per dimension, not an empty list")
         box = []
         for (lo, hi), d in zip(self._current(), self._dims()):
-            ranges = (subarray or {}).get(d.name)
+            ranges = subarray.get(d.name)
             if ranges is None:
                 ranges = [(lo, hi)]
             if len(ranges) != 1:

@@ -27,8 +27,7 @@ class BlockwiseRead:
         elif isinstance(reindex_disable_on_axis, int):
             reindex_disable_on_axis = (reindex_disable_on_axis,)
         self.reindex_disable_on_axis = tuple(reindex_disable_on_axis)
-        coords = tuple(read.coords or ()) + (None, None)
-        self._ids = [_axis_ids(coords[d], array.shape[d]) for d in (0, 1)]
+        self._ids = _axis_ids(array, read.coords)
 
     def _block_ids(self):
         """Per block, its joinids on each axis."""
@@ -39,15 +38,11 @@ class BlockwiseRead:
             ids[1 - self.axis] = self._ids[1 - self.axis]
             yield ids
 
-    def _blocks(self):
-        """Per block: its ids on each axis and its cells."""
-        array = self._read._array
-        for ids in self._block_ids():
-            yield ids, array.read(tuple(ids)).tables().concat()
-
     def tables(self):
         """Per block, ``(table, (ids_0, ids_1))`` with coordinates reindexed."""
-        for ids, table in self._blocks():
+        array = self._read._array
+        for ids in self._block_ids():
+            table = array.read(tuple(ids)).tables().concat()
             dims = [self._position(d, ids, table.column(d).to_numpy()) for d in (0, 1)]
             out = pa.table({"soma_dim_0": dims[0], "soma_dim_1": dims[1],
                             "soma_data": table.column("soma_data")})
@@ -75,14 +70,17 @@ class BlockwiseRead:
         return positions(ids[d], values)
 
 
-def _axis_ids(c, extent):
-    """The joinids ``c`` selects on an axis of ``extent``, ascending."""
-    if c is None:
-        return np.arange(extent, dtype=np.int64)
-    if isinstance(c, slice):
-        lo = 0 if c.start is None else max(0, int(c.start))
-        hi = extent - 1 if c.stop is None else min(int(c.stop), extent - 1)
-        return np.arange(lo, hi + 1, dtype=np.int64)
-    if isinstance(c, (int, np.integer)):
-        return np.array([int(c)], dtype=np.int64)
-    return np.unique(_coords.points_of(c).astype(np.int64))
+def _axis_ids(array, coords):
+    """Per axis, the joinids ``coords`` selects, ascending (as the read
+    takes them: slices cut to the domain in force)."""
+    subarray = _coords.subarray(coords, array._dims(), array._current())
+    if subarray is None:
+        return [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+    out = []
+    for d, extent in zip(array._dims(), array.shape):
+        ranges = subarray.get(d.name)
+        if ranges is None:
+            out.append(np.arange(extent, dtype=np.int64))
+        else:
+            out.append(np.concatenate([np.arange(a, b + 1, dtype=np.int64) for a, b in ranges]))
+    return out

@@ -5,6 +5,7 @@ import tessera
 
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._object import SOMAObject
+from ._query import ExperimentAxisQuery
 
 
 class SOMAError(Exception):
@@ -79,8 +80,6 @@ class Experiment(Collection):
     def axis_query(self, measurement_name, *, obs_query=None, var_query=None):
         """The cells and features ``obs_query`` and ``var_query`` select
         (each an :class:`AxisQuery`), in the measurement ``measurement_name``."""
-        from ._query import ExperimentAxisQuery
-
         return ExperimentAxisQuery(self, measurement_name, obs_query, var_query)
 
 

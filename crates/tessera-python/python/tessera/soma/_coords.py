@@ -60,11 +60,11 @@ def _ranges(c, dim):
     if isinstance(c, (int, np.integer, float, np.floating, str, bytes)):
         v = _scalar(c)
         return [(v, v)]
-    points = points_of(c)
+    points = _points(c)
     return _runs(points) if points.dtype.kind in "iu" else [(v, v) for v in points.tolist()]
 
 
-def points_of(c):
+def _points(c):
     """A sequence of coordinates as a numpy array."""
     if isinstance(c, (pa.Array, pa.ChunkedArray)):
         return c.to_numpy(zero_copy_only=False)

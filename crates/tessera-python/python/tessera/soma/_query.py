@@ -1,11 +1,10 @@
 """Axis queries: the cells (obs) and features (var) a query selects in a
 measurement, and X, obs and var restricted to them."""
 
-import json
-
 import numpy as np
 import pyarrow as pa
 
+from ._anndata import build
 from ._object import Closeable
 
 
@@ -52,13 +51,7 @@ class ExperimentAxisQuery(Closeable):
 
     def _ids(self, axis):
         if axis not in self._joinids:
-            q = self._queries[axis]
-            if q.value_filter is None and _whole(q.coords):
-                # Every row: the joinids straight off the index column.
-                table = self._frame(axis).read(column_names=["soma_joinid"]).concat()
-            else:
-                table = self._axis(axis, ["soma_joinid"]).concat()
-            ids = table.column("soma_joinid").to_numpy()
+            ids = self._axis(axis, ["soma_joinid"]).concat().column("soma_joinid").to_numpy()
             self._joinids[axis] = pa.array(np.sort(ids), type=pa.int64())
         return self._joinids[axis]
 
@@ -85,6 +78,8 @@ class ExperimentAxisQuery(Closeable):
         return self._ms.X[layer_name].read((self._coords("obs"), self._coords("var")))
 
     def _coords(self, axis):
+        """The axis's coordinates for a read: ``None`` where the query
+        selects every row, else the selected joinids."""
         q = self._queries[axis]
         if q.value_filter is None and _whole(q.coords):
             return None
@@ -98,20 +93,10 @@ class ExperimentAxisQuery(Closeable):
         or the index name the frame's metadata keeps), X as a scipy CSR
         matrix in joinid order, more X layers, obsm/varm (dense rows)
         and obsp/varp matrices on request."""
-        from ._anndata import build
-
         return build(self, X_name, column_names or {}, X_layers, obsm_layers, obsp_layers,
                      varm_layers, varp_layers, drop_levels, obs_id_name, var_id_name)
 
+
 def _whole(coords):
     return all(c is None or (isinstance(c, slice) and c.start is None and c.stop is None) for c in coords)
-
-
-def original_index_name(frame):
-    """The index name a DataFrame's metadata keeps (``None`` if none)."""
-    raw = frame.metadata.get("soma_dataframe_original_index_name", "null")
-    name = json.loads(raw) if isinstance(raw, str) else raw
-    if not (name is None or isinstance(name, str)):
-        raise ValueError(f"{frame.uri}: soma_dataframe_original_index_name is {raw!r}, not a name")
-    return name
 

@@ -39,8 +39,8 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
 
 
 def _dataframe(frame, id_name, fallback):
-    table = frame.read().concat().drop(["soma_joinid"])
-    return indexed(table.to_pandas(), frame, id_name, fallback)
+    columns = [n for n in frame.keys() if n != "soma_joinid"]
+    return indexed(frame.read(column_names=columns).concat().to_pandas(), frame, id_name, fallback)
 
 
 def _matrix(array, shape):
