@@ -21,7 +21,7 @@
 
 use crate::batch::Batches;
 use crate::context::ReadContext;
-use crate::geometry::mbr_overlap;
+use crate::geometry::{mbr_overlap, MbrTest};
 use crate::prune::Answered;
 use crate::read::Read;
 use crate::request::ReadRequest;
@@ -391,9 +391,10 @@ fn answer_from_metadata<'a>(
             }
         }
         // Tiles the subarray covers whole.
+        let test = MbrTest::new(ranges, dims);
         let full: Vec<u64> = frag
             .rtree(read.storage)?
-            .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims))
+            .tiles_overlapping(&|mbr: &[Range1D]| test.overlap(mbr))
             .into_iter()
             .filter(|&(_, full)| full)
             .map(|(t, _)| t)

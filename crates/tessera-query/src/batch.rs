@@ -9,7 +9,9 @@
 //!   still holds more than one coordinate, so each batch is a contiguous run;
 //! - global order: pieces first cut whole space tiles along the tile order,
 //!   then, inside one tile, cells along the cell order;
-//! - unordered (sparse): any cut.
+//! - unordered (sparse): at an edge of the tiles' MBRs where the fewest
+//!   cells lie in tiles on both sides (each side's read decodes those),
+//!   else any cut.
 //!
 //! Estimates come from metadata only: the dense tile grid, R-tree leaves
 //! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
@@ -18,7 +20,7 @@
 
 use crate::context::ReadContext;
 use crate::execute::execute;
-use crate::geometry::dense_grid;
+use crate::geometry::{dense_grid, MbrTest};
 use crate::prefetch::{fetch_metadata, returned_attributes};
 use crate::prune::Answered;
 use crate::read::Read;
@@ -161,18 +163,12 @@ impl Batches {
             (tiles.saturating_mul(per_tile), cells, tiles)
         } else {
             // Every cell of an overlapping tile may be returned.
-            let (mut cells, mut tiles) = (0u64, 0u64);
-            for frag in &array.fragments {
-                let rt = frag.rtree(&*self.storage)?;
-                let hits = rt.tiles_overlapping(&|mbr: &[Range1D]| {
-                    crate::geometry::mbr_overlap(mbr, piece, &schema.dimensions)
-                });
-                tiles += hits.len() as u64;
-                for (t, _) in hits {
-                    cells = cells.saturating_add(frag.cell_num(t));
-                }
-            }
-            (cells, cells, tiles)
+            let tiles = self.sparse_tiles(piece)?;
+            let cells = tiles
+                .iter()
+                .map(|(_, c)| c)
+                .fold(0u64, |a, c| a.saturating_add(*c));
+            (cells, cells, tiles.len() as u64)
         };
         Ok((
             tile_cells as f64 * self.tile_cell_bytes + result_cells as f64 * self.cell_bytes,
@@ -180,8 +176,83 @@ impl Batches {
         ))
     }
 
+    /// The data tiles of a sparse array a piece overlaps: each tile's MBR
+    /// and cell count.
+    fn sparse_tiles(&self, piece: &Piece) -> Result<Vec<(&[Range1D], u64)>, QueryError> {
+        let test = MbrTest::new(piece, &self.array.schema.dimensions);
+        let mut out = Vec::new();
+        for frag in &self.array.fragments {
+            let rt = frag.rtree(&*self.storage)?;
+            for (t, _) in rt.tiles_overlapping(&|mbr: &[Range1D]| test.overlap(mbr)) {
+                if let Some(mbr) = rt.leaves().get(t as usize) {
+                    out.push((mbr.as_slice(), frag.cell_num(t)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Cuts a sparse piece where the fewest of its tiles' cells lie on both
+    /// sides (each side's read would decode those tiles): at an edge of a
+    /// tile's MBR on an integer dimension, preferring cuts that leave
+    /// between a quarter and three quarters of the cells on each side.
+    /// `None` where no cut leaves each side fewer tiles.
+    fn tile_cut(&self, piece: &Piece) -> Result<Option<(Piece, Piece)>, QueryError> {
+        let dims = &self.array.schema.dimensions;
+        let tiles = self.sparse_tiles(piece)?;
+        if tiles.len() < 2 {
+            return Ok(None);
+        }
+        let mut best: Option<(TileCut, usize)> = None;
+        for (j, d) in dims.iter().enumerate() {
+            let Some((a, b)) = piece[j]
+                .first()
+                .zip(piece[j].last())
+                .and_then(|(f, l)| Some((f.0.as_int()?, l.1.as_int()?)))
+            else {
+                continue;
+            };
+            let spans: Option<Vec<(i128, i128, u64)>> = tiles
+                .iter()
+                .map(|(mbr, cells)| {
+                    let r = mbr.get(j)?;
+                    let lo = Value::decode(d.datatype, &r.lo).as_int()?;
+                    let hi = Value::decode(d.datatype, &r.hi).as_int()?;
+                    Some((lo.max(a), hi.min(b), *cells))
+                })
+                .collect();
+            if let Some(c) = spans.and_then(|s| TileCut::best(s, a, b)) {
+                if best.as_ref().is_none_or(|(o, _)| c.score() < o.score()) {
+                    best = Some((c, j));
+                }
+            }
+        }
+        Ok(best.and_then(|(c, j)| {
+            let (left, right) = cut_at(&piece[j], c.at)?;
+            let (mut l, mut r) = (piece.clone(), piece.clone());
+            l[j] = left;
+            r[j] = right;
+            Some((l, r))
+        }))
+    }
+
     /// Cuts a piece in two, keeping the layout's order; `None` if it cannot be cut.
-    fn split(&self, piece: &Piece) -> Option<(Piece, Piece)> {
+    fn split(&self, piece: &Piece) -> Result<Option<(Piece, Piece)>, QueryError> {
+        if !self.array.schema.is_dense()
+            && !matches!(
+                self.layout,
+                Layout::GlobalOrder | Layout::RowMajor | Layout::ColMajor
+            )
+        {
+            if let Some(cut) = self.tile_cut(piece)? {
+                return Ok(Some(cut));
+            }
+        }
+        Ok(self.geometric_split(piece))
+    }
+
+    /// Cuts a piece in two by its ranges alone, keeping the layout's order.
+    fn geometric_split(&self, piece: &Piece) -> Option<(Piece, Piece)> {
         let schema = &self.array.schema;
         let nd = piece.len();
         let major = |l: Layout| major_order(l, nd);
@@ -231,7 +302,7 @@ impl Batches {
         if bytes <= limit as f64 || (tiles <= 1 && !free) {
             return Ok(None);
         }
-        let Some((a, b)) = self.split(piece) else {
+        let Some((a, b)) = self.split(piece)? else {
             return Ok(None);
         };
         let fewer = self.estimate(&a)?.1 < tiles || self.estimate(&b)?.1 < tiles;
@@ -291,19 +362,7 @@ fn cut(
             return None;
         }
         let mid = a + (b - a + 1) / 2;
-        let m = (lo + ((mid - lo) / ext) * ext).clamp(first, last);
-        let mut left = Vec::new();
-        let mut right = Vec::new();
-        for (x, y) in r {
-            let (x, y) = (x.as_int()?, y.as_int()?);
-            if x < m {
-                left.push((Value::Int(x), Value::Int(y.min(m - 1))));
-            }
-            if y >= m {
-                right.push((Value::Int(x.max(m)), Value::Int(y)));
-            }
-        }
-        (left, right)
+        cut_at(r, (lo + ((mid - lo) / ext) * ext).clamp(first, last))?
     } else if r.len() > 1 {
         let h = r.len() / 2;
         (r[..h].to_vec(), r[h..].to_vec())
@@ -342,6 +401,98 @@ fn cut(
     l[j] = left;
     rr[j] = right;
     Some((l, rr))
+}
+
+/// Integer ranges cut before `m`: those parts below it, those from it on.
+fn cut_at(r: &[(Value, Value)], m: i128) -> Option<(Ranges, Ranges)> {
+    let mut left = Vec::new();
+    let mut right = Vec::new();
+    for (x, y) in r {
+        let (x, y) = (x.as_int()?, y.as_int()?);
+        if x < m {
+            left.push((Value::Int(x), Value::Int(y.min(m - 1))));
+        }
+        if y >= m {
+            right.push((Value::Int(x.max(m)), Value::Int(y)));
+        }
+    }
+    Some((left, right))
+}
+
+/// A cut of a sparse piece on one dimension before coordinate `at`, with
+/// what it costs: the cells of tiles on both sides, and how far from an
+/// even split it leaves the cells of the tiles on one side only.
+struct TileCut {
+    at: i128,
+    balanced: bool,
+    shared_cells: u64,
+    imbalance: f64,
+}
+
+impl TileCut {
+    /// Lower is better: balanced cuts first, then fewer shared cells.
+    fn score(&self) -> (bool, u64, u64) {
+        (
+            !self.balanced,
+            self.shared_cells,
+            (self.imbalance * 1e6) as u64,
+        )
+    }
+
+    /// The best cut among the edges of `spans` (each tile's MBR on the
+    /// dimension, clamped to the piece's `a..=b`, and its cells) that
+    /// leaves each side fewer tiles than the whole.
+    fn best(spans: Vec<(i128, i128, u64)>, a: i128, b: i128) -> Option<TileCut> {
+        let n = spans.len();
+        let mut by_lo: Vec<(i128, u64)> = spans.iter().map(|s| (s.0, s.2)).collect();
+        let mut by_hi: Vec<(i128, u64)> = spans.iter().map(|s| (s.1, s.2)).collect();
+        by_lo.sort_unstable();
+        by_hi.sort_unstable();
+        let prefix = |v: &[(i128, u64)]| {
+            let mut p = Vec::with_capacity(v.len() + 1);
+            p.push(0u64);
+            for (_, c) in v {
+                p.push(p.last().copied().unwrap_or(0).saturating_add(*c));
+            }
+            p
+        };
+        let (lo_cells, hi_cells) = (prefix(&by_lo), prefix(&by_hi));
+        let total = lo_cells[n];
+        // Cutting before `m` splits a tile when its MBR starts before `m`
+        // and ends at or after it.
+        let candidates = spans
+            .iter()
+            .flat_map(|s| [s.0, s.1.saturating_add(1)])
+            .filter(|&m| a < m && m <= b);
+        let mut best: Option<TileCut> = None;
+        for m in candidates {
+            let started = by_lo.partition_point(|&(lo, _)| lo < m);
+            let ended = by_hi.partition_point(|&(hi, _)| hi < m);
+            // The left side reads the tiles started, the right those not
+            // ended: each fewer than all when a tile ends before `m` and
+            // another starts from it on.
+            if ended == 0 || started == n {
+                continue;
+            }
+            let left_only = hi_cells[ended];
+            let right_only = total - lo_cells[started];
+            let shared = lo_cells[started] - left_only;
+            let f = match left_only + right_only {
+                0 => 0.5,
+                s => left_only as f64 / s as f64,
+            };
+            let c = TileCut {
+                at: m,
+                balanced: (0.25..=0.75).contains(&f),
+                shared_cells: shared,
+                imbalance: (f - 0.5).abs(),
+            };
+            if best.as_ref().is_none_or(|o| c.score() < o.score()) {
+                best = Some(c);
+            }
+        }
+        best
+    }
 }
 
 /// Result bytes per cell over the fields a read returns: fixed sizes,
@@ -520,4 +671,28 @@ pub fn extent(
         Some(ned) => ned.into_iter().map(|(lo, hi)| Some((lo, hi))).collect(),
         None => vec![None; schema.dimensions.len()],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TileCut;
+
+    #[test]
+    fn tiles_are_cut_where_fewest_cells_are_shared() {
+        // Four row blocks of 100 cells: the middle edge shares none.
+        let blocks = vec![(0, 9, 100), (10, 19, 100), (20, 29, 100), (30, 39, 100)];
+        let c = TileCut::best(blocks.clone(), 0, 39).unwrap();
+        assert_eq!((c.at, c.shared_cells, c.balanced), (20, 0, true));
+        // A tile across 5..=24 is shared by any balanced cut; of those, the
+        // even one. The cut before 30 shares nothing but leaves 4/5 left.
+        let mut straddled = blocks;
+        straddled.push((5, 24, 100));
+        let c = TileCut::best(straddled, 0, 39).unwrap();
+        assert_eq!((c.at, c.shared_cells, c.balanced), (20, 100, true));
+        // Two tiles over the same span: no cut leaves either side fewer.
+        assert!(TileCut::best(vec![(0, 9, 5), (0, 9, 5)], 0, 9).is_none());
+        // A lone small tile at the end is cut off when nothing is balanced.
+        let c = TileCut::best(vec![(0, 90, 100), (91, 99, 1)], 0, 99).unwrap();
+        assert_eq!((c.at, c.shared_cells, c.balanced), (91, 0, false));
+    }
 }

@@ -143,6 +143,37 @@ impl<'r> DimRanges<'r> {
                 };
             }
         }
+        // Many integer ranges: coordinates come mostly in order within a
+        // tile (the cell order), so each is placed from where the last was.
+        if let DimRanges::Int {
+            width,
+            signed,
+            bounds,
+            ..
+        } = self
+        {
+            if *width == w && bounds.len() > 8 {
+                let mut cursor = Cursor::new(bounds);
+                let at = |i: u32| &data[i as usize * w..(i as usize + 1) * w];
+                let mut inside = |i: &u32| match (w, signed) {
+                    (8, true) => cursor
+                        .inside(i64::from_le_bytes(at(*i).try_into().expect("8 bytes")) as i128),
+                    (8, false) => cursor
+                        .inside(u64::from_le_bytes(at(*i).try_into().expect("8 bytes")) as i128),
+                    (_, true) => cursor
+                        .inside(i32::from_le_bytes(at(*i).try_into().expect("4 bytes")) as i128),
+                    (_, false) => cursor
+                        .inside(u32::from_le_bytes(at(*i).try_into().expect("4 bytes")) as i128),
+                };
+                return match among {
+                    None => (0..(data.len() / w) as u32).filter(|i| inside(i)).collect(),
+                    Some(mut c) => {
+                        c.retain(|i| inside(i));
+                        c
+                    }
+                };
+            }
+        }
         let inside = |i: &u32| {
             let i = *i as usize * w;
             self.contains(&data[i..i + w])
@@ -161,23 +192,52 @@ impl<'r> DimRanges<'r> {
     pub(crate) fn contains(&self, v: &[u8]) -> bool {
         match self {
             DimRanges::All => true,
-            DimRanges::Int {
-                width,
-                signed,
-                dt,
-                bounds,
-            } => {
-                let x = match (v.len() == *width, width, signed) {
-                    (true, 8, true) => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
-                    (true, 8, false) => u64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
-                    (true, _, true) => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
-                    (true, _, false) => u32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
-                    // Odd lengths read as Value reads them.
-                    _ => Value::decode(*dt, v).as_int().unwrap_or_default(),
-                };
-                in_merged(bounds, x)
-            }
+            DimRanges::Int { bounds, .. } => in_merged(bounds, self.int_of(v)),
             DimRanges::Keys(ranges, dt) => in_ranges(ranges, *dt, v),
+        }
+    }
+
+    /// How the ranges meet the coordinates from `lo` to `hi` (raw bytes):
+    /// `None` if no range does, else whether one covers them all.
+    pub(crate) fn meets(&self, lo: &[u8], hi: &[u8]) -> Option<bool> {
+        match self {
+            DimRanges::All => Some(true),
+            DimRanges::Int { bounds, .. } => {
+                let (lo, hi) = (self.int_of(lo), self.int_of(hi));
+                // Sorted and disjoint: only the first range ending at or
+                // after `lo` can meet or cover the span.
+                let (a, b) = *bounds.get(bounds.partition_point(|&(_, b)| b < lo))?;
+                (a <= hi).then_some(a <= lo && hi <= b)
+            }
+            DimRanges::Keys(ranges, dt) => {
+                let (lo, hi) = (Value::decode(*dt, lo), Value::decode(*dt, hi));
+                let mut meets = None;
+                for (a, b) in ranges.iter() {
+                    if &lo <= b && a <= &hi {
+                        meets = Some(meets == Some(true) || (a <= &lo && &hi <= b));
+                    }
+                }
+                meets
+            }
+        }
+    }
+
+    /// An integer coordinate's value (`Int` ranges only).
+    #[inline]
+    fn int_of(&self, v: &[u8]) -> i128 {
+        let DimRanges::Int {
+            width, signed, dt, ..
+        } = self
+        else {
+            return 0;
+        };
+        match (v.len() == *width, width, signed) {
+            (true, 8, true) => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+            (true, 8, false) => u64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+            (true, _, true) => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+            (true, _, false) => u32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+            // Odd lengths read as Value reads them.
+            _ => Value::decode(*dt, v).as_int().unwrap_or_default(),
         }
     }
 }
@@ -209,41 +269,98 @@ fn in_merged(bounds: &[(i128, i128)], x: i128) -> bool {
     after > 0 && x <= bounds[after - 1].1
 }
 
-/// How an MBR relates to the query ranges.
+/// A subarray prepared for testing many MBRs against it: integer
+/// ranges sorted and merged once, so an MBR is placed among thousands of
+/// ranges by binary search.
+pub(crate) struct MbrTest<'r> {
+    dims: Vec<DimRanges<'r>>,
+}
+
+impl<'r> MbrTest<'r> {
+    /// The test of MBRs against `ranges` (per dimension; empty: all).
+    pub(crate) fn new(
+        ranges: &'r [Vec<(Value, Value)>],
+        dims: &[tessera_schema::Dimension],
+    ) -> MbrTest<'r> {
+        let dims = dims
+            .iter()
+            .enumerate()
+            .map(|(j, d)| DimRanges::new(ranges.get(j).map_or(&[], Vec::as_slice), d.datatype))
+            .collect();
+        MbrTest { dims }
+    }
+
+    /// How an MBR relates to the ranges.
+    pub(crate) fn overlap(&self, mbr: &[Range1D]) -> Overlap {
+        let mut full = true;
+        for (r, d) in mbr.iter().zip(&self.dims) {
+            match d.meets(&r.lo, &r.hi) {
+                None => return Overlap::None,
+                Some(covered) => full &= covered,
+            }
+        }
+        if full {
+            Overlap::Full
+        } else {
+            Overlap::Partial
+        }
+    }
+}
+
+/// Places coordinates among sorted, disjoint ranges, each from where the
+/// last one was: a coordinate equal to the last is answered at once, a
+/// larger one is looked for from the last one's range on (a few steps,
+/// then a binary search of the rest), a smaller one by a binary search.
+struct Cursor<'b> {
+    bounds: &'b [(i128, i128)],
+    /// The last coordinate and its answer.
+    last: Option<(i128, bool)>,
+    /// The first range ending at or after the last coordinate.
+    at: usize,
+}
+
+impl<'b> Cursor<'b> {
+    fn new(bounds: &'b [(i128, i128)]) -> Self {
+        Cursor {
+            bounds,
+            last: None,
+            at: 0,
+        }
+    }
+
+    #[inline]
+    fn inside(&mut self, x: i128) -> bool {
+        match self.last {
+            Some((l, answer)) if l == x => return answer,
+            Some((l, _)) if l < x => {}
+            _ => self.at = 0,
+        }
+        let b = self.bounds;
+        let mut i = self.at;
+        // Every range before `i` ends before `x`.
+        let mut steps = 0;
+        while i < b.len() && b[i].1 < x {
+            i += 1;
+            steps += 1;
+            if steps == 4 {
+                i += b[i..].partition_point(|r| r.1 < x);
+                break;
+            }
+        }
+        self.at = i;
+        let answer = i < b.len() && b[i].0 <= x;
+        self.last = Some((x, answer));
+        answer
+    }
+}
+
+/// How an MBR relates to the query ranges (one MBR; [`MbrTest`] for many).
 pub(crate) fn mbr_overlap(
     mbr: &[Range1D],
     ranges: &[Vec<(Value, Value)>],
     dims: &[tessera_schema::Dimension],
 ) -> Overlap {
-    let mut full = true;
-    for (j, r) in mbr.iter().enumerate() {
-        if ranges[j].is_empty() {
-            continue;
-        }
-        let (lo, hi) = (
-            Value::decode(dims[j].datatype, &r.lo),
-            Value::decode(dims[j].datatype, &r.hi),
-        );
-        let mut any = false;
-        let mut covered = false;
-        for (a, b) in &ranges[j] {
-            if lo <= *b && *a <= hi {
-                any = true;
-                if *a <= lo && hi <= *b {
-                    covered = true;
-                }
-            }
-        }
-        if !any {
-            return Overlap::None;
-        }
-        full &= covered;
-    }
-    if full {
-        Overlap::Full
-    } else {
-        Overlap::Partial
-    }
+    MbrTest::new(ranges, dims).overlap(mbr)
 }
 
 #[cfg(test)]
@@ -275,11 +392,76 @@ mod tests {
             .map(|&(a, b)| (Value::Int(a), Value::Int(b)))
             .collect();
         let r = DimRanges::new(&ranges, Datatype::Int64);
+        // Picking a tile's coordinates: runs in order, repeats, jumps back.
+        let xs: Vec<i64> = (-25..320)
+            .chain((0..300).rev().step_by(13))
+            .chain([7, 7, 7, 300, 0])
+            .collect();
+        let data: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let want: Vec<u32> = (0..xs.len() as u32)
+            .filter(|&i| {
+                bounds
+                    .iter()
+                    .any(|&(a, b)| a <= xs[i as usize] as i128 && xs[i as usize] as i128 <= b)
+            })
+            .collect();
+        assert_eq!(r.pick(&data, 8, None), want);
+        let among: Vec<u32> = (0..xs.len() as u32).step_by(3).collect();
+        let want_among: Vec<u32> = want.iter().copied().filter(|i| i % 3 == 0).collect();
+        assert_eq!(r.pick(&data, 8, Some(among)), want_among);
         for x in [-15i64, 0, 7, 8, 125, 131, 132, 273] {
             let scan = bounds
                 .iter()
                 .any(|&(a, b)| a <= x as i128 && x as i128 <= b);
             assert_eq!(r.contains(&x.to_le_bytes()), scan, "{x}");
+        }
+    }
+
+    #[test]
+    fn mbrs_meet_ranges_as_their_cells_do() {
+        // Scattered points and runs, some adjacent, out of order.
+        let bounds: Vec<(i128, i128)> = vec![
+            (40, 44),
+            (3, 3),
+            (5, 9),
+            (10, 12),
+            (20, 20),
+            (22, 22),
+            (24, 30),
+            (60, 61),
+            (63, 63),
+            (0, 1),
+            (70, 75),
+        ];
+        let ranges: Vec<Vec<(Value, Value)>> = vec![bounds
+            .iter()
+            .map(|&(a, b)| (Value::Int(a), Value::Int(b)))
+            .collect()];
+        let dims = [tessera_schema::Dimension {
+            name: "d".into(),
+            datatype: Datatype::Int64,
+            cell_val_num: tessera_schema::CellValNum::Fixed(1),
+            filters: tessera_filters::FilterPipeline::new(Vec::new(), 65536),
+            filters_inherited: false,
+            domain: None,
+            tile_extent: None,
+        }];
+        let test = MbrTest::new(&ranges, &dims);
+        let inside = |x: i128| bounds.iter().any(|&(a, b)| a <= x && x <= b);
+        for lo in -2i64..80 {
+            for hi in lo..80 {
+                let mbr = [Range1D {
+                    lo: lo.to_le_bytes().to_vec(),
+                    hi: hi.to_le_bytes().to_vec(),
+                }];
+                let hits = (lo..=hi).filter(|&x| inside(x as i128)).count();
+                let want = match hits {
+                    0 => Overlap::None,
+                    n if n as i64 == hi - lo + 1 => Overlap::Full,
+                    _ => Overlap::Partial,
+                };
+                assert_eq!(test.overlap(&mbr), want, "[{lo}, {hi}]");
+            }
         }
     }
 }

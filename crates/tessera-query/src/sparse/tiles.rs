@@ -4,7 +4,7 @@
 
 use super::concurrent::read_ahead_each;
 use crate::decode::{decode_field_tile, decode_in_runs, Fetched, FieldSpec, FieldTile};
-use crate::geometry::{mbr_overlap, DimRanges};
+use crate::geometry::{DimRanges, MbrTest};
 use crate::prune::Answered;
 use crate::read::Read;
 use crate::QueryError;
@@ -213,9 +213,10 @@ pub(crate) fn sparse_hits<'a>(
     }
     let dims = &frag.schema.dimensions;
     let ranges = &read.ranges;
+    let test = MbrTest::new(ranges, dims);
     let mut hits = frag
         .rtree(read.storage)?
-        .tiles_overlapping(&|mbr: &[Range1D]| mbr_overlap(mbr, ranges, dims));
+        .tiles_overlapping(&|mbr: &[Range1D]| test.overlap(mbr));
     if let Answered::Tiles(done) = answered {
         hits.retain(|(t, _)| done.binary_search(t).is_err());
     }

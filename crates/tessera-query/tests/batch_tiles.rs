@@ -1,0 +1,92 @@
+//! A sparse read in batches decodes each data tile about once: pieces are
+//! cut where tiles' MBRs end, not through the middle of tiles, so a read of
+//! thousands of scattered rows (a single-cell axis query's) in many batches
+//! fetches about the bytes the one-shot read fetches, and returns its cells.
+
+mod common;
+
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tessera_fragment::OpenArray;
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
+use tessera_tile::storage::{DirEntry, LocalFs, Storage};
+
+/// Local files, counting the bytes read from fragments' data files.
+#[derive(Default)]
+struct Counting {
+    data_bytes: AtomicU64,
+}
+
+impl Counting {
+    fn take(&self) -> u64 {
+        self.data_bytes.swap(0, Ordering::Relaxed)
+    }
+}
+
+impl Storage for Counting {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        let data = !path.to_string_lossy().contains("__fragment_metadata");
+        if data && path.extension().is_some_and(|e| e == "tdb") {
+            self.data_bytes
+                .fetch_add(range.end - range.start, Ordering::Relaxed);
+        }
+        LocalFs.read_range(path, range)
+    }
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        LocalFs.read_all(path)
+    }
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        LocalFs.size(path)
+    }
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        LocalFs.list(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        LocalFs.exists(path)
+    }
+}
+
+fn sorted_cells(r: &ReadResult) -> Vec<Vec<Vec<u8>>> {
+    let mut cells: Vec<Vec<Vec<u8>>> = (0..r.cell_count)
+        .map(|i| r.columns.iter().map(|c| c.value(i).to_vec()).collect())
+        .collect();
+    cells.sort();
+    cells
+}
+
+#[test]
+fn batches_of_scattered_rows_decode_each_tile_about_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1");
+    // 3,000 cells in tiles of 16 (a deep R-tree), space tiles of 100 rows.
+    let path: PathBuf = root.join("sparse_large/array");
+    let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap());
+    let storage = Arc::new(Counting::default());
+    let session = ReadSession::new(storage.clone(), array.clone());
+    let (lo, hi) = common::first_dim_span(&array).unwrap();
+    // Every seventh row: hundreds of ranges over every tile.
+    let mut request = ReadRequest::new();
+    for x in (lo..=hi).step_by(7) {
+        request = request.range("x", Value::Int(x), Value::Int(x));
+    }
+    let whole = session.execute(&request).unwrap();
+    let one_shot = storage.take();
+    let mut got = ReadResult::default();
+    let mut batches = 0;
+    for b in session.batches(&request.clone().budget(8 << 10)).unwrap() {
+        got.append(b.unwrap());
+        batches += 1;
+    }
+    let batched = storage.take();
+    assert!(
+        batches >= 4,
+        "{batches} batches: the budget must cut the read"
+    );
+    assert_eq!(sorted_cells(&got), sorted_cells(&whole));
+    assert!(
+        batched as f64 <= one_shot as f64 * 1.25,
+        "{batches} batches fetched {batched} data bytes, the one-shot read {one_shot}"
+    );
+}
