@@ -34,17 +34,31 @@ pub fn open_array(
     timestamp: Option<&Bound<'_, PyAny>>,
     key: Option<&str>,
 ) -> PyResult<Array> {
-    let (t1, t2) = window(timestamp)?;
-    let key = parse_key(key)?;
     let (storage, path) = storage_for(uri)?;
-    let opened = py
-        .detach(|| OpenArray::open(&*storage, &path, t1, t2, key))
-        .map_err(py_err)?;
-    Ok(Array {
-        storage,
-        array: Arc::new(opened),
-        uri: uri.to_owned(),
-    })
+    Array::open(py, storage, &path, uri, timestamp, key)
+}
+
+impl Array {
+    /// Opens the array at `path` (named `uri`) through `storage`.
+    pub(crate) fn open(
+        py: Python<'_>,
+        storage: Arc<dyn Storage>,
+        path: &std::path::Path,
+        uri: &str,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        key: Option<&str>,
+    ) -> PyResult<Array> {
+        let (t1, t2) = window(timestamp)?;
+        let key = parse_key(key)?;
+        let opened = py
+            .detach(|| OpenArray::open(&*storage, path, t1, t2, key))
+            .map_err(py_err)?;
+        Ok(Array {
+            storage,
+            array: Arc::new(opened),
+            uri: uri.to_owned(),
+        })
+    }
 }
 
 #[pymethods]

@@ -1,8 +1,10 @@
 //! `tessera._native.Group`: a group opened at a time, its members and metadata.
 
+use crate::array::Array;
 use crate::convert::{metadata_entries, parse_key, storage_for, window};
 use crate::error::py_err;
 use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera::fragment::group::{ObjectType, OpenGroup};
 use tessera::tile::storage::Storage;
@@ -24,21 +26,90 @@ pub fn open_group(
     timestamp: Option<&Bound<'_, PyAny>>,
     key: Option<&str>,
 ) -> PyResult<Group> {
-    let (t1, t2) = window(timestamp)?;
-    let key = parse_key(key)?;
     let (storage, path) = storage_for(uri)?;
-    let group = py
-        .detach(|| OpenGroup::open(&*storage, &path, t1, t2, key))
-        .map_err(py_err)?;
-    Ok(Group {
-        storage,
-        group,
-        uri: uri.to_owned(),
-    })
+    Group::open(py, storage, &path, uri, timestamp, key)
+}
+
+impl Group {
+    /// Opens the group at `path` (named `uri`) through `storage`.
+    fn open(
+        py: Python<'_>,
+        storage: Arc<dyn Storage>,
+        path: &Path,
+        uri: &str,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        key: Option<&str>,
+    ) -> PyResult<Group> {
+        let (t1, t2) = window(timestamp)?;
+        let key = parse_key(key)?;
+        let group = py
+            .detach(|| OpenGroup::open(&*storage, path, t1, t2, key))
+            .map_err(py_err)?;
+        Ok(Group {
+            storage,
+            group,
+            uri: uri.to_owned(),
+        })
+    }
+
+    /// The storage and path that serve `uri`: this group's storage where
+    /// `uri` lies in the same store (on an object store, one client and
+    /// one pool of connections for a group and the members opened from
+    /// it), else a storage of its own.
+    fn storage_of(&self, uri: &str) -> PyResult<(Arc<dyn Storage>, PathBuf)> {
+        match same_store(&self.uri, uri) {
+            true => Ok((
+                self.storage.clone(),
+                tessera::local_path(Path::new(uri)).to_path_buf(),
+            )),
+            false => storage_for(uri),
+        }
+    }
+}
+
+/// Whether two locations are served by one storage: both local paths, or
+/// URIs of the same scheme and bucket (`s3://bucket/...`).
+fn same_store(a: &str, b: &str) -> bool {
+    let store = |u: &str| {
+        let local = tessera::local_path(Path::new(u));
+        match tessera::is_uri(local) {
+            false => None,
+            true => Some(u.splitn(4, '/').take(3).collect::<Vec<_>>().join("/")),
+        }
+    };
+    store(a) == store(b)
 }
 
 #[pymethods]
 impl Group {
+    /// Opens the array at `uri` (a member's), through this group's
+    /// storage where it lies in the same store.
+    #[pyo3(signature = (uri, timestamp=None, key=None))]
+    fn open_array(
+        &self,
+        py: Python<'_>,
+        uri: &str,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        key: Option<&str>,
+    ) -> PyResult<Array> {
+        let (storage, path) = self.storage_of(uri)?;
+        Array::open(py, storage, &path, uri, timestamp, key)
+    }
+
+    /// Opens the group at `uri` (a member's), through this group's
+    /// storage where it lies in the same store.
+    #[pyo3(signature = (uri, timestamp=None, key=None))]
+    fn open_group(
+        &self,
+        py: Python<'_>,
+        uri: &str,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        key: Option<&str>,
+    ) -> PyResult<Group> {
+        let (storage, path) = self.storage_of(uri)?;
+        Group::open(py, storage, &path, uri, timestamp, key)
+    }
+
     /// The URI the group was opened at.
     #[getter]
     fn uri(&self) -> &str {

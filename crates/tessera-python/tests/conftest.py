@@ -81,3 +81,23 @@ def canonical(rows):
 @pytest.fixture
 def scratch(tmp_path):
     return tmp_path
+
+
+def same_anndata(a, b):
+    """Two AnnData objects hold the same matrices, frames and indexes."""
+    assert a.shape == b.shape
+    assert a.obs.equals(b.obs) and list(a.obs.index) == list(b.obs.index)
+    assert a.var.equals(b.var) and list(a.var.index) == list(b.var.index)
+    assert list(a.obs.dtypes) == list(b.obs.dtypes)
+    assert type(a.X) is type(b.X) and a.X.dtype == b.X.dtype
+    if hasattr(b.X, "nnz"):
+        assert (a.X != b.X).nnz == 0
+    else:  # a dense X layer: numpy
+        np.testing.assert_array_equal(a.X, b.X)
+    assert sorted(a.layers.keys()) == sorted(b.layers.keys())
+    for k in b.layers.keys():
+        assert (a.layers[k] != b.layers[k]).nnz == 0
+    for m in ("obsm", "varm"):
+        assert sorted(getattr(a, m).keys()) == sorted(getattr(b, m).keys())
+        for k in getattr(b, m).keys():
+            np.testing.assert_array_equal(getattr(a, m)[k], getattr(b, m)[k])

@@ -15,7 +15,7 @@ import pytest
 import tiledb
 
 import tessera
-from conftest import TESTDATA, canonical, contract_rows
+from conftest import TESTDATA, canonical, contract_rows, same_anndata
 
 BUCKET = "pytest"
 
@@ -96,3 +96,39 @@ def test_fixture_through_s3_reads_as_locally(moto):
     remote = tessera.open(uri)
     assert canonical(contract_rows(remote.read())) == canonical(contract_rows(A.read()))
     assert remote.schema == A.schema
+
+
+def upload(local, uri, endpoint):
+    """Copies the folder ``local`` to ``uri`` with libtiledb's own S3 client."""
+    vfs = tiledb.VFS(ctx=libtiledb_ctx(endpoint))
+    for folder, _, files in os.walk(local):
+        for name in files:
+            path = os.path.join(folder, name)
+            target = f"{uri}/{os.path.relpath(path, local)}"
+            with open(path, "rb") as src:
+                data = src.read()
+            if not data:
+                vfs.touch(target)
+                continue
+            with vfs.open(target, "wb") as dst:
+                dst.write(data)
+
+
+def test_soma_experiment_through_s3_reads_as_locally(moto):
+    import tessera.soma as tsoma
+    import tiledbsoma
+    import tiledbsoma.io
+
+    local = TESTDATA / "soma" / "experiment_appended" / "experiment"
+    uri = f"s3://{BUCKET}/soma_experiment"
+    upload(str(local), uri, moto)
+    # Members open through the experiment's storage; results as tiledbsoma's.
+    with tsoma.open(uri) as ours, tiledbsoma.open(str(local)) as theirs:
+        assert ours.ms["RNA"].X["data"].shape == theirs.ms["RNA"].X["data"].shape
+        query = dict(value_filter="cell_type == 'B cell'")
+        oq = ours.axis_query("RNA", obs_query=tsoma.AxisQuery(**query))
+        tq = theirs.axis_query("RNA", obs_query=tiledbsoma.AxisQuery(**query))
+        assert oq.obs_joinids().to_pylist() == tq.obs_joinids().to_pylist()
+        same_anndata(oq.to_anndata("data"), tq.to_anndata("data"))
+        same_anndata(tsoma.io.to_anndata(ours, "RNA", "data"),
+                     tiledbsoma.io.to_anndata(theirs, "RNA", X_layer_name="data"))

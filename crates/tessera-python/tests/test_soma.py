@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import TESTDATA
+from conftest import TESTDATA, same_anndata
 
 import tessera.soma as tsoma
 
@@ -170,25 +170,6 @@ def test_axis_queries_read_alike(pair):
         kwargs = dict(X_layers=more, obsm_layers=list(theirs.ms["RNA"].obsm.keys()),
                       varm_layers=list(theirs.ms["RNA"].varm.keys()))
         same_anndata(oq.to_anndata(x_name, **kwargs), tq.to_anndata(x_name, **kwargs))
-
-
-def same_anndata(a, b):
-    assert a.shape == b.shape
-    assert a.obs.equals(b.obs) and list(a.obs.index) == list(b.obs.index)
-    assert a.var.equals(b.var) and list(a.var.index) == list(b.var.index)
-    assert list(a.obs.dtypes) == list(b.obs.dtypes)
-    assert type(a.X) is type(b.X) and a.X.dtype == b.X.dtype
-    if hasattr(b.X, "nnz"):
-        assert (a.X != b.X).nnz == 0
-    else:  # a dense X layer: numpy
-        np.testing.assert_array_equal(a.X, b.X)
-    assert sorted(a.layers.keys()) == sorted(b.layers.keys())
-    for k in b.layers.keys():
-        assert (a.layers[k] != b.layers[k]).nnz == 0
-    for m in ("obsm", "varm"):
-        assert sorted(getattr(a, m).keys()) == sorted(getattr(b, m).keys())
-        for k in getattr(b, m).keys():
-            np.testing.assert_array_equal(getattr(a, m)[k], getattr(b, m)[k])
 
 
 def test_io_to_anndata_alike(pair):

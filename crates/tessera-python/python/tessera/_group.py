@@ -1,7 +1,7 @@
 """Groups: ``tessera.open_group(uri)``, its members and metadata."""
 
 from . import _native
-from ._array import open as open_array
+from ._array import Array
 from ._meta import metadata_dict
 
 
@@ -27,6 +27,7 @@ class Group:
         self._native = native
         self._key = key
         self._timestamp = timestamp
+        self._meta = None
 
     @property
     def uri(self):
@@ -38,8 +39,21 @@ class Group:
 
     @property
     def meta(self):
-        """The group's metadata as a dict."""
-        return metadata_dict(self._native.metadata())
+        """The group's metadata as a dict (read once, when first asked for)."""
+        if self._meta is None:
+            self._meta = metadata_dict(self._native.metadata())
+        return self._meta
+
+    def open_member(self, member):
+        """Opens ``member`` (a :class:`Member`), an array or a group, at the
+        group's timestamp and key, through the group's storage where it
+        lies in the same store (on an object store: one client and pool
+        of connections for the group and its members)."""
+        if member.type == "array":
+            native = self._native.open_array(member.uri, self._timestamp, self._key)
+            return Array(native, key=self._key, timestamp=self._timestamp)
+        native = self._native.open_group(member.uri, self._timestamp, self._key)
+        return Group(native, key=self._key, timestamp=self._timestamp)
 
     def __contains__(self, path):
         return any(m.path == path for m in self.members(recursive="/" in path))
@@ -47,9 +61,7 @@ class Group:
     def __getitem__(self, path):
         for m in self.members(recursive="/" in path):
             if m.path == path:
-                if m.type == "array":
-                    return open_array(m.uri, timestamp=self._timestamp, key=self._key)
-                return open_group(m.uri, timestamp=self._timestamp, key=self._key)
+                return self.open_member(m)
         raise KeyError(path)
 
     def __iter__(self):

@@ -84,12 +84,7 @@ def _csr(array, rows, cols):
     whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
     whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
     by = (None if whole_rows else rows, None if whole_cols else cols)
-    read = array.read(by).tables()
-    # A read of scattered joinids (thousands of ranges) runs as one batch:
-    # tessera's batched read of many ranges picks and decodes the same
-    # tiles again in each batch.
-    tables = read if whole_rows and whole_cols else [read.concat()]
-    return csr(tables, (len(rows), len(cols)), *by)
+    return csr(array.read(by).tables(), (len(rows), len(cols)), *by)
 
 
 def _rows(array, ids):

@@ -42,7 +42,7 @@ class Collection(SOMAObject):
             m = self._members.get(name)
             if m is None:
                 raise KeyError(f"{self.uri}: no member {name!r} (members: {', '.join(sorted(self._members))})")
-            self._opened[name] = _open(m.uri, self.mode, self._timestamp)
+            self._opened[name] = _as_soma(self._group.open_member(m), self.mode, self._timestamp)
         return self._opened[name]
 
     def get(self, name, default=None):
@@ -89,20 +89,25 @@ _ARRAYS = {c.soma_type: c for c in (DataFrame, SparseNDArray, DenseNDArray)}
 
 def _open(uri, mode, timestamp):
     try:
-        group = tessera.open_group(uri, timestamp=timestamp)
+        obj = tessera.open_group(uri, timestamp=timestamp)
     except tessera.TesseraError as group_error:
         try:
-            array = tessera.open(uri, timestamp=timestamp)
+            obj = tessera.open(uri, timestamp=timestamp)
         except tessera.TesseraError:
             raise group_error from None
-        kind = array.meta.get("soma_object_type")
+    return _as_soma(obj, mode, timestamp)
+
+
+def _as_soma(obj, mode, timestamp):
+    """An opened group or array as the SOMA class its ``soma_object_type`` names."""
+    kind = obj.meta.get("soma_object_type")
+    if isinstance(obj, tessera.Array):
         if kind not in _ARRAYS:
-            raise SOMAError(f"{uri}: an array whose soma_object_type is {kind!r}, not a SOMA array")
-        return _ARRAYS[kind](array, mode)
-    kind = group.meta.get("soma_object_type")
+            raise SOMAError(f"{obj.uri}: an array whose soma_object_type is {kind!r}, not a SOMA array")
+        return _ARRAYS[kind](obj, mode)
     if kind not in _COLLECTIONS:
-        raise SOMAError(f"{uri}: a group whose soma_object_type is {kind!r}, not a SOMA collection")
-    return _COLLECTIONS[kind](group, mode, timestamp)
+        raise SOMAError(f"{obj.uri}: a group whose soma_object_type is {kind!r}, not a SOMA collection")
+    return _COLLECTIONS[kind](obj, mode, timestamp)
 
 
 def open(uri, mode="r", *, soma_type=None, context=None, tiledb_timestamp=None):

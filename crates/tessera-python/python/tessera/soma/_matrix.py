@@ -6,12 +6,41 @@ never held together."""
 import numpy as np
 
 
+class Positions:
+    """Where joinids sit among the ascending ``ids`` (each value looked up
+    is one of them), as ``index`` integers: a subtraction when the ids are
+    a run of consecutive joinids; a table over their span when it is small
+    (at most eight entries an id, or a million); else a binary search.
+    Each writes its answer straight into a new array of ``index`` type (no
+    64-bit temporary: at tens of millions of cells, fresh memory costs
+    more than the arithmetic)."""
+
+    def __init__(self, ids, index=np.int64):
+        self.ids = ids
+        self.index = index
+        self.table = None
+        span = int(ids[-1]) - int(ids[0]) + 1 if len(ids) else 0
+        self.start = int(ids[0]) if len(ids) else 0
+        self.run = len(ids) > 0 and span == len(ids)
+        if len(ids) and not self.run and span <= max(8 * len(ids), 1 << 20):
+            # Indexed from 0 where the span starts near it: no subtraction.
+            if self.start <= span:
+                span, self.start = span + self.start, 0
+            self.table = np.zeros(span, dtype=index)
+            self.table[ids - self.start] = np.arange(len(ids), dtype=index)
+
+    def __call__(self, values):
+        if self.run:
+            out = np.empty(len(values), self.index)
+            return np.subtract(values, self.start, out=out, casting="unsafe")
+        if self.table is not None:
+            return self.table[values - self.start if self.start else values]
+        return np.searchsorted(self.ids, values).astype(self.index, copy=False)
+
+
 def positions(ids, values):
-    """Where each of ``values`` sits among the ascending ``ids``: a
-    subtraction when the ids are a run of consecutive joinids."""
-    if len(ids) and int(ids[-1]) - int(ids[0]) + 1 == len(ids):
-        return values - ids[0]
-    return np.searchsorted(ids, values)
+    """Where each of ``values`` sits among the ascending ``ids``."""
+    return Positions(ids)(values)
 
 
 def coo(tables, shape, rows=None, cols=None):
@@ -22,11 +51,13 @@ def coo(tables, shape, rows=None, cols=None):
     index = np.int32 if max(shape, default=0) < np.iinfo(np.int32).max else np.int64
     parts = ([], [], [])
     dtype = None
+    at_row = None if rows is None else Positions(rows, index)
+    at_col = None if cols is None else Positions(cols, index)
     for t in tables:
         r = t.column("soma_dim_0").to_numpy()
         c = t.column("soma_dim_1").to_numpy()
-        parts[0].append((r if rows is None else positions(rows, r)).astype(index, copy=False))
-        parts[1].append((c if cols is None else positions(cols, c)).astype(index, copy=False))
+        parts[0].append(r.astype(index, copy=False) if at_row is None else at_row(r))
+        parts[1].append(c.astype(index, copy=False) if at_col is None else at_col(c))
         parts[2].append(t.column("soma_data").to_numpy())
         dtype = parts[2][-1].dtype
     if not parts[2]:
