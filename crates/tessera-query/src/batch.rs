@@ -62,6 +62,10 @@ pub struct Batches {
     /// Of those, the bytes per cell of tiles decoded (fields read straight
     /// into the result decode no tile).
     tile_cell_bytes: f64,
+    /// Whether a sparse read holds the tiles it cuts decoded to the end
+    /// (the general path); else it picks their cells a tile at a time and
+    /// holds only the tiles it returns whole.
+    holds_cut_tiles: bool,
     layout: Layout,
     failed: bool,
 }
@@ -80,6 +84,9 @@ impl Batches {
     ) -> Result<Batches, QueryError> {
         let read = Read::resolve(&*storage, &array, &request, context.clone());
         let layout = read.resolved_layout();
+        let holds_cut_tiles = !read.array.schema.is_dense()
+            && !crate::sparse::SparseReader::new(&read)
+                .picks_cut_tiles(&read.array.schema, &returned_attributes(&read));
         let (first, cell_bytes, tile_cell_bytes) = match request.budget {
             None => (read.ranges.clone(), 0.0, 0.0),
             Some(_) => {
@@ -104,6 +111,7 @@ impl Batches {
             pieces: VecDeque::from([first]),
             cell_bytes,
             tile_cell_bytes,
+            holds_cut_tiles,
             layout,
             failed: false,
         })
@@ -162,13 +170,17 @@ impl Batches {
             // fragment's tiles are held at a time.
             (tiles.saturating_mul(per_tile), cells, tiles)
         } else {
-            // Every cell of an overlapping tile may be returned.
+            // Every cell of an overlapping tile may be returned; a tile
+            // the piece cuts is held decoded only on the general path.
             let tiles = self.sparse_tiles(piece)?;
-            let cells = tiles
-                .iter()
-                .map(|(_, c)| c)
-                .fold(0u64, |a, c| a.saturating_add(*c));
-            (cells, cells, tiles.len() as u64)
+            let (mut cells, mut held) = (0u64, 0u64);
+            for (_, c, whole) in &tiles {
+                cells = cells.saturating_add(*c);
+                if *whole || self.holds_cut_tiles {
+                    held = held.saturating_add(*c);
+                }
+            }
+            (held, cells, tiles.len() as u64)
         };
         Ok((
             tile_cells as f64 * self.tile_cell_bytes + result_cells as f64 * self.cell_bytes,
@@ -176,16 +188,17 @@ impl Batches {
         ))
     }
 
-    /// The data tiles of a sparse array a piece overlaps: each tile's MBR
-    /// and cell count.
-    fn sparse_tiles(&self, piece: &Piece) -> Result<Vec<(&[Range1D], u64)>, QueryError> {
+    /// The data tiles of a sparse array a piece overlaps: each tile's MBR,
+    /// cell count, and whether the piece covers it whole.
+    #[allow(clippy::type_complexity)]
+    fn sparse_tiles(&self, piece: &Piece) -> Result<Vec<(&[Range1D], u64, bool)>, QueryError> {
         let test = MbrTest::new(piece, &self.array.schema.dimensions);
         let mut out = Vec::new();
         for frag in &self.array.fragments {
             let rt = frag.rtree(&*self.storage)?;
-            for (t, _) in rt.tiles_overlapping(&|mbr: &[Range1D]| test.overlap(mbr)) {
+            for (t, whole) in rt.tiles_overlapping(&|mbr: &[Range1D]| test.overlap(mbr)) {
                 if let Some(mbr) = rt.leaves().get(t as usize) {
-                    out.push((mbr.as_slice(), frag.cell_num(t)));
+                    out.push((mbr.as_slice(), frag.cell_num(t), whole));
                 }
             }
         }
@@ -214,7 +227,7 @@ impl Batches {
             };
             let spans: Option<Vec<(i128, i128, u64)>> = tiles
                 .iter()
-                .map(|(mbr, cells)| {
+                .map(|(mbr, cells, _)| {
                     let r = mbr.get(j)?;
                     let lo = Value::decode(d.datatype, &r.lo).as_int()?;
                     let hi = Value::decode(d.datatype, &r.hi).as_int()?;

@@ -79,6 +79,18 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         }
     }
 
+    /// Whether the read picks the cells of tiles it cuts one tile at a
+    /// time, holding no decoded tile to the end ([`sparse_picked`]): the
+    /// fast path, on fragments with coordinates per dimension. Only the
+    /// tiles it returns whole are held (batches estimate from this).
+    pub(crate) fn picks_cut_tiles(&self, schema: &ArraySchema, attrs: &[String]) -> bool {
+        let layout = self.read.resolved_layout();
+        let split = |f: &FragmentMetadata| f.version().has(crate::gates::COORDINATES_PER_DIMENSION);
+        !self.read.versions
+            && direct_plan(self.read, schema, attrs, layout).is_some()
+            && self.read.array.fragments.iter().all(split)
+    }
+
     /// The sparse read: the fast path where it applies
     /// ([`SparseReader::direct`]), else every touched tile decoded, cells
     /// deduplicated (the newest write of a coordinate wins), deletes and
