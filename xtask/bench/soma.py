@@ -1,7 +1,7 @@
 """Single-cell reads: tessera.soma against tiledbsoma 2.3.0, in the same run.
 
     python soma.py generate EXPERIMENT [N_OBS N_VAR DENSITY]
-    python soma.py run EXPERIMENT ROUNDS OUT_MD
+    python soma.py run EXPERIMENT ROUNDS [S3S_FS DELAY_PROXY DELAY_MS MBPS] OUT_MD
 
 `generate` writes an experiment with tiledbsoma.io.from_anndata (as users
 make them): N_OBS cells (default 100,000) by N_VAR genes (20,000), X at
@@ -9,35 +9,42 @@ DENSITY (0.02: 40 million values) as float32 counts, obs with a
 categorical cell type (10 types), a batch, n_genes and percent_mito, var
 with a categorical chromosome. `run` times each question in a fresh
 process per side, alternating; the time is the question's calls after the
-imports; peak RSS is the process's.
+imports; peak RSS is the process's. With the S3 rig of shared/bench/s3
+(s3s-fs behind its delaying proxy), both read the experiment from
+`s3://bench/EXPERIMENT_NAME` through the same proxy: tessera from the AWS_
+environment, tiledbsoma from a SOMATileDBContext of the same endpoint.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
-from common import side_by_side, write_markdown
+from common import free_port, side_by_side, wait, write_markdown
 
 QUESTIONS = [
     ("open the experiment and its X layer",
-     "exp = soma.open(uri); X = exp.ms['RNA'].X['data']; shape = X.shape"),
+     "exp = soma.open(uri, context=ctx); X = exp.ms['RNA'].X['data']; shape = X.shape"),
     ("obs value filter (one cell type, n_genes > 2000)",
-     "exp = soma.open(uri); t = exp.obs.read(value_filter=\"cell_type == 'type_3' and n_genes > 2000\").concat()"),
+     "exp = soma.open(uri, context=ctx); t = exp.obs.read(value_filter=\"cell_type == 'type_3' and n_genes > 2000\").concat()"),
     ("axis query to AnnData (a tenth of the cells)",
-     "exp = soma.open(uri); q = exp.axis_query('RNA', obs_query=soma.AxisQuery(value_filter=\"cell_type == 'type_3'\"));"
+     "exp = soma.open(uri, context=ctx); q = exp.axis_query('RNA', obs_query=soma.AxisQuery(value_filter=\"cell_type == 'type_3'\"));"
      " a = q.to_anndata('data')"),
     ("whole X to CSR",
-     "exp = soma.open(uri); X = exp.ms['RNA'].X['data'];"
+     "exp = soma.open(uri, context=ctx); X = exp.ms['RNA'].X['data'];"
      " m, _ = next(X.read().blockwise(axis=0, size=X.shape[0]).scipy())"),
 ]
 
 RUNNER = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 side, uri, code = sys.argv[1], sys.argv[2], sys.argv[3]
+ctx = None
 if side == "tessera":
     import tessera.soma as soma
 else:
     import tiledbsoma as soma
+    if "TESSERA_LIBTILEDB_CONFIG" in os.environ:
+        ctx = soma.SOMATileDBContext(tiledb_config=json.loads(os.environ["TESSERA_LIBTILEDB_CONFIG"]))
 import anndata, scipy.sparse, numpy, pyarrow
 t0 = time.perf_counter()
 exec(code)
@@ -78,10 +85,37 @@ def generate(uri, n_obs=100_000, n_var=20_000, density=0.02):
     print(json.dumps({"experiment": uri, "cells": n_obs, "genes": n_var, "values": int(len(data))}))
 
 
+# The environment of both sides' processes (the S3 rig's endpoint).
+ENV = dict(os.environ)
+
+
 def run(side, uri, code):
     out = subprocess.run([sys.executable, "-c", RUNNER, side, uri, code], check=True,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=ENV)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def s3_rig(experiment, s3s_fs, delay_proxy, delay, mbps):
+    """Serves `experiment` from s3s-fs behind the delaying proxy (its files
+    linked into the server's folder, not copied); sets ENV to reach it and
+    returns the experiment's URI and the servers' processes."""
+    name = os.path.basename(os.path.normpath(experiment))
+    root = os.path.join(os.path.dirname(os.path.normpath(experiment)), "s3root-soma")
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(experiment, os.path.join(root, "bench", name), copy_function=os.link)
+    server, delayed = free_port(), free_port()
+    procs = [subprocess.Popen([s3s_fs, "--host", "127.0.0.1", "--port", str(server), "--access-key", "test",
+                               "--secret-key", "test", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    wait(server)
+    procs.append(subprocess.Popen([sys.executable, delay_proxy, str(delayed), str(server), delay, mbps]))
+    wait(delayed)
+    ENV.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{delayed}", AWS_ACCESS_KEY_ID="test",
+               AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
+    ENV["TESSERA_LIBTILEDB_CONFIG"] = json.dumps({
+        "vfs.s3.endpoint_override": f"127.0.0.1:{delayed}", "vfs.s3.scheme": "http",
+        "vfs.s3.use_virtual_addressing": "false", "vfs.s3.region": "us-east-1",
+        "vfs.s3.aws_access_key_id": "test", "vfs.s3.aws_secret_access_key": "test"})
+    return f"s3://bench/{name}", procs
 
 
 def main():
@@ -89,7 +123,33 @@ def main():
         args = sys.argv[3:]
         generate(sys.argv[2], *(int(a) for a in args[:2]), *(float(a) for a in args[2:3]))
         return
-    uri, rounds, out = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    uri, rounds, rig, out = sys.argv[2], int(sys.argv[3]), sys.argv[4:-1], sys.argv[-1]
+    where, procs, command = "a generated experiment on local disk", [], "cargo xtask bench-soma"
+    if rig:
+        s3s_fs, delay_proxy, delay, mbps = rig
+        uri, procs = s3_rig(uri, s3s_fs, delay_proxy, delay, mbps)
+        command += " --s3"
+        where = (f"the generated experiment on the S3 rig (s3s-fs behind delay_proxy.py: every request "
+                 f"delayed {delay} ms, each connection at most {mbps} MB/s)")
+    try:
+        rows = questions(uri, rounds)
+    finally:
+        for p in procs:
+            p.kill()
+    write_markdown(
+        out,
+        f"Single-cell reads (`{command}`, {rounds} rounds, medians): tessera.soma against "
+        f"tiledbsoma 2.3.0 (libtiledb 2.30) on {where}, same machine, same run:",
+        ["question", "tessera.soma (s)", "tiledbsoma (s)", "time ratio", "tessera peak RSS (MiB)",
+         "tiledbsoma peak RSS (MiB)", "RSS ratio"],
+        [(q, f"{t:.3f}", f"{s:.3f}", f"{t / s:.2f}", f"{tr:.0f}", f"{sr:.0f}", f"{tr / sr:.2f}")
+         for q, t, s, tr, sr in rows],
+    )
+
+
+def questions(uri, rounds):
+    """Each question's medians: (question, tessera s, tiledbsoma s, tessera
+    MiB, tiledbsoma MiB)."""
     rows = []
     for question, code in QUESTIONS:
         got = side_by_side(rounds, run, ["tessera", "tiledbsoma"], uri, code)
@@ -97,15 +157,7 @@ def main():
         rows.append((question, t, s, tr, sr))
         print(f"{question}: tessera {t:.3f} s, tiledbsoma {s:.3f} s ({t / s:.2f}); "
               f"RSS {tr:.0f} / {sr:.0f} MiB ({tr / sr:.2f})", flush=True)
-    write_markdown(
-        out,
-        f"Single-cell reads (`xtask/bench/soma.py`, {rounds} rounds, medians): tessera.soma against "
-        "tiledbsoma 2.3.0 (libtiledb 2.30) on a generated experiment, same machine, same run:",
-        ["question", "tessera.soma (s)", "tiledbsoma (s)", "time ratio", "tessera peak RSS (MiB)",
-         "tiledbsoma peak RSS (MiB)", "RSS ratio"],
-        [(q, f"{t:.3f}", f"{s:.3f}", f"{t / s:.2f}", f"{tr:.0f}", f"{sr:.0f}", f"{tr / sr:.2f}")
-         for q, t, s, tr, sr in rows],
-    )
+    return rows
 
 
 if __name__ == "__main__":

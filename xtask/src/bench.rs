@@ -526,6 +526,66 @@ pub fn bench_sql(args: &[String]) -> Result<(), Error> {
     ])
 }
 
+/// `cargo xtask bench-soma [--rounds N] [--s3 [--rig DIR] [--delay MS]
+/// [--mbps MB]]`: single-cell reads of a generated experiment (100,000
+/// cells by 20,000 genes, 40 million values, written once by tiledbsoma
+/// into target/bench/soma) by tessera.soma (the release wheel) and by
+/// tiledbsoma 2.3.0, each question in a fresh process
+/// (xtask/bench/soma.py): from local disk, or with `--s3` from the S3 rig
+/// of DIR (default `../shared/bench/s3`, MS a request (default 20), MB/s a
+/// connection (default 100)), both through the same proxy. The table goes
+/// into docs/PERFORMANCE.md.
+pub fn bench_soma(args: &[String]) -> Result<(), Error> {
+    let flag = |name: &str, default: &str| {
+        args.windows(2)
+            .find(|w| w[0] == name)
+            .map_or(default.to_owned(), |w| w[1].clone())
+    };
+    let rounds = flag("--rounds", "3");
+    let s3 = args.iter().any(|a| a == "--s3");
+    let python = venv("0.36.1")?;
+    pip(
+        venv_of(&python)?,
+        &["tiledbsoma==2.3.0", "anndata==0.12.19", "scipy==1.17.1"],
+    )?;
+    install_wheel(&python)?;
+    let experiment = root().join("target/bench/soma/exp_100k");
+    if !experiment.join("ms").exists() {
+        let _ = std::fs::remove_dir_all(&experiment);
+        let generated = Command::new(&python)
+            .arg(root().join("xtask/bench/soma.py"))
+            .arg("generate")
+            .arg(&experiment)
+            .status()?;
+        if !generated.success() {
+            return Err("generating the single-cell experiment failed".into());
+        }
+    }
+    let mut run_args: Vec<std::ffi::OsString> =
+        vec!["run".into(), experiment.into(), rounds.into()];
+    if s3 {
+        let rig = S3Rig::built(args)?;
+        run_args.extend([
+            rig.server.into(),
+            rig.proxy.into(),
+            flag("--delay", "20").into(),
+            flag("--mbps", "100").into(),
+        ]);
+    }
+    let run = Run {
+        python: &python,
+        script: "soma.py",
+        out: root().join(match s3 {
+            true => "target/bench/soma/soma-s3-results.md",
+            false => "target/bench/soma/soma-results.md",
+        }),
+        marker: if s3 { "bench-soma-s3" } else { "bench-soma" },
+        failed: "the single-cell benchmark failed",
+    };
+    let run_args: Vec<&OsStr> = run_args.iter().map(|a| a.as_os_str()).collect();
+    run.into_doc(&run_args)
+}
+
 /// tessera's Python package, built as a release wheel (with symbols: the
 /// `profiling` profile), installed into the
 /// venv of `python` (TileDB-Py's), with what it needs.
