@@ -119,11 +119,7 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
 /// `--only`, just the cases whose `array / case` holds TEXT run, and the
 /// table is printed, not written into docs/PERFORMANCE.md.
 pub fn bench(args: &[String]) -> Result<(), Error> {
-    let opt = |name: &str, default: &str| -> String {
-        args.windows(2)
-            .find(|w| w[0] == name)
-            .map_or(default.to_owned(), |w| w[1].clone())
-    };
+    let opt = |name: &str, default: &str| option(args, name, default);
     let scale = opt("--scale", "1");
     let rounds = opt("--rounds", "5");
     let only = opt("--only", "");
@@ -196,11 +192,7 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
 /// Arrow file and from numpy) in the same run (`xtask/bench/write.py`);
 /// `--only` runs the cases whose label holds TEXT. Prints the table.
 pub fn bench_write(args: &[String]) -> Result<(), Error> {
-    let opt = |name: &str, default: &str| -> String {
-        args.windows(2)
-            .find(|w| w[0] == name)
-            .map_or(default.to_owned(), |w| w[1].clone())
-    };
+    let opt = |name: &str, default: &str| option(args, name, default);
     let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", "5"));
     let only = opt("--only", "");
     let python = venv("0.36.1")?;
@@ -256,11 +248,7 @@ pub fn bench_consolidate(args: &[String]) -> Result<(), Error> {
 /// `--only` picks cases.
 pub fn bench_s3(args: &[String]) -> Result<(), Error> {
     let (python, dir, bin, rounds) = prepare(args, "3")?;
-    let flag = |name: &str, default: &str| {
-        args.windows(2)
-            .find(|w| w[0] == name)
-            .map_or(default.to_owned(), |w| w[1].clone())
-    };
+    let flag = |name: &str, default: &str| option(args, name, default);
     let (delay, mbps, only) = (
         flag("--delay", "20"),
         flag("--mbps", "100"),
@@ -310,6 +298,13 @@ pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
         rig.proxy.as_os_str(),
         OsStr::new(&rounds),
     ])
+}
+
+/// The value after `name` in `args`, or `default`.
+fn option(args: &[String], name: &str, default: &str) -> String {
+    args.windows(2)
+        .find(|w| w[0] == name)
+        .map_or(default.to_owned(), |w| w[1].clone())
 }
 
 /// The S3 rig (`--rig DIR`, default `../shared/bench/s3`): its server,
@@ -409,11 +404,7 @@ fn bench_arrays(
     args: &[String],
     default_rounds: &str,
 ) -> Result<(PathBuf, PathBuf, String), Error> {
-    let opt = |name: &str, default: &str| -> String {
-        args.windows(2)
-            .find(|w| w[0] == name)
-            .map_or(default.to_owned(), |w| w[1].clone())
-    };
+    let opt = |name: &str, default: &str| option(args, name, default);
     let (scale, rounds) = (opt("--scale", "1"), opt("--rounds", default_rounds));
     let python = venv("0.36.1")?;
     let dir = root().join("target/bench").join(format!("scale-{scale}"));
@@ -536,11 +527,7 @@ pub fn bench_sql(args: &[String]) -> Result<(), Error> {
 /// connection (default 100)), both through the same proxy. The table goes
 /// into docs/PERFORMANCE.md.
 pub fn bench_soma(args: &[String]) -> Result<(), Error> {
-    let flag = |name: &str, default: &str| {
-        args.windows(2)
-            .find(|w| w[0] == name)
-            .map_or(default.to_owned(), |w| w[1].clone())
-    };
+    let flag = |name: &str, default: &str| option(args, name, default);
     let rounds = flag("--rounds", "3");
     let s3 = args.iter().any(|a| a == "--s3");
     let python = venv("0.36.1")?;
