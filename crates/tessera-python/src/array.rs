@@ -1,12 +1,14 @@
 //! `tessera._native.Array`: an array opened at a time, with what it says
 //! about itself (schema, fragments, metadata, non-empty domain) and reads.
 
-use crate::convert::{metadata_entries, parse_key, storage_for, window};
+use crate::convert::{
+    metadata_entries, open_with_metadata, parse_key, storage_for, window, Metadata,
+};
 use crate::error::{py_err, py_msg};
 use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
 use pyo3::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tessera::fragment::OpenArray;
 use tessera::query::stream::stream;
 use tessera::query::Expr;
@@ -21,6 +23,8 @@ pub struct Array {
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) array: Arc<OpenArray>,
     uri: String,
+    /// The metadata, once read (beside the open on object stores).
+    metadata: OnceLock<Metadata>,
 }
 
 /// Opens the array at `uri` (a path, or `s3://`, `gs://`, `az://`,
@@ -50,13 +54,16 @@ impl Array {
     ) -> PyResult<Array> {
         let (t1, t2) = window(timestamp)?;
         let key = parse_key(key)?;
-        let opened = py
-            .detach(|| OpenArray::open(&*storage, path, t1, t2, key))
-            .map_err(py_err)?;
+        let (opened, metadata) = py.detach(|| {
+            open_with_metadata(&storage, path, (t1, t2), key, || {
+                OpenArray::open(&*storage, path, t1, t2, key)
+            })
+        });
         Ok(Array {
             storage,
-            array: Arc::new(opened),
+            array: Arc::new(opened.map_err(py_err)?),
             uri: uri.to_owned(),
+            metadata: metadata.map(OnceLock::from).unwrap_or_default(),
         })
     }
 }
@@ -91,10 +98,13 @@ impl Array {
 
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
+        if let Some(m) = self.metadata.get() {
+            return Ok(metadata_entries(m.clone()));
+        }
         let m = py
             .detach(|| self.array.metadata(&*self.storage))
             .map_err(py_err)?;
-        Ok(metadata_entries(m))
+        Ok(metadata_entries(self.metadata.get_or_init(|| m).clone()))
     }
 
     /// The non-empty domain as JSON: `[[lo, hi], ...]` per dimension, or

@@ -8,8 +8,35 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera::filters::EncryptionKey;
-use tessera::fragment::array_metadata::MetadataValue;
+use tessera::fragment::array_metadata::{read_metadata, MetadataValue};
+use tessera::fragment::FragmentError;
 use tessera::tile::storage::Storage;
+
+/// An object's metadata, as read when it was opened.
+pub type Metadata = BTreeMap<String, MetadataValue>;
+
+/// Runs `open` (an array's or a group's) and, where a request costs a
+/// round trip (storage that prefers batches), reads the object's metadata
+/// at `path` in `window` beside it: two chains of requests in flight at
+/// once instead of one after the other (SOMA reads each object's metadata
+/// as it opens it). The metadata is `None` where it was not read then, or
+/// failed (read again when asked for, where its error shows).
+pub fn open_with_metadata<T: Send>(
+    storage: &Arc<dyn Storage>,
+    path: &Path,
+    window: (u64, u64),
+    key: Option<EncryptionKey>,
+    open: impl FnOnce() -> Result<T, FragmentError> + Send,
+) -> (Result<T, FragmentError>, Option<Metadata>) {
+    if !storage.prefers_batches() {
+        return (open(), None);
+    }
+    std::thread::scope(|s| {
+        let metadata = s.spawn(|| read_metadata(&**storage, path, window, key.as_ref()).ok());
+        let opened = open();
+        (opened, metadata.join().ok().flatten())
+    })
+}
 
 /// The open window a Python `timestamp` names: `None` (latest), `t`
 /// (up to t) or `(t1, t2)`.

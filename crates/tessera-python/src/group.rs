@@ -1,11 +1,13 @@
 //! `tessera._native.Group`: a group opened at a time, its members and metadata.
 
 use crate::array::Array;
-use crate::convert::{metadata_entries, parse_key, storage_for, window};
+use crate::convert::{
+    metadata_entries, open_with_metadata, parse_key, storage_for, window, Metadata,
+};
 use crate::error::py_err;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tessera::fragment::group::{ObjectType, OpenGroup};
 use tessera::tile::storage::Storage;
 
@@ -15,6 +17,8 @@ pub struct Group {
     storage: Arc<dyn Storage>,
     group: OpenGroup,
     uri: String,
+    /// The metadata, once read (beside the open on object stores).
+    metadata: OnceLock<Metadata>,
 }
 
 /// Opens the group at `uri` at `timestamp`, with `key` (as `open_array`).
@@ -42,13 +46,16 @@ impl Group {
     ) -> PyResult<Group> {
         let (t1, t2) = window(timestamp)?;
         let key = parse_key(key)?;
-        let group = py
-            .detach(|| OpenGroup::open(&*storage, path, t1, t2, key))
-            .map_err(py_err)?;
+        let (group, metadata) = py.detach(|| {
+            open_with_metadata(&storage, path, (t1, t2), key, || {
+                OpenGroup::open(&*storage, path, t1, t2, key)
+            })
+        });
         Ok(Group {
             storage,
-            group,
+            group: group.map_err(py_err)?,
             uri: uri.to_owned(),
+            metadata: metadata.map(OnceLock::from).unwrap_or_default(),
         })
     }
 
@@ -141,9 +148,12 @@ impl Group {
 
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
+        if let Some(m) = self.metadata.get() {
+            return Ok(metadata_entries(m.clone()));
+        }
         let m = py
             .detach(|| self.group.metadata(&*self.storage))
             .map_err(py_err)?;
-        Ok(metadata_entries(m))
+        Ok(metadata_entries(self.metadata.get_or_init(|| m).clone()))
     }
 }
