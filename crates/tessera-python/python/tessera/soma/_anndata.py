@@ -1,6 +1,7 @@
 """An axis query's selection as an AnnData object, as tiledbsoma builds it."""
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -19,11 +20,19 @@ def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_
             raise ValueError(f"{ms.uri}: no X layer {n!r}")
         if not isinstance(ms.X[n], SparseNDArray):
             raise NotImplementedError(f"{ms.uri}: X layer {n!r} is dense; to_anndata reads sparse layers")
-    obs = _frame(query, "obs", column_names.get("obs"), obs_id_name, "obs_id")
-    var = _frame(query, "var", column_names.get("var"), var_id_name, "var_id")
-    obs_ids = query.obs_joinids().to_numpy()
-    var_ids = query.var_joinids().to_numpy()
-    matrices = {n: _csr(ms.X[n], obs_ids, var_ids) for n in names}
+    # Reads wait on round trips on object stores (and release the GIL):
+    # obs, var and their joinids are read side by side, the two frames
+    # opened first so that no two reads open one; X as soon as the
+    # joinids are known, while the frames finish.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for opened in [pool.submit(query._frame, a) for a in ("obs", "var")]:
+            opened.result()
+        obs = pool.submit(_frame, query, "obs", column_names.get("obs"), obs_id_name, "obs_id")
+        var = pool.submit(_frame, query, "var", column_names.get("var"), var_id_name, "var_id")
+        obs_ids, var_ids = pool.submit(query.obs_joinids), pool.submit(query.var_joinids)
+        obs_ids, var_ids = obs_ids.result().to_numpy(), var_ids.result().to_numpy()
+        matrices = {n: _csr(ms.X[n], obs_ids, var_ids) for n in names}
+        obs, var = obs.result(), var.result()
     X = matrices.pop(X_name) if X_name is not None else None
     if drop_levels:
         for frame in (obs, var):
