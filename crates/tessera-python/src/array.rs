@@ -1,9 +1,7 @@
 //! `tessera._native.Array`: an array opened at a time, with what it says
 //! about itself (schema, fragments, metadata, non-empty domain) and reads.
 
-use crate::convert::{
-    metadata_entries, open_with_metadata, parse_key, storage_for, window, Metadata,
-};
+use crate::convert::{cached_metadata, open_object, storage_for, Metadata};
 use crate::error::{py_err, py_msg};
 use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
@@ -52,18 +50,12 @@ impl Array {
         timestamp: Option<&Bound<'_, PyAny>>,
         key: Option<&str>,
     ) -> PyResult<Array> {
-        let (t1, t2) = window(timestamp)?;
-        let key = parse_key(key)?;
-        let (opened, metadata) = py.detach(|| {
-            open_with_metadata(&storage, path, (t1, t2), key, || {
-                OpenArray::open(&*storage, path, t1, t2, key)
-            })
-        });
+        let (opened, metadata) = open_object(py, &storage, path, timestamp, key, OpenArray::open)?;
         Ok(Array {
             storage,
-            array: Arc::new(opened.map_err(py_err)?),
+            array: Arc::new(opened),
             uri: uri.to_owned(),
-            metadata: metadata.map(OnceLock::from).unwrap_or_default(),
+            metadata,
         })
     }
 }
@@ -98,13 +90,7 @@ impl Array {
 
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
-        if let Some(m) = self.metadata.get() {
-            return Ok(metadata_entries(m.clone()));
-        }
-        let m = py
-            .detach(|| self.array.metadata(&*self.storage))
-            .map_err(py_err)?;
-        Ok(metadata_entries(self.metadata.get_or_init(|| m).clone()))
+        cached_metadata(py, &self.metadata, || self.array.metadata(&*self.storage))
     }
 
     /// The non-empty domain as JSON: `[[lo, hi], ...]` per dimension, or

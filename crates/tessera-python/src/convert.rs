@@ -6,7 +6,7 @@ use crate::error::{py_err, py_msg};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tessera::filters::EncryptionKey;
 use tessera::fragment::array_metadata::{read_metadata, MetadataValue};
 use tessera::fragment::FragmentError;
@@ -15,27 +15,54 @@ use tessera::tile::storage::Storage;
 /// An object's metadata, as read when it was opened.
 pub type Metadata = BTreeMap<String, MetadataValue>;
 
-/// Runs `open` (an array's or a group's) and, where a request costs a
-/// round trip (storage that prefers batches), reads the object's metadata
-/// at `path` in `window` beside it: two chains of requests in flight at
-/// once instead of one after the other (SOMA reads each object's metadata
-/// as it opens it). The metadata is `None` where it was not read then, or
-/// failed (read again when asked for, where its error shows).
-pub fn open_with_metadata<T: Send>(
+/// Opens an array or a group (`open`: `OpenArray::open` or
+/// `OpenGroup::open`) at `path` through `storage`, at the window Python's
+/// `timestamp` names, with `key`. Where a request costs a round trip
+/// (storage that prefers batches), the object's metadata is read beside
+/// the open: two chains of requests in flight at once instead of one after
+/// the other (SOMA reads each object's metadata as it opens it). The
+/// metadata comes back read, or empty where it was not read then or
+/// failed ([`cached_metadata`] reads it when asked for, where its error
+/// shows).
+pub fn open_object<T: Send>(
+    py: Python<'_>,
     storage: &Arc<dyn Storage>,
     path: &Path,
-    window: (u64, u64),
-    key: Option<EncryptionKey>,
-    open: impl FnOnce() -> Result<T, FragmentError> + Send,
-) -> (Result<T, FragmentError>, Option<Metadata>) {
-    if !storage.prefers_batches() {
-        return (open(), None);
+    timestamp: Option<&Bound<'_, PyAny>>,
+    key: Option<&str>,
+    open: impl FnOnce(&dyn Storage, &Path, u64, u64, Option<EncryptionKey>) -> Result<T, FragmentError>
+        + Send,
+) -> PyResult<(T, OnceLock<Metadata>)> {
+    let (t1, t2) = window(timestamp)?;
+    let key = parse_key(key)?;
+    let (opened, metadata) = py.detach(|| {
+        if !storage.prefers_batches() {
+            return (open(&**storage, path, t1, t2, key), None);
+        }
+        std::thread::scope(|s| {
+            let metadata = s.spawn(|| read_metadata(&**storage, path, (t1, t2), key.as_ref()).ok());
+            let opened = open(&**storage, path, t1, t2, key);
+            (opened, metadata.join().ok().flatten())
+        })
+    });
+    Ok((
+        opened.map_err(py_err)?,
+        metadata.map(OnceLock::from).unwrap_or_default(),
+    ))
+}
+
+/// An opened object's metadata as Python takes it: from `cache` where
+/// it was read already, else read (`read`) and kept there.
+pub fn cached_metadata(
+    py: Python<'_>,
+    cache: &OnceLock<Metadata>,
+    read: impl FnOnce() -> Result<Metadata, FragmentError> + Send,
+) -> PyResult<Vec<(String, String, String)>> {
+    if let Some(m) = cache.get() {
+        return Ok(metadata_entries(m.clone()));
     }
-    std::thread::scope(|s| {
-        let metadata = s.spawn(|| read_metadata(&**storage, path, window, key.as_ref()).ok());
-        let opened = open();
-        (opened, metadata.join().ok().flatten())
-    })
+    let m = py.detach(read).map_err(py_err)?;
+    Ok(metadata_entries(cache.get_or_init(|| m).clone()))
 }
 
 /// The open window a Python `timestamp` names: `None` (latest), `t`

@@ -1,9 +1,7 @@
 //! `tessera._native.Group`: a group opened at a time, its members and metadata.
 
 use crate::array::Array;
-use crate::convert::{
-    metadata_entries, open_with_metadata, parse_key, storage_for, window, Metadata,
-};
+use crate::convert::{cached_metadata, open_object, storage_for, Metadata};
 use crate::error::py_err;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
@@ -44,18 +42,12 @@ impl Group {
         timestamp: Option<&Bound<'_, PyAny>>,
         key: Option<&str>,
     ) -> PyResult<Group> {
-        let (t1, t2) = window(timestamp)?;
-        let key = parse_key(key)?;
-        let (group, metadata) = py.detach(|| {
-            open_with_metadata(&storage, path, (t1, t2), key, || {
-                OpenGroup::open(&*storage, path, t1, t2, key)
-            })
-        });
+        let (group, metadata) = open_object(py, &storage, path, timestamp, key, OpenGroup::open)?;
         Ok(Group {
             storage,
-            group: group.map_err(py_err)?,
+            group,
             uri: uri.to_owned(),
-            metadata: metadata.map(OnceLock::from).unwrap_or_default(),
+            metadata,
         })
     }
 
@@ -148,12 +140,6 @@ impl Group {
 
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
-        if let Some(m) = self.metadata.get() {
-            return Ok(metadata_entries(m.clone()));
-        }
-        let m = py
-            .detach(|| self.group.metadata(&*self.storage))
-            .map_err(py_err)?;
-        Ok(metadata_entries(self.metadata.get_or_init(|| m).clone()))
+        cached_metadata(py, &self.metadata, || self.group.metadata(&*self.storage))
     }
 }

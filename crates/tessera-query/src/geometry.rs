@@ -145,25 +145,12 @@ impl<'r> DimRanges<'r> {
         }
         // Many integer ranges: coordinates come mostly in order within a
         // tile (the cell order), so each is placed from where the last was.
-        if let DimRanges::Int {
-            width,
-            signed,
-            bounds,
-            ..
-        } = self
-        {
+        if let DimRanges::Int { width, bounds, .. } = self {
             if *width == w && bounds.len() > 8 {
                 let mut cursor = Cursor::new(bounds);
-                let at = |i: u32| &data[i as usize * w..(i as usize + 1) * w];
-                let mut inside = |i: &u32| match (w, signed) {
-                    (8, true) => cursor
-                        .inside(i64::from_le_bytes(at(*i).try_into().expect("8 bytes")) as i128),
-                    (8, false) => cursor
-                        .inside(u64::from_le_bytes(at(*i).try_into().expect("8 bytes")) as i128),
-                    (_, true) => cursor
-                        .inside(i32::from_le_bytes(at(*i).try_into().expect("4 bytes")) as i128),
-                    (_, false) => cursor
-                        .inside(u32::from_le_bytes(at(*i).try_into().expect("4 bytes")) as i128),
+                let mut inside = |&i: &u32| {
+                    let i = i as usize * w;
+                    cursor.inside(self.int_of(&data[i..i + w]))
                 };
                 return match among {
                     None => (0..(data.len() / w) as u32).filter(|i| inside(i)).collect(),

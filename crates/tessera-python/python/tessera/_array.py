@@ -60,7 +60,6 @@ class Array:
         self._key = key
         self._timestamp = timestamp
         self._schema = None
-        self._meta = None
 
     # What the array says about itself.
 
@@ -87,10 +86,9 @@ class Array:
     @property
     def meta(self):
         """The array metadata as a dict (TileDB-Py's value shapes), as of
-        the open (read once, when first asked for)."""
-        if self._meta is None:
-            self._meta = metadata_dict(self._native.metadata())
-        return self._meta
+        the open (read once: beside the open on object stores, else when
+        first asked for)."""
+        return metadata_dict(self._native.metadata())
 
     def nonempty_domain(self):
         """Per dimension ``(lo, hi)`` of the cells written, or ``None``."""

@@ -27,7 +27,6 @@ class Group:
         self._native = native
         self._key = key
         self._timestamp = timestamp
-        self._meta = None
 
     @property
     def uri(self):
@@ -39,10 +38,9 @@ class Group:
 
     @property
     def meta(self):
-        """The group's metadata as a dict (read once, when first asked for)."""
-        if self._meta is None:
-            self._meta = metadata_dict(self._native.metadata())
-        return self._meta
+        """The group's metadata as a dict, as of the open (read once: beside
+        the open on object stores, else when first asked for)."""
+        return metadata_dict(self._native.metadata())
 
     def open_member(self, member):
         """Opens ``member`` (a :class:`Member`), an array or a group, at the

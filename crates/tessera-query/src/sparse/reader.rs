@@ -71,12 +71,17 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         if self.read.condition.is_none() && hits.iter().all(|h| h.2) {
             return sparse_whole(self.read, schema, &hits, &plan).map(Some);
         }
-        // Picking cells needs the coordinates as separate tiles.
-        let split = |f: &FragmentMetadata| f.version().has(crate::gates::COORDINATES_PER_DIMENSION);
-        match frags.iter().all(split) {
+        match self.coordinates_split() {
             true => sparse_picked(self.read, schema, &hits, &plan).map(Some),
             false => Ok(None),
         }
+    }
+
+    /// Whether every fragment stores its coordinates as a tile per
+    /// dimension, as picking cells needs.
+    fn coordinates_split(&self) -> bool {
+        let split = |f: &FragmentMetadata| f.version().has(crate::gates::COORDINATES_PER_DIMENSION);
+        self.read.array.fragments.iter().all(split)
     }
 
     /// Whether the read picks the cells of tiles it cuts one tile at a
@@ -85,10 +90,9 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// tiles it returns whole are held (batches estimate from this).
     pub(crate) fn picks_cut_tiles(&self, schema: &ArraySchema, attrs: &[String]) -> bool {
         let layout = self.read.resolved_layout();
-        let split = |f: &FragmentMetadata| f.version().has(crate::gates::COORDINATES_PER_DIMENSION);
         !self.read.versions
             && direct_plan(self.read, schema, attrs, layout).is_some()
-            && self.read.array.fragments.iter().all(split)
+            && self.coordinates_split()
     }
 
     /// The sparse read: the fast path where it applies
