@@ -192,3 +192,30 @@ def wait(port):
         except OSError:
             time.sleep(0.1)
     raise SystemExit(f"nothing listens on {port}")
+
+
+def start_s3s_fs(program, root):
+    """s3s-fs (the S3 rig's server) serving the folder `root` (a bucket a
+    sub-folder) on a free port, up and listening: (process, port)."""
+    port = free_port()
+    proc = subprocess.Popen([program, "--host", "127.0.0.1", "--port", str(port), "--access-key", "test",
+                             "--secret-key", "test", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait(port)
+    return proc, port
+
+
+def libtiledb_s3(port):
+    """libtiledb's configuration for the rig's endpoint on `port`."""
+    return {"vfs.s3.endpoint_override": f"127.0.0.1:{port}", "vfs.s3.scheme": "http",
+            "vfs.s3.use_virtual_addressing": "false", "vfs.s3.region": "us-east-1",
+            "vfs.s3.aws_access_key_id": "test", "vfs.s3.aws_secret_access_key": "test"}
+
+
+def s3_env(port):
+    """The environment reaching the rig's endpoint on `port`: `AWS_*` for
+    tessera, TESSERA_LIBTILEDB_CONFIG (JSON) for libtiledb's runners."""
+    import json
+
+    return dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="test",
+                AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true",
+                TESSERA_LIBTILEDB_CONFIG=json.dumps(libtiledb_s3(port)))

@@ -53,11 +53,10 @@ shutil.rmtree(root, ignore_errors=True)
 for name in names:
     shutil.copytree(os.path.join(bench, name), os.path.join(root, "bench", name), copy_function=os.link)
 
-server, delayed, counting = free_port(), free_port(), free_port()
+delayed, counting = free_port(), free_port()
 log = tempfile.NamedTemporaryFile(prefix="s3-read-", suffix=".log", delete=False).name
-procs = [subprocess.Popen([s3s_fs, "--host", "127.0.0.1", "--port", str(server), "--access-key", "test",
-                           "--secret-key", "test", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-wait(server)
+server_proc, server = common.start_s3s_fs(s3s_fs, root)
+procs = [server_proc]
 procs.append(subprocess.Popen([sys.executable, delay_proxy, str(delayed), str(server), delay, mbps]))
 procs.append(subprocess.Popen([sys.executable, os.path.join(here, "s3_proxy.py"), str(counting), str(server), "0"],
                               env=dict(os.environ, PROXY_LOG=log)))
@@ -65,14 +64,7 @@ wait(delayed)
 wait(counting)
 
 
-def env_for(port):
-    env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="test",
-               AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
-    env["TESSERA_LIBTILEDB_CONFIG"] = json.dumps({
-        "vfs.s3.endpoint_override": f"127.0.0.1:{port}", "vfs.s3.scheme": "http",
-        "vfs.s3.use_virtual_addressing": "false", "vfs.s3.region": "us-east-1",
-        "vfs.s3.aws_access_key_id": "test", "vfs.s3.aws_secret_access_key": "test"})
-    return env
+env_for = common.s3_env
 
 
 def counted():

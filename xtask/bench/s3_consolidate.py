@@ -35,7 +35,7 @@ import tiledb
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from common import free_port, wait  # noqa: E402
+from common import free_port, libtiledb_s3, s3_env, start_s3s_fs, wait  # noqa: E402
 from fragmented import sparse_100_fragments  # noqa: E402
 
 bench, tessera, s3s_fs, delay_proxy, rounds, out_md = sys.argv[1:7]
@@ -59,25 +59,16 @@ print(dt, ru.ru_maxrss / 1024, ru.ru_oublock * 512)
 """
 
 
-server, delayed, counting = free_port(), free_port(), free_port()
-procs = [subprocess.Popen([s3s_fs, "--host", "127.0.0.1", "--port", str(server), "--access-key", "test",
-                           "--secret-key", "test", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-wait(server)
+delayed, counting = free_port(), free_port()
+server_proc, server = start_s3s_fs(s3s_fs, root)
+procs = [server_proc]
 procs.append(subprocess.Popen([sys.executable, delay_proxy, str(delayed), str(server), "20", "100"]))
 procs.append(subprocess.Popen([sys.executable, os.path.join(here, "s3_proxy.py"), str(counting), str(server), "0"]))
 wait(delayed)
 wait(counting)
 
 
-def env_for(port):
-    return dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="test",
-                AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
-
-
-def libtiledb_s3(port):
-    return {"vfs.s3.endpoint_override": f"127.0.0.1:{port}", "vfs.s3.scheme": "http",
-            "vfs.s3.use_virtual_addressing": "false", "vfs.s3.region": "us-east-1",
-            "vfs.s3.aws_access_key_id": "test", "vfs.s3.aws_secret_access_key": "test"}
+env_for = s3_env
 
 
 def counts():

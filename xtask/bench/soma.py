@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-from common import free_port, side_by_side, wait, write_markdown
+from common import free_port, s3_env, side_by_side, start_s3s_fs, wait, write_markdown
 
 QUESTIONS = [
     ("open the experiment and its X layer",
@@ -103,18 +103,11 @@ def s3_rig(experiment, s3s_fs, delay_proxy, delay, mbps):
     root = os.path.join(os.path.dirname(os.path.normpath(experiment)), "s3root-soma")
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(experiment, os.path.join(root, "bench", name), copy_function=os.link)
-    server, delayed = free_port(), free_port()
-    procs = [subprocess.Popen([s3s_fs, "--host", "127.0.0.1", "--port", str(server), "--access-key", "test",
-                               "--secret-key", "test", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    wait(server)
-    procs.append(subprocess.Popen([sys.executable, delay_proxy, str(delayed), str(server), delay, mbps]))
+    server_proc, server = start_s3s_fs(s3s_fs, root)
+    delayed = free_port()
+    procs = [server_proc, subprocess.Popen([sys.executable, delay_proxy, str(delayed), str(server), delay, mbps])]
     wait(delayed)
-    ENV.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{delayed}", AWS_ACCESS_KEY_ID="test",
-               AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
-    ENV["TESSERA_LIBTILEDB_CONFIG"] = json.dumps({
-        "vfs.s3.endpoint_override": f"127.0.0.1:{delayed}", "vfs.s3.scheme": "http",
-        "vfs.s3.use_virtual_addressing": "false", "vfs.s3.region": "us-east-1",
-        "vfs.s3.aws_access_key_id": "test", "vfs.s3.aws_secret_access_key": "test"})
+    ENV.update(s3_env(delayed))
     return f"s3://bench/{name}", procs
 
 
