@@ -64,6 +64,10 @@ enum Command {
     Info(commands::info::Args),
     /// List a group's members (with --recursive, their members too).
     Ls(commands::ls::Args),
+    /// Write one self-contained HTML page of an array or group: schema,
+    /// fragments over time and over the domain, the tile grid, and a
+    /// picture of the cells (`tessera view A -o a.html`).
+    View(commands::view::Args),
     /// Create a group; add or remove its members (`tessera group add G ARRAY --name N --relative`).
     Group(commands::group::Args),
     /// Run a SQL query over arrays (DataFusion; feature `sql`).
@@ -108,6 +112,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Command::Info(a) => commands::info::run(a),
         Command::Ls(a) => commands::ls::run(a),
         Command::Group(a) => commands::group::run(a),
+        Command::View(a) => commands::view::run(a),
         #[cfg(feature = "sql")]
         Command::Sql(a) => commands::sql::run(a),
         #[cfg(feature = "sql")]

@@ -138,3 +138,54 @@ fn errors_are_one_clear_line() {
     assert!(!err.contains("panicked"), "{err}");
     let _ = Path::new("");
 }
+
+fn tessera(args: &[&str], cwd: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn view_writes_the_page_the_library_renders() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let dense = root.join("tiledb-0.36.1/dense_1d_fragments/array");
+    let dense = dense.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("tessera-view-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // To stdout: the library's page for the same options.
+    let out = tessera(&["view", dense, "-o", "-", "--pixels", "5"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let options = tessera_view::ViewOptions {
+        max_pixels: 5,
+        ..Default::default()
+    };
+    let page = tessera_view::view(Path::new(dense), &options, (0, u64::MAX), None).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), page.document());
+    // By default, a file named after the fixture, in the current folder.
+    let out = tessera(&["view", dense, "--timestamp", "1"], &dir);
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(dir.join("dense_1d_fragments.html")).unwrap();
+    assert_eq!(
+        html.matches(r#"class="fragment-time""#).count(),
+        1,
+        "opened at t = 1"
+    );
+    // A group, to a file named with -o.
+    let group = root.join("groups/tiledb-0.36.1/group_nested/group");
+    let out = tessera(&["view", group.to_str().unwrap(), "-o", "g.html"], &dir);
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(dir.join("g.html"))
+        .unwrap()
+        .contains(r#"<li class="member""#));
+    // What the array lacks is named.
+    let out = tessera(&["view", dense, "--attr", "nope", "-o", "-"], &dir);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no attribute `nope`"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

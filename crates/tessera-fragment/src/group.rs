@@ -210,6 +210,12 @@ impl OpenGroup {
         })
     }
 
+    /// The group's AES-256-GCM key, if it was opened with one (its
+    /// members open with it).
+    pub fn key(&self) -> Option<&EncryptionKey> {
+        self.key.as_ref()
+    }
+
     /// The group's metadata (`__meta/`) as of the open window.
     pub fn metadata(
         &self,

@@ -15,6 +15,7 @@ mod error;
 mod group;
 mod ranges;
 mod read;
+mod view;
 mod write;
 
 pub use error::TesseraError;

@@ -5,6 +5,7 @@ S3 client) reads back what was written; fixtures uploaded unchanged read
 through s3:// as locally."""
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -132,3 +133,19 @@ def test_soma_experiment_through_s3_reads_as_locally(moto):
         same_anndata(oq.to_anndata("data"), tq.to_anndata("data"))
         same_anndata(tsoma.io.to_anndata(ours, "RNA", "data"),
                      tiledbsoma.io.to_anndata(theirs, "RNA", X_layer_name="data"))
+
+
+def test_view_through_s3_draws_as_locally(moto):
+    local = TESTDATA / "tiledb-0.36.1" / "random_sparse" / "array"
+    uri = f"s3://{BUCKET}/view_random_sparse"
+    upload(str(local), uri, moto)
+    image = re.compile(r'<img class="cell-image"[^>]*>')
+    ours, theirs = tessera.open(uri).view().html, tessera.open(local).view().html
+    assert image.search(ours).group(0) == image.search(theirs).group(0)
+    tiles = re.compile(r'<rect class="tile"[^>]*>')
+    assert tiles.findall(ours) == tiles.findall(theirs)
+    experiment = TESTDATA / "soma" / "experiment_dense" / "experiment"
+    upload(str(experiment), f"s3://{BUCKET}/view_experiment", moto)
+    page = tessera.open_group(f"s3://{BUCKET}/view_experiment").view().html
+    assert page.count('<section class="cells"') == len(
+        [m for m in tessera.open_group(experiment).members(recursive=True) if m.type == "array"])

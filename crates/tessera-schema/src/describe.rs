@@ -5,7 +5,8 @@ use crate::value::Value;
 use std::fmt::Write;
 use tessera_filters::{FilterKind, FilterPipeline};
 
-fn filters(p: &FilterPipeline) -> String {
+/// A filter pipeline as text: `[zstd(level=3), ...] chunk=65536`.
+pub fn pipeline_text(p: &FilterPipeline) -> String {
     let items: Vec<String> = p
         .filters
         .iter()
@@ -39,7 +40,8 @@ fn filters(p: &FilterPipeline) -> String {
     format!("[{}] chunk={}", items.join(", "), p.max_chunk_size)
 }
 
-fn cvn(c: CellValNum) -> String {
+/// Values per cell as text: a count, or `var`.
+pub fn cell_val_num_text(c: CellValNum) -> String {
     match c {
         CellValNum::Var => "var".into(),
         CellValNum::Fixed(n) => n.to_string(),
@@ -56,9 +58,17 @@ pub fn describe(s: &ArraySchema) -> String {
         "  tile order: {}, cell order: {}, capacity: {}, allows dups: {}",
         s.tile_order, s.cell_order, s.capacity, s.allows_dups
     );
-    let _ = writeln!(o, "  coords filters: {}", filters(&s.coords_filters));
-    let _ = writeln!(o, "  offsets filters: {}", filters(&s.offsets_filters));
-    let _ = writeln!(o, "  validity filters: {}", filters(&s.validity_filters));
+    let _ = writeln!(o, "  coords filters: {}", pipeline_text(&s.coords_filters));
+    let _ = writeln!(
+        o,
+        "  offsets filters: {}",
+        pipeline_text(&s.offsets_filters)
+    );
+    let _ = writeln!(
+        o,
+        "  validity filters: {}",
+        pipeline_text(&s.validity_filters)
+    );
     let _ = writeln!(o, "  dimensions:");
     for d in &s.dimensions {
         let dom = d.domain_values().map_or("none".into(), |(a, b)| {
@@ -70,10 +80,10 @@ pub fn describe(s: &ArraySchema) -> String {
             "    {} {} x{} domain={} tile={} filters={}",
             d.name,
             d.datatype,
-            cvn(d.cell_val_num),
+            cell_val_num_text(d.cell_val_num),
             dom,
             ext,
-            filters(&d.filters)
+            pipeline_text(&d.filters)
         );
     }
     let _ = writeln!(o, "  attributes:");
@@ -87,10 +97,10 @@ pub fn describe(s: &ArraySchema) -> String {
             "    {} {} x{} nullable={} fill={} filters={}",
             a.name,
             a.datatype,
-            cvn(a.cell_val_num),
+            cell_val_num_text(a.cell_val_num),
             a.nullable,
             fill,
-            filters(&a.filters)
+            pipeline_text(&a.filters)
         );
         if let Some(e) = &a.enumeration {
             let _ = write!(o, " enumeration={e}");
@@ -104,7 +114,7 @@ pub fn describe(s: &ArraySchema) -> String {
             l.name,
             l.dimension,
             l.datatype,
-            cvn(l.cell_val_num),
+            cell_val_num_text(l.cell_val_num),
             l.uri
         );
     }

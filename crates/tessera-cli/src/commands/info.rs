@@ -2,10 +2,9 @@
 
 use crate::args::*;
 use crate::storage::storage;
-use std::path::Path;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
-use tessera::tile::storage::Storage;
+use tessera_view::folder_size;
 
 /// Its arguments: the folder and its key.
 pub use crate::args::Target as Args;
@@ -50,27 +49,9 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     );
     println!(
         "size on disk: {} bytes",
-        dir_size(storage(&a.path)?, &a.path)
+        folder_size(storage(&a.path)?, &a.path)
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The bytes of every file under `p`: sizes from the listings where the
-/// storage gives them (object stores), else asked file by file.
-fn dir_size(storage: &dyn Storage, p: &Path) -> u64 {
-    storage.list(p).map_or(0, |entries| {
-        entries
-            .into_iter()
-            .map(|e| {
-                let q = p.join(&e.name);
-                match (e.is_dir, e.size) {
-                    (true, _) => dir_size(storage, &q),
-                    (false, Some(n)) => n,
-                    (false, None) => storage.size(&q).unwrap_or(0),
-                }
-            })
-            .sum()
-    })
 }
 
 /// `tessera info` on a group: its members by kind and its metadata keys.
@@ -87,6 +68,6 @@ fn group_info(path: &std::path::Path, key: &Option<String>) -> Result<ExitCode, 
     );
     let keys: Vec<&str> = meta.keys().map(String::as_str).collect();
     println!("metadata: {}", keys.join(", "));
-    println!("size on disk: {} bytes", dir_size(storage(path)?, path));
+    println!("size on disk: {} bytes", folder_size(storage(path)?, path));
     Ok(ExitCode::SUCCESS)
 }

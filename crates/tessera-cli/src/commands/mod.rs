@@ -20,5 +20,6 @@ pub mod schema;
 pub mod sql;
 pub mod vacuum;
 pub mod verify;
+pub mod view;
 pub mod write;
 mod write_box;

@@ -14,6 +14,7 @@ from ._native import TesseraError
 from ._array import Array, open
 from ._group import Group, open_group
 from ._schema import Attribute, Dimension, Filter, Schema
+from ._view import View
 from ._write import create, write
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Group",
     "Schema",
     "TesseraError",
+    "View",
     "create",
     "open",
     "open_group",

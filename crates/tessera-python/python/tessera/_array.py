@@ -156,6 +156,21 @@ class Array:
 
         return write(self.uri, data, timestamp=timestamp, key=self._key, budget=budget, subarray=subarray)
 
+    # Pictures.
+
+    def view(self, attr=None, subarray=None, dims=None, budget=64 << 20, pixels=400):
+        """A page of pictures (:class:`View`, as ``tessera view`` writes):
+        the schema, the fragments on a timeline and over the domain, the
+        tile grid shaded by bytes, and for a dense array ``attr`` over a
+        2-D slice (for a sparse one, the density of its cells). ``dims``
+        names the one or two dimensions drawn; ``subarray`` (as for
+        :meth:`read`) narrows the pictures; cells are read in batches of
+        ``budget`` bytes into at most ``pixels`` a side. Jupyter shows the
+        page inline."""
+        from ._view import View, view_options
+
+        return View(*self._native.view(**view_options(attr, self._subarray(subarray), dims, budget, pixels)))
+
     # Context manager, as TileDB-Py's arrays.
 
     def close(self):

@@ -53,6 +53,15 @@ class Group:
         native = self._native.open_group(member.uri, self._timestamp, self._key)
         return Group(native, key=self._key, timestamp=self._timestamp)
 
+    def view(self, attr=None, subarray=None, dims=None, budget=64 << 20, pixels=400):
+        """A page of pictures of the group (:class:`View`): its member tree
+        with each member's kind, shape and size, then a page section per
+        member array (options as :meth:`Array.view`, applied to the arrays
+        that have what they name)."""
+        from ._view import View, view_options
+
+        return View(*self._native.view(**view_options(attr, subarray, dims, budget, pixels)))
+
     def __contains__(self, path):
         return any(m.path == path for m in self.members(recursive="/" in path))
 

@@ -1,0 +1,38 @@
+//! Pages of pictures (`A.view()`, `G.view()`): the options as Python
+//! passes them, and the page as the HTML a notebook shows and the
+//! document a file holds.
+
+use crate::error::{py_err, py_msg};
+use pyo3::prelude::*;
+use tessera_view::{Page, ViewOptions};
+
+/// The options of `view(attr, subarray, dims, budget, pixels)`;
+/// `subarray` as `(dimension, low, high)` in text.
+pub fn options(
+    attr: Option<String>,
+    subarray: Option<Vec<(String, String, String)>>,
+    dims: Option<Vec<String>>,
+    budget: u64,
+    pixels: u32,
+) -> PyResult<ViewOptions> {
+    if pixels == 0 || budget == 0 {
+        return Err(py_msg("view: pixels and budget must be positive"));
+    }
+    Ok(ViewOptions {
+        attribute: attr,
+        subarray: subarray.unwrap_or_default(),
+        dims,
+        budget,
+        max_pixels: pixels,
+        ..ViewOptions::default()
+    })
+}
+
+/// Renders a page with the GIL released: `(fragment, document)`.
+pub fn render(
+    py: Python<'_>,
+    make: impl FnOnce() -> Result<Page, tessera_view::ViewError> + Send,
+) -> PyResult<(String, String)> {
+    let page = py.detach(make).map_err(py_err)?;
+    Ok((page.fragment(), page.document()))
+}

@@ -1,0 +1,17 @@
+//! This crate's modules import one way only, lowest first as listed (the
+//! crate root on top): `tessera_module_order::check` says what it checks.
+
+tessera_module_order::test!(
+    "error",
+    "html",
+    "colour",
+    "png",
+    "options",
+    "plane",
+    "schema",
+    "tiles",
+    "fragments",
+    "cells",
+    "page",
+    "group",
+);
