@@ -6,6 +6,7 @@ use crate::error::{py_err, py_msg};
 use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
 use std::sync::{Arc, OnceLock};
 use tessera::fragment::OpenArray;
 use tessera::query::stream::stream;
@@ -91,6 +92,50 @@ impl Array {
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
         cached_metadata(py, &self.metadata, || self.array.metadata(&*self.storage))
+    }
+
+    /// Reads the cells of a 2-D sparse array at `subarray` as the arrays
+    /// of a CSR matrix of `n_rows` rows: `(data, indices, indptr)` as
+    /// `bytearray`s (`attribute`'s values; column positions of
+    /// `index_width` bytes; int64 row starts), rows and columns placed by
+    /// their positions among `rows` and `cols` (the bytes of ascending
+    /// int64 arrays; `None`: the coordinates themselves). Raises
+    /// NotImplementedError for arrays it does not take (see
+    /// `matrix::CsrFill::new`).
+    #[pyo3(signature = (subarray, rows, cols, attribute, n_rows, index_width, budget))]
+    #[allow(clippy::too_many_arguments)]
+    fn csr<'py>(
+        &self,
+        py: Python<'py>,
+        subarray: Option<&Bound<'py, PyAny>>,
+        rows: Option<&Bound<'py, PyBytes>>,
+        cols: Option<&Bound<'py, PyBytes>>,
+        attribute: &str,
+        n_rows: usize,
+        index_width: usize,
+        budget: u64,
+    ) -> PyResult<(
+        Bound<'py, PyByteArray>,
+        Bound<'py, PyByteArray>,
+        Bound<'py, PyByteArray>,
+    )> {
+        use crate::matrix::{CsrFill, Positions};
+        let ids = |b: Option<&Bound<'py, PyBytes>>| {
+            b.map(|b| {
+                let bytes = b.as_bytes().chunks_exact(8);
+                bytes
+                    .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                    .collect::<Vec<i64>>()
+            })
+        };
+        let (rows, cols) = (Positions::new(ids(rows)), Positions::new(ids(cols)));
+        let request = ReadRequest::new()
+            .with_ranges(ranges_from(&self.array, subarray)?)
+            .budget(budget.max(1));
+        let fill = CsrFill::new(&self.array, attribute, n_rows, index_width, rows, cols)?;
+        let session = ReadSession::new(self.storage.clone(), self.array.clone());
+        let chunks = py.detach(|| fill.read(&session, request, attribute))?;
+        chunks.into_bytearrays(py)
     }
 
     /// A page of pictures of the array (`tessera view`): `(fragment,

@@ -13,6 +13,7 @@ mod array;
 mod convert;
 mod error;
 mod group;
+mod matrix;
 mod ranges;
 mod read;
 mod view;

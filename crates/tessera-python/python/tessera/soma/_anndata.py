@@ -93,7 +93,7 @@ def _csr(array, rows, cols):
     whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
     whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
     by = (None if whole_rows else rows, None if whole_cols else cols)
-    return csr(array.read(by).tables(), (len(rows), len(cols)), *by)
+    return csr(array, by, (len(rows), len(cols)), *by)
 
 
 def _rows(array, ids):

@@ -12,9 +12,6 @@ from ._blockwise import BlockwiseRead
 from ._filter import fields, translate
 from ._object import SOMAObject
 
-# Cells of a read held at once in a streamed read (``tables()``).
-_BATCH_BYTES = 256 << 20
-
 
 class _Array(SOMAObject):
     """What the SOMA arrays share: the tessera array, its domain and shape."""
@@ -71,7 +68,7 @@ class _Array(SOMAObject):
             return self._array.read(subarray=subarray, **kwargs)
 
         def batches():
-            return self._array.iter_batches(subarray=subarray, budget=_BATCH_BYTES, **kwargs)
+            return self._array.iter_batches(subarray=subarray, budget=_coords.BATCH_BYTES, **kwargs)
 
         return whole, batches
 

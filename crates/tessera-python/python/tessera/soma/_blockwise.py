@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _coords
-from ._matrix import coo, positions
+from ._matrix import coo, csr, positions
 
 _DEFAULT_SIZE = (2**16, 2**8)
 
@@ -58,10 +58,13 @@ class BlockwiseRead:
         for ids in self._block_ids():
             shape = tuple(array.shape[d] if d in self.reindex_disable_on_axis else len(ids[d]) for d in (0, 1))
             by = [None if d in self.reindex_disable_on_axis else ids[d] for d in (0, 1)]
+            if compress and self.axis == 0:
+                yield csr(array, tuple(ids), shape, *by), (ids[0], ids[1])
+                continue
             r, c, data = coo(array.read(tuple(ids)).tables(), shape, *by)
             m = scipy.sparse.coo_matrix((data, (r, c)), shape=shape)
             if compress:
-                m = m.tocsr() if self.axis == 0 else m.tocsc()
+                m = m.tocsc()
             yield m, (ids[0], ids[1])
 
     def _position(self, d, ids, values):

@@ -10,6 +10,9 @@ pyarrow array) for those coordinates.
 import numpy as np
 import pyarrow as pa
 
+# Bytes a streamed read holds at once (a batch's decoded tiles and cells).
+BATCH_BYTES = 256 << 20
+
 
 def subarray(coords, dims, current):
     """``coords`` as ``{dimension: [(lo, hi), ...]}``, or ``None`` when a

@@ -1,9 +1,14 @@
-"""Sparse cells to scipy matrices, a batch at a time: each batch's
-coordinates become positions of the index type (32-bit where they fit)
-as soon as it arrives, so the 64-bit coordinates of the whole read are
-never held together."""
+"""Sparse cells to scipy matrices. A CSR matrix is filled by the native
+read itself where the array allows (2-D, int64 dimensions, no
+duplicates): cells go straight into the matrix's arrays, a band of rows
+at a time, with no COO copy. Otherwise cells come a batch at a time:
+each batch's coordinates become positions of the index type (32-bit
+where they fit) as soon as it arrives, so the 64-bit coordinates of the
+whole read are never held together."""
 
 import numpy as np
+
+from . import _coords
 
 
 class Positions:
@@ -65,9 +70,40 @@ def coo(tables, shape, rows=None, cols=None):
     return tuple(np.concatenate(p) if len(p) > 1 else p[0] for p in parts)
 
 
-def csr(tables, shape, rows=None, cols=None):
-    """The cells of ``tables`` as a scipy CSR matrix of ``shape`` (see :func:`coo`)."""
+def csr(array, coords, shape, rows=None, cols=None):
+    """The cells of the SparseNDArray ``array`` at ``coords`` as a scipy
+    CSR matrix of ``shape``, rows and columns at their positions among
+    ``rows`` and ``cols`` (ascending joinids; ``None``: the coordinates
+    themselves)."""
     import scipy.sparse
 
-    r, c, data = coo(tables, shape, rows, cols)
+    index = _index_type(shape)
+    filled = _filled(array, coords, shape, rows, cols, index)
+    if filled is not None:
+        return scipy.sparse.csr_matrix(filled, shape=shape)
+    r, c, data = coo(array.read(coords).tables(), shape, rows, cols)
     return scipy.sparse.csr_matrix((data, (r, c)), shape=shape)
+
+
+def _index_type(shape):
+    return np.int32 if max(shape, default=0) < np.iinfo(np.int32).max else np.int64
+
+
+def _filled(array, coords, shape, rows, cols, index):
+    """``(data, indices, indptr)`` read by the native side straight into
+    the matrix's arrays (numpy arrays over the bytearrays it fills), or
+    ``None`` where it does not take the array."""
+    dtype = np.dtype(array.schema.field("soma_data").type.to_pandas_dtype())
+    subarray = _coords.subarray(coords, array._dims(), array._current())
+    if subarray is None:
+        return np.zeros(0, dtype), np.zeros(0, index), np.zeros(shape[0] + 1, index)
+    ids = [None if i is None else np.ascontiguousarray(i, dtype="<i8").tobytes() for i in (rows, cols)]
+    try:
+        data, indices, indptr = array._array._native.csr(
+            subarray, ids[0], ids[1], "soma_data", shape[0], np.dtype(index).itemsize, _coords.BATCH_BYTES)
+    except NotImplementedError:
+        return None
+    indptr = np.frombuffer(indptr, "<i8")
+    if index is np.int32 and indptr[-1] < np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)
+    return np.frombuffer(data, dtype), np.frombuffer(indices, index), indptr

@@ -32,8 +32,8 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
         var=var,
         obsm=_each(ms, "obsm", lambda a, k: _dense(a, shape[0], hints.get("obsm", {}).get(k))),
         varm=_each(ms, "varm", lambda a, k: _dense(a, shape[1], hints.get("varm", {}).get(k))),
-        obsp=_each(ms, "obsp", lambda a, k: csr(a.read().tables(), (shape[0], shape[0]))),
-        varp=_each(ms, "varp", lambda a, k: csr(a.read().tables(), (shape[1], shape[1]))),
+        obsp=_each(ms, "obsp", lambda a, k: csr(a, (), (shape[0], shape[0]))),
+        varp=_each(ms, "varp", lambda a, k: csr(a, (), (shape[1], shape[1]))),
         layers=layers,
     )
 
@@ -46,7 +46,7 @@ def _dataframe(frame, id_name, fallback):
 def _matrix(array, shape):
     if isinstance(array, DenseNDArray):
         return array.read((slice(None), slice(None))).to_numpy()
-    return csr(array.read().tables(), shape)
+    return csr(array, (), shape)
 
 
 def _dense(array, rows, width):
@@ -54,7 +54,7 @@ def _dense(array, rows, width):
     ``rows`` by its width (given, else its shape's)."""
     if isinstance(array, DenseNDArray):
         return array.read().to_numpy()
-    return csr(array.read().tables(), (rows, width or array.shape[1])).toarray()
+    return csr(array, (), (rows, width or array.shape[1])).toarray()
 
 
 def _each(ms, collection, read):
