@@ -145,12 +145,16 @@ pub fn read_metadata(
 ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
     let dir = path.join(METADATA_FOLDER);
     let mut map = BTreeMap::new();
-    for (_, name) in metadata_files(storage, path, window)? {
-        let p = dir.join(&name);
-        let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
+    let names: Vec<String> = metadata_files(storage, path, window)?
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect();
+    let paths: Vec<std::path::PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    for ((name, p), bytes) in names.iter().zip(&paths).zip(storage.read_files(&paths)) {
+        let bytes = bytes.map_err(|e| FragmentError::io(p, e))?;
         let tile = read_generic_tile(&bytes, key, 0)
-            .map_err(|e| FragmentError::from(e).within(&name, "array metadata"))?;
-        apply_entries(&tile.data, &mut map).map_err(|e| e.within(&name, "array metadata"))?;
+            .map_err(|e| FragmentError::from(e).within(name, "array metadata"))?;
+        apply_entries(&tile.data, &mut map).map_err(|e| e.within(name, "array metadata"))?;
     }
     Ok(map)
 }

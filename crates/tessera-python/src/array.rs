@@ -138,6 +138,16 @@ impl Array {
         chunks.into_bytearrays(py)
     }
 
+    /// The Arrow schema of a whole read (dimensions, then attributes;
+    /// enumerated attributes as dictionaries), without reading a cell.
+    fn arrow_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let enums = py
+            .detach(|| self.array.enumerations(&*self.storage))
+            .map_err(py_err)?;
+        let d = tessera::query::arrow::Dictionaries::new(&self.array, enums).map_err(py_err)?;
+        tessera::query::arrow::array_schema(&self.array, Some(&d)).into_pyarrow(py)
+    }
+
     /// A page of pictures of the array (`tessera view`): `(fragment,
     /// document)`, the HTML a notebook shows and a whole HTML file.
     #[pyo3(signature = (attr=None, subarray=None, dims=None, budget=64 << 20, pixels=400))]

@@ -19,6 +19,28 @@ pub struct Group {
     metadata: OnceLock<Metadata>,
 }
 
+/// Opens a group; where requests cost a round trip, its whole folder is
+/// listed beside the open (one `LIST` where the group's subtree fits a
+/// page: a SOMA experiment of a few hundred objects). The open itself
+/// lists only the group's details, so this costs it no time; the members
+/// then open through the same storage without a listing of their own (a
+/// round trip less for each level of a nested experiment).
+fn open_listed(
+    storage: &dyn Storage,
+    path: &Path,
+    t1: u64,
+    t2: u64,
+    key: Option<tessera::filters::EncryptionKey>,
+) -> Result<OpenGroup, tessera::fragment::FragmentError> {
+    if !storage.prefers_batches() {
+        return OpenGroup::open(storage, path, t1, t2, key);
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| storage.list(path));
+        OpenGroup::open(storage, path, t1, t2, key)
+    })
+}
+
 /// Opens the group at `uri` at `timestamp`, with `key` (as `open_array`).
 #[pyfunction]
 #[pyo3(signature = (uri, timestamp=None, key=None))]
@@ -42,7 +64,7 @@ impl Group {
         timestamp: Option<&Bound<'_, PyAny>>,
         key: Option<&str>,
     ) -> PyResult<Group> {
-        let (group, metadata) = open_object(py, &storage, path, timestamp, key, OpenGroup::open)?;
+        let (group, metadata) = open_object(py, &storage, path, timestamp, key, open_listed)?;
         Ok(Group {
             storage,
             group,

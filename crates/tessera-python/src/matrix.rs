@@ -285,14 +285,14 @@ impl CsrFill {
         let (w, iw) = (self.width, self.index_width);
         let mut data = vec![0u8; n * w];
         let mut indices = vec![0u8; n * iw];
+        let too_wide = |c: u64| py_msg(format!("column position {c} does not fit 32 bits"));
         for (i, (&r, &c)) in band.rows.iter().zip(&band.cols).enumerate() {
             let slot = &mut next[(r - lo) as usize];
-            let index = match iw {
-                4 => u32::try_from(c).map(|c| c.to_le_bytes().to_vec()),
-                _ => Ok(c.to_le_bytes().to_vec()),
+            let to = &mut indices[*slot * iw..(*slot + 1) * iw];
+            match iw {
+                4 => to.copy_from_slice(&u32::try_from(c).map_err(|_| too_wide(c))?.to_le_bytes()),
+                _ => to.copy_from_slice(&c.to_le_bytes()),
             }
-            .map_err(|_| py_msg(format!("column position {c} does not fit 32 bits")))?;
-            indices[*slot * iw..(*slot + 1) * iw].copy_from_slice(&index);
             data[*slot * w..(*slot + 1) * w].copy_from_slice(&band.values[i * w..(i + 1) * w]);
             *slot += 1;
         }

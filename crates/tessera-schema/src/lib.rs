@@ -142,15 +142,22 @@ pub fn load_enumerations(
     schema: &ArraySchema,
     key: Option<&EncryptionKey>,
 ) -> Result<Vec<Enumeration>, SchemaError> {
-    schema
+    let paths: Vec<std::path::PathBuf> = schema
         .enumerations
         .iter()
         .map(|e| {
-            let path = array
+            array
                 .join(SCHEMA_FOLDER)
                 .join(ENUMERATIONS_FOLDER)
-                .join(&e.path);
-            let bytes = storage.read_all(&path).map_err(|err| SchemaError::Io {
+                .join(&e.path)
+        })
+        .collect();
+    let files = storage.read_files(&paths);
+    paths
+        .iter()
+        .zip(files)
+        .map(|(path, bytes)| {
+            let bytes = bytes.map_err(|err| SchemaError::Io {
                 path: path.display().to_string(),
                 source: err,
             })?;

@@ -101,6 +101,19 @@ pub trait Storage: Send + Sync {
         files.iter().map(|f| self.read_tail(f, max)).collect()
     }
 
+    /// Whole files: where requests cost a round trip
+    /// ([`Storage::prefers_batches`]) all at once, as the tails (of at most
+    /// 1 TiB) of one [`Storage::read_tails`] batch; else one after another.
+    fn read_files(&self, files: &[PathBuf]) -> Vec<io::Result<Vec<u8>>> {
+        if !self.prefers_batches() {
+            return files.iter().map(|f| self.read_all(f)).collect();
+        }
+        self.read_tails(files, 1 << 40)
+            .into_iter()
+            .map(|r| r.map(|(_, bytes)| bytes))
+            .collect()
+    }
+
     /// True where a request costs a round trip worth batching for: readers
     /// then gather what they need into [`Storage::read_batch`] and
     /// [`Storage::read_tails`] calls instead of reading from each thread.

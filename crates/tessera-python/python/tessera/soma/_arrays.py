@@ -49,7 +49,7 @@ class _Array(SOMAObject):
         """The fields a read returns, as a ``pyarrow.Schema``: index
         columns (``soma_dim_*``) first."""
         if not hasattr(self, "_schema"):
-            self._schema = soma_schema(self._empty().schema)
+            self._schema = soma_schema(self._array._native.arrow_schema())
         return self._schema
 
     def _cell_count(self):
