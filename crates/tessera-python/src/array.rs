@@ -150,17 +150,8 @@ impl Array {
 
     /// A page of pictures of the array (`tessera view`): `(fragment,
     /// document)`, the HTML a notebook shows and a whole HTML file.
-    #[pyo3(signature = (attr=None, subarray=None, dims=None, budget=64 << 20, pixels=400))]
-    fn view(
-        &self,
-        py: Python<'_>,
-        attr: Option<String>,
-        subarray: Option<Vec<(String, String, String)>>,
-        dims: Option<Vec<String>>,
-        budget: u64,
-        pixels: u32,
-    ) -> PyResult<(String, String)> {
-        let options = crate::view::options(attr, subarray, dims, budget, pixels)?;
+    fn view(&self, py: Python<'_>, args: crate::view::ViewArgs) -> PyResult<(String, String)> {
+        let options = crate::view::options(args)?;
         let session = ReadSession::new(self.storage.clone(), self.array.clone());
         crate::view::render(py, || tessera_view::array_page(&session, &options))
     }

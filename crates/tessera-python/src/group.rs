@@ -105,17 +105,8 @@ fn same_store(a: &str, b: &str) -> bool {
 impl Group {
     /// A page of pictures of the group and its member arrays (`tessera
     /// view`): `(fragment, document)`.
-    #[pyo3(signature = (attr=None, subarray=None, dims=None, budget=64 << 20, pixels=400))]
-    fn view(
-        &self,
-        py: Python<'_>,
-        attr: Option<String>,
-        subarray: Option<Vec<(String, String, String)>>,
-        dims: Option<Vec<String>>,
-        budget: u64,
-        pixels: u32,
-    ) -> PyResult<(String, String)> {
-        let options = crate::view::options(attr, subarray, dims, budget, pixels)?;
+    fn view(&self, py: Python<'_>, args: crate::view::ViewArgs) -> PyResult<(String, String)> {
+        let options = crate::view::options(args)?;
         crate::view::render(py, || {
             tessera_view::group::group_page(&self.storage, &self.group, &options)
         })

@@ -6,15 +6,19 @@ use crate::error::{py_err, py_msg};
 use pyo3::prelude::*;
 use tessera_view::{Page, ViewOptions};
 
-/// The options of `view(attr, subarray, dims, budget, pixels)`;
-/// `subarray` as `(dimension, low, high)` in text.
-pub fn options(
-    attr: Option<String>,
-    subarray: Option<Vec<(String, String, String)>>,
-    dims: Option<Vec<String>>,
-    budget: u64,
-    pixels: u32,
-) -> PyResult<ViewOptions> {
+/// What Python's `view(...)` passes: `(attr, subarray, dims, budget,
+/// pixels)`, `subarray` as `(dimension, low, high)` in text.
+pub type ViewArgs = (
+    Option<String>,
+    Option<Vec<(String, String, String)>>,
+    Option<Vec<String>>,
+    u64,
+    u32,
+);
+
+/// The options `args` give.
+pub fn options(args: ViewArgs) -> PyResult<ViewOptions> {
+    let (attr, subarray, dims, budget, pixels) = args;
     if pixels == 0 || budget == 0 {
         return Err(py_msg("view: pixels and budget must be positive"));
     }

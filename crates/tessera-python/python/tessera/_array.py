@@ -169,7 +169,7 @@ class Array:
         page inline."""
         from ._view import View, view_options
 
-        return View(*self._native.view(**view_options(attr, self._subarray(subarray), dims, budget, pixels)))
+        return View(*self._native.view(view_options(attr, self._subarray(subarray), dims, budget, pixels)))
 
     # Context manager, as TileDB-Py's arrays.
 

@@ -60,7 +60,7 @@ class Group:
         that have what they name)."""
         from ._view import View, view_options
 
-        return View(*self._native.view(**view_options(attr, subarray, dims, budget, pixels)))
+        return View(*self._native.view(view_options(attr, subarray, dims, budget, pixels)))
 
     def __contains__(self, path):
         return any(m.path == path for m in self.members(recursive="/" in path))

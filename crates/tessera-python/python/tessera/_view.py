@@ -32,13 +32,13 @@ class View:
 
 
 def view_options(attr, subarray, dims, budget, pixels):
-    """The keyword arguments of the native ``view``: a subarray as
-    ``(dimension, low, high)`` text, the first range of each dimension."""
+    """The argument of the native ``view``: ``(attr, subarray, dims,
+    budget, pixels)``, a subarray as ``(dimension, low, high)`` text, the
+    first range of each dimension."""
     ranges = None
     if subarray:
         ranges = []
         for name, r in subarray.items():
             lo, hi = r[0] if isinstance(r, list) else r
             ranges.append((name, str(lo), str(hi)))
-    return dict(attr=attr, subarray=ranges, dims=list(dims) if dims else None,
-                budget=int(budget), pixels=int(pixels))
+    return (attr, ranges, list(dims) if dims else None, int(budget), int(pixels))
