@@ -226,20 +226,28 @@ impl CsrFill {
                 "a CSR read returned other than two dimensions and a value",
             ));
         };
-        let w = self.width;
-        for i in 0..batch.cell_count {
-            let (row, col) = (int64(&r.data, i), int64(&c.data, i));
-            let band = self
-                .tiling
-                .map_or(0, |(lo, ext)| (row - lo).div_euclid(ext));
-            match self.band.index {
-                Some(b) if b == band => {}
-                Some(b) if band < b => return Err(py_msg("cells came out of global order")),
-                Some(_) => {
-                    self.flush()?;
-                    self.band.index = Some(band);
+        let n = batch.cell_count;
+        let int64 = |b: &[u8]| b.try_into().map_or(0, i64::from_le_bytes);
+        let cells = r
+            .data
+            .chunks_exact(8)
+            .zip(c.data.chunks_exact(8))
+            .zip(v.data.chunks_exact(self.width));
+        // The rows of the band being gathered: a cell outside starts another.
+        let mut rows_of_band = self.band_rows();
+        for ((rb, cb), value) in cells.take(n) {
+            let (row, col) = (int64(rb), int64(cb));
+            if !rows_of_band.contains(&row) {
+                let band = self
+                    .tiling
+                    .map_or(0, |(lo, ext)| (row - lo).div_euclid(ext));
+                match self.band.index {
+                    Some(b) if band < b => return Err(py_msg("cells came out of global order")),
+                    Some(b) if band > b => self.flush()?,
+                    _ => {}
                 }
-                None => self.band.index = Some(band),
+                self.band.index = Some(band);
+                rows_of_band = self.band_rows();
             }
             let (Some(rp), Some(cp)) = (self.rows.at(row), self.cols.at(col)) else {
                 return Err(py_msg(format!(
@@ -248,18 +256,28 @@ impl CsrFill {
             };
             self.band.rows.push(rp);
             self.band.cols.push(cp);
-            self.band
-                .values
-                .extend_from_slice(&v.data[i * w..(i + 1) * w]);
+            self.band.values.extend_from_slice(value);
         }
         Ok(())
+    }
+
+    /// The raw rows of the band being gathered (none before the first).
+    fn band_rows(&self) -> std::ops::Range<i64> {
+        match (self.band.index, self.tiling) {
+            (None, _) => 0..0,
+            (Some(_), None) => i64::MIN..i64::MAX,
+            (Some(b), Some((lo, ext))) => {
+                let start = lo.saturating_add(b.saturating_mul(ext));
+                start..start.saturating_add(ext)
+            }
+        }
     }
 
     /// Places the band's cells into a chunk: counted by row, then each
     /// written at its row's next slot (a row's cells keep their order:
     /// ascending columns, as global order gives them).
     fn flush(&mut self) -> PyResult<()> {
-        let band = std::mem::take(&mut self.band);
+        let band = &mut self.band;
         let n = band.rows.len();
         if n == 0 {
             return Ok(());
@@ -299,13 +317,10 @@ impl CsrFill {
         self.out.data.push(data);
         self.out.indices.push(indices);
         self.placed_up_to = Some(hi);
+        // The band's buffers are kept for the next one.
+        band.rows.clear();
+        band.cols.clear();
+        band.values.clear();
         Ok(())
     }
-}
-
-/// The int64 at cell `i` of a column's bytes.
-fn int64(data: &[u8], i: usize) -> i64 {
-    data.get(8 * i..8 * i + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, i64::from_le_bytes)
 }

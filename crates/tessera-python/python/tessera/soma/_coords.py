@@ -82,7 +82,7 @@ def _runs(points):
     breaks = np.flatnonzero(np.diff(p) != 1)
     starts = np.concatenate(([0], breaks + 1))
     ends = np.concatenate((breaks, [len(p) - 1]))
-    return [(int(p[s]), int(p[e])) for s, e in zip(starts, ends)]
+    return list(zip(p[starts].tolist(), p[ends].tolist()))
 
 
 def _scalar(v):
