@@ -223,3 +223,26 @@ def test_csr_matrices_are_read_straight_into_their_arrays(pair, monkeypatch):
     x = [k for k in theirs.ms["RNA"].X.keys() if theirs.ms["RNA"].X[k].soma_type == "SOMASparseNDArray"]
     if x:
         same_anndata(query.to_anndata(x[0]), theirs_query.to_anndata(x[0]))
+
+
+def test_result_orders_read_alike(pair):
+    """Row- and column-major reads come in tiledbsoma's order, cell for cell."""
+    ours, theirs = pair
+    frames = arrays_of("SOMADataFrame", *pair)
+    arrays = arrays_of("SOMASparseNDArray", *pair)
+    for order in ("row-major", "column-major", soma.ResultOrder.ROW_MAJOR):
+        for o, t in arrays:
+            same = o.read(result_order=order).tables().concat().equals(
+                t.read(result_order=order).tables().concat())
+            assert same, (o.uri, order)
+        for o, t in frames:
+            ot = o.read(result_order=order).concat()
+            tt = t.read(result_order=order).concat()
+            assert ot.column("soma_joinid").to_pylist() == tt.column("soma_joinid").to_pylist()
+    # The orders differ where there are rows and columns to order.
+    x = ours.ms["RNA"].X["data"]
+    if x.soma_type == "SOMASparseNDArray" and x.nnz > 1:
+        rows = x.read(result_order="row-major").tables().concat()
+        assert not rows.equals(x.read(result_order="column-major").tables().concat())
+    with pytest.raises(ValueError, match="result_order"):
+        ours.obs.read(result_order="sideways")

@@ -118,7 +118,7 @@ class DataFrame(_Array):
             raise ValueError(f"{self.uri}: no column {unknown[0]!r} (columns: {', '.join(self.keys())})")
         want_dims = names is None or any(n in dims for n in names)
         where = translate(value_filter, self._enumerations())
-        kwargs = dict(attrs=attrs, where=where, dims=want_dims)
+        kwargs = dict(attrs=attrs, where=where, dims=want_dims, layout=_layout(result_order))
         whole, batches = self._read(coords, **kwargs)
         pick = (lambda t: t) if names is None else (lambda t: t.select(names))
         return TableReadIter(lambda: (pick(soma_table(b)) for b in batches()),
@@ -165,22 +165,24 @@ class SparseNDArray(_NDArray):
     def read(self, coords=(), *, result_order=None, batch_size=None, partitions=None,
              platform_config=None):
         """The cells at ``coords`` (per dimension: an index, an inclusive
-        slice, or a list of indices)."""
-        return SparseNDArrayRead(self, coords)
+        slice, or a list of indices), in ``result_order`` (``"auto"``,
+        ``"row-major"`` or ``"column-major"``)."""
+        return SparseNDArrayRead(self, coords, _layout(result_order))
 
 
 class SparseNDArrayRead:
     """The cells a :meth:`SparseNDArray.read` selects, as tables, COO
     tensors or blocks of scipy matrices."""
 
-    def __init__(self, array, coords):
+    def __init__(self, array, coords, layout=None):
         self._array = array
         self.coords = coords
         self.shape = array.shape
+        self._layout = layout
 
     def tables(self):
         """A :class:`TableReadIter` of ``soma_dim_*`` and ``soma_data`` columns."""
-        whole, batches = self._array._read(self.coords)
+        whole, batches = self._array._read(self.coords, layout=self._layout)
         return TableReadIter(lambda: (soma_table(b) for b in batches()), lambda: soma_table(whole()))
 
     def concat(self):
@@ -188,7 +190,7 @@ class SparseNDArrayRead:
 
     def coos(self):
         """The cells as ``pyarrow.SparseCOOTensor``s of the array's shape, one per batch."""
-        _, batches = self._array._read(self.coords)
+        _, batches = self._array._read(self.coords, layout=self._layout)
         ndim = self._array.ndim
         for b in batches():
             if b.num_rows == 0:
@@ -226,3 +228,13 @@ class DenseNDArray(_NDArray):
         values = table.column("soma_data").to_numpy()
         shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
         return pa.Tensor.from_numpy(values.reshape(shape))
+
+
+def _layout(result_order):
+    """The read layout of a SOMA ``result_order`` (a ``ResultOrder`` or its
+    name): ``None`` (the read's own order) for ``auto``."""
+    name = getattr(result_order, "value", result_order)
+    layouts = {None: None, "auto": None, "row-major": "row-major", "column-major": "col-major"}
+    if name not in layouts:
+        raise ValueError(f"result_order {result_order!r}: expected auto, row-major or column-major")
+    return layouts[name]
