@@ -57,18 +57,9 @@ pub(crate) fn dense_grid(schema: &ArraySchema, j: usize) -> Result<Grid, QueryEr
     })
 }
 
-/// True when a coordinate (raw bytes) falls in any range (or there are none).
-pub(crate) fn in_ranges(ranges: &[(Value, Value)], dt: Datatype, v: &[u8]) -> bool {
-    if ranges.is_empty() {
-        return true;
-    }
-    let k = Value::decode(dt, v);
-    ranges.iter().any(|(a, b)| &k >= a && &k <= b)
-}
-
 /// One dimension's ranges, decoded once, for testing many coordinates:
 /// 64-bit and 32-bit integers compare without building a [`Value`].
-pub(crate) enum DimRanges<'r> {
+pub(crate) enum DimRanges {
     /// No range: every coordinate is inside.
     All,
     /// Signed or unsigned integers of `width` bytes, as inclusive bounds,
@@ -79,12 +70,13 @@ pub(crate) enum DimRanges<'r> {
         dt: Datatype,
         bounds: Vec<(i128, i128)>,
     },
-    /// Anything else, by [`Value`]'s order.
-    Keys(&'r [(Value, Value)], Datatype),
+    /// Anything else, by [`Value`]'s order, sorted and merged as `Int`'s
+    /// are (a coordinate is then found by binary search).
+    Keys(Vec<(Value, Value)>, Datatype),
 }
 
-impl<'r> DimRanges<'r> {
-    pub(crate) fn new(ranges: &'r [(Value, Value)], dt: Datatype) -> DimRanges<'r> {
+impl DimRanges {
+    pub(crate) fn new(ranges: &[(Value, Value)], dt: Datatype) -> DimRanges {
         use tessera_tile::datatype::Physical;
         if ranges.is_empty() {
             return DimRanges::All;
@@ -107,7 +99,7 @@ impl<'r> DimRanges<'r> {
                 dt,
                 bounds,
             },
-            _ => DimRanges::Keys(ranges, dt),
+            _ => DimRanges::Keys(merged_keys(ranges), dt),
         }
     }
 
@@ -180,7 +172,11 @@ impl<'r> DimRanges<'r> {
         match self {
             DimRanges::All => true,
             DimRanges::Int { bounds, .. } => in_merged(bounds, self.int_of(v)),
-            DimRanges::Keys(ranges, dt) => in_ranges(ranges, *dt, v),
+            DimRanges::Keys(ranges, dt) => {
+                let k = Value::decode(*dt, v);
+                let after = ranges.partition_point(|(a, _)| a <= &k);
+                after > 0 && k <= ranges[after - 1].1
+            }
         }
     }
 
@@ -198,13 +194,10 @@ impl<'r> DimRanges<'r> {
             }
             DimRanges::Keys(ranges, dt) => {
                 let (lo, hi) = (Value::decode(*dt, lo), Value::decode(*dt, hi));
-                let mut meets = None;
-                for (a, b) in ranges.iter() {
-                    if &lo <= b && a <= &hi {
-                        meets = Some(meets == Some(true) || (a <= &lo && &hi <= b));
-                    }
-                }
-                meets
+                // As for `Int`: only the first range ending at or after
+                // `lo` can meet or cover the span.
+                let (a, b) = ranges.get(ranges.partition_point(|(_, b)| b < &lo))?;
+                (a <= &hi).then_some(a <= &lo && &hi <= b)
             }
         }
     }
@@ -244,6 +237,25 @@ fn merged(mut bounds: Vec<(i128, i128)>) -> Vec<(i128, i128)> {
     out
 }
 
+/// Ranges of values sorted by start, overlapping ones joined, empty ones
+/// (start after end) dropped: [`merged`] for any [`Value`].
+fn merged_keys(ranges: &[(Value, Value)]) -> Vec<(Value, Value)> {
+    let mut sorted: Vec<(Value, Value)> = ranges.iter().filter(|(a, b)| a <= b).cloned().collect();
+    sorted.sort();
+    let mut out: Vec<(Value, Value)> = Vec::with_capacity(sorted.len());
+    for (a, b) in sorted {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => {
+                if b > last.1 {
+                    last.1 = b;
+                }
+            }
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
 /// Whether `x` lies in one of `bounds` (sorted, disjoint): a scan of a
 /// few, a binary search of many (a read of thousands of scattered cells'
 /// rows tests every coordinate against each range otherwise).
@@ -259,16 +271,16 @@ fn in_merged(bounds: &[(i128, i128)], x: i128) -> bool {
 /// A subarray prepared for testing many MBRs against it: integer
 /// ranges sorted and merged once, so an MBR is placed among thousands of
 /// ranges by binary search.
-pub(crate) struct MbrTest<'r> {
-    dims: Vec<DimRanges<'r>>,
+pub(crate) struct MbrTest {
+    dims: Vec<DimRanges>,
 }
 
-impl<'r> MbrTest<'r> {
+impl MbrTest {
     /// The test of MBRs against `ranges` (per dimension; empty: all).
     pub(crate) fn new(
-        ranges: &'r [Vec<(Value, Value)>],
+        ranges: &[Vec<(Value, Value)>],
         dims: &[tessera_schema::Dimension],
-    ) -> MbrTest<'r> {
+    ) -> MbrTest {
         let dims = dims
             .iter()
             .enumerate()
@@ -401,6 +413,95 @@ mod tests {
                 .iter()
                 .any(|&(a, b)| a <= x as i128 && x as i128 <= b);
             assert_eq!(r.contains(&x.to_le_bytes()), scan, "{x}");
+        }
+    }
+
+    #[test]
+    fn string_and_float_ranges_find_what_a_scan_finds() {
+        let s = |t: &str| Value::Bytes(t.as_bytes().to_vec());
+        let strings: Vec<(Value, Value)> = (0..30u8)
+            .map(|i| {
+                let a = format!("k{:02}", (i * 7) % 50);
+                (s(&a), s(&format!("{a}~")))
+            })
+            .chain([(s("b"), s("a")), (s("a"), s("c")), (s("bb"), s("d"))])
+            .collect();
+        let floats: Vec<(Value, Value)> = (0..20)
+            .map(|i| {
+                (
+                    Value::Float(i as f64 * 1.5),
+                    Value::Float(i as f64 * 1.5 + 0.7),
+                )
+            })
+            .chain([
+                (Value::Float(f64::NAN), Value::Float(f64::NAN)),
+                (Value::Float(4.0), Value::Float(2.0)),
+            ])
+            .collect();
+        let scan =
+            |ranges: &[(Value, Value)], k: &Value| ranges.iter().any(|(a, b)| k >= a && k <= b);
+        let meets_scan = |ranges: &[(Value, Value)], lo: &Value, hi: &Value| {
+            let mut meets = None;
+            for (a, b) in ranges {
+                if lo <= b && a <= hi {
+                    meets = Some(meets == Some(true) || (a <= lo && hi <= b));
+                }
+            }
+            meets
+        };
+        let keys: Vec<Vec<u8>> = [
+            "", "a", "b", "bz", "c", "k00", "k07~", "k1", "k49", "k5", "z",
+        ]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+        let r = DimRanges::new(&strings, Datatype::StringAscii);
+        assert!(matches!(&r, DimRanges::Keys(m, _) if m.windows(2).all(|w| w[0].1 < w[1].0)));
+        for k in &keys {
+            assert_eq!(
+                r.contains(k),
+                scan(&strings, &Value::Bytes(k.clone())),
+                "{k:?}"
+            );
+            for h in &keys {
+                let (lo, hi) = (Value::Bytes(k.clone()), Value::Bytes(h.clone()));
+                if lo <= hi {
+                    assert_eq!(
+                        r.meets(k, h),
+                        meets_scan(&strings, &lo, &hi),
+                        "{k:?}..{h:?}"
+                    );
+                }
+            }
+        }
+        let r = DimRanges::new(&floats, Datatype::Float64);
+        let xs = [
+            -1.0,
+            0.0,
+            0.7,
+            0.8,
+            1.5,
+            3.0,
+            3.6,
+            28.5,
+            29.2,
+            30.0,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        for x in xs {
+            assert_eq!(
+                r.contains(&x.to_le_bytes()),
+                scan(&floats, &Value::Float(x)),
+                "{x}"
+            );
+            for y in xs {
+                let (lo, hi) = (Value::Float(x), Value::Float(y));
+                if lo <= hi {
+                    let got = r.meets(&x.to_le_bytes(), &y.to_le_bytes());
+                    assert_eq!(got, meets_scan(&floats, &lo, &hi), "{x}..{y}");
+                }
+            }
         }
     }
 

@@ -41,7 +41,7 @@ struct TilePicker<'r> {
     /// Cell sizes for the condition, looked up once, not per cell.
     dim_w: Vec<usize>,
     cond_w: Vec<usize>,
-    dim_ranges: Vec<DimRanges<'r>>,
+    dim_ranges: Vec<DimRanges>,
     /// Per dimension, whether the condition names it or it is wanted.
     dim_used: Vec<bool>,
     /// Per dimension, whether a picked tile decodes it: it is used, or it
@@ -386,7 +386,7 @@ fn tile_picker<'a, 'r>(
         .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
         .collect();
     let schema_dims = &read.array.schema.dimensions;
-    let dim_ranges: Vec<DimRanges<'r>> = (0..schema_dims.len())
+    let dim_ranges: Vec<DimRanges> = (0..schema_dims.len())
         .map(|j| DimRanges::new(&read.ranges[j], schema_dims[j].datatype))
         .collect();
     let mut named = Vec::new();

@@ -49,7 +49,7 @@ pub(crate) fn sparse_tiles<'a>(
     let nd = dims.len();
     let key = read.array.key;
     let legacy_coords = !frag.version().has(crate::gates::COORDINATES_PER_DIMENSION);
-    let dim_ranges: Vec<DimRanges<'_>> = (0..nd)
+    let dim_ranges: Vec<DimRanges> = (0..nd)
         .map(|j| DimRanges::new(&read.ranges[j], dims[j].datatype))
         .collect();
     let dim_specs: Vec<FieldSpec> = (0..nd)
