@@ -180,9 +180,9 @@ impl OpenGroup {
         } else {
             &files[..]
         };
-        for (_, name) in replay {
-            let p = dir.join(name);
-            let bytes = storage.read_all(&p).map_err(|e| FragmentError::io(&p, e))?;
+        let paths: Vec<PathBuf> = replay.iter().map(|(_, name)| dir.join(name)).collect();
+        for (((_, name), p), bytes) in replay.iter().zip(&paths).zip(storage.read_files(&paths)) {
+            let bytes = bytes.map_err(|e| FragmentError::io(p, e))?;
             let tile = read_generic_tile(&bytes, key.as_ref(), 0)
                 .map_err(|e| FragmentError::from(e).within(name, "group details"))?;
             let entries =

@@ -5,7 +5,7 @@
 
 use crate::OpenArray;
 use serde_json::{json, Value as Json};
-use tessera_schema::{Dimension, Range1D, Value};
+use tessera_schema::Value;
 
 impl OpenArray {
     /// One JSON object per visible fragment, in write order: `name`,
@@ -26,18 +26,11 @@ impl OpenArray {
         self.fragments
             .iter()
             .map(|f| {
-                let ned: Vec<Json> = f
-                    .footer
-                    .non_empty_domain
-                    .as_ref()
-                    .map_or(Vec::new(), |ned| {
-                        ned.iter()
-                            .zip(&f.schema.dimensions)
-                            .map(|(r, d)| {
-                                json!([bound(d, &r.lo).to_json(), bound(d, &r.hi).to_json()])
-                            })
-                            .collect()
-                    });
+                let ned: Vec<Json> = f.non_empty_domain().map_or(Vec::new(), |ned| {
+                    ned.iter()
+                        .map(|(lo, hi)| json!([lo.to_json(), hi.to_json()]))
+                        .collect()
+                });
                 json!({
                     "name": f.name,
                     "timestamp_range": [f.timestamp_range().0, f.timestamp_range().1],
@@ -68,17 +61,11 @@ impl OpenArray {
     /// assert_eq!(ned[0], (Value::Int(0), Value::Int(99)));
     /// ```
     pub fn non_empty_domain(&self) -> Option<Vec<(Value, Value)>> {
-        let dims = &self.schema.dimensions;
         let mut out: Option<Vec<(Value, Value)>> = None;
         for f in &self.fragments {
-            let Some(ned) = &f.footer.non_empty_domain else {
+            let Some(this) = f.non_empty_domain() else {
                 continue;
             };
-            let this: Vec<(Value, Value)> = ned
-                .iter()
-                .zip(dims)
-                .map(|(r, d): (&Range1D, &Dimension)| (bound(d, &r.lo), bound(d, &r.hi)))
-                .collect();
             out = Some(match out {
                 None => this,
                 Some(acc) => acc
@@ -94,9 +81,4 @@ impl OpenArray {
         }
         out
     }
-}
-
-/// One bound of a dimension's range.
-fn bound(d: &Dimension, bytes: &[u8]) -> Value {
-    Value::decode(d.datatype, bytes)
 }

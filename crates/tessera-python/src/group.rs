@@ -91,14 +91,7 @@ impl Group {
 /// Whether two locations are served by one storage: both local paths, or
 /// URIs of the same scheme and bucket (`s3://bucket/...`).
 fn same_store(a: &str, b: &str) -> bool {
-    let store = |u: &str| {
-        let local = tessera::local_path(Path::new(u));
-        match tessera::is_uri(local) {
-            false => None,
-            true => Some(u.splitn(4, '/').take(3).collect::<Vec<_>>().join("/")),
-        }
-    };
-    store(a) == store(b)
+    tessera::store_of(Path::new(a)) == tessera::store_of(Path::new(b))
 }
 
 #[pymethods]

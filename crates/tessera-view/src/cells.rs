@@ -129,8 +129,8 @@ impl Coordinates<'_> {
     }
 }
 
-/// The picture of the array's cells over `plane`; `None` with the reason
-/// when there is nothing to draw.
+/// The picture of the array's cells over `plane`, or why there is
+/// nothing to draw.
 pub fn picture(
     session: &ReadSession,
     plane: &Plane,
@@ -211,13 +211,9 @@ fn dense_slice(
         .fragments
         .iter()
         .filter_map(|f| {
-            let n = f.footer.non_empty_domain.as_ref()?;
-            n.iter()
-                .zip(dims)
-                .map(|(r, d)| {
-                    let a = Value::decode(d.datatype, &r.lo).as_int()?;
-                    Some((a, Value::decode(d.datatype, &r.hi).as_int()?))
-                })
+            let ned = f.non_empty_domain()?;
+            ned.iter()
+                .map(|(a, b)| Some((a.as_int()?, b.as_int()?)))
                 .collect()
         })
         .collect();

@@ -36,17 +36,6 @@ pub struct FragmentEntry {
 
 impl FragmentEntry {
     fn from_metadata(f: &FragmentMetadata, array: &OpenArray, replaced: bool) -> FragmentEntry {
-        let ned = f.footer.non_empty_domain.as_ref().map(|ned| {
-            ned.iter()
-                .zip(&f.schema.dimensions)
-                .map(|(r, d)| {
-                    (
-                        Value::decode(d.datatype, &r.lo),
-                        Value::decode(d.datatype, &r.hi),
-                    )
-                })
-                .collect()
-        });
         let footer = &f.footer;
         FragmentEntry {
             name: f.name.clone(),
@@ -66,7 +55,7 @@ impl FragmentEntry {
             .iter()
             .flat_map(|v| v.iter())
             .sum(),
-            ned,
+            ned: f.non_empty_domain(),
             replaced,
             consolidated_metadata: array.consolidated_metadata.contains(&f.name),
         }
@@ -98,12 +87,9 @@ impl FragmentEntry {
 
 /// The cells in a dense fragment's non-empty domain.
 fn ned_cells(f: &FragmentMetadata) -> Option<u64> {
-    let ned = f.footer.non_empty_domain.as_ref()?;
     let mut n = 1u64;
-    for (r, d) in ned.iter().zip(&f.schema.dimensions) {
-        let a = Value::decode(d.datatype, &r.lo).as_int()?;
-        let b = Value::decode(d.datatype, &r.hi).as_int()?;
-        n = n.saturating_mul(u64::try_from(b - a + 1).ok()?);
+    for (lo, hi) in f.non_empty_domain()? {
+        n = n.saturating_mul(u64::try_from(hi.as_int()? - lo.as_int()? + 1).ok()?);
     }
     Some(n)
 }

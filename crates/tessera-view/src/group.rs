@@ -16,23 +16,13 @@ use tessera::query::ReadSession;
 use tessera::schema::Value;
 use tessera::tile::storage::Storage;
 
-/// The store part of a URI (`s3://bucket`), `None` for a local path.
-fn store(path: &Path) -> Option<String> {
-    let s = path.to_string_lossy();
-    let (scheme, rest) = s.split_once("://").filter(|_| tessera::is_uri(path))?;
-    Some(format!(
-        "{scheme}://{}",
-        rest.split('/').next().unwrap_or("")
-    ))
-}
-
 /// The storage serving a member: the group's where it is on the same store.
 fn member_storage(
     group: &Arc<dyn Storage>,
     group_path: &Path,
     location: &Path,
 ) -> Result<Arc<dyn Storage>, ViewError> {
-    match store(group_path) == store(location) {
+    match tessera::store_of(group_path) == tessera::store_of(location) {
         true => Ok(group.clone()),
         false => Ok(tessera::storage_for(location)?),
     }

@@ -56,6 +56,24 @@ pub fn is_uri(path: &Path) -> bool {
         .is_some_and(|(scheme, _)| scheme != "file" && !scheme.is_empty() && !scheme.contains('/'))
 }
 
+/// The store a path lies in: `scheme://bucket` for an object-store URI,
+/// `None` for a local path. Paths of one store can share one storage.
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(tessera::store_of(Path::new("s3://b/exp/ms")).as_deref(), Some("s3://b"));
+/// assert_eq!(tessera::store_of(Path::new("/local/a")), None);
+/// ```
+pub fn store_of(path: &Path) -> Option<String> {
+    let path = local_path(path);
+    let s = path.to_string_lossy();
+    let (scheme, rest) = s.split_once("://").filter(|_| is_uri(path))?;
+    Some(format!(
+        "{scheme}://{}",
+        rest.split('/').next().unwrap_or("")
+    ))
+}
+
 /// A local path, with a `file://` prefix removed.
 pub fn local_path(path: &Path) -> &Path {
     match path.to_str().and_then(|s| s.strip_prefix("file://")) {

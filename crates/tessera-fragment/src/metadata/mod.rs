@@ -294,6 +294,21 @@ impl FragmentMetadata {
         self.footer.version
     }
 
+    /// The non-empty domain, per dimension its bounds decoded by the
+    /// fragment's schema; `None` for a fragment that wrote nothing.
+    pub fn non_empty_domain(&self) -> Option<Vec<(tessera_schema::Value, tessera_schema::Value)>> {
+        let ned = self.footer.non_empty_domain.as_ref()?;
+        let dims = &self.schema.dimensions;
+        let decode =
+            |d: &tessera_schema::Dimension, b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
+        Some(
+            ned.iter()
+                .zip(dims)
+                .map(|(r, d)| (decode(d, &r.lo), decode(d, &r.hi)))
+                .collect(),
+        )
+    }
+
     /// (t1, t2) of the fragment.
     pub fn timestamp_range(&self) -> (u64, u64) {
         (self.timestamped_name.t1, self.timestamped_name.t2)

@@ -53,7 +53,7 @@ def coo(tables, shape, rows=None, cols=None):
     ``soma_dim_0``, ``soma_dim_1``, ``soma_data``) as COO columns: row and
     column positions (in ``rows`` / ``cols``, ascending joinids, where
     given; else the coordinates themselves) and the values."""
-    index = np.int32 if max(shape, default=0) < np.iinfo(np.int32).max else np.int64
+    index = _index_type(shape)
     parts = ([], [], [])
     dtype = None
     at_row = None if rows is None else Positions(rows, index)
