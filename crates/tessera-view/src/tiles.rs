@@ -92,7 +92,9 @@ pub fn gather(
             let Some(tiling) = DenseTiling::of(f) else {
                 continue;
             };
-            for t in 0..f.tile_count() {
+            // The tiles the offsets hold: a count the footer's non-empty
+            // domain implies is no bound (a corrupt one could imply any).
+            for t in 0..sizes.len() as u64 {
                 let ranges = tiling.tile(t);
                 let ranges: Vec<(f64, f64)> = axes.iter().map(|a| ranges[a.dim]).collect();
                 let (cells, bytes) = (f.cell_num(t), sizes.get(t as usize).copied().unwrap_or(0));
@@ -253,7 +255,13 @@ fn prefetch(storage: &dyn Storage, array: &OpenArray) {
 
 /// Each tile's bytes over every field's files (fixed, var, validity).
 fn tile_bytes(storage: &dyn Storage, f: &FragmentMetadata) -> Result<Vec<u64>, ViewError> {
-    let n = f.tile_count() as usize;
+    // As many tiles as the file holds offsets for (parsed against the
+    // bytes present), however many the non-empty domain implies.
+    let n = match f.footer.file_sizes.is_empty() {
+        true => 0,
+        false => f.tile_offsets(storage, 0, FileKind::Fixed)?.len(),
+    };
+    let n = n.min(usize::try_from(f.tile_count()).unwrap_or(usize::MAX));
     let mut sizes = vec![0u64; n];
     let footer = &f.footer;
     for field in 0..footer.file_sizes.len() {
