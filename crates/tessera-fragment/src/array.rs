@@ -555,74 +555,101 @@ struct CommitLog {
 }
 
 /// The names a text file lists, one per line, as base names.
-fn listed_names(
-    storage: &dyn Storage,
-    p: &Path,
-    into: &mut HashSet<String>,
-) -> Result<(), FragmentError> {
-    let text = storage.read_all(p).map_err(|er| FragmentError::io(p, er))?;
-    for line in String::from_utf8_lossy(&text)
+fn listed_names(text: &[u8], into: &mut HashSet<String>) {
+    for line in String::from_utf8_lossy(text)
         .lines()
         .filter(|l| !l.is_empty())
     {
         into.insert(base_name(line).to_owned());
     }
-    Ok(())
+}
+
+/// A file of the commit log, by what it says.
+#[derive(Clone, Copy, PartialEq)]
+enum LogFile {
+    /// `.ign`: commits to ignore.
+    Ignore,
+    /// `.con`: commits consolidated into one file.
+    Consolidated,
+    /// `.vac`: fragments consolidated away.
+    Vacuum,
+    /// `.del` or `.upd`: a delete or update condition.
+    Condition,
 }
 
 impl CommitLog {
     /// Reads the ignore, consolidated-commits and vacuum files (those of
     /// vacuum files overlapping `[start, end]`), and the delete and update
-    /// commits.
+    /// commits: as one batch where the storage prefers batches.
     fn read(
         storage: &dyn Storage,
         folders: &ArrayFolders<'_>,
         window: &Window,
     ) -> Result<CommitLog, FragmentError> {
-        let commits_dir = folders.commits_dir();
+        let files = Self::files(folders, window);
+        let paths: Vec<PathBuf> = files.iter().map(|(_, p, _)| p.clone()).collect();
+        let contents = storage.read_files(&paths);
         let mut log = CommitLog {
             ignored: HashSet::new(),
             consolidated: HashSet::new(),
             vacuumed: HashSet::new(),
             deletes: Vec::new(),
         };
-        for e in folders.commits.iter().filter(|e| ext(&e.name) == "ign") {
-            listed_names(storage, &commits_dir.join(&e.name), &mut log.ignored)?;
-        }
-        for e in folders.commits.iter().filter(|e| ext(&e.name) == "con") {
-            let p = commits_dir.join(&e.name);
-            let bytes = storage
-                .read_all(&p)
-                .map_err(|er| FragmentError::io(&p, er))?;
-            parse_consolidated_commits(&bytes, &mut log.consolidated, &mut log.deletes)
-                .map_err(|er| er.within(&e.name, "consolidated commits file"))?;
-        }
-        // Vacuum files: fragments they list were consolidated away.
-        let root = (folders.path.to_path_buf(), &folders.root);
-        for (dir, entries) in [root, (commits_dir.clone(), &folders.commits)] {
-            for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
-                let Some(tn) = TimestampedName::parse(&e.name) else {
-                    continue;
-                };
-                if window.shows(&tn) {
-                    listed_names(storage, &dir.join(&e.name), &mut log.vacuumed)?;
+        for ((kind, path, name), bytes) in files.into_iter().zip(contents) {
+            let bytes = bytes.map_err(|er| FragmentError::io(&path, er))?;
+            match kind {
+                LogFile::Ignore => listed_names(&bytes, &mut log.ignored),
+                LogFile::Vacuum => listed_names(&bytes, &mut log.vacuumed),
+                LogFile::Consolidated => {
+                    parse_consolidated_commits(&bytes, &mut log.consolidated, &mut log.deletes)
+                        .map_err(|er| er.within(&name, "consolidated commits file"))?
+                }
+                LogFile::Condition => {
+                    let tn = TimestampedName::parse(&name)
+                        .ok_or_else(|| FragmentError::invalid(&name, "not a timestamped name"))?;
+                    log.deletes.push((name, tn.t1, bytes));
                 }
             }
         }
-        for e in folders
-            .commits
-            .iter()
-            .filter(|e| matches!(ext(&e.name), "del" | "upd"))
-        {
-            let p = commits_dir.join(&e.name);
-            let bytes = storage
-                .read_all(&p)
-                .map_err(|er| FragmentError::io(&p, er))?;
-            let tn = TimestampedName::parse(&e.name)
-                .ok_or_else(|| FragmentError::invalid(&e.name, "not a timestamped name"))?;
-            log.deletes.push((e.name.clone(), tn.t1, bytes));
-        }
         Ok(log)
+    }
+
+    /// The commit log's files to read, in the order their contents apply:
+    /// ignore files, consolidated commits, the vacuum files `window`
+    /// shows (in the array folder, then the commits folder), conditions.
+    fn files(folders: &ArrayFolders<'_>, window: &Window) -> Vec<(LogFile, PathBuf, String)> {
+        let commits_dir = folders.commits_dir();
+        let of = |e: &DirEntry| match ext(&e.name) {
+            "ign" => Some(LogFile::Ignore),
+            "con" => Some(LogFile::Consolidated),
+            "vac" => Some(LogFile::Vacuum),
+            "del" | "upd" => Some(LogFile::Condition),
+            _ => None,
+        };
+        let root = (folders.path.to_path_buf(), &folders.root);
+        let mut files = Vec::new();
+        for want in [
+            LogFile::Ignore,
+            LogFile::Consolidated,
+            LogFile::Vacuum,
+            LogFile::Condition,
+        ] {
+            // Vacuum files also lie in the array folder (older formats).
+            let dirs = match want {
+                LogFile::Vacuum => vec![root.clone(), (commits_dir.clone(), &folders.commits)],
+                _ => vec![(commits_dir.clone(), &folders.commits)],
+            };
+            for (dir, entries) in dirs {
+                for e in entries.iter().filter(|e| of(e) == Some(want)) {
+                    let shown = want != LogFile::Vacuum
+                        || TimestampedName::parse(&e.name).is_some_and(|tn| window.shows(&tn));
+                    if shown {
+                        files.push((want, dir.join(&e.name), e.name.clone()));
+                    }
+                }
+            }
+        }
+        files
     }
 
     /// The delete and update commits in force at `[start, end]`, parsed,
