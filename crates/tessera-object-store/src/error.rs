@@ -20,6 +20,16 @@ pub enum ObjectStoreError {
         /// The client's error.
         source: object_store::Error,
     },
+    /// A storage option the URI's store does not take.
+    #[error("{uri}: storage option {key:?}: {reason}")]
+    Option {
+        /// The URI the store was built for.
+        uri: String,
+        /// The option's key as given.
+        key: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// A read-tuning setting from the environment could not be read.
     #[error("{uri}: {reason}")]
     Tuning {

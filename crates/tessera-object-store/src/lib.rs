@@ -41,6 +41,7 @@
 mod error;
 mod fetch;
 mod listing;
+mod options;
 pub mod plan;
 mod store;
 mod tuning;

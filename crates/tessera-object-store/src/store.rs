@@ -2,6 +2,7 @@
 
 use crate::fetch::{failed, serve, AbortOnDrop, Get, Started};
 use crate::listing::Listings;
+use crate::options::StoreOptions;
 use crate::plan::Plan;
 use crate::tuning::StoreTuning;
 use crate::uri::ObjectUri;
@@ -95,6 +96,29 @@ impl ObjectStorage {
     /// memory. Its read tuning is the store's default with the
     /// environment's overrides ([`StoreTuning::from_env`]).
     pub fn for_uri(uri: &str) -> Result<ObjectStorage, ObjectStoreError> {
+        Self::for_uri_with(uri, &[])
+    }
+
+    /// [`ObjectStorage::for_uri`] with `options` set over what the
+    /// environment says: `object_store`'s configuration keys for the URI's
+    /// store (`aws_endpoint`, `aws_region`, `aws_access_key_id`,
+    /// `aws_allow_http`, `google_service_account_key`,
+    /// `azure_storage_account_name`, ...) and their values. A key the
+    /// store does not take is an error naming it.
+    ///
+    /// ```
+    /// use tessera_object_store::ObjectStorage;
+    ///
+    /// let options = [("aws_region".to_string(), "eu-west-1".to_string())];
+    /// assert!(ObjectStorage::for_uri_with("s3://bucket", &options).is_ok());
+    /// let bad = [("aws_colour".to_string(), "blue".to_string())];
+    /// let error = ObjectStorage::for_uri_with("s3://bucket", &bad).unwrap_err();
+    /// assert!(error.to_string().contains("aws_colour"));
+    /// ```
+    pub fn for_uri_with(
+        uri: &str,
+        options: &[(String, String)],
+    ) -> Result<ObjectStorage, ObjectStoreError> {
         use object_store::{aws, azure, gcp, http, memory};
         let parsed = ObjectUri::parse(uri)?;
         let store_uri = parsed.store();
@@ -102,32 +126,51 @@ impl ObjectStorage {
             uri: store_uri.clone(),
             source,
         };
+        let set = StoreOptions {
+            uri: &store_uri,
+            options,
+        };
         let store: Arc<dyn ObjectStore> = match parsed.scheme.as_str() {
             "s3" | "s3a" => Arc::new(
-                aws::AmazonS3Builder::from_env()
-                    .with_url(&store_uri)
-                    .build()
-                    .map_err(client)?,
+                set.on(
+                    aws::AmazonS3Builder::from_env(),
+                    aws::AmazonS3Builder::with_config,
+                )?
+                .with_url(&store_uri)
+                .build()
+                .map_err(client)?,
             ),
             "gs" | "gcs" => Arc::new(
-                gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(&store_uri)
-                    .build()
-                    .map_err(client)?,
+                set.on(
+                    gcp::GoogleCloudStorageBuilder::from_env(),
+                    gcp::GoogleCloudStorageBuilder::with_config,
+                )?
+                .with_url(&store_uri)
+                .build()
+                .map_err(client)?,
             ),
             "az" | "azure" | "abfs" => Arc::new(
-                azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(&store_uri)
-                    .build()
-                    .map_err(client)?,
+                set.on(
+                    azure::MicrosoftAzureBuilder::from_env(),
+                    azure::MicrosoftAzureBuilder::with_config,
+                )?
+                .with_url(&store_uri)
+                .build()
+                .map_err(client)?,
             ),
-            "http" | "https" => Arc::new(
-                http::HttpBuilder::new()
-                    .with_url(&store_uri)
-                    .build()
-                    .map_err(client)?,
-            ),
-            _ => Arc::new(memory::InMemory::new()),
+            "http" | "https" => {
+                set.none()?;
+                Arc::new(
+                    http::HttpBuilder::new()
+                        .with_url(&store_uri)
+                        .build()
+                        .map_err(client)?,
+                )
+            }
+            _ => {
+                set.none()?;
+                Arc::new(memory::InMemory::new())
+            }
         };
         let tuning =
             StoreTuning::from_env(&parsed.scheme).map_err(|reason| ObjectStoreError::Tuning {

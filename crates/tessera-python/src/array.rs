@@ -1,7 +1,7 @@
 //! `tessera._native.Array`: an array opened at a time, with what it says
 //! about itself (schema, fragments, metadata, non-empty domain) and reads.
 
-use crate::convert::{cached_metadata, open_object, storage_for, Metadata};
+use crate::convert::{cached_metadata, open_object, storage_for, Metadata, StorageOptions};
 use crate::error::{py_err, py_msg};
 use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
@@ -30,14 +30,15 @@ pub struct Array {
 /// `http(s)://`), at `timestamp` (ms, or a `(start, end)` window), with
 /// the AES-256-GCM `key` (64 hex digits) of an encrypted array.
 #[pyfunction]
-#[pyo3(signature = (uri, timestamp=None, key=None))]
+#[pyo3(signature = (uri, timestamp=None, key=None, options=StorageOptions::new()))]
 pub fn open_array(
     py: Python<'_>,
     uri: &str,
     timestamp: Option<&Bound<'_, PyAny>>,
     key: Option<&str>,
+    options: StorageOptions,
 ) -> PyResult<Array> {
-    let (storage, path) = storage_for(uri)?;
+    let (storage, path) = storage_for(uri, &options)?;
     Array::open(py, storage, &path, uri, timestamp, key)
 }
 
@@ -165,6 +166,13 @@ impl Array {
                 .collect::<Vec<_>>()
         });
         serde_json::json!(ned).to_string()
+    }
+
+    /// Nothing if `condition` (the CLI's `--where` syntax) parses against
+    /// the array's schema; else its error.
+    fn check_condition(&self, condition: &str) -> PyResult<()> {
+        Expr::parse(condition, &self.array.schema).map_err(py_err)?;
+        Ok(())
     }
 
     /// A `pyarrow.RecordBatchReader` over the cells asked for, read in

@@ -89,10 +89,15 @@ pub fn parse_key(key: Option<&str>) -> PyResult<Option<EncryptionKey>> {
         .transpose()
 }
 
-/// The storage serving `uri` and the path readers take for it.
-pub fn storage_for(uri: &str) -> PyResult<(Arc<dyn Storage>, PathBuf)> {
+/// Storage options for an object store: `object_store`'s configuration
+/// keys and values, set over the environment's.
+pub type StorageOptions = Vec<(String, String)>;
+
+/// The storage serving `uri` (with `options`) and the path readers take
+/// for it.
+pub fn storage_for(uri: &str, options: &StorageOptions) -> PyResult<(Arc<dyn Storage>, PathBuf)> {
     let path = tessera::local_path(Path::new(uri)).to_path_buf();
-    Ok((tessera::storage_for(&path).map_err(py_err)?, path))
+    Ok((tessera::storage_with(&path, options).map_err(py_err)?, path))
 }
 
 /// Metadata as `(key, datatype name, value as JSON)`: the Python side

@@ -1,7 +1,7 @@
 //! `tessera._native.Group`: a group opened at a time, its members and metadata.
 
 use crate::array::Array;
-use crate::convert::{cached_metadata, open_object, storage_for, Metadata};
+use crate::convert::{cached_metadata, open_object, storage_for, Metadata, StorageOptions};
 use crate::error::py_err;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,8 @@ pub struct Group {
     storage: Arc<dyn Storage>,
     group: OpenGroup,
     uri: String,
+    /// The storage options it was opened with, for members in other stores.
+    options: StorageOptions,
     /// The metadata, once read (beside the open on object stores).
     metadata: OnceLock<Metadata>,
 }
@@ -43,22 +45,24 @@ fn open_listed(
 
 /// Opens the group at `uri` at `timestamp`, with `key` (as `open_array`).
 #[pyfunction]
-#[pyo3(signature = (uri, timestamp=None, key=None))]
+#[pyo3(signature = (uri, timestamp=None, key=None, options=StorageOptions::new()))]
 pub fn open_group(
     py: Python<'_>,
     uri: &str,
     timestamp: Option<&Bound<'_, PyAny>>,
     key: Option<&str>,
+    options: StorageOptions,
 ) -> PyResult<Group> {
-    let (storage, path) = storage_for(uri)?;
-    Group::open(py, storage, &path, uri, timestamp, key)
+    let (storage, path) = storage_for(uri, &options)?;
+    Group::open(py, (storage, options), &path, uri, timestamp, key)
 }
 
 impl Group {
-    /// Opens the group at `path` (named `uri`) through `storage`.
+    /// Opens the group at `path` (named `uri`) through `storage` (made
+    /// with the options beside it).
     fn open(
         py: Python<'_>,
-        storage: Arc<dyn Storage>,
+        (storage, options): (Arc<dyn Storage>, StorageOptions),
         path: &Path,
         uri: &str,
         timestamp: Option<&Bound<'_, PyAny>>,
@@ -69,6 +73,7 @@ impl Group {
             storage,
             group,
             uri: uri.to_owned(),
+            options,
             metadata,
         })
     }
@@ -83,7 +88,7 @@ impl Group {
                 self.storage.clone(),
                 tessera::local_path(Path::new(uri)).to_path_buf(),
             )),
-            false => storage_for(uri),
+            false => storage_for(uri, &self.options),
         }
     }
 }
@@ -130,7 +135,14 @@ impl Group {
         key: Option<&str>,
     ) -> PyResult<Group> {
         let (storage, path) = self.storage_of(uri)?;
-        Group::open(py, storage, &path, uri, timestamp, key)
+        Group::open(
+            py,
+            (storage, self.options.clone()),
+            &path,
+            uri,
+            timestamp,
+            key,
+        )
     }
 
     /// The URI the group was opened at.

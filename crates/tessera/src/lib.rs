@@ -93,25 +93,45 @@ pub fn local_path(path: &Path) -> &Path {
 /// assert!(!storage.prefers_batches());
 /// ```
 pub fn storage_for(path: &Path) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    storage_with(path, &[])
+}
+
+/// [`storage_for`] with storage options for an object store set over the
+/// environment's: `object_store`'s configuration keys (`aws_endpoint`,
+/// `aws_region`, `azure_storage_account_name`, ...) and values. A local
+/// path takes none.
+///
+/// ```
+/// let options = [("aws_region".to_string(), "eu-west-1".to_string())];
+/// assert!(tessera::storage_with("testdata/x".as_ref(), &options).is_err());
+/// ```
+pub fn storage_with(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    let failed = |reason: String| tessera_fragment::FragmentError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(reason),
+    };
     if !is_uri(path) {
-        return Ok(Arc::new(LocalFs));
+        return match options.first() {
+            Some((key, _)) => Err(failed(format!(
+                "storage option {key:?}: local paths take no storage options"
+            ))),
+            None => Ok(Arc::new(LocalFs)),
+        };
     }
     #[cfg(feature = "object-store")]
     {
-        let s =
-            tessera_object_store::ObjectStorage::for_uri(&path.to_string_lossy()).map_err(|e| {
-                tessera_fragment::FragmentError::Io {
-                    path: path.display().to_string(),
-                    source: std::io::Error::other(e.to_string()),
-                }
-            })?;
+        let uri = path.to_string_lossy();
+        let s = tessera_object_store::ObjectStorage::for_uri_with(&uri, options)
+            .map_err(|e| failed(e.to_string()))?;
         Ok(Arc::new(s))
     }
     #[cfg(not(feature = "object-store"))]
-    Err(tessera_fragment::FragmentError::Io {
-        path: path.display().to_string(),
-        source: std::io::Error::other("object store URIs need tessera's `object-store` feature"),
-    })
+    Err(failed(
+        "object store URIs need tessera's `object-store` feature".into(),
+    ))
 }
 
 /// Opens the array at `path`, at the latest timestamp, for reads; `key`

@@ -205,11 +205,24 @@ class Array:
         return out
 
 
-def open(uri, timestamp=None, key=None):
+def open(uri, timestamp=None, key=None, storage_options=None):
     """Opens the array at ``uri`` (a path, or ``s3://``, ``gs://``,
     ``az://``, ``http(s)://``) at ``timestamp`` (milliseconds, or a
-    ``(start, end)`` window), with ``key`` (64 hex digits) if encrypted."""
-    return Array(_native.open_array(str(uri), timestamp, key), key=key, timestamp=timestamp)
+    ``(start, end)`` window), with ``key`` (64 hex digits) if encrypted.
+    ``storage_options`` configures an object store over the environment:
+    the ``object_store`` crate's keys (``{"aws_endpoint":
+    "http://localhost:9000", "aws_region": "eu-west-1"}``)."""
+    native = _native.open_array(str(uri), timestamp, key, _options(storage_options))
+    return Array(native, key=key, timestamp=timestamp)
+
+
+def _options(storage_options):
+    """Storage options as the native side takes them: ``(key, text)`` pairs."""
+    return [(str(k), _text(v)) for k, v in (storage_options or {}).items()]
+
+
+def _text(value):
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _names(attrs):
@@ -381,13 +394,31 @@ def _numpy(column, field):
     return column.to_numpy(zero_copy_only=False)
 
 
+def numbers(column):
+    """A column (an Array or ChunkedArray) as numpy: numbers without nulls
+    read off the Arrow buffers (see ``_plain_numbers``), others through
+    pyarrow's conversion."""
+    plain = _plain_numbers(column)
+    if plain is not None:
+        return plain
+    return column.to_numpy(zero_copy_only=False)
+
+
+def from_numbers(values):
+    """A 1-D numpy array of numbers as an Arrow array over the same memory
+    (``pa.array`` would import pandas the first time)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
 def _plain_numbers(column):
-    """Numbers with no nulls in one chunk, viewed as numpy without a copy
-    (read-only, as pyarrow's zero-copy ``to_numpy``), or None. Read off the
-    Arrow buffer directly: pyarrow's own conversion imports pandas the
-    first time, 0.2-0.5 s a process pays on its first read."""
+    """Numbers with no nulls, an Array or ChunkedArray, as numpy read off
+    the Arrow buffers (one chunk: viewed without a copy, read-only, as
+    pyarrow's zero-copy ``to_numpy``; several: joined), or None.
+    pyarrow's own conversion imports pandas the first time, 0.2-0.5 s a
+    process pays on its first read."""
     t = column.type
-    if column.null_count or column.num_chunks != 1:
+    if column.null_count:
         return None
     if pa.types.is_signed_integer(t):
         kind = "i"
@@ -397,9 +428,13 @@ def _plain_numbers(column):
         kind = "f"
     else:
         return None
-    chunk = column.chunk(0)
     dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
-    return np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize)
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    views = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
+             for c in chunks if len(c)]
+    if len(views) == 1:
+        return views[0]
+    return np.concatenate(views) if views else np.empty(0, dtype=dtype)
 
 
 def _zero(t):

@@ -1,7 +1,7 @@
 """Groups: ``tessera.open_group(uri)``, its members and metadata."""
 
 from . import _native
-from ._array import Array
+from ._array import Array, _options
 from ._meta import metadata_dict
 
 
@@ -81,6 +81,9 @@ class Group:
         return f"tessera.Group({self.uri!r}, {len(self)} members)"
 
 
-def open_group(uri, timestamp=None, key=None):
-    """Opens the group at ``uri`` (a path or an object store URI)."""
-    return Group(_native.open_group(str(uri), timestamp, key), key=key, timestamp=timestamp)
+def open_group(uri, timestamp=None, key=None, storage_options=None):
+    """Opens the group at ``uri`` (a path or an object store URI);
+    ``storage_options`` as :func:`tessera.open`'s, for the group and the
+    members opened from it."""
+    native = _native.open_group(str(uri), timestamp, key, _options(storage_options))
+    return Group(native, key=key, timestamp=timestamp)
