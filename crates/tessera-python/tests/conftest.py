@@ -101,3 +101,28 @@ def same_anndata(a, b):
         assert sorted(getattr(a, m).keys()) == sorted(getattr(b, m).keys())
         for k in getattr(b, m).keys():
             np.testing.assert_array_equal(getattr(a, m)[k], getattr(b, m)[k])
+    for m in ("obsp", "varp"):
+        assert sorted(getattr(a, m).keys()) == sorted(getattr(b, m).keys())
+        for k in getattr(b, m).keys():
+            x, y = getattr(a, m)[k], getattr(b, m)[k]
+            assert type(x) is type(y) and x.dtype == y.dtype and x.shape == y.shape and (x != y).nnz == 0
+    same_uns(a.uns, b.uns)
+
+
+def same_uns(a, b, path="uns"):
+    """Two uns mappings hold the same keys, and under each a value of the
+    same type and contents."""
+    assert sorted(a.keys()) == sorted(b.keys()), path
+    for k, want in b.items():
+        got, at = a[k], f"{path}[{k!r}]"
+        assert type(got) is type(want), f"{at}: {type(got)} != {type(want)}"
+        if isinstance(want, dict):
+            same_uns(got, want, at)
+        elif isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype, at
+            np.testing.assert_array_equal(got, want, err_msg=at)
+        elif hasattr(want, "equals"):  # a pandas DataFrame
+            assert got.equals(want) and list(got.index) == list(want.index), at
+            assert list(got.dtypes) == list(want.dtypes) and got.index.name == want.index.name, at
+        else:
+            assert got == want, at

@@ -135,6 +135,33 @@ def test_soma_experiment_through_s3_reads_as_locally(moto):
                      tiledbsoma.io.to_anndata(theirs, "RNA", X_layer_name="data"))
 
 
+def test_soma_context_reaches_the_store_without_the_environment(moto, monkeypatch):
+    """A SOMATileDBContext's libtiledb keys (tessera.soma's or tiledbsoma's
+    own) configure the storage: with no AWS_ variables set, the experiment
+    on moto reads as the local copy does."""
+    import tessera.soma as tsoma
+    import tiledbsoma
+
+    local = TESTDATA / "soma" / "experiment_uns" / "experiment"
+    uri = f"s3://{BUCKET}/soma_context"
+    upload(str(local), uri, moto)
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP"):
+        monkeypatch.delenv(name)
+    config = {
+        "vfs.s3.endpoint_override": moto.removeprefix("http://"), "vfs.s3.scheme": "http",
+        "vfs.s3.region": "us-east-1", "vfs.s3.aws_access_key_id": "test",
+        "vfs.s3.aws_secret_access_key": "test", "vfs.s3.use_virtual_addressing": "false",
+        "sm.memory_budget": "1000000",  # not a storage key: kept, not applied
+    }
+    want = tsoma.io.to_anndata(tsoma.open(str(local)), "RNA", "data")
+    for context in (tsoma.SOMATileDBContext(tiledb_config=config),
+                    tiledbsoma.SOMATileDBContext(tiledb_config=config)):
+        with tsoma.Experiment.open(uri, context=context) as exp:
+            same_anndata(tsoma.io.to_anndata(exp, "RNA", "data"), want)
+    with pytest.raises(tessera.TesseraError, match="aws_colour"):
+        tessera.open(f"{uri}/obs", storage_options={"aws_colour": "blue"})
+
+
 def test_view_through_s3_draws_as_locally(moto):
     local = TESTDATA / "tiledb-0.36.1" / "random_sparse" / "array"
     uri = f"s3://{BUCKET}/view_random_sparse"

@@ -9,15 +9,23 @@ single-cell experiments with ``tiledbsoma`` ports by changing its import.
 
 Objects open as the class their ``soma_object_type`` metadata names
 (Experiment, Measurement, Collection, DataFrame, SparseNDArray,
-DenseNDArray), read only. Results have tiledbsoma's types: pyarrow
+DenseNDArray), read only; ``Experiment.open(uri)`` and the like check
+the class. On object stores, a ``SOMATileDBContext(tiledb_config=...)``
+with libtiledb's ``vfs.s3.*``, ``vfs.azure.*`` or ``vfs.gcs.*`` keys sets
+the storage's endpoint, region and credentials over the environment's. Results have tiledbsoma's types: pyarrow
 tables with dictionary columns for enumerations, ``SparseCOOTensor``s,
 scipy matrices, AnnData objects (``anndata`` and ``scipy`` installed).
+Errors are ``tessera.TesseraError``s naming the object and the problem,
+and also the ``ValueError``, ``KeyError`` or ``TypeError`` tiledbsoma
+raises for it.
 """
 
 from . import io
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray, SparseNDArrayRead
 from ._arrow import TableReadIter
-from ._collection import Collection, Experiment, Measurement, SOMAError, open
+from ._collection import Collection, Experiment, Measurement, open
+from ._context import SOMATileDBContext
+from ._errors import SOMAError
 from ._query import AxisQuery, ExperimentAxisQuery
 
 __all__ = [
@@ -29,6 +37,7 @@ __all__ = [
     "ExperimentAxisQuery",
     "Measurement",
     "SOMAError",
+    "SOMATileDBContext",
     "SparseNDArray",
     "SparseNDArrayRead",
     "TableReadIter",

@@ -5,7 +5,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from tessera._array import numbers
+
 from ._arrays import DenseNDArray, SparseNDArray
+from ._errors import SOMANotImplementedError, SOMAValueError
 from ._matrix import csr, positions
 
 
@@ -17,9 +20,9 @@ def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_
     names = [n for n in [X_name, *X_layers] if n is not None]
     for n in names:
         if n not in ms.X:
-            raise ValueError(f"{ms.uri}: no X layer {n!r}")
+            raise SOMAValueError(f"{ms.uri}: no X layer {n!r}")
         if not isinstance(ms.X[n], SparseNDArray):
-            raise NotImplementedError(f"{ms.uri}: X layer {n!r} is dense; to_anndata reads sparse layers")
+            raise SOMANotImplementedError(f"{ms.uri}: X layer {n!r} is dense; to_anndata reads sparse layers")
     # Reads wait on round trips on object stores (and release the GIL):
     # obs, var and their joinids are read side by side, the two frames
     # opened first so that no two reads open one; X as soon as the
@@ -30,7 +33,7 @@ def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_
         obs = pool.submit(_frame, query, "obs", column_names.get("obs"), obs_id_name, "obs_id")
         var = pool.submit(_frame, query, "var", column_names.get("var"), var_id_name, "var_id")
         obs_ids, var_ids = pool.submit(query.obs_joinids), pool.submit(query.var_joinids)
-        obs_ids, var_ids = obs_ids.result().to_numpy(), var_ids.result().to_numpy()
+        obs_ids, var_ids = numbers(obs_ids.result()), numbers(var_ids.result())
         matrices = {n: _csr(ms.X[n], obs_ids, var_ids) for n in names}
         obs, var = obs.result(), var.result()
     X = matrices.pop(X_name) if X_name is not None else None
@@ -53,7 +56,7 @@ def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_
 
 def _layer(ms, collection, name):
     if collection not in ms or name not in ms[collection]:
-        raise ValueError(f"{ms.uri}: no {collection} layer {name!r}")
+        raise SOMAValueError(f"{ms.uri}: no {collection} layer {name!r}")
     return ms[collection][name]
 
 
@@ -70,7 +73,7 @@ def indexed(frame, source, id_name, fallback):
     name = id_name or original_index_name(source)
     if name is not None:
         if name not in frame:
-            raise ValueError(f"requested ID column {name} is not a column: {list(frame.keys())}")
+            raise SOMAValueError(f"requested ID column {name} is not a column: {list(frame.keys())}")
         frame.set_index(name, inplace=True)
     elif fallback in frame:
         frame.set_index(fallback, inplace=True)
@@ -83,7 +86,7 @@ def original_index_name(frame):
     raw = frame.metadata.get("soma_dataframe_original_index_name", "null")
     name = json.loads(raw) if isinstance(raw, str) else raw
     if not (name is None or isinstance(name, str)):
-        raise ValueError(f"{frame.uri}: soma_dataframe_original_index_name is {raw!r}, not a name")
+        raise SOMAValueError(f"{frame.uri}: soma_dataframe_original_index_name is {raw!r}, not a name")
     return name
 
 
@@ -105,6 +108,6 @@ def _rows(array, ids):
         return box[ids - ids[0]]
     table = array.read((ids,)).tables().concat()
     out = np.zeros((len(ids), array.shape[1]), dtype=table.schema.field("soma_data").type.to_pandas_dtype())
-    out[positions(ids, table.column("soma_dim_0").to_numpy()),
-        table.column("soma_dim_1").to_numpy()] = table.column("soma_data").to_numpy()
+    out[positions(ids, numbers(table.column("soma_dim_0"))),
+        numbers(table.column("soma_dim_1"))] = numbers(table.column("soma_data"))
     return out

@@ -6,11 +6,15 @@ import json
 import numpy as np
 import pyarrow as pa
 
+import tessera
+from tessera._array import numbers
+
 from . import _coords
 from ._arrow import TableReadIter, soma_schema, soma_table
 from ._blockwise import BlockwiseRead
+from ._errors import SOMAValueError
 from ._filter import fields, translate
-from ._object import SOMAObject
+from ._object import SOMAObject, check_unpartitioned
 
 
 class _Array(SOMAObject):
@@ -106,6 +110,7 @@ class DataFrame(_Array):
         """The rows at ``coords`` (per index column: a value, an inclusive
         slice, or a list of values) that ``value_filter`` keeps, with
         ``column_names`` (default all) in that order."""
+        check_unpartitioned(partitions)
         dims = set(self.index_column_names)
         columns = self.keys()
         names = list(column_names) if column_names is not None else None
@@ -115,14 +120,28 @@ class DataFrame(_Array):
         attrs = None if names is None else [n for n in names if n not in dims]
         unknown = [] if names is None else [n for n in names if n not in columns]
         if unknown:
-            raise ValueError(f"{self.uri}: no column {unknown[0]!r} (columns: {', '.join(self.keys())})")
+            raise SOMAValueError(f"{self.uri}: no column {unknown[0]!r} (columns: {', '.join(self.keys())})")
         want_dims = names is None or any(n in dims for n in names)
-        where = translate(value_filter, self._enumerations())
+        where = self._condition(value_filter)
         kwargs = dict(attrs=attrs, where=where, dims=want_dims, layout=_layout(result_order))
         whole, batches = self._read(coords, **kwargs)
         pick = (lambda t: t) if names is None else (lambda t: t.select(names))
         return TableReadIter(lambda: (pick(soma_table(b)) for b in batches()),
                              lambda: pick(self._whole_dictionaries(soma_table(whole()))))
+
+    def _condition(self, value_filter):
+        """``value_filter`` as tessera's condition, checked against the
+        frame's schema: one that does not parse, or names a column the
+        frame lacks, fails here, naming the frame and the filter."""
+        if value_filter is None:
+            return None
+        try:
+            where = translate(value_filter, self._enumerations())
+            self._array._native.check_condition(where)
+        except tessera.TesseraError as e:  # SOMAValueError too
+            problem = str(e).removeprefix("--where: ").removeprefix("value_filter: ")
+            raise SOMAValueError(f"{self.uri}: value_filter {value_filter!r}: {problem}") from None
+        return where
 
     def _whole_dictionaries(self, table):
         """An empty result's enumerated columns with the whole enumeration
@@ -167,6 +186,7 @@ class SparseNDArray(_NDArray):
         """The cells at ``coords`` (per dimension: an index, an inclusive
         slice, or a list of indices), in ``result_order`` (``"auto"``,
         ``"row-major"`` or ``"column-major"``)."""
+        check_unpartitioned(partitions)
         return SparseNDArrayRead(self, coords, _layout(result_order))
 
 
@@ -195,8 +215,8 @@ class SparseNDArrayRead:
         for b in batches():
             if b.num_rows == 0:
                 continue
-            coords = np.column_stack([b.column(k).to_numpy() for k in range(ndim)]).astype(np.int64)
-            data = b.column(ndim).to_numpy().reshape(-1, 1)
+            coords = np.column_stack([numbers(b.column(k)) for k in range(ndim)]).astype(np.int64)
+            data = numbers(b.column(ndim)).reshape(-1, 1)
             yield pa.SparseCOOTensor.from_numpy(data, coords, shape=self.shape)
 
     def blockwise(self, axis, *, size=None, reindex_disable_on_axis=None, eager=True):
@@ -212,20 +232,21 @@ class DenseNDArray(_NDArray):
     def read(self, coords=(), *, result_order=None, partitions=None, platform_config=None):
         """The box ``coords`` selects (per dimension: an index or an
         inclusive slice) as a ``pyarrow.Tensor`` in row-major order."""
+        check_unpartitioned(partitions)
         subarray = _coords.subarray(coords, self._dims(), self._current())
         if subarray is None:
-            raise ValueError(f"{self.uri}: a dense read takes one range per dimension, not an empty list")
+            raise SOMAValueError(f"{self.uri}: a dense read takes one range per dimension, not an empty list")
         box = []
         for (lo, hi), d in zip(self._current(), self._dims()):
             ranges = subarray.get(d.name)
             if ranges is None:
                 ranges = [(lo, hi)]
             if len(ranges) != 1:
-                raise ValueError(f"{self.uri}: a dense read takes one range per dimension, not a list on {d.name}")
+                raise SOMAValueError(f"{self.uri}: a dense read takes one range per dimension, not a list on {d.name}")
             box.append(ranges[0])
         table = self._array.read(attrs=["soma_data"], dims=False, layout="row-major",
                                  subarray={d.name: [r] for d, r in zip(self._dims(), box)})
-        values = table.column("soma_data").to_numpy()
+        values = numbers(table.column("soma_data"))
         shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
         return pa.Tensor.from_numpy(values.reshape(shape))
 
@@ -236,5 +257,5 @@ def _layout(result_order):
     name = getattr(result_order, "value", result_order)
     layouts = {None: None, "auto": None, "row-major": "row-major", "column-major": "col-major"}
     if name not in layouts:
-        raise ValueError(f"result_order {result_order!r}: expected auto, row-major or column-major")
+        raise SOMAValueError(f"result_order {result_order!r}: expected auto, row-major or column-major")
     return layouts[name]

@@ -6,7 +6,10 @@ coordinates read on the other)."""
 import numpy as np
 import pyarrow as pa
 
+from tessera._array import numbers
+
 from . import _coords
+from ._errors import SOMANotImplementedError, SOMAValueError
 from ._matrix import coo, csr, positions
 
 _DEFAULT_SIZE = (2**16, 2**8)
@@ -16,9 +19,9 @@ class BlockwiseRead:
     def __init__(self, read, axis, size, reindex_disable_on_axis):
         array = read._array
         if array.ndim != 2:
-            raise NotImplementedError(f"{array.uri}: blockwise reads take 2-D arrays, not {array.ndim}-D")
+            raise SOMANotImplementedError(f"{array.uri}: blockwise reads take 2-D arrays, not {array.ndim}-D")
         if axis not in (0, 1):
-            raise ValueError(f"axis {axis} of a 2-D array")
+            raise SOMAValueError(f"axis {axis} of a 2-D array")
         self._read = read
         self.axis = axis
         self.size = int(size) if size is not None else _DEFAULT_SIZE[axis]
@@ -43,7 +46,7 @@ class BlockwiseRead:
         array = self._read._array
         for ids in self._block_ids():
             table = array.read(tuple(ids)).tables().concat()
-            dims = [self._position(d, ids, table.column(d).to_numpy()) for d in (0, 1)]
+            dims = [self._position(d, ids, numbers(table.column(d))) for d in (0, 1)]
             out = pa.table({"soma_dim_0": dims[0], "soma_dim_1": dims[1],
                             "soma_data": table.column("soma_data")})
             yield out, (ids[0], ids[1])

@@ -3,13 +3,11 @@ TileDB groups whose ``soma_object_type`` metadata names what they are."""
 
 import tessera
 
+from . import _context
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
+from ._errors import SOMAError, SOMAKeyError
 from ._object import SOMAObject
 from ._query import ExperimentAxisQuery
-
-
-class SOMAError(Exception):
-    """Something in the experiment is not what SOMA says it should be."""
 
 
 class Collection(SOMAObject):
@@ -41,7 +39,7 @@ class Collection(SOMAObject):
         if name not in self._opened:
             m = self._members.get(name)
             if m is None:
-                raise KeyError(f"{self.uri}: no member {name!r} (members: {', '.join(sorted(self._members))})")
+                raise SOMAKeyError(f"{self.uri}: no member {name!r} (members: {', '.join(sorted(self._members))})")
             self._opened[name] = _as_soma(self._group.open_member(m), self.mode, self._timestamp)
         return self._opened[name]
 
@@ -87,14 +85,14 @@ _COLLECTIONS = {c.soma_type: c for c in (Collection, Measurement, Experiment)}
 _ARRAYS = {c.soma_type: c for c in (DataFrame, SparseNDArray, DenseNDArray)}
 
 
-def _open(uri, mode, timestamp):
+def _open(uri, mode, timestamp, options):
     try:
-        obj = tessera.open_group(uri, timestamp=timestamp)
+        obj = tessera.open_group(uri, timestamp=timestamp, storage_options=options)
     except tessera.TesseraError as group_error:
         try:
-            obj = tessera.open(uri, timestamp=timestamp)
-        except tessera.TesseraError:
-            raise group_error from None
+            obj = tessera.open(uri, timestamp=timestamp, storage_options=options)
+        except tessera.TesseraError as array_error:
+            raise SOMAError(f"{uri}: not a SOMA object: {group_error}; {array_error}") from None
     return _as_soma(obj, mode, timestamp)
 
 
@@ -114,8 +112,13 @@ def open(uri, mode="r", *, soma_type=None, context=None, tiledb_timestamp=None):
     """Opens the SOMA object at ``uri`` (a path or an object store URI) as
     the class its ``soma_object_type`` names; ``soma_type`` (a class or its
     name) checks it. ``tiledb_timestamp`` (milliseconds) opens it as of
-    that time."""
-    obj = _open(str(uri), mode, tiledb_timestamp)
+    that time. ``context`` (a :class:`SOMATileDBContext`, tessera.soma's
+    or tiledbsoma's) says how to reach an object store."""
+    uri = str(uri)
+    # Storage options configure object stores; local paths take none.
+    options = _context.of(context)
+    options = options if _context.is_object_store(uri) else {}
+    obj = _open(uri, mode, tiledb_timestamp, options)
     if soma_type is not None:
         want = soma_type if isinstance(soma_type, str) else soma_type.soma_type
         if obj.soma_type != want:

@@ -10,6 +10,10 @@ pyarrow array) for those coordinates.
 import numpy as np
 import pyarrow as pa
 
+from tessera._array import numbers
+
+from ._errors import SOMAValueError
+
 # Bytes a streamed read holds at once (a batch's decoded tiles and cells).
 BATCH_BYTES = 256 << 20
 
@@ -25,7 +29,7 @@ def subarray(coords, dims, current):
         coords = (coords,)
     coords = tuple(coords)
     if len(coords) > len(dims):
-        raise ValueError(f"coords has {len(coords)} entries for {len(dims)} dimensions")
+        raise SOMAValueError(f"coords has {len(coords)} entries for {len(dims)} dimensions")
     out = {}
     for c, d, (lo, hi) in zip(coords, dims, current):
         ranges = _ranges(c, d)
@@ -34,12 +38,12 @@ def subarray(coords, dims, current):
         if isinstance(c, slice):
             (a, b), = ranges
             if b < lo or a > hi:
-                raise ValueError(f"coords on {d.name}: slice [{a}:{b}] does not overlap the domain [{lo}:{hi}]")
+                raise SOMAValueError(f"coords on {d.name}: slice [{a}:{b}] does not overlap the domain [{lo}:{hi}]")
             ranges = [(max(a, lo), min(b, hi))]
         else:
             outside = [r for r in ranges if r[0] < lo or r[1] > hi]
             if outside:
-                raise ValueError(f"coords on {d.name}: {outside[0][0]} is outside the domain [{lo}:{hi}]")
+                raise SOMAValueError(f"coords on {d.name}: {outside[0][0]} is outside the domain [{lo}:{hi}]")
         if not ranges:
             return None
         out[d.name] = ranges
@@ -51,14 +55,14 @@ def _ranges(c, dim):
         return None
     if isinstance(c, slice):
         if c.step not in (None, 1):
-            raise ValueError(f"coords on {dim.name}: slices take no step")
+            raise SOMAValueError(f"coords on {dim.name}: slices take no step")
         if c.start is None and c.stop is None:
             return None
         lo, hi = dim.domain
         start = lo if c.start is None else _scalar(c.start)
         stop = hi if c.stop is None else _scalar(c.stop)
         if start > stop:
-            raise ValueError(f"coords on {dim.name}: slice start {start} is after its stop {stop}")
+            raise SOMAValueError(f"coords on {dim.name}: slice start {start} is after its stop {stop}")
         return [(start, stop)]
     if isinstance(c, (int, np.integer, float, np.floating, str, bytes)):
         v = _scalar(c)
@@ -70,7 +74,7 @@ def _ranges(c, dim):
 def _points(c):
     """A sequence of coordinates as a numpy array."""
     if isinstance(c, (pa.Array, pa.ChunkedArray)):
-        return c.to_numpy(zero_copy_only=False)
+        return numbers(c)
     return np.asarray(c)
 
 

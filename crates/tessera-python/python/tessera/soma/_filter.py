@@ -6,6 +6,8 @@ grammar: literals compared with an enumerated column are its values
 
 import re
 
+from ._errors import SOMAValueError
+
 _TOKEN = re.compile(
     r"""\s+|(?P<str>'[^']*'|"[^"]*")|(?P<op><=|>=|==|!=|<|>|=)|(?P<punct>[()\[\],&|])|(?P<word>[^\s()\[\],<>=!'"&|]+)"""
 )
@@ -17,7 +19,7 @@ def _tokens(text):
     while at < len(text):
         m = _TOKEN.match(text, at)
         if m is None:
-            raise ValueError(f"value_filter: at byte {at}: unexpected {text[at]!r}")
+            raise SOMAValueError(f"value_filter: at byte {at}: unexpected {text[at]!r}")
         at = m.end()
         kind = m.lastgroup
         if kind is not None:
@@ -49,7 +51,7 @@ def translate(text, enumerations):
         if j + 1 < len(toks) and toks[j][0] == "op":
             op = toks[j][1]
             if op not in ("==", "=", "!="):
-                raise ValueError(
+                raise SOMAValueError(
                     f"value_filter: `{tok} {op}`: an enumerated column compares only with ==, != and in")
             key = _key(values, *toks[j + 1])
             if key is None:

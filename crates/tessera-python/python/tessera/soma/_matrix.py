@@ -8,6 +8,8 @@ whole read are never held together."""
 
 import numpy as np
 
+from tessera._array import numbers
+
 from . import _coords
 
 
@@ -59,11 +61,11 @@ def coo(tables, shape, rows=None, cols=None):
     at_row = None if rows is None else Positions(rows, index)
     at_col = None if cols is None else Positions(cols, index)
     for t in tables:
-        r = t.column("soma_dim_0").to_numpy()
-        c = t.column("soma_dim_1").to_numpy()
+        r = numbers(t.column("soma_dim_0"))
+        c = numbers(t.column("soma_dim_1"))
         parts[0].append(r.astype(index, copy=False) if at_row is None else at_row(r))
         parts[1].append(c.astype(index, copy=False) if at_col is None else at_col(c))
-        parts[2].append(t.column("soma_data").to_numpy())
+        parts[2].append(numbers(t.column("soma_data")))
         dtype = parts[2][-1].dtype
     if not parts[2]:
         return np.zeros(0, index), np.zeros(0, index), np.zeros(0, dtype or np.float32)

@@ -4,7 +4,10 @@ measurement, and X, obs and var restricted to them."""
 import numpy as np
 import pyarrow as pa
 
+from tessera._array import from_numbers, numbers
+
 from ._anndata import build
+from ._errors import SOMAKeyError, SOMAValueError
 from ._object import Closeable
 
 
@@ -25,7 +28,7 @@ class ExperimentAxisQuery(Closeable):
 
     def __init__(self, experiment, measurement_name, obs_query=None, var_query=None):
         if measurement_name not in experiment.ms:
-            raise ValueError(f"{experiment.uri}: no measurement {measurement_name!r}")
+            raise SOMAValueError(f"{experiment.uri}: no measurement {measurement_name!r}")
         self.experiment = experiment
         self.measurement_name = measurement_name
         self._ms = experiment.ms[measurement_name]
@@ -35,24 +38,25 @@ class ExperimentAxisQuery(Closeable):
     def _frame(self, axis):
         return self.experiment.obs if axis == "obs" else self._ms.var
 
-    def _axis(self, axis, column_names):
+    def _axis(self, axis, column_names, result_order=None, partitions=None):
         q = self._queries[axis]
-        return self._frame(axis).read(q.coords, column_names=column_names, value_filter=q.value_filter)
+        return self._frame(axis).read(q.coords, column_names=column_names, value_filter=q.value_filter,
+                                      result_order=result_order, partitions=partitions)
 
     def obs(self, *, column_names=None, batch_size=None, partitions=None, result_order=None,
             platform_config=None):
         """The selected rows of ``obs`` (a read iterator of tables)."""
-        return self._axis("obs", column_names)
+        return self._axis("obs", column_names, result_order, partitions)
 
     def var(self, *, column_names=None, batch_size=None, partitions=None, result_order=None,
             platform_config=None):
         """The selected rows of the measurement's ``var``."""
-        return self._axis("var", column_names)
+        return self._axis("var", column_names, result_order, partitions)
 
     def _ids(self, axis):
         if axis not in self._joinids:
-            ids = self._axis(axis, ["soma_joinid"]).concat().column("soma_joinid").to_numpy()
-            self._joinids[axis] = pa.array(np.sort(ids), type=pa.int64())
+            ids = numbers(self._axis(axis, ["soma_joinid"]).concat().column("soma_joinid"))
+            self._joinids[axis] = from_numbers(np.sort(ids).astype(np.int64, copy=False))
         return self._joinids[axis]
 
     def obs_joinids(self):
@@ -74,8 +78,9 @@ class ExperimentAxisQuery(Closeable):
     def X(self, layer_name, *, batch_size=None, partitions=None, result_order=None, platform_config=None):
         """The cells of X layer ``layer_name`` in the selected rows and columns."""
         if layer_name not in self._ms.X:
-            raise KeyError(f"{self._ms.uri}: no X layer {layer_name!r}")
-        return self._ms.X[layer_name].read((self._coords("obs"), self._coords("var")))
+            raise SOMAKeyError(f"{self._ms.uri}: no X layer {layer_name!r}")
+        return self._ms.X[layer_name].read((self._coords("obs"), self._coords("var")),
+                                           result_order=result_order, partitions=partitions)
 
     def _coords(self, axis):
         """The axis's coordinates for a read: ``None`` where the query

@@ -1,8 +1,12 @@
 """Whole experiments to other forms, as ``tiledbsoma.io`` does."""
 
+import numpy as np
+
 from ._anndata import indexed
+from ._arrays import DataFrame, DenseNDArray, SparseNDArray
+from ._collection import Collection
+from ._errors import SOMAError, SOMAValueError
 from ._matrix import csr
-from ._arrays import DenseNDArray
 
 
 def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_layer_names=None,
@@ -10,19 +14,20 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
     """The whole of ``measurement_name`` as an ``anndata.AnnData``: obs
     and var (without ``soma_joinid``, indexed as tiledbsoma indexes them),
     X from ``X_layer_name`` (a CSR matrix, or numpy for a dense layer),
-    more layers from ``extra_X_layer_names``, and every obsm, varm, obsp
-    and varp matrix the measurement has. ``uns`` is not read."""
+    more layers from ``extra_X_layer_names``, every obsm, varm, obsp and
+    varp matrix the measurement has, and its ``uns`` (only the top-level
+    keys ``uns_keys`` names, if given)."""
     import anndata
 
     if measurement_name not in experiment.ms:
-        raise ValueError(f"{experiment.uri}: no measurement {measurement_name!r}")
+        raise SOMAValueError(f"{experiment.uri}: no measurement {measurement_name!r}")
     ms = experiment.ms[measurement_name]
     obs = _dataframe(experiment.obs, obs_id_name, "obs_id")
     var = _dataframe(ms.var, var_id_name, "var_id")
     shape = (len(obs.index), len(var.index))
     for name in [X_layer_name, *(extra_X_layer_names or ())]:
         if name is not None and name not in ms.X:
-            raise ValueError(f"{ms.uri}: no X layer {name!r} (layers: {', '.join(ms.X.keys())})")
+            raise SOMAValueError(f"{ms.uri}: no X layer {name!r} (layers: {', '.join(ms.X.keys())})")
     X = _matrix(ms.X[X_layer_name], shape) if X_layer_name is not None else None
     layers = {n: _matrix(ms.X[n], shape) for n in (extra_X_layer_names or ()) if n != X_layer_name}
     hints = obsm_varm_width_hints or {}
@@ -35,6 +40,7 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
         obsp=_each(ms, "obsp", lambda a, k: csr(a, (), (shape[0], shape[0]))),
         varp=_each(ms, "varp", lambda a, k: csr(a, (), (shape[1], shape[1]))),
         layers=layers,
+        uns=_uns(ms["uns"], uns_keys) if "uns" in ms else {},
     )
 
 
@@ -61,3 +67,49 @@ def _each(ms, collection, read):
     if collection not in ms:
         return None
     return {k: read(ms[collection][k], k) for k in ms[collection].keys()} or None
+
+
+# How tiledbsoma marks a DataFrame written from a string array in uns, and
+# the columns it writes the strings to.
+_UNS_HINT = "soma_uns_outgest_hint"
+_UNS_VALUES_1D = "values"
+_UNS_VALUES_2D = "values_"
+
+
+def _uns(collection, keys=None, top=True):
+    """The ``uns`` mapping a measurement's uns collection was written from,
+    as tiledbsoma reads it back: scalars from the collection's metadata,
+    mappings from collections, numeric arrays from DenseNDArrays, string
+    arrays and data frames from DataFrames. ``keys`` picks top-level keys."""
+    wanted = (lambda k: True) if keys is None or not top else (lambda k: k in keys)
+    out = {}
+    for key in filter(wanted, collection.keys()):
+        element = collection[key]
+        if isinstance(element, Collection):
+            out[key] = _uns(element, top=False)
+        elif isinstance(element, DataFrame):
+            out[key] = _uns_frame(element)
+        elif isinstance(element, SparseNDArray):
+            out[key] = element.read().tables().concat().to_pandas()
+        elif isinstance(element, DenseNDArray):
+            out[key] = element.read().to_numpy()
+    out.update((k, v) for k, v in collection.metadata.items() if wanted(k) and not k.startswith("soma_"))
+    return out
+
+
+def _uns_frame(frame):
+    """A DataFrame in uns: a string array if its hint says it was one, else
+    a pandas DataFrame indexed as it was written."""
+    hint = frame.metadata.get(_UNS_HINT)
+    if hint not in ("array_1d", "array_2d"):
+        return _dataframe(frame, None, "index")
+    table = frame.read().concat()
+    names = [n for n in table.column_names if n != "soma_joinid"]
+    if hint == "array_1d":
+        if names != [_UNS_VALUES_1D]:
+            raise SOMAError(f"{frame.uri}: a 1-D string array in uns has columns {names}, not {[_UNS_VALUES_1D]}")
+        return np.asarray(table.column(_UNS_VALUES_1D).to_pylist())
+    want = [f"{_UNS_VALUES_2D}{i}" for i in range(len(names))]
+    if not names or sorted(names) != sorted(want):
+        raise SOMAError(f"{frame.uri}: a 2-D string array in uns has columns {names}, not {want}")
+    return np.asarray([table.column(n).to_pylist() for n in want]).transpose()
