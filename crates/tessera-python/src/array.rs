@@ -102,7 +102,7 @@ impl Array {
     /// their positions among `rows` and `cols` (the bytes of ascending
     /// int64 arrays; `None`: the coordinates themselves). Raises
     /// NotImplementedError for arrays it does not take (see
-    /// `matrix::CsrFill::new`).
+    /// `tessera_soma::CsrFill::new`).
     #[pyo3(signature = (subarray, rows, cols, attribute, n_rows, index_width, budget))]
     #[allow(clippy::too_many_arguments)]
     fn csr<'py>(
@@ -120,7 +120,8 @@ impl Array {
         Bound<'py, PyByteArray>,
         Bound<'py, PyByteArray>,
     )> {
-        use crate::matrix::{CsrFill, Positions};
+        use crate::matrix::{bytearrays, soma_err};
+        use tessera_soma::{CsrFill, Positions};
         let ids = |b: Option<&Bound<'py, PyBytes>>| {
             b.map(|b| {
                 let bytes = b.as_bytes().chunks_exact(8);
@@ -133,10 +134,13 @@ impl Array {
         let request = ReadRequest::new()
             .with_ranges(ranges_from(&self.array, subarray)?)
             .budget(budget.max(1));
-        let fill = CsrFill::new(&self.array, attribute, n_rows, index_width, rows, cols)?;
+        let fill = CsrFill::new(&self.array, attribute, n_rows, index_width, rows, cols)
+            .map_err(soma_err)?;
         let session = ReadSession::new(self.storage.clone(), self.array.clone());
-        let chunks = py.detach(|| fill.read(&session, request, attribute))?;
-        chunks.into_bytearrays(py)
+        let chunks = py
+            .detach(|| fill.read(&session, request, attribute))
+            .map_err(soma_err)?;
+        bytearrays(py, chunks)
     }
 
     /// The Arrow schema of a whole read (dimensions, then attributes;

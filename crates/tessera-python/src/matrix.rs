@@ -1,326 +1,45 @@
-//! A 2-D sparse array's cells straight into the arrays of a CSR matrix.
-//! No COO copy of the cells is ever whole: cells come in global order, a
-//! band of rows (one tile of the first dimension) at a time, and each band
-//! is counted and placed by row into chunks of the final arrays before the
-//! next arrives. The chunks are then copied into Python `bytearray`s that
-//! numpy arrays share, each freed as soon as it is copied, so what is held
-//! besides the matrix is one band and one read batch, and at the end one
-//! array's chunks.
+//! A CSR matrix filled straight from a read (`tessera_soma::CsrFill`)
+//! handed to Python: its arrays copied into `bytearray`s that numpy arrays
+//! share, each chunk freed as soon as it is copied.
 
-use crate::error::{py_err, py_msg};
+use crate::error::py_msg;
 use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
-use tessera::fragment::OpenArray;
-use tessera::query::{ReadRequest, ReadResult, ReadSession};
-use tessera::schema::CellValNum;
-use tessera::tile::{Datatype, Layout};
+use tessera_soma::{CsrChunks, SomaError};
 
-/// Where coordinates sit among ascending ids (a block's rows or columns):
-/// the coordinate itself, an offset into a run, a table over the ids'
-/// span where it is small, else a binary search.
-pub enum Positions {
-    /// Not reindexed: a coordinate is its own position.
-    Identity,
-    /// Consecutive ids from `start`, `len` of them.
-    Run { start: i64, len: u64 },
-    /// Position by `coordinate - start` (`u64::MAX`: not an id).
-    Table { start: i64, table: Vec<u64> },
-    /// Ascending ids, searched.
-    Search(Vec<i64>),
-}
-
-impl Positions {
-    /// The positions among `ids` (ascending), or the coordinates themselves.
-    pub fn new(ids: Option<Vec<i64>>) -> Positions {
-        let Some(ids) = ids else {
-            return Positions::Identity;
-        };
-        let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
-            return Positions::Search(ids);
-        };
-        let span = (last as i128 - first as i128 + 1) as u128;
-        if span == ids.len() as u128 {
-            return Positions::Run {
-                start: first,
-                len: span as u64,
-            };
-        }
-        if span <= (8 * ids.len() as u128).max(1 << 20) {
-            let mut table = vec![u64::MAX; span as usize];
-            for (i, &id) in ids.iter().enumerate() {
-                table[(id - first) as usize] = i as u64;
-            }
-            return Positions::Table {
-                start: first,
-                table,
-            };
-        }
-        Positions::Search(ids)
-    }
-
-    /// The position of coordinate `v`, `None` if it is not among the ids.
-    pub fn at(&self, v: i64) -> Option<u64> {
-        match self {
-            Positions::Identity => u64::try_from(v).ok(),
-            Positions::Run { start, len } => {
-                let k = v.checked_sub(*start).and_then(|k| u64::try_from(k).ok())?;
-                (k < *len).then_some(k)
-            }
-            Positions::Table { start, table } => {
-                let k = usize::try_from(v.checked_sub(*start)?).ok()?;
-                table.get(k).copied().filter(|&p| p != u64::MAX)
-            }
-            Positions::Search(ids) => ids.binary_search(&v).ok().map(|i| i as u64),
-        }
+/// A single-cell read's error as Python's: `NotImplementedError` for an
+/// array the fill does not take (the caller reads another way).
+pub fn soma_err(e: SomaError) -> PyErr {
+    match e {
+        SomaError::Unsupported(m) => PyNotImplementedError::new_err(m),
+        other => py_msg(other.to_string()),
     }
 }
 
-/// The cells of the band of rows being gathered.
-#[derive(Default)]
-struct Band {
-    index: Option<i64>,
-    rows: Vec<u64>,
-    cols: Vec<u64>,
-    values: Vec<u8>,
-}
-
-/// A CSR matrix's arrays as their bytes, the cells' in chunks (a band's
-/// each): values, column positions (4 or 8 bytes each), row starts (int64).
-pub struct CsrChunks {
-    data: Vec<Vec<u8>>,
-    indices: Vec<Vec<u8>>,
-    indptr: Vec<u8>,
-}
-
-impl CsrChunks {
-    /// The three arrays as `bytearray`s, each chunk freed once copied.
-    pub fn into_bytearrays(
-        self,
-        py: Python<'_>,
-    ) -> PyResult<(
-        Bound<'_, PyByteArray>,
-        Bound<'_, PyByteArray>,
-        Bound<'_, PyByteArray>,
-    )> {
-        let whole = |chunks: Vec<Vec<u8>>| {
-            let len = chunks.iter().map(Vec::len).sum();
-            PyByteArray::new_with(py, len, move |out: &mut [u8]| {
-                let mut at = 0;
-                for c in chunks {
-                    out[at..at + c.len()].copy_from_slice(&c);
-                    at += c.len();
-                }
-                Ok(())
-            })
-        };
-        let data = whole(self.data)?;
-        let indices = whole(self.indices)?;
-        Ok((data, indices, PyByteArray::new(py, &self.indptr)))
-    }
-}
-
-/// Builds [`CsrChunks`] from a read's batches.
-pub struct CsrFill {
-    rows: Positions,
-    cols: Positions,
-    /// The first dimension's domain start and tile extent: a row's band.
-    tiling: Option<(i64, i64)>,
-    width: usize,
-    /// Bytes of a column position: 4 or 8.
-    index_width: usize,
-    band: Band,
-    /// Cells a row position holds.
-    row_counts: Vec<u64>,
-    /// The last row position placed (bands come in row order).
-    placed_up_to: Option<u64>,
-    out: CsrChunks,
-}
-
-impl CsrFill {
-    /// A fill for `array`'s `attribute` into a matrix of `n_rows` rows
-    /// with `index_width`-byte column positions; not implemented (the
-    /// caller reads another way) unless the array is 2-D with int64
-    /// dimensions, row-major tiles, no duplicates and one fixed-size,
-    /// non-nullable value a cell.
-    pub fn new(
-        array: &OpenArray,
-        attribute: &str,
-        n_rows: usize,
-        index_width: usize,
-        rows: Positions,
-        cols: Positions,
-    ) -> PyResult<CsrFill> {
-        let s = &array.schema;
-        let a = s
-            .attribute(attribute)
-            .ok_or_else(|| py_msg(format!("the array has no attribute `{attribute}`")))?;
-        let int64 = s.dimensions.iter().all(|d| d.datatype == Datatype::Int64);
-        let fits = s.dimensions.len() == 2
-            && int64
-            && s.tile_order == Layout::RowMajor
-            && !s.allows_dups
-            && a.cell_val_num == CellValNum::Fixed(1)
-            && !a.nullable
-            && matches!(index_width, 4 | 8);
-        if !fits {
-            return Err(PyNotImplementedError::new_err(
-                "CSR straight from the read: 2-D int64, row-major tiles, no duplicates, one value a cell",
-            ));
-        }
-        let d0 = &s.dimensions[0];
-        let tiling = match (d0.domain_values(), d0.tile_extent_value()) {
-            (Some((lo, _)), Some(ext)) => lo
-                .as_int()
-                .zip(ext.as_int())
-                .and_then(|(l, e)| Some((i64::try_from(l).ok()?, i64::try_from(e).ok()?.max(1)))),
-            _ => None,
-        };
-        Ok(CsrFill {
-            rows,
-            cols,
-            tiling,
-            width: a.datatype.size() as usize,
-            index_width,
-            band: Band::default(),
-            row_counts: vec![0; n_rows],
-            placed_up_to: None,
-            out: CsrChunks {
-                data: Vec::new(),
-                indices: Vec::new(),
-                indptr: Vec::new(),
-            },
+/// The matrix's `(data, indices, indptr)` as `bytearray`s (indptr int64).
+pub fn bytearrays(
+    py: Python<'_>,
+    csr: CsrChunks,
+) -> PyResult<(
+    Bound<'_, PyByteArray>,
+    Bound<'_, PyByteArray>,
+    Bound<'_, PyByteArray>,
+)> {
+    let (data, indices, starts) = csr.into_parts();
+    let whole = |chunks: Vec<Vec<u8>>| {
+        let len = chunks.iter().map(Vec::len).sum();
+        PyByteArray::new_with(py, len, move |out: &mut [u8]| {
+            let mut at = 0;
+            for c in chunks {
+                out[at..at + c.len()].copy_from_slice(&c);
+                at += c.len();
+            }
+            Ok(())
         })
-    }
-
-    /// Reads `request` (its ranges and budget; the attribute and global
-    /// order are set here) and places every cell.
-    pub fn read(
-        mut self,
-        session: &ReadSession,
-        request: ReadRequest,
-        attribute: &str,
-    ) -> PyResult<CsrChunks> {
-        let request = request
-            .attributes([attribute.to_owned()])
-            .dimensions(true)
-            .layout(Layout::GlobalOrder);
-        for batch in session.batches(&request).map_err(py_err)? {
-            self.add(&batch.map_err(py_err)?)?;
-        }
-        self.flush()?;
-        let mut at = 0i64;
-        let mut indptr = Vec::with_capacity(8 * (self.row_counts.len() + 1));
-        indptr.extend_from_slice(&0i64.to_le_bytes());
-        for c in &self.row_counts {
-            at += *c as i64;
-            indptr.extend_from_slice(&at.to_le_bytes());
-        }
-        self.out.indptr = indptr;
-        Ok(self.out)
-    }
-
-    fn add(&mut self, batch: &ReadResult) -> PyResult<()> {
-        let [r, c, v] = &batch.columns[..] else {
-            return Err(py_msg(
-                "a CSR read returned other than two dimensions and a value",
-            ));
-        };
-        let n = batch.cell_count;
-        let int64 = |b: &[u8]| b.try_into().map_or(0, i64::from_le_bytes);
-        let cells = r
-            .data
-            .chunks_exact(8)
-            .zip(c.data.chunks_exact(8))
-            .zip(v.data.chunks_exact(self.width));
-        // The rows of the band being gathered: a cell outside starts another.
-        let mut rows_of_band = self.band_rows();
-        for ((rb, cb), value) in cells.take(n) {
-            let (row, col) = (int64(rb), int64(cb));
-            if !rows_of_band.contains(&row) {
-                let band = self
-                    .tiling
-                    .map_or(0, |(lo, ext)| (row - lo).div_euclid(ext));
-                match self.band.index {
-                    Some(b) if band < b => return Err(py_msg("cells came out of global order")),
-                    Some(b) if band > b => self.flush()?,
-                    _ => {}
-                }
-                self.band.index = Some(band);
-                rows_of_band = self.band_rows();
-            }
-            let (Some(rp), Some(cp)) = (self.rows.at(row), self.cols.at(col)) else {
-                return Err(py_msg(format!(
-                    "cell ({row}, {col}) is outside the rows and columns asked for"
-                )));
-            };
-            self.band.rows.push(rp);
-            self.band.cols.push(cp);
-            self.band.values.extend_from_slice(value);
-        }
-        Ok(())
-    }
-
-    /// The raw rows of the band being gathered (none before the first).
-    fn band_rows(&self) -> std::ops::Range<i64> {
-        match (self.band.index, self.tiling) {
-            (None, _) => 0..0,
-            (Some(_), None) => i64::MIN..i64::MAX,
-            (Some(b), Some((lo, ext))) => {
-                let start = lo.saturating_add(b.saturating_mul(ext));
-                start..start.saturating_add(ext)
-            }
-        }
-    }
-
-    /// Places the band's cells into a chunk: counted by row, then each
-    /// written at its row's next slot (a row's cells keep their order:
-    /// ascending columns, as global order gives them).
-    fn flush(&mut self) -> PyResult<()> {
-        let band = &mut self.band;
-        let n = band.rows.len();
-        if n == 0 {
-            return Ok(());
-        }
-        let lo = *band.rows.iter().min().unwrap_or(&0);
-        let hi = *band.rows.iter().max().unwrap_or(&0);
-        if self.placed_up_to.is_some_and(|p| lo <= p) || hi as usize >= self.row_counts.len() {
-            return Err(py_msg(
-                "cells came out of row order, or past the rows asked for",
-            ));
-        }
-        let mut next = vec![0usize; (hi - lo + 1) as usize];
-        for &r in &band.rows {
-            next[(r - lo) as usize] += 1;
-        }
-        let mut at = 0;
-        for (k, count) in next.iter_mut().enumerate() {
-            self.row_counts[lo as usize + k] += *count as u64;
-            let start = at;
-            at += *count;
-            *count = start;
-        }
-        let (w, iw) = (self.width, self.index_width);
-        let mut data = vec![0u8; n * w];
-        let mut indices = vec![0u8; n * iw];
-        let too_wide = |c: u64| py_msg(format!("column position {c} does not fit 32 bits"));
-        for (i, (&r, &c)) in band.rows.iter().zip(&band.cols).enumerate() {
-            let slot = &mut next[(r - lo) as usize];
-            let to = &mut indices[*slot * iw..(*slot + 1) * iw];
-            match iw {
-                4 => to.copy_from_slice(&u32::try_from(c).map_err(|_| too_wide(c))?.to_le_bytes()),
-                _ => to.copy_from_slice(&c.to_le_bytes()),
-            }
-            data[*slot * w..(*slot + 1) * w].copy_from_slice(&band.values[i * w..(i + 1) * w]);
-            *slot += 1;
-        }
-        self.out.data.push(data);
-        self.out.indices.push(indices);
-        self.placed_up_to = Some(hi);
-        // The band's buffers are kept for the next one.
-        band.rows.clear();
-        band.cols.clear();
-        band.values.clear();
-        Ok(())
-    }
+    };
+    let data = whole(data)?;
+    let indices = whole(indices)?;
+    let indptr: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
+    Ok((data, indices, PyByteArray::new(py, &indptr)))
 }

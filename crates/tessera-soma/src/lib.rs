@@ -1,0 +1,34 @@
+//! Single-cell reads of TileDB-SOMA experiments over tessera's reads: the
+//! work `tessera.soma` (Python) hands to Rust.
+//!
+//! - [`Positions`]: where a `soma_joinid` sits among the ids a query
+//!   selected (the rows and columns of the result matrix).
+//! - [`CsrFill`]: a 2-D sparse array's cells (an X layer, obsp, varp)
+//!   straight into the arrays of a CSR matrix, a band of rows at a time,
+//!   with no COO copy of the cells ever whole.
+//!
+//! ```
+//! use tessera::{ReadRequest, Value};
+//! use tessera_soma::{CsrFill, Positions};
+//!
+//! let x = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/soma/experiment_appended/experiment/ms/RNA/X/data");
+//! let session = tessera::open(x, None).unwrap();
+//! // Cells 2 and 5 as the matrix's rows 0 and 1, every gene as its own column.
+//! let rows = Positions::new(Some(vec![2, 5]));
+//! let fill = CsrFill::new(session.array(), "soma_data", 2, 4, rows, Positions::Identity).unwrap();
+//! let request = ReadRequest::new()
+//!     .range("soma_dim_0", Value::Int(2), Value::Int(2))
+//!     .range("soma_dim_0", Value::Int(5), Value::Int(5));
+//! let csr = fill.read(&session, request, "soma_data").unwrap();
+//! let starts = csr.row_starts();
+//! assert_eq!(starts.len(), 3);
+//! assert_eq!(csr.values().len(), 4 * starts[2] as usize); // float32 values
+//! ```
+
+mod csr;
+mod error;
+mod positions;
+
+pub use csr::{CsrChunks, CsrFill};
+pub use error::SomaError;
+pub use positions::Positions;
