@@ -9,10 +9,12 @@ DENSITY (0.02: 40 million values) as float32 counts, obs with a
 categorical cell type (10 types), a batch, n_genes and percent_mito, var
 with a categorical chromosome. `run` times each question in a fresh
 process per side, alternating; the time is the question's calls after the
-imports; peak RSS is the process's. With the S3 rig of shared/bench/s3
-(s3s-fs behind its delaying proxy), both read the experiment from
-`s3://bench/EXPERIMENT_NAME` through the same proxy: tessera from the AWS_
-environment, tiledbsoma from a SOMATileDBContext of the same endpoint.
+imports (the library, and on both sides the modules the question's
+result needs: anndata, scipy); peak RSS is the process's. With the S3 rig
+of shared/bench/s3 (s3s-fs behind its delaying proxy), both read the
+experiment from `s3://bench/EXPERIMENT_NAME` through the same proxy:
+tessera from the AWS_ environment, tiledbsoma from a SOMATileDBContext of
+the same endpoint.
 """
 import json
 import os
@@ -22,22 +24,25 @@ import sys
 
 from common import free_port, s3_env, side_by_side, start_s3s_fs, wait, write_markdown
 
+# Each question: its name, the modules its result needs (imported by both
+# sides before the clock starts, so that neither's time holds a lazy
+# import), and its code.
 QUESTIONS = [
-    ("open the experiment and its X layer",
+    ("open the experiment and its X layer", "",
      "exp = soma.open(uri, context=ctx); X = exp.ms['RNA'].X['data']; shape = X.shape"),
-    ("obs value filter (one cell type, n_genes > 2000)",
+    ("obs value filter (one cell type, n_genes > 2000)", "",
      "exp = soma.open(uri, context=ctx); t = exp.obs.read(value_filter=\"cell_type == 'type_3' and n_genes > 2000\").concat()"),
-    ("axis query to AnnData (a tenth of the cells)",
+    ("axis query to AnnData (a tenth of the cells)", "anndata",
      "exp = soma.open(uri, context=ctx); q = exp.axis_query('RNA', obs_query=soma.AxisQuery(value_filter=\"cell_type == 'type_3'\"));"
      " a = q.to_anndata('data')"),
-    ("whole X to CSR",
+    ("whole X to CSR", "scipy.sparse",
      "exp = soma.open(uri, context=ctx); X = exp.ms['RNA'].X['data'];"
      " m, _ = next(X.read().blockwise(axis=0, size=X.shape[0]).scipy())"),
 ]
 
 RUNNER = r"""
 import json, os, resource, sys, time
-side, uri, code = sys.argv[1], sys.argv[2], sys.argv[3]
+side, uri, imports, code = sys.argv[1:5]
 ctx = None
 if side == "tessera":
     import tessera.soma as soma
@@ -45,7 +50,8 @@ else:
     import tiledbsoma as soma
     if "TESSERA_LIBTILEDB_CONFIG" in os.environ:
         ctx = soma.SOMATileDBContext(tiledb_config=json.loads(os.environ["TESSERA_LIBTILEDB_CONFIG"]))
-import anndata, scipy.sparse, numpy, pyarrow
+for module in filter(None, imports.split(",")):
+    __import__(module)
 t0 = time.perf_counter()
 exec(code)
 seconds = time.perf_counter() - t0
@@ -89,8 +95,8 @@ def generate(uri, n_obs=100_000, n_var=20_000, density=0.02):
 ENV = dict(os.environ)
 
 
-def run(side, uri, code):
-    out = subprocess.run([sys.executable, "-c", RUNNER, side, uri, code], check=True,
+def run(side, uri, imports, code):
+    out = subprocess.run([sys.executable, "-c", RUNNER, side, uri, imports, code], check=True,
                          capture_output=True, text=True, env=ENV)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -144,8 +150,8 @@ def questions(uri, rounds):
     """Each question's medians: (question, tessera s, tiledbsoma s, tessera
     MiB, tiledbsoma MiB)."""
     rows = []
-    for question, code in QUESTIONS:
-        got = side_by_side(rounds, run, ["tessera", "tiledbsoma"], uri, code)
+    for question, imports, code in QUESTIONS:
+        got = side_by_side(rounds, run, ["tessera", "tiledbsoma"], uri, imports, code)
         (t, tr), (s, sr) = got["tessera"], got["tiledbsoma"]
         rows.append((question, t, s, tr, sr))
         print(f"{question}: tessera {t:.3f} s, tiledbsoma {s:.3f} s ({t / s:.2f}); "
