@@ -1,5 +1,7 @@
 """Whole experiments to other forms, as ``tiledbsoma.io`` does."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ._anndata import indexed
@@ -22,25 +24,44 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
     if measurement_name not in experiment.ms:
         raise SOMAValueError(f"{experiment.uri}: no measurement {measurement_name!r}")
     ms = experiment.ms[measurement_name]
-    obs = _dataframe(experiment.obs, obs_id_name, "obs_id")
-    var = _dataframe(ms.var, var_id_name, "var_id")
-    shape = (len(obs.index), len(var.index))
-    for name in [X_layer_name, *(extra_X_layer_names or ())]:
-        if name is not None and name not in ms.X:
+    names = [n for n in [X_layer_name, *(extra_X_layer_names or ())] if n is not None]
+    for name in names:
+        if name not in ms.X:
             raise SOMAValueError(f"{ms.uri}: no X layer {name!r} (layers: {', '.join(ms.X.keys())})")
-    X = _matrix(ms.X[X_layer_name], shape) if X_layer_name is not None else None
-    layers = {n: _matrix(ms.X[n], shape) for n in (extra_X_layer_names or ()) if n != X_layer_name}
+    # Members open here, each once; their reads wait on round trips on
+    # object stores (and release the GIL), so they run side by side: the
+    # frames and uns first, the matrices once the frames give the shape.
+    layers = {n: ms.X[n] for n in dict.fromkeys(names)}
+    pairs = {c: {k: ms[c][k] for k in ms[c].keys()} for c in ("obsm", "varm", "obsp", "varp") if c in ms}
     hints = obsm_varm_width_hints or {}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        obs = pool.submit(_dataframe, experiment.obs, obs_id_name, "obs_id")
+        var = pool.submit(_dataframe, ms.var, var_id_name, "var_id")
+        uns = pool.submit(_uns, ms["uns"], uns_keys) if "uns" in ms else None
+        obs, var = obs.result(), var.result()
+        shape = (len(obs.index), len(var.index))
+        reads = {
+            "obsm": lambda a, k: _dense(a, shape[0], hints.get("obsm", {}).get(k)),
+            "varm": lambda a, k: _dense(a, shape[1], hints.get("varm", {}).get(k)),
+            "obsp": lambda a, k: csr(a, (), (shape[0], shape[0])),
+            "varp": lambda a, k: csr(a, (), (shape[1], shape[1])),
+        }
+        matrices = {n: pool.submit(_matrix, a, shape) for n, a in layers.items()}
+        pending = {c: {k: pool.submit(reads[c], a, k) for k, a in arrays.items()} for c, arrays in pairs.items()}
+        matrices = {n: m.result() for n, m in matrices.items()}
+        done = {c: {k: f.result() for k, f in arrays.items()} or None for c, arrays in pending.items()}
+        uns = uns.result() if uns is not None else {}
+    X = matrices.get(X_layer_name) if X_layer_name is not None else None
     return anndata.AnnData(
         X=X,
         obs=obs,
         var=var,
-        obsm=_each(ms, "obsm", lambda a, k: _dense(a, shape[0], hints.get("obsm", {}).get(k))),
-        varm=_each(ms, "varm", lambda a, k: _dense(a, shape[1], hints.get("varm", {}).get(k))),
-        obsp=_each(ms, "obsp", lambda a, k: csr(a, (), (shape[0], shape[0]))),
-        varp=_each(ms, "varp", lambda a, k: csr(a, (), (shape[1], shape[1]))),
-        layers=layers,
-        uns=_uns(ms["uns"], uns_keys) if "uns" in ms else {},
+        obsm=done.get("obsm"),
+        varm=done.get("varm"),
+        obsp=done.get("obsp"),
+        varp=done.get("varp"),
+        layers={n: m for n, m in matrices.items() if n != X_layer_name},
+        uns=uns,
     )
 
 
@@ -61,12 +82,6 @@ def _dense(array, rows, width):
     if isinstance(array, DenseNDArray):
         return array.read().to_numpy()
     return csr(array, (), (rows, width or array.shape[1])).toarray()
-
-
-def _each(ms, collection, read):
-    if collection not in ms:
-        return None
-    return {k: read(ms[collection][k], k) for k in ms[collection].keys()} or None
 
 
 # How tiledbsoma marks a DataFrame written from a string array in uns, and
