@@ -350,9 +350,20 @@ impl ColumnBuilder {
             }
             _ => {
                 let w = tile.cell_size;
-                self.col
-                    .data
-                    .extend_from_slice(&tile.data[from * w..to * w]);
+                let cells = &tile.data[from * w..to * w];
+                // A single cell of a common width (scattered cells after
+                // deduplication) copies inline rather than by a call.
+                match cells.len() {
+                    8 => self
+                        .col
+                        .data
+                        .extend_from_slice(&<[u8; 8]>::try_from(cells).unwrap_or_default()),
+                    4 => self
+                        .col
+                        .data
+                        .extend_from_slice(&<[u8; 4]>::try_from(cells).unwrap_or_default()),
+                    _ => self.col.data.extend_from_slice(cells),
+                }
             }
         }
         if let Some(v) = &mut self.col.validity {

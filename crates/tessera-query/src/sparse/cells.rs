@@ -1,6 +1,7 @@
 //! The cells of a sparse read's decoded tiles: their fields as conditions
 //! read them, and their order (coordinates, global order, duplicates).
 
+use super::packed::Packing;
 use super::tiles::TileCells;
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -90,7 +91,7 @@ impl<'s> CellFields<'s> {
     }
 
     /// The cells of field `at` (a position) of `tc`.
-    fn field_cells<'t>(&'t self, tc: &'t TileCells, at: usize) -> FieldCells<'t> {
+    pub(crate) fn field_cells<'t>(&'t self, tc: &'t TileCells, at: usize) -> FieldCells<'t> {
         let nd = tc.dims.len();
         if at < nd {
             return tc.dims[at].field_cells();
@@ -114,9 +115,37 @@ impl<'s> CellFields<'s> {
         self.blind.get(frag).copied().unwrap_or(false)
     }
 
-    /// Whether cell `c` of `tc` meets the query condition `cond`.
-    pub(crate) fn meets(&self, cond: &Compiled, tc: &TileCells, c: u32) -> bool {
-        !self.is_blind(tc.frag) && self.passes(cond, tc, c)
+    /// Keeps of `refs` (cells of `tiles`) those meeting `cond`: each
+    /// tile's cells among `refs` tested together by the condition's
+    /// vectorised select, tiles in parallel; `refs` keep their order.
+    pub(crate) fn retain_meeting(
+        &self,
+        cond: &Compiled,
+        tiles: &[TileCells],
+        refs: &mut Vec<CellRef>,
+    ) {
+        let mut cells: Vec<Vec<u32>> = vec![Vec::new(); tiles.len()];
+        for r in refs.iter() {
+            cells[r.0 as usize].push(r.1);
+        }
+        let answers: Vec<Vec<bool>> = cells
+            .par_iter()
+            .zip(tiles.par_iter())
+            .map(|(cells, tc)| {
+                let mut pass = vec![false; cells.len()];
+                if !cells.is_empty() && !self.is_blind(tc.frag) {
+                    cond.select(&|at| self.field_cells(tc, at), cells, &mut pass);
+                }
+                pass
+            })
+            .collect();
+        // The k-th ref of a tile is its k-th answer.
+        let mut next = vec![0usize; tiles.len()];
+        refs.retain(|r| {
+            let t = r.0 as usize;
+            next[t] += 1;
+            answers[t][next[t] - 1]
+        });
     }
 
     /// Keeps in each tile the cells meeting `cond`: the condition as a
@@ -137,6 +166,8 @@ impl<'s> CellFields<'s> {
 /// without building keys.
 pub(crate) struct CellOrder<'t> {
     tiles: &'t [TileCells],
+    /// The dimensions' datatypes.
+    types: Vec<Datatype>,
     order: GlobalOrder<'t>,
     row: Vec<usize>,
     col: Vec<usize>,
@@ -148,6 +179,7 @@ impl<'t> CellOrder<'t> {
         let nd = schema.dimensions.len();
         CellOrder {
             tiles,
+            types: schema.dimensions.iter().map(|d| d.datatype).collect(),
             order: GlobalOrder::new(schema),
             row: major_order(Layout::RowMajor, nd),
             col: major_order(Layout::ColMajor, nd),
@@ -175,6 +207,11 @@ impl<'t> CellOrder<'t> {
     /// Keeps one cell per coordinate: the newest write (latest timestamp,
     /// then latest fragment, then last seen).
     pub(crate) fn dedup(&self, refs: Vec<CellRef>) -> Vec<CellRef> {
+        if refs.len() < u32::MAX as usize {
+            if let Some(p) = Packing::of(&self.types, refs.len(), &|i, j| self.cval(&refs[i], j)) {
+                return self.dedup_packed(&p, refs);
+            }
+        }
         let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
         let row = &self.row;
         let mut idx: Vec<usize> = (0..refs.len()).collect();
@@ -192,6 +229,29 @@ impl<'t> CellOrder<'t> {
             }
         }
         keep
+    }
+
+    /// [`CellOrder::dedup`] by packed coordinates: one integer a cell
+    /// sorted, ties broken as there.
+    fn dedup_packed(&self, p: &Packing, refs: Vec<CellRef>) -> Vec<CellRef> {
+        let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
+        let mut keyed: Vec<(u64, u32)> = refs
+            .par_iter()
+            .enumerate()
+            .map(|(i, r)| (p.key(&|j| self.cval(r, j)), i as u32))
+            .collect();
+        keyed.par_sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                let (x, y) = (&refs[a.1 as usize], &refs[b.1 as usize]);
+                (x.2, frag_of(x), a.1).cmp(&(y.2, frag_of(y), b.1))
+            })
+        });
+        keyed
+            .iter()
+            .enumerate()
+            .filter(|&(at, k)| keyed.get(at + 1).is_none_or(|next| next.0 != k.0))
+            .map(|(_, k)| refs[k.1 as usize])
+            .collect()
     }
 
     /// Sorts the cells into `layout` of `schema`. `single`: the cells come

@@ -11,6 +11,7 @@
 use super::cells::{CellFields, CellRef};
 use super::tiles::TileCells;
 use crate::QueryError;
+use rayon::prelude::*;
 use tessera_cells::{Compiled, Expr};
 use tessera_fragment::FragmentMetadata;
 use tessera_tile::storage::Storage;
@@ -97,7 +98,56 @@ impl<'d> DeleteCommits<'d> {
         tiles: &[TileCells],
         refs: &mut Vec<CellRef>,
     ) {
-        refs.retain(|r| self.first_deleting(access, tiles, r).is_none());
+        if self.deletes.is_empty() {
+            return;
+        }
+        let deleted = self.deleted(access, tiles, refs);
+        let mut gone = deleted.iter();
+        refs.retain(|_| !gone.next().copied().unwrap_or(false));
+    }
+
+    /// Whether some commit deletes each of `refs`: a tile at a time (tiles
+    /// in parallel), each commit's kept condition tested together over the
+    /// tile's cells it may still delete (written before it, in a fragment
+    /// that has not applied it, not deleted by an earlier commit).
+    fn deleted(&self, access: &CellFields<'_>, tiles: &[TileCells], refs: &[CellRef]) -> Vec<bool> {
+        let mut by_tile: Vec<Vec<usize>> = vec![Vec::new(); tiles.len()];
+        for (i, r) in refs.iter().enumerate() {
+            by_tile[r.0 as usize].push(i);
+        }
+        let gone: Vec<Vec<usize>> = by_tile
+            .into_par_iter()
+            .zip(tiles.par_iter())
+            .map(|(mut live, tc)| {
+                let mut gone = Vec::new();
+                for (k, (time, _, _)) in self.deletes.iter().enumerate() {
+                    if live.is_empty() {
+                        break;
+                    }
+                    if self.processed[tc.frag][k] {
+                        continue;
+                    }
+                    let (subject, later): (Vec<usize>, Vec<usize>) =
+                        live.iter().partition(|&&i| refs[i].2 < *time);
+                    let cells: Vec<u32> = subject.iter().map(|&i| refs[i].1).collect();
+                    let mut kept = vec![false; cells.len()];
+                    self.kept[k].select(&|at| access.field_cells(tc, at), &cells, &mut kept);
+                    live = later;
+                    for (&i, keep) in subject.iter().zip(kept) {
+                        match keep {
+                            true => live.push(i),
+                            false => gone.push(i),
+                        }
+                    }
+                }
+                gone
+            })
+            .collect();
+        let mut out = vec![false; refs.len()];
+        for i in gone.into_iter().flatten() {
+            out[i] = true;
+        }
+        out
     }
 
     /// Each cell's delete timestamp and commit index: the earlier of the

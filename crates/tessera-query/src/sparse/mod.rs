@@ -11,6 +11,7 @@
 mod cells;
 mod concurrent;
 mod deletes;
+mod packed;
 mod picked;
 mod plan;
 mod reader;

@@ -151,7 +151,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         // The condition, after deduplication as in libtiledb: a newer
         // write failing it still hides older ones that pass.
         if let (Some(cond), true) = (&condition, dedup) {
-            refs.retain(|&(ti, c, _)| access.meets(cond, &tiles[ti as usize], c));
+            access.retain_meeting(cond, &tiles, &mut refs);
         }
         let refs = order.sort(refs, schema, layout, single);
         let mut result = self.sparse_columns(schema, attrs, &fields, &tiles, &refs);
