@@ -6,7 +6,7 @@ use crate::error::{py_err, py_msg};
 use crate::read::{ranges_from, PyBatches};
 use arrow_pyarrow::IntoPyArrow;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes};
+use pyo3::types::PyBytes;
 use std::sync::{Arc, OnceLock};
 use tessera::fragment::OpenArray;
 use tessera::query::stream::stream;
@@ -115,11 +115,7 @@ impl Array {
         n_rows: usize,
         index_width: usize,
         budget: u64,
-    ) -> PyResult<(
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyByteArray>,
-    )> {
+    ) -> PyResult<crate::matrix::CsrArrays<'py>> {
         use crate::matrix::{bytearrays, soma_err};
         use tessera_soma::{CsrFill, Positions};
         let ids = |b: Option<&Bound<'py, PyBytes>>| {

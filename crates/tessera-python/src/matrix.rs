@@ -17,15 +17,15 @@ pub fn soma_err(e: SomaError) -> PyErr {
     }
 }
 
-/// The matrix's `(data, indices, indptr)` as `bytearray`s (indptr int64).
-pub fn bytearrays(
-    py: Python<'_>,
-    csr: CsrChunks,
-) -> PyResult<(
-    Bound<'_, PyByteArray>,
-    Bound<'_, PyByteArray>,
-    Bound<'_, PyByteArray>,
-)> {
+/// A CSR matrix's `(data, indices, indptr)` as `bytearray`s.
+pub type CsrArrays<'py> = (
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+);
+
+/// The matrix's arrays as `bytearray`s (indptr int64).
+pub fn bytearrays(py: Python<'_>, csr: CsrChunks) -> PyResult<CsrArrays<'_>> {
     let (data, indices, starts) = csr.into_parts();
     let whole = |chunks: Vec<Vec<u8>>| {
         let len = chunks.iter().map(Vec::len).sum();
