@@ -3,7 +3,7 @@
 //! anything with `__arrow_c_stream__`). URIs are written straight to their
 //! object store, the commit last.
 
-use crate::convert::parse_key;
+use crate::convert::{parse_key, StorageOptions};
 use crate::error::{message, py_msg};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_pyarrow::PyArrowType;
@@ -15,31 +15,45 @@ use tessera_write::{BoxWriter, FragmentWriter, WriteOptions};
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Runs the write `op` on the array at `uri`: a local folder, or a URI
-/// written straight to its object store.
+/// written straight to its object store (configured with `options` over
+/// the environment).
 fn at_location<T>(
     uri: &str,
+    options: &StorageOptions,
     op: impl FnOnce(&Location) -> Result<T, BoxError>,
 ) -> Result<T, BoxError> {
     let path = PathBuf::from(uri);
     if !tessera::is_uri(&path) {
+        if let Some((key, _)) = options.first() {
+            return Err(format!(
+                "{uri}: storage option {key:?}: local paths take no storage options"
+            )
+            .into());
+        }
         return op(&Location::local(tessera::local_path(&path)));
     }
-    let store = tessera::object_store::ObjectStorage::for_uri(uri)?;
+    let store = tessera::object_store::ObjectStorage::for_uri_with(uri, options)?;
     op(&Location::new(std::sync::Arc::new(store), path))
 }
 
 /// Creates an empty array at `uri` from the schema in its JSON form
 /// (`docs/SCHEMA_JSON.md`), encrypted with `key` if given.
 #[pyfunction]
-#[pyo3(signature = (uri, schema_json, key=None))]
-pub fn create(py: Python<'_>, uri: &str, schema_json: &str, key: Option<&str>) -> PyResult<()> {
+#[pyo3(signature = (uri, schema_json, key=None, storage_options=StorageOptions::new()))]
+pub fn create(
+    py: Python<'_>,
+    uri: &str,
+    schema_json: &str,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<()> {
     let key = parse_key(key)?;
     let json: serde_json::Value =
         serde_json::from_str(schema_json).map_err(|e| py_msg(format!("schema: not JSON: {e}")))?;
     let doc = tessera::schema::json::schema_from_json(&json)
         .map_err(|e| py_msg(format!("schema: {}", message(&e))))?;
     py.detach(|| {
-        at_location(uri, |at| {
+        at_location(uri, &storage_options, |at| {
             tessera_write::create_array(at, &doc, key, None)?;
             Ok(())
         })
@@ -55,7 +69,8 @@ pub fn create(py: Python<'_>, uri: &str, schema_json: &str, key: Option<&str>) -
 /// the box's cells in row-major order, and no coordinate is written or
 /// checked.
 #[pyfunction]
-#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None, subarray=None))]
+#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=StorageOptions::new()))]
+#[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
     uri: &str,
@@ -64,6 +79,7 @@ pub fn write(
     key: Option<&str>,
     budget: Option<u64>,
     subarray: Option<Vec<(i128, i128)>>,
+    storage_options: StorageOptions,
 ) -> PyResult<Vec<String>> {
     let options = WriteOptions {
         timestamp,
@@ -76,7 +92,7 @@ pub fn write(
     // `tessera_alloc::without_huge_pages`.
     py.detach(move || {
         tessera_alloc::without_huge_pages(|| {
-            at_location(uri, move |at| {
+            at_location(uri, &storage_options, move |at| {
                 if let Some(bounds) = subarray {
                     let batches = stream.collect::<Result<Vec<_>, _>>()?;
                     let schema = match batches.first() {

@@ -176,3 +176,30 @@ def test_view_through_s3_draws_as_locally(moto):
     page = tessera.open_group(f"s3://{BUCKET}/view_experiment").view().html
     assert page.count('<section class="cells"') == len(
         [m for m in tessera.open_group(experiment).members(recursive=True) if m.type == "array"])
+
+
+def test_storage_options_write_without_the_environment(moto, monkeypatch):
+    """create and write (a dense box too) with storage_options alone reach
+    the store; libtiledb reads back what was written, and tessera reads it
+    with the same options."""
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP"):
+        monkeypatch.delenv(name)
+    options = {"aws_endpoint": moto, "aws_access_key_id": "test", "aws_secret_access_key": "test",
+               "aws_region": "us-east-1", "aws_allow_http": True}
+    sparse, dense = f"s3://{BUCKET}/options_sparse", f"s3://{BUCKET}/options_dense"
+    tessera.create(sparse, tessera.Schema(sparse=True, dims=[tessera.Dimension("x", "INT64", (0, 99))],
+                                          attrs=[tessera.Attribute("v", "FLOAT64")]), storage_options=options)
+    tessera.write(sparse, {"x": np.array([3, 1, 7]), "v": np.array([0.5, 1.5, 2.5])}, storage_options=options)
+    tessera.create(dense, tessera.Schema(dims=[tessera.Dimension("r", "INT32", (0, 3), tile=2)],
+                                         attrs=[tessera.Attribute("a", "INT32")]), storage_options=options)
+    tessera.write(dense, {"a": np.arange(4, dtype=np.int32)}, subarray={"r": (0, 3)}, storage_options=options)
+    with tiledb.open(sparse, ctx=libtiledb_ctx(moto)) as A:
+        got = A[:]
+        assert sorted(zip(got["x"].tolist(), got["v"].tolist())) == [(1, 1.5), (3, 0.5), (7, 2.5)]
+    with tiledb.open(dense, ctx=libtiledb_ctx(moto)) as A:
+        assert A[:]["a"].tolist() == [0, 1, 2, 3]
+    assert tessera.open(dense, storage_options=options)[:]["a"].tolist() == [0, 1, 2, 3]
+    with pytest.raises(tessera.TesseraError, match="aws_colour"):
+        tessera.create(f"s3://{BUCKET}/options_bad", tessera.Schema(
+            sparse=True, dims=[tessera.Dimension("x", "INT64", (0, 9))], attrs=[tessera.Attribute("v", "INT8")]),
+            storage_options={"aws_colour": "blue"})

@@ -6,20 +6,23 @@ import sys
 import pyarrow as pa
 
 from . import _native
+from ._array import _options
+from ._array import open as open_array
 from ._schema import Schema
 
 
-def create(uri, schema, key=None):
+def create(uri, schema, key=None, storage_options=None):
     """Creates an empty array at ``uri`` from ``schema`` (a :class:`Schema`,
-    its JSON form as a dict, or JSON text), encrypted with ``key`` if given."""
+    its JSON form as a dict, or JSON text), encrypted with ``key`` if given;
+    ``storage_options`` as :func:`tessera.open`'s."""
     if isinstance(schema, Schema):
         schema = schema.to_json()
     if not isinstance(schema, str):
         schema = json.dumps(schema)
-    _native.create(str(uri), schema, key)
+    _native.create(str(uri), schema, key, _options(storage_options))
 
 
-def write(uri, data, timestamp=None, key=None, budget=None, subarray=None):
+def write(uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=None):
     """Writes ``data`` as one new fragment of the array at ``uri`` (sparse:
     cells in any order; dense: cells covering a box exactly once); returns
     the fragment names. ``data``: a ``pyarrow.Table``, ``RecordBatch`` or
@@ -35,20 +38,21 @@ def write(uri, data, timestamp=None, key=None, budget=None, subarray=None):
     row-major order (numpy arrays of any shape are taken in C order)::
 
         tessera.write(uri, {"a": np.zeros((4, 10))}, subarray={"r": (2, 5), "c": (0, 9)})
+
+    ``storage_options`` configure an object store as :func:`tessera.open`'s.
     """
-    bounds = None if subarray is None else _box(uri, subarray, key)
+    bounds = None if subarray is None else _box(uri, subarray, key, storage_options)
     if isinstance(data, dict):
         data = {k: _column(v, bounds is not None) for k, v in data.items()}
-    return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds)
+    options = _options(storage_options)
+    return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds, options)
 
 
-def _box(uri, subarray, key):
+def _box(uri, subarray, key, storage_options):
     """The box as ``[(first, last), ...]`` in the schema's dimension order."""
     if not isinstance(subarray, dict):
         return [(int(lo), int(hi)) for lo, hi in subarray]
-    from ._array import open as open_array
-
-    dims = [d.name for d in open_array(uri, key=key).schema.dims]
+    dims = [d.name for d in open_array(uri, key=key, storage_options=storage_options).schema.dims]
     unknown = set(subarray) - set(dims)
     if unknown:
         raise ValueError(f"subarray names {sorted(unknown)}, not dimensions of the array ({dims})")
