@@ -8,7 +8,7 @@ use crate::error::{message, py_msg};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_pyarrow::PyArrowType;
 use pyo3::prelude::*;
-use std::path::PathBuf;
+use std::path::Path;
 use tessera::tile::storage::Location;
 use tessera_write::{BoxWriter, FragmentWriter, WriteOptions};
 
@@ -22,18 +22,7 @@ fn at_location<T>(
     options: &StorageOptions,
     op: impl FnOnce(&Location) -> Result<T, BoxError>,
 ) -> Result<T, BoxError> {
-    let path = PathBuf::from(uri);
-    if !tessera::is_uri(&path) {
-        if let Some((key, _)) = options.first() {
-            return Err(format!(
-                "{uri}: storage option {key:?}: local paths take no storage options"
-            )
-            .into());
-        }
-        return op(&Location::local(tessera::local_path(&path)));
-    }
-    let store = tessera::object_store::ObjectStorage::for_uri_with(uri, options)?;
-    op(&Location::new(std::sync::Arc::new(store), path))
+    op(&tessera::location_with(Path::new(uri), options)?)
 }
 
 /// Creates an empty array at `uri` from the schema in its JSON form

@@ -38,7 +38,7 @@ pub use tessera_tile::storage::LocalFs;
 
 use std::path::Path;
 use std::sync::Arc;
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{Location, Storage, WritableStorage};
 
 /// True if `path` is a URI of an object store (`s3://`, `gs://`, `az://`,
 /// `abfs://`, `http(s)://`, `memory://`) rather than a local path; a
@@ -109,6 +109,34 @@ pub fn storage_with(
     path: &Path,
     options: &[(String, String)],
 ) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    Ok(writable_with(path, options)?)
+}
+
+/// Where to write the array at `path` (local, or a URI written straight
+/// to its object store), with storage options as [`storage_with`]'s.
+///
+/// ```
+/// let at = tessera::location_with("testdata/x".as_ref(), &[]).unwrap();
+/// assert_eq!(at.path(), std::path::Path::new("testdata/x"));
+/// let options = [("aws_region".to_string(), "eu-west-1".to_string())];
+/// assert!(tessera::location_with("testdata/x".as_ref(), &options).is_err());
+/// ```
+pub fn location_with(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<Location, tessera_fragment::FragmentError> {
+    Ok(Location::new(
+        writable_with(path, options)?,
+        local_path(path),
+    ))
+}
+
+/// The storage that serves `path`, for writes too: the local filesystem,
+/// or the object store of a URI with `options` set over the environment.
+fn writable_with(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<Arc<dyn WritableStorage>, tessera_fragment::FragmentError> {
     let failed = |reason: String| tessera_fragment::FragmentError::Io {
         path: path.display().to_string(),
         source: std::io::Error::other(reason),
