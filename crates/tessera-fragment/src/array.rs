@@ -626,26 +626,22 @@ impl CommitLog {
             "del" | "upd" => Some(LogFile::Condition),
             _ => None,
         };
-        let root = (folders.path.to_path_buf(), &folders.root);
+        let commits = (commits_dir.as_path(), &folders.commits);
+        // Vacuum files also lie in the array folder (older formats).
+        let order = [
+            (LogFile::Ignore, commits),
+            (LogFile::Consolidated, commits),
+            (LogFile::Vacuum, (folders.path, &folders.root)),
+            (LogFile::Vacuum, commits),
+            (LogFile::Condition, commits),
+        ];
         let mut files = Vec::new();
-        for want in [
-            LogFile::Ignore,
-            LogFile::Consolidated,
-            LogFile::Vacuum,
-            LogFile::Condition,
-        ] {
-            // Vacuum files also lie in the array folder (older formats).
-            let dirs = match want {
-                LogFile::Vacuum => vec![root.clone(), (commits_dir.clone(), &folders.commits)],
-                _ => vec![(commits_dir.clone(), &folders.commits)],
-            };
-            for (dir, entries) in dirs {
-                for e in entries.iter().filter(|e| of(e) == Some(want)) {
-                    let shown = want != LogFile::Vacuum
-                        || TimestampedName::parse(&e.name).is_some_and(|tn| window.shows(&tn));
-                    if shown {
-                        files.push((want, dir.join(&e.name), e.name.clone()));
-                    }
+        for (want, (dir, entries)) in order {
+            for e in entries.iter().filter(|e| of(e) == Some(want)) {
+                let shown = want != LogFile::Vacuum
+                    || TimestampedName::parse(&e.name).is_some_and(|tn| window.shows(&tn));
+                if shown {
+                    files.push((want, dir.join(&e.name), e.name.clone()));
                 }
             }
         }

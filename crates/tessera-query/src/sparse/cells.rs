@@ -124,28 +124,24 @@ impl<'s> CellFields<'s> {
         tiles: &[TileCells],
         refs: &mut Vec<CellRef>,
     ) {
-        let mut cells: Vec<Vec<u32>> = vec![Vec::new(); tiles.len()];
-        for r in refs.iter() {
-            cells[r.0 as usize].push(r.1);
-        }
-        let answers: Vec<Vec<bool>> = cells
-            .par_iter()
+        let failing: Vec<Vec<usize>> = refs_by_tile(tiles.len(), refs)
+            .into_par_iter()
             .zip(tiles.par_iter())
-            .map(|(cells, tc)| {
-                let mut pass = vec![false; cells.len()];
-                if !cells.is_empty() && !self.is_blind(tc.frag) {
-                    cond.select(&|at| self.field_cells(tc, at), cells, &mut pass);
+            .map(|(at, tc)| {
+                if self.is_blind(tc.frag) {
+                    return at;
                 }
-                pass
+                let cells: Vec<u32> = at.iter().map(|&i| refs[i].1).collect();
+                let mut pass = vec![false; cells.len()];
+                cond.select(&|f| self.field_cells(tc, f), &cells, &mut pass);
+                at.into_iter()
+                    .zip(pass)
+                    .filter(|&(_, p)| !p)
+                    .map(|(i, _)| i)
+                    .collect()
             })
             .collect();
-        // The k-th ref of a tile is its k-th answer.
-        let mut next = vec![0usize; tiles.len()];
-        refs.retain(|r| {
-            let t = r.0 as usize;
-            next[t] += 1;
-            answers[t][next[t] - 1]
-        });
+        drop_at(refs, failing.into_iter().flatten());
     }
 
     /// Keeps in each tile the cells meeting `cond`: the condition as a
@@ -160,6 +156,27 @@ impl<'s> CellFields<'s> {
             tc.cells = cells;
         });
     }
+}
+
+/// The positions in `refs` of each tile's cells (tiles `0..n_tiles`),
+/// in `refs`' order: a read's cells grouped for tests a tile at a time.
+pub(crate) fn refs_by_tile(n_tiles: usize, refs: &[CellRef]) -> Vec<Vec<usize>> {
+    let mut by_tile = vec![Vec::new(); n_tiles];
+    for (i, r) in refs.iter().enumerate() {
+        by_tile[r.0 as usize].push(i);
+    }
+    by_tile
+}
+
+/// Drops from `refs` the cells at positions `gone`; the rest keep their
+/// order.
+pub(crate) fn drop_at(refs: &mut Vec<CellRef>, gone: impl IntoIterator<Item = usize>) {
+    let mut dropped = vec![false; refs.len()];
+    for i in gone {
+        dropped[i] = true;
+    }
+    let mut at = dropped.iter();
+    refs.retain(|_| !at.next().copied().unwrap_or(false));
 }
 
 /// The order of a sparse read's cells: coordinates compared in place,

@@ -8,7 +8,7 @@
 //! the fragment was consolidated (its cells carry delete timestamps): it
 //! is not applied to that fragment again.
 
-use super::cells::{CellFields, CellRef};
+use super::cells::{drop_at, refs_by_tile, CellFields, CellRef};
 use super::tiles::TileCells;
 use crate::QueryError;
 use rayon::prelude::*;
@@ -102,20 +102,21 @@ impl<'d> DeleteCommits<'d> {
             return;
         }
         let deleted = self.deleted(access, tiles, refs);
-        let mut gone = deleted.iter();
-        refs.retain(|_| !gone.next().copied().unwrap_or(false));
+        drop_at(refs, deleted);
     }
 
-    /// Whether some commit deletes each of `refs`: a tile at a time (tiles
-    /// in parallel), each commit's kept condition tested together over the
-    /// tile's cells it may still delete (written before it, in a fragment
-    /// that has not applied it, not deleted by an earlier commit).
-    fn deleted(&self, access: &CellFields<'_>, tiles: &[TileCells], refs: &[CellRef]) -> Vec<bool> {
-        let mut by_tile: Vec<Vec<usize>> = vec![Vec::new(); tiles.len()];
-        for (i, r) in refs.iter().enumerate() {
-            by_tile[r.0 as usize].push(i);
-        }
-        let gone: Vec<Vec<usize>> = by_tile
+    /// The positions in `refs` of the cells some commit deletes: a tile
+    /// at a time (tiles in parallel), each commit's kept condition tested
+    /// together over the tile's cells it may still delete (written before
+    /// it, in a fragment that has not applied it, not deleted by an
+    /// earlier commit).
+    fn deleted(
+        &self,
+        access: &CellFields<'_>,
+        tiles: &[TileCells],
+        refs: &[CellRef],
+    ) -> Vec<usize> {
+        let gone: Vec<Vec<usize>> = refs_by_tile(tiles.len(), refs)
             .into_par_iter()
             .zip(tiles.par_iter())
             .map(|(mut live, tc)| {
@@ -143,11 +144,7 @@ impl<'d> DeleteCommits<'d> {
                 gone
             })
             .collect();
-        let mut out = vec![false; refs.len()];
-        for i in gone.into_iter().flatten() {
-            out[i] = true;
-        }
-        out
+        gone.into_iter().flatten().collect()
     }
 
     /// Each cell's delete timestamp and commit index: the earlier of the
