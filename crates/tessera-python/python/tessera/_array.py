@@ -218,10 +218,11 @@ def open(uri, timestamp=None, key=None, storage_options=None):
 
 def _options(storage_options):
     """Storage options as the native side takes them: ``(key, text)`` pairs."""
-    return [(str(k), _text(v)) for k, v in (storage_options or {}).items()]
+    return [(str(k), option_text(v)) for k, v in (storage_options or {}).items()]
 
 
-def _text(value):
+def option_text(value):
+    """An option's value as text: booleans as ``true`` and ``false``."""
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 

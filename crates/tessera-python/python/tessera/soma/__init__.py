@@ -12,9 +12,10 @@ Objects open as the class their ``soma_object_type`` metadata names
 DenseNDArray), read only; ``Experiment.open(uri)`` and the like check
 the class. On object stores, a ``SOMATileDBContext(tiledb_config=...)``
 with libtiledb's ``vfs.s3.*``, ``vfs.azure.*`` or ``vfs.gcs.*`` keys sets
-the storage's endpoint, region and credentials over the environment's. Results have tiledbsoma's types: pyarrow
-tables with dictionary columns for enumerations, ``SparseCOOTensor``s,
-scipy matrices, AnnData objects (``anndata`` and ``scipy`` installed).
+the storage's endpoint, region and credentials over the environment's.
+Results have tiledbsoma's types: pyarrow tables with dictionary columns
+for enumerations, ``SparseCOOTensor``s, scipy matrices, AnnData objects
+(``anndata`` and ``scipy`` installed).
 Errors are ``tessera.TesseraError``s naming the object and the problem,
 and also the ``ValueError``, ``KeyError`` or ``TypeError`` tiledbsoma
 raises for it.

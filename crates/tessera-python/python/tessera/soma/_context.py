@@ -1,6 +1,8 @@
 """``SOMATileDBContext``: where and how to reach an object store, given as
 tiledbsoma's context gives it (libtiledb's configuration keys)."""
 
+from tessera._array import option_text
+
 from ._errors import SOMATypeError
 
 
@@ -66,17 +68,17 @@ class SOMATileDBContext:
 
 def storage_options(config):
     """libtiledb's storage keys of ``config`` as tessera's storage options."""
-    text = {k: _text(v) for k, v in config.items()}
+    text = {k: option_text(v) for k, v in config.items()}
     out = {_KEYS[k]: v for k, v in text.items() if k in _KEYS}
     s3 = text.get("vfs.s3.endpoint_override")
     if s3:
         scheme = text.get("vfs.s3.scheme", "https")
         out["aws_endpoint"] = s3 if "://" in s3 else f"{scheme}://{s3}"
-        out["aws_allow_http"] = _allows_http(out["aws_endpoint"])
+        out["aws_allow_http"] = option_text(out["aws_endpoint"].startswith("http://"))
     azure = text.get("vfs.azure.blob_endpoint")
     if azure:
         out["azure_endpoint"] = azure
-        out["azure_allow_http"] = _allows_http(azure)
+        out["azure_allow_http"] = option_text(azure.startswith("http://"))
     return out
 
 
@@ -94,11 +96,3 @@ def of(context):
 def is_object_store(uri):
     """Whether ``uri`` names an object store (a URI other than ``file://``)."""
     return "://" in uri and not uri.startswith("file://")
-
-
-def _allows_http(endpoint):
-    return "true" if endpoint.startswith("http://") else "false"
-
-
-def _text(value):
-    return ("true" if value else "false") if isinstance(value, bool) else str(value)
