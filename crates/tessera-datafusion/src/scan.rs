@@ -32,15 +32,22 @@ use tessera::query::stream::stream;
 use tessera::query::{Expr as Condition, Value};
 use tessera::query::{ReadContext, ReadRequest, ReadSession};
 use tessera::tile::storage::Storage;
+use tessera::tile::Layout;
 
-/// Memory for each partition's read: batches of about this many bytes
-/// (a dense read's are at least a row of tiles).
-const PARTITION_BUDGET: u64 = 64 << 20;
+/// Memory for each partition's read of a dense array: batches of about
+/// this many bytes, a space tile or a few (a tile is decoded straight into
+/// its batch).
+const DENSE_PARTITION_BUDGET: u64 = 16 << 20;
 
-/// Buffers a partition's read keeps for its next batches: the result
-/// buffers of batches DataFusion has dropped (half of it), which the read
-/// fills again instead of fresh memory the kernel must clear first.
-const PARTITION_POOL: u64 = 4 * PARTITION_BUDGET;
+/// Memory for each partition's read of a sparse array: a few data tiles
+/// decoded beside the batch they fill.
+const SPARSE_PARTITION_BUDGET: u64 = 32 << 20;
+
+/// Buffers a partition's read keeps for its next batches, in batch
+/// budgets: the result buffers of batches DataFusion has dropped (half of
+/// it), which the read fills again instead of fresh memory the kernel must
+/// clear first.
+const POOLED_BATCHES: u64 = 4;
 
 /// Slices of a read's batch waiting for DataFusion, per partition: they
 /// are views of the batch, so they hold no memory of their own.
@@ -295,6 +302,14 @@ struct Parts {
     narrowed: bool,
 }
 
+/// The memory of each partition's read.
+fn partition_budget(dense: bool) -> u64 {
+    match dense {
+        true => DENSE_PARTITION_BUDGET,
+        false => SPARSE_PARTITION_BUDGET,
+    }
+}
+
 /// The read the projected `schema` needs: the attributes it names, the
 /// dimensions if it names any. With no column at all (`count(*)`), the
 /// cheapest read that still counts cells: coordinates of a sparse array,
@@ -319,7 +334,10 @@ fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>
     let request = ReadRequest::new()
         .attributes(attributes)
         .dimensions(dimensions)
-        .budget(PARTITION_BUDGET);
+        .budget(partition_budget(s.is_dense()));
+    // SQL asks no order of a scan: a batch of a dense array is whole
+    // space tiles (read row-major, one would be at least a row of them).
+    let request = request.layout(Layout::Unordered);
     match condition {
         Some(c) => request.condition(c),
         None => request,
@@ -555,7 +573,9 @@ struct Pump {
 impl Pump {
     fn run(self) {
         // A context of the partition's own: its pool goes with the read.
-        let context = Arc::new(ReadContext::with_budget(PARTITION_POOL));
+        let context = Arc::new(ReadContext::with_budget(
+            POOLED_BATCHES * self.plan.batch_budget().unwrap_or(0),
+        ));
         let session = ReadSession::new(self.storage.clone(), self.array.clone()).context(context);
         let batches = match stream(session, self.plan.clone().return_buffers(true)) {
             Ok(b) => b,

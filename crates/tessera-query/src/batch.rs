@@ -9,9 +9,11 @@
 //!   still holds more than one coordinate, so each batch is a contiguous run;
 //! - global order: pieces first cut whole space tiles along the tile order,
 //!   then, inside one tile, cells along the cell order;
-//! - unordered (sparse): at an edge of the tiles' MBRs where the fewest
+//! - unordered, sparse: at an edge of the tiles' MBRs where the fewest
 //!   cells lie in tiles on both sides (each side's read decodes those),
-//!   else any cut.
+//!   else any cut;
+//! - unordered, dense: whole space tiles first, along the widest
+//!   dimension, each piece's cells row-major.
 //!
 //! Estimates come from metadata only: the dense tile grid, R-tree leaves
 //! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
@@ -288,9 +290,19 @@ impl Batches {
             Layout::ColMajor => first_cut(piece, &major(Layout::ColMajor), &types),
             Layout::RowMajor => first_cut(piece, &major(Layout::RowMajor), &types),
             _ => {
-                // Unordered: cut the dimension with the widest integer range first.
+                // Unordered: cut the dimension with the widest integer
+                // range first; a dense array's at space tiles while the
+                // piece spans several (each tile decoded once, by one batch).
                 let mut order: Vec<usize> = (0..nd).collect();
                 order.sort_by_key(|&j| std::cmp::Reverse(width(&piece[j])));
+                if schema.is_dense() {
+                    for &j in &order {
+                        let g = dense_grid(schema, j).ok()?;
+                        if spans_tiles(&piece[j], g.lo, g.ext)? {
+                            return cut(piece, j, types[j], Some((g.lo, g.ext)));
+                        }
+                    }
+                }
                 order
                     .into_iter()
                     .find_map(|j| cut(piece, j, types[j], None))

@@ -90,3 +90,47 @@ fn batches_of_scattered_rows_decode_each_tile_about_once() {
         "{batches} batches fetched {batched} data bytes, the one-shot read {one_shot}"
     );
 }
+
+/// The coordinate of dimension `name` of every cell of a dense read that
+/// returns its coordinates as columns.
+fn coords(r: &ReadResult, name: &str) -> Vec<i32> {
+    let c = r.column(name).unwrap();
+    (0..r.cell_count)
+        .map(|i| i32::from_le_bytes(c.value(i).try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn unordered_dense_batches_are_whole_space_tiles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1");
+    // 256 x 256 FLOAT32 cells in 32 x 32 tiles, ZSTD.
+    let path: PathBuf = root.join("dense_large/array");
+    let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap());
+    let storage = Arc::new(Counting::default());
+    let session = ReadSession::new(storage.clone(), array.clone());
+    // A box that cuts tiles on every side.
+    let request = ReadRequest::new()
+        .range("r", Value::Int(30), Value::Int(200))
+        .range("c", Value::Int(5), Value::Int(250))
+        .dimensions(true);
+    let whole = session.execute(&request).unwrap();
+    let one_shot = storage.take();
+    let unordered = request.clone().layout(tessera_tile::Layout::Unordered);
+    let mut got = ReadResult::default();
+    let mut batches = 0;
+    // A space tile's cells, decoded and returned, take 8 KiB.
+    for b in session.batches(&unordered.budget(8 << 10)).unwrap() {
+        let b = b.unwrap();
+        let (r, c) = (coords(&b, "r"), coords(&b, "c"));
+        let tile = |v: &[i32]| (v.iter().min().unwrap() / 32, v.iter().max().unwrap() / 32);
+        let ((r0, r1), (c0, c1)) = (tile(&r), tile(&c));
+        assert_eq!((r0, c0), (r1, c1), "batch {batches} spans tiles");
+        got.append(b);
+        batches += 1;
+    }
+    let batched = storage.take();
+    // Rows 30..=200 meet 7 tile rows, columns 5..=250 8 tile columns.
+    assert_eq!(batches, 7 * 8);
+    assert_eq!(sorted_cells(&got), sorted_cells(&whole));
+    assert_eq!(batched, one_shot, "each tile is read once");
+}
