@@ -252,6 +252,33 @@ impl<'t> CellOrder<'t> {
     /// sorted, ties broken as there.
     fn dedup_packed(&self, p: &Packing, refs: Vec<CellRef>) -> Vec<CellRef> {
         let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
+        // Cells gathered oldest write first (the usual case: fragments in
+        // order, a timestamp per fragment) break ties by position alone,
+        // which then fits beside the key in one `u64`: half the memory of
+        // a (key, position) pair, and a plain integer sort.
+        let index_bits = usize::BITS - refs.len().leading_zeros();
+        let oldest_first = refs
+            .par_windows(2)
+            .all(|w| (w[0].2, frag_of(&w[0])) <= (w[1].2, frag_of(&w[1])));
+        if oldest_first && p.bits() + index_bits <= 64 {
+            let mut keyed: Vec<u64> = refs
+                .par_iter()
+                .enumerate()
+                .map(|(i, r)| (p.key(&|j| self.cval(r, j)) << index_bits) | i as u64)
+                .collect();
+            keyed.par_sort_unstable();
+            let position = |k: u64| (k & ((1u64 << index_bits) - 1)) as usize;
+            return keyed
+                .iter()
+                .enumerate()
+                .filter(|&(at, k)| {
+                    keyed
+                        .get(at + 1)
+                        .is_none_or(|next| next >> index_bits != k >> index_bits)
+                })
+                .map(|(_, &k)| refs[position(k)])
+                .collect();
+        }
         let mut keyed: Vec<(u64, u32)> = refs
             .par_iter()
             .enumerate()

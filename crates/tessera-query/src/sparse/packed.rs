@@ -50,7 +50,13 @@ impl Packing {
             let bits = 64 - hi.saturating_sub(lo).leading_zeros();
             dims.push((width, signed, lo, bits));
         }
-        (dims.iter().map(|d| d.3).sum::<u32>() <= 64).then_some(Packing { dims })
+        let packing = Packing { dims };
+        (packing.bits() <= 64).then_some(packing)
+    }
+
+    /// The bits a key takes.
+    pub(crate) fn bits(&self) -> u32 {
+        self.dims.iter().map(|d| d.3).sum()
     }
 
     /// A cell's key (`coordinate(j)`: its coordinate in dimension `j`):
