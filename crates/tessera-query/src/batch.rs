@@ -278,11 +278,8 @@ impl Batches {
                     return None;
                 }
                 // Whole tiles first, along the tile order.
-                for j in major(schema.tile_order) {
-                    let g = dense_grid(schema, j).ok()?;
-                    if spans_tiles(&piece[j], g.lo, g.ext)? {
-                        return cut(piece, j, types[j], Some((g.lo, g.ext)));
-                    }
+                if let Some((j, grid)) = tile_spanning(schema, piece, &major(schema.tile_order))? {
+                    return cut(piece, j, types[j], Some(grid));
                 }
                 // One tile: cells along the cell order.
                 first_cut(piece, &major(schema.cell_order), &types)
@@ -296,11 +293,8 @@ impl Batches {
                 let mut order: Vec<usize> = (0..nd).collect();
                 order.sort_by_key(|&j| std::cmp::Reverse(width(&piece[j])));
                 if schema.is_dense() {
-                    for &j in &order {
-                        let g = dense_grid(schema, j).ok()?;
-                        if spans_tiles(&piece[j], g.lo, g.ext)? {
-                            return cut(piece, j, types[j], Some((g.lo, g.ext)));
-                        }
+                    if let Some((j, grid)) = tile_spanning(schema, piece, &order)? {
+                        return cut(piece, j, types[j], Some(grid));
                     }
                 }
                 order
@@ -357,6 +351,24 @@ fn width(r: &[(Value, Value)]) -> i128 {
             _ => 0,
         })
         .sum()
+}
+
+/// The first dimension of `order` whose ranges span more than one space
+/// tile, with its tile grid (origin, extent); `Some(None)` where none
+/// does, `None` where a dimension has no integer tile grid (no tile
+/// arithmetic, so no cut can keep tiles whole).
+fn tile_spanning(
+    schema: &tessera_schema::ArraySchema,
+    piece: &Piece,
+    order: &[usize],
+) -> Option<Option<(usize, (i128, i128))>> {
+    for &j in order {
+        let g = dense_grid(schema, j).ok()?;
+        if spans_tiles(&piece[j], g.lo, g.ext)? {
+            return Some(Some((j, (g.lo, g.ext))));
+        }
+    }
+    Some(None)
 }
 
 /// Whether a range list (sorted) covers more than one space tile; `None`

@@ -7,7 +7,7 @@ mod common;
 
 use std::io;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
@@ -57,14 +57,23 @@ fn sorted_cells(r: &ReadResult) -> Vec<Vec<Vec<u8>>> {
     cells
 }
 
-#[test]
-fn batches_of_scattered_rows_decode_each_tile_about_once() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1");
-    // 3,000 cells in tiles of 16 (a deep R-tree), space tiles of 100 rows.
-    let path: PathBuf = root.join("sparse_large/array");
+/// TileDB-Py 0.36.1's fixture `case`, opened whole, and a session
+/// reading it through storage that counts the data bytes read.
+fn counted(case: &str) -> (Arc<OpenArray>, Arc<Counting>, ReadSession) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1")
+        .join(case)
+        .join("array");
     let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap());
     let storage = Arc::new(Counting::default());
     let session = ReadSession::new(storage.clone(), array.clone());
+    (array, storage, session)
+}
+
+#[test]
+fn batches_of_scattered_rows_decode_each_tile_about_once() {
+    // 3,000 cells in tiles of 16 (a deep R-tree), space tiles of 100 rows.
+    let (array, storage, session) = counted("sparse_large");
     let (lo, hi) = common::first_dim_span(&array).unwrap();
     // Every seventh row: hundreds of ranges over every tile.
     let mut request = ReadRequest::new();
@@ -102,12 +111,8 @@ fn coords(r: &ReadResult, name: &str) -> Vec<i32> {
 
 #[test]
 fn unordered_dense_batches_are_whole_space_tiles() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1");
     // 256 x 256 FLOAT32 cells in 32 x 32 tiles, ZSTD.
-    let path: PathBuf = root.join("dense_large/array");
-    let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, None).unwrap());
-    let storage = Arc::new(Counting::default());
-    let session = ReadSession::new(storage.clone(), array.clone());
+    let (_, storage, session) = counted("dense_large");
     // A box that cuts tiles on every side.
     let request = ReadRequest::new()
         .range("r", Value::Int(30), Value::Int(200))
