@@ -61,6 +61,8 @@ def cases():
         ("sparse_strings", "full read", None, None, None),
         ("sparse_strings", "1 % subarray", None, f"0:{2**62 // 100}", None),
         ("sparse_strings", "condition s < 'b'", None, None, "s < 'b'"),
+        ("sparse_fragments", "full read, 10 fragments deduplicated", None, None, None),
+        ("sparse_fragments", "condition v > 0.5, deduplicated", None, None, "v > 0.5"),
     ]
     return out
 
@@ -71,7 +73,7 @@ def tessera_cmd(arr, attrs, sub, cond):
         # As libtiledb_read.py does: attributes only, no coordinates.
         cmd += ["--attrs", attrs, "--no-dims"]
     if sub:
-        dims = ["r", "c"] if "dense" in arr else (["x", "y"] if "sparse_2d" in arr else ["i"])
+        dims = ["r", "c"] if "dense" in arr else (["i"] if "sparse_strings" in arr else ["x", "y"])
         for d, r in zip(dims, sub.split(",")):
             cmd += ["--subarray", f"{d}={r}"]
     if cond:

@@ -115,4 +115,26 @@ if not os.path.exists(uri):
     strs = np.array(["".join(chars[e - l : e]) for e, l in zip(ends, lens)], dtype=object)
     with tiledb.open(uri, "w") as A:
         A[np.sort(rng.choice(2**62, cells, replace=False))] = {"s": strs}
+uri = os.path.join(out, "sparse_fragments")
+if not os.path.exists(uri):
+    # Ten fragments of random cells over one small domain, duplicates not
+    # allowed: a read keeps each coordinate's newest cell (deduplication).
+    n = max(1000, int(2000 * scale))
+    cells = int(1_000_000 * scale * scale)
+    dom = tiledb.Domain(
+        tiledb.Dim("x", domain=(0, n - 1), tile=n // 4, dtype=np.int64),
+        tiledb.Dim("y", domain=(0, n - 1), tile=n // 4, dtype=np.int64),
+    )
+    schema = tiledb.ArraySchema(
+        domain=dom,
+        sparse=True,
+        capacity=100_000,
+        allows_duplicates=False,
+        attrs=[tiledb.Attr("v", dtype=np.float64, filters=tiledb.FilterList([tiledb.ZstdFilter(level=1)]))],
+    )
+    tiledb.Array.create(uri, schema)
+    for f in range(10):
+        k = rng.choice(n * n, cells, replace=False)
+        with tiledb.open(uri, "w", timestamp=f + 1) as A:
+            A[k // n, k % n] = {"v": rng.random(cells)}
 print("arrays ready in", out)

@@ -1,7 +1,7 @@
 //! The cells of a sparse read's decoded tiles: their fields as conditions
 //! read them, and their order (coordinates, global order, duplicates).
 
-use super::packed::Packing;
+use super::packed::{CoordinateBounds, KeyOrder, Packing};
 use super::tiles::TileCells;
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -15,6 +15,15 @@ use tessera_tile::{Datatype, Layout};
 /// A cell of a sparse read: its tile (an index into the read's tiles), its
 /// cell in the tile, and its timestamp.
 pub(crate) type CellRef = (u32, u32, u64);
+
+/// The cells a deduplicating read gathered.
+pub(crate) enum Gathered {
+    /// Every selected cell of every tile, tiles oldest write first, each
+    /// tile's cells stamped with its time (one a tile).
+    InWriteOrder(Vec<u64>),
+    /// These cells, in any order.
+    Cells(Vec<CellRef>),
+}
 
 /// How conditions read a cell's fields: by position, the dimensions, then
 /// the read's fields; a field a fragment lacks reads as its fill value.
@@ -182,9 +191,8 @@ pub(crate) fn drop_at(refs: &mut Vec<CellRef>, gone: impl IntoIterator<Item = us
 /// The order of a sparse read's cells: coordinates compared in place,
 /// without building keys.
 pub(crate) struct CellOrder<'t> {
+    schema: &'t ArraySchema,
     tiles: &'t [TileCells],
-    /// The dimensions' datatypes.
-    types: Vec<Datatype>,
     order: GlobalOrder<'t>,
     row: Vec<usize>,
     col: Vec<usize>,
@@ -195,8 +203,8 @@ impl<'t> CellOrder<'t> {
     pub(crate) fn new(schema: &'t ArraySchema, tiles: &'t [TileCells]) -> CellOrder<'t> {
         let nd = schema.dimensions.len();
         CellOrder {
+            schema,
             tiles,
-            types: schema.dimensions.iter().map(|d| d.datatype).collect(),
             order: GlobalOrder::new(schema),
             row: major_order(Layout::RowMajor, nd),
             col: major_order(Layout::ColMajor, nd),
@@ -221,13 +229,28 @@ impl<'t> CellOrder<'t> {
             .compare_tiled(&|j| self.cval(x, j), &|j| self.cval(y, j))
     }
 
-    /// Keeps one cell per coordinate: the newest write (latest timestamp,
-    /// then latest fragment, then last seen).
-    pub(crate) fn dedup(&self, refs: Vec<CellRef>) -> Vec<CellRef> {
-        if refs.len() < u32::MAX as usize {
-            if let Some(p) = Packing::of(&self.types, refs.len(), &|i, j| self.cval(&refs[i], j)) {
-                return self.dedup_packed(&p, refs);
+    /// Keeps one cell per coordinate of `gathered`: the newest write
+    /// (latest timestamp, then latest fragment, then last seen). Also
+    /// whether the cells kept are sorted in `layout` already (they are
+    /// where coordinates pack into keys of its order).
+    pub(crate) fn dedup(&self, gathered: Gathered, layout: Layout) -> (Vec<CellRef>, bool) {
+        let packed = self.packing(layout);
+        let refs = match gathered {
+            Gathered::InWriteOrder(stamps) => {
+                let n: usize = self.tiles.iter().map(|tc| tc.cells.len()).sum();
+                let fits = |(p, _): &&(Packing, bool)| p.bits() + bits_of(n) <= 64;
+                if let Some((p, sorted)) = packed.as_ref().filter(fits) {
+                    return (self.dedup_in_write_order(p, &stamps), *sorted);
+                }
+                let stamped = self.tiles.iter().zip(&stamps).enumerate();
+                stamped
+                    .flat_map(|(ti, (tc, &ts))| tc.cells.iter().map(move |&c| (ti as u32, c, ts)))
+                    .collect()
             }
+            Gathered::Cells(refs) => refs,
+        };
+        if let Some((p, sorted)) = packed.filter(|_| refs.len() < u32::MAX as usize) {
+            return (self.dedup_packed(&p, refs), sorted);
         }
         let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
         let row = &self.row;
@@ -245,18 +268,79 @@ impl<'t> CellOrder<'t> {
                 keep.push(refs[i]);
             }
         }
-        keep
+        (keep, layout == Layout::RowMajor)
     }
 
-    /// [`CellOrder::dedup`] by packed coordinates: one integer a cell
-    /// sorted, ties broken as there.
+    /// How the coordinates of the tiles' cells pack into keys: in
+    /// `layout`'s order, and `true`; else, where that order has no packing
+    /// (a Hilbert cell order, cells outside the domain), row-major and
+    /// `false`. `None` where coordinates do not pack at all.
+    fn packing(&self, layout: Layout) -> Option<(Packing, bool)> {
+        let dims = Packing::dimensions(self.schema)?;
+        let fixed = |tc: &TileCells| {
+            let mut widths = tc.dims.iter().zip(&dims);
+            widths.all(|(d, &(w, _))| d.offsets.is_none() && d.cell_size == w)
+        };
+        if !self.tiles.iter().all(fixed) {
+            return None;
+        }
+        let bounds = self
+            .tiles
+            .par_iter()
+            .map(|tc| Packing::bounds_of_tile(&dims, &tc.coordinates(), &tc.cells))
+            .reduce(|| CoordinateBounds::empty(dims.len()), |a, b| a.merge(&b));
+        let pack = |order| Packing::of(self.schema, &dims, order, &bounds);
+        let order = match layout {
+            Layout::RowMajor | Layout::ColMajor => KeyOrder::Coordinates(layout),
+            _ => KeyOrder::Global,
+        };
+        let row = KeyOrder::Coordinates(Layout::RowMajor);
+        match pack(order) {
+            Some(p) => Some((p, true)),
+            None if order != row => pack(row).map(|p| (p, false)),
+            None => None,
+        }
+    }
+
+    /// [`CellOrder::dedup`] of every cell of the tiles, gathered oldest
+    /// write first with `stamps` a tile, by packed coordinates: the key
+    /// and the cell's position share one `u64`, so ties (the later
+    /// position is the newer write) need no look-up and the sort is a
+    /// plain integer sort; no reference to a cell is made but for the
+    /// cells kept.
+    fn dedup_in_write_order(&self, p: &Packing, stamps: &[u64]) -> Vec<CellRef> {
+        let mut starts = Vec::with_capacity(self.tiles.len());
+        let mut n = 0usize;
+        for tc in self.tiles {
+            starts.push(n);
+            n += tc.cells.len();
+        }
+        let index_bits = bits_of(n);
+        // Each tile's keys into its own slice of one vector, in parallel.
+        let mut keyed = vec![0u64; n];
+        split_lengths(&mut keyed, self.tiles.iter().map(|tc| tc.cells.len()))
+            .into_par_iter()
+            .zip(self.tiles.par_iter().zip(&starts))
+            .for_each(|(out, (tc, &start))| {
+                p.keys_of_tile(&tc.coordinates(), &tc.cells, out);
+                for (i, k) in out.iter_mut().enumerate() {
+                    *k = (*k << index_bits) | (start + i) as u64;
+                }
+            });
+        keyed.par_sort_unstable();
+        last_of_each_key(&keyed, index_bits, |at| {
+            // The last tile starting at or before `at` holds it.
+            let ti = starts.partition_point(|&s| s <= at) - 1;
+            (ti as u32, self.tiles[ti].cells[at - starts[ti]], stamps[ti])
+        })
+    }
+
+    /// [`CellOrder::dedup`] of `refs` by packed coordinates: one integer a
+    /// cell sorted where the cells were gathered oldest write first, else
+    /// a (key, position) pair with ties broken as there.
     fn dedup_packed(&self, p: &Packing, refs: Vec<CellRef>) -> Vec<CellRef> {
         let frag_of = |r: &CellRef| self.tiles[r.0 as usize].frag;
-        // Cells gathered oldest write first (the usual case: fragments in
-        // order, a timestamp per fragment) break ties by position alone,
-        // which then fits beside the key in one `u64`: half the memory of
-        // a (key, position) pair, and a plain integer sort.
-        let index_bits = usize::BITS - refs.len().leading_zeros();
+        let index_bits = bits_of(refs.len());
         let oldest_first = refs
             .par_windows(2)
             .all(|w| (w[0].2, frag_of(&w[0])) <= (w[1].2, frag_of(&w[1])));
@@ -267,17 +351,7 @@ impl<'t> CellOrder<'t> {
                 .map(|(i, r)| (p.key(&|j| self.cval(r, j)) << index_bits) | i as u64)
                 .collect();
             keyed.par_sort_unstable();
-            let position = |k: u64| (k & ((1u64 << index_bits) - 1)) as usize;
-            return keyed
-                .iter()
-                .enumerate()
-                .filter(|&(at, k)| {
-                    keyed
-                        .get(at + 1)
-                        .is_none_or(|next| next >> index_bits != k >> index_bits)
-                })
-                .map(|(_, &k)| refs[position(k)])
-                .collect();
+            return last_of_each_key(&keyed, index_bits, |at| refs[at]);
         }
         let mut keyed: Vec<(u64, u32)> = refs
             .par_iter()
@@ -360,4 +434,57 @@ impl<'t> CellOrder<'t> {
         });
         keyed.into_iter().map(|(_, r)| r).collect()
     }
+}
+
+/// The bits a position below `n` takes.
+fn bits_of(n: usize) -> u32 {
+    usize::BITS - n.leading_zeros()
+}
+
+/// Of sorted `keyed` (a key above `index_bits` bits of position), the
+/// cell (`cell(position)`) of the last of each run of equal keys: the
+/// newest write of each coordinate, in key order. Counted first, a chunk
+/// of keys at a time in parallel, then written into their places: no
+/// second copy of the cells kept.
+fn last_of_each_key(
+    keyed: &[u64],
+    index_bits: u32,
+    cell: impl Fn(usize) -> CellRef + Sync + Send,
+) -> Vec<CellRef> {
+    const CHUNK: usize = 1 << 16;
+    let mask = (1u64 << index_bits) - 1;
+    let last = |at: usize| {
+        keyed
+            .get(at + 1)
+            .is_none_or(|next| next >> index_bits != keyed[at] >> index_bits)
+    };
+    let chunks = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(keyed.len());
+    let counts: Vec<usize> = (0..keyed.len().div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| chunks(c).filter(|&at| last(at)).count())
+        .collect();
+    let mut kept = vec![(0u32, 0u32, 0u64); counts.iter().sum()];
+    split_lengths(&mut kept, counts.iter().copied())
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(c, out)| {
+            let ends = chunks(c).filter(|&at| last(at));
+            for (o, at) in out.iter_mut().zip(ends) {
+                *o = cell((keyed[at] & mask) as usize);
+            }
+        });
+    kept
+}
+
+/// `all` cut into consecutive slices of `lengths` (which sum to at most
+/// its length), for filling in parallel.
+fn split_lengths<T>(all: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut rest = all;
+    lengths
+        .map(|n| {
+            let (mine, after) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = after;
+            mine
+        })
+        .collect()
 }

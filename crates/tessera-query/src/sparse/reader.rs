@@ -4,7 +4,7 @@
 //! (newest write wins), deletes and conditions applied, sorted into the
 //! layout asked for.
 
-use super::cells::{CellFields, CellOrder, CellRef};
+use super::cells::{CellFields, CellOrder, CellRef, Gathered};
 use super::concurrent::per_fragment;
 use super::deletes::{DeleteCommit, DeleteCommits};
 use super::picked::sparse_picked;
@@ -134,12 +134,17 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         if let (Some(cond), false) = (&condition, dedup) {
             access.filter_tiles(cond, &mut tiles);
         }
-        let mut refs = self.cell_refs(&tiles);
         let order = CellOrder::new(schema, &tiles);
         // Duplicates: unless allowed, the newest write of a coordinate wins.
-        if dedup {
-            refs = order.dedup(refs);
-        }
+        let (mut refs, sorted) = if dedup {
+            let gathered = match self.stamps_in_write_order(&tiles) {
+                Some(stamps) => Gathered::InWriteOrder(stamps),
+                None => Gathered::Cells(self.cell_refs(&tiles)),
+            };
+            order.dedup(gathered, layout)
+        } else {
+            (self.cell_refs(&tiles), false)
+        };
         // Deletes, after deduplication as in libtiledb: deleting the
         // newest version of a cell does not bring back an older one. With
         // delete metadata asked for, deleted versions stay, marked below.
@@ -153,7 +158,9 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         if let (Some(cond), true) = (&condition, dedup) {
             access.retain_meeting(cond, &tiles, &mut refs);
         }
-        let refs = order.sort(refs, schema, layout, single);
+        if !sorted {
+            refs = order.sort(refs, schema, layout, single);
+        }
         let mut result = self.sparse_columns(schema, attrs, &fields, &tiles, &refs);
         if self.read.versions {
             result
@@ -234,7 +241,8 @@ impl<'r, 'a> SparseReader<'r, 'a> {
             self.read.array.timestamp_start,
             self.read.array.timestamp_end,
         );
-        let mut refs: Vec<CellRef> = Vec::new();
+        let mut refs: Vec<CellRef> =
+            Vec::with_capacity(tiles.iter().map(|tc| tc.cells.len()).sum());
         for (ti, tc) in tiles.iter().enumerate() {
             let frag = &self.read.array.fragments[tc.frag];
             let (ft, fe) = frag.timestamp_range();
@@ -254,6 +262,23 @@ impl<'r, 'a> SparseReader<'r, 'a> {
             }
         }
         refs
+    }
+
+    /// Each tile's time, where every cell of a tile has its fragment's
+    /// (no per-cell times: [`SparseReader::cell_refs`] keeps them all) and
+    /// the tiles come oldest write first (fragments in order of time).
+    fn stamps_in_write_order(&self, tiles: &[TileCells]) -> Option<Vec<u64>> {
+        let mut stamps = Vec::with_capacity(tiles.len());
+        let mut last = (0, 0);
+        for tc in tiles {
+            let ts = self.read.array.fragments[tc.frag].timestamp_range().0;
+            if tc.times.is_some() || (ts, tc.frag) < last {
+                return None;
+            }
+            last = (ts, tc.frag);
+            stamps.push(ts);
+        }
+        Some(stamps)
     }
 
     /// Whether cell `r` was deleted (consolidated delete times) at or
@@ -280,14 +305,6 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     ) -> ReadResult {
         let n = refs.len();
         let dims = &schema.dimensions;
-        let mut runs: Vec<(usize, usize, usize)> = Vec::new(); // (tile, from, to)
-        for r in refs {
-            let (ti, c) = (r.0 as usize, r.1 as usize);
-            match runs.last_mut() {
-                Some(run) if run.0 == ti && run.2 == c => run.2 += 1,
-                _ => runs.push((ti, c, c + 1)),
-            }
-        }
         // None: dimension j; Some(k): field k.
         let mut wanted: Vec<Option<usize>> = Vec::new();
         if self.read.with_dimensions {
@@ -314,7 +331,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
                         false,
                         n,
                     );
-                    for &(ti, from, to) in &runs {
+                    for (ti, from, to) in runs(refs) {
                         b.push_run(&tiles[ti].dims[w], from, to);
                     }
                     b.col
@@ -331,7 +348,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
                         at.nullable,
                         n,
                     );
-                    for &(ti, from, to) in &runs {
+                    for (ti, from, to) in runs(refs) {
                         match &tiles[ti].fields[k] {
                             Some(t) => b.push_run(t, from, to),
                             None => {
@@ -350,6 +367,24 @@ impl<'r, 'a> SparseReader<'r, 'a> {
             context: None,
         }
     }
+}
+
+/// The runs of `refs` that follow each other in one tile, as (tile,
+/// first cell, end), made as they are walked: a read of shuffled
+/// fragments has about as many runs as cells, too many to hold.
+fn runs(refs: &[CellRef]) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let first = refs.get(at)?;
+        let (ti, from) = (first.0, first.1);
+        let mut to = from + 1;
+        at += 1;
+        while let Some(r) = refs.get(at).filter(|r| r.0 == ti && r.1 == to) {
+            to = r.1 + 1;
+            at += 1;
+        }
+        Some((ti as usize, from as usize, to as usize))
+    })
 }
 
 /// A UINT64 column of one value a cell, as [`ReadRequest::versions`](crate::ReadRequest::versions) and

@@ -28,6 +28,13 @@ pub(crate) struct TileCells {
     pub(crate) cells: Vec<u32>,
 }
 
+impl TileCells {
+    /// Each dimension's decoded coordinates, as bytes.
+    pub(crate) fn coordinates(&self) -> Vec<&[u8]> {
+        self.dims.iter().map(|d| d.data.as_slice()).collect()
+    }
+}
+
 /// Reads the tiles of sparse fragment `frag` (number `fi`) that meet
 /// the subarray: coordinates, the cells inside the ranges, and `fields`
 /// (plus per-cell and delete timestamps when the fragment has them) of
