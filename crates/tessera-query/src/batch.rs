@@ -15,6 +15,10 @@
 //! - unordered, dense: whole space tiles first, along the widest
 //!   dimension, each piece's cells row-major.
 //!
+//! Dense pieces are cut between space tiles where they can be (no tile is
+//! decoded by two batches); within the budget, down to
+//! [`Batches::free_cut_bytes`], as a smaller batch's memory is reused.
+//!
 //! Estimates come from metadata only: the dense tile grid, R-tree leaves
 //! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
 //! that cannot be cut further (one coordinate, one string range, one Hilbert
@@ -120,11 +124,12 @@ impl Batches {
     }
 
     /// Where cutting costs nothing (no tile is decoded: every field is
-    /// read straight from unfiltered tiles, [`Tuning::direct_tile_bytes`](crate::tuning::Tuning)),
-    /// batches are cut until their result is at most `bytes` (default: half
-    /// the budget, so that a recycled result fits beside the next batch;
-    /// never more than that). Small batches stay in the processor's caches
-    /// while they are written out and their buffers are reused.
+    /// read straight from unfiltered tiles, [`Tuning::direct_tile_bytes`](crate::tuning::Tuning);
+    /// or a dense piece cut between space tiles), batches are cut until
+    /// their result is at most `bytes` (default: half the budget, so that
+    /// a recycled result fits beside the next batch; never more than
+    /// that). Small batches stay in the processor's caches while they are
+    /// written out and their buffers are reused.
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession};
@@ -284,8 +289,25 @@ impl Batches {
                 // One tile: cells along the cell order.
                 first_cut(piece, &major(schema.cell_order), &types)
             }
-            Layout::ColMajor => first_cut(piece, &major(Layout::ColMajor), &types),
-            Layout::RowMajor => first_cut(piece, &major(Layout::RowMajor), &types),
+            Layout::ColMajor | Layout::RowMajor => {
+                let order = major(self.layout);
+                if schema.is_dense() {
+                    // At a space-tile boundary of the slowest dimension
+                    // holding more than one coordinate, where it spans
+                    // several: no tile is decoded by both batches.
+                    let slowest = order.iter().copied().find(|&j| !single(&piece[j]));
+                    if let Some(j) = slowest {
+                        let grid = dense_grid(schema, j).ok();
+                        let spans = grid
+                            .as_ref()
+                            .and_then(|g| spans_tiles(&piece[j], g.lo, g.ext));
+                        if let (Some(g), Some(true)) = (grid, spans) {
+                            return cut(piece, j, types[j], Some((g.lo, g.ext)));
+                        }
+                    }
+                }
+                first_cut(piece, &order, &types)
+            }
             _ => {
                 // Unordered: cut the dimension with the widest integer
                 // range first; a dense array's at space tiles while the
@@ -311,10 +333,15 @@ impl Batches {
             return Ok(None);
         };
         // Where no tile is decoded, a cut costs nothing: pieces are cut to
-        // the budget, not to whole tiles.
+        // `free_cut_bytes`, not to whole tiles. Nor does a cut of a dense
+        // piece between space tiles (each side decodes its own): within
+        // the budget, such cuts alone are taken, down to `free_cut_bytes`
+        // (a smaller result is reused by the next batch, fresh memory
+        // costs more than the batches).
         let free = self.tile_cell_bytes == 0.0;
+        let dense = self.array.schema.is_dense();
         let (bytes, tiles) = self.estimate(piece)?;
-        let limit = match free {
+        let limit = match free || dense {
             true => self.free_cut_bytes,
             false => budget,
         };
@@ -324,7 +351,11 @@ impl Batches {
         let Some((a, b)) = self.split(piece)? else {
             return Ok(None);
         };
-        let fewer = self.estimate(&a)?.1 < tiles || self.estimate(&b)?.1 < tiles;
+        let (tiles_a, tiles_b) = (self.estimate(&a)?.1, self.estimate(&b)?.1);
+        if !free && bytes <= budget as f64 {
+            return Ok((tiles_a + tiles_b == tiles).then_some((a, b)));
+        }
+        let fewer = tiles_a < tiles || tiles_b < tiles;
         Ok((fewer || free).then_some((a, b)))
     }
 }
@@ -333,14 +364,13 @@ impl Batches {
 /// coordinate; if that one cannot be cut, the piece cannot be (the order
 /// would break).
 fn first_cut(piece: &Piece, order: &[usize], types: &[Datatype]) -> Option<(Piece, Piece)> {
-    for &j in order {
-        let r = &piece[j];
-        let single = r.len() == 1 && r[0].0 == r[0].1;
-        if !single {
-            return cut(piece, j, types[j], None);
-        }
-    }
-    None
+    let j = order.iter().copied().find(|&j| !single(&piece[j]))?;
+    cut(piece, j, types[j], None)
+}
+
+/// Whether a range list holds one coordinate.
+fn single(r: &[(Value, Value)]) -> bool {
+    r.len() == 1 && r[0].0 == r[0].1
 }
 
 /// Coordinates in an integer range list (0 for others, which sort last).

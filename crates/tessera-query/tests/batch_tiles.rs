@@ -2,6 +2,7 @@
 //! cut where tiles' MBRs end, not through the middle of tiles, so a read of
 //! thousands of scattered rows (a single-cell axis query's) in many batches
 //! fetches about the bytes the one-shot read fetches, and returns its cells.
+//! A dense read is cut between space tiles, so each tile is read once.
 
 mod common;
 
@@ -137,5 +138,44 @@ fn unordered_dense_batches_are_whole_space_tiles() {
     // Rows 30..=200 meet 7 tile rows, columns 5..=250 8 tile columns.
     assert_eq!(batches, 7 * 8);
     assert_eq!(sorted_cells(&got), sorted_cells(&whole));
+    assert_eq!(batched, one_shot, "each tile is read once");
+}
+
+#[test]
+fn dense_batches_within_the_budget_are_cut_between_tile_rows() {
+    // 256 x 256 FLOAT32 cells in 32 x 32 tiles, ZSTD.
+    let (_, storage, session) = counted("dense_large");
+    // Rows cutting tiles at both ends; row-major, the result's order.
+    let request = ReadRequest::new()
+        .range("r", Value::Int(30), Value::Int(200))
+        .dimensions(true);
+    let whole = session.execute(&request).unwrap();
+    let one_shot = storage.take();
+    let mut got = ReadResult::default();
+    let mut batches = 0;
+    // The whole read fits the budget; batches are cut to a tile row's
+    // result (32 KiB), never through a tile.
+    let within = session.batches(&request.clone().budget(64 << 20)).unwrap();
+    for b in within.free_cut_bytes(32 << 10) {
+        let b = b.unwrap();
+        let r = coords(&b, "r");
+        let (first, last) = (r.iter().min().unwrap() / 32, r.iter().max().unwrap() / 32);
+        assert_eq!(first, last, "batch {batches} spans tile rows");
+        got.append(b);
+        batches += 1;
+    }
+    let batched = storage.take();
+    // Rows 30..=200 meet 7 tile rows.
+    assert_eq!(batches, 7);
+    // In order: the concatenated batches are the one-shot result.
+    for c in &whole.columns {
+        let g = got.column(&c.name).unwrap();
+        assert!(
+            (0..whole.cell_count).all(|i| g.value(i) == c.value(i)),
+            "{}",
+            c.name
+        );
+    }
+    assert_eq!(got.cell_count, whole.cell_count);
     assert_eq!(batched, one_shot, "each tile is read once");
 }
