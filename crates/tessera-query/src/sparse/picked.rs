@@ -52,6 +52,14 @@ struct TilePicker<'r> {
     inside: Vec<u64>,
 }
 
+/// What a tile's condition decoded: fixed-sized fields in scratch buffers
+/// (values and validity per condition field), var-sized ones as tiles
+/// (per condition field; empty without a condition).
+struct Tested<'s> {
+    fixed: &'s [Vec<u8>],
+    var: Vec<Option<FieldTile>>,
+}
+
 /// A tile's coordinates as picked: fixed-sized ones in scratch buffers,
 /// var-sized ones (strings) as tiles of their own.
 struct Coordinates<'s> {
@@ -88,13 +96,18 @@ impl<'r> TilePicker<'r> {
             let (field_bufs, cond_bufs) = rest.split_at_mut(2);
             let (mut picked, var) = self.pick_inside(src, t, coords)?;
             let coords = Coordinates { fixed: coords, var };
-            if let Some(cond) = self.condition {
-                self.pick_meeting(src, t, cond, &coords, cond_bufs, &mut picked)?;
-            }
+            let tested = match self.condition {
+                Some(cond) => self.pick_meeting(src, t, cond, &coords, cond_bufs, &mut picked)?,
+                None => Vec::new(),
+            };
+            let tested = Tested {
+                fixed: cond_bufs,
+                var: tested,
+            };
             let fields = self
                 .specs
                 .iter()
-                .map(|s| self.picked_field(src, t, s, &coords, (field_bufs, &*cond_bufs), &picked))
+                .map(|s| self.picked_field(src, t, s, &coords, (field_bufs, &tested), &picked))
                 .collect::<Result<_, QueryError>>()?;
             Ok((picked.len() as u64, fields))
         })
@@ -159,7 +172,8 @@ impl<'r> TilePicker<'r> {
 
     /// Keeps of `picked` the cells meeting `cond`: the fields it names are
     /// decoded at the cells still in, fixed-sized ones into `cond_bufs`
-    /// (values and validity per field), var-sized ones as tiles.
+    /// (values and validity per field), var-sized ones as tiles, which
+    /// are returned (per condition field; `None` for fixed-sized ones).
     fn pick_meeting(
         &self,
         src: &Fetched<'_>,
@@ -168,7 +182,7 @@ impl<'r> TilePicker<'r> {
         coords: &Coordinates<'_>,
         cond_bufs: &mut [Vec<u8>],
         picked: &mut Vec<u32>,
-    ) -> Result<(), QueryError> {
+    ) -> Result<Vec<Option<FieldTile>>, QueryError> {
         let (frag, key) = (self.frag, self.key);
         let nd = self.dim_specs.len();
         let mut var_vals: Vec<Option<FieldTile>> = Vec::with_capacity(self.cond_specs.len());
@@ -205,21 +219,20 @@ impl<'r> TilePicker<'r> {
             }
         };
         cond.retain(&field, picked);
-        Ok(())
+        Ok(var_vals)
     }
 
     /// The cells `picked` of field `s` of tile `t`: coordinates and the
-    /// condition's fixed-sized fields from those decoded already (the
-    /// condition's at every cell it tested, `cond_bufs`), other fields
-    /// decoding only the chunks that hold them (into `bufs`: values and
-    /// validity).
+    /// condition's fields from those decoded already (`tested`), other
+    /// fields decoding only the chunks that hold them (into `bufs`: values
+    /// and validity).
     fn picked_field(
         &self,
         src: &Fetched<'_>,
         t: u64,
         s: &FieldSpec,
         coords: &Coordinates<'_>,
-        (bufs, cond_bufs): (&mut [Vec<u8>], &[Vec<u8>]),
+        (bufs, tested): (&mut [Vec<u8>], &Tested<'_>),
         picked: &[u32],
     ) -> Result<FieldTile, QueryError> {
         let (frag, key) = (self.frag, self.key);
@@ -230,8 +243,12 @@ impl<'r> TilePicker<'r> {
                 None => pick_fixed(&coords.fixed[j], None, w, picked),
             });
         }
-        let tested = self.cond_specs.iter().position(|c| c.field == s.field);
-        if let Some(k) = tested.filter(|_| !s.cell_val_num.is_var() && !cond_bufs.is_empty()) {
+        let k = self.cond_specs.iter().position(|c| c.field == s.field);
+        if let Some(tile) = k.and_then(|k| tested.var.get(k)?.as_ref()) {
+            return Ok(tile.pick(picked));
+        }
+        let cond_bufs = tested.fixed;
+        if let Some(k) = k.filter(|_| !s.cell_val_num.is_var() && !tested.var.is_empty()) {
             let v = s.nullable.then_some(cond_bufs[2 * k + 1].as_slice());
             return Ok(pick_fixed(&cond_bufs[2 * k], v, w, picked));
         }
