@@ -18,6 +18,7 @@ mod cases;
 mod common;
 mod dist;
 mod fixtures;
+mod floor;
 mod fuzz;
 mod groups;
 mod maintained;
@@ -42,7 +43,7 @@ fn main() {
         Some("fixtures") => fixtures(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
-        Some("floor") => bench::floor(&args[1..]),
+        Some("floor") => floor::floor(&args[1..]),
         Some("bench-write") => bench::bench_write(&args[1..]),
         Some("dist") => dist::dist(),
         Some("check-writes") => writes::check_writes(),
