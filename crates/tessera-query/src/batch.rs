@@ -16,8 +16,9 @@
 //!   dimension, each piece's cells row-major.
 //!
 //! Dense pieces are cut between space tiles where they can be (no tile is
-//! decoded by two batches); within the budget, down to
-//! [`Batches::free_cut_bytes`], as a smaller batch's memory is reused.
+//! decoded by two batches); for a caller that recycles its batches (it
+//! sets [`Batches::free_cut_bytes`]), within the budget too, down to that
+//! size, as a smaller batch's memory is reused.
 //!
 //! Estimates come from metadata only: the dense tile grid, R-tree leaves
 //! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
@@ -62,6 +63,10 @@ pub struct Batches {
     budget: Option<u64>,
     /// Result bytes a batch is cut to where cuts cost nothing.
     free_cut_bytes: u64,
+    /// Whether dense pieces are cut between space tiles down to
+    /// `free_cut_bytes` within the budget: set with it, by a caller that
+    /// recycles its batches (one that joins them would copy).
+    reuse_cuts: bool,
     pieces: VecDeque<Piece>,
     /// Result bytes per cell of every field read, var-sized ones averaged.
     cell_bytes: f64,
@@ -114,6 +119,7 @@ impl Batches {
             answered,
             budget,
             free_cut_bytes: budget.map_or(u64::MAX, |b| (b / 2).max(1)),
+            reuse_cuts: false,
             pieces: VecDeque::from([first]),
             cell_bytes,
             tile_cell_bytes,
@@ -125,11 +131,12 @@ impl Batches {
 
     /// Where cutting costs nothing (no tile is decoded: every field is
     /// read straight from unfiltered tiles, [`Tuning::direct_tile_bytes`](crate::tuning::Tuning);
-    /// or a dense piece cut between space tiles), batches are cut until
-    /// their result is at most `bytes` (default: half the budget, so that
-    /// a recycled result fits beside the next batch; never more than
-    /// that). Small batches stay in the processor's caches while they are
-    /// written out and their buffers are reused.
+    /// or, once this is set, a dense piece cut between space tiles),
+    /// batches are cut until their result is at most `bytes` (default:
+    /// half the budget, so that a recycled result fits beside the next
+    /// batch; never more than that). Small batches stay in the
+    /// processor's caches while they are written out and their buffers are
+    /// reused; a caller that joins its batches instead leaves this unset.
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession};
@@ -146,6 +153,7 @@ impl Batches {
     pub fn free_cut_bytes(mut self, bytes: u64) -> Self {
         let half = self.budget.map_or(u64::MAX, |b| (b / 2).max(1));
         self.free_cut_bytes = bytes.clamp(1, half);
+        self.reuse_cuts = true;
         self
     }
 
@@ -334,12 +342,12 @@ impl Batches {
         };
         // Where no tile is decoded, a cut costs nothing: pieces are cut to
         // `free_cut_bytes`, not to whole tiles. Nor does a cut of a dense
-        // piece between space tiles (each side decodes its own): within
-        // the budget, such cuts alone are taken, down to `free_cut_bytes`
-        // (a smaller result is reused by the next batch, fresh memory
-        // costs more than the batches).
+        // piece between space tiles (each side decodes its own): for a
+        // caller that recycles its batches, within the budget such cuts
+        // alone are taken, down to `free_cut_bytes` (a smaller result is
+        // reused by the next batch; fresh memory costs more than batches).
         let free = self.tile_cell_bytes == 0.0;
-        let dense = self.array.schema.is_dense();
+        let dense = self.array.schema.is_dense() && self.reuse_cuts;
         let (bytes, tiles) = self.estimate(piece)?;
         let limit = match free || dense {
             true => self.free_cut_bytes,

@@ -178,4 +178,8 @@ fn dense_batches_within_the_budget_are_cut_between_tile_rows() {
     }
     assert_eq!(got.cell_count, whole.cell_count);
     assert_eq!(batched, one_shot, "each tile is read once");
+    // A caller that joins its batches (it sets no size) gets the read
+    // whole: joining would copy it.
+    let joined = session.batches(&request.budget(64 << 20)).unwrap();
+    assert_eq!(joined.count(), 1);
 }
