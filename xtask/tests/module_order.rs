@@ -4,6 +4,7 @@
 
 tessera_module_order::test!(
     "common",
+    "floor",
     "cases",
     "random",
     "dist",
