@@ -136,19 +136,6 @@ macro_rules! with_reader {
     }};
 }
 
-/// The widths and signs of `schema`'s dimensions, if all are integers.
-fn integer_dims(schema: &ArraySchema) -> Option<Vec<(usize, bool)>> {
-    schema
-        .dimensions
-        .iter()
-        .map(|d| match d.datatype.physical() {
-            Physical::Int(w) => Some((w as usize, true)),
-            Physical::UInt(w) => Some((w as usize, false)),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The fields of keys in `order` of `schema`'s cells (dimensions of
 /// `dims`), their lowest values and bits not yet known; `None` for the
 /// global order under a Hilbert cell order.
@@ -225,7 +212,15 @@ impl Packing {
     /// The widths and signs of `schema`'s dimensions, where every one is an
     /// integer (else coordinates do not pack).
     pub(crate) fn dimensions(schema: &ArraySchema) -> Option<Vec<(usize, bool)>> {
-        integer_dims(schema)
+        schema
+            .dimensions
+            .iter()
+            .map(|d| match d.datatype.physical() {
+                Physical::Int(w) => Some((w as usize, true)),
+                Physical::UInt(w) => Some((w as usize, false)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The bounds of one tile's `cells`, `coordinates[j]` holding the
