@@ -198,8 +198,10 @@ fn usable_sum(t: Datatype, bits: Option<u64>) -> Option<Option<u64>> {
     match Sum::from_bits(t, bits)? {
         Sum::Int(v) if v == i64::MIN || v == i64::MAX => None,
         Sum::UInt(u64::MAX) => None,
-        // A NaN cell made the sum NaN; the cells' sum leaves NaN out.
-        Sum::Float(v) if v.is_nan() => None,
+        // A NaN cell made the sum NaN (the cells' sum leaves NaN out), or
+        // the sum stopped pinned at its bound, perhaps before a NaN; either
+        // way the tile's min and max may have lost numbers too.
+        Sum::Float(v) if v.is_nan() || v.abs() == f64::MAX => None,
         _ => Some(Some(bits)),
     }
 }

@@ -23,6 +23,35 @@ struct FieldMeta {
     mins: Arc<TileBounds>,
     maxes: Arc<TileBounds>,
     nulls: Arc<Vec<u64>>,
+    /// A float field's tile sums, which show the tiles holding no NaN
+    /// ([`no_nan`]); empty for other fields.
+    sums: Arc<Vec<u64>>,
+}
+
+impl FieldMeta {
+    /// Whether the bounds of tile `i` describe its values: always, but
+    /// for a float tile that may hold a NaN.
+    fn bounds_hold(&self, i: usize) -> bool {
+        !is_float(self.datatype) || no_nan(self.sums.get(i).copied())
+    }
+}
+
+/// Whether `t` is a float type.
+fn is_float(t: Datatype) -> bool {
+    matches!(t, Datatype::Float32 | Datatype::Float64)
+}
+
+/// Whether a float tile (or fragment) whose stored sum is `sum` holds no
+/// NaN among its non-null values. libtiledb's min and max pass over a NaN
+/// only where no number follows it: in `1, NaN, 600` the NaN makes the
+/// running min NaN and 600 then replaces it, so the min says 600 and the
+/// 1 is lost. Its sum adds every value (a NaN makes it NaN) unless it
+/// stops at a bound, pinned at `f64::MAX` or `f64::MIN` (an infinity
+/// pins it too). A sum neither NaN nor pinned shows every value was
+/// added and none was NaN; a sum not kept shows nothing.
+fn no_nan(sum: Option<u64>) -> bool {
+    sum.map(f64::from_bits)
+        .is_some_and(|s| s.is_finite() && s.abs() != f64::MAX)
 }
 
 /// The condition fields' metadata in one fragment, loaded once.
@@ -33,17 +62,18 @@ pub(crate) struct FragmentPruner<'f> {
 
 /// A field of `frag` whose tile and fragment metadata [`trusted`] allows
 /// using, as its spec; `None` for fields the fragment lacks (schema
-/// evolution) or whose metadata cannot be relied on.
+/// evolution) or whose metadata cannot be relied on (that, or filters
+/// that change the values read back).
 pub(crate) fn trusted_field(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
     let spec = FieldSpec::named(frag, name)?;
     let string_fixed = !spec.cell_val_num.is_var() && is_string(spec.datatype);
-    trusted(
+    let trusted = trusted(
         frag.version(),
         frag.footer.dense,
         spec.nullable,
         string_fixed,
-    )
-    .then_some(spec)
+    );
+    (trusted && !lossy(&spec)).then_some(spec)
 }
 
 /// Whether `t` is one of the string types whose metadata bounds order bytewise.
@@ -62,6 +92,18 @@ fn usable_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype,
     let n = spec.cell_val_num;
     let ordered = n == CellValNum::Fixed(1) || (n.is_var() && is_string(spec.datatype));
     ordered.then_some((spec.field, spec.datatype, spec.nullable, n.is_var()))
+}
+
+/// Whether a field's filters change its values (float scaling, WebP): its
+/// metadata describes the values written, not the ones read back.
+fn lossy(spec: &FieldSpec) -> bool {
+    use tessera_filters::FilterKind;
+    (spec.filters.filters.iter()).any(|f| {
+        matches!(
+            f.kind,
+            FilterKind::ScaleFloat { .. } | FilterKind::Webp { .. }
+        )
+    })
 }
 
 /// A field's null count as [`Bounds::nulls`]: known zero when not
@@ -102,9 +144,22 @@ impl<'f> FragmentPruner<'f> {
                 } else {
                     Arc::default()
                 },
+                sums: if is_float(datatype) {
+                    frag.tile_sums(storage, field)?
+                } else {
+                    Arc::default()
+                },
             });
         }
         Ok(FragmentPruner { frag, fields })
+    }
+
+    /// The pruner with only single-number fields' metadata kept (others
+    /// left unknown): libtiledb's mins and maxes of strings in dense
+    /// fragments do not bound the cells read back.
+    pub fn numbers_only(mut self) -> Self {
+        self.fields.retain(|f| !f.var && !is_string(f.datatype));
+        self
     }
 
     /// Whether tile `t` may hold a cell satisfying `cond`.
@@ -115,6 +170,7 @@ impl<'f> FragmentPruner<'f> {
             let i = t as usize;
             let nulls = nulls(f.nullable, f.var, f.nulls.get(i).copied(), cells);
             let min_max = match (f.mins.get(i), f.maxes.get(i)) {
+                _ if !f.bounds_hold(i) => None,
                 (Some(lo), Some(hi)) => {
                     Some((Value::decode(f.datatype, lo), Value::decode(f.datatype, hi)))
                 }
@@ -140,8 +196,11 @@ pub(crate) fn fragment_may_match(
     Ok(cond.may_match(&|name| {
         let (field, datatype, nullable, var) = usable_field(frag, name)?;
         let sum = summary.get(frag.field_index(field)?)?;
-        // An empty min is a bound not kept.
-        let min_max = (!sum.min.is_empty()).then(|| {
+        // An empty min is a bound not kept. A float fragment's bounds are
+        // merged from its tiles', which a NaN may have spoilt, and its sum
+        // from theirs, which may hide a pinned one: the tiles' own
+        // sums judge them.
+        let min_max = (!is_float(datatype) && !sum.min.is_empty()).then(|| {
             (
                 Value::decode(datatype, &sum.min),
                 Value::decode(datatype, &sum.max),

@@ -15,7 +15,8 @@ pub struct SectionWants {
     /// tile offsets, and var offsets, var sizes and validity offsets where
     /// the field has them.
     pub tiles: Vec<Field>,
-    /// Fields whose tile metadata prunes tiles: mins, maxes, null counts.
+    /// Fields whose tile metadata prunes tiles: mins, maxes, null counts
+    /// (and sums, of floats).
     pub tile_metadata: Vec<Field>,
     /// The fragment summary.
     pub summary: bool,
@@ -111,12 +112,30 @@ impl FragmentMetadata {
             add(f.tile_min_offsets.get(i).copied(), bound_loaded(i, 0));
             add(f.tile_max_offsets.get(i).copied(), bound_loaded(i, 1));
             add(f.tile_null_count_offsets.get(i).copied(), slot_loaded(i, 5));
+            // A float field's sums show which tiles may hold a NaN (whose
+            // mins and maxes then say nothing).
+            if self.is_float(field) {
+                add(f.tile_sum_offsets.get(i).copied(), slot_loaded(i, 4));
+            }
         }
         let state = self.reads.lock();
         out.retain(|o| !state.read.contains_key(o) && !state.reading.contains_key(o));
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether a field holds floats.
+    fn is_float(&self, field: Field) -> bool {
+        let t = match field {
+            Field::Attribute(i) => self.schema.attributes.get(i).map(|a| a.datatype),
+            Field::Dimension(j) => self.schema.dimensions.get(j).map(|d| d.datatype),
+            _ => None,
+        };
+        matches!(
+            t,
+            Some(tessera_tile::Datatype::Float32 | tessera_tile::Datatype::Float64)
+        )
     }
 
     /// Whether a field's values are var-sized, and whether it is nullable.
