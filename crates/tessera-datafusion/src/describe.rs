@@ -39,6 +39,10 @@ pub struct ScanDescription {
     pub fields: Vec<String>,
     /// The query condition (the `--where` grammar), if any.
     pub condition: Option<String>,
+    /// The prune condition (the same grammar): tiles whose metadata
+    /// rules it out go unread; absent from older descriptions.
+    #[serde(default)]
+    pub prune: Option<String>,
     /// Each partition's inclusive ranges: (dimension, low, high).
     pub partitions: Vec<Vec<(String, Bound, Bound)>>,
     /// At most this many rows per partition.

@@ -14,7 +14,11 @@
 //! cells than SQL: range comparisons of floats stay with DataFusion, as
 //! SQL orders NaN beyond every number (a positive NaN above, a negative
 //! one below) and TileDB's NaN passes none (both take -0 equal to 0, NaN
-//! unequal to every number). Anything else stays with DataFusion.
+//! unequal to every number). On a dense array the same predicates, float
+//! ranges included, prune: space tiles whose metadata shows no cell
+//! passes go unread (float tiles that may hold a NaN are read), and
+//! DataFusion filters the rest (inexact). Anything else stays with
+//! DataFusion.
 
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
@@ -34,6 +38,9 @@ pub(crate) enum Effect {
     },
     /// Keeps cells satisfying this condition (text in the `--where` grammar).
     Condition { text: String, exact: bool },
+    /// Leaves unread the tiles whose metadata shows no cell satisfies
+    /// this condition (a dense array's); DataFusion filters what is read.
+    Prune { text: String },
 }
 
 impl Effect {
@@ -55,11 +62,15 @@ pub(crate) fn effect(filter: &Expr, array: &OpenArray) -> Option<Effect> {
     }
     // A dense read gives the cells failing a condition as nulls (TileDB's
     // dense semantics), not fewer cells: a filter above could not tell
-    // them from real nulls, so conditions go only to sparse reads.
+    // them from real nulls, so conditions go only to sparse reads. A dense
+    // read leaves unread the tiles that metadata rules out (reading float
+    // tiles that may hold NaN, which SQL orders above every number).
     if array.schema.is_dense() {
-        return None;
+        let text = condition_text(filter, array, true)?;
+        Condition::parse(&text, &array.schema).ok()?;
+        return Some(Effect::Prune { text });
     }
-    let text = condition_text(filter, array)?;
+    let text = condition_text(filter, array, false)?;
     // Bound here, once, to know it binds: the literals fit the attributes.
     Condition::parse(&text, &array.schema).ok()?;
     Some(Effect::Condition {
@@ -265,8 +276,10 @@ fn key(v: &ScalarValue, d: &Dimension) -> Option<Value> {
     fits.then_some(k)
 }
 
-/// An attribute predicate in the `--where` grammar, if it has one.
-fn condition_text(filter: &Expr, array: &OpenArray) -> Option<String> {
+/// An attribute predicate in the `--where` grammar, if it has one; with
+/// `float_ranges`, range comparisons of floats too (for pruning, which
+/// reads the tiles that may hold NaN).
+fn condition_text(filter: &Expr, array: &OpenArray, float_ranges: bool) -> Option<String> {
     let attribute = |name: &str| {
         array
             .schema
@@ -280,8 +293,8 @@ fn condition_text(filter: &Expr, array: &OpenArray) -> Option<String> {
     Some(match filter {
         Expr::BinaryExpr(b) if matches!(b.op, Operator::And | Operator::Or) => {
             let (l, r) = (
-                condition_text(&b.left, array)?,
-                condition_text(&b.right, array)?,
+                condition_text(&b.left, array, float_ranges)?,
+                condition_text(&b.right, array, float_ranges)?,
             );
             let op = if b.op == Operator::And { "and" } else { "or" };
             format!("({l}) {op} ({r})")
@@ -294,6 +307,7 @@ fn condition_text(filter: &Expr, array: &OpenArray) -> Option<String> {
             // comparison: pushed down, it would drop cells SQL keeps.
             let float = matches!(at.datatype.physical(), Physical::Float(_));
             if float
+                && !float_ranges
                 && matches!(
                     op,
                     Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
@@ -338,7 +352,7 @@ fn condition_text(filter: &Expr, array: &OpenArray) -> Option<String> {
             };
             format!("{} is {not}null", c.name)
         }
-        Expr::Not(e) => format!("not ({})", condition_text(e, array)?),
+        Expr::Not(e) => format!("not ({})", condition_text(e, array, float_ranges)?),
         _ => return None,
     })
 }

@@ -4,10 +4,12 @@
 //! between its fragments' data tiles, their MBRs read off the R-trees, so
 //! each partition holds about as many of the read's cells however the
 //! cells lie (an even cut of the range gives one partition most of a
-//! skewed array's cells).
+//! skewed array's cells). With a prune condition a dense array's tile rows
+//! are weighed by the tiles metadata leaves to read and shared out, so
+//! each partition decodes about as many.
 
 use tessera::fragment::{FragmentMetadata, OpenArray, SectionWants};
-use tessera::query::Value;
+use tessera::query::{dense_tiles_may_match, Expr, Value};
 use tessera::schema::{Dimension, Range1D};
 use tessera::tile::storage::Storage;
 
@@ -15,14 +17,16 @@ use tessera::tile::storage::Storage;
 pub(crate) type Ranges = Vec<(String, Value, Value)>;
 
 /// Up to `n` partitions of the read with ranges `per_dim` (`None`: the
-/// dimension's whole `extent`). Only a single integer range on the first
-/// dimension is cut; anything else is one partition.
+/// dimension's whole `extent`) and prune condition `prune`. Only a single
+/// integer range on the first dimension is cut; anything else is one
+/// partition.
 pub(crate) fn cut(
     array: &OpenArray,
     storage: &dyn Storage,
     per_dim: &[Option<Vec<(Value, Value)>>],
     extent: &[Option<(Value, Value)>],
     n: usize,
+    prune: Option<&Expr>,
 ) -> Vec<Ranges> {
     let dims = &array.schema.dimensions;
     let fixed: Ranges = per_dim
@@ -54,6 +58,16 @@ pub(crate) fn cut(
     let Some((lo, hi)) = single.filter(|_| n > 1) else {
         return vec![with(first)];
     };
+    if array.schema.is_dense() {
+        let rows = TileRows::new(&dims[0], lo, hi);
+        if let Some(shares) = prune.and_then(|c| rows.shared(array, storage, &fixed, c, n)) {
+            let ints = |share: Vec<(i128, i128)>| {
+                let share = share.into_iter();
+                with(share.map(|(a, b)| (Value::Int(a), Value::Int(b))).collect())
+            };
+            return shares.into_iter().map(ints).collect();
+        }
+    }
     let pieces = if array.schema.is_dense() {
         dense_cuts(&dims[0], lo, hi, n)
     } else {
@@ -72,18 +86,118 @@ pub(crate) fn cut(
 
 /// Cuts of a dense array's `[lo, hi]` on its first dimension's space tiles.
 fn dense_cuts(dim: &Dimension, lo: i128, hi: i128, n: usize) -> Vec<(i128, i128)> {
-    let tile = dim
-        .tile_extent
-        .as_ref()
-        .and_then(|t| Value::decode(dim.datatype, t).as_int())
-        .unwrap_or(1)
-        .max(1);
-    let origin = dim
-        .domain
-        .as_ref()
-        .and_then(|(a, _)| Value::decode(dim.datatype, a).as_int())
-        .unwrap_or(lo);
-    tile_cuts(lo, hi, n, tile, origin)
+    let rows = TileRows::new(dim, lo, hi);
+    tile_cuts(lo, hi, n, rows.tile, rows.origin)
+}
+
+/// Rows weighed at most: more are cut evenly.
+const MOST_ROWS_WEIGHED: i128 = 4096;
+
+/// The space-tile rows of a dense array's first dimension within `[lo, hi]`.
+struct TileRows {
+    lo: i128,
+    hi: i128,
+    /// The tile extent.
+    tile: i128,
+    /// Where tiles start: the domain's first coordinate.
+    origin: i128,
+}
+
+impl TileRows {
+    fn new(dim: &Dimension, lo: i128, hi: i128) -> TileRows {
+        let tile = dim
+            .tile_extent
+            .as_ref()
+            .and_then(|t| Value::decode(dim.datatype, t).as_int())
+            .unwrap_or(1)
+            .max(1);
+        let origin = dim
+            .domain
+            .as_ref()
+            .and_then(|(a, _)| Value::decode(dim.datatype, a).as_int())
+            .unwrap_or(lo);
+        TileRows {
+            lo,
+            hi,
+            tile,
+            origin,
+        }
+    }
+
+    /// Each row's first and last coordinate within `[lo, hi]`; `None` for
+    /// more than [`MOST_ROWS_WEIGHED`].
+    fn spans(&self) -> Option<Vec<(i128, i128)>> {
+        let row = |c: i128| (c - self.origin) / self.tile;
+        if row(self.hi) - row(self.lo) >= MOST_ROWS_WEIGHED {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut start = self.lo;
+        while start <= self.hi {
+            let end = (self.origin + (row(start) + 1) * self.tile - 1).min(self.hi);
+            out.push((start, end));
+            start = end + 1;
+        }
+        Some(out)
+    }
+
+    /// The rows shared out among up to `n` partitions by the tiles of each
+    /// that metadata leaves a read with prune condition `prune` (and the
+    /// other dimensions' ranges `fixed`) to decode; rows with none go to
+    /// no partition. `None` where metadata rules out no tile, or cannot
+    /// judge a row.
+    fn shared(
+        &self,
+        array: &OpenArray,
+        storage: &dyn Storage,
+        fixed: &Ranges,
+        prune: &Expr,
+        n: usize,
+    ) -> Option<Vec<Vec<(i128, i128)>>> {
+        let name = &array.schema.dimensions[0].name;
+        let mut weighed = Vec::new();
+        let mut ruled_out = false;
+        for (a, b) in self.spans()? {
+            let mut ranges = vec![(name.clone(), Value::Int(a), Value::Int(b))];
+            ranges.extend(fixed.iter().cloned());
+            let tally = dense_tiles_may_match(storage, array, &ranges, prune).ok()??;
+            ruled_out |= tally.may_match < tally.total;
+            weighed.push((tally.may_match, (a, b)));
+        }
+        ruled_out.then(|| share(weighed, n))
+    }
+}
+
+/// Spans of the first dimension, each with its weight, shared out among
+/// up to `n` partitions of about equal weight: the heaviest first, each to
+/// the lightest partition so far. Spans of no weight are left out;
+/// partitions hold their spans in order, neighbours merged.
+fn share(mut weighed: Vec<(u64, (i128, i128))>, n: usize) -> Vec<Vec<(i128, i128)>> {
+    weighed.retain(|(w, _)| *w > 0);
+    weighed.sort_by_key(|&(w, span)| (std::cmp::Reverse(w), span));
+    let mut parts: Vec<(u64, Vec<(i128, i128)>)> = vec![(0, Vec::new()); n.max(1)];
+    for (w, span) in weighed {
+        let lightest = (parts.iter_mut()).min_by_key(|(load, _)| *load);
+        if let Some((load, spans)) = lightest {
+            *load += w;
+            spans.push(span);
+        }
+    }
+    parts
+        .into_iter()
+        .filter(|(_, spans)| !spans.is_empty())
+        .map(|(_, mut spans)| {
+            spans.sort_unstable();
+            let mut merged: Vec<(i128, i128)> = Vec::with_capacity(spans.len());
+            for (a, b) in spans {
+                match merged.last_mut() {
+                    Some(last) if last.1 + 1 == a => last.1 = b,
+                    _ => merged.push((a, b)),
+                }
+            }
+            merged
+        })
+        .collect()
 }
 
 /// `[lo, hi]` cut into up to `n` pieces of equal width, rounded up to
@@ -284,6 +398,35 @@ mod tests {
         let tiles: Vec<TileSpan> = (0..20).map(|i| span(i % 5, 50 + i, 10)).collect();
         let pieces = balanced_cuts(tiles, 0, 80, 4);
         covers(&pieces, 0, 80);
+    }
+
+    #[test]
+    fn weighed_rows_are_shared_evenly_and_empty_ones_dropped() {
+        // Eight rows of ten coordinates; rows 2 and 6 hold nothing to read.
+        let weights = [6, 5, 0, 6, 6, 8, 0, 8];
+        let weighed = (weights.iter().enumerate())
+            .map(|(i, &w)| (w, (i as i128 * 10, i as i128 * 10 + 9)))
+            .collect();
+        let parts = share(weighed, 2);
+        assert_eq!(parts.len(), 2);
+        let load = |spans: &[(i128, i128)]| -> u64 {
+            (spans.iter())
+                .flat_map(|&(a, b)| (a / 10)..=(b / 10))
+                .map(|r| weights[r as usize])
+                .sum()
+        };
+        let loads: Vec<u64> = parts.iter().map(|p| load(p)).collect();
+        assert_eq!(loads.iter().sum::<u64>(), 39);
+        assert!(loads.iter().all(|&l| l == 19 || l == 20), "{parts:?}");
+        for p in &parts {
+            // In order, merged, and no row without weight.
+            assert!(p.windows(2).all(|w| w[0].1 + 1 < w[1].0), "{p:?}");
+            assert!(p
+                .iter()
+                .all(|&(a, b)| !(a..=b).contains(&25) && !(a..=b).contains(&65)));
+        }
+        // Nothing to read: no partition.
+        assert!(share(vec![(0, (0, 9))], 4).is_empty());
     }
 
     #[test]

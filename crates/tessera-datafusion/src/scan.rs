@@ -74,6 +74,8 @@ pub struct TesseraScan {
     plan: ReadRequest,
     /// The condition's text, for EXPLAIN.
     condition: Option<String>,
+    /// The prune condition's text, for EXPLAIN.
+    prune: Option<String>,
     /// Each partition's ranges; none at all when the filters select nothing.
     partitions: Vec<Ranges>,
     limit: Option<usize>,
@@ -102,6 +104,7 @@ impl TesseraScan {
         // read covers.
         let mut per_dim: Vec<Option<Vec<(Value, Value)>>> = vec![None; schema.dimensions.len()];
         let mut conditions = Vec::new();
+        let mut prunes = Vec::new();
         for e in &spec.effects {
             match e {
                 Effect::Ranges {
@@ -117,6 +120,7 @@ impl TesseraScan {
                     });
                 }
                 Effect::Condition { text, .. } => conditions.push(format!("({text})")),
+                Effect::Prune { text } => prunes.push(format!("({text})")),
             }
         }
         let mut nothing =
@@ -127,6 +131,11 @@ impl TesseraScan {
             }
             nothing |= r.as_ref().is_some_and(Vec::is_empty);
         }
+        let prune = (!prunes.is_empty()).then(|| prunes.join(" and "));
+        let prune_condition = (prune.as_ref())
+            .map(|t| Condition::parse(t, &array.schema))
+            .transpose()
+            .map_err(external)?;
         let partitions = if nothing {
             Vec::new()
         } else {
@@ -136,12 +145,14 @@ impl TesseraScan {
                 &per_dim,
                 &extent,
                 spec.target_partitions.max(1),
+                prune_condition.as_ref(),
             )
         };
         Self::assemble(Parts {
             table: spec.table,
             schema: spec.schema,
             condition: (!conditions.is_empty()).then(|| conditions.join(" and ")),
+            prune,
             partitions,
             limit: spec.limit,
             projection: spec.projection,
@@ -174,6 +185,7 @@ impl TesseraScan {
             table,
             schema,
             condition: description.condition.clone(),
+            prune: description.prune.clone(),
             partitions,
             limit: description.limit,
             projection,
@@ -193,6 +205,7 @@ impl TesseraScan {
                 .map(|f| f.name().clone())
                 .collect(),
             condition: self.condition.clone(),
+            prune: self.prune.clone(),
             partitions: self
                 .partitions
                 .iter()
@@ -269,7 +282,13 @@ impl TesseraScan {
             .map(|t| Condition::parse(t, &array.schema))
             .transpose()
             .map_err(external)?;
-        let plan = read_plan(array, &parts.schema, condition);
+        let prune = parts
+            .prune
+            .as_ref()
+            .map(|t| Condition::parse(t, &array.schema))
+            .transpose()
+            .map_err(external)?;
+        let plan = read_plan(array, &parts.schema, condition, prune);
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(parts.schema.clone()),
             Partitioning::UnknownPartitioning(parts.partitions.len().max(1)),
@@ -281,6 +300,7 @@ impl TesseraScan {
             schema: parts.schema,
             plan,
             condition: parts.condition,
+            prune: parts.prune,
             partitions: parts.partitions,
             limit: parts.limit,
             projection: parts.projection,
@@ -296,6 +316,7 @@ struct Parts {
     table: TesseraTable,
     schema: SchemaRef,
     condition: Option<String>,
+    prune: Option<String>,
     partitions: Vec<Ranges>,
     limit: Option<usize>,
     projection: Vec<usize>,
@@ -314,7 +335,12 @@ fn partition_budget(dense: bool) -> u64 {
 /// dimensions if it names any. With no column at all (`count(*)`), the
 /// cheapest read that still counts cells: coordinates of a sparse array,
 /// the first attribute of a dense one.
-fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>) -> ReadRequest {
+fn read_plan(
+    array: &OpenArray,
+    schema: &SchemaRef,
+    condition: Option<Condition>,
+    prune: Option<Condition>,
+) -> ReadRequest {
     let s = &array.schema;
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let dimensions = s
@@ -338,8 +364,12 @@ fn read_plan(array: &OpenArray, schema: &SchemaRef, condition: Option<Condition>
     // SQL asks no order of a scan: a batch of a dense array is whole
     // space tiles (read row-major, one would be at least a row of them).
     let request = request.layout(Layout::Unordered);
-    match condition {
+    let request = match condition {
         Some(c) => request.condition(c),
+        None => request,
+    };
+    match prune {
+        Some(c) => request.prune(c),
         None => request,
     }
 }
@@ -399,6 +429,9 @@ impl DisplayAs for TesseraScan {
         write!(f, ", ranges=[{}]", ranges.join("; "))?;
         if let Some(c) = &self.condition {
             write!(f, ", condition={c}")?;
+        }
+        if let Some(c) = &self.prune {
+            write!(f, ", prune={c}")?;
         }
         write!(f, ", partitions={}", self.partitions.len())?;
         if let Some(l) = self.limit {

@@ -230,6 +230,61 @@ async fn float_predicates_keep_what_sql_keeps_around_nan() {
     assert_eq!(nan_first, [["4"]]);
 }
 
+/// On a dense array float predicates prune tiles by their metadata, and
+/// keep every row SQL keeps: numbers a NaN hid from a tile's min and max,
+/// a tile whose sum stopped at its bound, cells written again by a later
+/// fragment, a tile never written (its NaN fill passes `>`).
+#[tokio::test]
+async fn dense_prunes_keep_what_sql_keeps_around_nan() {
+    let ctx = context(&[("d", "dense_float_nan_tiles")]).await;
+    let predicates = [
+        "v < 100.0",
+        "v > 500.0",
+        "v >= 2.0",
+        "f < 100.0",
+        "f > 500.0",
+        "v < 100.0 AND f > 0.0",
+        "v < 5.0 OR v > 650.0",
+        "v = 30.0",
+        "v IN (40.0, 601.0)",
+    ];
+    for p in predicates {
+        let all = sql(&ctx, &format!("SELECT x, {p} FROM d ORDER BY x")).await;
+        let want: Vec<String> = all
+            .iter()
+            .filter(|r| r[1] == "true")
+            .map(|r| r[0].clone())
+            .collect();
+        let got: Vec<String> = sql(&ctx, &format!("SELECT x FROM d WHERE {p} ORDER BY x"))
+            .await
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
+        assert_eq!(got, want, "{p}");
+        // `f` (float32) is compared cast to float64: not pushed down.
+        let plan = sql(&ctx, &format!("EXPLAIN SELECT x FROM d WHERE {p}")).await;
+        assert!(
+            p.starts_with('f') || plan.iter().any(|r| r[1].contains("prune=")),
+            "{p}: not pruned: {plan:?}"
+        );
+    }
+    // Partitions share out only the tile rows metadata leaves to read.
+    let ctx = context(&[("t", "dense_2d_types")]).await;
+    for p in ["f64 > 0.5 AND i32 < 7", "i32 > 3", "u8 <= 2 OR f32 > 1.0"] {
+        let own = format!("SELECT sum(CAST(({p}) AS INT)) FROM t");
+        let pushed = format!("SELECT count(*) FROM t WHERE {p}");
+        assert_eq!(sql(&ctx, &pushed).await, sql(&ctx, &own).await, "{p}");
+    }
+    let ctx = context(&[("d", "dense_float_nan_tiles")]).await;
+    // `>` keeps the NaNs (x 1 and 14) and the never-written tile's NaN
+    // fill (16 to 19); `<` the numbers NaN hid from the metadata: x 0
+    // (1.0 before a NaN) and 15 (after a sum pinned at its bound).
+    let got = sql(&ctx, "SELECT count(*) FROM d WHERE v > 500.0").await;
+    assert_eq!(got, [["16"]]);
+    let got = sql(&ctx, "SELECT x FROM d WHERE v < 5.0 ORDER BY x").await;
+    assert_eq!(got, [["0"], ["15"]]);
+}
+
 #[tokio::test]
 async fn strings_and_nulls_equal_tiledb_py() {
     let ctx = context(&[("s", "sparse_strings"), ("n", "dense_nullable_var")]).await;
@@ -378,6 +433,7 @@ async fn explain_shows_the_pushdowns() {
         "SELECT i FROM a WHERE x IN (3, 5) LIMIT 2",
         "SELECT i FROM a WHERE f > 0.5 AND i != 7",
         "SELECT count(*) FROM d WHERE r >= 2",
+        "SELECT count(*) FROM d WHERE f64 > 0.5 AND i32 < 7",
         "SELECT sum(i32) FROM d",
     ] {
         let rows = sql(&ctx, &format!("EXPLAIN {q}")).await;

@@ -20,12 +20,17 @@
 //! sets [`Batches::free_cut_bytes`]), within the budget too, down to that
 //! size, as a smaller batch's memory is reused.
 //!
+//! A dense read with a prune condition ([`ReadRequest::prune`]) skips the
+//! pieces whose space tiles metadata rules out, and cuts a piece between
+//! the tiles it rules out and the others.
+//!
 //! Estimates come from metadata only: the dense tile grid, R-tree leaves
 //! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
 //! that cannot be cut further (one coordinate, one string range, one Hilbert
 //! curve) is read whole, even over budget.
 
 use crate::context::ReadContext;
+use crate::dense::{DensePrune, Verdict};
 use crate::execute::execute;
 use crate::geometry::{dense_grid, MbrTest};
 use crate::prefetch::{fetch_metadata, returned_attributes};
@@ -77,6 +82,8 @@ pub struct Batches {
     /// (the general path); else it picks their cells a tile at a time and
     /// holds only the tiles it returns whole.
     holds_cut_tiles: bool,
+    /// The request's prune condition, where metadata can judge it.
+    prune: Option<DensePrune>,
     layout: Layout,
     failed: bool,
 }
@@ -111,6 +118,7 @@ impl Batches {
             }
         };
         let budget = request.budget.map(|b| b.max(1));
+        let prune = (request.prune.as_ref()).and_then(|c| DensePrune::new(&array, c));
         Ok(Batches {
             storage,
             array,
@@ -124,6 +132,7 @@ impl Batches {
             cell_bytes,
             tile_cell_bytes,
             holds_cut_tiles,
+            prune,
             layout,
             failed: false,
         })
@@ -332,6 +341,26 @@ impl Batches {
                     .find_map(|j| cut(piece, j, types[j], None))
             }
         }
+    }
+
+    /// What the prune condition's metadata says of a piece's tiles
+    /// (every tile may pass where there is none).
+    fn pruned(&self, piece: &Piece) -> Result<Verdict, QueryError> {
+        let Some(p) = &self.prune else {
+            return Ok(Verdict::EveryTile);
+        };
+        let tally = p.tally(&*self.storage, &self.array, piece)?;
+        Ok(tally.map_or(Verdict::EveryTile, |t| t.verdict()))
+    }
+
+    /// A piece cut in two between its space tiles, each half touching
+    /// fewer; only in a read in batches (one without is one batch).
+    fn tile_split(&self, piece: &Piece) -> Option<(Piece, Piece)> {
+        self.budget?;
+        let (a, b) = self.geometric_split(piece)?;
+        let tiles = |p: &Piece| self.estimate(p).map(|e| e.1).ok();
+        let whole = tiles(piece)?;
+        (tiles(&a)? < whole && tiles(&b)? < whole).then_some((a, b))
     }
 
     /// A piece cut in two where it is over budget; `None` when it fits,
@@ -686,6 +715,21 @@ impl Iterator for Batches {
         }
         loop {
             let piece = self.pieces.pop_front()?;
+            match self.pruned(&piece) {
+                Ok(Verdict::NoTile) => continue,
+                Ok(Verdict::SomeTiles) => {
+                    if let Some((a, b)) = self.tile_split(&piece) {
+                        self.pieces.push_front(b);
+                        self.pieces.push_front(a);
+                        continue;
+                    }
+                }
+                Ok(Verdict::EveryTile) => {}
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
             // Cut while over budget, as long as a cut leaves a half
             // touching fewer tiles: a batch holds at least one tile.
             match self.try_split(&piece) {

@@ -40,6 +40,7 @@ pub use context::ReadContext;
 /// The tile-level reads `tessera verify` and the tile metadata tests make:
 /// a field of a fragment, and one of its tiles decoded.
 pub use decode::{read_field_tile, FieldSpec, FieldTile};
+pub use dense::{dense_tiles_may_match, TileTally};
 pub use error::QueryError;
 pub use request::ReadRequest;
 pub use result::{CoordinateGrid, GridCursor, GridDimension, ReadResult};
