@@ -1,5 +1,6 @@
 //! Tiles' bytes read ahead ([`Fetched`]: a run of neighbouring tiles in
-//! one request per file) or read when asked for.
+//! one request per file, or large runs from their files mapped into
+//! memory) or read when asked for.
 
 use super::spec::*;
 use crate::context::ReadContext;
@@ -8,7 +9,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use tessera_fragment::{FileKind, FragmentMetadata};
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{MappedFile, Storage};
 
 /// Tile bytes read ahead: for a run of tiles, the byte ranges of neighbouring
 /// tiles in one file are merged into one request. A range not held is read
@@ -23,6 +24,8 @@ pub struct Fetched<'s> {
     spans: Vec<(PathBuf, u64, usize, usize)>,
     /// Spans a batch fetched, each in the buffer it came in (not copied).
     landed: Vec<(PathBuf, u64, Vec<u8>)>,
+    /// Files mapped whole: any range inside is served from the mapping.
+    mapped: Vec<(PathBuf, MappedFile)>,
 }
 
 impl<'s> Fetched<'s> {
@@ -34,6 +37,7 @@ impl<'s> Fetched<'s> {
             buf: Vec::new(),
             spans: Vec::new(),
             landed: Vec::new(),
+            mapped: Vec::new(),
         }
     }
 
@@ -45,6 +49,9 @@ impl<'s> Fetched<'s> {
         spans: Vec<(PathBuf, Range<u64>)>,
     ) -> Result<Self, QueryError> {
         let total = spans.iter().map(|(_, r)| (r.end - r.start) as usize).sum();
+        if let Some(fetched) = Fetched::mapped(storage, ctx, &spans, total as u64)? {
+            return Ok(fetched);
+        }
         let mut fetched = Fetched {
             storage,
             ctx,
@@ -55,6 +62,7 @@ impl<'s> Fetched<'s> {
             },
             spans: Vec::with_capacity(spans.len()),
             landed: Vec::new(),
+            mapped: Vec::new(),
         };
         // One reservation for the whole run (lengths come from metadata).
         if let Err(e) = fetched.buf.try_reserve_exact(total) {
@@ -81,6 +89,48 @@ impl<'s> Fetched<'s> {
         Ok(fetched)
     }
 
+    /// The files of `spans` (`total` bytes) mapped into memory, where the
+    /// storage maps them for a run that large; `None` where it does not
+    /// (or a file cannot be mapped: it is then read, and any error
+    /// reported, as usual). A span reaching past its file's end is an
+    /// error, as a read of it would be.
+    fn mapped(
+        storage: &'s dyn Storage,
+        ctx: &'s ReadContext,
+        spans: &[(PathBuf, Range<u64>)],
+        total: u64,
+    ) -> Result<Option<Self>, QueryError> {
+        let mut mapped: Vec<(PathBuf, MappedFile)> = Vec::new();
+        for (path, r) in spans {
+            let file = match mapped.iter().find(|(p, _)| p == path) {
+                Some((_, m)) => m.clone(),
+                None => match storage.map(path, total) {
+                    Some(Ok(m)) => {
+                        mapped.push((path.clone(), m.clone()));
+                        m
+                    }
+                    _ => return Ok(None),
+                },
+            };
+            let len = file.bytes().len() as u64;
+            if r.start > r.end || r.end > len {
+                return Err(QueryError::Io {
+                    path: path.display().to_string(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "byte range {}..{} is outside the file ({len} bytes)",
+                            r.start, r.end
+                        ),
+                    ),
+                });
+            }
+        }
+        let mut fetched = Fetched::nothing(storage, ctx);
+        fetched.mapped = mapped;
+        Ok(Some(fetched))
+    }
+
     /// Holds `spans` read already (by a batch), their bytes in `bytes`:
     /// kept in the buffers they came in.
     pub(super) fn from_batch(
@@ -92,13 +142,9 @@ impl<'s> Fetched<'s> {
         let landed = (spans.into_iter().zip(bytes))
             .map(|((path, r), b)| (path, r.start, b))
             .collect();
-        Fetched {
-            storage,
-            ctx,
-            buf: Vec::new(),
-            spans: Vec::new(),
-            landed,
-        }
+        let mut fetched = Fetched::nothing(storage, ctx);
+        fetched.landed = landed;
+        fetched
     }
 
     pub(super) fn bytes(
@@ -106,6 +152,14 @@ impl<'s> Fetched<'s> {
         path: &Path,
         range: Range<u64>,
     ) -> Result<Cow<'_, [u8]>, QueryError> {
+        for (p, file) in &self.mapped {
+            let bytes = file.bytes();
+            if p == path && range.start <= range.end && range.end <= bytes.len() as u64 {
+                return Ok(Cow::Borrowed(
+                    &bytes[range.start as usize..range.end as usize],
+                ));
+            }
+        }
         for (p, start, b) in &self.landed {
             if p == path && range.start >= *start && range.end <= start + b.len() as u64 {
                 let from = (range.start - start) as usize;

@@ -62,7 +62,8 @@ impl TileTally {
 /// metadata shows may hold a cell satisfying `prune`, as a read with
 /// [`ReadRequest::prune`](crate::ReadRequest::prune) judges them; `None`
 /// where it cannot judge (a sparse array, delete or update commits, a
-/// condition on dimensions, more than 65536 tiles). Planners use it to
+/// condition on dimensions, more than 65536 tiles, ranges outside the
+/// domain or of more than 2^40 cells). Planners use it to
 /// share out the tiles a read will decode.
 ///
 /// ```
@@ -142,7 +143,11 @@ impl DensePrune {
         piece: &[Vec<(Value, Value)>],
     ) -> Result<Option<TileTally>, QueryError> {
         let schema = &array.schema;
-        let sub = DenseSubarray::new(schema, piece, Layout::RowMajor)?;
+        // A piece too large for one read (cut by the budget later) or out
+        // of the domain (the read says so) is not judged.
+        let Ok(sub) = DenseSubarray::new(schema, piece, Layout::RowMajor) else {
+            return Ok(None);
+        };
         let total = tile_count(&sub);
         if total > MOST_TILES_JUDGED {
             return Ok(None);

@@ -11,10 +11,12 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod location;
+mod mapped;
 mod side_by_side;
 mod write;
 
 pub use location::Location;
+pub use mapped::MappedFile;
 pub use side_by_side::side_by_side;
 pub use write::{entry_names, FileWriter, WritableStorage};
 
@@ -64,6 +66,16 @@ pub trait Storage: Send + Sync {
             at += b.len();
         }
         Ok(())
+    }
+
+    /// The file at `path` mapped into memory, for a reader about to read
+    /// `run_bytes` of it: where the storage maps files (local ones) and a
+    /// run that large pays for a mapping, readers decode it from the
+    /// mapping, with no copy. `None` (the default) where it does not;
+    /// readers then read ranges.
+    fn map(&self, path: &Path, run_bytes: u64) -> Option<io::Result<MappedFile>> {
+        let _ = (path, run_bytes);
+        None
     }
 
     /// Reads several ranges of one file. Implementations may coalesce them.
@@ -192,6 +204,10 @@ impl std::fmt::Debug for PendingBatch<'_> {
     }
 }
 
+/// Runs of at least this many bytes [`LocalFs`] maps: below it a mapping
+/// (its system calls and page faults) costs more than the copy it saves.
+const MAPPED_RUN_BYTES: u64 = 1 << 20;
+
 /// The local filesystem.
 #[derive(Debug, Clone, Default)]
 pub struct LocalFs;
@@ -237,6 +253,10 @@ impl Storage for LocalFs {
 
     fn size(&self, path: &Path) -> io::Result<u64> {
         Ok(std::fs::metadata(path)?.len())
+    }
+
+    fn map(&self, path: &Path, run_bytes: u64) -> Option<io::Result<MappedFile>> {
+        (run_bytes >= MAPPED_RUN_BYTES).then(|| MappedFile::open(path))
     }
 
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
