@@ -132,10 +132,7 @@ impl TesseraScan {
             nothing |= r.as_ref().is_some_and(Vec::is_empty);
         }
         let prune = (!prunes.is_empty()).then(|| prunes.join(" and "));
-        let prune_condition = (prune.as_ref())
-            .map(|t| Condition::parse(t, &array.schema))
-            .transpose()
-            .map_err(external)?;
+        let prune_condition = parsed(prune.as_ref(), &array)?;
         let partitions = if nothing {
             Vec::new()
         } else {
@@ -276,18 +273,8 @@ impl TesseraScan {
 
     fn assemble(parts: Parts) -> Result<TesseraScan> {
         let array = parts.table.shared_array();
-        let condition = parts
-            .condition
-            .as_ref()
-            .map(|t| Condition::parse(t, &array.schema))
-            .transpose()
-            .map_err(external)?;
-        let prune = parts
-            .prune
-            .as_ref()
-            .map(|t| Condition::parse(t, &array.schema))
-            .transpose()
-            .map_err(external)?;
+        let condition = parsed(parts.condition.as_ref(), array)?;
+        let prune = parsed(parts.prune.as_ref(), array)?;
         let plan = read_plan(array, &parts.schema, condition, prune);
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(parts.schema.clone()),
@@ -309,6 +296,13 @@ impl TesseraScan {
             properties,
         })
     }
+}
+
+/// A condition's text (the `--where` grammar) bound to `array`'s fields.
+fn parsed(text: Option<&String>, array: &OpenArray) -> Result<Option<Condition>> {
+    text.map(|t| Condition::parse(t, &array.schema))
+        .transpose()
+        .map_err(external)
 }
 
 /// What a scan is made of, from a table's filters or a description.

@@ -191,6 +191,18 @@ async fn exact_conditions_keep_what_sql_keeps_with_nulls() {
     }
 }
 
+/// The `x` of the rows of `table` that `WHERE p` keeps, and of those for
+/// which SQL's own evaluation of `p` (a projected column, which nothing
+/// pushes down) is true.
+async fn kept_and_true(ctx: &SessionContext, table: &str, p: &str) -> (Vec<String>, Vec<String>) {
+    let all = sql(ctx, &format!("SELECT x, {p} FROM {table} ORDER BY x")).await;
+    let want = (all.iter().filter(|r| r[1] == "true"))
+        .map(|r| r[0].clone())
+        .collect();
+    let kept = sql(ctx, &format!("SELECT x FROM {table} WHERE {p} ORDER BY x")).await;
+    (kept.into_iter().map(|r| r[0].clone()).collect(), want)
+}
+
 /// Float predicates over NaN (last in some tiles, so libtiledb's tile
 /// bounds are NaN), a negative NaN and -0: a WHERE clause keeps the rows
 /// for which SQL's own evaluation of the predicate (a projected column,
@@ -212,17 +224,7 @@ async fn float_predicates_keep_what_sql_keeps_around_nan() {
         "v > 1.0 OR f < 0.0",
     ];
     for p in predicates {
-        let all = sql(&ctx, &format!("SELECT x, {p} FROM a ORDER BY x")).await;
-        let want: Vec<String> = all
-            .iter()
-            .filter(|r| r[1] == "true")
-            .map(|r| r[0].clone())
-            .collect();
-        let got: Vec<String> = sql(&ctx, &format!("SELECT x FROM a WHERE {p} ORDER BY x"))
-            .await
-            .into_iter()
-            .map(|r| r[0].clone())
-            .collect();
+        let (got, want) = kept_and_true(&ctx, "a", p).await;
         assert_eq!(got, want, "{p}");
     }
     // The NaN cells are there to be kept: a positive NaN passes `>`.
@@ -249,17 +251,7 @@ async fn dense_prunes_keep_what_sql_keeps_around_nan() {
         "v IN (40.0, 601.0)",
     ];
     for p in predicates {
-        let all = sql(&ctx, &format!("SELECT x, {p} FROM d ORDER BY x")).await;
-        let want: Vec<String> = all
-            .iter()
-            .filter(|r| r[1] == "true")
-            .map(|r| r[0].clone())
-            .collect();
-        let got: Vec<String> = sql(&ctx, &format!("SELECT x FROM d WHERE {p} ORDER BY x"))
-            .await
-            .into_iter()
-            .map(|r| r[0].clone())
-            .collect();
+        let (got, want) = kept_and_true(&ctx, "d", p).await;
         assert_eq!(got, want, "{p}");
         // `f` (float32) is compared cast to float64: not pushed down.
         let plan = sql(&ctx, &format!("EXPLAIN SELECT x FROM d WHERE {p}")).await;
