@@ -65,17 +65,16 @@ pub(crate) fn effect(filter: &Expr, array: &OpenArray) -> Option<Effect> {
     // them from real nulls, so conditions go only to sparse reads. A dense
     // read leaves unread the tiles that metadata rules out (reading float
     // tiles that may hold NaN, which SQL orders above every number).
-    if array.schema.is_dense() {
-        let text = condition_text(filter, array, true)?;
-        Condition::parse(&text, &array.schema).ok()?;
-        return Some(Effect::Prune { text });
-    }
-    let text = condition_text(filter, array, false)?;
+    let dense = array.schema.is_dense();
+    let text = condition_text(filter, array, dense)?;
     // Bound here, once, to know it binds: the literals fit the attributes.
     Condition::parse(&text, &array.schema).ok()?;
-    Some(Effect::Condition {
-        text,
-        exact: exact_condition(filter, array),
+    Some(match dense {
+        true => Effect::Prune { text },
+        false => Effect::Condition {
+            text,
+            exact: exact_condition(filter, array),
+        },
     })
 }
 

@@ -38,7 +38,7 @@ impl FieldMeta {
 
 /// Whether `t` is a float type.
 fn is_float(t: Datatype) -> bool {
-    matches!(t, Datatype::Float32 | Datatype::Float64)
+    matches!(t.physical(), tessera_tile::datatype::Physical::Float(_))
 }
 
 /// Whether a float tile (or fragment) whose stored sum is `sum` holds no

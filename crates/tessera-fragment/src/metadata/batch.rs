@@ -132,10 +132,8 @@ impl FragmentMetadata {
             Field::Dimension(j) => self.schema.dimensions.get(j).map(|d| d.datatype),
             _ => None,
         };
-        matches!(
-            t,
-            Some(tessera_tile::Datatype::Float32 | tessera_tile::Datatype::Float64)
-        )
+        let physical = t.map(tessera_tile::Datatype::physical);
+        matches!(physical, Some(tessera_tile::datatype::Physical::Float(_)))
     }
 
     /// Whether a field's values are var-sized, and whether it is nullable.

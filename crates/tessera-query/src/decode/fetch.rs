@@ -112,19 +112,10 @@ impl<'s> Fetched<'s> {
                     _ => return Ok(None),
                 },
             };
-            let len = file.bytes().len() as u64;
-            if r.start > r.end || r.end > len {
-                return Err(QueryError::Io {
-                    path: path.display().to_string(),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "byte range {}..{} is outside the file ({len} bytes)",
-                            r.start, r.end
-                        ),
-                    ),
-                });
-            }
+            file.range(r.clone()).map_err(|e| QueryError::Io {
+                path: path.display().to_string(),
+                source: e,
+            })?;
         }
         let mut fetched = Fetched::nothing(storage, ctx);
         fetched.mapped = mapped;
@@ -152,13 +143,9 @@ impl<'s> Fetched<'s> {
         path: &Path,
         range: Range<u64>,
     ) -> Result<Cow<'_, [u8]>, QueryError> {
-        for (p, file) in &self.mapped {
-            let bytes = file.bytes();
-            if p == path && range.start <= range.end && range.end <= bytes.len() as u64 {
-                return Ok(Cow::Borrowed(
-                    &bytes[range.start as usize..range.end as usize],
-                ));
-            }
+        let mut mapped = self.mapped.iter().filter(|(p, _)| p == path);
+        if let Some(bytes) = mapped.find_map(|(_, file)| file.range(range.clone()).ok()) {
+            return Ok(Cow::Borrowed(bytes));
         }
         for (p, start, b) in &self.landed {
             if p == path && range.start >= *start && range.end <= start + b.len() as u64 {

@@ -12,6 +12,7 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -44,6 +45,16 @@ impl MappedFile {
     pub fn bytes(&self) -> &[u8] {
         &self.0
     }
+
+    /// The bytes of `range`; a range not inside the file is an error, as
+    /// [`LocalFs`](super::LocalFs)'s read of it would be.
+    pub fn range(&self, range: Range<u64>) -> io::Result<&[u8]> {
+        let len = self.0.len() as u64;
+        if range.start > range.end || range.end > len {
+            return Err(super::outside_file(&range, len));
+        }
+        Ok(&self.0[range.start as usize..range.end as usize])
+    }
 }
 
 impl std::fmt::Debug for MappedFile {
@@ -69,6 +80,12 @@ mod tests {
         // Vacuuming removes files: a mapping made before stays readable.
         std::fs::remove_file(&path).unwrap();
         assert_eq!(clone.bytes(), &bytes[..]);
+        assert_eq!(clone.range(10..20).unwrap(), &bytes[10..20]);
+        let past = clone.range(99_990..100_001).unwrap_err().to_string();
+        assert_eq!(
+            past,
+            "byte range 99990..100001 is outside the file (100000 bytes)"
+        );
         std::fs::write(&path, b"").unwrap();
         assert!(MappedFile::open(&path).is_err());
         assert!(MappedFile::open(&dir.join("missing.tdb")).is_err());

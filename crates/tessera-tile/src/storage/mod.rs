@@ -223,14 +223,7 @@ impl Storage for LocalFs {
         let mut f = std::fs::File::open(path)?;
         let len = f.metadata()?.len();
         if range.start > range.end || range.end > len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                // Callers name the file; the error says what was wrong with it.
-                format!(
-                    "byte range {}..{} is outside the file ({} bytes)",
-                    range.start, range.end, len
-                ),
-            ));
+            return Err(outside_file(&range, len));
         }
         read_open_range(&mut f, range, buf)
     }
@@ -287,6 +280,18 @@ impl Storage for LocalFs {
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
+}
+
+/// The error of a byte range not inside a file of `len` bytes (callers
+/// name the file; the error says what was wrong with it).
+fn outside_file(range: &Range<u64>, len: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!(
+            "byte range {}..{} is outside the file ({len} bytes)",
+            range.start, range.end
+        ),
+    )
 }
 
 /// Appends `range` of the open file `f` (inside the file: the caller
