@@ -14,6 +14,7 @@ mod convert;
 mod error;
 mod group;
 mod matrix;
+mod objects;
 mod ranges;
 mod read;
 mod view;
@@ -36,5 +37,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(group::open_group, m)?)?;
     m.add_function(wrap_pyfunction!(write::create, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::create_group, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::change_members, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::put_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::evolve, m)?)?;
     Ok(())
 }

@@ -26,10 +26,12 @@ from ._arrays import DataFrame, DenseNDArray, SparseNDArray, SparseNDArrayRead
 from ._arrow import TableReadIter
 from ._collection import Collection, Experiment, Measurement, open
 from ._context import SOMATileDBContext
-from ._errors import SOMAError
+from ._errors import AlreadyExistsError, DoesNotExistError, SOMAError
 from ._query import AxisQuery, ExperimentAxisQuery
 
 __all__ = [
+    "AlreadyExistsError",
+    "DoesNotExistError",
     "AxisQuery",
     "Collection",
     "DataFrame",

@@ -7,9 +7,9 @@ import numpy as np
 import pyarrow as pa
 
 import tessera
-from tessera._array import numbers
+from tessera._array import _options, numbers
 
-from . import _coords
+from . import _context, _coords, _create, _writing
 from ._arrow import TableReadIter, soma_schema, soma_table
 from ._blockwise import BlockwiseRead
 from ._errors import SOMAValueError
@@ -20,10 +20,52 @@ from ._object import SOMAObject, check_unpartitioned
 class _Array(SOMAObject):
     """What the SOMA arrays share: the tessera array, its domain and shape."""
 
-    def __init__(self, array, mode="r"):
-        super().__init__(array.uri, array.meta, mode)
+    def __init__(self, array, mode="r", options=None):
+        super().__init__(array.uri, array.meta, mode, options)
         self._array = array
         self._doc = json.loads(array._native.schema_json())
+
+    @classmethod
+    def _create(cls, uri, doc, context):
+        """Creates the array of schema ``doc`` at ``uri`` with this class's
+        SOMA metadata; returns it open for writing."""
+        uri = str(uri)
+        options = _context.options_for(uri, context)
+        metadata = {"soma_object_type": cls.soma_type, "soma_encoding_version": _writing.ENCODING_VERSION}
+        _writing.create_object(uri, lambda: tessera.create(uri, doc, storage_options=options), metadata, False,
+                               options)
+        return cls(tessera.open(uri, storage_options=options), "w", options)
+
+    def _reopen(self):
+        """Opens the array again, at its newest schema and fragments."""
+        self._array = tessera.open(self.uri, storage_options=self._options)
+        self._doc = json.loads(self._array._native.schema_json())
+        self.__dict__.pop("_schema", None)
+
+    def _write_table(self, table):
+        """Writes ``table`` (the array's own columns and types) as a fragment."""
+        self.verify_open_for_writing()
+        if table.num_rows:
+            tessera.write(self.uri, table, storage_options=self._options)
+            self._reopen()
+
+    def _resize(self, ranges):
+        """Grows the current domain to ``ranges`` (one ``[lo, hi]`` per dimension)."""
+        self.verify_open_for_writing()
+        tessera._native.evolve(self.uri, [], json.dumps([list(r) for r in ranges]), None,
+                               _options(self._options))
+        self._reopen()
+
+    def _check_in_domain(self, table):
+        """Raises unless every coordinate of ``table`` lies in the current domain."""
+        for (lo, hi), d in zip(self._current(), self._doc["dimensions"]):
+            if d["name"] not in table.column_names or d["type"] != "INT64" or not table.num_rows:
+                continue
+            values = pa.compute.min_max(table.column(d["name"]))
+            low, high = values["min"].as_py(), values["max"].as_py()
+            if low < int(lo) or high > int(hi):
+                raise SOMAValueError(f"{self.uri}: {d['name']} values {low} to {high} lie outside the domain "
+                                     f"[{lo}, {hi}]: resize it first")
 
     @property
     def is_sparse(self):
@@ -88,6 +130,59 @@ class DataFrame(_Array):
     (and any other index columns)."""
 
     soma_type = "SOMADataFrame"
+
+    @classmethod
+    def create(cls, uri, *, schema, index_column_names=("soma_joinid",), domain=None, platform_config=None,
+               context=None, tiledb_timestamp=None):
+        """Creates an empty DataFrame with the columns of the Arrow
+        ``schema`` (``soma_joinid`` added if missing), indexed by
+        ``index_column_names``, ``domain`` (one ``(lo, hi)`` per index
+        column) in force; returns it open for writing."""
+        return cls._create(uri, _create.dataframe_schema(schema, index_column_names, domain), context)
+
+    def write(self, values, platform_config=None):
+        """Writes the rows of ``values`` (a ``pyarrow.Table`` or record batch
+        with every column of the DataFrame); a row whose index values were
+        written before replaces it. Dictionary columns' new values extend
+        their enumerations."""
+        self.verify_open_for_writing()
+        if isinstance(values, pa.RecordBatch):
+            values = pa.Table.from_batches([values])
+        if not isinstance(values, pa.Table):
+            raise SOMAValueError(f"{self.uri}: write takes a pyarrow.Table, not {type(values).__name__}")
+        cells, extend = _writing.dataframe_cells(self.uri, self._doc, values)
+        self._check_in_domain(cells)
+        if extend:
+            _writing.extend_enumerations(self.uri, extend, self._options)
+            self._reopen()
+        self._write_table(cells)
+        return self
+
+    def change_domain(self, newdomain, check_only=False):
+        """Grows the domain in force to ``newdomain`` (one ``(lo, hi)`` per
+        index column)."""
+        if check_only:
+            return self._domain_change_ok(newdomain)
+        ok, why = self._domain_change_ok(newdomain)
+        if not ok:
+            raise SOMAValueError(f"{self.uri}: {why}")
+        self._resize(newdomain)
+
+    def tiledbsoma_resize_soma_joinid_shape(self, newshape, check_only=False):
+        """Grows the ``soma_joinid`` domain in force to ``0 .. newshape - 1``."""
+        names = self.index_column_names
+        domain = [(0, int(newshape) - 1) if n == "soma_joinid" else d for n, d in zip(names, self._current())]
+        return self.change_domain(domain, check_only=check_only)
+
+    def _domain_change_ok(self, newdomain):
+        if len(newdomain) != len(self._current()):
+            return False, f"a domain has one range per index column ({len(self._current())}), not {len(newdomain)}"
+        for (lo, hi), new, d in zip(self._current(), newdomain, self._doc["dimensions"]):
+            if d["type"] != "INT64":
+                continue
+            if int(new[0]) > int(lo) or int(new[1]) < int(hi):
+                return False, f"{d['name']}: new domain {tuple(new)} does not hold the current one {(lo, hi)}"
+        return True, ""
 
     @property
     def index_column_names(self):
@@ -164,10 +259,27 @@ class DataFrame(_Array):
 
 
 class _NDArray(_Array):
+    _sparse = True
+
+    @classmethod
+    def create(cls, uri, *, type, shape, platform_config=None, context=None, tiledb_timestamp=None):
+        """Creates an empty array of ``shape`` holding values of the Arrow
+        ``type``; returns it open for writing."""
+        return cls._create(uri, _create.ndarray_schema(type, shape, cls._sparse), context)
+
     @property
     def shape(self):
         """Per dimension the number of coordinates in force (0 to shape - 1)."""
         return tuple(int(hi) + 1 for _, hi in self._current())
+
+    def resize(self, newshape, check_only=False):
+        """Grows the shape in force to ``newshape``."""
+        ok = len(newshape) == self.ndim and all(int(n) >= s for n, s in zip(newshape, self.shape))
+        if check_only:
+            return ok, "" if ok else f"new shape {tuple(newshape)} does not hold the current {self.shape}"
+        if not ok:
+            raise SOMAValueError(f"{self.uri}: new shape {tuple(newshape)} does not hold the current {self.shape}")
+        self._resize([(0, int(n) - 1) for n in newshape])
 
 
 class SparseNDArray(_NDArray):
@@ -175,6 +287,17 @@ class SparseNDArray(_NDArray):
     ``soma_dim_0``, ``soma_dim_1``, ... holding ``soma_data``."""
 
     soma_type = "SOMASparseNDArray"
+
+    def write(self, values, *, platform_config=None):
+        """Writes cells: a ``pyarrow.Table`` of ``soma_dim_*`` and
+        ``soma_data`` columns, a ``pyarrow.SparseCOOTensor``, or a
+        ``SparseCSRMatrix`` / ``SparseCSCMatrix``; cells written before at
+        the same coordinates are replaced."""
+        self.verify_open_for_writing()
+        table = _coo_table(values, self.ndim, self._doc["attributes"][0]["type"])
+        self._check_in_domain(table)
+        self._write_table(table)
+        return self
 
     @property
     def nnz(self):
@@ -228,6 +351,36 @@ class DenseNDArray(_NDArray):
     """A SOMA DenseNDArray (``obsm``, ``varm``, dense ``X``)."""
 
     soma_type = "SOMADenseNDArray"
+    _sparse = False
+
+    def write(self, coords, values, *, platform_config=None):
+        """Writes the ``pyarrow.Tensor`` (or numpy array) ``values`` into the
+        box ``coords`` selects (per dimension an index or a slice; ``()``
+        from the origin), which must have its shape."""
+        self.verify_open_for_writing()
+        data = np.asarray(values.to_numpy() if isinstance(values, pa.Tensor) else values)
+        shape = data.shape if data.ndim == self.ndim else None
+        if shape is None:
+            raise SOMAValueError(f"{self.uri}: values of {data.ndim} dimensions for an array of {self.ndim}")
+        coords = tuple(coords) + (slice(None),) * (self.ndim - len(tuple(coords)))
+        box = []
+        for c, n, (lo, hi), d in zip(coords, shape, self._current(), self._doc["dimensions"]):
+            if isinstance(c, slice):
+                start = int(lo) if c.start is None else int(c.start)
+                stop = start + n - 1 if c.stop is None else int(c.stop)
+            else:
+                start = stop = int(c)
+            if stop - start + 1 != n:
+                raise SOMAValueError(f"{self.uri}: {d['name']}: the box holds {stop - start + 1} coordinates, "
+                                     f"the values {n}")
+            if start < int(lo) or stop > int(hi):
+                raise SOMAValueError(f"{self.uri}: {d['name']} {start} to {stop} lies outside the shape [{lo}, {hi}]")
+            box.append((start, stop))
+        data_type = _writing._ARROW[self._doc["attributes"][0]["type"]].to_pandas_dtype()
+        tessera.write(self.uri, {"soma_data": np.ascontiguousarray(data, dtype=data_type)}, subarray=box,
+                      storage_options=self._options)
+        self._reopen()
+        return self
 
     def read(self, coords=(), *, result_order=None, partitions=None, platform_config=None):
         """The box ``coords`` selects (per dimension: an index or an
@@ -249,6 +402,35 @@ class DenseNDArray(_NDArray):
         values = numbers(table.column("soma_data"))
         shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
         return pa.Tensor.from_numpy(values.reshape(shape))
+
+
+def _coo_table(values, ndim, data_type):
+    """SparseNDArray cells from what ``write`` takes, as a table of
+    ``soma_dim_*`` (int64) and ``soma_data`` of the array's type."""
+    names = [f"soma_dim_{i}" for i in range(ndim)]
+    to = _writing._ARROW[data_type]
+    if isinstance(values, pa.RecordBatch):
+        values = pa.Table.from_batches([values])
+    if isinstance(values, pa.Table):
+        want = names + ["soma_data"]
+        if sorted(values.column_names) != sorted(want):
+            raise SOMAValueError(f"a SparseNDArray write takes columns {want}, not {values.column_names}")
+        return pa.table({n: values.column(n).cast(pa.int64() if n != "soma_data" else to) for n in want})
+    if isinstance(values, pa.SparseCOOTensor):
+        data, coords = values.to_numpy()
+        coords = np.asarray(coords)
+        columns = {n: pa.array(coords[:, i].astype(np.int64)) for i, n in enumerate(names)}
+    elif isinstance(values, (pa.SparseCSRMatrix, pa.SparseCSCMatrix)):
+        if ndim != 2:
+            raise SOMAValueError(f"a {type(values).__name__} fills a 2-D array, not a {ndim}-D one")
+        m = values.to_scipy().tocoo()
+        data = m.data
+        columns = {"soma_dim_0": pa.array(m.row.astype(np.int64)), "soma_dim_1": pa.array(m.col.astype(np.int64))}
+    else:
+        raise SOMAValueError(f"a SparseNDArray write takes a pyarrow Table, SparseCOOTensor, SparseCSRMatrix or "
+                             f"SparseCSCMatrix, not {type(values).__name__}")
+    columns["soma_data"] = pa.array(np.asarray(data).ravel()).cast(to)
+    return pa.table(columns)
 
 
 def _layout(result_order):

@@ -44,6 +44,7 @@ class SOMATileDBContext:
         self.tiledb_config = dict(tiledb_config or {})
         self.timestamp = timestamp
         self.threadpool = threadpool
+        self._options = None
 
     def replace(self, *, tiledb_config=None, **changes):
         """A copy with ``tiledb_config`` merged over this one's (a key set
@@ -60,6 +61,8 @@ class SOMATileDBContext:
     def storage_options(self):
         """The storage options (``object_store`` keys) this configuration
         gives tessera's storage."""
+        if self._options is not None:
+            return dict(self._options)
         return storage_options(self.tiledb_config)
 
     def __repr__(self):
@@ -87,10 +90,33 @@ def of(context):
     tiledbsoma's (anything with a ``tiledb_config`` mapping), or none."""
     if context is None:
         return {}
+    if isinstance(context, SOMATileDBContext):
+        return context.storage_options()
     config = getattr(context, "tiledb_config", None)
     if config is None:
         raise SOMATypeError(f"context {context!r}: expected a SOMATileDBContext (with a tiledb_config)")
     return storage_options(config)
+
+
+def options_for(uri, context):
+    """The storage options for ``uri`` from ``context``: object stores
+    take them, local paths none."""
+    return of(context) if is_object_store(uri) else {}
+
+
+def with_options(options):
+    """A context carrying storage options as they are (for the members an
+    object makes in its own store)."""
+    context = SOMATileDBContext()
+    context._options = dict(options)
+    return context
+
+
+def is_missing(error):
+    """Whether a tessera error says there is nothing at the URI."""
+    text = str(error).lower()
+    return any(s in text for s in ("no such file", "not found", "does not exist", "no array schema",
+                                   "not a tiledb group", "notfound"))
 
 
 def is_object_store(uri):

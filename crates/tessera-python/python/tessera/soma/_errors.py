@@ -25,3 +25,11 @@ class SOMATypeError(SOMAError, TypeError):
 
 class SOMANotImplementedError(SOMAError, NotImplementedError):
     """A read tessera.soma does not make."""
+
+
+class DoesNotExistError(SOMAError):
+    """No SOMA object at that URI."""
+
+
+class AlreadyExistsError(SOMAError):
+    """An object already exists where one was to be created."""

@@ -1,6 +1,7 @@
 """What every SOMA object has: its URI, metadata, type and open state."""
 
-from ._errors import SOMAValueError
+from ._errors import SOMAError, SOMAValueError
+from ._metadata import Metadata, put
 
 
 class Closeable:
@@ -19,14 +20,28 @@ class Closeable:
 
 
 class SOMAObject(Closeable):
-    soma_type = None
+    """A SOMA object opened for reading (``mode="r"``) or writing (``"w"``).
+    ``metadata`` is a mapping; opened for writing, setting or deleting a
+    key writes it at once."""
 
-    def __init__(self, uri, metadata, mode="r"):
-        if mode != "r":
-            raise SOMAValueError(f"{uri}: tessera.soma opens for reading only (mode 'r'), not {mode!r}")
+    soma_type = None
+    _is_group = False
+
+    def __init__(self, uri, metadata, mode="r", options=None):
+        if mode not in ("r", "w"):
+            raise SOMAValueError(f"{uri}: mode {mode!r}: expected 'r' or 'w'")
         self.uri = uri
-        self.metadata = dict(metadata)
         self.mode = mode
+        self._options = dict(options or {})
+        self.metadata = Metadata(self, metadata)
+
+    def _put_metadata(self, put_entries, delete):
+        put(self.uri, put_entries, delete, self._is_group, self._options)
+
+    def verify_open_for_writing(self):
+        """Raises unless the object is open for writing."""
+        if self.mode != "w" or self.closed:
+            raise SOMAError(f"{self.uri}: not open for writing (open it with mode='w')")
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.uri!r}>"

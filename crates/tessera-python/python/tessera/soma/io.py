@@ -1,4 +1,6 @@
-"""Whole experiments to other forms, as ``tiledbsoma.io`` does."""
+"""Whole experiments to and from other forms, as ``tiledbsoma.io`` does:
+``from_h5ad`` and ``from_anndata`` write experiments, ``to_anndata``
+reads them."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -8,7 +10,10 @@ from ._anndata import indexed
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._collection import Collection
 from ._errors import SOMAError, SOMAValueError
+from ._ingest import from_anndata, from_h5ad
 from ._matrix import csr
+
+__all__ = ["from_anndata", "from_h5ad", "to_anndata"]
 
 
 def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_layer_names=None,

@@ -1,0 +1,124 @@
+"""Matrices (scipy CSR/CSC, numpy, and their backed forms in an open
+``.h5ad``) written into SOMA arrays a chunk of rows (or, for CSC, of
+columns) at a time: each chunk read from the file, turned into cells at
+the joinids its positions map to, and handed to tessera's fragment writer,
+which sorts the cells into the global order in Rust and writes fragments as
+its memory budget fills. Nothing holds more than a chunk and the budget."""
+
+import math
+
+import numpy as np
+import pyarrow as pa
+
+from tessera import _native
+from tessera._array import _options
+
+# Cells a chunk holds at most, and the memory a write may hold (bytes):
+# a fragment is written whenever its cells outgrow a third of the budget.
+GOAL_CHUNK_NNZ = 4_000_000
+WRITE_BUDGET = 768 << 20
+
+
+def soma_type(matrix):
+    """The Arrow type of ``soma_data`` for ``matrix`` (float16 widened)."""
+    dtype = np.dtype(matrix.dtype)
+    if dtype == np.float16:
+        dtype = np.dtype(np.float32)
+    return pa.from_numpy_dtype(dtype)
+
+
+def _is_csc(matrix):
+    fmt = getattr(matrix, "format", None) or getattr(matrix, "format_str", None)
+    return fmt == "csc" or type(matrix).__name__ in ("CSCDataset", "_CSCDataset")
+
+
+def _is_sparse(matrix):
+    return hasattr(matrix, "format") or type(matrix).__name__ in (
+        "CSRDataset", "CSCDataset", "_CSRDataset", "_CSCDataset")
+
+
+def _indptr(matrix):
+    """The compressed axis' pointers, where they can be had without reading
+    the data (in memory, or one small array of the file)."""
+    if hasattr(matrix, "indptr"):
+        return np.asarray(matrix.indptr)
+    group = getattr(matrix, "group", None)
+    if group is not None and "indptr" in group:
+        return np.asarray(group["indptr"][...])
+    return None
+
+
+def chunks(matrix, goal_nnz=GOAL_CHUNK_NNZ):
+    """``(axis, start, coo)`` for consecutive chunks along the matrix's
+    stride axis (rows; columns for CSC), each a scipy COO matrix of at
+    most about ``goal_nnz`` cells (a dense chunk: its non-zero cells)."""
+    import scipy.sparse as sp
+
+    axis = 1 if _is_csc(matrix) else 0
+    length, other = matrix.shape[axis], matrix.shape[1 - axis]
+    indptr = _indptr(matrix) if _is_sparse(matrix) else None
+    start = 0
+    while start < length:
+        if indptr is not None:
+            # As many rows as fit the goal from here, at least one.
+            stop = int(np.searchsorted(indptr, indptr[start] + goal_nnz, side="right")) - 1
+            stop = min(max(stop, start + 1), length)
+        else:
+            stop = min(length, start + max(1, math.ceil(goal_nnz / max(other, 1))))
+        box = (slice(start, stop), slice(None)) if axis == 0 else (slice(None), slice(start, stop))
+        chunk = matrix[box]
+        if sp.issparse(chunk):
+            coo = chunk.tocoo()
+        else:
+            coo = sp.coo_matrix(np.asarray(chunk))
+        yield axis, start, coo
+        start = stop
+
+
+def cells(matrix, type, row_joinids=None, col_joinids=None, goal_nnz=GOAL_CHUNK_NNZ):
+    """Record batches of ``soma_dim_0``, ``soma_dim_1`` and ``soma_data``
+    for the stored cells of ``matrix``, positions mapped through the
+    joinid arrays (identity where ``None``)."""
+    for axis, start, coo in chunks(matrix, goal_nnz):
+        rows = coo.row.astype(np.int64)
+        cols = coo.col.astype(np.int64)
+        if axis == 0:
+            rows += start
+        else:
+            cols += start
+        if row_joinids is not None:
+            rows = row_joinids[rows]
+        if col_joinids is not None:
+            cols = col_joinids[cols]
+        data = pa.array(np.asarray(coo.data)).cast(type)
+        yield pa.record_batch([pa.array(rows), pa.array(cols), data],
+                              names=["soma_dim_0", "soma_dim_1", "soma_data"])
+
+
+def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=WRITE_BUDGET):
+    """Writes the stored cells of ``matrix`` into the SparseNDArray
+    ``array`` through one fragment writer (several fragments past its
+    ``budget``, committed together)."""
+    array.verify_open_for_writing()
+    t = pa.from_numpy_dtype(array._array.schema.attrs[0].dtype)
+    schema = pa.schema([("soma_dim_0", pa.int64()), ("soma_dim_1", pa.int64()), ("soma_data", t)])
+    reader = pa.RecordBatchReader.from_batches(schema, cells(matrix, t, row_joinids, col_joinids))
+    fragments = _native.write(array.uri, reader, None, None, budget, None, _options(array._options))
+    array._reopen()
+    return fragments
+
+
+def write_dense(array, matrix, goal_nnz=GOAL_CHUNK_NNZ):
+    """Writes ``matrix`` (2-D, or 1-D) into the DenseNDArray ``array`` a
+    band of rows at a time, each band a box write."""
+    rows = matrix.shape[0]
+    width = matrix.shape[1] if len(matrix.shape) == 2 else 1
+    step = max(1, math.ceil(goal_nnz / max(width, 1)))
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        band = matrix[start:stop]
+        band = band.toarray() if hasattr(band, "toarray") else np.asarray(band)
+        if band.dtype == np.float16:
+            band = band.astype(np.float32)
+        coords = (slice(start, stop - 1),) + ((slice(0, width - 1),) if len(matrix.shape) == 2 else ())
+        array.write(coords, band)

@@ -1,0 +1,192 @@
+//! `tessera._native.create_group`, `change_members`, `put_metadata` and
+//! `evolve`: groups made and changed, metadata put, schemas evolved, each
+//! as libtiledb writes it, locally or straight to an object store.
+
+use crate::convert::{parse_key, StorageOptions};
+use crate::error::{message, py_msg};
+use pyo3::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+use tessera::tile::storage::{Location, Storage};
+use tessera::tile::Datatype;
+use tessera_write::evolve::Evolution;
+use tessera_write::group::{MemberChange, MemberLookup};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Runs `op` on the object at `uri` (a folder, or a URI on its object store).
+fn at<T>(
+    py: Python<'_>,
+    uri: &str,
+    options: &StorageOptions,
+    op: impl FnOnce(&Location) -> Result<T, BoxError> + Send,
+) -> PyResult<T>
+where
+    T: Send,
+{
+    py.detach(|| op(&tessera::location_with(Path::new(uri), options)?))
+        .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
+}
+
+/// Creates an empty group at `uri` (absent, or an empty folder).
+#[pyfunction]
+#[pyo3(signature = (uri, storage_options=StorageOptions::new()))]
+pub fn create_group(py: Python<'_>, uri: &str, storage_options: StorageOptions) -> PyResult<()> {
+    at(py, uri, &storage_options, |at| {
+        Ok(tessera_write::group::create_group(at.clone())?)
+    })
+}
+
+/// Adds members `(uri, name, relative)` to and removes members (by name)
+/// from the group at `uri`, as one change; returns the details file's name.
+#[pyfunction]
+#[pyo3(signature = (uri, add, remove, key=None, storage_options=StorageOptions::new()))]
+pub fn change_members(
+    py: Python<'_>,
+    uri: &str,
+    add: Vec<(String, String, bool)>,
+    remove: Vec<String>,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<String> {
+    let key = parse_key(key)?;
+    let mut changes: Vec<MemberChange> = add
+        .into_iter()
+        .map(|(uri, name, relative)| MemberChange::Add {
+            uri,
+            name: Some(name),
+            relative,
+        })
+        .collect();
+    changes.extend(remove.into_iter().map(MemberChange::Remove));
+    // Members on other stores than the group's are looked up through a
+    // storage of their own, made once per store for this call.
+    let mut others: HashMap<Option<String>, Arc<dyn Storage>> = HashMap::new();
+    for c in &changes {
+        if let MemberChange::Add {
+            uri: member,
+            relative: false,
+            ..
+        } = c
+        {
+            let path = Path::new(member);
+            let store = tessera::store_of(path);
+            if tessera::is_uri(path) && !others.contains_key(&store) {
+                let storage = tessera::storage_with(path, &storage_options)
+                    .map_err(|e| py_msg(format!("{member}: {}", message(&e))))?;
+                others.insert(store, storage);
+            }
+        }
+    }
+    at(py, uri, &storage_options, move |at| {
+        let storage = |p: &Path| -> Result<&dyn Storage, String> {
+            others
+                .get(&tessera::store_of(p))
+                .map(|s| &**s)
+                .ok_or_else(|| format!("{}: no storage for this member", p.display()))
+        };
+        let lookup = MemberLookup { storage: &storage };
+        Ok(tessera_write::group::change_members_at(
+            at, &lookup, &changes, key, None,
+        )?)
+    })
+}
+
+/// The datatype named `name` (TileDB's name, any case, with or without
+/// `TILEDB_`).
+fn datatype(name: &str) -> PyResult<Datatype> {
+    Datatype::ALL
+        .iter()
+        .copied()
+        .find(|t| {
+            t.name()
+                .eq_ignore_ascii_case(name.trim_start_matches("TILEDB_"))
+        })
+        .ok_or_else(|| py_msg(format!("metadata: {name:?} is not a TileDB datatype")))
+}
+
+/// Puts keys `(key, datatype, value)` (the value as `tessera meta --set`
+/// takes it: text for strings, hex for BLOB, a JSON number or list of
+/// numbers otherwise) and deletes keys `delete` of the metadata of the
+/// array or group at `uri`, as one metadata file; returns its name.
+#[pyfunction]
+#[pyo3(signature = (uri, put, delete, is_group, timestamp=None, key=None, storage_options=StorageOptions::new()))]
+#[allow(clippy::too_many_arguments)]
+pub fn put_metadata(
+    py: Python<'_>,
+    uri: &str,
+    put: Vec<(String, String, String)>,
+    delete: Vec<String>,
+    is_group: bool,
+    timestamp: Option<u64>,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<String> {
+    let key = parse_key(key)?;
+    let mut entries = BTreeMap::new();
+    for (k, t, text) in put {
+        let value = tessera_write::metadata::value_from_text(&text, Some(datatype(&t)?))
+            .map_err(|e| py_msg(format!("{uri}: metadata {k:?}: {e}")))?;
+        entries.insert(k, Some(value));
+    }
+    for k in delete {
+        if entries.insert(k.clone(), None).is_some() {
+            return Err(py_msg(format!(
+                "{uri}: metadata {k:?} is both put and deleted"
+            )));
+        }
+    }
+    at(py, uri, &storage_options, move |at| {
+        Ok(match is_group {
+            true => {
+                tessera_write::metadata::put_group_metadata(at.clone(), &entries, key, timestamp)?
+            }
+            false => tessera_write::metadata::put_metadata(at.clone(), &entries, key, timestamp)?,
+        })
+    })
+}
+
+/// Evolves the schema of the array at `uri`: appends values (a JSON list
+/// each) to enumerations, and grows the current domain to `current_domain`
+/// (JSON: one inclusive `[lo, hi]` per dimension, as the schema's JSON form
+/// gives it).
+#[pyfunction]
+#[pyo3(signature = (uri, extend_enumerations, current_domain=None, key=None, storage_options=StorageOptions::new()))]
+pub fn evolve(
+    py: Python<'_>,
+    uri: &str,
+    extend_enumerations: Vec<(String, String)>,
+    current_domain: Option<String>,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<()> {
+    let key = parse_key(key)?;
+    at(py, uri, &storage_options, move |at| {
+        let opened = tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, key)?;
+        let enumerations = tessera::schema::load_enumerations(
+            at.reader(),
+            at.path(),
+            &opened.schema,
+            key.as_ref(),
+        )?;
+        let mut evolution = Evolution::default();
+        for (name, values) in extend_enumerations {
+            let e = enumerations
+                .iter()
+                .find(|e| e.name == name)
+                .ok_or_else(|| format!("no enumeration `{name}` to extend"))?;
+            let values: serde_json::Value = serde_json::from_str(&values)?;
+            let bytes = tessera_write::evolve::enumeration_values_from_json(e, &values)?;
+            evolution.extend_enumerations.push((name, bytes));
+        }
+        if let Some(text) = current_domain {
+            let json: serde_json::Value = serde_json::from_str(&text)?;
+            let dims = &opened.schema.dimensions;
+            let cd = tessera::schema::json::current_domain_from_json(Some(&json), dims)?;
+            evolution.expand_current_domain = cd.ndrectangle;
+        }
+        tessera_write::evolve::evolve_array(at.clone(), &evolution, key, None)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,227 @@
+"""tessera.soma.io writes experiments as tiledbsoma 2.3.0 does: the same
+AnnData ingested by both gives the same objects, metadata and schemas, and
+tiledbsoma (real libtiledb) reads back from tessera's what it reads from
+its own; tiledbsoma appends to what tessera wrote."""
+
+import json
+import zipfile
+from pathlib import Path
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import scipy.sparse as sp
+
+from conftest import REPO, same_anndata
+
+import tessera
+import tessera.soma as tsoma
+
+import tiledbsoma as soma  # real libtiledb, from PyPI
+import tiledbsoma.io as sio
+
+
+def rich_anndata(n=60, m=25, seed=0, dtype=np.float32):
+    """An AnnData holding every element kind tiledbsoma stores."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, m, density=0.2, format="csr", dtype=dtype, random_state=seed)
+    obs = pd.DataFrame(
+        {
+            "cell_type": pd.Categorical(rng.choice(["B", "T", None], n)),
+            "stage": pd.Categorical(rng.choice(["early", "late"], n), categories=["early", "late"], ordered=True),
+            "batch": pd.Categorical(rng.choice([1, 2, 3], n)),
+            "empty_cat": pd.Categorical([None] * n, categories=[]),
+            "n_genes": rng.integers(0, 100, n),
+            "small": rng.integers(0, 5, n).astype(np.int8),
+            "score": rng.random(n),
+            "half": rng.random(n).astype(np.float16),
+            "flag": rng.random(n) > 0.5,
+            "name": [f"c{i}" if i % 7 else None for i in range(n)],
+        },
+        index=[f"cell{i}" for i in range(n)],
+    )
+    var = pd.DataFrame(
+        {"gene_name": [f"g{j}" for j in range(m)], "hv": rng.random(m) > 0.5, "mean": rng.random(m)},
+        index=pd.Index([f"gene{j}" for j in range(m)], name="gene_ids"),
+    )
+    a = ad.AnnData(
+        X=X,
+        obs=obs,
+        var=var,
+        layers={"counts": X.copy(), "dense_ints": rng.integers(0, 4, (n, m)).astype(np.int32)},
+        obsm={"X_pca": rng.random((n, 3)), "X_sparse": sp.random(n, 4, density=0.5, format="csr")},
+        varm={"PCs": rng.random((m, 2)).astype(np.float32)},
+        obsp={"distances": sp.random(n, n, density=0.1, format="csr")},
+        varp={"corr": sp.random(m, m, density=0.1, format="csc")},
+        uns={
+            "a": 1,
+            "f": 2.5,
+            "s": "str",
+            "flag": True,
+            "np_int": np.int64(7),
+            "d": {"x": np.arange(3), "inner": {"y": np.array([[1.5, 2.5], [3.5, 4.5]])}},
+            "strs": np.array(["u", "v", ""]),
+            "strs2": np.array([["a", "b"], ["c", "d"]]),
+            "df": pd.DataFrame({"q": [1, 2], "r": ["x", "y"]}),
+            "colors": ["#ff0000", "#00ff00"],
+        },
+    )
+    a.raw = a[:, : max(1, m - 5)].copy()
+    return a
+
+
+def _schema_doc(uri):
+    """An array's schema as tessera prints it, less what names one write.
+    Enumerations are sorted by name: libtiledb lists them in the order of
+    a hash map of its own, which carries no meaning."""
+    doc = json.loads(tessera.open(uri)._native.schema_json())
+    for k in ("timestamp_range", "name", "format_version"):
+        doc.pop(k, None)
+    if "enumerations" in doc:
+        doc["enumerations"] = sorted(doc["enumerations"], key=lambda e: e["name"])
+    return doc
+
+
+def _walk(coll, prefix=""):
+    for name in sorted(coll.keys()):
+        obj = coll[name]
+        yield prefix + name, obj
+        if hasattr(obj, "keys") and not hasattr(obj, "read"):
+            yield from _walk(obj, prefix + name + "/")
+
+
+def tree(uri):
+    """Every object of an experiment, as tiledbsoma opens it: its SOMA
+    type, metadata, and (arrays) schema."""
+    with soma.open(str(uri)) as e:
+        out = {"": (e.soma_type, dict(e.metadata), None)}
+        for path, obj in _walk(e):
+            doc = _schema_doc(obj.uri) if hasattr(obj, "read") else None
+            out[path] = (obj.soma_type, dict(obj.metadata), doc)
+        return out
+
+
+def same_experiments(ours, theirs, X_layer_name="data"):
+    """The experiments at ``ours`` and ``theirs`` hold the same objects,
+    metadata, schemas, and (read by tiledbsoma) the same AnnData."""
+    a, b = tree(ours), tree(theirs)
+    assert sorted(a) == sorted(b)
+    for path in a:
+        for i, what in enumerate(("SOMA type", "metadata", "schema")):
+            assert a[path][i] == b[path][i], f"{path}: {what}:\n{a[path][i]}\n!=\n{b[path][i]}"
+    with soma.open(str(ours)) as e1, soma.open(str(theirs)) as e2:
+        for ms in e2.ms.keys():
+            layer = X_layer_name if ms != "raw" else "data"
+            same_anndata(sio.to_anndata(e1, ms, X_layer_name=layer), sio.to_anndata(e2, ms, X_layer_name=layer))
+
+
+def test_from_anndata_writes_what_tiledbsoma_writes(tmp_path):
+    a = rich_anndata()
+    tsoma.io.from_anndata(tmp_path / "ours", a.copy(), "RNA")
+    sio.from_anndata(str(tmp_path / "theirs"), a.copy(), "RNA")
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_from_h5ad_streams_a_backed_file(tmp_path):
+    a = rich_anndata(n=300, m=40, seed=3)
+    path = tmp_path / "in.h5ad"
+    a.write_h5ad(path)
+    tsoma.io.from_h5ad(tmp_path / "ours", path, "RNA")
+    sio.from_h5ad(str(tmp_path / "theirs"), str(path), "RNA")
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_csc_and_dense_x_in_small_chunks(tmp_path, monkeypatch):
+    """Chunks smaller than the matrix: CSC by columns, dense by rows."""
+    from tessera.soma import _matrices
+
+    monkeypatch.setattr(_matrices, "GOAL_CHUNK_NNZ", 50)
+    a = rich_anndata(n=80, m=30, seed=5)
+    a.X = sp.csc_matrix(a.X)
+    a.layers["dense"] = a.X.toarray()
+    path = tmp_path / "in.h5ad"
+    a.write_h5ad(path)
+    tsoma.io.from_h5ad(tmp_path / "ours", path, "RNA")
+    sio.from_h5ad(str(tmp_path / "theirs"), str(path), "RNA")
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_dense_x_kind(tmp_path):
+    a = rich_anndata(n=40, m=12, seed=2)
+    tsoma.io.from_anndata(tmp_path / "ours", a.copy(), "RNA", X_kind=tsoma.DenseNDArray)
+    sio.from_anndata(str(tmp_path / "theirs"), a.copy(), "RNA", X_kind=soma.DenseNDArray)
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_schema_only_then_tiledbsoma_writes_into_it(tmp_path):
+    a = rich_anndata(n=30, m=10, seed=4)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    tsoma.io.from_anndata(ours, a.copy(), "RNA", ingest_mode="schema_only")
+    sio.from_anndata(str(theirs), a.copy(), "RNA", ingest_mode="schema_only")
+    assert {k: v[0] for k, v in tree(ours).items()} == {k: v[0] for k, v in tree(theirs).items()}
+    with soma.open(str(ours)) as e:
+        assert e.obs.count == 0 and e.ms["RNA"].X["data"].nnz == 0
+
+
+def test_names_and_metadata_options(tmp_path):
+    a = rich_anndata(n=20, m=8, seed=6)
+    kwargs = dict(obs_id_name="barcode", var_id_name="symbol", X_layer_name="raw_counts",
+                  additional_metadata={"origin": "test"}, uns_keys=["a", "d"])
+    tsoma.io.from_anndata(tmp_path / "ours", a.copy(), "RNA", **kwargs)
+    sio.from_anndata(str(tmp_path / "theirs"), a.copy(), "RNA", **kwargs)
+    same_experiments(tmp_path / "ours", tmp_path / "theirs", X_layer_name="raw_counts")
+
+
+def test_ingesting_twice_is_refused(tmp_path):
+    a = rich_anndata(n=10, m=5)
+    tsoma.io.from_anndata(tmp_path / "e", a.copy(), "RNA")
+    with pytest.raises(tsoma.SOMAError, match="already exists"):
+        tsoma.io.from_anndata(tmp_path / "e", a.copy(), "RNA")
+
+
+def test_bad_input_is_refused_by_name(tmp_path):
+    with pytest.raises(TypeError, match="not an AnnData"):
+        tsoma.io.from_anndata(tmp_path / "e", {"X": 1}, "RNA")
+    with pytest.raises(ValueError, match="ingest_mode"):
+        tsoma.io.from_anndata(tmp_path / "e", rich_anndata(n=5, m=3), "RNA", ingest_mode="sideways")
+
+
+def _scanpy_dataset(tmp_path):
+    """scanpy's bundled pbmc68k_reduced.h5ad, from the scanpy wheel
+    (.ci/run downloads it: the wheel alone, no install)."""
+    wheels = sorted((REPO / "target" / "datasets").glob("scanpy-*.whl"))
+    if not wheels:
+        pytest.fail("target/datasets holds no scanpy wheel: .ci/run downloads it (pip download --no-deps scanpy)")
+    out = tmp_path / "pbmc68k_reduced.h5ad"
+    with zipfile.ZipFile(wheels[-1]) as z:
+        out.write_bytes(z.read("scanpy/datasets/10x_pbmc68k_reduced.h5ad"))
+    return out
+
+
+def test_real_dataset_scanpy_pbmc68k(tmp_path):
+    path = _scanpy_dataset(tmp_path)
+    tsoma.io.from_h5ad(tmp_path / "ours", path, "RNA")
+    sio.from_h5ad(str(tmp_path / "theirs"), str(path), "RNA")
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_tiledbsoma_appends_to_what_tessera_wrote(tmp_path):
+    """tiledbsoma registers a second AnnData (new cells, some new genes,
+    a new category) against tessera's experiment and appends it."""
+    first = rich_anndata(n=50, m=20, seed=7)
+    second = rich_anndata(n=30, m=22, seed=8)
+    second.obs.index = [f"new{i}" for i in range(30)]
+    second.obs["cell_type"] = pd.Categorical(np.where(np.arange(30) % 2, "NK", "B"))
+    # tiledbsoma appends no obsp or varp.
+    del second.obsp["distances"], second.varp["corr"]
+    # Nor data frames into uns; its scalars and arrays it writes again.
+    second.uns = {"a": 2, "d": {"x": np.arange(3) * 2}}
+    for uri, ingest in ((tmp_path / "ours", tsoma.io.from_anndata), (tmp_path / "theirs", sio.from_anndata)):
+        ingest(str(uri), first.copy(), "RNA")
+        rd = sio.register_anndatas(str(uri), [second.copy()], measurement_name="RNA", obs_field_name="obs_id",
+                                   var_field_name="gene_ids", append_obsm_varm=True)
+        rd.prepare_experiment(str(uri))
+        sio.from_anndata(str(uri), second.copy(), "RNA", registration_mapping=rd)
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
