@@ -101,7 +101,8 @@ def of(context):
 def options_for(uri, context):
     """The storage options for ``uri`` from ``context``: object stores
     take them, local paths none."""
-    return of(context) if is_object_store(uri) else {}
+    options = of(context)  # checks the context, for local paths too
+    return options if is_object_store(uri) else {}
 
 
 def with_options(options):

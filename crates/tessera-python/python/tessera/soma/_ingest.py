@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
-from . import _frames, _matrices
+from . import _matrices
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._collection import Collection, Experiment, Measurement
 from ._errors import AlreadyExistsError, SOMAError, SOMATypeError, SOMAValueError
@@ -203,6 +203,9 @@ def _identity_maps(anndata, measurement_name):
 def _write_frame(plan, uri, frame, id_column_name, axis_map, index_map=True):
     """Writes a pandas frame (obs, var, or one in uns) as a DataFrame at
     ``uri``, its rows at the joinids ``axis_map`` gives."""
+    # pandas is loaded by ingestion only, not by every import of io.
+    from . import _frames
+
     df = _frames.storable(frame) if index_map else frame.copy()
     original_index = _frames.demote_index(df, id_column_name) if index_map else None
     df["soma_joinid"] = axis_map.data
