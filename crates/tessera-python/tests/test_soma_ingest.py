@@ -225,3 +225,79 @@ def test_tiledbsoma_appends_to_what_tessera_wrote(tmp_path):
         rd.prepare_experiment(str(uri))
         sio.from_anndata(str(uri), second.copy(), "RNA", registration_mapping=rd)
     same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def _append_both_ways(tmp_path, register, ingest_first, ingest_more, inputs):
+    """Ingests ``inputs[0]`` with ``ingest_first``, then registers the rest
+    with ``register`` and appends them with ``ingest_more``; returns the URI."""
+    uri = str(tmp_path)
+    ingest_first(uri, inputs[0].copy(), "RNA")
+    rd = register(uri, [a.copy() for a in inputs[1:]], measurement_name="RNA", obs_field_name="obs_id",
+                  var_field_name="gene_ids", append_obsm_varm=True)
+    rd.prepare_experiment(uri)
+    for a in inputs[1:]:
+        ingest_more(uri, a.copy(), "RNA", registration_mapping=rd)
+    return uri
+
+
+def _appendable(n_inputs=3):
+    out = []
+    for k in range(n_inputs):
+        a = rich_anndata(n=30 + 5 * k, m=18 + 2 * k, seed=20 + k)
+        a.obs.index = [f"b{k}_{i}" for i in range(a.n_obs)]
+        a.obs["cell_type"] = pd.Categorical(np.where(np.arange(a.n_obs) % 2, f"type{k}", "B"))
+        if k:
+            del a.obsp["distances"], a.varp["corr"]
+            a.uns = {"a": k}
+        out.append(a)
+    return out
+
+
+@pytest.mark.parametrize("who", ["tessera appends to tessera", "tessera appends to tiledbsoma"])
+def test_tessera_registers_and_appends(tmp_path, who):
+    """tessera.soma.io's registration and appends give the experiment
+    tiledbsoma's give: new cells, new genes, new categories, grown shapes."""
+    inputs = _appendable()
+    first = tsoma.io.from_anndata if who == "tessera appends to tessera" else sio.from_anndata
+    ours = _append_both_ways(tmp_path / "ours", tsoma.io.register_anndatas, first, tsoma.io.from_anndata, inputs)
+    theirs = _append_both_ways(tmp_path / "theirs", sio.register_anndatas, sio.from_anndata, sio.from_anndata,
+                               inputs)
+    same_experiments(ours, theirs)
+    assert tsoma.io.get_experiment_shapes(ours)["obs"]["domain"] == ((0, 30 + 35 + 40 - 1),)
+
+
+def test_register_h5ads_matches_tiledbsoma(tmp_path):
+    inputs = _appendable(2)
+    paths = []
+    for i, a in enumerate(inputs):
+        paths.append(tmp_path / f"in{i}.h5ad")
+        a.write_h5ad(paths[-1])
+    sio.from_h5ad(str(tmp_path / "exp"), str(paths[0]), "RNA")
+    kwargs = dict(measurement_name="RNA", obs_field_name="obs_id", var_field_name="gene_ids", append_obsm_varm=True)
+    ours = tsoma.io.register_h5ads(str(tmp_path / "exp"), [str(paths[1])], **kwargs)
+    theirs = sio.register_h5ads(str(tmp_path / "exp"), [str(paths[1])], **kwargs)
+    assert ours.get_obs_shape() == theirs.get_obs_shape()
+    assert ours.get_var_shapes() == theirs.get_var_shapes()
+    assert ours.obs_axis.joinid_map.equals(theirs.obs_axis.joinid_map)
+    for name in theirs.var_axes:
+        assert ours.var_axes[name].joinid_map.equals(theirs.var_axes[name].joinid_map), name
+        assert ours.var_axes[name].enum_values == theirs.var_axes[name].enum_values, name
+    assert ours.obs_axis.enum_values == theirs.obs_axis.enum_values
+
+
+def test_appends_need_prepare_and_room(tmp_path):
+    inputs = _appendable(2)
+    uri = str(tmp_path / "e")
+    tsoma.io.from_anndata(uri, inputs[0].copy(), "RNA")
+    rd = tsoma.io.register_anndatas(uri, [inputs[1].copy()], measurement_name="RNA", obs_field_name="obs_id",
+                                    var_field_name="gene_ids", append_obsm_varm=True)
+    with pytest.raises(tsoma.SOMAError, match="must be prepared"):
+        tsoma.io.from_anndata(uri, inputs[1].copy(), "RNA", registration_mapping=rd)
+    with pytest.raises(ValueError, match="obsp and varp"):
+        tsoma.io.register_anndatas(uri, [inputs[0]], measurement_name="RNA", obs_field_name="obs_id",
+                                   var_field_name="gene_ids", append_obsm_varm=True)
+    with pytest.raises(tsoma.SOMAError, match="Duplicate obs IDs"):
+        again = inputs[1].copy()
+        again.obs.index = inputs[0].obs.index[:5].append(again.obs.index[5:])
+        tsoma.io.register_anndatas(uri, [again], measurement_name="RNA", obs_field_name="obs_id",
+                                   var_field_name="gene_ids", append_obsm_varm=True)

@@ -368,8 +368,19 @@ impl ReadResult {
 /// assert!(batch.schema().fields().iter().any(|f| matches!(f.data_type(), arrow_schema::DataType::Dictionary(..))));
 /// ```
 pub struct Dictionaries {
-    /// The enumeration's values (and name) by attribute name.
-    values: HashMap<String, (ArrayRef, String)>,
+    /// The enumeration's values by attribute name.
+    values: HashMap<String, Dictionary>,
+}
+
+/// One enumerated attribute's dictionary.
+struct Dictionary {
+    /// The enumeration's values, in key order.
+    values: ArrayRef,
+    /// The enumeration's name.
+    enumeration: String,
+    /// Whether the enumeration's values are ordered (Arrow's ordered
+    /// dictionaries, pandas' ordered categoricals).
+    ordered: bool,
 }
 
 impl Dictionaries {
@@ -410,7 +421,12 @@ impl Dictionaries {
                 offsets,
                 validity: None,
             };
-            values.insert(a.name.clone(), (arrow_array(column)?, e.name.clone()));
+            let dictionary = Dictionary {
+                values: arrow_array(column)?,
+                enumeration: e.name.clone(),
+                ordered: e.ordered,
+            };
+            values.insert(a.name.clone(), dictionary);
         }
         Ok(Dictionaries { values })
     }
@@ -418,7 +434,7 @@ impl Dictionaries {
     /// The values of enumerated attribute `attribute`'s dictionary: its
     /// enumeration's values, in key order.
     pub fn values(&self, attribute: &str) -> Option<&ArrayRef> {
-        self.values.get(attribute).map(|(v, _)| v)
+        self.values.get(attribute).map(|d| &d.values)
     }
 
     /// Whether any attribute is enumerated.
@@ -441,27 +457,19 @@ impl Dictionaries {
                 .values
                 .get(field.name())
                 .filter(|_| !field.metadata().contains_key("tiledb.dimension"));
-            let Some((values, enumeration)) = enumerated else {
+            let Some(d) = enumerated else {
                 fields.push(field.as_ref().clone());
                 columns.push(column.clone());
                 continue;
             };
-            let dictionary = dictionary(column, values.clone()).map_err(|e| {
+            let dictionary = dictionary(column, d.values.clone()).map_err(|e| {
                 QueryError::Invalid(format!(
-                    "attribute `{}` (enumeration `{enumeration}`): {e}",
-                    field.name()
+                    "attribute `{}` (enumeration `{}`): {e}",
+                    field.name(),
+                    d.enumeration
                 ))
             })?;
-            let mut meta = field.metadata().clone();
-            meta.insert("tiledb.enumeration".to_owned(), enumeration.clone());
-            fields.push(
-                Field::new(
-                    field.name(),
-                    dictionary.data_type().clone(),
-                    field.is_nullable(),
-                )
-                .with_metadata(meta),
-            );
+            fields.push(dictionary_field(field, dictionary.data_type().clone(), d));
             columns.push(dictionary);
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
@@ -471,10 +479,12 @@ impl Dictionaries {
 }
 
 /// The field of an enumerated attribute's dictionary column.
-fn dictionary_field(keys: &Field, data_type: DataType, enumeration: &str) -> Field {
+fn dictionary_field(keys: &Field, data_type: DataType, d: &Dictionary) -> Field {
     let mut meta = keys.metadata().clone();
-    meta.insert("tiledb.enumeration".to_owned(), enumeration.to_owned());
-    Field::new(keys.name(), data_type, keys.is_nullable()).with_metadata(meta)
+    meta.insert("tiledb.enumeration".to_owned(), d.enumeration.clone());
+    Field::new(keys.name(), data_type, keys.is_nullable())
+        .with_dict_is_ordered(d.ordered)
+        .with_metadata(meta)
 }
 
 /// The Arrow schema of `array`'s cells as a streamed read returns them
@@ -520,12 +530,12 @@ pub fn array_schema(
             a.nullable,
         ));
         match dictionaries.and_then(|d| d.values.get(&a.name)) {
-            Some((values, enumeration)) => {
+            Some(d) => {
                 let t = DataType::Dictionary(
                     Box::new(keys.data_type().clone()),
-                    Box::new(values.data_type().clone()),
+                    Box::new(d.values.data_type().clone()),
                 );
-                dictionary_field(&keys, t, enumeration)
+                dictionary_field(&keys, t, d)
             }
             None => keys,
         }

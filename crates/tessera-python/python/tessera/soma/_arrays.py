@@ -90,6 +90,10 @@ class _Array(SOMAObject):
     def non_empty_domain(self):
         return self._array.nonempty_domain()
 
+    def _max(self):
+        """Per dimension the inclusive ``(lo, hi)`` the domain may grow to."""
+        return [tuple(d["domain"]) if "domain" in d else ("", "") for d in self._doc["dimensions"]]
+
     @property
     def schema(self):
         """The fields a read returns, as a ``pyarrow.Schema``: index
@@ -158,6 +162,47 @@ class DataFrame(_Array):
         self._write_table(cells)
         return self
 
+    @property
+    def maxdomain(self):
+        """Per index column the inclusive ``(lo, hi)`` the domain may grow to."""
+        return tuple(self._max())
+
+    def get_enumeration_values(self, column_names):
+        """Each named enumerated column's values, as a ``pyarrow.Array``."""
+        enums = self._enumerations()
+        out = {}
+        for name in column_names:
+            if name not in enums:
+                raise KeyError(f"column name '{name}' is not of dictionary type")
+            out[name] = pa.array(enums[name]).cast(self.schema.field(name).type.value_type)
+        return out
+
+    def extend_enumeration_values(self, values, deduplicate=False):
+        """Appends ``values`` (``{column: pyarrow.Array}``) to the columns'
+        enumerations; values already there are refused unless
+        ``deduplicate`` drops them."""
+        self.verify_open_for_writing()
+        enums = self._enumerations()
+        by_column = {a["name"]: a.get("enumeration") for a in self._doc["attributes"]}
+        extend = {}
+        for name, array in values.items():
+            if name not in enums:
+                raise KeyError(f"schema column name '{name}' is not of dictionary type")
+            if not isinstance(array, pa.Array) or pa.types.is_dictionary(array.type):
+                raise SOMAValueError(f"value for column name '{name}' must be a plain pyarrow.Array")
+            have = set(enums[name])
+            new = []
+            for v in array.to_pylist():
+                if v in have or v in new:
+                    if not deduplicate:
+                        raise SOMAValueError(f"{self.uri}: enumeration of {name!r} already holds {v!r}")
+                    continue
+                new.append(v)
+            if new:
+                extend[by_column[name]] = new
+        _writing.extend_enumerations(self.uri, extend, self._options)
+        self._reopen()
+
     def change_domain(self, newdomain, check_only=False):
         """Grows the domain in force to ``newdomain`` (one ``(lo, hi)`` per
         index column)."""
@@ -177,11 +222,14 @@ class DataFrame(_Array):
     def _domain_change_ok(self, newdomain):
         if len(newdomain) != len(self._current()):
             return False, f"a domain has one range per index column ({len(self._current())}), not {len(newdomain)}"
-        for (lo, hi), new, d in zip(self._current(), newdomain, self._doc["dimensions"]):
+        for (lo, hi), (top_lo, top_hi), new, d in zip(self._current(), self._max(), newdomain,
+                                                      self._doc["dimensions"]):
             if d["type"] != "INT64":
                 continue
             if int(new[0]) > int(lo) or int(new[1]) < int(hi):
                 return False, f"{d['name']}: new domain {tuple(new)} does not hold the current one {(lo, hi)}"
+            if int(new[0]) < int(top_lo) or int(new[1]) > int(top_hi):
+                return False, f"{d['name']}: new domain {tuple(new)} exceeds the maximum {(top_lo, top_hi)}"
         return True, ""
 
     @property
@@ -272,9 +320,15 @@ class _NDArray(_Array):
         """Per dimension the number of coordinates in force (0 to shape - 1)."""
         return tuple(int(hi) + 1 for _, hi in self._current())
 
+    @property
+    def maxshape(self):
+        """Per dimension the size the shape may grow to."""
+        return tuple(int(hi) + 1 for _, hi in self._max())
+
     def resize(self, newshape, check_only=False):
         """Grows the shape in force to ``newshape``."""
-        ok = len(newshape) == self.ndim and all(int(n) >= s for n, s in zip(newshape, self.shape))
+        ok = len(newshape) == self.ndim and all(s <= int(n) <= m for n, s, m in
+                                                zip(newshape, self.shape, self.maxshape))
         if check_only:
             return ok, "" if ok else f"new shape {tuple(newshape)} does not hold the current {self.shape}"
         if not ok:

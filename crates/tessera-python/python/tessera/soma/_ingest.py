@@ -14,6 +14,7 @@ from . import _matrices
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._collection import Collection, Experiment, Measurement
 from ._errors import AlreadyExistsError, SOMAError, SOMATypeError, SOMAValueError
+from ._registration import AxisIDMapping, ExperimentIDMapping
 
 INGEST_MODES = ("write", "schema_only", "resume")
 # Metadata tiledbsoma keeps for the way back out.
@@ -115,6 +116,9 @@ def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, pla
     if registration_mapping is None:
         maps = _identity_maps(anndata, measurement_name)
     else:
+        if not registration_mapping.prepared and Experiment.exists(experiment_uri, context=context):
+            raise SOMAError("Experiment must be prepared prior to ingestion. Please call "
+                            "``registration_map.prepare_experiment`` method.")
         maps = registration_mapping.id_mappings_for_anndata(anndata, measurement_name=measurement_name)
     obs_map, var_map = maps.obs_axis, maps.var_axes[measurement_name]
 
@@ -135,7 +139,6 @@ def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, pla
     matrices = ([(X_layer_name, anndata.X)] if _has_X(anndata) else []) + list(anndata.layers.items())
     for name, matrix in matrices:
         _write_matrix(plan, X, name, X_kind, matrix, obs_map, var_map)
-    identity = _AxisMap.identity
     for key, rows, cols in (("obsm", obs_map, None), ("varm", var_map, None),
                             ("obsp", obs_map, obs_map), ("varp", var_map, var_map)):
         values = getattr(anndata, key)
@@ -145,7 +148,7 @@ def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, pla
         plan.attach(measurement, key, coll)
         for name, matrix in values.items():
             _write_matrix(plan, coll, name, SparseNDArray, _storable(matrix), rows,
-                          cols or identity(matrix.shape[1]))
+                          cols or AxisIDMapping.identity(matrix.shape[1]))
 
     if anndata.raw is not None:
         raw = plan.collection(Measurement, f"{experiment_uri}/ms/raw")
@@ -170,34 +173,8 @@ def _storable(matrix):
     return matrix.astype(np.float32) if getattr(matrix, "dtype", None) == np.float16 else matrix
 
 
-class _AxisMap:
-    """Positions along one axis of an AnnData to joinids: ``data[i]`` is
-    the joinid of position ``i``; ``shape`` the joinids the axis' arrays
-    hold afterwards."""
-
-    def __init__(self, data, shape=None):
-        self.data = np.asarray(data, dtype=np.int64)
-        self.shape = int(shape if shape is not None else (self.data.max() + 1 if len(self.data) else 0))
-
-    @classmethod
-    def identity(cls, n):
-        return cls(np.arange(n, dtype=np.int64), n)
-
-    def get_shape(self):
-        return self.shape
-
-
-class _Maps:
-    def __init__(self, obs_axis, var_axes):
-        self.obs_axis = obs_axis
-        self.var_axes = var_axes
-
-
 def _identity_maps(anndata, measurement_name):
-    var_axes = {measurement_name: _AxisMap.identity(anndata.n_vars)}
-    if anndata.raw is not None:
-        var_axes["raw"] = _AxisMap.identity(anndata.raw.n_vars)
-    return _Maps(_AxisMap.identity(anndata.n_obs), var_axes)
+    return ExperimentIDMapping.from_anndata(anndata, measurement_name=measurement_name)
 
 
 def _write_frame(plan, uri, frame, id_column_name, axis_map, index_map=True):
@@ -230,7 +207,7 @@ def _write_frame(plan, uri, frame, id_column_name, axis_map, index_map=True):
 def _new_rows(soma_df, table):
     """The rows of ``table`` whose joinids the DataFrame does not hold yet,
     with its columns: an append writes new cells only."""
-    have = soma_df._array.read(attrs=[], dims=["soma_joinid"]).column("soma_joinid").to_numpy()
+    have = soma_df._array.read(attrs=[], dims=True).column("soma_joinid").to_numpy()
     keep = ~np.isin(table.column("soma_joinid").to_numpy(), have)
     return table.filter(pa.array(keep))
 
@@ -285,7 +262,7 @@ def _write_uns_node(plan, coll, key, value):
         if plan.appending:
             # As tiledbsoma: an append adds no data frames to uns.
             raise SOMAValueError(f"{coll.uri}/{key}: an append cannot add a data frame to uns")
-        frame = _write_frame(plan, f"{coll.uri}/{key}", value, None, _AxisMap.identity(len(value)))
+        frame = _write_frame(plan, f"{coll.uri}/{key}", value, None, AxisIDMapping.identity(len(value)))
         plan.attach(coll, key, frame)
         return
     if isinstance(value, Mapping):
@@ -328,6 +305,6 @@ def _write_uns_strings(plan, coll, key, value):
         return
     df = pd.DataFrame(data)
     df.index = pd.RangeIndex(len(df), name="soma_joinid")
-    frame = _write_frame(plan, f"{coll.uri}/{key}", df, None, _AxisMap.identity(len(df)), index_map=False)
+    frame = _write_frame(plan, f"{coll.uri}/{key}", df, None, AxisIDMapping.identity(len(df)), index_map=False)
     frame.metadata[UNS_HINT] = hint
     plan.attach(coll, key, frame)

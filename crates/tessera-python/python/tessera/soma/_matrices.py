@@ -13,6 +13,8 @@ import pyarrow as pa
 from tessera import _native
 from tessera._array import _options
 
+from ._errors import SOMAValueError
+
 # Cells a chunk holds at most, and the memory a write may hold (bytes):
 # a fragment is written whenever its cells outgrow a third of the budget.
 GOAL_CHUNK_NNZ = 4_000_000
@@ -100,6 +102,11 @@ def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=WRITE
     ``array`` through one fragment writer (several fragments past its
     ``budget``, committed together)."""
     array.verify_open_for_writing()
+    for axis, (joinids, n) in enumerate(zip((row_joinids, col_joinids), matrix.shape)):
+        top = (int(joinids.max()) if len(joinids) else -1) if joinids is not None else n - 1
+        if top >= array.shape[axis]:
+            raise SOMAValueError(f"{array.uri}: soma_dim_{axis} reaches {top}, outside the shape {array.shape}: "
+                                 "resize the array (or prepare the experiment) first")
     t = pa.from_numpy_dtype(array._array.schema.attrs[0].dtype)
     schema = pa.schema([("soma_dim_0", pa.int64()), ("soma_dim_1", pa.int64()), ("soma_data", t)])
     reader = pa.RecordBatchReader.from_batches(schema, cells(matrix, t, row_joinids, col_joinids))

@@ -12,8 +12,19 @@ from ._collection import Collection
 from ._errors import SOMAError, SOMAValueError
 from ._ingest import from_anndata, from_h5ad
 from ._matrix import csr
+from ._registration import ExperimentAmbientLabelMapping, register_anndatas, register_h5ads
+from ._shaping import get_experiment_shapes, resize_experiment
 
-__all__ = ["from_anndata", "from_h5ad", "to_anndata"]
+__all__ = [
+    "ExperimentAmbientLabelMapping",
+    "from_anndata",
+    "from_h5ad",
+    "get_experiment_shapes",
+    "register_anndatas",
+    "register_h5ads",
+    "resize_experiment",
+    "to_anndata",
+]
 
 
 def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_layer_names=None,
