@@ -147,46 +147,88 @@ pub fn put_metadata(
     })
 }
 
-/// Evolves the schema of the array at `uri`: appends values (a JSON list
-/// each) to enumerations, and grows the current domain to `current_domain`
-/// (JSON: one inclusive `[lo, hi]` per dimension, as the schema's JSON form
-/// gives it).
+/// Evolves the schema of the array at `uri` as the JSON object
+/// `evolution` says, each key optional: `drop_attributes` (names),
+/// `add_enumerations` and `add_attributes`
+/// (in the schema's JSON form), `extend_enumerations` (name to the list of
+/// values to append), `current_domain` (one inclusive `[lo, hi]` per
+/// dimension, to grow to).
 #[pyfunction]
-#[pyo3(signature = (uri, extend_enumerations, current_domain=None, key=None, storage_options=StorageOptions::new()))]
+#[pyo3(signature = (uri, evolution, key=None, storage_options=StorageOptions::new()))]
 pub fn evolve(
     py: Python<'_>,
     uri: &str,
-    extend_enumerations: Vec<(String, String)>,
-    current_domain: Option<String>,
+    evolution: &str,
     key: Option<&str>,
     storage_options: StorageOptions,
 ) -> PyResult<()> {
     let key = parse_key(key)?;
+    let doc: serde_json::Value = serde_json::from_str(evolution)
+        .map_err(|e| py_msg(format!("{uri}: evolution: not JSON: {e}")))?;
     at(py, uri, &storage_options, move |at| {
         let opened = tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, key)?;
-        let enumerations = tessera::schema::load_enumerations(
+        let evolution = evolution_from_json(at, &opened, &doc, key)?;
+        tessera_write::evolve::evolve_array(at.clone(), &evolution, key, None)?;
+        Ok(())
+    })
+}
+
+/// An [`Evolution`] from its JSON form (see [`evolve`]).
+fn evolution_from_json(
+    at: &Location,
+    opened: &tessera::OpenArray,
+    doc: &serde_json::Value,
+    key: Option<tessera::filters::EncryptionKey>,
+) -> Result<Evolution, BoxError> {
+    use tessera::schema::json::{attribute_from_json, enumeration_from_json};
+    let list = |k: &str| {
+        doc.get(k)
+            .and_then(|v| v.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let names = |k: &str| -> Vec<String> {
+        list(k)
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut evolution = Evolution {
+        drop_attributes: names("drop_attributes"),
+        ..Default::default()
+    };
+    for (i, e) in list("add_enumerations").iter().enumerate() {
+        let path = format!("add_enumerations[{i}]");
+        evolution
+            .add_enumerations
+            .push(enumeration_from_json(e, &path)?);
+    }
+    for (i, a) in list("add_attributes").iter().enumerate() {
+        let path = format!("add_attributes[{i}]");
+        let attribute =
+            attribute_from_json(a, &path, &evolution.add_enumerations, opened.schema.version)?;
+        evolution.add_attributes.push(attribute);
+    }
+    if let Some(extend) = doc.get("extend_enumerations").and_then(|v| v.as_object()) {
+        let current = tessera::schema::load_enumerations(
             at.reader(),
             at.path(),
             &opened.schema,
             key.as_ref(),
         )?;
-        let mut evolution = Evolution::default();
-        for (name, values) in extend_enumerations {
-            let e = enumerations
+        for (name, values) in extend {
+            let e = current
                 .iter()
-                .find(|e| e.name == name)
+                .find(|e| &e.name == name)
                 .ok_or_else(|| format!("no enumeration `{name}` to extend"))?;
-            let values: serde_json::Value = serde_json::from_str(&values)?;
-            let bytes = tessera_write::evolve::enumeration_values_from_json(e, &values)?;
-            evolution.extend_enumerations.push((name, bytes));
+            let bytes = tessera_write::evolve::enumeration_values_from_json(e, values)?;
+            evolution.extend_enumerations.push((name.clone(), bytes));
         }
-        if let Some(text) = current_domain {
-            let json: serde_json::Value = serde_json::from_str(&text)?;
-            let dims = &opened.schema.dimensions;
-            let cd = tessera::schema::json::current_domain_from_json(Some(&json), dims)?;
-            evolution.expand_current_domain = cd.ndrectangle;
-        }
-        tessera_write::evolve::evolve_array(at.clone(), &evolution, key, None)?;
-        Ok(())
-    })
+    }
+    if let Some(json) = doc.get("current_domain") {
+        let dims = &opened.schema.dimensions;
+        let cd = tessera::schema::json::current_domain_from_json(Some(json), dims)?;
+        evolution.expand_current_domain = cd.ndrectangle;
+    }
+    Ok(evolution)
 }

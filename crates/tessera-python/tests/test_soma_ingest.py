@@ -301,3 +301,77 @@ def test_appends_need_prepare_and_room(tmp_path):
         again.obs.index = inputs[0].obs.index[:5].append(again.obs.index[5:])
         tsoma.io.register_anndatas(uri, [again], measurement_name="RNA", obs_field_name="obs_id",
                                    var_field_name="gene_ids", append_obsm_varm=True)
+
+
+def _edit(io, uri):
+    """Every edit function of ``io`` (tessera.soma.io or tiledbsoma.io),
+    applied to the experiment at ``uri`` as a user would after clustering
+    and normalising."""
+    mod = tsoma if io is tsoma.io else soma
+
+    def frame(df):
+        return df.read().concat().to_pandas().drop(columns=["soma_joinid"])
+
+    with mod.Experiment.open(uri) as exp:
+        obs = frame(exp.obs).set_index("obs_id")
+        var = frame(exp.ms["RNA"].var).set_index("gene_ids")
+        n_obs, n_var = len(obs), len(var)
+        counts = exp.ms["RNA"].X["counts"].read().tables().concat()
+    obs = obs.drop(columns=["score", "batch"])
+    obs["leiden"] = pd.Categorical([str(i % 4) for i in range(n_obs)])
+    obs["n_genes"] = obs["n_genes"] * 2
+    var["dispersion"] = np.linspace(0, 1, n_var)
+    rng = np.random.default_rng(11)
+    tripled = sp.csr_matrix((counts["soma_data"].to_numpy() * 3,
+                             (counts["soma_dim_0"].to_numpy(), counts["soma_dim_1"].to_numpy())), shape=(n_obs, n_var))
+    with mod.Experiment.open(uri, "w") as exp:
+        io.update_obs(exp, obs)
+    with mod.Experiment.open(uri, "w") as exp:
+        io.update_var(exp, var, "RNA")
+    with mod.Experiment.open(uri, "w") as exp:
+        normalised = sp.random(n_obs, n_var, density=0.3, format="csr", dtype=np.float64, random_state=11)
+        io.add_X_layer(exp, "RNA", "normalised", normalised)
+        io.add_matrix_to_collection(exp, "RNA", "obsm", "X_umap", rng.random((n_obs, 2)))
+        io.add_matrix_to_collection(exp, "RNA", "varp", "links", sp.random(n_var, n_var, density=0.2,
+                                                                              format="csr", random_state=3))
+    with mod.Experiment.open(uri, "w") as exp:
+        io.update_matrix(exp.ms["RNA"].X["counts"], tripled.astype(np.float32))
+
+
+@pytest.mark.parametrize("writer", ["tessera", "tiledbsoma"])
+def test_edits_match_tiledbsoma(tmp_path, writer):
+    """tessera.soma.io's edits of an experiment (written by either) give the
+    experiment tiledbsoma's edits give."""
+    a = rich_anndata(n=40, m=15, seed=30)
+    ingest = tsoma.io.from_anndata if writer == "tessera" else sio.from_anndata
+    ingest(str(tmp_path / "ours"), a.copy(), "RNA")
+    sio.from_anndata(str(tmp_path / "theirs"), a.copy(), "RNA")
+    _edit(tsoma.io, str(tmp_path / "ours"))
+    _edit(sio, str(tmp_path / "theirs"))
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_tiledbsoma_edits_what_tessera_wrote(tmp_path):
+    a = rich_anndata(n=40, m=15, seed=31)
+    tsoma.io.from_anndata(str(tmp_path / "ours"), a.copy(), "RNA")
+    sio.from_anndata(str(tmp_path / "theirs"), a.copy(), "RNA")
+    _edit(sio, str(tmp_path / "ours"))
+    _edit(sio, str(tmp_path / "theirs"))
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
+
+
+def test_edits_refuse_what_tiledbsoma_refuses(tmp_path):
+    a = rich_anndata(n=20, m=6, seed=32)
+    uri = str(tmp_path / "e")
+    tsoma.io.from_anndata(uri, a.copy(), "RNA")
+    with tsoma.Experiment.open(uri, "w") as exp:
+        with pytest.raises(ValueError, match="same row count"):
+            tsoma.io.update_obs(exp, a.obs.iloc[:5])
+        changed = a.obs.copy()
+        changed["n_genes"] = changed["n_genes"].astype(str)
+        with pytest.raises(ValueError, match="unsupported type updates:.*n_genes type int64 != string"):
+            tsoma.io.update_obs(exp, changed)
+        with pytest.raises(tsoma.SOMAError, match="incompatible with target shape"):
+            tsoma.io.add_X_layer(exp, "RNA", "bad", sp.random(3, 3, format="csr"))
+        with pytest.raises(tsoma.SOMAError, match="already exists"):
+            tsoma.io.add_X_layer(exp, "RNA", "counts", sp.random(20, 6, format="csr"))

@@ -13,7 +13,8 @@ use crate::name::{enumeration_name, now_ms, schema_name};
 use crate::WriteError;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_schema::{
-    load_enumerations, ArraySchema, Attribute, CurrentDomain, Enumeration, Range1D, Value,
+    load_enumerations, ArraySchema, Attribute, CurrentDomain, Enumeration, EnumerationRef, Range1D,
+    Value,
 };
 use tessera_tile::datatype::Physical;
 use tessera_tile::storage::Location;
@@ -21,8 +22,11 @@ use tessera_tile::storage::Location;
 /// What an evolution changes.
 #[derive(Debug, Clone, Default)]
 pub struct Evolution {
-    /// Attributes to add (no enumerated ones yet).
+    /// Enumerations to add, which added attributes may name.
+    pub add_enumerations: Vec<Enumeration>,
+    /// Attributes to add.
     pub add_attributes: Vec<Attribute>,
+
     /// Names of the attributes to drop.
     pub drop_attributes: Vec<String>,
     /// Enumerations to extend: each name, and the values to append (each
@@ -62,13 +66,30 @@ pub fn evolved_schema(
                 a.name
             )));
         }
-        if a.enumeration.is_some() {
+        s.attributes.push(a.clone());
+    }
+    for e in &evolution.add_enumerations {
+        if s.enumerations.iter().any(|r| r.name == e.name) {
             return Err(refuse(format!(
-                "attribute `{}`: adding an enumerated attribute is not supported yet",
-                a.name
+                "enumeration `{}` is already in the schema",
+                e.name
             )));
         }
-        s.attributes.push(a.clone());
+        // Its file is named when it is written.
+        s.enumerations.push(EnumerationRef {
+            name: e.name.clone(),
+            path: String::new(),
+        });
+    }
+    for a in &s.attributes {
+        if let Some(e) = &a.enumeration {
+            if !s.enumerations.iter().any(|r| &r.name == e) {
+                return Err(refuse(format!(
+                    "attribute `{}` names enumeration `{e}`, which the evolved schema lacks",
+                    a.name
+                )));
+            }
+        }
     }
     if s.attributes.is_empty() {
         return Err(refuse("an evolution may not drop every attribute".into()));
@@ -184,8 +205,18 @@ pub fn evolve_array(
             load_enumerations(array.reader(), array.path(), &opened.schema, key.as_ref())?;
         extended_enumerations(&mut s, &current, &evolution.extend_enumerations)?
     };
+    let mut added = Vec::new();
+    for e in &evolution.add_enumerations {
+        let mut e = e.clone();
+        e.path_name = enumeration_name()?;
+        let r = s.enumerations.iter_mut().find(|r| r.name == e.name);
+        r.expect("an added enumeration is listed")
+            .path
+            .clone_from(&e.path_name);
+        added.push(e);
+    }
     let pipeline = generic_tile_pipeline();
-    for e in &extended {
+    for e in extended.iter().chain(&added) {
         let tile = write_generic_tile(&e.encode(), &pipeline, s.version, key)?;
         write_whole(&array.join("__schema/__enumerations"), &e.path_name, &tile)?;
     }

@@ -187,6 +187,60 @@ fn extended_enumerations_append_their_values() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An enumerated attribute is added with its enumeration: the enumeration
+/// file is written, older cells read the added attribute's fill value, and
+/// an attribute naming an enumeration the schema lacks is refused.
+#[test]
+fn an_added_enumerated_attribute_brings_its_enumeration() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/enumerations/array");
+    let dir = std::env::temp_dir().join(format!("tessera-add-enum-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    let version = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None)
+        .unwrap()
+        .schema
+        .version;
+    let e = serde_json::json!({"name": "grades", "type": "STRING_UTF8", "values": ["a", "b"], "ordered": true});
+    let enumeration = tessera_schema::json::enumeration_from_json(&e, "enumeration").unwrap();
+    let a = serde_json::json!({"name": "grade", "type": "INT32", "nullable": true, "enumeration": "grades"});
+    let attribute =
+        attribute_from_json(&a, "attribute", std::slice::from_ref(&enumeration), version).unwrap();
+    let evolution = Evolution {
+        add_enumerations: vec![enumeration],
+        add_attributes: vec![attribute.clone()],
+        ..Default::default()
+    };
+    evolve_array(&dir, &evolution, None, None).unwrap();
+    let after = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let enums = tessera_schema::load_enumerations(&LocalFs, &dir, &after.schema, None).unwrap();
+    let grades = enums.iter().find(|e| e.name == "grades").unwrap();
+    assert_eq!(grades.values, [&b"a"[..], b"b"]);
+    assert!(grades.ordered);
+    let r = ReadSession::new(Arc::new(LocalFs), Arc::new(after))
+        .execute(&ReadRequest::new().attributes(["grade"]))
+        .unwrap();
+    let grade = r.columns.iter().find(|c| c.name == "grade").unwrap();
+    let validity = grade
+        .validity
+        .as_ref()
+        .expect("a nullable attribute's validity");
+    assert!(r.cell_count > 0 && validity.iter().all(|v| *v == 0));
+    let orphan = Evolution {
+        add_attributes: vec![tessera_schema::Attribute {
+            name: "other".into(),
+            enumeration: Some("missing".into()),
+            ..attribute
+        }],
+        ..Default::default()
+    };
+    let err = evolve_array(&dir, &orphan, None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("names enumeration `missing`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A current domain expanded lets writes reach the new cells (refused
 /// before), and is refused where it would shrink or leave the domain.
 #[test]

@@ -501,7 +501,9 @@ pub fn attribute_from_json(
 
 const ENUMERATION_FIELDS: &[&str] = &["name", "type", "cell_val_num", "ordered", "values"];
 
-fn enumeration_from_json(v: &Json, path: &str) -> Result<Enumeration, SchemaError> {
+/// An enumeration from its JSON form (as `enumerations` lists it in a schema
+/// document); its file name is left empty, for the writer to give.
+pub fn enumeration_from_json(v: &Json, path: &str) -> Result<Enumeration, SchemaError> {
     let o = Fields::new(v, path, ENUMERATION_FIELDS)?;
     let name = o.required_str("name")?;
     let t = datatype_from_name(o.required_str("type")?, &o.path("type"))?;

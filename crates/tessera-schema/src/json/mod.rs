@@ -25,8 +25,8 @@ mod filters;
 mod values;
 
 pub use document::{
-    attribute_from_json, current_domain_from_json, schema_from_json, schema_to_json,
-    SchemaDocument, WRITTEN_VERSION,
+    attribute_from_json, current_domain_from_json, enumeration_from_json, schema_from_json,
+    schema_to_json, SchemaDocument, WRITTEN_VERSION,
 };
 
 use fields::invalid;

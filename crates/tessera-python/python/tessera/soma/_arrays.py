@@ -52,8 +52,13 @@ class _Array(SOMAObject):
     def _resize(self, ranges):
         """Grows the current domain to ``ranges`` (one ``[lo, hi]`` per dimension)."""
         self.verify_open_for_writing()
-        tessera._native.evolve(self.uri, [], json.dumps([list(r) for r in ranges]), None,
-                               _options(self._options))
+        self._evolve({"current_domain": [list(r) for r in ranges]})
+
+    def _evolve(self, evolution):
+        """Evolves the schema (``evolution`` as ``_native.evolve`` takes it)
+        and opens the array again."""
+        self.verify_open_for_writing()
+        tessera._native.evolve(self.uri, json.dumps(evolution), None, _options(self._options))
         self._reopen()
 
     def _check_in_domain(self, table):

@@ -143,8 +143,8 @@ def _keys(uri, name, column, current, key_type):
 def extend_enumerations(uri, extend, options):
     """Appends ``{name: [values]}`` to the enumerations of the array at ``uri``."""
     if extend:
-        pairs = [(name, json.dumps(_json_values(values))) for name, values in extend.items()]
-        tessera._native.evolve(uri, pairs, None, None, _options(options))
+        evolution = {"extend_enumerations": {name: _json_values(values) for name, values in extend.items()}}
+        tessera._native.evolve(uri, json.dumps(evolution), None, _options(options))
 
 
 def _json_values(values):

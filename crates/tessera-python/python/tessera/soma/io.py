@@ -14,9 +14,12 @@ from ._ingest import from_anndata, from_h5ad
 from ._matrix import csr
 from ._registration import ExperimentAmbientLabelMapping, register_anndatas, register_h5ads
 from ._shaping import get_experiment_shapes, resize_experiment
+from ._update import add_matrix_to_collection, add_X_layer, update_matrix, update_obs, update_var
 
 __all__ = [
     "ExperimentAmbientLabelMapping",
+    "add_X_layer",
+    "add_matrix_to_collection",
     "from_anndata",
     "from_h5ad",
     "get_experiment_shapes",
@@ -24,6 +27,9 @@ __all__ = [
     "register_h5ads",
     "resize_experiment",
     "to_anndata",
+    "update_matrix",
+    "update_obs",
+    "update_var",
 ]
 
 
