@@ -375,3 +375,37 @@ def test_edits_refuse_what_tiledbsoma_refuses(tmp_path):
             tsoma.io.add_X_layer(exp, "RNA", "bad", sp.random(3, 3, format="csr"))
         with pytest.raises(tsoma.SOMAError, match="already exists"):
             tsoma.io.add_X_layer(exp, "RNA", "counts", sp.random(20, 6, format="csr"))
+
+
+def test_a_failed_ingestion_leaves_nothing(tmp_path, monkeypatch):
+    """A local ingestion is written in a hidden folder and renamed whole:
+    one that fails half way leaves neither the experiment nor the folder."""
+    from tessera.soma import _matrices
+
+    calls = []
+    real = _matrices.write_sparse
+
+    def failing(array, *args, **kwargs):
+        calls.append(array.uri)
+        if len(calls) == 2:
+            raise OSError("disk full (injected)")
+        return real(array, *args, **kwargs)
+
+    monkeypatch.setattr(_matrices, "write_sparse", failing)
+    with pytest.raises(OSError, match="injected"):
+        tsoma.io.from_anndata(tmp_path / "e", rich_anndata(n=10, m=5), "RNA")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(tsoma.DoesNotExistError):
+        tsoma.open(str(tmp_path / "e"))
+    monkeypatch.setattr(_matrices, "write_sparse", real)
+    tsoma.io.from_anndata(tmp_path / "e", rich_anndata(n=10, m=5), "RNA")
+    assert [p.name for p in tmp_path.iterdir()] == ["e"]
+
+
+def test_to_h5ad_writes_what_tiledbsoma_writes(tmp_path):
+    a = rich_anndata(n=30, m=10, seed=40)
+    sio.from_anndata(str(tmp_path / "e"), a, "RNA")
+    with tsoma.open(str(tmp_path / "e")) as ours, soma.open(str(tmp_path / "e")) as theirs:
+        tsoma.io.to_h5ad(ours, tmp_path / "ours.h5ad", "RNA")
+        sio.to_h5ad(theirs, str(tmp_path / "theirs.h5ad"), "RNA")
+    same_anndata(ad.read_h5ad(tmp_path / "ours.h5ad"), ad.read_h5ad(tmp_path / "theirs.h5ad"))

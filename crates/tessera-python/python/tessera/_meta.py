@@ -1,5 +1,5 @@
 """Metadata values in TileDB-Py's shapes: a scalar for one value, a tuple
-for several, ``str`` for strings, ``bytes`` for BLOB."""
+for several, ``str`` for strings, ``bytes`` for BLOB, ``bool`` for BOOL."""
 
 import json
 import math
@@ -10,6 +10,8 @@ _FLOATS = {"FLOAT32", "FLOAT64"}
 
 
 def _number(v, datatype):
+    if datatype == "BOOL":
+        return bool(v)
     if datatype in _FLOATS:
         if isinstance(v, str):
             return {"NaN": math.nan, "inf": math.inf, "-inf": -math.inf}[v]

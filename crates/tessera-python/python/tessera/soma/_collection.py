@@ -190,7 +190,8 @@ def _open(uri, mode, timestamp, options):
             obj = tessera.open(uri, timestamp=timestamp, storage_options=options)
         except tessera.TesseraError as array_error:
             if _context.is_missing(group_error) and _context.is_missing(array_error):
-                raise DoesNotExistError(f"{uri}: no SOMA object there") from None
+                raise DoesNotExistError(f"{uri}: not a SOMA object, nothing there: {group_error}; "
+                                        f"{array_error}") from None
             raise SOMAError(f"{uri}: not a SOMA object: {group_error}; {array_error}") from None
     return _as_soma(obj, mode, timestamp, options)
 

@@ -117,7 +117,7 @@ def is_missing(error):
     """Whether a tessera error says there is nothing at the URI."""
     text = str(error).lower()
     return any(s in text for s in ("no such file", "not found", "does not exist", "no array schema",
-                                   "not a tiledb group", "notfound"))
+                                   "not a tiledb group", "not a tiledb array", "notfound"))
 
 
 def is_object_store(uri):

@@ -5,14 +5,23 @@ what tessera wrote. X and its layers stream a chunk at a time (see
 ``_matrices``)."""
 
 import json
+import os
+import shutil
+import uuid
 from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
 
-from . import _matrices
+import tessera
+from tessera import _native
+from tessera._array import _options
+
+from . import _context, _matrices
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._collection import Collection, Experiment, Measurement
+from ._context import is_object_store
+from ._writing import ENCODING_VERSION
 from ._errors import AlreadyExistsError, SOMAError, SOMATypeError, SOMAValueError
 from ._registration import AxisIDMapping, ExperimentIDMapping
 
@@ -48,6 +57,22 @@ class _Plan:
             coll = cls.open(uri, "w", context=self.context)
         self.annotate(coll)
         return coll
+
+    def experiment(self, uri):
+        """The experiment at ``uri``, and a call that completes it. A new
+        experiment on an object store is a bare group until that call puts
+        its SOMA metadata: until then no reader opens it as an experiment."""
+        if not (self.must_be_new and is_object_store(uri)):
+            return self.collection(Experiment, uri), lambda: None
+        options = _context.options_for(uri, self.context)
+        try:
+            _native.create_group(uri, _options(options))
+        except tessera.TesseraError as e:
+            raise SOMAError(f"{uri}: cannot create the experiment: {e}") from None
+        experiment = Experiment(tessera.open_group(uri, storage_options=options), "w", None, options)
+        metadata = {"soma_object_type": Experiment.soma_type, "soma_encoding_version": ENCODING_VERSION,
+                    **Experiment._create_metadata, **self.additional_metadata}
+        return experiment, lambda: experiment.metadata.update(metadata)
 
     def annotate(self, obj):
         if self.additional_metadata:
@@ -120,9 +145,39 @@ def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, pla
             raise SOMAError("Experiment must be prepared prior to ingestion. Please call "
                             "``registration_map.prepare_experiment`` method.")
         maps = registration_mapping.id_mappings_for_anndata(anndata, measurement_name=measurement_name)
-    obs_map, var_map = maps.obs_axis, maps.var_axes[measurement_name]
 
-    experiment = plan.collection(Experiment, experiment_uri)
+    names = (obs_id_name, var_id_name, X_layer_name, raw_X_layer_name, X_kind, uns_keys)
+    if not plan.must_be_new or is_object_store(experiment_uri):
+        _write_experiment(plan, experiment_uri, anndata, measurement_name, maps, names)
+        return experiment_uri
+    return _staged(experiment_uri, lambda at: _write_experiment(plan, at, anndata, measurement_name, maps, names))
+
+
+def _staged(uri, write):
+    """Writes a new local experiment in a hidden folder beside ``uri``
+    (``write(folder)``) and renames it to ``uri`` once whole, so readers
+    never see a part of it; a failed write leaves nothing."""
+    path = os.path.abspath(uri.removeprefix("file://"))
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise SOMAError(f"{uri} already exists")
+    parent, name = os.path.split(path)
+    os.makedirs(parent, exist_ok=True)
+    staging = os.path.join(parent, f".{name}.tessera-{uuid.uuid4().hex}")
+    try:
+        write(staging)
+        if os.path.isdir(path):
+            os.rmdir(path)  # empty, checked above
+        os.rename(staging, path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return uri
+
+
+def _write_experiment(plan, experiment_uri, anndata, measurement_name, maps, names):
+    """Writes (or appends) ``anndata`` into the experiment at ``experiment_uri``."""
+    obs_id_name, var_id_name, X_layer_name, raw_X_layer_name, X_kind, uns_keys = names
+    obs_map, var_map = maps.obs_axis, maps.var_axes[measurement_name]
+    experiment, complete = plan.experiment(experiment_uri)
     obs = _write_frame(plan, f"{experiment_uri}/obs", anndata.obs, obs_id_name, obs_map)
     plan.attach(experiment, "obs", obs)
     ms = plan.collection(Collection, f"{experiment_uri}/ms")
@@ -159,6 +214,7 @@ def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, pla
         plan.attach(raw, "X", raw_X)
         _write_matrix(plan, raw_X, raw_X_layer_name, SparseNDArray, anndata.raw.X, obs_map,
                       maps.var_axes["raw"])
+    complete()
     return experiment.uri
 
 

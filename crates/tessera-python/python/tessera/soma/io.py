@@ -27,6 +27,7 @@ __all__ = [
     "register_h5ads",
     "resize_experiment",
     "to_anndata",
+    "to_h5ad",
     "update_matrix",
     "update_obs",
     "update_var",
@@ -85,6 +86,15 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
         layers={n: m for n, m in matrices.items() if n != X_layer_name},
         uns=uns,
     )
+
+
+def to_h5ad(experiment, h5ad_path, measurement_name, *, X_layer_name="data", obs_id_name=None, var_id_name=None,
+            obsm_varm_width_hints=None, uns_keys=None):
+    """Writes the measurement as :func:`to_anndata` reads it into the
+    ``.h5ad`` file at ``h5ad_path``."""
+    adata = to_anndata(experiment, measurement_name, X_layer_name, obs_id_name=obs_id_name, var_id_name=var_id_name,
+                       obsm_varm_width_hints=obsm_varm_width_hints, uns_keys=uns_keys)
+    adata.write_h5ad(str(h5ad_path))
 
 
 def _dataframe(frame, id_name, fallback):
