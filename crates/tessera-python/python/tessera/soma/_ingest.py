@@ -17,7 +17,7 @@ import tessera
 from tessera import _native
 from tessera._array import _options
 
-from . import _context, _matrices
+from . import _context, _matrices, _writing
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._collection import Collection, Experiment, Measurement
 from ._context import is_object_store
@@ -68,6 +68,8 @@ class _Plan:
         try:
             _native.create_group(uri, _options(options))
         except tessera.TesseraError as e:
+            if _writing._exists(uri, options):
+                raise SOMAError(f"{uri} already exists") from None
             raise SOMAError(f"{uri}: cannot create the experiment: {e}") from None
         experiment = Experiment(tessera.open_group(uri, storage_options=options), "w", None, options)
         metadata = {"soma_object_type": Experiment.soma_type, "soma_encoding_version": ENCODING_VERSION,
