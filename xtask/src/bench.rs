@@ -465,6 +465,57 @@ pub fn bench_soma(args: &[String]) -> Result<(), Error> {
     run.into_doc(&run_args)
 }
 
+/// `cargo xtask bench-soma-ingest`: tessera.soma.io's ingestion, append
+/// and add_X_layer against tiledbsoma.io's, in the same run, on generated
+/// `.h5ad` files of `--cells` cells (and with `--large`, from_h5ad of a
+/// file of ten times as many).
+pub fn bench_soma_ingest(args: &[String]) -> Result<(), Error> {
+    let flag = |name: &str, default: &str| option(args, name, default);
+    let rounds = flag("--rounds", "3");
+    let cells: u64 = flag("--cells", "100000")
+        .parse()
+        .map_err(|_| "--cells takes a number")?;
+    let python = venv("0.36.1")?;
+    pip(
+        venv_of(&python)?,
+        &["tiledbsoma==2.3.0", "anndata==0.12.19", "scipy==1.17.1", "h5py"],
+    )?;
+    install_wheel(&python)?;
+    let dir = root().join("target/bench/soma_ingest");
+    let generate = |name: &str, n: u64| -> Result<std::path::PathBuf, Error> {
+        let data = dir.join(name);
+        if !data.join("more.h5ad").exists() {
+            let made = Command::new(&python)
+                .arg(root().join("xtask/bench/soma_ingest.py"))
+                .arg("generate")
+                .arg(&data)
+                .arg(n.to_string())
+                .status()?;
+            if !made.success() {
+                return Err("generating the .h5ad files failed".into());
+            }
+        }
+        Ok(data)
+    };
+    let mut run_args: Vec<std::ffi::OsString> = vec![
+        "run".into(),
+        generate(&format!("data-{cells}"), cells)?.into(),
+        rounds.into(),
+    ];
+    if args.iter().any(|a| a == "--large") {
+        run_args.push(generate(&format!("data-{}", cells * 10), cells * 10)?.into());
+    }
+    let run = Run {
+        python: &python,
+        script: "soma_ingest.py",
+        out: dir.join("results.md"),
+        marker: "bench-soma-ingest",
+        failed: "the single-cell write benchmark failed",
+    };
+    let run_args: Vec<&OsStr> = run_args.iter().map(|a| a.as_os_str()).collect();
+    run.into_doc(&run_args)
+}
+
 /// tessera's Python package, built as a release wheel (with symbols: the
 /// `profiling` profile), installed into the
 /// venv of `python` (TileDB-Py's), with what it needs.

@@ -17,8 +17,10 @@ from ._errors import SOMAValueError
 
 # Cells a chunk holds at most, and the memory a write may hold (bytes):
 # a fragment is written whenever its cells outgrow a third of the budget.
-GOAL_CHUNK_NNZ = 4_000_000
-WRITE_BUDGET = 768 << 20
+# Measured on a 100,000 x 2,000 file: smaller chunks and budget hold the
+# peak RSS near half of tiledbsoma's at no cost in time.
+GOAL_CHUNK_NNZ = 1_000_000
+WRITE_BUDGET = 128 << 20
 
 
 def soma_type(matrix):
@@ -50,12 +52,13 @@ def _indptr(matrix):
     return None
 
 
-def chunks(matrix, goal_nnz=GOAL_CHUNK_NNZ):
+def chunks(matrix, goal_nnz=None):
     """``(axis, start, coo)`` for consecutive chunks along the matrix's
     stride axis (rows; columns for CSC), each a scipy COO matrix of at
     most about ``goal_nnz`` cells (a dense chunk: its non-zero cells)."""
     import scipy.sparse as sp
 
+    goal_nnz = goal_nnz or GOAL_CHUNK_NNZ
     axis = 1 if _is_csc(matrix) else 0
     length, other = matrix.shape[axis], matrix.shape[1 - axis]
     indptr = _indptr(matrix) if _is_sparse(matrix) else None
@@ -77,7 +80,7 @@ def chunks(matrix, goal_nnz=GOAL_CHUNK_NNZ):
         start = stop
 
 
-def cells(matrix, type, row_joinids=None, col_joinids=None, goal_nnz=GOAL_CHUNK_NNZ):
+def cells(matrix, type, row_joinids=None, col_joinids=None, goal_nnz=None):
     """Record batches of ``soma_dim_0``, ``soma_dim_1`` and ``soma_data``
     for the stored cells of ``matrix``, positions mapped through the
     joinid arrays (identity where ``None``)."""
@@ -97,7 +100,7 @@ def cells(matrix, type, row_joinids=None, col_joinids=None, goal_nnz=GOAL_CHUNK_
                               names=["soma_dim_0", "soma_dim_1", "soma_data"])
 
 
-def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=WRITE_BUDGET):
+def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=None):
     """Writes the stored cells of ``matrix`` into the SparseNDArray
     ``array`` through one fragment writer (several fragments past its
     ``budget``, committed together)."""
@@ -110,17 +113,18 @@ def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=WRITE
     t = pa.from_numpy_dtype(array._array.schema.attrs[0].dtype)
     schema = pa.schema([("soma_dim_0", pa.int64()), ("soma_dim_1", pa.int64()), ("soma_data", t)])
     reader = pa.RecordBatchReader.from_batches(schema, cells(matrix, t, row_joinids, col_joinids))
+    budget = budget or WRITE_BUDGET
     fragments = _native.write(array.uri, reader, None, None, budget, None, _options(array._options))
     array._reopen()
     return fragments
 
 
-def write_dense(array, matrix, goal_nnz=GOAL_CHUNK_NNZ):
+def write_dense(array, matrix, goal_nnz=None):
     """Writes ``matrix`` (2-D, or 1-D) into the DenseNDArray ``array`` a
     band of rows at a time, each band a box write."""
     rows = matrix.shape[0]
     width = matrix.shape[1] if len(matrix.shape) == 2 else 1
-    step = max(1, math.ceil(goal_nnz / max(width, 1)))
+    step = max(1, math.ceil((goal_nnz or GOAL_CHUNK_NNZ) / max(width, 1)))
     for start in range(0, rows, step):
         stop = min(rows, start + step)
         band = matrix[start:stop]
