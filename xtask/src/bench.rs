@@ -478,7 +478,12 @@ pub fn bench_soma_ingest(args: &[String]) -> Result<(), Error> {
     let python = venv("0.36.1")?;
     pip(
         venv_of(&python)?,
-        &["tiledbsoma==2.3.0", "anndata==0.12.19", "scipy==1.17.1", "h5py"],
+        &[
+            "tiledbsoma==2.3.0",
+            "anndata==0.12.19",
+            "scipy==1.17.1",
+            "h5py",
+        ],
     )?;
     install_wheel(&python)?;
     let dir = root().join("target/bench/soma_ingest");

@@ -243,6 +243,37 @@ impl Condition {
         }
     }
 
+    /// The same condition with every AND (OR) child of an AND (OR) merged
+    /// into its parent, as libtiledb's own trees are built: libtiledb
+    /// evaluates a stored tree with an OR directly under an OR (or an AND
+    /// under an AND) wrongly (found by TileDB-Py reading a delete commit
+    /// of `(a and b) and c`: it dropped the inner group).
+    pub fn flattened(&self) -> Condition {
+        match self {
+            Condition::Combine { op, children } if *op != CombineOp::Not => {
+                let mut merged = Vec::with_capacity(children.len());
+                for child in children.iter().map(Condition::flattened) {
+                    match child {
+                        Condition::Combine {
+                            op: inner,
+                            children: grand,
+                        } if inner == *op => merged.extend(grand),
+                        other => merged.push(other),
+                    }
+                }
+                Condition::Combine {
+                    op: *op,
+                    children: merged,
+                }
+            }
+            Condition::Combine { op, children } => Condition::Combine {
+                op: *op,
+                children: children.iter().map(Condition::flattened).collect(),
+            },
+            compare => compare.clone(),
+        }
+    }
+
     /// The condition that holds where this one does not, as libtiledb
     /// negates a condition before storing it in a delete commit
     /// (`get_negated_tree`): each comparison's operator negated (`<` to
@@ -409,5 +440,47 @@ mod tests {
             b.extend_from_slice(&1u64.to_le_bytes());
         }
         assert!(Condition::parse(&b).is_err());
+    }
+
+    fn compare(field: &str) -> Condition {
+        Condition::Compare {
+            field: field.into(),
+            op: CompareOp::Eq,
+            value: vec![1],
+            offsets: None,
+        }
+    }
+
+    fn combine(op: CombineOp, children: Vec<Condition>) -> Condition {
+        Condition::Combine { op, children }
+    }
+
+    #[test]
+    fn flattening_merges_groups_of_one_operator_only() {
+        use CombineOp::{And, Not, Or};
+        let (a, b, c, d) = (compare("a"), compare("b"), compare("c"), compare("d"));
+        // (a or (b or c)) or (d and a): the inner OR merged, the AND kept.
+        let tree = combine(
+            Or,
+            vec![
+                combine(Or, vec![a.clone(), combine(Or, vec![b.clone(), c.clone()])]),
+                combine(And, vec![d.clone(), a.clone()]),
+            ],
+        );
+        let want = combine(
+            Or,
+            vec![
+                a.clone(),
+                b.clone(),
+                c.clone(),
+                combine(And, vec![d.clone(), a.clone()]),
+            ],
+        );
+        assert_eq!(tree.flattened(), want);
+        // A NOT keeps its one child; a NOT under a NOT is not merged.
+        let not = combine(Not, vec![combine(Not, vec![a.clone()])]);
+        assert_eq!(not.flattened(), not);
+        // The bytes round-trip.
+        assert_eq!(Condition::parse(&want.encode()).unwrap(), want);
     }
 }

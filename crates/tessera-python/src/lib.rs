@@ -41,5 +41,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(objects::change_members, m)?)?;
     m.add_function(wrap_pyfunction!(objects::put_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(objects::evolve, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::delete_cells, m)?)?;
     Ok(())
 }

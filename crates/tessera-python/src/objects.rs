@@ -1,6 +1,7 @@
-//! `tessera._native.create_group`, `change_members`, `put_metadata` and
-//! `evolve`: groups made and changed, metadata put, schemas evolved, each
-//! as libtiledb writes it, locally or straight to an object store.
+//! `tessera._native.create_group`, `change_members`, `put_metadata`,
+//! `evolve` and `delete_cells`: groups made and changed, metadata put,
+//! schemas evolved, cells deleted, each as libtiledb writes it, locally or
+//! straight to an object store.
 
 use crate::convert::{parse_key, StorageOptions};
 use crate::error::{message, py_msg};
@@ -231,4 +232,29 @@ fn evolution_from_json(
         evolution.expand_current_domain = cd.ndrectangle;
     }
     Ok(evolution)
+}
+
+/// Deletes the cells of the sparse array at `uri` that `condition` (the
+/// grammar of `tessera read --where`, dimensions too) selects, as one
+/// delete commit libtiledb applies as its own; returns the commit's name.
+#[pyfunction]
+#[pyo3(signature = (uri, condition, key=None, storage_options=StorageOptions::new()))]
+pub fn delete_cells(
+    py: Python<'_>,
+    uri: &str,
+    condition: &str,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<String> {
+    let key = parse_key(key)?;
+    at(py, uri, &storage_options, move |at| {
+        let opened = tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, key)?;
+        let condition = tessera::query::Expr::parse(condition, &opened.schema)?;
+        Ok(tessera_write::delete::delete_cells(
+            at.clone(),
+            &condition,
+            key,
+            None,
+        )?)
+    })
 }

@@ -218,7 +218,7 @@ def test_errors_name_what_is_wrong():
         exp["nope"]
     with pytest.raises(tsoma.SOMAError, match="SOMADataFrame, not a SOMAExperiment"):
         tsoma.open(exp.obs.uri, soma_type=tsoma.Experiment)
-    with pytest.raises(ValueError, match="expected 'r' or 'w'"):
+    with pytest.raises(ValueError, match="expected 'r', 'w' or 'd'"):
         tsoma.open(str(EXPERIMENTS[0]), "x")
     dense = tsoma.open(str(TESTDATA / "soma" / "experiment_dense" / "experiment")).ms["RNA"].X["data"]
     with pytest.raises(ValueError, match="not an empty list"):

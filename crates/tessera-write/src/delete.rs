@@ -12,10 +12,11 @@ use tessera_cells::Expr;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_tile::storage::Location;
 
-/// The payload of a delete commit for `condition`: its negation,
-/// serialized as libtiledb serializes it.
+/// The payload of a delete commit for `condition`: its negation, nested
+/// groups of one operator merged as libtiledb merges them, serialized as
+/// libtiledb serializes it.
 pub fn delete_commit_payload(condition: &Expr) -> Vec<u8> {
-    condition.to_stored().negated().encode()
+    condition.to_stored().negated().flattened().encode()
 }
 
 /// Deletes the cells of the array at `array` that `condition` matches, as

@@ -61,6 +61,29 @@ class _Array(SOMAObject):
         tessera._native.evolve(self.uri, json.dumps(evolution), None, _options(self._options))
         self._reopen()
 
+    def _delete(self, coords, where=None):
+        """Deletes the cells ``coords`` select that ``where`` (tessera's
+        condition) keeps, as one delete commit; nothing when the
+        coordinates select nothing."""
+        self.verify_open_for_deleting()
+        subarray = _coords.subarray(coords, self._dims(), self._current())
+        if subarray is None:
+            return
+        parts = []
+        for name, ranges in subarray.items():
+            alts = [f"{name} == {_literal(lo)}" if lo == hi
+                    else f"({name} >= {_literal(lo)} and {name} <= {_literal(hi)})" for lo, hi in ranges]
+            parts.append(alts[0] if len(alts) == 1 else "(" + " or ".join(alts) + ")")
+        if where:
+            parts.append(f"({where})")
+        if not parts:
+            # Every cell: a condition no cell fails.
+            d = self._doc["dimensions"][0]
+            lo = d["domain"][0] if "domain" in d else ""
+            parts.append(f"{d['name']} >= {_literal(lo)}")
+        tessera._native.delete_cells(self.uri, " and ".join(parts), None, _options(self._options))
+        self._reopen()
+
     def _check_in_domain(self, table):
         """Raises unless every coordinate of ``table`` lies in the current domain."""
         for (lo, hi), d in zip(self._current(), self._doc["dimensions"]):
@@ -207,6 +230,17 @@ class DataFrame(_Array):
                 extend[by_column[name]] = new
         _writing.extend_enumerations(self.uri, extend, self._options)
         self._reopen()
+
+    def delete_cells(self, coords=(), *, value_filter=None, platform_config=None):
+        """Deletes the rows ``coords`` select that ``value_filter`` keeps
+        (both given: the rows matching both); the domain and enumerations
+        stay as they are."""
+        if not coords and value_filter is None:
+            raise SOMAValueError(f"{self.uri}: delete_cells needs coords or a value_filter")
+        # The filter is stored in the delete commit as tiledbsoma stores it
+        # (enumerated columns compared by their keys): every reader then
+        # applies libtiledb's semantics to it (a null compares false).
+        self._delete(coords, self._condition(value_filter))
 
     def change_domain(self, newdomain, check_only=False):
         """Grows the domain in force to ``newdomain`` (one ``(lo, hi)`` per
@@ -358,6 +392,10 @@ class SparseNDArray(_NDArray):
         self._write_table(table)
         return self
 
+    def delete_cells(self, coords, *, platform_config=None):
+        """Deletes the cells ``coords`` select; the shape stays."""
+        self._delete(coords)
+
     @property
     def nnz(self):
         """The number of cells written."""
@@ -461,6 +499,14 @@ class DenseNDArray(_NDArray):
         values = numbers(table.column("soma_data"))
         shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
         return pa.Tensor.from_numpy(values.reshape(shape))
+
+
+def _literal(v):
+    """A coordinate as a literal of tessera's condition grammar."""
+    if isinstance(v, (str, bytes)):
+        text = v.decode() if isinstance(v, bytes) else v
+        return "'" + text.replace("'", "\\'") + "'"
+    return repr(v)
 
 
 def _coo_table(values, ndim, data_type):

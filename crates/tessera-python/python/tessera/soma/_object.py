@@ -20,7 +20,8 @@ class Closeable:
 
 
 class SOMAObject(Closeable):
-    """A SOMA object opened for reading (``mode="r"``) or writing (``"w"``).
+    """A SOMA object opened for reading (``mode="r"``), writing (``"w"``) or
+    deleting cells (``"d"``).
     ``metadata`` is a mapping; opened for writing, setting or deleting a
     key writes it at once."""
 
@@ -28,8 +29,8 @@ class SOMAObject(Closeable):
     _is_group = False
 
     def __init__(self, uri, metadata, mode="r", options=None):
-        if mode not in ("r", "w"):
-            raise SOMAValueError(f"{uri}: mode {mode!r}: expected 'r' or 'w'")
+        if mode not in ("r", "w", "d"):
+            raise SOMAValueError(f"{uri}: mode {mode!r}: expected 'r', 'w' or 'd'")
         self.uri = uri
         self.mode = mode
         self._options = dict(options or {})
@@ -42,6 +43,11 @@ class SOMAObject(Closeable):
         """Raises unless the object is open for writing."""
         if self.mode != "w" or self.closed:
             raise SOMAError(f"{self.uri}: not open for writing (open it with mode='w')")
+
+    def verify_open_for_deleting(self):
+        """Raises unless the object is open for deleting (mode 'd', or 'w')."""
+        if self.mode not in ("d", "w") or self.closed:
+            raise SOMAError(f"{self.uri}: not open for deleting (open it with mode='d')")
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.uri!r}>"
