@@ -23,6 +23,7 @@ from ._collection import Collection, Experiment, Measurement
 from ._context import is_object_store
 from ._writing import ENCODING_VERSION
 from ._errors import AlreadyExistsError, SOMAError, SOMATypeError, SOMAValueError
+from ._h5ad import H5ADSource
 from ._registration import AxisIDMapping, ExperimentIDMapping
 
 INGEST_MODES = ("write", "schema_only", "resume")
@@ -93,20 +94,14 @@ def from_h5ad(experiment_uri, input_path, measurement_name, *, context=None, pla
     """Writes the ``.h5ad`` file at ``input_path`` into a new SOMA experiment
     at ``experiment_uri`` (arguments as :func:`from_anndata`). The file is
     opened backed: X and its layers are read a chunk at a time, so memory
-    holds obs, var and one chunk, not the matrices."""
-    import anndata
-
-    adata = anndata.read_h5ad(str(input_path), backed="r")
-    try:
-        return from_anndata(experiment_uri, adata, measurement_name, context=context,
-                            platform_config=platform_config, obs_id_name=obs_id_name, var_id_name=var_id_name,
-                            X_layer_name=X_layer_name, raw_X_layer_name=raw_X_layer_name,
-                            ingest_mode=ingest_mode, use_relative_uri=use_relative_uri, X_kind=X_kind,
-                            registration_mapping=registration_mapping, uns_keys=uns_keys,
-                            additional_metadata=additional_metadata)
-    finally:
-        if adata.isbacked:
-            adata.file.close()
+    holds obs, var, uns and one chunk, not the matrices (X, layers, obsm,
+    varm, obsp, varp and raw's X all stay in the file)."""
+    with H5ADSource(input_path) as source:
+        return _ingest(experiment_uri, source, measurement_name, context=context, obs_id_name=obs_id_name,
+                       var_id_name=var_id_name, X_layer_name=X_layer_name, raw_X_layer_name=raw_X_layer_name,
+                       ingest_mode=ingest_mode, use_relative_uri=use_relative_uri, X_kind=X_kind,
+                       registration_mapping=registration_mapping, uns_keys=uns_keys,
+                       additional_metadata=additional_metadata)
 
 
 def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, platform_config=None,
@@ -125,6 +120,18 @@ def from_anndata(experiment_uri, anndata, measurement_name, *, context=None, pla
 
     if not isinstance(anndata, ad.AnnData):
         raise SOMATypeError("Second argument is not an AnnData object -- did you want from_h5ad?")
+    return _ingest(experiment_uri, anndata, measurement_name, context=context, obs_id_name=obs_id_name,
+                   var_id_name=var_id_name, X_layer_name=X_layer_name, raw_X_layer_name=raw_X_layer_name,
+                   ingest_mode=ingest_mode, use_relative_uri=use_relative_uri, X_kind=X_kind,
+                   registration_mapping=registration_mapping, uns_keys=uns_keys,
+                   additional_metadata=additional_metadata)
+
+
+def _ingest(experiment_uri, anndata, measurement_name, *, context, obs_id_name, var_id_name, X_layer_name,
+            raw_X_layer_name, ingest_mode, use_relative_uri, X_kind, registration_mapping, uns_keys,
+            additional_metadata):
+    """from_anndata's work, on an AnnData or an ``.h5ad`` file's
+    :class:`H5ADSource` (the same names)."""
     if X_kind not in (SparseNDArray, DenseNDArray):
         raise SOMATypeError(f"X_kind must be SparseNDArray or DenseNDArray, not {X_kind!r}")
     plan = _Plan(ingest_mode, context, use_relative_uri, additional_metadata, registration_mapping)

@@ -124,13 +124,10 @@ class ExperimentAmbientLabelMapping:
         return ExperimentAmbientLabelMapping(subset, self.var_axes, self.prepared)
 
     def subset_for_h5ad(self, h5ad_path):
-        import anndata
+        from ._h5ad import H5ADSource
 
-        adata = anndata.read_h5ad(str(h5ad_path), backed="r")
-        try:
-            return self.subset_for_anndata(adata)
-        finally:
-            adata.file.close()
+        with H5ADSource(h5ad_path) as source:
+            return self.subset_for_anndata(source)
 
     def prepare_experiment(self, experiment_uri, context=None):
         """Grows the experiment at ``experiment_uri`` to hold every
@@ -355,17 +352,14 @@ def register_h5ads(experiment_uri, h5ad_file_names, *, measurement_name, obs_fie
                    append_obsm_varm=False, context=None, allow_duplicate_obs_ids=False):
     """As :func:`register_anndatas`, for ``.h5ad`` files, of which only obs
     and var are read (the files are opened backed)."""
-    import anndata
+    from ._h5ad import H5ADSource
 
     if isinstance(h5ad_file_names, (str, bytes)) or hasattr(h5ad_file_names, "__fspath__"):
         h5ad_file_names = [h5ad_file_names]
     inputs = []
     for path in h5ad_file_names:
-        adata = anndata.read_h5ad(str(path), backed="r")
-        try:
-            _validate(adata, append_obsm_varm)
-            inputs.append((adata.obs, adata.var, adata.raw.var.copy() if adata.raw is not None else None))
-        finally:
-            adata.file.close()
+        with H5ADSource(path) as source:
+            _validate(source, append_obsm_varm)
+            inputs.append((source.obs, source.var, source.raw.var if source.raw is not None else None))
     return _register(experiment_uri, inputs, measurement_name, obs_field_name, var_field_name, context,
                      allow_duplicate_obs_ids)
