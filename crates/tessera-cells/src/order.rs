@@ -166,6 +166,23 @@ impl<'s> GlobalOrder<'s> {
         self.hilbert.as_ref().map(|h| h.value(self.dims, coord))
     }
 
+    /// Compares two cells in the global order, as [`GlobalOrder::sort`]
+    /// orders them: by Hilbert value then row-major under a Hilbert cell
+    /// order, else by space tile then in the cell order.
+    pub fn compare<'v>(
+        &self,
+        a: &dyn Fn(usize) -> &'v [u8],
+        b: &dyn Fn(usize) -> &'v [u8],
+    ) -> Ordering {
+        match &self.hilbert {
+            Some(_) => self
+                .hilbert_value(a)
+                .cmp(&self.hilbert_value(b))
+                .then_with(|| self.compare_row_major(a, b)),
+            None => self.compare_tiled(a, b),
+        }
+    }
+
     /// The positions of `n` cells in global order (a stable sort, in
     /// parallel), `coord(i, j)` being cell `i`'s coordinate on dimension `j`.
     pub fn sort<'v>(

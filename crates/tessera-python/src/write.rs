@@ -140,3 +140,48 @@ fn write_box(
         }
     }
 }
+
+/// Writes the cells of the Arrow stream `data` (`soma_dim_0`, `soma_dim_1`,
+/// `soma_data`) into the 2-D sparse array at `uri` as one fragment, a band
+/// of rows at a time (`tessera_soma::BandWriter`): the stream's rows must
+/// come band after band (a matrix's rows in order), in any order within a
+/// band. Returns the fragment's name.
+#[pyfunction]
+#[pyo3(signature = (uri, data, storage_options=StorageOptions::new()))]
+pub fn write_bands(
+    py: Python<'_>,
+    uri: &str,
+    data: PyArrowType<ArrowArrayStreamReader>,
+    storage_options: StorageOptions,
+) -> PyResult<Vec<String>> {
+    let stream = data.0;
+    py.detach(move || {
+        tessera_alloc::without_huge_pages(|| {
+            at_location(uri, &storage_options, move |at| {
+                let mut w = tessera_soma::BandWriter::try_new(at.clone(), WriteOptions::default())?;
+                let schema =
+                    tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, None)?.schema;
+                for batch in stream {
+                    let columns = tessera_write::arrow::columns_from_batch(&batch?, &schema)?;
+                    let field = |name: &str| columns.iter().find(|c| c.name == name);
+                    let (Some(rows), Some(cols), Some(values)) =
+                        (field("soma_dim_0"), field("soma_dim_1"), field("soma_data"))
+                    else {
+                        return Err("band writes take soma_dim_0, soma_dim_1 and soma_data".into());
+                    };
+                    w.push(&ints(&rows.data), &ints(&cols.data), &values.data)?;
+                }
+                Ok(w.finish()?)
+            })
+        })
+    })
+    .map_err(|e| py_msg(message(&*e)))
+}
+
+/// Little-endian int64 values.
+fn ints(bytes: &[u8]) -> Vec<i64> {
+    bytes
+        .chunks_exact(8)
+        .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect()
+}

@@ -1,11 +1,13 @@
-//! Single-cell reads of TileDB-SOMA experiments over tessera's reads: the
-//! work `tessera.soma` (Python) hands to Rust.
+//! Single-cell reads and writes of TileDB-SOMA experiments over tessera's
+//! reads and writes: the work `tessera.soma` (Python) hands to Rust.
 //!
 //! - [`Positions`]: where a `soma_joinid` sits among the ids a query
 //!   selected (the rows and columns of the result matrix).
 //! - [`CsrFill`]: a 2-D sparse array's cells (an X layer, obsp, varp)
 //!   straight into the arrays of a CSR matrix, a band of rows at a time,
 //!   with no COO copy of the cells ever whole.
+//! - [`BandWriter`]: a matrix's rows into one fragment of a 2-D sparse
+//!   array, a band of rows sorted into the global order at a time.
 //!
 //! ```
 //! use tessera::{ReadRequest, Value};
@@ -25,10 +27,12 @@
 //! assert_eq!(csr.values().len(), 4 * starts[2] as usize); // float32 values
 //! ```
 
+mod bands;
 mod csr;
 mod error;
 mod positions;
 
+pub use bands::BandWriter;
 pub use csr::{CsrChunks, CsrFill};
 pub use error::SomaError;
 pub use positions::Positions;

@@ -29,5 +29,7 @@ pub mod rows;
 
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
-pub use fragment::{BoxWriter, FragmentWriter, RowMajorWriter, Walk, WriteOptions};
+pub use fragment::{
+    BoxWriter, FragmentWriter, RowMajorWriter, SortedFragmentWriter, Walk, WriteOptions,
+};
 pub use rows::Rows;

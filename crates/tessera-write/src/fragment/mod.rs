@@ -43,7 +43,7 @@ pub use row_major::{RowMajorWriter, Walk};
 use stats::{field_summary, TileStats};
 use std::ops::Range;
 use std::sync::Arc;
-pub(crate) use stream::SortedFragmentWriter;
+pub use stream::SortedFragmentWriter;
 use tessera_cells::Column;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::EncryptionKey;

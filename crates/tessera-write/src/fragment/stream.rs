@@ -18,10 +18,51 @@ use tessera_tile::ArrayType;
 /// Writes one sparse fragment from cells given in global order; see the
 /// module. Built from a [`FragmentWriter`] (its array, schema, fields and
 /// options), which holds the cells not yet in a tile.
-pub(crate) struct SortedFragmentWriter {
+///
+/// Memory holds one batch and one tile, however many cells the fragment
+/// gets. The cells must come in the array's global order, without
+/// duplicates where the schema allows none: the caller sorts them (a
+/// caller that cannot writes with [`FragmentWriter`], which sorts). Each
+/// batch's first cell is checked against the previous batch's last.
+///
+/// ```
+/// use tessera_cells::Column;
+/// use tessera_schema::json::schema_from_json;
+/// use tessera_write::{create_array, FragmentWriter, SortedFragmentWriter, WriteOptions};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-sorted-{}", std::process::id()));
+/// let doc = schema_from_json(&serde_json::json!({
+///     "array_type": "sparse", "capacity": 2,
+///     "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 99], "tile_extent": 10}],
+///     "attributes": [{"name": "v", "type": "INT32"}],
+/// })).unwrap();
+/// create_array(&dir, &doc, None, None).unwrap();
+/// let column = |name: &str, t, data: Vec<u8>| Column {
+///     name: name.into(), is_dimension: name == "x", datatype: t,
+///     cell_val_num: tessera_schema::CellValNum::Fixed(1), data, offsets: None, validity: None,
+/// };
+/// let bytes = |v: &[i64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+/// let mut w = SortedFragmentWriter::new(FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap()).unwrap();
+/// for batch in [[1i64, 4, 5], [7, 30, 31]] {
+///     w.write_owned(vec![
+///         column("x", tessera_tile::Datatype::Int64, bytes(&batch)),
+///         column("v", tessera_tile::Datatype::Int32, batch.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect()),
+///     ]).unwrap();
+/// }
+/// // A batch starting before the last cell written is refused.
+/// let late = vec![column("x", tessera_tile::Datatype::Int64, bytes(&[2])),
+///                 column("v", tessera_tile::Datatype::Int32, 2i32.to_le_bytes().to_vec())];
+/// assert!(w.write_owned(late).is_err());
+/// assert_eq!(w.finish().unwrap().len(), 1);
+/// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// assert_eq!(array.fragments[0].total_cell_num(), 6);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub struct SortedFragmentWriter {
     w: FragmentWriter,
     out: AppendedFragment,
     mbrs: Vec<Vec<Range1D>>,
+    /// The last cell added: its coordinate on each dimension.
+    last: Option<Vec<Vec<u8>>>,
 }
 
 impl SortedFragmentWriter {
@@ -38,14 +79,51 @@ impl SortedFragmentWriter {
             w,
             out,
             mbrs: Vec::new(),
+            last: None,
         })
     }
 
     /// Adds cells that follow, in global order, those added before; every
-    /// full tile is written out.
+    /// full tile is written out. A batch whose first cell comes before the
+    /// last cell added is refused, and nothing of it is added.
     pub fn write_owned(&mut self, columns: Vec<Column>) -> Result<(), WriteError> {
+        let dims: Vec<&Column> = self
+            .w
+            .schema
+            .dimensions
+            .iter()
+            .filter_map(|d| columns.iter().find(|c| c.name == d.name))
+            .collect();
+        let n = dims.first().map_or(0, |c| c.cell_count());
+        if n == 0 {
+            return Ok(());
+        }
+        if dims.len() == self.w.schema.dimensions.len() {
+            let order = tessera_cells::order::GlobalOrder::new(&self.w.schema);
+            if let Some(last) = &self.last {
+                let first = |j: usize| dims[j].value(0);
+                let before = |j: usize| last[j].as_slice();
+                if order.compare(&first, &before) == std::cmp::Ordering::Less {
+                    return Err(WriteError::Input(
+                        "cells must come in the array's global order: a batch starts before the last cell written".into(),
+                    ));
+                }
+            }
+            self.last = Some(dims.iter().map(|c| c.value(n - 1).to_vec()).collect());
+        }
         self.w.write_owned(columns)?;
         self.flush(false)
+    }
+
+    /// The schema the fragment is written with (the array's newest).
+    pub fn schema(&self) -> &tessera_schema::ArraySchema {
+        self.w.schema()
+    }
+
+    /// Writes the last tile, the fragment metadata and the commit; returns
+    /// the fragment's name (none when no cell was written).
+    pub fn finish(self) -> Result<Vec<String>, WriteError> {
+        self.finish_observed(&mut || {})
     }
 
     /// Writes out the full tiles held (with `all`, the last partial one too).
@@ -82,7 +160,10 @@ impl SortedFragmentWriter {
     /// Writes the last tile and the fragment metadata, calls `written`,
     /// then commits the fragment; returns its name (none when no cell was
     /// written).
-    pub fn finish_observed(mut self, written: &mut dyn FnMut()) -> Result<Vec<String>, WriteError> {
+    pub(crate) fn finish_observed(
+        mut self,
+        written: &mut dyn FnMut(),
+    ) -> Result<Vec<String>, WriteError> {
         self.flush(true)?;
         if self.w.written == 0 {
             return Ok(Vec::new());

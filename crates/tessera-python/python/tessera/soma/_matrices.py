@@ -1,9 +1,12 @@
 """Matrices (scipy CSR/CSC, numpy, and their backed forms in an open
 ``.h5ad``) written into SOMA arrays a chunk of rows (or, for CSC, of
-columns) at a time: each chunk read from the file, turned into cells at
-the joinids its positions map to, and handed to tessera's fragment writer,
-which sorts the cells into the global order in Rust and writes fragments as
-its memory budget fills. Nothing holds more than a chunk and the budget."""
+columns) at a time: each chunk read from the file and turned into cells at
+the joinids its positions map to. Rows that come in joinid order go to
+``tessera_soma::BandWriter``, which sorts a band of rows (one tile of
+``soma_dim_0``) at a time into the global order and writes one fragment;
+other cells (CSC, rows out of order) go to tessera's fragment writer,
+which sorts them and writes a fragment whenever its memory budget fills.
+Nothing holds more than a chunk and a band, or the budget."""
 
 import math
 
@@ -113,10 +116,22 @@ def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=None)
     t = pa.from_numpy_dtype(array._array.schema.attrs[0].dtype)
     schema = pa.schema([("soma_dim_0", pa.int64()), ("soma_dim_1", pa.int64()), ("soma_data", t)])
     reader = pa.RecordBatchReader.from_batches(schema, cells(matrix, t, row_joinids, col_joinids))
-    budget = budget or WRITE_BUDGET
-    fragments = _native.write(array.uri, reader, None, None, budget, None, _options(array._options))
+    if _in_row_order(matrix, row_joinids):
+        # Rows come in order: one fragment, a band of rows sorted at a time.
+        fragments = _native.write_bands(array.uri, reader, _options(array._options))
+    else:
+        budget = budget or WRITE_BUDGET
+        fragments = _native.write(array.uri, reader, None, None, budget, None, _options(array._options))
     array._reopen()
     return fragments
+
+
+def _in_row_order(matrix, row_joinids):
+    """Whether a matrix's cells come row after row, in joinid order: read
+    by rows (not CSC) and its rows' joinids never decreasing."""
+    if _is_csc(matrix) or len(matrix.shape) != 2:
+        return False
+    return row_joinids is None or len(row_joinids) < 2 or bool(np.all(np.diff(row_joinids) >= 0))
 
 
 def write_dense(array, matrix, goal_nnz=None):
