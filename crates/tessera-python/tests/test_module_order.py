@@ -1,0 +1,43 @@
+"""tessera.soma's modules import one way only: each imports (at the top
+or inside a function) only modules listed before it here, so there is no
+import circle, and adding one fails this test."""
+
+import ast
+
+from conftest import REPO
+
+SOMA = REPO / "crates" / "tessera-python" / "python" / "tessera" / "soma"
+ORDER = [
+    "_errors", "_metadata", "_object", "_context", "_coords", "_filter", "_arrow", "_matrix", "_blockwise",
+    "_create", "_writing", "_arrays", "_anndata", "_query", "_collection", "_frames", "_h5ad", "_matrices",
+    "_shaping", "_registration", "_ingest", "_update", "io", "__init__",
+]
+# The one import against the order, inside a function: SOMAObject.open
+# (every class's ``open``) calls _collection's open, which knows every
+# class. Named here so that no other joins it.
+BACKWARD = {("_object", "_collection")}
+
+
+def imports(path):
+    """The sibling modules a module imports, wherever in it."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module.split(".")[0])
+            else:
+                out.update(alias.name for alias in node.names)
+    return out
+
+
+def test_every_module_is_in_the_order():
+    assert sorted(p.stem for p in SOMA.glob("*.py")) == sorted(ORDER)
+
+
+def test_modules_import_only_those_before_them():
+    wrong = []
+    for i, name in enumerate(ORDER):
+        for used in imports(SOMA / f"{name}.py"):
+            if used not in ORDER[:i] and (name, used) not in BACKWARD:
+                wrong.append(f"{name} imports {used}")
+    assert not wrong, wrong
