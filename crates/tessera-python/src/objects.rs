@@ -94,16 +94,9 @@ pub fn change_members(
     })
 }
 
-/// The datatype named `name` (TileDB's name, any case, with or without
-/// `TILEDB_`).
+/// The datatype named `name` (as [`Datatype::named`]).
 fn datatype(name: &str) -> PyResult<Datatype> {
-    Datatype::ALL
-        .iter()
-        .copied()
-        .find(|t| {
-            t.name()
-                .eq_ignore_ascii_case(name.trim_start_matches("TILEDB_"))
-        })
+    Datatype::named(name)
         .ok_or_else(|| py_msg(format!("metadata: {name:?} is not a TileDB datatype")))
 }
 

@@ -126,3 +126,13 @@ def same_uns(a, b, path="uns"):
             assert list(got.dtypes) == list(want.dtypes) and got.index.name == want.index.name, at
         else:
             assert got == want, at
+
+
+def walk(coll, prefix=""):
+    """Every member of a SOMA collection (tessera.soma's or tiledbsoma's),
+    depth first, as ``(path, object)``."""
+    for name in sorted(coll.keys()):
+        obj = coll[name]
+        yield prefix + name, obj
+        if hasattr(obj, "keys") and not hasattr(obj, "read"):
+            yield from walk(obj, prefix + name + "/")

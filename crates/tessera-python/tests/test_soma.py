@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import TESTDATA, same_anndata
+from conftest import TESTDATA, same_anndata, walk
 
 import tessera.soma as tsoma
 
@@ -55,14 +55,6 @@ def same_table(ours, theirs):
 
 def _same_nan(a, b):
     return a.to_pandas().equals(b.to_pandas())
-
-
-def walk(coll, prefix=""):
-    for name in sorted(coll.keys()):
-        obj = coll[name]
-        yield prefix + name, obj
-        if hasattr(obj, "keys") and not hasattr(obj, "read"):
-            yield from walk(obj, prefix + name + "/")
 
 
 @pytest.fixture(params=EXPERIMENTS, ids=IDS)

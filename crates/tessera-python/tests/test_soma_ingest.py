@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 import scipy.sparse as sp
 
-from conftest import REPO, same_anndata
+from conftest import REPO, same_anndata, walk
 
 import tessera
 import tessera.soma as tsoma
@@ -84,20 +84,12 @@ def _schema_doc(uri):
     return doc
 
 
-def _walk(coll, prefix=""):
-    for name in sorted(coll.keys()):
-        obj = coll[name]
-        yield prefix + name, obj
-        if hasattr(obj, "keys") and not hasattr(obj, "read"):
-            yield from _walk(obj, prefix + name + "/")
-
-
 def tree(uri):
     """Every object of an experiment, as tiledbsoma opens it: its SOMA
     type, metadata, and (arrays) schema."""
     with soma.open(str(uri)) as e:
         out = {"": (e.soma_type, dict(e.metadata), None)}
-        for path, obj in _walk(e):
+        for path, obj in walk(e):
             doc = _schema_doc(obj.uri) if hasattr(obj, "read") else None
             out[path] = (obj.soma_type, dict(obj.metadata), doc)
         return out

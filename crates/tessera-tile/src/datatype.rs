@@ -108,6 +108,26 @@ pub enum Physical {
 }
 
 impl Datatype {
+    /// The datatype TileDB names `name` (`"INT64"`, `"string_utf8"`: any
+    /// case, with or without `TILEDB_`).
+    ///
+    /// ```
+    /// use tessera_tile::Datatype;
+    /// assert_eq!(Datatype::named("tiledb_float32"), Some(Datatype::Float32));
+    /// assert_eq!(Datatype::named("FLOAT128"), None);
+    /// ```
+    pub fn named(name: &str) -> Option<Datatype> {
+        let bare = name.trim();
+        let bare = match bare.get(..7) {
+            Some(p) if p.eq_ignore_ascii_case("TILEDB_") => &bare[7..],
+            _ => bare,
+        };
+        Datatype::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name().eq_ignore_ascii_case(bare))
+    }
+
     /// DATETIME_* types.
     pub fn is_datetime(self) -> bool {
         (18..=30).contains(&(self as u8))

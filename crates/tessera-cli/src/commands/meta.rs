@@ -65,14 +65,7 @@ fn change(args: &Args) -> Result<ExitCode, BoxError> {
     let datatype = match &args.datatype {
         None => None,
         Some(name) => Some(
-            Datatype::ALL
-                .iter()
-                .copied()
-                .find(|t| {
-                    t.name()
-                        .eq_ignore_ascii_case(name.trim_start_matches("TILEDB_"))
-                })
-                .ok_or_else(|| format!("--type {name}: not a TileDB datatype"))?,
+            Datatype::named(name).ok_or_else(|| format!("--type {name}: not a TileDB datatype"))?,
         ),
     };
     let mut entries = BTreeMap::new();
