@@ -26,7 +26,7 @@ fn at<T>(
 where
     T: Send,
 {
-    py.detach(|| op(&tessera::location_with(Path::new(uri), options)?))
+    py.detach(|| crate::write::at_location(uri, options, op))
         .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
 }
 

@@ -17,7 +17,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Runs the write `op` on the array at `uri`: a local folder, or a URI
 /// written straight to its object store (configured with `options` over
 /// the environment).
-fn at_location<T>(
+pub(crate) fn at_location<T>(
     uri: &str,
     options: &StorageOptions,
     op: impl FnOnce(&Location) -> Result<T, BoxError>,
@@ -159,10 +159,8 @@ pub fn write_bands(
         tessera_alloc::without_huge_pages(|| {
             at_location(uri, &storage_options, move |at| {
                 let mut w = tessera_soma::BandWriter::try_new(at.clone(), WriteOptions::default())?;
-                let schema =
-                    tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, None)?.schema;
                 for batch in stream {
-                    let columns = tessera_write::arrow::columns_from_batch(&batch?, &schema)?;
+                    let columns = tessera_write::arrow::columns_from_batch(&batch?, w.schema())?;
                     let field = |name: &str| columns.iter().find(|c| c.name == name);
                     let (Some(rows), Some(cols), Some(values)) =
                         (field("soma_dim_0"), field("soma_dim_1"), field("soma_data"))

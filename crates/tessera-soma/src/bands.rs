@@ -207,6 +207,11 @@ impl BandWriter {
         Ok(())
     }
 
+    /// The schema the fragment is written with (the array's newest).
+    pub fn schema(&self) -> &tessera::schema::ArraySchema {
+        self.out.schema()
+    }
+
     fn out_schema_names(&self) -> [String; 3] {
         let s = self.out.schema();
         [

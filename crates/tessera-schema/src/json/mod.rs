@@ -35,18 +35,10 @@ use tessera_tile::Datatype;
 /// A datatype by TileDB's name (`"INT64"`, `"STRING_UTF8"`; any case, with
 /// or without `TILEDB_`).
 pub(crate) fn datatype_from_name(name: &str, path: &str) -> Result<Datatype, crate::SchemaError> {
-    let upper = name.trim().to_ascii_uppercase();
-    let bare = upper.strip_prefix("TILEDB_").unwrap_or(&upper);
-    Datatype::ALL
-        .iter()
-        .copied()
-        .find(|t| t.name() == bare)
-        .ok_or_else(|| {
-            invalid(
-                path,
-                format!(
-                    "unknown datatype `{name}` (TileDB's names: INT64, FLOAT64, STRING_UTF8, ...)"
-                ),
-            )
-        })
+    Datatype::named(name).ok_or_else(|| {
+        invalid(
+            path,
+            format!("unknown datatype `{name}` (TileDB's names: INT64, FLOAT64, STRING_UTF8, ...)"),
+        )
+    })
 }

@@ -185,8 +185,7 @@ class DataFrame(_Array):
         cells, extend = _writing.dataframe_cells(self.uri, self._doc, values)
         self._check_in_domain(cells)
         if extend:
-            _writing.extend_enumerations(self.uri, extend, self._options)
-            self._reopen()
+            self._evolve(_writing.extension(extend))
         self._write_table(cells)
         return self
 
@@ -228,8 +227,8 @@ class DataFrame(_Array):
                 new.append(v)
             if new:
                 extend[by_column[name]] = new
-        _writing.extend_enumerations(self.uri, extend, self._options)
-        self._reopen()
+        if extend:
+            self._evolve(_writing.extension(extend))
 
     def delete_cells(self, coords=(), *, value_filter=None, platform_config=None):
         """Deletes the rows ``coords`` select that ``value_filter`` keeps

@@ -148,7 +148,7 @@ def _ingest(experiment_uri, anndata, measurement_name, *, context, obs_id_name, 
     experiment_uri = str(experiment_uri).rstrip("/")
 
     if registration_mapping is None:
-        maps = _identity_maps(anndata, measurement_name)
+        maps = ExperimentIDMapping.from_anndata(anndata, measurement_name=measurement_name)
     else:
         if not registration_mapping.prepared and Experiment.exists(experiment_uri, context=context):
             raise SOMAError("Experiment must be prepared prior to ingestion. Please call "
@@ -236,10 +236,6 @@ def _has_X(anndata):
 
 def _storable(matrix):
     return matrix.astype(np.float32) if getattr(matrix, "dtype", None) == np.float16 else matrix
-
-
-def _identity_maps(anndata, measurement_name):
-    return ExperimentIDMapping.from_anndata(anndata, measurement_name=measurement_name)
 
 
 def _write_frame(plan, uri, frame, id_column_name, axis_map, index_map=True):

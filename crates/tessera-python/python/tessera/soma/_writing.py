@@ -2,13 +2,10 @@
 and Arrow columns turned into the cells a TileDB array stores (enumerated
 columns as keys into their enumerations)."""
 
-import json
-
 import numpy as np
 import pyarrow as pa
 
 import tessera
-from tessera._array import _options
 
 from ._errors import AlreadyExistsError, SOMAError, SOMAValueError
 from ._metadata import encode, put
@@ -140,12 +137,8 @@ def _keys(uri, name, column, current, key_type):
     return arrow, new
 
 
-def extend_enumerations(uri, extend, options):
-    """Appends ``{name: [values]}`` to the enumerations of the array at ``uri``."""
-    if extend:
-        evolution = {"extend_enumerations": {name: _json_values(values) for name, values in extend.items()}}
-        tessera._native.evolve(uri, json.dumps(evolution), None, _options(options))
-
-
-def _json_values(values):
-    return [{"hex": v.hex()} if isinstance(v, bytes) else v for v in values]
+def extension(extend):
+    """The evolution that appends ``{name: [values]}`` to enumerations
+    (bytes as the schema's JSON form writes them)."""
+    return {"extend_enumerations": {name: [{"hex": v.hex()} if isinstance(v, bytes) else v for v in values]
+                                    for name, values in extend.items()}}
