@@ -8,7 +8,8 @@ tessera_module_order::test!("paths", "import", "graph");
 /// extension module no Rust test harness links (`tessera-python` has no
 /// Rust tests).
 const PYTHON_ORDER: &[&str] = &[
-    "error", "convert", "ranges", "read", "matrix", "view", "array", "group", "write", "objects",
+    "error", "convert", "ranges", "read", "matrix", "registry", "view", "array", "group", "write",
+    "objects",
 ];
 
 #[test]

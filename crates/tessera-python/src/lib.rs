@@ -17,6 +17,7 @@ mod matrix;
 mod objects;
 mod ranges;
 mod read;
+mod registry;
 mod view;
 mod write;
 
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TesseraError", m.py().get_type::<TesseraError>())?;
     m.add_class::<array::Array>()?;
     m.add_class::<group::Group>()?;
+    m.add_class::<registry::LabelRegistry>()?;
     m.add_function(wrap_pyfunction!(array::open_array, m)?)?;
     m.add_function(wrap_pyfunction!(group::open_group, m)?)?;
     m.add_function(wrap_pyfunction!(write::create, m)?)?;

@@ -212,14 +212,9 @@ def test_soma_ingestion_through_s3(moto, tmp_path):
     import tessera.soma as tsoma
     import tiledbsoma
     import tiledbsoma.io
-    from test_soma_ingest import rich_anndata
+    from test_soma_ingest import append_with_tiledbsoma, store_parts
 
-    first, second = rich_anndata(n=40, m=12, seed=50), rich_anndata(n=20, m=14, seed=51)
-    second.obs.index = [f"s3_{i}" for i in range(second.n_obs)]
-    del second.obsp["distances"], second.varp["corr"]
-    second.uns = {}
-    path = tmp_path / "first.h5ad"
-    first.write_h5ad(path)
+    path, second = store_parts(tmp_path, "s3_", 50)
     uri = f"s3://{BUCKET}/ingested"
     tsoma.io.from_h5ad(uri, path, "RNA")
     with pytest.raises(tsoma.SOMAError, match="already exists"):
@@ -230,12 +225,7 @@ def test_soma_ingestion_through_s3(moto, tmp_path):
         "vfs.s3.region": "us-east-1", "vfs.s3.aws_access_key_id": "test",
         "vfs.s3.aws_secret_access_key": "test", "vfs.s3.use_virtual_addressing": "false",
     })
-    for target in (uri, str(tmp_path / "local")):
-        rd = tiledbsoma.io.register_anndatas(target, [second.copy()], measurement_name="RNA",
-                                             obs_field_name="obs_id", var_field_name="gene_ids",
-                                             append_obsm_varm=True, context=context)
-        rd.prepare_experiment(target, context=context)
-        tiledbsoma.io.from_anndata(target, second.copy(), "RNA", registration_mapping=rd, context=context)
+    append_with_tiledbsoma((uri, str(tmp_path / "local")), second, context)
     with tiledbsoma.open(uri, context=context) as ours, tiledbsoma.open(str(tmp_path / "local")) as theirs:
         same_anndata(tiledbsoma.io.to_anndata(ours, "RNA"), tiledbsoma.io.to_anndata(theirs, "RNA"))
     # tessera.soma reads the S3 experiment as tiledbsoma reads the local one.

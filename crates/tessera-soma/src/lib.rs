@@ -8,6 +8,8 @@
 //!   with no COO copy of the cells ever whole.
 //! - [`BandWriter`]: a matrix's rows into one fragment of a 2-D sparse
 //!   array, a band of rows sorted into the global order at a time.
+//! - [`LabelRegistry`]: obs and var labels to `soma_joinid`s for an
+//!   append, labels held keeping theirs and new ones following.
 //!
 //! ```
 //! use tessera::{ReadRequest, Value};
@@ -31,8 +33,10 @@ mod bands;
 mod csr;
 mod error;
 mod positions;
+mod registration;
 
 pub use bands::BandWriter;
 pub use csr::{CsrChunks, CsrFill};
 pub use error::SomaError;
 pub use positions::Positions;
+pub use registration::LabelRegistry;

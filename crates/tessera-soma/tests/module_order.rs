@@ -1,4 +1,4 @@
 //! This crate's modules import one way only, lowest first as listed (the
 //! crate root on top): `tessera_module_order::check` says what it checks.
 
-tessera_module_order::test!("error", "positions", "csr", "bands");
+tessera_module_order::test!("error", "positions", "registration", "csr", "bands");

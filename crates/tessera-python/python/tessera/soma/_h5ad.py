@@ -8,6 +8,8 @@ with the cells; this does not.
     ...     source.X[0:100]                # a scipy CSR chunk, read then
 """
 
+import numpy as np
+
 
 # The mappings of matrices an AnnData holds.
 _MAPPINGS = ("layers", "obsm", "varm", "obsp", "varp")
@@ -20,18 +22,71 @@ class _Raw:
         self.n_vars = len(var)
 
 
+class _Compressed:
+    """A CSR or CSC matrix left in the file (its group's ``data``,
+    ``indices`` and ``indptr``): a slice along its compressed axis (rows
+    of a CSR, columns of a CSC) reads just that slice's values; other
+    indexing goes through anndata's sparse dataset. Reading the slices
+    straight from h5py holds a chunk, where anndata's dataset held about
+    20 MiB more on a 2.5-million-value matrix."""
+
+    def __init__(self, group, format):
+        self.group = group
+        self.format = format
+        self.shape = tuple(int(n) for n in group.attrs["shape"])
+        self.dtype = group["data"].dtype
+        self._indptr = None
+        self._backed = None
+
+    @property
+    def indptr(self):
+        if self._indptr is None:
+            self._indptr = np.asarray(self.group["indptr"][...], dtype=np.int64)
+        return self._indptr
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1])
+
+    def __getitem__(self, key):
+        import scipy.sparse as sp
+
+        key = key if isinstance(key, tuple) else (key, slice(None))
+        major, minor = key if self.format == "csr" else key[::-1]
+        axis = 0 if self.format == "csr" else 1
+        if len(key) == 2 and _whole(minor) and isinstance(major, slice) and major.step in (None, 1):
+            start, stop, _ = major.indices(self.shape[axis])
+            stop = max(start, stop)
+            lo, hi = int(self.indptr[start]), int(self.indptr[stop])
+            data = self.group["data"][lo:hi]
+            indices = self.group["indices"][lo:hi]
+            pointers = self.indptr[start:stop + 1] - lo
+            if axis == 0:
+                return sp.csr_matrix((data, indices, pointers), shape=(stop - start, self.shape[1]))
+            return sp.csc_matrix((data, indices, pointers), shape=(self.shape[0], stop - start))
+        if self._backed is None:
+            from anndata.io import sparse_dataset
+
+            self._backed = sparse_dataset(self.group)
+        return self._backed[key]
+
+
+def _whole(index):
+    return isinstance(index, slice) and index == slice(None)
+
+
 def _matrix(elem):
-    """A matrix element left in the file: a sparse one as anndata's
-    sparse dataset (rows or columns sliced from the file), a dense one as
-    its h5py dataset; anything else read whole."""
+    """A matrix element left in the file: a sparse one as a
+    :class:`_Compressed`, a dense one as its h5py dataset; anything else
+    read whole."""
     import h5py
-    from anndata.io import read_elem, sparse_dataset
+    from anndata.io import read_elem
 
     kind = elem.attrs.get("encoding-type", "")
     if isinstance(kind, bytes):
         kind = kind.decode()
     if isinstance(elem, h5py.Group) and kind in ("csr_matrix", "csc_matrix"):
-        return sparse_dataset(elem)
+        return _Compressed(elem, kind[:3])
     if isinstance(elem, h5py.Dataset) and elem.ndim == 2:
         return elem
     return read_elem(elem)

@@ -8,6 +8,9 @@ before any input is written, so inputs may then be written side by side.
 
 import numpy as np
 
+import tessera
+from tessera import _native
+
 from ._errors import SOMAError, SOMAValueError
 
 
@@ -58,31 +61,116 @@ def labels(df, field_name):
     raise SOMAValueError(f"Could not find field name {field_name} in dataframe.")
 
 
-class AxisAmbientLabelMapping:
-    """Every registered label of one axis and its joinid (``joinid_map``: a
-    frame indexed by label, column ``soma_joinid``), and each categorical
-    column's categories (``enum_values``)."""
+def label_array(values, what="labels"):
+    """Labels (a pandas index or column, a numpy or pyarrow array) as the
+    pyarrow string array the native registry takes; other types by their
+    text, as pandas' ``astype(str)`` gives it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    def __init__(self, field_name, joinid_map, enum_values, allow_duplicate_ids=False):
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        array = values
+        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
+                or pa.types.is_string_view(array.type)):
+            array = pc.cast(array.dictionary_decode() if pa.types.is_dictionary(array.type) else array,
+                            pa.large_string())
+    else:
+        try:
+            array = pa.array(values, type=pa.large_string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            array = pa.array(np.asarray(values).astype(str), type=pa.large_string())
+    if array.null_count:
+        raise SOMAValueError(f"{what}: {array.null_count} label(s) are missing (null or NaN)")
+    return array
+
+
+class AxisAmbientLabelMapping:
+    """Every registered label of one axis and its joinid, held by the
+    native ``LabelRegistry`` (``joinid_map`` gives them as tiledbsoma
+    does: a frame indexed by label, column ``soma_joinid``), and each
+    categorical column's categories (``enum_values``)."""
+
+    def __init__(self, field_name, joinid_map=None, enum_values=None, allow_duplicate_ids=False, *,
+                 registry=None):
         self.field_name = field_name
-        self.joinid_map = joinid_map
-        self.enum_values = dict(enum_values)
+        if registry is None:
+            registry = _native.LabelRegistry()
+            if joinid_map is not None and len(joinid_map):
+                registry.insert(label_array(joinid_map.index, field_name),
+                                pa_int64(joinid_map["soma_joinid"].to_numpy()))
+        self._registry = registry
+        self.enum_values = dict(enum_values or {})
         self.allow_duplicate_ids = allow_duplicate_ids
-        self.shape = int(joinid_map["soma_joinid"].max()) + 1 if len(joinid_map) else 0
+
+    @property
+    def shape(self):
+        """The joinids an array needs to hold this axis: the largest plus one."""
+        return self._registry.shape
+
+    @property
+    def joinid_map(self):
+        """Labels to joinids as a pandas frame (built when asked for)."""
+        import pandas as pd
+
+        return pd.DataFrame(index=pd.Index(self._registry.labels().to_pandas(), name=self.field_name),
+                            data={"soma_joinid": np.frombuffer(self._registry.joinids(), dtype=np.int64)})
+
+    def __len__(self):
+        return len(self._registry)
+
+    def __eq__(self, other):
+        if not isinstance(other, AxisAmbientLabelMapping):
+            return NotImplemented
+        return (self.field_name == other.field_name and self.enum_values == other.enum_values
+                and self.joinid_map.equals(other.joinid_map))
+
+    __hash__ = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        registry = state.pop("_registry")
+        state["_labels"] = registry.labels()
+        state["_joinids"] = bytes(registry.joinids())
+        return state
+
+    def __setstate__(self, state):
+        labels, joinids = state.pop("_labels"), state.pop("_joinids")
+        self.__dict__.update(state)
+        self._registry = _native.LabelRegistry()
+        self._registry.insert(labels, pa_int64(np.frombuffer(joinids, dtype=np.int64)))
 
     def id_mapping_from_values(self, input_ids):
         """The joinids of the labels ``input_ids``, which must be registered."""
-        found = self.joinid_map.reindex(labels=input_ids, fill_value=-1)["soma_joinid"]
-        if (found == -1).any():
-            missing = list(np.asarray(input_ids)[(found == -1).to_numpy()][:5])
-            raise SOMAValueError(f"{self.field_name} values {missing} were not found in the registration data")
-        return AxisIDMapping(found.to_numpy())
+        found = np.frombuffer(self._registry.lookup(label_array(input_ids, self.field_name)), dtype=np.int64)
+        missing = found == -1
+        if missing.any():
+            examples = list(np.asarray(input_ids)[missing][:5])
+            raise SOMAValueError(f"{self.field_name}: {int(missing.sum())} value(s) were not found in the "
+                                 f"registration data, such as {examples}")
+        return AxisIDMapping(found)
 
     def id_mapping_from_dataframe(self, df):
         values = labels(df, self.field_name)
         if not values.is_unique:
             raise SOMAValueError(f"Non-unique registration values have been provided in field {self.field_name}.")
-        return self.id_mapping_from_values(values.astype(str))
+        return self.id_mapping_from_values(values)
+
+    def subset(self, values):
+        """A copy holding only the labels ``values`` (each registered)."""
+        registry, (examples, count) = self._registry.subset(label_array(values, self.field_name))
+        if registry is None:
+            raise SOMAValueError(f"{self.field_name}: {count} value(s) were not found in the registration "
+                                 f"data, such as {examples}")
+        return AxisAmbientLabelMapping(self.field_name, None, self.enum_values, self.allow_duplicate_ids,
+                                       registry=registry)
+
+
+def pa_int64(values):
+    import pyarrow as pa
+
+    return pa.array(np.asarray(values, dtype=np.int64), type=pa.int64())
 
 
 class ExperimentAmbientLabelMapping:
@@ -101,7 +189,7 @@ class ExperimentAmbientLabelMapping:
                                  f"(registered: {', '.join(self.var_axes)})")
 
         def joinids(axis, df):
-            return AxisIDMapping(axis.joinid_map.loc[labels(df, axis.field_name)]["soma_joinid"].to_numpy())
+            return axis.id_mapping_from_values(labels(df, axis.field_name))
 
         var_axes = {measurement_name: joinids(self.var_axes[measurement_name], adata.var)}
         if adata.raw is not None:
@@ -117,10 +205,7 @@ class ExperimentAmbientLabelMapping:
     def subset_for_anndata(self, adata):
         """A copy holding only the obs labels of ``adata`` (less to send to
         a worker that writes it)."""
-        obs = self.obs_axis
-        subset = AxisAmbientLabelMapping(obs.field_name, obs.joinid_map.loc[labels(adata.obs, obs.field_name)],
-                                         obs.enum_values, obs.allow_duplicate_ids)
-        subset.shape = obs.shape
+        subset = self.obs_axis.subset(labels(adata.obs, self.obs_axis.field_name))
         return ExperimentAmbientLabelMapping(subset, self.var_axes, self.prepared)
 
     def subset_for_h5ad(self, h5ad_path):
@@ -141,7 +226,7 @@ class ExperimentAmbientLabelMapping:
         if "obs" not in experiment:
             raise SOMAValueError(f"SOMA Experiment is missing required 'obs' DataFrame. {hint}")
         for name, axis in self.var_axes.items():
-            if len(axis.joinid_map) and (name not in experiment.ms or "var" not in experiment.ms[name]):
+            if len(axis) and (name not in experiment.ms or "var" not in experiment.ms[name]):
                 raise SOMAValueError(f"SOMA Experiment is missing required Measurement '{name}' or its var. {hint}")
         resize_experiment(experiment_uri, nobs=self.get_obs_shape(),
                           nvars={k: v for k, v in self.get_var_shapes().items() if v > 0}, context=context)
@@ -187,29 +272,36 @@ def _validate(adata, append_obsm_varm):
 
 
 class _Axis:
-    """One axis' labels and categoricals gathered from the inputs."""
+    """One axis' labels (as string arrays) and categoricals gathered from
+    the inputs."""
 
     def __init__(self):
         self.labels = []
+        self.dtype = None
         self.categories = {}
 
     def add(self, df, field_name):
         import pandas as pd
 
-        self.labels.append(labels(df, field_name))
+        found = labels(df, field_name)
+        if len(found):
+            if self.dtype is not None and found.dtype != self.dtype:
+                raise SOMAError("All AnnData must have a common dtype for their index.")
+            self.dtype = found.dtype
+            self.labels.append(label_array(found, field_name))
         for column, values in df.items():
             if isinstance(values.dtype, pd.CategoricalDtype):
                 _merge(self.categories, str(column), values.dtype)
 
-    def index(self):
-        import pandas as pd
-
-        found = [i for i in self.labels if len(i)]
-        if not found:
-            return pd.Index([])
-        if any(i.dtype != found[0].dtype for i in found):
-            raise SOMAError("All AnnData must have a common dtype for their index.")
-        return found[0].append(found[1:]) if len(found) > 1 else found[0]
+    def register(self, registry):
+        """Registers the labels in ``registry``: up to four of those it
+        held already (or that came twice) and how many."""
+        examples, count = [], 0
+        for array in self.labels:
+            e, n = registry.register(array)
+            examples += e[:4 - len(examples)]
+            count += n
+        return examples, count
 
 
 def _merge(into, column, dtype):
@@ -233,22 +325,28 @@ def _merge(into, column, dtype):
 
 
 def _existing(experiment_uri, obs_field_name, var_field_name, context):
-    """The joinid maps and categories of an existing experiment (or none)."""
-    import pandas as pd
-
+    """The label registries and categories of an existing experiment's obs
+    and each measurement's var (or none)."""
     from ._collection import Experiment
     from ._errors import DoesNotExistError
 
     try:
         experiment = Experiment.open(experiment_uri, context=context)
     except DoesNotExistError:
-        return pd.DataFrame(), {}, {}, {}
+        return None, {}, {}, {}
 
-    def joinid_map(frame, field):
-        table = frame.read(column_names=["soma_joinid", field]).concat().to_pandas()
-        return table.set_index(field)
+    def registry(frame, field):
+        held = _native.LabelRegistry()
+        for table in frame.read(column_names=["soma_joinid", field]):
+            try:
+                held.insert(label_array(table.column(field), f"{frame.uri} {field}"),
+                            table.column("soma_joinid").combine_chunks())
+            except tessera.TesseraError as e:
+                raise SOMAError(f"{frame.uri}: {e}") from None
+        return held
 
     def categories(frame):
+        import pandas as pd
         import pyarrow as pa
 
         names = [f.name for f in frame.schema if pa.types.is_dictionary(f.type)]
@@ -256,37 +354,18 @@ def _existing(experiment_uri, obs_field_name, var_field_name, context):
         return {n: pd.CategoricalDtype(values[n].to_pylist(), ordered=frame.schema.field(n).type.ordered)
                 for n in names}
 
-    obs_map = joinid_map(experiment.obs, obs_field_name)
-    var_maps, var_categories = {}, {}
+    obs = registry(experiment.obs, obs_field_name)
+    var_registries, var_categories = {}, {}
     for name in experiment.ms.keys():
         ms = experiment.ms[name]
         if "var" in ms and var_field_name in ms.var.keys():
-            var_maps[name] = joinid_map(ms.var, var_field_name)
+            var_registries[name] = registry(ms.var, var_field_name)
             var_categories[name] = categories(ms.var)
-    return obs_map, var_maps, categories(experiment.obs), var_categories
+    return obs, var_registries, categories(experiment.obs), var_categories
 
 
-def _joinids(labels_index, previous, raise_on_duplicates):
-    """Labels to joinids: the previous map, then each new label at the
-    next joinid."""
-    import pandas as pd
-
-    start = 0
-    maps = []
-    if len(previous):
-        new = labels_index.difference(previous.index, sort=False)
-        if raise_on_duplicates and len(new) != len(labels_index):
-            _duplicate_obs(labels_index.intersection(previous.index))
-        labels_index = new
-        start = int(previous["soma_joinid"].max()) + 1
-        maps.append(previous)
-    joinids = np.arange(start, start + len(labels_index), dtype=np.int64)
-    maps.append(pd.DataFrame(index=labels_index, data={"soma_joinid": joinids}))
-    return pd.concat(maps)
-
-
-def _duplicate_obs(examples):
-    raise SOMAError(f"Duplicate obs IDs found during registration. {len(examples)} obs IDs are not unique across "
+def _duplicate_obs(examples, count):
+    raise SOMAError(f"Duplicate obs IDs found during registration. {count} obs IDs are not unique across "
                     f"the provided inputs. Example duplicate obs ID(s): {list(examples[:4])}. Please ensure obs IDs "
                     "are unique across all inputs for append operations, or pass allow_duplicate_obs_ids=True to "
                     "add a new Measurement to existing observations.")
@@ -294,45 +373,38 @@ def _duplicate_obs(examples):
 
 def _register(experiment_uri, inputs, measurement_name, obs_field_name, var_field_name, context,
               allow_duplicate_obs_ids):
-    """Registration over ``inputs``: ``(obs, var, raw_var or None)`` frames."""
+    """Registration over ``inputs``: ``(obs, var, raw_var or None)`` frames.
+    Labels the experiment holds keep their joinids; new ones follow the
+    largest, in the inputs' order (``tessera_soma::LabelRegistry``)."""
     obs, var, raw = _Axis(), _Axis(), _Axis()
     for obs_df, var_df, raw_df in inputs:
         obs.add(obs_df, obs_field_name)
         var.add(var_df, var_field_name)
         if raw_df is not None:
             raw.add(raw_df, var_field_name)
-    obs_index = obs.index()
-    if allow_duplicate_obs_ids:
-        obs_index = obs_index.drop_duplicates()
-    elif not obs_index.is_unique:
-        _duplicate_obs(obs_index[obs_index.duplicated()])
-    if experiment_uri is None:
-        import pandas as pd
-
-        old_obs, old_vars, old_obs_cats, old_var_cats = pd.DataFrame(), {}, {}, {}
-    else:
-        old_obs, old_vars, old_obs_cats, old_var_cats = _existing(str(experiment_uri), obs_field_name,
-                                                                  var_field_name, context)
-    obs_map = _joinids(obs_index, old_obs, not allow_duplicate_obs_ids)
+    held_obs, held_vars, old_obs_cats, old_var_cats = (None, {}, {}, {}) if experiment_uri is None else \
+        _existing(str(experiment_uri), obs_field_name, var_field_name, context)
+    obs_registry = held_obs or _native.LabelRegistry()
+    examples, count = obs.register(obs_registry)
+    if count and not allow_duplicate_obs_ids:
+        _duplicate_obs(examples, count)
     obs_cats = dict(old_obs_cats)
     for column, dtype in obs.categories.items():
         _merge(obs_cats, column, dtype)
     var_axes = {}
     axes = [(measurement_name, var)] + ([("raw", raw)] if raw.labels else [])
     for name, axis in axes:
-        import pandas as pd
-
-        previous = old_vars.get(name, pd.DataFrame())
+        registry = held_vars.pop(name, None) or _native.LabelRegistry()
+        axis.register(registry)  # a gene held already keeps its joinid
         cats = dict(old_var_cats.get(name, {}))
         for column, dtype in axis.categories.items():
             _merge(cats, column, dtype)
-        var_axes[name] = AxisAmbientLabelMapping(var_field_name,
-                                                 _joinids(axis.index().drop_duplicates(), previous, False),
-                                                 cats, True)
-    for name, previous in old_vars.items():
-        if name not in var_axes:
-            var_axes[name] = AxisAmbientLabelMapping(var_field_name, previous, old_var_cats.get(name, {}), True)
-    obs_axis = AxisAmbientLabelMapping(obs_field_name, obs_map, obs_cats, allow_duplicate_obs_ids)
+        var_axes[name] = AxisAmbientLabelMapping(var_field_name, None, cats, True, registry=registry)
+    for name, registry in held_vars.items():
+        var_axes[name] = AxisAmbientLabelMapping(var_field_name, None, old_var_cats.get(name, {}), True,
+                                                 registry=registry)
+    obs_axis = AxisAmbientLabelMapping(obs_field_name, None, obs_cats, allow_duplicate_obs_ids,
+                                       registry=obs_registry)
     return ExperimentAmbientLabelMapping(obs_axis, var_axes)
 
 
