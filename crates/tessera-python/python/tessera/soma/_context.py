@@ -82,7 +82,23 @@ def storage_options(config):
     if azure:
         out["azure_endpoint"] = azure
         out["azure_allow_http"] = option_text(azure.startswith("http://"))
+    if _gcs_endpoint(text).startswith("http://"):
+        # An emulator or a proxy (libtiledb takes plain HTTP endpoints as given).
+        out["allow_http"] = "true"
     return out
+
+
+def _gcs_endpoint(text):
+    """The GCS endpoint the keys name: ``vfs.gcs.endpoint``, or the
+    ``gcs_base_url`` of the service account key ("" for neither)."""
+    import json
+
+    key = text.get("vfs.gcs.service_account_key")
+    try:
+        account = json.loads(key) if key else {}
+    except ValueError:
+        account = {}
+    return text.get("vfs.gcs.endpoint") or (account.get("gcs_base_url") if isinstance(account, dict) else "") or ""
 
 
 def of(context):
