@@ -136,3 +136,18 @@ def walk(coll, prefix=""):
         yield prefix + name, obj
         if hasattr(obj, "keys") and not hasattr(obj, "read"):
             yield from walk(obj, prefix + name + "/")
+
+
+def emulator(variable, what):
+    """The server program ``variable`` names and a free loopback port for
+    it; without it the test is skipped, except in CI, where it fails."""
+    import socket
+
+    program = os.environ.get(variable)
+    if not program:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs the {what} tests: set {variable}")
+        pytest.skip(f"{variable} is not set (the {what} tests' server)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return program, s.getsockname()[1]

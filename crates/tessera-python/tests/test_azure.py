@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import same_anndata
+from conftest import emulator, same_anndata
 
 ACCOUNT = "devstoreaccount1"
 # Azurite's one account and its published key.
@@ -24,14 +24,7 @@ CONTAINER = "tessera"
 @pytest.fixture(scope="module")
 def azurite(tmp_path_factory):
     """Azurite's blob endpoint, with the container made."""
-    program = os.environ.get("TESSERA_AZURITE")
-    if not program:
-        if os.environ.get("CI"):
-            pytest.fail("CI runs the Azure tests: set TESSERA_AZURITE to azurite-blob")
-        pytest.skip("TESSERA_AZURITE is not set (the path of Azurite's azurite-blob)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    program, port = emulator("TESSERA_AZURITE", "Azure (azurite-blob)")
     data = tmp_path_factory.mktemp("azurite")
     proc = subprocess.Popen([program, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--silent",
                              "--skipApiVersionCheck", "--location", str(data)],

@@ -17,7 +17,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -26,15 +25,9 @@ import urllib.request
 
 import pytest
 
-from conftest import same_anndata
+from conftest import emulator, same_anndata
 
 BUCKET = "tessera"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class XmlUploads(http.server.BaseHTTPRequestHandler):
@@ -84,12 +77,7 @@ class XmlUploads(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def fake_gcs(tmp_path_factory):
     """The proxy's URL, fake-gcs-server's behind it, with the bucket made."""
-    program = os.environ.get("TESSERA_FAKE_GCS")
-    if not program:
-        if os.environ.get("CI"):
-            pytest.fail("CI runs the GCS tests: set TESSERA_FAKE_GCS to fake-gcs-server")
-        pytest.skip("TESSERA_FAKE_GCS is not set (the path of fake-gcs-server)")
-    port = free_port()
+    program, port = emulator("TESSERA_FAKE_GCS", "GCS (fake-gcs-server)")
     data = tmp_path_factory.mktemp("fake-gcs")
     proc = subprocess.Popen([program, "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
                              "-backend", "filesystem", "-log-level", "error", "-filesystem-root", str(data),

@@ -6,7 +6,6 @@ through s3:// as locally."""
 
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.request
@@ -16,21 +15,14 @@ import pytest
 import tiledb
 
 import tessera
-from conftest import TESTDATA, canonical, contract_rows, same_anndata
+from conftest import TESTDATA, canonical, contract_rows, emulator, same_anndata
 
 BUCKET = "pytest"
 
 
 @pytest.fixture(scope="module")
 def moto():
-    program = os.environ.get("TESSERA_MOTO_SERVER")
-    if not program:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI runs the S3 tests: set TESSERA_MOTO_SERVER to moto_server")
-        pytest.skip("TESSERA_MOTO_SERVER not set")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    program, port = emulator("TESSERA_MOTO_SERVER", "S3 (moto_server)")
     proc = subprocess.Popen([program, "-H", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
