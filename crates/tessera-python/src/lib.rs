@@ -38,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array::open_array, m)?)?;
     m.add_function(wrap_pyfunction!(group::open_group, m)?)?;
     m.add_function(wrap_pyfunction!(write::create, m)?)?;
+    m.add_function(wrap_pyfunction!(write::check_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(write::write_bands, m)?)?;
     m.add_function(wrap_pyfunction!(objects::create_group, m)?)?;

@@ -39,7 +39,8 @@ pub fn create_group(py: Python<'_>, uri: &str, storage_options: StorageOptions) 
     })
 }
 
-/// Adds members `(uri, name, relative)` to and removes members (by name)
+/// Adds members `(uri, name, relative)` (an empty name: an unnamed
+/// member) to and removes members (by name or URI)
 /// from the group at `uri`, as one change; returns the details file's name.
 #[pyfunction]
 #[pyo3(signature = (uri, add, remove, key=None, storage_options=StorageOptions::new()))]
@@ -56,7 +57,7 @@ pub fn change_members(
         .into_iter()
         .map(|(uri, name, relative)| MemberChange::Add {
             uri,
-            name: Some(name),
+            name: (!name.is_empty()).then_some(name),
             relative,
         })
         .collect();

@@ -37,10 +37,7 @@ pub fn create(
     storage_options: StorageOptions,
 ) -> PyResult<()> {
     let key = parse_key(key)?;
-    let json: serde_json::Value =
-        serde_json::from_str(schema_json).map_err(|e| py_msg(format!("schema: not JSON: {e}")))?;
-    let doc = tessera::schema::json::schema_from_json(&json)
-        .map_err(|e| py_msg(format!("schema: {}", message(&e))))?;
+    let doc = schema_doc(schema_json)?;
     py.detach(|| {
         at_location(uri, &storage_options, |at| {
             tessera_write::create_array(at, &doc, key, None)?;
@@ -48,6 +45,20 @@ pub fn create(
         })
     })
     .map_err(|e| py_msg(message(&*e)))
+}
+
+/// Checks a schema in its JSON form as [`create`] reads it, creating
+/// nothing: an error names the field and the problem.
+#[pyfunction]
+pub fn check_schema(schema_json: &str) -> PyResult<()> {
+    schema_doc(schema_json).map(|_| ())
+}
+
+fn schema_doc(schema_json: &str) -> PyResult<tessera::schema::json::SchemaDocument> {
+    let json: serde_json::Value =
+        serde_json::from_str(schema_json).map_err(|e| py_msg(format!("schema: not JSON: {e}")))?;
+    tessera::schema::json::schema_from_json(&json)
+        .map_err(|e| py_msg(format!("schema: {}", message(&e))))
 }
 
 /// Writes the cells of the Arrow stream `data` (columns named as the

@@ -1,6 +1,6 @@
-"""tessera.soma's modules import one way only: each imports (at the top
-or inside a function) only modules listed before it here, so there is no
-import circle, and adding one fails this test."""
+"""tessera.soma's and tessera.tiledb's modules import one way only: each
+imports (at the top or inside a function) only modules listed before it
+here, so there is no import circle, and adding one fails this test."""
 
 import ast
 
@@ -16,6 +16,12 @@ ORDER = [
 # (every class's ``open``) calls _collection's open, which knows every
 # class. Named here so that no other joins it.
 BACKWARD = {("_object", "_collection")}
+TILEDB = REPO / "crates" / "tessera-python" / "python" / "tessera" / "tiledb"
+TILEDB_ORDER = [
+    "libtiledb", "datatypes", "_values", "ctx", "_open", "filter", "enumeration", "dimension", "domain",
+    "attribute", "current_domain", "array_schema", "query", "metadata", "array", "group", "vfs", "highlevel",
+    "__init__",
+]
 
 
 def imports(path):
@@ -30,14 +36,19 @@ def imports(path):
     return out
 
 
+PACKAGES = [(SOMA, ORDER, BACKWARD), (TILEDB, TILEDB_ORDER, set())]
+
+
 def test_every_module_is_in_the_order():
-    assert sorted(p.stem for p in SOMA.glob("*.py")) == sorted(ORDER)
+    for folder, order, _ in PACKAGES:
+        assert sorted(p.stem for p in folder.glob("*.py")) == sorted(order), folder.name
 
 
 def test_modules_import_only_those_before_them():
     wrong = []
-    for i, name in enumerate(ORDER):
-        for used in imports(SOMA / f"{name}.py"):
-            if used not in ORDER[:i] and (name, used) not in BACKWARD:
-                wrong.append(f"{name} imports {used}")
+    for folder, order, backward in PACKAGES:
+        for i, name in enumerate(order):
+            for used in imports(folder / f"{name}.py"):
+                if used not in order[:i] and (name, used) not in backward:
+                    wrong.append(f"{folder.name}.{name} imports {used}")
     assert not wrong, wrong

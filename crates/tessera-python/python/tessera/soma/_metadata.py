@@ -2,13 +2,11 @@
 writing, puts and deletes keys of the TileDB array's or group's metadata
 as it is changed (one metadata file a change, as libtiledb writes it)."""
 
-import json
 from collections.abc import MutableMapping
-
-import numpy as np
 
 from tessera import _native
 from tessera._array import _options
+from tessera._meta import encode_value
 
 from ._errors import SOMAError, SOMATypeError
 
@@ -17,32 +15,11 @@ def encode(key, value):
     """``(datatype, text)`` for a metadata value, typed as tiledbsoma types
     it: str UTF-8, bool BOOL, int INT64, float FLOAT64, bytes BLOB, numpy
     scalars and 1-D arrays as their dtype."""
-    if isinstance(value, str):
-        return "STRING_UTF8", value
-    if isinstance(value, (bytes, bytearray)):
-        return "BLOB", bytes(value).hex()
-    if isinstance(value, (bool, np.bool_)):
-        return "BOOL", json.dumps(int(bool(value)))
-    if isinstance(value, int):
-        return "INT64", json.dumps(int(value))
-    if isinstance(value, float):
-        return "FLOAT64", _number_text(value)
-    array = np.asarray(value)
-    if array.ndim <= 1 and array.dtype.kind in "iuf" and array.size > 0:
-        name = array.dtype.name.upper()
-        items = [_number_text(v) if array.dtype.kind == "f" else json.dumps(int(v)) for v in array.ravel()]
-        return name, items[0] if array.ndim == 0 else "[" + ", ".join(items) + "]"
-    raise SOMATypeError(f"metadata {key!r}: cannot store a {type(value).__name__} (use str, bytes, bool, int, "
-                        "float or a 1-D array of numbers)")
-
-
-def _number_text(v):
-    v = float(v)
-    if v != v:
-        return '"NaN"'
-    if v in (float("inf"), float("-inf")):
-        return '"inf"' if v > 0 else '"-inf"'
-    return json.dumps(v)
+    encoded = encode_value(value, "BOOL")
+    if encoded is None:
+        raise SOMATypeError(f"metadata {key!r}: cannot store a {type(value).__name__} (use str, bytes, bool, int, "
+                            "float or a 1-D array of numbers)")
+    return encoded
 
 
 class Metadata(MutableMapping):

@@ -1,0 +1,509 @@
+"""Arrays as TileDB-Py opens them: ``tiledb.open(uri, mode)`` gives a
+:class:`DenseArray` or :class:`SparseArray`, indexed with numpy's
+half-open slices (``A[1:3, :]``), written by assignment
+(``A[:] = data``), over tessera's reads and writes."""
+
+import json
+import os
+import shutil
+from collections import OrderedDict
+
+import numpy as np
+import pyarrow as pa
+
+from tessera import _native
+from tessera._array import _options
+
+from ._open import errors, open_native
+from ._values import native_bound as _native_bound
+from .array_schema import ArraySchema
+from .ctx import options_of
+from .libtiledb import TileDBError
+
+MODES = ("r", "w", "d", "m", "modify_exclusive")
+
+
+def _timestamp(timestamp):
+    if timestamp is None:
+        return None
+    if isinstance(timestamp, tuple):
+        lo, hi = timestamp
+        return (0 if lo is None else int(lo), int(hi) if hi is not None else (1 << 63) - 1)
+    return int(timestamp)
+
+
+class Array:
+    """An open array (``mode`` ``"r"`` to read, ``"w"`` to write, ``"d"``
+    to delete, ``"m"`` to change metadata)."""
+
+    def __init__(self, uri, mode="r", key=None, timestamp=None, attr=None, ctx=None):
+        if mode not in MODES:
+            raise TileDBError(f"TileDB array mode must be one of {MODES}")
+        self._uri = str(uri)
+        self._mode = mode
+        self._key = key.decode() if isinstance(key, bytes) else key
+        self._ctx = ctx
+        self._timestamp = _timestamp(timestamp)
+        self._native = open_native(self._uri, ctx, self._key, self._timestamp if mode == "r" else None)
+        self._schema = ArraySchema.from_json(self._native.schema_json())
+        if self._schema.sparse != self._sparse_kind() and self._sparse_kind() is not None:
+            kind = "sparse" if self._schema.sparse else "dense"
+            raise ValueError(f"Array at {self._uri} is {kind}; open it with the {kind} class or tiledb.open")
+        if attr is not None and not self._schema.has_attr(attr):
+            raise KeyError(attr)
+        self._view_attr = attr
+        self._open = True
+
+    @classmethod
+    def _sparse_kind(cls):
+        return None
+
+    @classmethod
+    def create(cls, uri, schema, key=None, overwrite=False, ctx=None):
+        """Creates an empty array at ``uri`` with ``schema``."""
+        if not isinstance(schema, ArraySchema):
+            raise TypeError("schema must be a tiledb.ArraySchema")
+        if cls._sparse_kind() is not None and schema.sparse != cls._sparse_kind():
+            kind = "SparseArray" if schema.sparse else "DenseArray"
+            raise ValueError(f"Array.create: the schema makes a {kind}")
+        uri = str(uri)
+        if overwrite and os.path.isdir(uri):
+            shutil.rmtree(uri)
+        if isinstance(key, bytes):
+            key = key.decode()
+        errors(_native.create, uri, json.dumps(schema.to_json()), key, _options(options_of(ctx)))
+
+    @staticmethod
+    def load_typed(uri, mode="r", key=None, timestamp=None, attr=None, ctx=None):
+        schema = ArraySchema.from_json(open_native(uri, ctx, key).schema_json())
+        cls = SparseArray if schema.sparse else DenseArray
+        return cls(uri, mode=mode, key=key, timestamp=timestamp, attr=attr, ctx=ctx)
+
+    # What the array says about itself.
+
+    @property
+    def uri(self):
+        return self._uri
+
+    @property
+    def mode(self):
+        return self._mode
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def ctx(self):
+        from .ctx import default_ctx
+
+        return self._ctx or default_ctx()
+
+    @property
+    def isopen(self):
+        return self._open
+
+    @property
+    def iswritable(self):
+        return self._mode == "w"
+
+    @property
+    def view_attr(self):
+        return self._view_attr
+
+    @property
+    def timestamp_range(self):
+        return tuple(self._native.timestamp_range)
+
+    @property
+    def ndim(self):
+        return self._schema.ndim
+
+    @property
+    def shape(self):
+        return self._schema.shape
+
+    @property
+    def domain(self):
+        return self._schema.domain
+
+    @property
+    def nattr(self):
+        return self._schema.nattr
+
+    def attr(self, key):
+        return self._schema.attr(key)
+
+    def dim(self, key):
+        return self._schema.domain.dim(key)
+
+    @property
+    def dtype(self):
+        return self._schema.attr(0).dtype
+
+    def nonempty_domain(self):
+        ned = json.loads(self._native.nonempty_domain_json())
+        if ned is None:
+            return None
+        out = []
+        for (lo, hi), d in zip(ned, self._schema.domain):
+            if d.isvar:
+                out.append((lo.encode() if isinstance(lo, str) else lo, hi.encode() if isinstance(hi, str) else hi))
+            else:
+                from ._values import from_json
+
+                out.append((from_json(lo, d.dtype), from_json(hi, d.dtype)))
+        return tuple(out)
+
+    @property
+    def meta(self):
+        from .metadata import Metadata
+
+        return Metadata(self)
+
+    # Opening and closing.
+
+    def close(self):
+        self._open = False
+
+    def reopen(self, timestamp=None):
+        self._native = open_native(self._uri, self._ctx, self._key, _timestamp(timestamp) or self._timestamp)
+        self._schema = ArraySchema.from_json(self._native.schema_json())
+        self._open = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _check_open(self, mode):
+        if not self._open:
+            raise TileDBError("Array is closed")
+        if mode == "r" and self._mode != "r":
+            raise TileDBError(f"Array is not opened for reading (mode {self._mode!r})")
+        if mode == "w" and self._mode != "w":
+            raise TileDBError(f"Array is not opened for writing (mode {self._mode!r})")
+
+    # Reads.
+
+    def query(self, attrs=None, cond=None, dims=None, coords=False, index_col=True, order=None, use_arrow=None,
+              return_arrow=False, return_incomplete=False, **kwargs):
+        """A :class:`Query`: what to read, indexed as the array is."""
+        from .query import Query
+
+        return Query(self, attrs=attrs, cond=cond, dims=dims, coords=coords, index_col=index_col, order=order,
+                     use_arrow=use_arrow, return_arrow=return_arrow, return_incomplete=return_incomplete)
+
+    @property
+    def multi_index(self):
+        from .query import MultiRangeIndexer
+
+        return MultiRangeIndexer(self)
+
+    @property
+    def df(self):
+        from .query import DataFrameIndexer
+
+        return DataFrameIndexer(self)
+
+    def _read_ranges(self, subarray, attrs, dims, query, shape=None):
+        """The cells in ``subarray`` (native ranges by dimension name):
+        ``OrderedDict`` of numpy arrays, dimensions then attributes;
+        shaped when the array is dense and ``shape`` is whole."""
+        from .query import _ORDERS
+
+        schema = self._schema
+        layout = _ORDERS[query.order] if query is not None else None
+        if not schema.sparse and layout is None:
+            layout = "row-major"
+        cond = query._cond_text() if query is not None else None
+        table = self._table(subarray or None, attrs, bool(dims), layout, cond)
+        out = OrderedDict()
+        for name in dims:
+            out[name] = _field_numpy(table.column(name), schema.domain.dim(name).dtype)
+        for name in attrs:
+            out[name] = _field_numpy(table.column(name), schema.attr(name).dtype)
+        if not schema.sparse and shape and all(n is not None for n in shape) and cond is None:
+            n = int(np.prod(shape))
+            for k, v in out.items():
+                if len(v) == n:
+                    out[k] = v.reshape(shape)
+        return out
+
+    def _table(self, subarray, attrs, dims, layout=None, cond=None):
+        self._check_open("r")
+        reader = errors(self._native.reader, attrs=attrs, subarray=subarray, condition=cond, layout=layout,
+                         dims=dims, budget=1 << 30, enum_values=False)
+        try:
+            return reader.read_all()
+        except (pa.ArrowException, OSError) as e:
+            raise TileDBError(str(e)) from None
+
+    def _write(self, table, subarray=None):
+        self._check_open("w")
+        ts = self._timestamp if isinstance(self._timestamp, int) else None
+        errors(_native.write, self._uri, table, ts, self._key, None, subarray, _options(options_of(self._ctx)))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(uri={self._uri!r}, mode={self._mode}, ndim={self.ndim})"
+
+
+def _field_numpy(column, dtype):
+    """An Arrow column as numpy with TileDB-Py's dtypes: fixed cells as
+    ``dtype``, variable-length text and bytes as object arrays; a column
+    with nulls as a masked array."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if column.null_count and not pa.types.is_dictionary(column.type):
+        mask = column.is_null().to_numpy(zero_copy_only=False)
+        if dtype.kind in "SU":
+            filled = column.fill_null("" if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+                                      else b"")
+        elif dtype.kind in "iufb":
+            filled = column.fill_null(pa.scalar(0 if dtype.kind != "b" else False, type=column.type))
+        else:
+            filled = column
+        return np.ma.MaskedArray(_field_numpy(filled, dtype), mask=mask)
+    if pa.types.is_dictionary(column.type):
+        column = column.indices
+    if dtype.kind in "SU":
+        values = column.to_pylist()
+        if dtype.kind == "S":
+            values = [v.encode() if isinstance(v, str) else v for v in values]
+        if dtype.itemsize:
+            return np.array(values, dtype=dtype)
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    if pa.types.is_fixed_size_list(column.type) or pa.types.is_list(column.type) or \
+            pa.types.is_large_list(column.type):
+        if dtype.kind in "Vc" or pa.types.is_fixed_size_list(column.type):
+            flat = column.flatten().to_numpy(zero_copy_only=False)
+            base = dtype if dtype.kind not in "Vc" else (
+                np.dtype("float32" if dtype.itemsize == 8 else "float64") if dtype.kind == "c" else
+                dtype.fields[dtype.names[0]][0])
+            flat = flat.astype(base, copy=False)
+            if dtype.kind in "Vc":
+                return np.ascontiguousarray(flat).view(dtype)
+            return flat.reshape(len(column), -1)
+        out = np.empty(len(column), dtype=object)
+        out[:] = [np.array(v, dtype=dtype) for v in column.to_pylist()]
+        return out
+    if pa.types.is_timestamp(column.type) or pa.types.is_duration(column.type) or pa.types.is_date(column.type):
+        return column.cast(pa.int64()).to_numpy(zero_copy_only=False).view("int64").astype(np.int64).view(dtype) \
+            if dtype.kind in "mM" else column.to_numpy(zero_copy_only=False)
+    values = column.to_numpy(zero_copy_only=False)
+    if dtype.kind in "mM":
+        return values.astype(np.int64).view(dtype)
+    return values.astype(dtype, copy=False) if dtype.kind != "O" else values
+
+
+def _normalize_index(key, ndim):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(k is Ellipsis for k in key):
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+    if len(key) > ndim:
+        raise IndexError("too many indices for array")
+    return key + (slice(None),) * (ndim - len(key))
+
+
+def _bounds(k, dim, ned=None):
+    """The inclusive ``(lo, hi)`` of a half-open index on ``dim``, and
+    whether it drops the axis (a scalar)."""
+    lo_dom, hi_dom = dim.domain
+    if isinstance(k, slice):
+        if k.step not in (None, 1):
+            raise IndexError("steps are not supported")
+        lo = lo_dom if k.start is None else k.start
+        hi = hi_dom if k.stop is None else _before(k.stop, dim)
+        if dim.dtype.kind in "iu":
+            span = int(hi_dom) - int(lo_dom) + 1
+            if k.start is not None and int(k.start) < 0 and int(lo_dom) >= 0:
+                lo = int(lo_dom) + span + int(k.start)
+            if k.stop is not None and int(k.stop) < 0 and int(lo_dom) >= 0:
+                hi = int(lo_dom) + span + int(k.stop) - 1
+        return (lo, hi), False
+    if isinstance(k, (list, np.ndarray)):
+        raise IndexError("lists of coordinates: use .multi_index")
+    return (k, k), True
+
+
+def _before(hi, dim):
+    if isinstance(hi, np.datetime64):
+        return hi - np.timedelta64(1, np.datetime_data(hi.dtype)[0])
+    if dim.dtype.kind == "f":
+        return dim.dtype.type(np.nextafter(dim.dtype.type(hi), -np.inf))
+    return hi - 1
+
+
+class DenseArray(Array):
+    """A dense array: ``A[box]`` gives each attribute shaped like the box."""
+
+    @classmethod
+    def _sparse_kind(cls):
+        return False
+
+    def _box(self, key):
+        bounds, drop = [], []
+        for i, (k, d) in enumerate(zip(_normalize_index(key, self.ndim), self._schema.domain)):
+            (lo, hi), dropped = _bounds(k, d)
+            lo_d, hi_d = d.domain
+            if np.asarray(lo) < np.asarray(lo_d) or np.asarray(hi) > np.asarray(hi_d):
+                raise IndexError(f"index out of bounds: {d.name} [{lo}, {hi}] is outside the domain {d.domain}")
+            bounds.append((lo, hi))
+            if dropped:
+                drop.append(i)
+        return bounds, drop
+
+    def __getitem__(self, key):
+        names = [self._view_attr] if self._view_attr else self._schema.attr_names
+        out = self._read_box(key, None, (names, []))
+        if self._schema.nattr == 1 and self._schema.attr(0).isanon:
+            return out[self._schema.attr(0).name]
+        if self._view_attr is not None:
+            return out[self._view_attr]
+        return out
+
+    def _read_box(self, key, query, names):
+        attrs, dims = names
+        bounds, drop = self._box(key)
+        domain = list(self._schema.domain)
+        subarray = {d.name: [tuple(_native_bound(v, d) for v in b)] for d, b in zip(domain, bounds)}
+        shape = [int(np.asarray(hi).astype(np.int64)) - int(np.asarray(lo).astype(np.int64)) + 1
+                 for lo, hi in bounds]
+        out = self._read_ranges(subarray, attrs, dims, query, shape)
+        if drop:
+            for k, v in out.items():
+                if v.ndim == len(shape):
+                    out[k] = v.squeeze(axis=tuple(drop))
+        return out
+
+    def subarray(self, selection, attrs=None, cond=None, coords=False, order=None):
+        from .query import Query
+
+        q = Query(self, attrs=attrs, cond=cond, coords=coords, order=order)
+        return q[selection]
+
+    def __setitem__(self, key, value):
+        bounds, _ = self._box(key)
+        dims = list(self._schema.domain)
+        box = [tuple(_native_bound(v, d) for v in b) for d, b in zip(dims, bounds)]
+        shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
+        columns = {}
+        if isinstance(value, dict):
+            items = value.items()
+        elif self._view_attr is not None:
+            items = [(self._view_attr, value)]
+        elif self._schema.nattr == 1:
+            items = [(self._schema.attr(0).name, value)]
+        elif np.isscalar(value):
+            items = [(a.name, value) for a in self._schema]
+        else:
+            raise ValueError("ambiguous attribute assignment, more than one array attribute "
+                             "(use a dict({'attr': val}) to assign multiple attributes)")
+        for name, v in items:
+            attr = self._schema.attr(name)
+            columns[name] = _arrow_values(v, attr, shape)
+        self._write(pa.table(columns), box)
+
+
+def _arrow_values(value, attr, shape=None):
+    """Values for ``attr`` (numpy, lists, scalars) as an Arrow array in C
+    order; a scalar fills ``shape``."""
+    dtype = attr.dtype
+    if np.isscalar(value) and shape is not None:
+        value = np.full(shape, value, dtype=dtype if dtype.kind not in "SU" else object)
+    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    if attr.isvar or dtype.kind in "SU":
+        flat = arr.ravel(order="C") if arr.dtype != object or arr.ndim > 1 else arr
+        items = list(flat)
+        if dtype.kind == "U":
+            return pa.array([None if v is None else (v.decode() if isinstance(v, bytes) else str(v)) for v in items],
+                            type=pa.large_string())
+        if dtype.kind == "S":
+            kind = pa.large_string() if attr.isascii else pa.large_binary()
+            data = [None if v is None else (v if isinstance(v, bytes) else str(v).encode()) for v in items]
+            return pa.array([d.decode() if isinstance(d, bytes) and kind == pa.large_string() else d for d in data],
+                            type=kind)
+        return pa.array([np.asarray(v, dtype=dtype) for v in items], type=pa.large_list(pa.from_numpy_dtype(dtype)))
+    if dtype.kind in "Vc":
+        base = np.dtype("float32" if dtype == np.complex64 else "float64") if dtype.kind == "c" else \
+            dtype.fields[dtype.names[0]][0]
+        n = attr.ncells
+        flat = np.ascontiguousarray(arr, dtype=dtype).ravel().view(base)
+        return pa.FixedSizeListArray.from_arrays(pa.array(flat), n)
+    flat = np.ascontiguousarray(arr, dtype=dtype).ravel(order="C")
+    if dtype.kind in "mM":
+        return pa.array(flat.astype(np.int64))
+    return pa.array(flat)
+
+
+class SparseArray(Array):
+    """A sparse array: ``A[box]`` gives the cells in the box, coordinates
+    and attributes by name."""
+
+    @classmethod
+    def _sparse_kind(cls):
+        return True
+
+    def __getitem__(self, key):
+        names = [self._view_attr] if self._view_attr else self._schema.attr_names
+        out = self._read_box(key, None, (names, [d.name for d in self._schema.domain]))
+        return OrderedDict([(k, out[k]) for k in names] + [(k, v) for k, v in out.items() if k not in names])
+
+    def _read_box(self, key, query, names):
+        attrs, dims = names
+        subarray = {}
+        for k, d in zip(_normalize_index(key, self.ndim), self._schema.domain):
+            if isinstance(k, slice) and k.start is None and k.stop is None:
+                if k.step not in (None, 1):
+                    raise IndexError("steps are not supported for sparse arrays")
+                continue
+            if isinstance(k, slice) and k.step not in (None, 1):
+                raise IndexError("steps are not supported for sparse arrays")
+            (lo, hi), _ = _bounds(k, d)
+            subarray[d.name] = [(_native_bound(lo, d), _native_bound(hi, d))]
+        return self._read_ranges(subarray, attrs, dims, query)
+
+    def subarray(self, selection, coords=True, attrs=None, cond=None, order=None):
+        from .query import Query
+
+        q = Query(self, attrs=attrs, cond=cond, coords=coords, order=order)
+        return q[selection]
+
+    def __setitem__(self, key, value):
+        dims = list(self._schema.domain)
+        coords = key if isinstance(key, tuple) else (key,)
+        if len(coords) != len(dims):
+            raise IndexError("sparse writes take a coordinate array for every dimension")
+        columns = {}
+        n = None
+        for d, c in zip(dims, coords):
+            arr = np.asarray(c)
+            if arr.ndim == 0:
+                arr = arr.reshape(1)
+            n = len(arr)
+            if d.isvar:
+                columns[d.name] = pa.array([v.decode() if isinstance(v, bytes) else str(v) for v in arr],
+                                           type=pa.large_string())
+            else:
+                columns[d.name] = pa.array(np.asarray(arr, dtype=d.dtype).astype(np.int64)
+                                           if d.dtype.kind in "mM" else np.asarray(arr, dtype=d.dtype))
+        if isinstance(value, dict):
+            items = value.items()
+        elif self._schema.nattr == 1:
+            items = [(self._schema.attr(0).name, value)]
+        elif self._view_attr is not None:
+            items = [(self._view_attr, value)]
+        else:
+            raise ValueError("ambiguous attribute assignment, more than one array attribute "
+                             "(use a dict({'attr': val}) to assign multiple attributes)")
+        for name, v in items:
+            values = _arrow_values(v, self._schema.attr(name))
+            if len(values) != n:
+                raise ValueError(f"value length ({len(values)}) does not match coordinate length ({n})")
+            columns[name] = values
+        self._write(pa.table(columns))

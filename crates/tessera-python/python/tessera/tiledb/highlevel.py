@@ -1,0 +1,163 @@
+"""TileDB-Py's functions over URIs: ``open``, ``array_exists``,
+``object_type``, ``from_numpy``, ``schema_like``, ``empty_like``,
+``remove``, ``move``, ``ls``, ``walk``."""
+
+import os
+import shutil
+
+import numpy as np
+
+from tessera import _native
+from tessera._array import _options
+
+from ._open import open_native
+from .array import Array, DenseArray
+from .array_schema import ArraySchema
+from .attribute import Attr
+from .ctx import Config, Ctx, options_of
+from .dimension import Dim
+from .domain import Domain
+from .libtiledb import TileDBError
+
+
+def _ctx(ctx, config):
+    if config is not None:
+        if ctx is not None:
+            raise ValueError("Received extra Ctx or Config argument: either one may be provided, but not both")
+        return Ctx(config if isinstance(config, Config) else Config(config))
+    return ctx
+
+
+def open(uri, mode="r", key=None, attr=None, config=None, timestamp=None, ctx=None):
+    """Opens the array at ``uri`` as a :class:`DenseArray` or :class:`SparseArray`."""
+    return Array.load_typed(uri, mode=mode, key=key, timestamp=timestamp, attr=attr, ctx=_ctx(ctx, config))
+
+
+def object_type(uri, ctx=None):
+    """``"array"``, ``"group"`` or ``None`` for what is at ``uri``."""
+    uri = str(uri)
+    if "://" in uri and not uri.startswith("file://"):
+        try:
+            open_native(uri, ctx)
+            return "array"
+        except Exception:
+            pass
+        try:
+            _native.open_group(uri, None, None, _options(options_of(ctx)))
+            return "group"
+        except Exception:
+            return None
+    path = uri.removeprefix("file://")
+    if os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(os.path.join(path, "__array_schema.tdb")):
+        return "array"
+    if os.path.isfile(os.path.join(path, "__tiledb_group.tdb")) or os.path.isdir(os.path.join(path, "__group")):
+        return "group"
+    return None
+
+
+def array_exists(uri, isdense=False, issparse=False, ctx=None):
+    """Whether an array is at ``uri`` (and dense or sparse, if asked)."""
+    if object_type(uri, ctx) != "array":
+        return False
+    if not (isdense or issparse):
+        return True
+    try:
+        sparse = ArraySchema.load(uri, ctx=ctx).sparse
+    except TileDBError:
+        return False
+    return sparse if issparse else not sparse
+
+
+def schema_like(*args, shape=None, dtype=None, ctx=None, **kwargs):
+    """A dense schema for an array like ``args[0]`` (a numpy array), or of
+    ``shape`` and ``dtype``."""
+    if args:
+        like = args[0]
+        shape, dtype = like.shape, like.dtype
+    if shape is None or dtype is None:
+        raise ValueError("schema_like: give an array, or shape and dtype")
+    tiles = kwargs.pop("tile", None)
+    dims = []
+    for i, n in enumerate(shape):
+        tile = tiles[i] if isinstance(tiles, (list, tuple)) else tiles
+        dims.append(Dim(name=f"__dim_{i}", domain=(0, n - 1), tile=tile if tile is not None else min(n, 10000),
+                        dtype=np.uint64))
+    attr_name = kwargs.pop("attr_name", "")
+    attr = Attr(name=attr_name, dtype=dtype, var=kwargs.pop("var", None), filters=kwargs.pop("filters", None))
+    full_domain = kwargs.pop("full_domain", False)
+    del full_domain
+    return ArraySchema(domain=Domain(*dims), attrs=(attr,), **kwargs)
+
+
+def empty_like(uri, arr, config=None, key=None, tile=None, ctx=None, dtype=None):
+    """Creates an empty dense array at ``uri`` like the numpy array ``arr``."""
+    schema = schema_like(arr, tile=tile)
+    DenseArray.create(uri, schema, key=key, ctx=_ctx(ctx, config))
+    return DenseArray(uri, mode="w", key=key, ctx=_ctx(ctx, config))
+
+
+def from_numpy(uri, array, config=None, ctx=None, **kwargs):
+    """Writes the numpy array ``array`` as a new dense array at ``uri``
+    (``mode="append"`` adds it along ``append_dim``); returns the array
+    open for reading."""
+    mode = kwargs.pop("mode", "ingest")
+    timestamp = kwargs.pop("timestamp", None)
+    ctx = _ctx(ctx, config)
+    if not isinstance(array, np.ndarray):
+        raise Exception("from_numpy must be called with a numpy.ndarray")
+    if mode not in ("ingest", "schema_only", "append"):
+        raise TileDBError(f"from_numpy: unknown mode {mode!r}")
+    if mode != "append":
+        schema = schema_like(array, **kwargs)
+        DenseArray.create(uri, schema, ctx=ctx)
+    if mode != "schema_only":
+        with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
+            A[:] = array
+    return DenseArray(uri, mode="r", ctx=ctx)
+
+
+def remove(uri, ctx=None):
+    """Removes the array or group at ``uri``."""
+    if object_type(uri, ctx) is None:
+        raise TileDBError(f"remove: no array or group at {uri}")
+    if "://" in str(uri) and not str(uri).startswith("file://"):
+        raise TileDBError("remove: only local arrays and groups are removed")
+    shutil.rmtree(str(uri).removeprefix("file://"))
+
+
+def move(old_uri, new_uri, ctx=None):
+    """Moves the array or group at ``old_uri`` to ``new_uri``."""
+    if object_type(old_uri, ctx) is None:
+        raise TileDBError(f"move: no array or group at {old_uri}")
+    os.rename(str(old_uri).removeprefix("file://"), str(new_uri).removeprefix("file://"))
+
+
+def ls(path, func, ctx=None):
+    """Calls ``func(uri, type)`` for each array and group directly in ``path``."""
+    path = str(path).removeprefix("file://")
+    for name in sorted(os.listdir(path)):
+        uri = os.path.join(path, name)
+        kind = object_type(uri, ctx)
+        if kind is not None:
+            func("file://" + uri if str(path).startswith("file://") else uri, kind)
+
+
+def walk(path, func, order="preorder", ctx=None):
+    """Calls ``func(uri, type)`` for each array and group under ``path``."""
+    if order not in ("preorder", "postorder"):
+        raise ValueError("unknown walk order")
+
+    def visit(p):
+        for name in sorted(os.listdir(p)):
+            uri = os.path.join(p, name)
+            kind = object_type(uri, ctx)
+            if kind is None:
+                continue
+            if order == "preorder":
+                func(uri, kind)
+            if kind == "group":
+                visit(uri)
+            if order == "postorder":
+                func(uri, kind)
+
+    visit(str(path).removeprefix("file://"))

@@ -1,0 +1,271 @@
+"""Queries as TileDB-Py makes them: ``A.query(attrs, cond, dims, order,
+...)`` indexed with ``[...]`` (numpy's half-open slices),
+``.multi_index[...]`` (inclusive ranges, lists of them) or ``.df[...]``
+(a pandas DataFrame), with a condition in TileDB-Py's grammar, which
+tessera's condition parser reads as it is."""
+
+from collections import OrderedDict
+
+import numpy as np
+
+from .libtiledb import TileDBError
+
+_ORDERS = {None: None, "C": "row-major", "F": "col-major", "G": "global-order", "U": "unordered"}
+
+
+class EmptyRange:
+    """An empty selection on a dimension (``A.multi_index[EmptyRange]``)."""
+
+
+class Query:
+    """What to read (see the module)."""
+
+    def __init__(self, array, attrs=None, cond=None, dims=None, coords=False, index_col=True, order=None,
+                 use_arrow=None, return_arrow=False, return_incomplete=False):
+        if order not in _ORDERS:
+            raise ValueError(f"order must be one of 'C', 'F', 'G', 'U', not {order!r}")
+        if array.schema.sparse is False and order == "U":
+            raise TileDBError("unordered reads take sparse arrays")
+        self.array = array
+        self.attrs = None if attrs is None else list(attrs)
+        self.cond = cond
+        if dims is False:
+            dims = []
+        elif dims is True:
+            dims = [d.name for d in array.schema.domain]
+        self.dims = None if dims is None else list(dims)
+        self.has_coords = coords
+        self.order = order
+        self.return_arrow = return_arrow
+        self.return_incomplete = return_incomplete
+        self.index_col = index_col
+        for name in (self.attrs or []):
+            if not (array.schema.has_attr(name) or array.schema.domain.has_dim(name)):
+                raise TileDBError(f"Selected attribute does not exist: '{name}'")
+
+    def _cond_text(self):
+        cond = self.cond
+        if cond is None:
+            return None
+        text = getattr(cond, "expression", cond)
+        if not isinstance(text, str):
+            raise TileDBError(f"cond must be a string, not {type(text).__name__}")
+        return text
+
+    def _names(self, with_coords_default):
+        schema = self.array.schema
+        attrs = [a for a in (self.attrs if self.attrs is not None else schema.attr_names)
+                 if schema.has_attr(a)]
+        dims_in_attrs = [a for a in (self.attrs or []) if schema.domain.has_dim(a)]
+        if self.dims is not None:
+            dims = list(self.dims)
+        elif self.has_coords or with_coords_default:
+            dims = [d.name for d in schema.domain]
+        else:
+            dims = []
+        return attrs, dims + [d for d in dims_in_attrs if d not in dims]
+
+    def __getitem__(self, key):
+        a = self.array
+        if a.schema.sparse:
+            return a._read_box(key, self, self._names(True))
+        return a._read_box(key, self, self._names(False))
+
+    @property
+    def multi_index(self):
+        return MultiRangeIndexer(self.array, self)
+
+    @property
+    def df(self):
+        return DataFrameIndexer(self.array, self)
+
+    def agg(self, aggs):
+        """Aggregates of the cells a selection reads: ``"sum"``, ``"min"``,
+        ``"max"``, ``"mean"``, ``"count"``, ``"null_count"``; one name, a
+        list of them (for every attribute), or ``{attr: name(s)}``."""
+        schema = self.array.schema
+        if isinstance(aggs, dict):
+            wanted = {a: [v] if isinstance(v, str) else list(v) for a, v in aggs.items()}
+        else:
+            names = [aggs] if isinstance(aggs, str) else list(aggs)
+            wanted = {a: list(names) for a in (self.attrs or schema.attr_names)}
+        for attr, names in wanted.items():
+            if not schema.has_attr(attr):
+                raise TileDBError(f"aggregate: the array has no attribute {attr!r}")
+            for name in names:
+                if name not in _AGGREGATES:
+                    raise TileDBError(f"Invalid aggregation operation: {name!r}")
+                if name == "null_count" and not schema.attr(attr).isnullable:
+                    raise TileDBError(f"null_count: attribute {attr!r} is not nullable")
+                if name not in ("count", "null_count") and schema.attr(attr).dtype.kind not in "iufbmM":
+                    raise TileDBError(f"{name}: attribute {attr!r} is not numeric")
+        return Aggregation(self, wanted)
+
+    def submit(self):
+        raise TileDBError("Query.submit: tessera.tiledb deletes with Array.delete_cells (mode 'd')")
+
+
+_AGGREGATES = ("sum", "min", "max", "mean", "count", "null_count")
+
+
+def _aggregate(name, values):
+    """One aggregate of a field's values (a masked array's masked values
+    are nulls)."""
+    mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) else None
+    data = np.asarray(values).ravel()
+    valid = data if mask is None else data[~mask.ravel()]
+    if name == "count":
+        return len(data)
+    if name == "null_count":
+        return 0 if mask is None else int(mask.sum())
+    if len(data) == 0:
+        # No cell: libtiledb's sum is 0 and its mean NaN.
+        if name == "sum":
+            return 0
+        if name == "mean":
+            return float("nan")
+    if len(valid) == 0:
+        # Only nulls (or no cell): NaN for floats, nothing for integers.
+        return float("nan") if data.dtype.kind == "f" else None
+    if name in ("sum", "mean"):
+        if data.dtype.kind == "f":
+            total = float(np.sum(valid, dtype=np.float64))
+        else:
+            total = int(np.sum(valid.astype(object)))
+        return total if name == "sum" else total / len(valid)
+    return valid.min() if name == "min" else valid.max()
+
+
+class Aggregation:
+    """``A.query().agg(...)`` indexed: the aggregates of the cells selected."""
+
+    def __init__(self, query, wanted):
+        self.query = query
+        self.wanted = wanted
+
+    def _answer(self, fields):
+        out = {attr: {name: _aggregate(name, fields[attr]) for name in names}
+               for attr, names in self.wanted.items()}
+        if len(out) == 1:
+            (only,) = out.values()
+            return next(iter(only.values())) if len(only) == 1 else only
+        return out
+
+    def _reading(self):
+        q = self.query
+        return Query(q.array, attrs=list(self.wanted), cond=q.cond, dims=False, order=q.order)
+
+    def __getitem__(self, key):
+        return self._answer(self._reading()[key])
+
+    @property
+    def multi_index(self):
+        agg = self
+
+        class _Indexer:
+            def __getitem__(self, key):
+                return agg._answer(MultiRangeIndexer(agg.query.array, agg._reading())[key])
+
+        return _Indexer()
+
+    @property
+    def df(self):
+        raise NotImplementedError("aggregates are given as values, not data frames")
+
+
+class MultiRangeIndexer:
+    """``[...]`` with inclusive ranges per dimension: a scalar, a slice
+    (no step), or a list of them; the cells of every combination."""
+
+    def __init__(self, array, query=None):
+        self.array = array
+        self.query = query or Query(array)
+
+    def _subarray(self, key):
+        schema = self.array.schema
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) > schema.ndim:
+            raise IndexError(f"too many indices: {len(key)} for {schema.ndim} dimensions")
+        subarray, shape, empty = {}, [], False
+        for d, k in zip(schema.domain, key + (slice(None),) * (schema.ndim - len(key))):
+            ranges = _ranges(k, d)
+            if ranges == []:
+                empty = True
+            if ranges is None:
+                lo, hi = d.domain
+                shape.append(None if d.isvar else int(np.asarray(hi).astype(np.int64))
+                             - int(np.asarray(lo).astype(np.int64)) + 1)
+                continue
+            subarray[d.name] = ranges
+            if len(ranges) == 1 and not d.isvar and d.dtype.kind in "iumM":
+                lo, hi = ranges[0]
+                shape.append(int(hi) - int(lo) + 1)
+            else:
+                shape.append(None)
+        return subarray, shape, empty
+
+    def _result(self, key, with_coords):
+        a = self.array
+        subarray, shape, empty = self._subarray(key)
+        attrs, dims = self.query._names(with_coords or a.schema.sparse)
+        if empty:
+            return _empty_result(a, attrs, dims)
+        return a._read_ranges(subarray, attrs, dims, self.query, shape)
+
+    def __getitem__(self, key):
+        return self._result(key, False)
+
+
+class DataFrameIndexer(MultiRangeIndexer):
+    """As :class:`MultiRangeIndexer`, giving a pandas DataFrame with the
+    dimensions as columns."""
+
+    def __getitem__(self, key):
+        import pandas as pd
+
+        out = self._result(key, True)
+        frame = pd.DataFrame({k: (v.ravel() if hasattr(v, "ravel") and v.dtype != object else v)
+                              for k, v in out.items()})
+        return frame
+
+
+def _ranges(k, dim):
+    """Inclusive native ranges for one dimension's index (None: all)."""
+    from ._values import native_bound as _native_bound
+
+    if k is EmptyRange or (isinstance(k, (list, tuple)) and len(k) == 0 and not isinstance(k, tuple)):
+        return []
+    if isinstance(k, slice):
+        if k.step not in (None, 1):
+            raise ValueError("Stepped slice ranges are not supported")
+        if k.start is None and k.stop is None:
+            return None
+        lo, hi = dim.domain
+        if dim.isvar and (k.start is None or k.stop is None):
+            raise TileDBError(f"{dim.name}: open-ended ranges of a string dimension")
+        lo = lo if k.start is None else k.start
+        hi = hi if k.stop is None else k.stop
+        return [(_native_bound(lo, dim), _native_bound(hi, dim))]
+    if isinstance(k, tuple) and len(k) == 2:
+        return [(_native_bound(k[0], dim), _native_bound(k[1], dim))]
+    if isinstance(k, (list, np.ndarray)):
+        out = []
+        for x in k:
+            r = _ranges(x, dim)
+            if r is None:
+                return None
+            out.extend(r)
+        return out
+    return [(_native_bound(k, dim), _native_bound(k, dim))]
+
+
+def _empty_result(array, attrs, dims):
+    schema = array.schema
+    out = OrderedDict()
+    for name in dims:
+        out[name] = np.array([], dtype=schema.domain.dim(name).dtype)
+    for name in attrs:
+        dtype = schema.attr(name).dtype
+        out[name] = np.array([], dtype=object if schema.attr(name).isvar else dtype)
+    return out
