@@ -8,8 +8,18 @@ tessera_module_order::test!("paths", "import", "graph");
 /// extension module no Rust test harness links (`tessera-python` has no
 /// Rust tests).
 const PYTHON_ORDER: &[&str] = &[
-    "error", "convert", "ranges", "read", "matrix", "registry", "view", "array", "group", "write",
+    "error",
+    "convert",
+    "ranges",
+    "read",
+    "matrix",
+    "registry",
+    "view",
+    "array",
+    "group",
+    "write",
     "objects",
+    "maintenance",
 ];
 
 #[test]

@@ -13,6 +13,7 @@ mod array;
 mod convert;
 mod error;
 mod group;
+mod maintenance;
 mod matrix;
 mod objects;
 mod ranges;
@@ -46,5 +47,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(objects::put_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(objects::evolve, m)?)?;
     m.add_function(wrap_pyfunction!(objects::delete_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(maintenance::consolidate, m)?)?;
+    m.add_function(wrap_pyfunction!(maintenance::vacuum, m)?)?;
     Ok(())
 }

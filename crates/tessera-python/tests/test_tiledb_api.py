@@ -85,3 +85,28 @@ def test_the_module_example_runs():
     import doctest
 
     assert doctest.testmod(ttiledb, raise_on_error=False).failed == 0
+
+
+def test_tiledb_py_reads_tessera_tiledb_frames_and_consolidations(tmp_path):
+    """A frame from_pandas wrote, and an array consolidated and vacuumed
+    by tessera.tiledb, read by TileDB-Py as the same data."""
+    import pandas as pd
+
+    df = pd.DataFrame({"x": np.arange(6, dtype=np.int64), "name": list("abcdef"),
+                       "n": pd.array([1, None, 3, 4, None, 6], dtype="Int32")})
+    uri = str(tmp_path / "frame")
+    ttiledb.from_pandas(uri, df, sparse=True, index_dims=["x"])
+    theirs = tiledb.open_dataframe(uri).sort_index()
+    pd.testing.assert_frame_equal(theirs, df.set_index("x"), check_dtype=False)
+    pd.testing.assert_frame_equal(ttiledb.open_dataframe(uri).sort_index(), theirs)
+
+    uri = str(tmp_path / "consolidated")
+    ttiledb.from_numpy(uri, np.zeros(6, dtype=np.int32), timestamp=1)
+    for i in range(3):
+        with ttiledb.open(uri, "w", timestamp=10 + i) as A:
+            A[i:i + 1] = np.array([i + 1], dtype=np.int32)
+    ttiledb.consolidate(uri)
+    ttiledb.vacuum(uri)
+    assert len(tiledb.array_fragments(uri)) == 1
+    with tiledb.open(uri) as A:
+        np.testing.assert_array_equal(A[:], [1, 2, 3, 0, 0, 0])

@@ -18,6 +18,7 @@ import fnmatch
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -133,6 +134,8 @@ _REASONS = [
 def reason(message):
     """Why a test fails, from its failure message."""
     first = message.strip().splitlines()[0] if message.strip() else "fails"
+    # Paths of this machine say nothing: left out.
+    first = re.sub(r"\s*\(/[^)]*\)", "", first)
     for needle, text in _REASONS:
         if needle in message:
             return text

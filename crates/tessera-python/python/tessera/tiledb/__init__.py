@@ -31,9 +31,15 @@ from .filter import (BitShuffleFilter, BitWidthReductionFilter, ByteShuffleFilte
                      ChecksumMD5Filter, ChecksumSHA256Filter, CompressionFilter, DeltaFilter, DictionaryFilter,
                      DoubleDeltaFilter, Filter, FilterList, FloatScaleFilter, GzipFilter, LZ4Filter, NoOpFilter,
                      PositiveDeltaFilter, RleFilter, WebpFilter, XORFilter, ZstdFilter)
+from .dataframe_ import from_csv, from_pandas, open_dataframe
+from .fragment import FragmentInfo, FragmentInfoList, array_fragments
 from .group import Group, Object
+from .maintenance import consolidate, vacuum
 from .highlevel import array_exists, empty_like, from_numpy, ls, move, object_type, open, remove, schema_like, walk
 from .libtiledb import TileDBError
+from .libtiledb import api_version as version
+from .multirange_indexing import EmptyRange
+from .subarray import Subarray
 from .metadata import Metadata
 from .vfs import VFS, FileIO
 from . import libtiledb
@@ -41,4 +47,4 @@ from . import libtiledb
 group_create = Group.create
 DenseArrayImpl = DenseArray
 SparseArrayImpl = SparseArray
-__version__ = "0.36.1"
+__version__ = version.version

@@ -91,7 +91,24 @@ class Array:
 
     @property
     def schema(self):
+        if not self._open:
+            raise TileDBError("Array is closed: its schema was given up with it")
         return self._schema
+
+    def consolidate(self, config=None, key=None, fragment_uris=None, timestamp=None):
+        """Consolidates this array (open for writing), as
+        :func:`tiledb.consolidate` does."""
+        from .maintenance import consolidate
+
+        if self._mode == "r":
+            raise TileDBError("cannot consolidate an array opened for reading")
+        cfg = config if config is not None else self.ctx.config()
+        if key is not None or self._key is not None:
+            from .ctx import Config
+
+            cfg = Config(dict(cfg.dict() if hasattr(cfg, "dict") else cfg))
+            cfg["sm.encryption_key"] = key.decode() if isinstance(key, bytes) else (key or self._key)
+        return consolidate(self._uri, config=cfg, fragment_uris=fragment_uris, timestamp=timestamp)
 
     @property
     def ctx(self):
@@ -167,6 +184,8 @@ class Array:
         self._open = False
 
     def reopen(self, timestamp=None):
+        if not self._open:
+            raise TileDBError("Array is closed: open it again instead")
         self._native = open_native(self._uri, self._ctx, self._key, _timestamp(timestamp) or self._timestamp)
         self._schema = ArraySchema.from_json(self._native.schema_json())
         self._open = True
@@ -197,15 +216,15 @@ class Array:
 
     @property
     def multi_index(self):
-        from .query import MultiRangeIndexer
+        from .query import Query
 
-        return MultiRangeIndexer(self)
+        return Query(self).multi_index
 
     @property
     def df(self):
-        from .query import DataFrameIndexer
+        from .query import Query
 
-        return DataFrameIndexer(self)
+        return Query(self).df
 
     def _read_ranges(self, subarray, attrs, dims, query, shape=None):
         """The cells in ``subarray`` (native ranges by dimension name):
@@ -231,6 +250,58 @@ class Array:
                     out[k] = v.reshape(shape)
         return out
 
+    def read_subarray(self, subarray):
+        """The cells in a :class:`Subarray`'s ranges: dimensions (sparse)
+        then attributes; a dense array's shaped by the ranges, in the order
+        they were added."""
+        from .query import Query
+
+        attrs = [self._view_attr] if self._view_attr else self._schema.attr_names
+        dims = [d.name for d in self._schema.domain] if self._schema.sparse else []
+        return self._read_combinations(subarray.ranges(), attrs, dims, Query(self),
+                                       None if self._schema.sparse else subarray.shape())
+
+    def _read_combinations(self, ranges, attrs, dims, query, shape=None):
+        """Reads each combination of ranges (one per dimension) in turn, so
+        the cells come in the order the ranges were given, as libtiledb
+        gives them; a dense array's placed into ``shape``."""
+        import itertools
+
+        domain = list(self._schema.domain)
+        combos = list(itertools.product(*ranges))
+        parts = []
+        for combo in combos:
+            sub = {d.name: [tuple(_native_bound(v, d) for v in r)] for d, r in zip(domain, combo)}
+            lengths = None if shape is None else [int(hi) - int(lo) + 1 for lo, hi in
+                                                  (sub[d.name][0] for d in domain)]
+            parts.append((self._read_ranges(sub, attrs, dims, query, lengths), lengths))
+        if len(parts) == 1:
+            return parts[0][0]
+        if shape is None:
+            return OrderedDict((k, np.concatenate([p[k] for p, _ in parts])) for k in parts[0][0])
+        return self._placed(parts, ranges, shape)
+
+    @staticmethod
+    def _placed(parts, ranges, shape):
+        """Dense boxes of a multi-range read put together in range order."""
+        import itertools
+
+        offsets = []
+        for rs in ranges:
+            at, starts = 0, []
+            for lo, hi in rs:
+                starts.append(at)
+                at += int(np.asarray(hi).astype(np.int64)) - int(np.asarray(lo).astype(np.int64)) + 1
+            offsets.append(starts)
+        out = OrderedDict()
+        for (part, lengths), starts in zip(parts, itertools.product(*offsets)):
+            for k, v in part.items():
+                if k not in out:
+                    out[k] = np.empty(shape, dtype=v.dtype)
+                box = tuple(slice(s, s + n) for s, n in zip(starts, lengths))
+                out[k][box] = v.reshape(lengths)
+        return out
+
     def _table(self, subarray, attrs, dims, layout=None, cond=None):
         self._check_open("r")
         reader = errors(self._native.reader, attrs=attrs, subarray=subarray, condition=cond, layout=layout,
@@ -247,6 +318,21 @@ class Array:
 
     def __repr__(self):
         return f"{type(self).__name__}(uri={self._uri!r}, mode={self._mode}, ndim={self.ndim})"
+
+    def __len__(self):
+        """The length of the first dimension's domain, as TileDB-Py's."""
+        return int(self._schema.domain.shape[0])
+
+    def __reduce__(self):
+        # Reopened where it is unpickled (a worker, another process).
+        config = self._ctx.config() if self._ctx is not None else None
+        return (_reopen, (type(self), self._uri, self._mode, self._key, self._timestamp, self._view_attr, config))
+
+
+def _reopen(cls, uri, mode, key, timestamp, attr, config):
+    from .ctx import Ctx
+
+    return cls(uri, mode=mode, key=key, timestamp=timestamp, attr=attr, ctx=Ctx(config) if config else None)
 
 
 def _field_numpy(column, dtype):
@@ -312,23 +398,38 @@ def _normalize_index(key, ndim):
 
 def _bounds(k, dim, ned=None):
     """The inclusive ``(lo, hi)`` of a half-open index on ``dim``, and
-    whether it drops the axis (a scalar)."""
+    whether it drops the axis (a scalar). On integer dimensions starting at
+    0 or above, indices count as numpy's do: negative ones from the end,
+    slice ends clipped to the domain."""
     lo_dom, hi_dom = dim.domain
+    numpy_like = dim.dtype.kind in "iu" and int(lo_dom) >= 0
     if isinstance(k, slice):
         if k.step not in (None, 1):
             raise IndexError("steps are not supported")
+        if dim.isvar:
+            # A string dimension's slice is inclusive, as TileDB-Py's.
+            return (lo_dom if k.start is None else k.start, hi_dom if k.stop is None else k.stop), False
+        if numpy_like:
+            length = int(hi_dom) - int(lo_dom) + 1
+            start, stop, _ = slice(_offset(k.start, lo_dom), _offset(k.stop, lo_dom)).indices(length)
+            return (dim.dtype.type(int(lo_dom) + start), dim.dtype.type(int(lo_dom) + max(start, stop) - 1)), False
         lo = lo_dom if k.start is None else k.start
         hi = hi_dom if k.stop is None else _before(k.stop, dim)
-        if dim.dtype.kind in "iu":
-            span = int(hi_dom) - int(lo_dom) + 1
-            if k.start is not None and int(k.start) < 0 and int(lo_dom) >= 0:
-                lo = int(lo_dom) + span + int(k.start)
-            if k.stop is not None and int(k.stop) < 0 and int(lo_dom) >= 0:
-                hi = int(lo_dom) + span + int(k.stop) - 1
         return (lo, hi), False
     if isinstance(k, (list, np.ndarray)):
         raise IndexError("lists of coordinates: use .multi_index")
+    if numpy_like and isinstance(k, (int, np.integer)) and int(k) < 0:
+        k = int(hi_dom) + 1 + int(k)
     return (k, k), True
+
+
+def _offset(v, lo):
+    """A slice end as an offset from the domain's start (negative ones
+    left for ``slice.indices``)."""
+    if v is None:
+        return None
+    v = int(v)
+    return v if v < 0 else v - int(lo)
 
 
 def _before(hi, dim):
@@ -387,8 +488,19 @@ class DenseArray(Array):
         q = Query(self, attrs=attrs, cond=cond, coords=coords, order=order)
         return q[selection]
 
+    def write_subarray(self, subarray, values):
+        """Writes ``values`` (an array, or a dict by attribute) into the
+        box a :class:`Subarray` gives (one range per dimension)."""
+        ranges = subarray.ranges()
+        if any(len(r) != 1 for r in ranges):
+            raise TileDBError("write_subarray: a dense write takes one range per dimension")
+        self._write_box([r[0] for r in ranges], values)
+
     def __setitem__(self, key, value):
         bounds, _ = self._box(key)
+        self._write_box(bounds, value)
+
+    def _write_box(self, bounds, value):
         dims = list(self._schema.domain)
         box = [tuple(_native_bound(v, d) for v in b) for d, b in zip(dims, bounds)]
         shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
@@ -414,6 +526,10 @@ def _arrow_values(value, attr, shape=None):
     """Values for ``attr`` (numpy, lists, scalars) as an Arrow array in C
     order; a scalar fills ``shape``."""
     dtype = attr.dtype
+    if isinstance(value, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(value).ravel(order="C")
+        data = _arrow_values(np.ma.getdata(value), attr, shape)
+        return pa.array(data.to_pylist(), type=data.type, mask=mask) if mask.any() else data
     if np.isscalar(value) and shape is not None:
         value = np.full(shape, value, dtype=dtype if dtype.kind not in "SU" else object)
     arr = np.asarray(value) if not isinstance(value, np.ndarray) else value

@@ -184,8 +184,22 @@ class ArraySchema:
     def __eq__(self, other):
         if not isinstance(other, ArraySchema):
             return False
-        mine, theirs = self.to_json(), other.to_json()
-        return mine == theirs
+        return self._canonical() == other._canonical()
+
+    def _canonical(self):
+        """The JSON form with every default spelled out, so that a schema
+        built by hand equals the one an array created from it reads."""
+        d = self.to_json()
+        d["capacity"] = self.capacity if self._sparse else None
+        d["allows_duplicates"] = self._allows_duplicates
+        d["tile_order"] = self.tile_order
+        for key in ("coords_filters", "offsets_filters", "validity_filters"):
+            d[key] = getattr(self, key).to_json()
+        for dim in d["dimensions"]:
+            if "tile_extent" not in dim and "domain" in dim and not self._sparse:
+                lo, hi = dim["domain"]
+                dim["tile_extent"] = hi - lo + 1 if isinstance(lo, int) else None
+        return d
 
     def __repr__(self):
         dims = ",\n".join(f"    {d!r}" for d in self._domain)

@@ -160,7 +160,7 @@ class Attr:
                     attr._dtype.kind in "Vc" else _values.from_json(fill[0], attr._dtype)
             except (TypeError, ValueError):
                 attr._fill = None
-            if attr._fill == _default_fill(attr._type, attr._dtype, attr._ncells):
+            if _same(attr._fill, _default_fill(attr._type, attr._dtype, attr._ncells)):
                 attr._fill = None
         return attr
 
@@ -186,3 +186,14 @@ def _default_fill(type_name, dtype, ncells):
     if dtype.kind in "mM":
         return dtype.type(np.iinfo(np.int64).min, np.datetime_data(dtype)[0])
     return None
+
+
+def _same(a, b):
+    """Whether two fill values are the same (NaN the same as NaN)."""
+    try:
+        x, y = np.asarray(a), np.asarray(b)
+        if x.dtype.kind in "fc" and y.dtype.kind in "fc":
+            return bool(np.array_equal(x, y, equal_nan=True))
+        return bool(np.array_equal(x, y))
+    except (TypeError, ValueError):
+        return False

@@ -233,5 +233,8 @@ def scope_ctx(ctx_or_config=None):
 
 
 def options_of(ctx):
-    """The storage options of ``ctx`` (or of the default context)."""
+    """The storage options of ``ctx`` (a Ctx, a Config, or None: the
+    default context)."""
+    if isinstance(ctx, (Config, dict)):
+        ctx = Ctx(ctx)
     return (ctx or default_ctx()).config().storage_options()

@@ -40,3 +40,20 @@ class CurrentDomainType(enum.IntEnum):
 def TILEDB_VAR_NUM():
     """The cell value count that marks variable-length cells."""
     return 4294967295
+
+
+class _VersionHelper:
+    """TileDB-Py's ``tiledb.version``: the API version tessera.tiledb
+    follows, as text (``.version``) and called as a tuple."""
+
+    version = "0.36.1"
+    version_tuple = (0, 36, 1)
+
+    def __call__(self):
+        return self.version_tuple
+
+    def __repr__(self):
+        return f"VersionHelper(version={self.version!r}, version_tuple={self.version_tuple!r})"
+
+
+api_version = _VersionHelper()

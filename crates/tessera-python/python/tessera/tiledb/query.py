@@ -4,17 +4,12 @@
 (a pandas DataFrame), with a condition in TileDB-Py's grammar, which
 tessera's condition parser reads as it is."""
 
-from collections import OrderedDict
-
 import numpy as np
 
 from .libtiledb import TileDBError
+from .multirange_indexing import DataFrameIndexer, MultiRangeIndexer
 
 _ORDERS = {None: None, "C": "row-major", "F": "col-major", "G": "global-order", "U": "unordered"}
-
-
-class EmptyRange:
-    """An empty selection on a dimension (``A.multi_index[EmptyRange]``)."""
 
 
 class Query:
@@ -173,99 +168,3 @@ class Aggregation:
         raise NotImplementedError("aggregates are given as values, not data frames")
 
 
-class MultiRangeIndexer:
-    """``[...]`` with inclusive ranges per dimension: a scalar, a slice
-    (no step), or a list of them; the cells of every combination."""
-
-    def __init__(self, array, query=None):
-        self.array = array
-        self.query = query or Query(array)
-
-    def _subarray(self, key):
-        schema = self.array.schema
-        if not isinstance(key, tuple):
-            key = (key,)
-        if len(key) > schema.ndim:
-            raise IndexError(f"too many indices: {len(key)} for {schema.ndim} dimensions")
-        subarray, shape, empty = {}, [], False
-        for d, k in zip(schema.domain, key + (slice(None),) * (schema.ndim - len(key))):
-            ranges = _ranges(k, d)
-            if ranges == []:
-                empty = True
-            if ranges is None:
-                lo, hi = d.domain
-                shape.append(None if d.isvar else int(np.asarray(hi).astype(np.int64))
-                             - int(np.asarray(lo).astype(np.int64)) + 1)
-                continue
-            subarray[d.name] = ranges
-            if len(ranges) == 1 and not d.isvar and d.dtype.kind in "iumM":
-                lo, hi = ranges[0]
-                shape.append(int(hi) - int(lo) + 1)
-            else:
-                shape.append(None)
-        return subarray, shape, empty
-
-    def _result(self, key, with_coords):
-        a = self.array
-        subarray, shape, empty = self._subarray(key)
-        attrs, dims = self.query._names(with_coords or a.schema.sparse)
-        if empty:
-            return _empty_result(a, attrs, dims)
-        return a._read_ranges(subarray, attrs, dims, self.query, shape)
-
-    def __getitem__(self, key):
-        return self._result(key, False)
-
-
-class DataFrameIndexer(MultiRangeIndexer):
-    """As :class:`MultiRangeIndexer`, giving a pandas DataFrame with the
-    dimensions as columns."""
-
-    def __getitem__(self, key):
-        import pandas as pd
-
-        out = self._result(key, True)
-        frame = pd.DataFrame({k: (v.ravel() if hasattr(v, "ravel") and v.dtype != object else v)
-                              for k, v in out.items()})
-        return frame
-
-
-def _ranges(k, dim):
-    """Inclusive native ranges for one dimension's index (None: all)."""
-    from ._values import native_bound as _native_bound
-
-    if k is EmptyRange or (isinstance(k, (list, tuple)) and len(k) == 0 and not isinstance(k, tuple)):
-        return []
-    if isinstance(k, slice):
-        if k.step not in (None, 1):
-            raise ValueError("Stepped slice ranges are not supported")
-        if k.start is None and k.stop is None:
-            return None
-        lo, hi = dim.domain
-        if dim.isvar and (k.start is None or k.stop is None):
-            raise TileDBError(f"{dim.name}: open-ended ranges of a string dimension")
-        lo = lo if k.start is None else k.start
-        hi = hi if k.stop is None else k.stop
-        return [(_native_bound(lo, dim), _native_bound(hi, dim))]
-    if isinstance(k, tuple) and len(k) == 2:
-        return [(_native_bound(k[0], dim), _native_bound(k[1], dim))]
-    if isinstance(k, (list, np.ndarray)):
-        out = []
-        for x in k:
-            r = _ranges(x, dim)
-            if r is None:
-                return None
-            out.extend(r)
-        return out
-    return [(_native_bound(k, dim), _native_bound(k, dim))]
-
-
-def _empty_result(array, attrs, dims):
-    schema = array.schema
-    out = OrderedDict()
-    for name in dims:
-        out[name] = np.array([], dtype=schema.domain.dim(name).dtype)
-    for name in attrs:
-        dtype = schema.attr(name).dtype
-        out[name] = np.array([], dtype=object if schema.attr(name).isvar else dtype)
-    return out

@@ -16,6 +16,8 @@ import tessera.tiledb as _tessera_tiledb
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``tiledb.X`` -> ``tessera.tiledb.X`` (not ``tiledb.tests``)."""
 
+    _specs = {}
+
     def find_spec(self, name, path=None, target=None):
         if name.startswith("tiledb.") and name.split(".")[1] != "tests":
             try:
@@ -26,10 +28,14 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        return sys.modules["tessera." + spec.name]
+        module = sys.modules["tessera." + spec.name]
+        self._specs[module.__name__] = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass
+        # The import system gave the module the alias's spec: its own back
+        # (relative imports inside it check __package__ against it).
+        module.__spec__ = self._specs.pop(module.__name__, module.__spec__)
 
 
 sys.meta_path.insert(0, _Alias())

@@ -1,0 +1,38 @@
+"""What TileDB-Py's C++ core module (``tiledb.main``) gives that its own
+tests call: ``PyFragmentInfo``, fragment info by index."""
+
+from .fragment import FragmentInfoList
+from .libtiledb import TileDBError
+
+
+class PyFragmentInfo:
+    """Fragment info of the array at ``uri``, a field at a time by index
+    (``get_cell_num(i)``, or every fragment's as a tuple without ``i``)."""
+
+    def __init__(self, uri, schema=None, include_mbrs=False, ctx=None):
+        self._list = FragmentInfoList(uri, include_mbrs, ctx)
+
+    def get_num_fragments(self):
+        return len(self._list)
+
+    def _field(self, name, i):
+        values = tuple(getattr(f, name) for f in self._list)
+        return values if i is None else values[i]
+
+    def get_to_vacuum(self, i=None):
+        return self._list.to_vacuum if i is None else self._list.to_vacuum[i]
+
+    def get_unconsolidated_metadata_num(self):
+        return self._list.unconsolidated_metadata_num
+
+    def get_mbrs(self):
+        raise TileDBError("fragment MBRs are not given by tessera.tiledb")
+
+    def dump(self):
+        print(repr(self._list))
+
+
+# get_<field>(i): one fragment's field, or every fragment's without i.
+for _field in ("uri", "version", "timestamp_range", "sparse", "dense", "cell_num", "nonempty_domain",
+               "has_consolidated_metadata", "array_schema_name"):
+    setattr(PyFragmentInfo, f"get_{_field}", lambda self, i=None, f=_field: self._field(f, i))

@@ -1,0 +1,67 @@
+"""``tiledb.consolidate`` and ``tiledb.vacuum``: what libtiledb's
+consolidation and vacuum do, in the mode the configuration names
+(``sm.consolidation.mode``, ``sm.vacuum.mode``: fragments, commits,
+fragment_meta, array_meta), with tessera's writer."""
+
+from tessera import _native
+from tessera._array import _options
+
+from ._open import errors
+from .ctx import Config, Ctx, default_ctx, options_of
+from .fragment import FragmentInfoList
+from .libtiledb import TileDBError
+
+_NO_END = 18446744073709551615
+
+
+def _config(config, ctx):
+    if config is not None:
+        return config if isinstance(config, Config) else Config(config)
+    return (ctx or default_ctx()).config()
+
+
+def _window(cfg, timestamp):
+    if timestamp is not None:
+        lo, hi = timestamp
+        return (int(lo or 0), int(hi) if hi is not None else _NO_END)
+    lo = int(cfg.get("sm.consolidation.timestamp_start", raise_keyerror=False) or 0)
+    hi = int(cfg.get("sm.consolidation.timestamp_end", raise_keyerror=False) or _NO_END)
+    return (lo, hi) if (lo, hi) != (0, _NO_END) else None
+
+
+def _fragments_window(uri, fragment_uris, ctx):
+    """The timestamp window that holds exactly the fragments named."""
+    names = {str(u).rstrip("/").rsplit("/", 1)[-1] for u in fragment_uris}
+    fragments = list(FragmentInfoList(uri, ctx=ctx))
+    chosen = [f for f in fragments if f.name in names]
+    if len(chosen) != len(names):
+        raise TileDBError(f"consolidate: {uri} has no fragment among {sorted(names - {f.name for f in chosen})}")
+    lo = min(f.timestamp_range[0] for f in chosen)
+    hi = max(f.timestamp_range[1] for f in chosen)
+    inside = [f for f in fragments if lo <= f.timestamp_range[0] and f.timestamp_range[1] <= hi]
+    if len(inside) != len(chosen):
+        raise TileDBError("consolidate: the fragments named are not all the fragments of their time window; "
+                          "tessera consolidates a window of fragments")
+    return (lo, hi)
+
+
+def consolidate(uri, config=None, ctx=None, fragment_uris=None, timestamp=None):
+    """Consolidates the array at ``uri`` in the configured mode (default
+    fragments); returns ``uri``."""
+    cfg = _config(config, ctx)
+    mode = cfg.get("sm.consolidation.mode", raise_keyerror=False) or "fragments"
+    window = _fragments_window(uri, fragment_uris, ctx) if fragment_uris else _window(cfg, timestamp)
+    purge = (cfg.get("sm.consolidation.purge_deleted_cells", raise_keyerror=False) or "false") == "true"
+    key = cfg.get("sm.encryption_key", raise_keyerror=False) or None
+    errors(_native.consolidate, str(uri), mode, window, None, purge, key, None,
+           _options(options_of(Ctx(cfg))))
+    return str(uri)
+
+
+def vacuum(uri, config=None, ctx=None, timestamp=None):
+    """Removes what consolidation replaced, in the configured mode
+    (``sm.vacuum.mode``, default fragments)."""
+    cfg = _config(config, ctx)
+    mode = cfg.get("sm.vacuum.mode", raise_keyerror=False) or "fragments"
+    key = cfg.get("sm.encryption_key", raise_keyerror=False) or None
+    errors(_native.vacuum, str(uri), mode, key, _options(options_of(Ctx(cfg))))

@@ -1,0 +1,193 @@
+"""``A.multi_index[...]`` and ``A.df[...]``: inclusive ranges per
+dimension (a scalar, a slice without a step, a ``(lo, hi)`` pair, or a
+list of them; :class:`EmptyRange` for none), the cells of every
+combination; and TileDB-Py's helpers over such ranges."""
+
+import json
+from collections import OrderedDict
+
+import numpy as np
+
+from ._values import native_bound
+from .libtiledb import TileDBError
+
+# The dimension of a data frame's row numbers (TileDB-Py's name).
+ROWS = "__tiledb_rows"
+
+
+class EmptyRange:
+    """An empty selection on a dimension (``A.multi_index[EmptyRange]``)."""
+
+
+def mr_dense_result_shape(ranges, base_shape=None):
+    """The shape of a dense result over ``ranges`` (per dimension, a
+    sequence of inclusive ``(lo, hi)``; empty: the whole of
+    ``base_shape``'s extent)."""
+    shape = []
+    for i, subranges in enumerate(ranges):
+        if isinstance(subranges, np.ndarray):
+            shape.append(np.uint64(len(subranges)))
+        elif subranges not in (None, ()):
+            shape.append(np.uint64(sum(abs(hi - lo) + 1 for lo, hi in subranges)))
+        elif base_shape is not None:
+            shape.append(base_shape[i])
+        else:
+            raise ValueError("Missing required base_shape for whole-dimension slices")
+    return tuple(shape)
+
+
+def getitem_ranges(array, idx):
+    """Per dimension, the inclusive ranges ``idx`` selects: ``()`` for a
+    whole dimension, open slice ends taken from the non-empty domain."""
+    ndim = array.schema.domain.ndim
+    ranges = [()] * ndim
+    ned = array.nonempty_domain() or [None] * ndim
+    for i, sel in enumerate(idx if isinstance(idx, tuple) else [idx]):
+        ranges[i] = _selection_ranges(sel, ned[i])
+    return tuple(ranges)
+
+
+def _selection_ranges(sel, ned):
+    if isinstance(sel, slice):
+        if sel.step is not None:
+            raise ValueError("Stepped slice ranges are not supported")
+        if sel.start is None and sel.stop is None:
+            return ()
+        lo = sel.start if sel.start is not None else (ned[0] if ned else None)
+        hi = sel.stop if sel.stop is not None else (ned[1] if ned else None)
+        if lo is None or hi is None:
+            raise TileDBError("open-ended slices of an empty dimension")
+        return ((lo, hi),)
+    if isinstance(sel, tuple) and len(sel) == 2 and not any(isinstance(x, (slice, list)) for x in sel):
+        return (tuple(sel),)
+    if isinstance(sel, (list, np.ndarray)):
+        out = []
+        for x in sel:
+            out.extend(_selection_ranges(x, ned))
+        return tuple(out)
+    return ((sel, sel),)
+
+
+class MultiRangeIndexer:
+    """``[...]`` with inclusive ranges per dimension: a scalar, a slice
+    (no step), or a list of them; the cells of every combination."""
+
+    def __init__(self, array, query):
+        self.array = array
+        self.query = query
+
+    def _subarray(self, key):
+        schema = self.array.schema
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) > schema.ndim:
+            raise IndexError(f"too many indices: {len(key)} for {schema.ndim} dimensions")
+        subarray, shape, empty = {}, [], False
+        for d, k in zip(schema.domain, key + (slice(None),) * (schema.ndim - len(key))):
+            ranges = _ranges(k, d)
+            if ranges == []:
+                empty = True
+            if ranges is None:
+                lo, hi = d.domain
+                shape.append(None if d.isvar else int(np.asarray(hi).astype(np.int64))
+                             - int(np.asarray(lo).astype(np.int64)) + 1)
+                continue
+            subarray[d.name] = ranges
+            if len(ranges) == 1 and not d.isvar and d.dtype.kind in "iumM":
+                lo, hi = ranges[0]
+                shape.append(int(hi) - int(lo) + 1)
+            else:
+                shape.append(None)
+        return subarray, shape, empty
+
+    def _result(self, key, with_coords):
+        a = self.array
+        subarray, shape, empty = self._subarray(key)
+        attrs, dims = self.query._names(with_coords or a.schema.sparse)
+        if empty:
+            return _empty_result(a, attrs, dims)
+        domain = list(a.schema.domain)
+        per_dim = [subarray.get(d.name) or ([tuple(d.domain)] if not d.isvar else None) for d in domain]
+        combos = int(np.prod([len(r) for r in per_dim if r])) if all(per_dim) else 0
+        if 1 < combos <= 256 and self.query.cond is None:
+            # Several ranges: read in the order given, as libtiledb answers.
+            dense_shape = None if a.schema.sparse or None in shape else shape
+            return a._read_combinations(per_dim, attrs, dims, self.query, dense_shape)
+        return a._read_ranges(subarray, attrs, dims, self.query, shape)
+
+    def __getitem__(self, key):
+        return self._result(key, False)
+
+
+class DataFrameIndexer(MultiRangeIndexer):
+    """As :class:`MultiRangeIndexer`, giving a pandas DataFrame with the
+    dimensions as columns."""
+
+    def __getitem__(self, key):
+        import pandas as pd
+
+        out = self._result(key, True)
+        frame = pd.DataFrame({k: (v.ravel() if hasattr(v, "ravel") and v.dtype != object else v)
+                              for k, v in out.items()})
+        return update_from_meta(frame, self.array.meta, self.query.index_col)
+
+
+def _ranges(k, dim):
+    """Inclusive native ranges for one dimension's index (None: all)."""
+    if k is EmptyRange or (isinstance(k, (list, tuple)) and len(k) == 0 and not isinstance(k, tuple)):
+        return []
+    if isinstance(k, slice):
+        if k.step not in (None, 1):
+            raise ValueError("Stepped slice ranges are not supported")
+        if k.start is None and k.stop is None:
+            return None
+        lo, hi = dim.domain
+        if dim.isvar and (k.start is None or k.stop is None):
+            raise TileDBError(f"{dim.name}: open-ended ranges of a string dimension")
+        lo = lo if k.start is None else k.start
+        hi = hi if k.stop is None else k.stop
+        return [(native_bound(lo, dim), native_bound(hi, dim))]
+    if isinstance(k, tuple) and len(k) == 2:
+        return [(native_bound(k[0], dim), native_bound(k[1], dim))]
+    if isinstance(k, (list, np.ndarray)):
+        out = []
+        for x in k:
+            r = _ranges(x, dim)
+            if r is None:
+                return None
+            out.extend(r)
+        return out
+    return [(native_bound(k, dim), native_bound(k, dim))]
+
+
+def _empty_result(array, attrs, dims):
+    schema = array.schema
+    out = OrderedDict()
+    for name in dims:
+        out[name] = np.array([], dtype=schema.domain.dim(name).dtype)
+    for name in attrs:
+        dtype = schema.attr(name).dtype
+        out[name] = np.array([], dtype=object if schema.attr(name).isvar else dtype)
+    return out
+
+
+def update_from_meta(df, meta, index_col=True):
+    """``df`` with the pandas types and index ``from_pandas`` stored."""
+    types = {}
+    if "__pandas_attribute_repr" in meta:
+        types.update({k: v for k, v in json.loads(meta["__pandas_attribute_repr"]).items() if k in df})
+    index = []
+    if "__pandas_index_dims" in meta:
+        dims = json.loads(meta["__pandas_index_dims"])
+        index = [k for k in dims if k in df]
+        types.update({k: v for k, v in dims.items() if k in df})
+    if types:
+        df = df.astype(types, copy=False)
+    if index_col is True and index:
+        df = df.set_index(index)
+        if ROWS in index:
+            names = [None if n == ROWS else n for n in index]
+            df.index = df.index.rename(names if len(names) > 1 else names[0])
+    elif index_col not in (True, False, None):
+        df = df.set_index(index_col)
+    return df

@@ -1,0 +1,78 @@
+"""``Subarray``: ranges per dimension for ``A.read_subarray`` and
+``A.write_subarray`` (a dimension given none spans its domain)."""
+
+import numpy as np
+
+from ._values import native_bound
+from .libtiledb import TileDBError
+
+
+def _cast(value, dim):
+    """``value`` as a coordinate of ``dim``, or :class:`TileDBError` when
+    it is not one (a float for an integer dimension, text for a number)."""
+    kind = dim.dtype.kind
+    if dim.isvar:
+        if isinstance(value, (str, bytes)):
+            return value
+    elif kind in "iu":
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            return value
+    elif kind == "f":
+        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+            return value
+    elif kind in "mM":
+        if isinstance(value, (np.datetime64, int, np.integer)):
+            return value
+    raise TypeError(value)
+
+
+class Subarray:
+    """Ranges on an open array's dimensions (see the module)."""
+
+    def __init__(self, array, ctx=None):
+        self._array = array
+        self._ranges = [None] * array.schema.ndim
+
+    def _dim(self, index):
+        return self._array.schema.domain.dim(index)
+
+    def add_dim_range(self, dim_idx, dim_range):
+        """Adds the inclusive ``(lo, hi)`` on dimension ``dim_idx`` (the
+        first replaces the whole domain)."""
+        dim = self._dim(dim_idx)
+        lo, hi = dim_range
+        try:
+            pair = (_cast(lo, dim), _cast(hi, dim))
+        except TypeError:
+            name = dim._type
+            raise TileDBError(f"Failed to cast dim range '{tuple(dim_range)!r}' to dim type {name}") from None
+        index = list(self._array.schema.domain).index(dim)
+        if self._ranges[index] is None:
+            self._ranges[index] = []
+        self._ranges[index].append(pair)
+
+    def add_ranges(self, dim_ranges):
+        """Adds, per dimension in order, a list of ``(lo, hi)`` ranges."""
+        for i, ranges in enumerate(dim_ranges):
+            for r in ranges:
+                self.add_dim_range(i, r)
+
+    def add_label_range(self, name, label_range):
+        raise TileDBError("dimension labels are not read by tessera.tiledb")
+
+    def num_dim_ranges(self, index):
+        ranges = self._ranges[index if isinstance(index, int) else
+                              [d.name for d in self._array.schema.domain].index(index)]
+        return 1 if ranges is None else len(ranges)
+
+    def ranges(self):
+        """Per dimension, its ranges (the domain where none was added)."""
+        return [r if r is not None else [tuple(d.domain)] for r, d in zip(self._ranges, self._array.schema.domain)]
+
+    def shape(self):
+        out = []
+        for ranges, d in zip(self.ranges(), self._array.schema.domain):
+            if d.isvar or d.dtype.kind == "f":
+                raise TileDBError(f"Subarray.shape: dimension {d.name!r} has no integer extent")
+            out.append(sum(int(native_bound(hi, d)) - int(native_bound(lo, d)) + 1 for lo, hi in ranges))
+        return tuple(out)

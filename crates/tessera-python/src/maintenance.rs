@@ -1,0 +1,95 @@
+//! `tessera._native.consolidate` and `vacuum`: an array's fragments,
+//! commits, fragment metadata or array metadata consolidated and vacuumed
+//! as libtiledb's `sm.consolidation.mode` and `sm.vacuum.mode` do,
+//! locally or straight on an object store.
+
+use crate::convert::{parse_key, StorageOptions};
+use crate::error::{message, py_msg};
+use crate::write::at_location;
+use pyo3::prelude::*;
+use tessera::query::QuerySource;
+use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions};
+
+/// Consolidates the array at `uri` in `mode` (`fragments`, `commits`,
+/// `fragment_meta` or `array_meta`); fragments only inside `window`
+/// (`(t1, t2)` ms), keeping timestamps as `with_timestamps` says (None:
+/// libtiledb's default), leaving out deleted cells with `purge_deleted`,
+/// in `budget` bytes. Returns the name of what was written, or None when
+/// there was nothing to consolidate.
+#[pyfunction]
+#[pyo3(signature = (uri, mode, window=None, with_timestamps=None, purge_deleted=false, key=None, budget=None, storage_options=StorageOptions::new()))]
+#[allow(clippy::too_many_arguments)]
+pub fn consolidate(
+    py: Python<'_>,
+    uri: &str,
+    mode: &str,
+    window: Option<(u64, u64)>,
+    with_timestamps: Option<bool>,
+    purge_deleted: bool,
+    key: Option<&str>,
+    budget: Option<u64>,
+    storage_options: StorageOptions,
+) -> PyResult<Option<String>> {
+    let key = parse_key(key)?;
+    let mode = mode.to_owned();
+    py.detach(|| {
+        at_location(uri, &storage_options, |at| {
+            Ok(match mode.as_str() {
+                "fragments" => {
+                    let options = ConsolidateOptions {
+                        window: window.unwrap_or((0, u64::MAX)),
+                        with_timestamps,
+                        purge_deleted,
+                        key,
+                        budget,
+                    };
+                    consolidate_fragments(at, &options, &QuerySource, &mut |_| {})?
+                        .map(|c| c.fragment)
+                }
+                "commits" => tessera_write::commits::consolidate_commits(at, key)?,
+                "fragment_meta" => tessera_write::fragment_meta::consolidate_fragment_meta(at, key)?,
+                "array_meta" => tessera_write::metadata::consolidate_metadata(at, key)?,
+                other => {
+                    return Err(format!(
+                        "consolidation mode {other:?}: expected fragments, commits, fragment_meta or array_meta"
+                    )
+                    .into())
+                }
+            })
+        })
+    })
+    .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
+}
+
+/// Vacuums the array at `uri` in `mode` (`fragments`, `commits`,
+/// `fragment_meta` or `array_meta`): removes what consolidation replaced.
+/// Returns how many files or fragments were removed.
+#[pyfunction]
+#[pyo3(signature = (uri, mode, key=None, storage_options=StorageOptions::new()))]
+pub fn vacuum(
+    py: Python<'_>,
+    uri: &str,
+    mode: &str,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<usize> {
+    let key = parse_key(key)?;
+    let mode = mode.to_owned();
+    py.detach(|| {
+        at_location(uri, &storage_options, |at| {
+            Ok(match mode.as_str() {
+                "fragments" => tessera_write::consolidate::vacuum_fragments(at, key, &mut |_| {})?,
+                "commits" => tessera_write::commits::vacuum_commits(at, key)?,
+                "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(at, key)?,
+                "array_meta" => tessera_write::metadata::vacuum_metadata(at, key)?,
+                other => {
+                    return Err(format!(
+                        "vacuum mode {other:?}: expected fragments, commits, fragment_meta or array_meta"
+                    )
+                    .into())
+                }
+            })
+        })
+    })
+    .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
+}
