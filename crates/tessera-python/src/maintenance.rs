@@ -10,6 +10,13 @@ use pyo3::prelude::*;
 use tessera::query::QuerySource;
 use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions};
 
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A mode libtiledb does not have, named with the ones it does.
+fn unknown_mode(what: &str, mode: &str) -> BoxError {
+    format!("{what} mode {mode:?}: expected fragments, commits, fragment_meta or array_meta").into()
+}
+
 /// Consolidates the array at `uri` in `mode` (`fragments`, `commits`,
 /// `fragment_meta` or `array_meta`); fragments only inside `window`
 /// (`(t1, t2)` ms), keeping timestamps as `with_timestamps` says (None:
@@ -47,14 +54,11 @@ pub fn consolidate(
                         .map(|c| c.fragment)
                 }
                 "commits" => tessera_write::commits::consolidate_commits(at, key)?,
-                "fragment_meta" => tessera_write::fragment_meta::consolidate_fragment_meta(at, key)?,
-                "array_meta" => tessera_write::metadata::consolidate_metadata(at, key)?,
-                other => {
-                    return Err(format!(
-                        "consolidation mode {other:?}: expected fragments, commits, fragment_meta or array_meta"
-                    )
-                    .into())
+                "fragment_meta" => {
+                    tessera_write::fragment_meta::consolidate_fragment_meta(at, key)?
                 }
+                "array_meta" => tessera_write::metadata::consolidate_metadata(at, key)?,
+                other => return Err(unknown_mode("consolidation", other)),
             })
         })
     })
@@ -82,12 +86,7 @@ pub fn vacuum(
                 "commits" => tessera_write::commits::vacuum_commits(at, key)?,
                 "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(at, key)?,
                 "array_meta" => tessera_write::metadata::vacuum_metadata(at, key)?,
-                other => {
-                    return Err(format!(
-                        "vacuum mode {other:?}: expected fragments, commits, fragment_meta or array_meta"
-                    )
-                    .into())
-                }
+                other => return Err(unknown_mode("vacuum", other)),
             })
         })
     })

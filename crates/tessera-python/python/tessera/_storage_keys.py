@@ -53,7 +53,6 @@ def storage_options(config):
 def _gcs_endpoint(text):
     """The GCS endpoint the keys name: ``vfs.gcs.endpoint``, or the
     ``gcs_base_url`` of the service account key ("" for neither)."""
-
     key = text.get("vfs.gcs.service_account_key")
     try:
         account = json.loads(key) if key else {}

@@ -134,8 +134,9 @@ _REASONS = [
 def reason(message):
     """Why a test fails, from its failure message."""
     first = message.strip().splitlines()[0] if message.strip() else "fails"
-    # Paths of this machine say nothing: left out.
+    # Paths of this machine (temporary folders) say nothing: left out.
     first = re.sub(r"\s*\(/[^)]*\)", "", first)
+    first = re.sub(r"(?<![\w.])/[^\s:'\"]+", "<path>", first)
     for needle, text in _REASONS:
         if needle in message:
             return text

@@ -77,3 +77,9 @@ def native_bound(v, dim):
     if isinstance(v, bytes):
         return v.decode()
     return v
+
+
+def extent(lo, hi):
+    """How many coordinates ``[lo, hi]`` spans on an integer or datetime
+    dimension."""
+    return int(np.asarray(hi).astype(np.int64)) - int(np.asarray(lo).astype(np.int64)) + 1

@@ -15,6 +15,7 @@ from tessera import _native
 from tessera._array import _options
 
 from ._open import errors, open_native
+from ._values import extent, from_json
 from ._values import native_bound as _native_bound
 from .array_schema import ArraySchema
 from .ctx import options_of
@@ -167,8 +168,6 @@ class Array:
             if d.isvar:
                 out.append((lo.encode() if isinstance(lo, str) else lo, hi.encode() if isinstance(hi, str) else hi))
             else:
-                from ._values import from_json
-
                 out.append((from_json(lo, d.dtype), from_json(hi, d.dtype)))
         return tuple(out)
 
@@ -226,6 +225,26 @@ class Array:
 
         return Query(self).df
 
+    @property
+    def _read_attrs(self):
+        """The attributes a plain read gives: the one opened with, or all."""
+        return [self._view_attr] if self._view_attr else self._schema.attr_names
+
+    def _assigned(self, value, scalars):
+        """``(attribute, values)`` pairs an assignment of ``value`` writes:
+        a dict by attribute, else the attribute opened with or the only one
+        (with ``scalars``, a scalar for every attribute)."""
+        if isinstance(value, dict):
+            return list(value.items())
+        if self._view_attr is not None:
+            return [(self._view_attr, value)]
+        if self._schema.nattr == 1:
+            return [(self._schema.attr(0).name, value)]
+        if scalars and np.isscalar(value):
+            return [(a.name, value) for a in self._schema]
+        raise ValueError("ambiguous attribute assignment, more than one array attribute "
+                         "(use a dict({'attr': val}) to assign multiple attributes)")
+
     def _read_ranges(self, subarray, attrs, dims, query, shape=None):
         """The cells in ``subarray`` (native ranges by dimension name):
         ``OrderedDict`` of numpy arrays, dimensions then attributes;
@@ -256,7 +275,7 @@ class Array:
         they were added."""
         from .query import Query
 
-        attrs = [self._view_attr] if self._view_attr else self._schema.attr_names
+        attrs = self._read_attrs
         dims = [d.name for d in self._schema.domain] if self._schema.sparse else []
         return self._read_combinations(subarray.ranges(), attrs, dims, Query(self),
                                        None if self._schema.sparse else subarray.shape())
@@ -272,8 +291,7 @@ class Array:
         parts = []
         for combo in combos:
             sub = {d.name: [tuple(_native_bound(v, d) for v in r)] for d, r in zip(domain, combo)}
-            lengths = None if shape is None else [int(hi) - int(lo) + 1 for lo, hi in
-                                                  (sub[d.name][0] for d in domain)]
+            lengths = None if shape is None else [extent(*sub[d.name][0]) for d in domain]
             parts.append((self._read_ranges(sub, attrs, dims, query, lengths), lengths))
         if len(parts) == 1:
             return parts[0][0]
@@ -291,7 +309,7 @@ class Array:
             at, starts = 0, []
             for lo, hi in rs:
                 starts.append(at)
-                at += int(np.asarray(hi).astype(np.int64)) - int(np.asarray(lo).astype(np.int64)) + 1
+                at += extent(lo, hi)
             offsets.append(starts)
         out = OrderedDict()
         for (part, lengths), starts in zip(parts, itertools.product(*offsets)):
@@ -377,8 +395,9 @@ def _field_numpy(column, dtype):
         out[:] = [np.array(v, dtype=dtype) for v in column.to_pylist()]
         return out
     if pa.types.is_timestamp(column.type) or pa.types.is_duration(column.type) or pa.types.is_date(column.type):
-        return column.cast(pa.int64()).to_numpy(zero_copy_only=False).view("int64").astype(np.int64).view(dtype) \
-            if dtype.kind in "mM" else column.to_numpy(zero_copy_only=False)
+        if dtype.kind in "mM":
+            return column.cast(pa.int64()).to_numpy(zero_copy_only=False).view(dtype)
+        return column.to_numpy(zero_copy_only=False)
     values = column.to_numpy(zero_copy_only=False)
     if dtype.kind in "mM":
         return values.astype(np.int64).view(dtype)
@@ -460,8 +479,7 @@ class DenseArray(Array):
         return bounds, drop
 
     def __getitem__(self, key):
-        names = [self._view_attr] if self._view_attr else self._schema.attr_names
-        out = self._read_box(key, None, (names, []))
+        out = self._read_box(key, None, (self._read_attrs, []))
         if self._schema.nattr == 1 and self._schema.attr(0).isanon:
             return out[self._schema.attr(0).name]
         if self._view_attr is not None:
@@ -473,8 +491,7 @@ class DenseArray(Array):
         bounds, drop = self._box(key)
         domain = list(self._schema.domain)
         subarray = {d.name: [tuple(_native_bound(v, d) for v in b)] for d, b in zip(domain, bounds)}
-        shape = [int(np.asarray(hi).astype(np.int64)) - int(np.asarray(lo).astype(np.int64)) + 1
-                 for lo, hi in bounds]
+        shape = [extent(lo, hi) for lo, hi in bounds]
         out = self._read_ranges(subarray, attrs, dims, query, shape)
         if drop:
             for k, v in out.items():
@@ -503,22 +520,9 @@ class DenseArray(Array):
     def _write_box(self, bounds, value):
         dims = list(self._schema.domain)
         box = [tuple(_native_bound(v, d) for v in b) for d, b in zip(dims, bounds)]
-        shape = tuple(int(hi) - int(lo) + 1 for lo, hi in box)
-        columns = {}
-        if isinstance(value, dict):
-            items = value.items()
-        elif self._view_attr is not None:
-            items = [(self._view_attr, value)]
-        elif self._schema.nattr == 1:
-            items = [(self._schema.attr(0).name, value)]
-        elif np.isscalar(value):
-            items = [(a.name, value) for a in self._schema]
-        else:
-            raise ValueError("ambiguous attribute assignment, more than one array attribute "
-                             "(use a dict({'attr': val}) to assign multiple attributes)")
-        for name, v in items:
-            attr = self._schema.attr(name)
-            columns[name] = _arrow_values(v, attr, shape)
+        shape = tuple(extent(lo, hi) for lo, hi in box)
+        columns = {name: _arrow_values(v, self._schema.attr(name), shape)
+                   for name, v in self._assigned(value, scalars=True)}
         self._write(pa.table(columns), box)
 
 
@@ -566,7 +570,7 @@ class SparseArray(Array):
         return True
 
     def __getitem__(self, key):
-        names = [self._view_attr] if self._view_attr else self._schema.attr_names
+        names = self._read_attrs
         out = self._read_box(key, None, (names, [d.name for d in self._schema.domain]))
         return OrderedDict([(k, out[k]) for k in names] + [(k, v) for k, v in out.items() if k not in names])
 
@@ -574,12 +578,11 @@ class SparseArray(Array):
         attrs, dims = names
         subarray = {}
         for k, d in zip(_normalize_index(key, self.ndim), self._schema.domain):
-            if isinstance(k, slice) and k.start is None and k.stop is None:
+            if isinstance(k, slice):
                 if k.step not in (None, 1):
                     raise IndexError("steps are not supported for sparse arrays")
-                continue
-            if isinstance(k, slice) and k.step not in (None, 1):
-                raise IndexError("steps are not supported for sparse arrays")
+                if k.start is None and k.stop is None:
+                    continue
             (lo, hi), _ = _bounds(k, d)
             subarray[d.name] = [(_native_bound(lo, d), _native_bound(hi, d))]
         return self._read_ranges(subarray, attrs, dims, query)
@@ -608,16 +611,7 @@ class SparseArray(Array):
             else:
                 columns[d.name] = pa.array(np.asarray(arr, dtype=d.dtype).astype(np.int64)
                                            if d.dtype.kind in "mM" else np.asarray(arr, dtype=d.dtype))
-        if isinstance(value, dict):
-            items = value.items()
-        elif self._schema.nattr == 1:
-            items = [(self._schema.attr(0).name, value)]
-        elif self._view_attr is not None:
-            items = [(self._view_attr, value)]
-        else:
-            raise ValueError("ambiguous attribute assignment, more than one array attribute "
-                             "(use a dict({'attr': val}) to assign multiple attributes)")
-        for name, v in items:
+        for name, v in self._assigned(value, scalars=False):
             values = _arrow_values(v, self._schema.attr(name))
             if len(values) != n:
                 raise ValueError(f"value length ({len(values)}) does not match coordinate length ({n})")

@@ -100,7 +100,7 @@ def _infos(df, column_types, varlen_types):
 
 def _dimension(name, dtype, values, full_domain, tile, filters):
     dtype = np.dtype(dtype)
-    if dtype.kind in "SU" or dtype.kind == "O":
+    if dtype.kind in "SUO":
         return Dim(name=name, domain=(None, None), tile=None, dtype=np.bytes_, filters=filters)
     if full_domain or len(values) == 0:
         domain = None
@@ -113,10 +113,10 @@ def _dimension(name, dtype, values, full_domain, tile, filters):
         span = int(domain[1]) - int(domain[0]) + 1
         tile = max(1, min(int(tile), span))
     if domain is None and dtype.kind in "iuM":
+        # The type's whole range (less NaT), less a tile at the top.
         info = np.iinfo(np.int64 if dtype.kind == "M" else dtype)
-        lo, hi = info.min + (1 if dtype.kind == "M" else 0), info.max - (int(tile or 1) if dtype.kind in "iuM" else 0)
-        domain = (np.asarray(lo).astype(dtype) if dtype.kind == "M" else lo, np.asarray(hi).astype(dtype)
-                  if dtype.kind == "M" else hi)
+        lo, hi = info.min + int(dtype.kind == "M"), info.max - int(tile or 1)
+        domain = (np.int64(lo).astype(dtype), np.int64(hi).astype(dtype)) if dtype.kind == "M" else (lo, hi)
     return Dim(name=name, domain=domain, tile=tile, dtype=dtype, filters=filters)
 
 

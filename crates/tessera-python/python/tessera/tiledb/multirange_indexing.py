@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._values import native_bound
+from ._values import extent, native_bound
 from .libtiledb import TileDBError
 
 # The dimension of a data frame's row numbers (TileDB-Py's name).
@@ -89,13 +89,11 @@ class MultiRangeIndexer:
                 empty = True
             if ranges is None:
                 lo, hi = d.domain
-                shape.append(None if d.isvar else int(np.asarray(hi).astype(np.int64))
-                             - int(np.asarray(lo).astype(np.int64)) + 1)
+                shape.append(None if d.isvar else extent(lo, hi))
                 continue
             subarray[d.name] = ranges
             if len(ranges) == 1 and not d.isvar and d.dtype.kind in "iumM":
-                lo, hi = ranges[0]
-                shape.append(int(hi) - int(lo) + 1)
+                shape.append(extent(*ranges[0]))
             else:
                 shape.append(None)
         return subarray, shape, empty
@@ -134,7 +132,7 @@ class DataFrameIndexer(MultiRangeIndexer):
 
 def _ranges(k, dim):
     """Inclusive native ranges for one dimension's index (None: all)."""
-    if k is EmptyRange or (isinstance(k, (list, tuple)) and len(k) == 0 and not isinstance(k, tuple)):
+    if k is EmptyRange or (isinstance(k, list) and not k):
         return []
     if isinstance(k, slice):
         if k.step not in (None, 1):

@@ -61,10 +61,8 @@ class Query:
         return attrs, dims + [d for d in dims_in_attrs if d not in dims]
 
     def __getitem__(self, key):
-        a = self.array
-        if a.schema.sparse:
-            return a._read_box(key, self, self._names(True))
-        return a._read_box(key, self, self._names(False))
+        # Coordinates come by default from sparse arrays only.
+        return self.array._read_box(key, self, self._names(self.array.schema.sparse))
 
     @property
     def multi_index(self):
@@ -97,7 +95,7 @@ class Query:
         return Aggregation(self, wanted)
 
     def submit(self):
-        raise TileDBError("Query.submit: tessera.tiledb deletes with Array.delete_cells (mode 'd')")
+        raise TileDBError("Query.submit: deletes through queries are not in tessera.tiledb")
 
 
 _AGGREGATES = ("sum", "min", "max", "mean", "count", "null_count")
@@ -131,6 +129,16 @@ def _aggregate(name, values):
     return valid.min() if name == "min" else valid.max()
 
 
+class _Answered:
+    """An indexer whose selections ``answer`` turns into aggregates."""
+
+    def __init__(self, indexer, answer):
+        self._indexer, self._answer = indexer, answer
+
+    def __getitem__(self, key):
+        return self._answer(self._indexer[key])
+
+
 class Aggregation:
     """``A.query().agg(...)`` indexed: the aggregates of the cells selected."""
 
@@ -155,13 +163,7 @@ class Aggregation:
 
     @property
     def multi_index(self):
-        agg = self
-
-        class _Indexer:
-            def __getitem__(self, key):
-                return agg._answer(MultiRangeIndexer(agg.query.array, agg._reading())[key])
-
-        return _Indexer()
+        return _Answered(self._reading().multi_index, self._answer)
 
     @property
     def df(self):

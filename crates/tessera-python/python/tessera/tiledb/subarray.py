@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ._values import native_bound
+from ._values import extent, native_bound
 from .libtiledb import TileDBError
 
 
@@ -74,5 +74,5 @@ class Subarray:
         for ranges, d in zip(self.ranges(), self._array.schema.domain):
             if d.isvar or d.dtype.kind == "f":
                 raise TileDBError(f"Subarray.shape: dimension {d.name!r} has no integer extent")
-            out.append(sum(int(native_bound(hi, d)) - int(native_bound(lo, d)) + 1 for lo, hi in ranges))
+            out.append(sum(extent(native_bound(lo, d), native_bound(hi, d)) for lo, hi in ranges))
         return tuple(out)
