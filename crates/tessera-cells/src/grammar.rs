@@ -9,12 +9,14 @@
 //! predicate := field "is" ["not"] "null"
 //!            | field ["not"] "in" "[" [literal ("," literal)*] [","] "]"
 //!            | field op literal
+//! field     := `text` | bare
 //! op        := "<" | "<=" | ">" | ">=" | "==" | "=" | "!="
 //! literal   := 'text' | "text" | bare
 //! ```
 //!
 //! Keywords are case-insensitive; a field or bare literal is a run of
-//! characters other than white space and `()[],<>=!'"`.
+//! characters other than white space and `` ()[],<>=!'"` ``. A field whose
+//! name holds any of those (a space, a dot) is written between backticks.
 
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_while1};
@@ -98,7 +100,15 @@ type Res<'a, T> = IResult<&'a str, T>;
 
 /// A field name or bare literal.
 fn bare(i: &str) -> Res<'_, &str> {
-    take_while1(|c: char| !c.is_whitespace() && !"()[],<>=!'\"".contains(c))(i)
+    take_while1(|c: char| !c.is_whitespace() && !"()[],<>=!'\"`".contains(c))(i)
+}
+
+/// A field name: between backticks (any characters but a backtick), or bare.
+fn field(i: &str) -> Res<'_, &str> {
+    ws(alt((
+        delimited(char('`'), take_till(|c| c == '`'), char('`')),
+        bare,
+    )))(i)
 }
 
 /// `p` with white space around it.
@@ -197,7 +207,7 @@ fn unary(i: &str) -> Res<'_, Ast<'_>> {
 }
 
 fn predicate(i: &str) -> Res<'_, Ast<'_>> {
-    let (i, field) = ws(bare)(i)?;
+    let (i, field) = field(i)?;
     if let Ok((rest, _)) = keyword("is")(i) {
         let (rest, not) = opt(keyword("not"))(rest)?;
         let (rest, _) = keyword("null")(rest)?;
@@ -248,6 +258,18 @@ mod tests {
             op,
             literals: lits.to_vec(),
         }
+    }
+
+    #[test]
+    fn backticks_quote_field_names() {
+        assert_eq!(
+            parse("`attr with spaces` == 'v' and `a.b` in [1]").unwrap(),
+            Ast::And(vec![
+                cmp("attr with spaces", CompareOp::Eq, &["'v'"]),
+                cmp("a.b", CompareOp::In, &["1"]),
+            ])
+        );
+        assert!(parse("`unclosed == 1").is_err());
     }
 
     #[test]

@@ -168,6 +168,29 @@ impl Array {
         serde_json::json!(ned).to_string()
     }
 
+    /// The non-empty domain's bounds on dimension `dim` as bytes, exactly
+    /// as stored (a string dimension's need not be UTF-8, which the JSON
+    /// form cannot carry); None when nothing is written.
+    fn nonempty_domain_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        dim: usize,
+    ) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
+        let Some(ned) = self.array.non_empty_domain() else {
+            return Ok(None);
+        };
+        let (lo, hi) = ned
+            .get(dim)
+            .ok_or_else(|| py_msg(format!("the array has no dimension {dim}")))?;
+        let bytes = |v: &tessera::schema::Value| match v {
+            tessera::schema::Value::Bytes(b) => Ok(PyBytes::new(py, b)),
+            other => Err(py_msg(format!(
+                "dimension {dim}: {other:?} is not a string bound"
+            ))),
+        };
+        Ok(Some((bytes(lo)?, bytes(hi)?)))
+    }
+
     /// Nothing if `condition` (the CLI's `--where` syntax) parses against
     /// the array's schema; else its error.
     fn check_condition(&self, condition: &str) -> PyResult<()> {

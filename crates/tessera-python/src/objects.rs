@@ -230,15 +230,17 @@ fn evolution_from_json(
 
 /// Deletes the cells of the sparse array at `uri` that `condition` (the
 /// grammar of `tessera read --where`, dimensions too) selects, as one
-/// delete commit libtiledb applies as its own; returns the commit's name.
+/// delete commit libtiledb applies as its own, at `timestamp` (ms; now
+/// by default); returns the commit's name.
 #[pyfunction]
-#[pyo3(signature = (uri, condition, key=None, storage_options=StorageOptions::new()))]
+#[pyo3(signature = (uri, condition, key=None, storage_options=StorageOptions::new(), timestamp=None))]
 pub fn delete_cells(
     py: Python<'_>,
     uri: &str,
     condition: &str,
     key: Option<&str>,
     storage_options: StorageOptions,
+    timestamp: Option<u64>,
 ) -> PyResult<String> {
     let key = parse_key(key)?;
     at(py, uri, &storage_options, move |at| {
@@ -248,7 +250,7 @@ pub fn delete_cells(
             at.clone(),
             &condition,
             key,
-            None,
+            timestamp,
         )?)
     })
 }

@@ -19,7 +19,8 @@ BACKWARD = {("_object", "_collection")}
 TILEDB = REPO / "crates" / "tessera-python" / "python" / "tessera" / "tiledb"
 TILEDB_ORDER = [
     "libtiledb", "datatypes", "_values", "ctx", "_open", "filter", "enumeration", "dimension", "domain",
-    "attribute", "current_domain", "array_schema", "subarray", "multirange_indexing", "query", "metadata",
+    "attribute", "current_domain", "array_schema", "subarray", "multirange_indexing", "query_condition", "query",
+    "metadata",
     "fragment", "maintenance", "array", "main", "group", "vfs", "highlevel", "dataframe_", "__init__",
 ]
 

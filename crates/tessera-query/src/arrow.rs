@@ -381,6 +381,12 @@ struct Dictionary {
     /// Whether the enumeration's values are ordered (Arrow's ordered
     /// dictionaries, pandas' ordered categoricals).
     ordered: bool,
+    /// The attribute's fill value: a dense cell that was never written, or
+    /// that a condition left out, holds it, and it need not be a key.
+    fill: Vec<u8>,
+    /// Whether the array is dense: its dictionary columns may then hold
+    /// nulls where the fill value is not a key.
+    dense: bool,
 }
 
 impl Dictionaries {
@@ -425,6 +431,8 @@ impl Dictionaries {
                 values: arrow_array(column)?,
                 enumeration: e.name.clone(),
                 ordered: e.ordered,
+                fill: a.fill_value.clone(),
+                dense: array.schema.is_dense(),
             };
             values.insert(a.name.clone(), dictionary);
         }
@@ -462,7 +470,7 @@ impl Dictionaries {
                 columns.push(column.clone());
                 continue;
             };
-            let dictionary = dictionary(column, d.values.clone()).map_err(|e| {
+            let dictionary = dictionary(column, d.values.clone(), &d.fill).map_err(|e| {
                 QueryError::Invalid(format!(
                     "attribute `{}` (enumeration `{}`): {e}",
                     field.name(),
@@ -482,7 +490,7 @@ impl Dictionaries {
 fn dictionary_field(keys: &Field, data_type: DataType, d: &Dictionary) -> Field {
     let mut meta = keys.metadata().clone();
     meta.insert("tiledb.enumeration".to_owned(), d.enumeration.clone());
-    Field::new(keys.name(), data_type, keys.is_nullable())
+    Field::new(keys.name(), data_type, keys.is_nullable() || d.dense)
         .with_dict_is_ordered(d.ordered)
         .with_metadata(meta)
 }
@@ -543,28 +551,48 @@ pub fn array_schema(
     Schema::new(dims.chain(attrs).collect::<Vec<_>>())
 }
 
-/// A dictionary array over `values` with the integer `keys`.
-fn dictionary(keys: &ArrayRef, values: ArrayRef) -> Result<ArrayRef, arrow_schema::ArrowError> {
+/// `keys` over `values`: a key equal to the attribute's `fill` and past
+/// the values is a null (a dense cell nothing wrote, or a condition left
+/// out); any other key past the values is an error.
+fn dictionary(
+    keys: &ArrayRef,
+    values: ArrayRef,
+    fill: &[u8],
+) -> Result<ArrayRef, arrow_schema::ArrowError> {
     use arrow_array::cast::AsArray;
     use arrow_array::DictionaryArray;
+    use arrow_buffer::ArrowNativeType;
     fn typed<K: arrow_array::types::ArrowDictionaryKeyType>(
         keys: &ArrayRef,
         values: ArrayRef,
+        fill: &[u8],
     ) -> Result<ArrayRef, arrow_schema::ArrowError> {
-        Ok(Arc::new(DictionaryArray::<K>::try_new(
-            keys.as_primitive::<K>().clone(),
-            values,
-        )?))
+        let keys = keys.as_primitive::<K>();
+        let n = values.len();
+        let fill = (fill.len() == std::mem::size_of::<K::Native>()).then(|| {
+            arrow_buffer::ScalarBuffer::<K::Native>::from(arrow_buffer::Buffer::from(fill))[0]
+        });
+        let past = |k: K::Native| k.to_isize().is_none_or(|k| k < 0 || k as usize >= n);
+        let keys = match fill {
+            Some(f) if past(f) && keys.values().contains(&f) => {
+                let kept =
+                    arrow_buffer::NullBuffer::from_iter(keys.values().iter().map(|&k| k != f));
+                let nulls = arrow_buffer::NullBuffer::union(keys.nulls(), Some(&kept));
+                arrow_array::PrimitiveArray::<K>::new(keys.values().clone(), nulls)
+            }
+            _ => keys.clone(),
+        };
+        Ok(Arc::new(DictionaryArray::<K>::try_new(keys, values)?))
     }
     match keys.data_type() {
-        DataType::Int8 => typed::<Int8Type>(keys, values),
-        DataType::Int16 => typed::<Int16Type>(keys, values),
-        DataType::Int32 => typed::<Int32Type>(keys, values),
-        DataType::Int64 => typed::<Int64Type>(keys, values),
-        DataType::UInt8 => typed::<UInt8Type>(keys, values),
-        DataType::UInt16 => typed::<UInt16Type>(keys, values),
-        DataType::UInt32 => typed::<UInt32Type>(keys, values),
-        DataType::UInt64 => typed::<UInt64Type>(keys, values),
+        DataType::Int8 => typed::<Int8Type>(keys, values, fill),
+        DataType::Int16 => typed::<Int16Type>(keys, values, fill),
+        DataType::Int32 => typed::<Int32Type>(keys, values, fill),
+        DataType::Int64 => typed::<Int64Type>(keys, values, fill),
+        DataType::UInt8 => typed::<UInt8Type>(keys, values, fill),
+        DataType::UInt16 => typed::<UInt16Type>(keys, values, fill),
+        DataType::UInt32 => typed::<UInt32Type>(keys, values, fill),
+        DataType::UInt64 => typed::<UInt64Type>(keys, values, fill),
         t => Err(arrow_schema::ArrowError::InvalidArgumentError(format!(
             "keys of type {t} cannot index a dictionary"
         ))),
@@ -585,6 +613,21 @@ mod tests {
         ReadSession::open(Arc::new(LocalFs), path.as_ref(), None)
             .unwrap()
             .context(context.clone())
+    }
+
+    /// A dense cell holding the fill value reads as a null key; any other
+    /// key past the enumeration stays an error.
+    #[test]
+    fn fill_keys_past_the_values_are_nulls() {
+        use arrow_array::{Array, ArrayRef, Int32Array, StringArray};
+        let values: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+        let fill = i32::MIN.to_le_bytes();
+        let keys: ArrayRef = Arc::new(Int32Array::from(vec![0, i32::MIN, 1]));
+        let d = super::dictionary(&keys, values.clone(), &fill).unwrap();
+        assert_eq!(d.null_count(), 1);
+        assert!(d.is_null(1));
+        let bad: ArrayRef = Arc::new(Int32Array::from(vec![0, 5]));
+        assert!(super::dictionary(&bad, values, &fill).is_err());
     }
 
     /// A batch's buffers reach the context only once Arrow drops every

@@ -69,13 +69,12 @@ def from_json(value, dtype):
 
 def native_bound(v, dim):
     """A coordinate of ``dim`` as tessera's reads take it: datetimes as
-    integers in their unit, numpy scalars as Python's, bytes as text."""
+    integers in their unit, numpy scalars as Python's (bytes stay bytes:
+    a string coordinate need not be UTF-8)."""
     if isinstance(v, np.datetime64) or dim.dtype.kind in "mM":
         return int(np.asarray(v).astype(dim.dtype).astype(np.int64))
     if isinstance(v, np.generic):
         return v.item()
-    if isinstance(v, bytes):
-        return v.decode()
     return v
 
 

@@ -6,6 +6,7 @@ half-open slices (``A[1:3, :]``), written by assignment
 import json
 import os
 import shutil
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -45,6 +46,7 @@ class Array:
         self._key = key.decode() if isinstance(key, bytes) else key
         self._ctx = ctx
         self._timestamp = _timestamp(timestamp)
+        self._opened_at = int(time.time() * 1000)
         self._native = open_native(self._uri, ctx, self._key, self._timestamp if mode == "r" else None)
         self._schema = ArraySchema.from_json(self._native.schema_json())
         if self._schema.sparse != self._sparse_kind() and self._sparse_kind() is not None:
@@ -111,6 +113,12 @@ class Array:
             cfg["sm.encryption_key"] = key.decode() if isinstance(key, bytes) else (key or self._key)
         return consolidate(self._uri, config=cfg, fragment_uris=fragment_uris, timestamp=timestamp)
 
+    def _delete_cells(self, condition):
+        """Deletes the cells ``condition`` (tessera's condition text)
+        selects, at the end of the array's timestamp (now by default)."""
+        at = self._timestamp[1] if isinstance(self._timestamp, tuple) else self._timestamp
+        errors(_native.delete_cells, self._uri, condition, self._key, _options(options_of(self._ctx)), at)
+
     @property
     def ctx(self):
         from .ctx import default_ctx
@@ -131,7 +139,9 @@ class Array:
 
     @property
     def timestamp_range(self):
-        return tuple(self._native.timestamp_range)
+        lo, hi = self._native.timestamp_range
+        # Opened at no timestamp: libtiledb's range ends when it opened.
+        return (lo, self._opened_at if self._timestamp is None else hi)
 
     @property
     def ndim(self):
@@ -164,11 +174,14 @@ class Array:
         if ned is None:
             return None
         out = []
-        for (lo, hi), d in zip(ned, self._schema.domain):
+        for i, ((lo, hi), d) in enumerate(zip(ned, self._schema.domain)):
             if d.isvar:
-                out.append((lo.encode() if isinstance(lo, str) else lo, hi.encode() if isinstance(hi, str) else hi))
+                out.append(self._native.nonempty_domain_bytes(i))
             else:
-                out.append((from_json(lo, d.dtype), from_json(hi, d.dtype)))
+                bounds = (from_json(lo, d.dtype), from_json(hi, d.dtype))
+                # Numbers as Python's, as TileDB-Py gives them; datetimes
+                # stay numpy's.
+                out.append(tuple(b.item() for b in bounds) if d.dtype.kind in "iuf" else bounds)
         return tuple(out)
 
     @property
@@ -185,7 +198,10 @@ class Array:
     def reopen(self, timestamp=None):
         if not self._open:
             raise TileDBError("Array is closed: open it again instead")
-        self._native = open_native(self._uri, self._ctx, self._key, _timestamp(timestamp) or self._timestamp)
+        # As libtiledb: reopened at the timestamp given, else up to now.
+        self._timestamp = _timestamp(timestamp)
+        self._opened_at = int(time.time() * 1000)
+        self._native = open_native(self._uri, self._ctx, self._key, self._timestamp)
         self._schema = ArraySchema.from_json(self._native.schema_json())
         self._open = True
 
@@ -236,6 +252,8 @@ class Array:
         (with ``scalars``, a scalar for every attribute)."""
         if isinstance(value, dict):
             return list(value.items())
+        if value is None and self._schema.nattr == 0:
+            return []
         if self._view_attr is not None:
             return [(self._view_attr, value)]
         if self._schema.nattr == 1:
@@ -249,19 +267,9 @@ class Array:
         """The cells in ``subarray`` (native ranges by dimension name):
         ``OrderedDict`` of numpy arrays, dimensions then attributes;
         shaped when the array is dense and ``shape`` is whole."""
-        from .query import _ORDERS
-
         schema = self._schema
-        layout = _ORDERS[query.order] if query is not None else None
-        if not schema.sparse and layout is None:
-            layout = "row-major"
         cond = query._cond_text() if query is not None else None
-        table = self._table(subarray or None, attrs, bool(dims), layout, cond)
-        out = OrderedDict()
-        for name in dims:
-            out[name] = _field_numpy(table.column(name), schema.domain.dim(name).dtype)
-        for name in attrs:
-            out[name] = _field_numpy(table.column(name), schema.attr(name).dtype)
+        out = self._fields(self._table(subarray or None, attrs, bool(dims), self._layout(query), cond), attrs, dims)
         if not schema.sparse and shape and all(n is not None for n in shape) and cond is None:
             n = int(np.prod(shape))
             for k, v in out.items():
@@ -320,10 +328,38 @@ class Array:
                 out[k][box] = v.reshape(lengths)
         return out
 
-    def _table(self, subarray, attrs, dims, layout=None, cond=None):
+    def _answer(self, out, coords):
+        """A read's fields as the array kind gives them."""
+        return out
+
+    def _layout(self, query):
+        """The native layout a query reads in (a dense array's row-major by
+        default)."""
+        from .query import _ORDERS
+
+        layout = _ORDERS[query.order] if query is not None else None
+        return "row-major" if layout is None and not self._schema.sparse else layout
+
+    def _fields(self, table, attrs, dims):
+        """An Arrow table's (or batch's) columns as TileDB-Py gives them:
+        ``OrderedDict`` of numpy arrays, dimensions then attributes."""
+        schema = self._schema
+        out = OrderedDict()
+        for name in dims:
+            out[name] = _field_numpy(table.column(name), schema.domain.dim(name).dtype)
+        for name in attrs:
+            out[name] = _field_numpy(table.column(name), schema.attr(name).dtype)
+        return out
+
+    def _reader(self, subarray, attrs, dims, layout=None, cond=None, budget=1 << 30):
+        """A ``pyarrow.RecordBatchReader`` over the cells, in batches of
+        about ``budget`` bytes."""
         self._check_open("r")
-        reader = errors(self._native.reader, attrs=attrs, subarray=subarray, condition=cond, layout=layout,
-                         dims=dims, budget=1 << 30, enum_values=False)
+        return errors(self._native.reader, attrs=attrs, subarray=subarray, condition=cond, layout=layout,
+                      dims=dims, budget=budget, enum_values=False)
+
+    def _table(self, subarray, attrs, dims, layout=None, cond=None):
+        reader = self._reader(subarray, attrs, dims, layout, cond)
         try:
             return reader.read_all()
         except (pa.ArrowException, OSError) as e:
@@ -370,7 +406,9 @@ def _field_numpy(column, dtype):
             filled = column
         return np.ma.MaskedArray(_field_numpy(filled, dtype), mask=mask)
     if pa.types.is_dictionary(column.type):
-        column = column.indices
+        # The keys as stored: a dense cell left out holds the fill value.
+        keys = column.indices
+        column = pa.Array.from_buffers(keys.type, len(keys), [None, keys.buffers()[1]], offset=keys.offset)
     if dtype.kind in "SU":
         values = column.to_pylist()
         if dtype.kind == "S":
@@ -407,6 +445,8 @@ def _field_numpy(column, dtype):
 def _normalize_index(key, ndim):
     if not isinstance(key, tuple):
         key = (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
@@ -424,11 +464,15 @@ def _bounds(k, dim, ned=None):
     numpy_like = dim.dtype.kind in "iu" and int(lo_dom) >= 0
     if isinstance(k, slice):
         if k.step not in (None, 1):
-            raise IndexError("steps are not supported")
-        if dim.isvar:
-            # A string dimension's slice is inclusive, as TileDB-Py's.
+            raise IndexError("steps are taken by DenseArray indexing only")
+        if dim.isvar or dim.dtype.kind == "M":
+            # String and datetime dimensions' slices are inclusive, as
+            # TileDB-Py's.
             return (lo_dom if k.start is None else k.start, hi_dom if k.stop is None else k.stop), False
         if numpy_like:
+            if k.start is not None and k.stop is not None and np.asarray([k.start, k.stop]).dtype.kind == "f":
+                # As numpy promotes them (uint64 with a signed int: float).
+                raise IndexError(f"{dim.name}: slice ends {k.start!r}, {k.stop!r} promote to floats")
             length = int(hi_dom) - int(lo_dom) + 1
             start, stop, _ = slice(_offset(k.start, lo_dom), _offset(k.stop, lo_dom)).indices(length)
             return (dim.dtype.type(int(lo_dom) + start), dim.dtype.type(int(lo_dom) + max(start, stop) - 1)), False
@@ -437,6 +481,8 @@ def _bounds(k, dim, ned=None):
         return (lo, hi), False
     if isinstance(k, (list, np.ndarray)):
         raise IndexError("lists of coordinates: use .multi_index")
+    if k is None or isinstance(k, (str, bytes, float)) and dim.dtype.kind not in "SUaf":
+        raise IndexError(f"{dim.name}: invalid index {k!r}")
     if numpy_like and isinstance(k, (int, np.integer)) and int(k) < 0:
         k = int(hi_dom) + 1 + int(k)
     return (k, k), True
@@ -479,8 +525,20 @@ class DenseArray(Array):
         return bounds, drop
 
     def __getitem__(self, key):
-        out = self._read_box(key, None, (self._read_attrs, []))
-        if self._schema.nattr == 1 and self._schema.attr(0).isanon:
+        return self._answer(self._read_box(key, None, (self._read_attrs, [])), coords=False)
+
+    def __array__(self, dtype=None, copy=None):
+        """The whole array as numpy (one attribute, or the attribute viewed)."""
+        if self._view_attr is None and self._schema.nattr > 1:
+            raise ValueError("cannot call __array__ for TileDB array with more than one attribute")
+        name = self._view_attr or self._schema.attr(0).name
+        values = self._read_box((), None, ([name], []))[name]
+        return values if dtype is None or values.dtype == dtype else values.astype(dtype)
+
+    def _answer(self, out, coords):
+        """A read's fields as TileDB-Py gives them: the values alone when
+        the one attribute is anonymous (or the array is a view of one)."""
+        if not coords and self._schema.nattr == 1 and self._schema.attr(0).isanon:
             return out[self._schema.attr(0).name]
         if self._view_attr is not None:
             return out[self._view_attr]
@@ -488,15 +546,22 @@ class DenseArray(Array):
 
     def _read_box(self, key, query, names):
         attrs, dims = names
+        key = _normalize_index(key, self.ndim)
+        # Steps are taken from the whole box read.
+        steps = tuple(slice(None, None, k.step) if isinstance(k, slice) else slice(None) for k in key)
+        if any(isinstance(k, slice) and k.step is not None and k.step < 0 and
+               (k.start, k.stop) != (None, None) for k in key):
+            raise IndexError("a negative slice step takes a whole dimension")
+        key = tuple(slice(k.start, k.stop) if isinstance(k, slice) else k for k in key)
         bounds, drop = self._box(key)
         domain = list(self._schema.domain)
         subarray = {d.name: [tuple(_native_bound(v, d) for v in b)] for d, b in zip(domain, bounds)}
         shape = [extent(lo, hi) for lo, hi in bounds]
         out = self._read_ranges(subarray, attrs, dims, query, shape)
-        if drop:
-            for k, v in out.items():
-                if v.ndim == len(shape):
-                    out[k] = v.squeeze(axis=tuple(drop))
+        for k, v in out.items():
+            if v.ndim == len(shape):
+                v = v[steps]
+                out[k] = v.squeeze(axis=tuple(drop)) if drop else v
         return out
 
     def subarray(self, selection, attrs=None, cond=None, coords=False, order=None):
@@ -521,15 +586,33 @@ class DenseArray(Array):
         dims = list(self._schema.domain)
         box = [tuple(_native_bound(v, d) for v in b) for d, b in zip(dims, bounds)]
         shape = tuple(extent(lo, hi) for lo, hi in box)
-        columns = {name: _arrow_values(v, self._schema.attr(name), shape)
+        columns = {name: _checked_values(v, self._schema.attr(name), shape)
                    for name, v in self._assigned(value, scalars=True)}
         self._write(pa.table(columns), box)
 
 
+def _checked_values(value, attr, shape=None):
+    """:func:`_arrow_values`, a value that does not fit ``attr``'s type a
+    ValueError naming the attribute, as TileDB-Py's."""
+    try:
+        if attr.dtype.kind == "S" and not attr.isvar and np.asarray(value).dtype.kind in "iufc":
+            raise TypeError(f"Cannot write a string value to non-string typed attribute '{attr.name}'!")
+        return _arrow_values(value, attr, shape)
+    except (TypeError, ValueError, pa.ArrowException) as e:
+        raise ValueError(f"Failed to convert buffer for attribute: '{attr.name}': {e}") from e
+
+
 def _arrow_values(value, attr, shape=None):
-    """Values for ``attr`` (numpy, lists, scalars) as an Arrow array in C
-    order; a scalar fills ``shape``."""
+    """Values for ``attr`` (numpy, lists, scalars, Arrow arrays, pandas
+    series) as an Arrow array in C order; a scalar fills ``shape``."""
     dtype = attr.dtype
+    if isinstance(value, (pa.Array, pa.ChunkedArray)) or type(value).__module__.startswith("pandas"):
+        # Nulls kept: cast to the type numpy values would take.
+        arrow = value if isinstance(value, (pa.Array, pa.ChunkedArray)) else pa.array(value, from_pandas=True)
+        target = _arrow_values(np.array([], dtype=dtype if not attr.isvar else object), attr).type
+        if pa.types.is_null(arrow.type) or arrow.type != target:
+            arrow = arrow.cast(target)
+        return arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value).ravel(order="C")
         data = _arrow_values(np.ma.getdata(value), attr, shape)
@@ -545,10 +628,13 @@ def _arrow_values(value, attr, shape=None):
                             type=pa.large_string())
         if dtype.kind == "S":
             kind = pa.large_string() if attr.isascii else pa.large_binary()
+            if attr.isascii and any(isinstance(v, str) and not v.isascii() for v in items):
+                raise TileDBError(f"attribute {attr.name!r} holds ASCII text: a value is not ASCII")
             data = [None if v is None else (v if isinstance(v, bytes) else str(v).encode()) for v in items]
             return pa.array([d.decode() if isinstance(d, bytes) and kind == pa.large_string() else d for d in data],
                             type=kind)
-        return pa.array([np.asarray(v, dtype=dtype) for v in items], type=pa.large_list(pa.from_numpy_dtype(dtype)))
+        return pa.array([np.atleast_1d(np.asarray(v, dtype=dtype)) for v in items],
+                        type=pa.large_list(pa.from_numpy_dtype(dtype)))
     if dtype.kind in "Vc":
         base = np.dtype("float32" if dtype == np.complex64 else "float64") if dtype.kind == "c" else \
             dtype.fields[dtype.names[0]][0]
@@ -583,6 +669,11 @@ class SparseArray(Array):
                     raise IndexError("steps are not supported for sparse arrays")
                 if k.start is None and k.stop is None:
                     continue
+            if isinstance(k, (list, np.ndarray, pa.Array)):
+                # Coordinates listed: a point range for each.
+                points = k.to_pylist() if isinstance(k, pa.Array) else list(np.asarray(k).ravel())
+                subarray[d.name] = [(_native_bound(x, d), _native_bound(x, d)) for x in points]
+                continue
             (lo, hi), _ = _bounds(k, d)
             subarray[d.name] = [(_native_bound(lo, d), _native_bound(hi, d))]
         return self._read_ranges(subarray, attrs, dims, query)
@@ -592,6 +683,19 @@ class SparseArray(Array):
 
         q = Query(self, attrs=attrs, cond=cond, coords=coords, order=order)
         return q[selection]
+
+    def unique_dim_values(self, dim=None):
+        """The distinct coordinates written, sorted: of one dimension (by
+        name) as a tuple, or of every dimension as an ``OrderedDict``."""
+        names = [d.name for d in self._schema.domain]
+        if dim is not None and not isinstance(dim, str):
+            raise ValueError(f"unique_dim_values takes a dimension's name, not {dim!r}")
+        if dim is not None and dim not in names:
+            raise ValueError(f"the array has no dimension {dim!r}")
+        wanted = names if dim is None else [dim]
+        out = self._read_ranges({}, [], wanted, None)
+        found = OrderedDict((n, tuple(np.unique(out[n]).tolist())) for n in wanted)
+        return found if dim is None else found[dim]
 
     def __setitem__(self, key, value):
         dims = list(self._schema.domain)
@@ -605,14 +709,17 @@ class SparseArray(Array):
             if arr.ndim == 0:
                 arr = arr.reshape(1)
             n = len(arr)
-            if d.isvar:
-                columns[d.name] = pa.array([v.decode() if isinstance(v, bytes) else str(v) for v in arr],
-                                           type=pa.large_string())
+            if d.isvar and any(isinstance(v, bytes) for v in arr):
+                # Bytes as given: a coordinate need not be UTF-8.
+                columns[d.name] = pa.array([v if isinstance(v, bytes) else str(v).encode() for v in arr],
+                                           type=pa.large_binary())
+            elif d.isvar:
+                columns[d.name] = pa.array([str(v) for v in arr], type=pa.large_string())
             else:
                 columns[d.name] = pa.array(np.asarray(arr, dtype=d.dtype).astype(np.int64)
                                            if d.dtype.kind in "mM" else np.asarray(arr, dtype=d.dtype))
         for name, v in self._assigned(value, scalars=False):
-            values = _arrow_values(v, self._schema.attr(name))
+            values = _checked_values(v, self._schema.attr(name))
             if len(values) != n:
                 raise ValueError(f"value length ({len(values)}) does not match coordinate length ({n})")
             columns[name] = values

@@ -1,6 +1,7 @@
 """``Attr``: one attribute of an array."""
 
 import io
+import warnings
 
 import numpy as np
 
@@ -18,11 +19,13 @@ class Attr:
     def __init__(self, name="", dtype=np.float64, fill=None, var=None, nullable=False, filters=None,
                  enum_label=None, ctx=None):
         dt = DataType.from_numpy(dtype)
+        var = _var_length(dtype, dt, var)
         ncells = dt.ncells
-        if var is True or (var is None and ncells == VAR_NUM):
+        if var:
             ncells = VAR_NUM
-        elif var is False and ncells == VAR_NUM:
-            # Fixed single characters.
+        elif ncells == VAR_NUM:
+            if dtype != "blob":
+                raise TypeError("dtype is not compatible with var-length attribute")
             ncells = 1
         self._name = name
         self._type = dt.tiledb_type
@@ -40,6 +43,13 @@ class Attr:
     @property
     def name(self):
         return self._name
+
+    @property
+    def _tiledb_dtype(self):
+        """The attribute's TileDB datatype (``libtiledb.DataType``)."""
+        from .libtiledb import DataType as TileDBType
+
+        return TileDBType[self._type]
 
     @property
     def isanon(self):
@@ -75,9 +85,11 @@ class Attr:
 
     @property
     def fill(self):
-        if self._fill is None:
-            return _default_fill(self._type, self._dtype, self._ncells)
-        return self._fill
+        fill = _default_fill(self._type, self._dtype, self._ncells) if self._fill is None else self._fill
+        if self._dtype.kind in "iufcb":
+            # As libtiledb gives it: an array of the cell's values.
+            return np.atleast_1d(np.asarray(fill, dtype=self._dtype))
+        return fill
 
     @fill.setter
     def fill(self, value):
@@ -87,6 +99,10 @@ class Attr:
         elif dtype.kind == "U":
             value = value if isinstance(value, str) else value.encode()
         elif dtype.kind == "c":
+            if getattr(value, "dtype", None) is not None and value.dtype.names and len(value.dtype.names) == 2:
+                value = value[value.dtype.names[0]] + value[value.dtype.names[1]] * 1j
+            elif hasattr(value, "__len__") and len(value) == 2:
+                value = value[0] + value[1] * 1j
             value = np.asarray(value, dtype=dtype).reshape(-1)[0]
         else:
             value = np.array(value, dtype=dtype)[()] if dtype.kind != "V" else np.array(value, dtype=dtype)
@@ -163,6 +179,30 @@ class Attr:
             if _same(attr._fill, _default_fill(attr._type, attr._dtype, attr._ncells)):
                 attr._fill = None
         return attr
+
+
+def _var_length(given, dt, var):
+    """Whether an attribute of ``dt`` asked for with ``var`` is
+    variable-length, as TileDB-Py decides (and warns): text always, bytes
+    of no width too, blobs unless ``var=False``."""
+    kind = dt.np_dtype.kind
+    if kind == "U" or (var is None and given == "ascii"):
+        return True
+    if kind != "S" or given in ("ascii", "wkb", "wkt"):
+        return var
+    if given == "blob":
+        return True if var is None else var
+    if dt.np_dtype.itemsize > 0:
+        if var:
+            warnings.warn(f"Attr given `var=True` but `dtype` `{given}` is fixed; setting `dtype=S0`. Hint: set "
+                          f"`var=True` with `dtype=S0`, or `var=False`with `dtype={given}`", DeprecationWarning,
+                          stacklevel=3)
+        return var
+    if var is False:
+        warnings.warn("Attr given `var=False` but `dtype` `S0` is var-length; setting `var=True` and `dtype=S0`. "
+                      "Hint: set `var=False` with `dtype=S0`, or `var=False` with a fixed-width string "
+                      "`dtype=S<n>` where is  n>1", DeprecationWarning, stacklevel=3)
+    return True
 
 
 def _default_fill(type_name, dtype, ncells):

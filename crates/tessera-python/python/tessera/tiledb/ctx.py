@@ -237,4 +237,6 @@ def options_of(ctx):
     default context)."""
     if isinstance(ctx, (Config, dict)):
         ctx = Ctx(ctx)
+    if ctx is not None and not isinstance(ctx, Ctx):
+        raise TypeError(f"ctx must be a tiledb.Ctx, not {type(ctx).__name__}")
     return (ctx or default_ctx()).config().storage_options()

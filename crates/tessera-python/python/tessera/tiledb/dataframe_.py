@@ -134,6 +134,17 @@ def from_pandas(uri, dataframe, **kwargs):
         raise TileDBError(f"Invalid mode specified ('{mode}')")
     sparse = kwargs.pop("sparse", True)
     ctx = kwargs.pop("ctx", None)
+    if mode == "append":
+        # The array appended to says which kind it is.
+        with Array.load_typed(uri, ctx=ctx) as existing:
+            sparse = existing.schema.sparse
+        if not sparse and kwargs.get("row_start_idx") is None and not kwargs.get("fit_to_df"):
+            raise TileDBError("Cannot append to dense array without either 'row_start_idx' or 'fit_to_df'")
+    else:
+        from .highlevel import array_exists
+
+        if array_exists(uri):
+            raise TileDBError(f"Array URI '{uri}' already exists!")
     index_dims = kwargs.pop("index_dims", None)
     column_types = dict(kwargs.pop("column_types", None) or {})
     varlen_types = tuple(np.dtype(t) for t in kwargs.pop("varlen_types", ()) or ())
@@ -189,11 +200,13 @@ def from_pandas(uri, dataframe, **kwargs):
             else:
                 lo = int(frame[dims[0]].min())
                 A[lo:lo + len(frame)] = values
-        attr_repr = {n: info.repr for n, info in infos.items() if info.repr and n not in dims}
-        index_repr = {n: str(infos[n].dtype) if n != ROWS else "int64" for n in dims}
-        if attr_repr:
-            A.meta["__pandas_attribute_repr"] = json.dumps(attr_repr)
-        A.meta["__pandas_index_dims"] = json.dumps(index_repr)
+        if mode != "append":
+            # Written with the array, as TileDB-Py writes them.
+            attr_repr = {n: info.repr for n, info in infos.items() if info.repr and n not in dims}
+            index_repr = {n: str(infos[n].dtype) if n != ROWS else "int64" for n in dims}
+            if attr_repr:
+                A.meta["__pandas_attribute_repr"] = json.dumps(attr_repr)
+            A.meta["__pandas_index_dims"] = json.dumps(index_repr)
 
 
 def _values(column, info):

@@ -50,8 +50,17 @@ class DataType:
     ncells: object
 
     @classmethod
-    @lru_cache(maxsize=None)
     def from_numpy(cls, dtype):
+        try:
+            hash(dtype)
+        except TypeError:
+            # A record's field list, say: numpy's dtype of it.
+            dtype = np.dtype(dtype)
+        return cls._from_numpy(dtype)
+
+    @classmethod
+    @lru_cache(maxsize=None)
+    def _from_numpy(cls, dtype):
         if isinstance(dtype, str) and dtype in _SPECIAL:
             name, ncells = _SPECIAL[dtype]
             return cls(np.dtype("S"), name, ncells)
@@ -63,6 +72,10 @@ class DataType:
             if len(kinds) > 1:
                 raise TypeError("heterogenous record numpy dtypes are not supported")
             base, ncells = kinds.pop(), len(dtype.fields)
+            name = _TO_TILEDB.get(base)
+            if name is not None:
+                # As libtiledb gives it back: two floats are a complex.
+                return cls(cls.from_tiledb(name, ncells).np_dtype, name, ncells)
         elif dtype.kind in "SU":
             # Stored as variable-length values: numpy pads fixed widths.
             base = np.dtype((dtype.kind, 1))

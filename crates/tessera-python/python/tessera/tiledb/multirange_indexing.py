@@ -83,8 +83,13 @@ class MultiRangeIndexer:
         if len(key) > schema.ndim:
             raise IndexError(f"too many indices: {len(key)} for {schema.ndim} dimensions")
         subarray, shape, empty = {}, [], False
-        for d, k in zip(schema.domain, key + (slice(None),) * (schema.ndim - len(key))):
+        # A dense array's whole dimension is its non-empty domain there, as
+        # TileDB-Py reads it (the domain may be far larger than the data).
+        ned = None if schema.sparse else self.array.nonempty_domain()
+        for i, (d, k) in enumerate(zip(schema.domain, key + (slice(None),) * (schema.ndim - len(key)))):
             ranges = _ranges(k, d)
+            if ranges is None and ned is not None:
+                ranges = [tuple(native_bound(v, d) for v in ned[i])]
             if ranges == []:
                 empty = True
             if ranges is None:
@@ -102,6 +107,8 @@ class MultiRangeIndexer:
         a = self.array
         subarray, shape, empty = self._subarray(key)
         attrs, dims = self.query._names(with_coords or a.schema.sparse)
+        if self.query.return_incomplete:
+            return ResultChunks(self, None if empty else subarray, attrs, dims)
         if empty:
             return _empty_result(a, attrs, dims)
         domain = list(a.schema.domain)
@@ -116,18 +123,118 @@ class MultiRangeIndexer:
     def __getitem__(self, key):
         return self._result(key, False)
 
+    def _shaped(self, fields):
+        """One result as this indexer gives it."""
+        return fields
+
 
 class DataFrameIndexer(MultiRangeIndexer):
     """As :class:`MultiRangeIndexer`, giving a pandas DataFrame with the
     dimensions as columns."""
 
     def __getitem__(self, key):
+        schema = self.array.schema
+        attrs, _ = self.query._names(True)
+        if self.query.use_arrow and any(schema.attr(a).ncells != 1 and schema.attr(a).dtype.kind not in "SU"
+                                        for a in attrs):
+            # TileDB-Py's Arrow path takes one value a cell.
+            raise TileDBError("Multi-value attributes are not currently supported when use_arrow=True. This "
+                              "includes all variable-length attributes and fixed-length attributes with more "
+                              "than one value. Use `query(use_arrow=False)`.")
+        out = self._result(key, True)
+        return out if isinstance(out, ResultChunks) else self._shaped(out)
+
+    def _shaped(self, fields):
         import pandas as pd
 
-        out = self._result(key, True)
-        frame = pd.DataFrame({k: (v.ravel() if hasattr(v, "ravel") and v.dtype != object else v)
-                              for k, v in out.items()})
+        frame = pd.DataFrame({k: _column(v) for k, v in fields.items()})
         return update_from_meta(frame, self.array.meta, self.query.index_col)
+
+
+def _column(values):
+    """A field's values as a pandas column: nullable integers and booleans
+    as pandas' masked arrays, other nulls as NaN or None."""
+    import pandas as pd
+
+    if isinstance(values, np.ma.MaskedArray):
+        data, mask = np.ma.getdata(values).ravel(), np.ma.getmaskarray(values).ravel()
+        if data.dtype.kind in "iu":
+            return pd.arrays.IntegerArray(data, mask)
+        if data.dtype.kind == "b":
+            return pd.arrays.BooleanArray(data, mask)
+        if data.dtype.kind == "f":
+            return np.where(mask, np.nan, data)
+        out = data.astype(object)
+        out[mask] = None
+        return out
+    return values.ravel() if hasattr(values, "ravel") and values.dtype != object else values
+
+
+class EstimatedResultSize:
+    """The bytes a field's result takes: its offsets and its data."""
+
+    def __init__(self, offsets_bytes, data_bytes):
+        self.offsets_bytes = offsets_bytes
+        self.data_bytes = data_bytes
+
+    def __repr__(self):
+        return f"EstimatedResultSize(offsets_bytes={self.offsets_bytes}, data_bytes={self.data_bytes})"
+
+
+class ResultChunks:
+    """A read with ``return_incomplete=True`` (sparse arrays): iterating
+    gives the result in parts of about ``py.init_buffer_bytes`` each, as
+    the indexer gives a whole result (or Arrow tables, with
+    ``return_arrow``)."""
+
+    def __init__(self, indexer, subarray, attrs, dims):
+        array = indexer.array
+        if not array.schema.sparse:
+            raise TileDBError("return_incomplete: incomplete reads are given for sparse arrays only")
+        self._indexer, self._subarray, self._attrs, self._dims = indexer, subarray, attrs, dims
+
+    def _batches(self, budget):
+        array, query = self._indexer.array, self._indexer.query
+        if self._subarray is None:
+            return
+        reader = array._reader(self._subarray or None, self._attrs, bool(self._dims), array._layout(query),
+                               query._cond_text(), budget)
+        yield from reader
+
+    def estimated_result_sizes(self):
+        """Per field, the bytes of the whole result: tessera counts them
+        exactly, by reading the cells (offsets: 8 bytes a cell of a
+        variable-length field)."""
+        import pyarrow as pa
+
+        sizes = {name: [0, 0] for name in self._dims + self._attrs}
+        for batch in self._batches(1 << 30):
+            for name in sizes:
+                column = batch.column(name)
+                if pa.types.is_dictionary(column.type):
+                    column = column.indices
+                if pa.types.is_string(column.type) or pa.types.is_binary(column.type) or \
+                        pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
+                    sizes[name][0] += 8 * len(column)
+                    sizes[name][1] += int(pa.compute.sum(pa.compute.binary_length(column)).as_py() or 0)
+                else:
+                    sizes[name][1] += column.nbytes - (len(column) + 7) // 8 * (column.null_count > 0)
+        return {name: EstimatedResultSize(o, d) for name, (o, d) in sizes.items()}
+
+    def __iter__(self):
+        import pyarrow as pa
+
+        array, indexer = self._indexer.array, self._indexer
+        budget = int(array.ctx.config().get("py.init_buffer_bytes", False) or 10 * 1024 * 1024)
+        produced = False
+        for batch in self._batches(budget):
+            produced = True
+            if indexer.query.return_arrow:
+                yield pa.Table.from_batches([batch]).select(self._dims + self._attrs)
+            else:
+                yield indexer._shaped(array._fields(batch, self._attrs, self._dims))
+        if not produced:
+            yield indexer._shaped(_empty_result(array, self._attrs, self._dims))
 
 
 def _ranges(k, dim):

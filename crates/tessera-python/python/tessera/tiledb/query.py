@@ -1,13 +1,14 @@
 """Queries as TileDB-Py makes them: ``A.query(attrs, cond, dims, order,
 ...)`` indexed with ``[...]`` (numpy's half-open slices),
 ``.multi_index[...]`` (inclusive ranges, lists of them) or ``.df[...]``
-(a pandas DataFrame), with a condition in TileDB-Py's grammar, which
-tessera's condition parser reads as it is."""
+(a pandas DataFrame), with a condition in TileDB-Py's grammar
+(:mod:`.query_condition`)."""
 
 import numpy as np
 
 from .libtiledb import TileDBError
 from .multirange_indexing import DataFrameIndexer, MultiRangeIndexer
+from .query_condition import QueryCondition, native_condition
 
 _ORDERS = {None: None, "C": "row-major", "F": "col-major", "G": "global-order", "U": "unordered"}
 
@@ -19,10 +20,15 @@ class Query:
                  use_arrow=None, return_arrow=False, return_incomplete=False):
         if order not in _ORDERS:
             raise ValueError(f"order must be one of 'C', 'F', 'G', 'U', not {order!r}")
+        if array.mode == "d" and not array.schema.sparse:
+            raise TileDBError("Delete mode is not supported for queries on Dense Arrays")
         if array.schema.sparse is False and order == "U":
             raise TileDBError("unordered reads take sparse arrays")
         self.array = array
-        self.attrs = None if attrs is None else list(attrs)
+        # A name given twice is read once.
+        self.attrs = None if attrs is None else list(dict.fromkeys(attrs))
+        if isinstance(cond, str) and cond.strip():
+            cond = QueryCondition(cond)
         self.cond = cond
         if dims is False:
             dims = []
@@ -31,6 +37,7 @@ class Query:
         self.dims = None if dims is None else list(dims)
         self.has_coords = coords
         self.order = order
+        self.use_arrow = use_arrow
         self.return_arrow = return_arrow
         self.return_incomplete = return_incomplete
         self.index_col = index_col
@@ -39,17 +46,11 @@ class Query:
                 raise TileDBError(f"Selected attribute does not exist: '{name}'")
 
     def _cond_text(self):
-        cond = self.cond
-        if cond is None:
-            return None
-        text = getattr(cond, "expression", cond)
-        if not isinstance(text, str):
-            raise TileDBError(f"cond must be a string, not {type(text).__name__}")
-        return text
+        return native_condition(self.cond, self.array.schema)
 
     def _names(self, with_coords_default):
         schema = self.array.schema
-        attrs = [a for a in (self.attrs if self.attrs is not None else schema.attr_names)
+        attrs = [a for a in (self.attrs if self.attrs is not None else self.array._read_attrs)
                  if schema.has_attr(a)]
         dims_in_attrs = [a for a in (self.attrs or []) if schema.domain.has_dim(a)]
         if self.dims is not None:
@@ -62,7 +63,8 @@ class Query:
 
     def __getitem__(self, key):
         # Coordinates come by default from sparse arrays only.
-        return self.array._read_box(key, self, self._names(self.array.schema.sparse))
+        names = self._names(self.array.schema.sparse)
+        return self.array._answer(self.array._read_box(key, self, names), coords=bool(names[1]))
 
     @property
     def multi_index(self):
@@ -95,7 +97,18 @@ class Query:
         return Aggregation(self, wanted)
 
     def submit(self):
-        raise TileDBError("Query.submit: deletes through queries are not in tessera.tiledb")
+        """Runs a delete (the array open in mode ``"d"``): the cells the
+        condition selects are deleted as of the array's timestamp, by a
+        delete commit libtiledb applies as its own."""
+        array = self.array
+        if array.mode != "d":
+            kind = "Sparse" if array.schema.sparse else "Dense"
+            raise TileDBError(f"{array.mode!r}: Write mode is not supported for queries on {kind} Arrays; "
+                              "Query.submit deletes, with the array open in mode 'd'")
+        cond = self._cond_text()
+        if cond is None:
+            raise TileDBError("Cannot initialize deletes; One condition is needed")
+        array._delete_cells(cond)
 
 
 _AGGREGATES = ("sum", "min", "max", "mean", "count", "null_count")
