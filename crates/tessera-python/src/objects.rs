@@ -143,19 +143,21 @@ pub fn put_metadata(
 }
 
 /// Evolves the schema of the array at `uri` as the JSON object
-/// `evolution` says, each key optional: `drop_attributes` (names),
-/// `add_enumerations` and `add_attributes`
+/// `evolution` says, each key optional: `drop_attributes` and
+/// `drop_enumerations` (names), `add_enumerations` and `add_attributes`
 /// (in the schema's JSON form), `extend_enumerations` (name to the list of
 /// values to append), `current_domain` (one inclusive `[lo, hi]` per
-/// dimension, to grow to).
+/// dimension, to grow to); the new schema is named for `timestamp` (ms;
+/// now by default).
 #[pyfunction]
-#[pyo3(signature = (uri, evolution, key=None, storage_options=StorageOptions::new()))]
+#[pyo3(signature = (uri, evolution, key=None, storage_options=StorageOptions::new(), timestamp=None))]
 pub fn evolve(
     py: Python<'_>,
     uri: &str,
     evolution: &str,
     key: Option<&str>,
     storage_options: StorageOptions,
+    timestamp: Option<u64>,
 ) -> PyResult<()> {
     let key = parse_key(key)?;
     let doc: serde_json::Value = serde_json::from_str(evolution)
@@ -163,7 +165,7 @@ pub fn evolve(
     at(py, uri, &storage_options, move |at| {
         let opened = tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, key)?;
         let evolution = evolution_from_json(at, &opened, &doc, key)?;
-        tessera_write::evolve::evolve_array(at.clone(), &evolution, key, None)?;
+        tessera_write::evolve::evolve_array(at.clone(), &evolution, key, timestamp)?;
         Ok(())
     })
 }
@@ -190,6 +192,7 @@ fn evolution_from_json(
     };
     let mut evolution = Evolution {
         drop_attributes: names("drop_attributes"),
+        drop_enumerations: names("drop_enumerations"),
         ..Default::default()
     };
     for (i, e) in list("add_enumerations").iter().enumerate() {
@@ -198,19 +201,31 @@ fn evolution_from_json(
             .add_enumerations
             .push(enumeration_from_json(e, &path)?);
     }
+    let current =
+        tessera::schema::load_enumerations(at.reader(), at.path(), &opened.schema, key.as_ref())?;
+    // An added attribute may name an enumeration added with it or one the
+    // array holds already.
+    let known: Vec<_> = (evolution.add_enumerations.iter())
+        .chain(
+            current
+                .iter()
+                .filter(|e| !names("drop_enumerations").contains(&e.name)),
+        )
+        .cloned()
+        .collect();
     for (i, a) in list("add_attributes").iter().enumerate() {
         let path = format!("add_attributes[{i}]");
-        let attribute =
-            attribute_from_json(a, &path, &evolution.add_enumerations, opened.schema.version)?;
+        if let Some(e) = a.get("enumeration").and_then(|v| v.as_str()) {
+            if !known.iter().any(|k| k.name == e) {
+                return Err(
+                    format!("{path}: Attribute refers to an unknown enumeration `{e}`").into(),
+                );
+            }
+        }
+        let attribute = attribute_from_json(a, &path, &known, opened.schema.version)?;
         evolution.add_attributes.push(attribute);
     }
     if let Some(extend) = doc.get("extend_enumerations").and_then(|v| v.as_object()) {
-        let current = tessera::schema::load_enumerations(
-            at.reader(),
-            at.path(),
-            &opened.schema,
-            key.as_ref(),
-        )?;
         for (name, values) in extend {
             let e = current
                 .iter()

@@ -21,7 +21,8 @@ TILEDB_ORDER = [
     "libtiledb", "datatypes", "_values", "ctx", "_open", "filter", "enumeration", "dimension", "domain",
     "attribute", "current_domain", "array_schema", "subarray", "multirange_indexing", "query_condition", "query",
     "metadata",
-    "fragment", "maintenance", "array", "main", "group", "vfs", "highlevel", "dataframe_", "__init__",
+    "fragment", "maintenance", "array", "main", "group", "vfs", "highlevel", "schema_evolution", "dataframe_",
+    "__init__",
 ]
 
 

@@ -383,7 +383,7 @@ fn answer_from_metadata<'a>(
             if let Some(m) = tally
                 .names
                 .iter()
-                .map(|f| fragment_field(frag, f, summary, cells))
+                .map(|f| fragment_field(frag, schema, f, summary, cells))
                 .collect::<Option<Vec<_>>>()
             {
                 tally.add_metadata(cells, m);
@@ -407,7 +407,7 @@ fn answer_from_metadata<'a>(
         let meta = tally
             .names
             .iter()
-            .map(|f| TileFieldMeta::load(read.storage, frag, f))
+            .map(|f| TileFieldMeta::load(read.storage, frag, &read.array.schema, f))
             .collect::<Result<Option<Vec<_>>, QueryError>>()?;
         let Some(meta) = meta else { continue };
         let mut done = Vec::new();
@@ -453,7 +453,7 @@ pub(crate) fn field_bounds<'a>(
     for (fi, frag) in read.array.fragments.iter().enumerate() {
         let cells = frag.total_cell_num();
         let summary = frag.fragment_summary(read.storage)?;
-        let Some(m) = fragment_field(frag, name, summary, cells) else {
+        let Some(m) = fragment_field(frag, schema, name, summary, cells) else {
             return Ok(None);
         };
         out.exact &= metadata_may_answer(read, fi, frag, &shadows)?;
@@ -508,8 +508,12 @@ fn metadata_may_answer<'a>(
 /// A field of `frag` its metadata can speak for: (field, datatype,
 /// nullable). Not var-sized nullable fields, whose null counts libtiledb
 /// writes as 0.
-fn metadata_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool)> {
-    let spec = crate::prune::trusted_field(frag, name)?;
+fn metadata_field(
+    frag: &FragmentMetadata,
+    schema: &ArraySchema,
+    name: &str,
+) -> Option<(Field, Datatype, bool)> {
+    let spec = crate::prune::trusted_field(frag, schema, name)?;
     (!(spec.nullable && spec.cell_val_num.is_var())).then_some((
         spec.field,
         spec.datatype,
@@ -520,11 +524,12 @@ fn metadata_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatyp
 /// A field's fragment summary as metadata, when kept.
 fn fragment_field<'m>(
     frag: &FragmentMetadata,
+    schema: &ArraySchema,
     name: &str,
     summary: &'m [tessera_fragment::FieldSummary],
     cells: u64,
 ) -> Option<FieldMetadata<'m>> {
-    let (field, t, nullable) = metadata_field(frag, name)?;
+    let (field, t, nullable) = metadata_field(frag, schema, name)?;
     let s = summary.get(frag.field_index(field)?)?;
     let nulls = if nullable { s.null_count } else { 0 };
     if (s.min.is_empty() && nulls < cells) || nan_bound(t, &s.min, &s.max) {
@@ -551,9 +556,10 @@ impl TileFieldMeta {
     fn load(
         storage: &dyn tessera_tile::storage::Storage,
         frag: &FragmentMetadata,
+        schema: &ArraySchema,
         name: &str,
     ) -> Result<Option<TileFieldMeta>, QueryError> {
-        let Some((field, datatype, nullable)) = metadata_field(frag, name) else {
+        let Some((field, datatype, nullable)) = metadata_field(frag, schema, name) else {
             return Ok(None);
         };
         let m = TileFieldMeta {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tessera_cells::{Bounds, Expr};
 use tessera_fragment::tile_metadata::{trusted, TileBounds};
 use tessera_fragment::{Field, FragmentMetadata};
-use tessera_schema::CellValNum;
 use tessera_schema::Value;
+use tessera_schema::{ArraySchema, CellValNum};
 use tessera_tile::storage::Storage;
 use tessera_tile::Datatype;
 
@@ -64,8 +64,12 @@ pub(crate) struct FragmentPruner<'f> {
 /// using, as its spec; `None` for fields the fragment lacks (schema
 /// evolution) or whose metadata cannot be relied on (that, or filters
 /// that change the values read back).
-pub(crate) fn trusted_field(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
-    let spec = FieldSpec::named(frag, name)?;
+pub(crate) fn trusted_field(
+    frag: &FragmentMetadata,
+    schema: &ArraySchema,
+    name: &str,
+) -> Option<FieldSpec> {
+    let spec = FieldSpec::named(frag, schema, name)?;
     let string_fixed = !spec.cell_val_num.is_var() && is_string(spec.datatype);
     let trusted = trusted(
         frag.version(),
@@ -87,8 +91,12 @@ pub(crate) fn is_string(t: Datatype) -> bool {
 /// A condition field of `frag` whose metadata can judge the condition:
 /// single numbers and var-sized strings, whose bounds order as their cells
 /// do. Gives (field, datatype, nullable, var-sized).
-fn usable_field(frag: &FragmentMetadata, name: &str) -> Option<(Field, Datatype, bool, bool)> {
-    let spec = trusted_field(frag, name)?;
+fn usable_field(
+    frag: &FragmentMetadata,
+    schema: &ArraySchema,
+    name: &str,
+) -> Option<(Field, Datatype, bool, bool)> {
+    let spec = trusted_field(frag, schema, name)?;
     let n = spec.cell_val_num;
     let ordered = n == CellValNum::Fixed(1) || (n.is_var() && is_string(spec.datatype));
     ordered.then_some((spec.field, spec.datatype, spec.nullable, n.is_var()))
@@ -123,13 +131,14 @@ impl<'f> FragmentPruner<'f> {
     pub fn new(
         storage: &dyn Storage,
         frag: &'f FragmentMetadata,
+        schema: &ArraySchema,
         cond: &Expr,
     ) -> Result<Self, QueryError> {
         let mut names = Vec::new();
         cond.fields(&mut names);
         let mut fields = Vec::new();
         for name in names {
-            let Some((field, datatype, nullable, var)) = usable_field(frag, &name) else {
+            let Some((field, datatype, nullable, var)) = usable_field(frag, schema, &name) else {
                 continue;
             };
             fields.push(FieldMeta {
@@ -186,6 +195,7 @@ impl<'f> FragmentPruner<'f> {
 pub(crate) fn fragment_may_match(
     storage: &dyn Storage,
     frag: &FragmentMetadata,
+    schema: &ArraySchema,
     cond: &Expr,
 ) -> Result<bool, QueryError> {
     if frag.footer.fragment_summary_offset.is_none() {
@@ -194,7 +204,7 @@ pub(crate) fn fragment_may_match(
     let summary = frag.fragment_summary(storage)?;
     let cells = frag.total_cell_num();
     Ok(cond.may_match(&|name| {
-        let (field, datatype, nullable, var) = usable_field(frag, name)?;
+        let (field, datatype, nullable, var) = usable_field(frag, schema, name)?;
         let sum = summary.get(frag.field_index(field)?)?;
         // An empty min is a bound not kept. A float fragment's bounds are
         // merged from its tiles', which a NaN may have spoilt, and its sum

@@ -29,6 +29,8 @@ pub struct Evolution {
 
     /// Names of the attributes to drop.
     pub drop_attributes: Vec<String>,
+    /// Names of the enumerations to drop (no attribute may still use one).
+    pub drop_enumerations: Vec<String>,
     /// Enumerations to extend: each name, and the values to append (each
     /// value's bytes).
     pub extend_enumerations: Vec<(String, Vec<Vec<u8>>)>,
@@ -45,12 +47,6 @@ pub fn evolved_schema(
     timestamp: u64,
 ) -> Result<ArraySchema, WriteError> {
     let refuse = |m: String| WriteError::Input(m);
-    if timestamp <= schema.timestamp_range.1 {
-        return Err(refuse(format!(
-            "the evolved schema's timestamp {timestamp} must come after the current schema's ({})",
-            schema.timestamp_range.1
-        )));
-    }
     let mut s = schema.clone();
     for name in &evolution.drop_attributes {
         let at = s.attributes.iter().position(|a| &a.name == name);
@@ -81,11 +77,26 @@ pub fn evolved_schema(
             path: String::new(),
         });
     }
+    for name in &evolution.drop_enumerations {
+        let at = s.enumerations.iter().position(|r| &r.name == name);
+        let at = at.ok_or_else(|| refuse(format!("no enumeration `{name}` to drop")))?;
+        if let Some(a) = s
+            .attributes
+            .iter()
+            .find(|a| a.enumeration.as_ref() == Some(name))
+        {
+            return Err(refuse(format!(
+                "Unable to drop enumeration `{name}`: attribute `{}` uses it",
+                a.name
+            )));
+        }
+        s.enumerations.remove(at);
+    }
     for a in &s.attributes {
         if let Some(e) = &a.enumeration {
             if !s.enumerations.iter().any(|r| &r.name == e) {
                 return Err(refuse(format!(
-                    "attribute `{}` names enumeration `{e}`, which the evolved schema lacks",
+                    "attribute `{}` names enumeration `{e}`, which the evolved schema lacks (Attribute refers to an unknown enumeration)",
                     a.name
                 )));
             }
@@ -216,9 +227,14 @@ pub fn evolve_array(
         added.push(e);
     }
     let pipeline = generic_tile_pipeline();
+    let folder = array.join("__schema/__enumerations");
+    if !(extended.is_empty() && added.is_empty()) {
+        // An array made without enumerations has no folder for them.
+        crate::folder::create(&folder)?;
+    }
     for e in extended.iter().chain(&added) {
         let tile = write_generic_tile(&e.encode(), &pipeline, s.version, key)?;
-        write_whole(&array.join("__schema/__enumerations"), &e.path_name, &tile)?;
+        write_whole(&folder, &e.path_name, &tile)?;
     }
     let tile = write_generic_tile(&s.encode()?, &pipeline, s.version, key)?;
     write_whole(&array.join("__schema"), &s.name, &tile)?;

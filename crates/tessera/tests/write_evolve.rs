@@ -98,7 +98,7 @@ fn an_evolved_array_reads_the_added_attributes_fill() {
     assert_eq!(r.cell_count, cells);
     let w = r.columns.iter().find(|c| c.name == "w").unwrap();
     assert!(w.data.chunks(2).all(|c| c == (-7i16).to_le_bytes()));
-    // Refusals: an unknown attribute, a name taken, a timestamp not after.
+    // Refusals: an unknown attribute, a name taken.
     for (e, want) in [
         (
             Evolution {
@@ -118,13 +118,16 @@ fn an_evolved_array_reads_the_added_attributes_fill() {
         let err = evolve_array(&dir, &e, None, None).unwrap_err().to_string();
         assert!(err.contains(want), "{err}");
     }
-    let err = evolve_array(&dir, &Evolution::default(), None, Some(1))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("must come after the current schema's"),
-        "{err}"
-    );
+    // As libtiledb: a timestamp before the current schema's names an
+    // older schema, which arrays opened at the present do not use.
+    let before = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    evolve_array(&dir, &Evolution::default(), None, Some(1)).unwrap();
+    let after = tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    assert_eq!(after.schema.name, before.schema.name);
+    let names = std::fs::read_dir(dir.join("__schema")).unwrap();
+    assert!(names
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("__1_1_")));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -238,6 +241,54 @@ fn an_added_enumerated_attribute_brings_its_enumeration() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("names enumeration `missing`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An array made without enumerations gets its first one (and the folder
+/// for it); an enumeration an attribute uses cannot be dropped, and can
+/// once the attribute is.
+#[test]
+fn enumerations_are_added_to_arrays_without_any_and_dropped() {
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
+    let dir = std::env::temp_dir().join(format!("tessera-first-enum-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&source, &dir);
+    assert!(!dir.join("__schema/__enumerations").exists());
+    let open = || tessera_fragment::OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let e =
+        serde_json::json!({"name": "e", "type": "INT32", "values": [0, 1, 2], "ordered": false});
+    let enumeration = tessera_schema::json::enumeration_from_json(&e, "enumeration").unwrap();
+    let a = serde_json::json!({"name": "k", "type": "INT8", "enumeration": "e"});
+    let attribute = attribute_from_json(
+        &a,
+        "attribute",
+        std::slice::from_ref(&enumeration),
+        open().schema.version,
+    )
+    .unwrap();
+    let add = Evolution {
+        add_enumerations: vec![enumeration],
+        add_attributes: vec![attribute],
+        ..Default::default()
+    };
+    evolve_array(&dir, &add, None, None).unwrap();
+    let enums = tessera_schema::load_enumerations(&LocalFs, &dir, &open().schema, None).unwrap();
+    assert_eq!(enums.len(), 1);
+    let drop_enum = Evolution {
+        drop_enumerations: vec!["e".into()],
+        ..Default::default()
+    };
+    let err = evolve_array(&dir, &drop_enum, None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Unable to drop enumeration `e`"), "{err}");
+    let both = Evolution {
+        drop_attributes: vec!["k".into()],
+        ..drop_enum
+    };
+    evolve_array(&dir, &both, None, None).unwrap();
+    assert!(open().schema.enumerations.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

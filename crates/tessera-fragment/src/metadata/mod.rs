@@ -318,15 +318,23 @@ impl FragmentMetadata {
     /// schema, usually newer): a fragment's files and footer arrays are
     /// numbered by the schema it was written with, so attributes are
     /// matched by name (schema evolution adds and drops them; dimensions
-    /// never change). `None` when the fragment lacks the attribute.
+    /// never change). `None` when the fragment lacks the attribute, or has
+    /// one of that name with other cells (dropped, then added back with
+    /// another type, cell size or nullability: as libtiledb from 2.27, the
+    /// fragment holds none of the new attribute's values).
     pub fn own_field(&self, schema: &ArraySchema, field: Field) -> Option<Field> {
         match field {
             Field::Attribute(i) => {
-                let name = &schema.attributes.get(i)?.name;
+                let wanted = schema.attributes.get(i)?;
                 self.schema
                     .attributes
                     .iter()
-                    .position(|a| &a.name == name)
+                    .position(|a| {
+                        a.name == wanted.name
+                            && a.datatype == wanted.datatype
+                            && a.cell_val_num == wanted.cell_val_num
+                            && a.nullable == wanted.nullable
+                    })
                     .map(Field::Attribute)
             }
             other => Some(other),

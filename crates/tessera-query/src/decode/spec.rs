@@ -4,7 +4,7 @@ use crate::context::ReadContext;
 use tessera_cells::FieldCells;
 use tessera_filters::FilterPipeline;
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
-use tessera_schema::CellValNum;
+use tessera_schema::{ArraySchema, CellValNum};
 use tessera_tile::Datatype;
 
 /// How a field of a fragment is stored.
@@ -24,11 +24,20 @@ pub struct FieldSpec {
 
 impl FieldSpec {
     /// The spec of the attribute or dimension `name` of the fragment's
-    /// schema; `None` when the fragment lacks it (schema evolution).
-    pub fn named(frag: &FragmentMetadata, name: &str) -> Option<FieldSpec> {
+    /// schema; `None` when the fragment lacks it (schema evolution), or
+    /// has an attribute of that name with other cells than `schema`'s (the
+    /// array's) says: one dropped and added back, which the fragment holds
+    /// none of.
+    pub fn named(frag: &FragmentMetadata, schema: &ArraySchema, name: &str) -> Option<FieldSpec> {
         let s = &frag.schema;
         if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
-            return Some(FieldSpec::of(frag, Field::Attribute(i)));
+            let own = FieldSpec::of(frag, Field::Attribute(i));
+            let same = schema.attribute(name).is_none_or(|a| {
+                a.datatype == own.datatype
+                    && a.cell_val_num == own.cell_val_num
+                    && a.nullable == own.nullable
+            });
+            return same.then_some(own);
         }
         s.dimensions
             .iter()

@@ -5,7 +5,7 @@
 use super::subarray::DenseSubarray;
 use crate::decode::FieldSpec;
 use tessera_fragment::FragmentMetadata;
-use tessera_schema::Dimension;
+use tessera_schema::ArraySchema;
 use tessera_schema::Value;
 
 /// A non-empty domain as integers: per dimension, first and last coordinate.
@@ -27,9 +27,10 @@ impl DenseFragments {
     /// The fragments of a dense array read for `attrs`.
     pub(crate) fn new(
         fragments: &[FragmentMetadata],
-        dims: &[Dimension],
+        schema: &ArraySchema,
         attrs: &[String],
     ) -> DenseFragments {
+        let dims = &schema.dimensions;
         let domains = fragments
             .iter()
             .map(|f| {
@@ -49,7 +50,12 @@ impl DenseFragments {
             .collect();
         let writes_all = fragments
             .iter()
-            .map(|f| f.footer.dense && attrs.iter().all(|a| FieldSpec::named(f, a).is_some()))
+            .map(|f| {
+                f.footer.dense
+                    && attrs
+                        .iter()
+                        .all(|a| FieldSpec::named(f, schema, a).is_some())
+            })
             .collect();
         // Write order, but sparse fragments (possible before TileDB 2.5)
         // after every dense one: libtiledb (2.13 to 2.30) lets their cells

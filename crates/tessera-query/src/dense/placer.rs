@@ -75,8 +75,10 @@ impl FieldPlan {
         tiles: &FragmentTiles<'_>,
         outs: &[DenseOut],
     ) -> FieldPlan {
-        let specs: Vec<Option<FieldSpec>> =
-            attrs.iter().map(|a| FieldSpec::named(frag, a)).collect();
+        let specs: Vec<Option<FieldSpec>> = attrs
+            .iter()
+            .map(|a| FieldSpec::named(frag, &query.array.schema, a))
+            .collect();
         let runs = tiles.rows_are_runs()
             && outs.iter().all(|o| o.var.is_none())
             && specs

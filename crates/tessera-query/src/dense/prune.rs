@@ -157,7 +157,7 @@ impl DensePrune {
             may_match: total,
             total,
         };
-        let fragments = DenseFragments::new(&array.fragments, &schema.dimensions, &self.fields);
+        let fragments = DenseFragments::new(&array.fragments, schema, &self.fields);
         if self.fill_may_match && !fragments.cover(&sub) {
             return Ok(Some(every));
         }
@@ -172,7 +172,8 @@ impl DensePrune {
                 continue;
             };
             let pruner =
-                FragmentPruner::new(storage, &array.fragments[fi], &self.condition)?.numbers_only();
+                FragmentPruner::new(storage, &array.fragments[fi], schema, &self.condition)?
+                    .numbers_only();
             for (tc, &t) in tiles.coords.iter().zip(&tiles.numbers) {
                 if !may.contains(tc) && pruner.tile_may_match(&self.condition, t) {
                     may.insert(tc.clone());

@@ -37,7 +37,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         layout: Layout,
     ) -> Result<ReadResult, QueryError> {
         let sub = DenseSubarray::new(schema, &self.read.ranges, layout)?;
-        let fragments = DenseFragments::new(&self.read.array.fragments, &schema.dimensions, attrs);
+        let fragments = DenseFragments::new(&self.read.array.fragments, schema, attrs);
         let attributes: Vec<&Attribute> = attrs
             .iter()
             .map(|a| schema.attribute(a).expect("checked"))

@@ -400,7 +400,7 @@ fn tile_picker<'a, 'r>(
         .collect();
     let cond_specs: Vec<FieldSpec> = cond_fields
         .iter()
-        .map(|n| FieldSpec::named(frag, n).expect("checked by sparse_direct"))
+        .map(|n| FieldSpec::named(frag, &read.array.schema, n).expect("checked by sparse_direct"))
         .collect();
     let schema_dims = &read.array.schema.dimensions;
     let dim_ranges: Vec<DimRanges> = (0..schema_dims.len())

@@ -62,7 +62,9 @@ pub(crate) fn sparse_tiles<'a>(
     let dim_specs: Vec<FieldSpec> = (0..nd)
         .map(|j| FieldSpec::of(frag, Field::Dimension(j)))
         .collect();
-    let specs: Vec<Option<FieldSpec>> = fields.iter().map(|a| FieldSpec::named(frag, a)).collect();
+    let specs: Vec<Option<FieldSpec>> = (fields.iter())
+        .map(|a| FieldSpec::named(frag, &read.array.schema, a))
+        .collect();
     let ts_spec = frag
         .footer
         .has_timestamps
@@ -189,11 +191,11 @@ pub(crate) fn pruned_hits<'a>(
     // Whether no cell of the whole fragment can hide another: then
     // neither can any of its tiles'.
     let alone = shadows.is_none_or(|s| s.none_in(fi, frag, None));
-    if alone && !crate::prune::fragment_may_match(read.storage, frag, c)? {
+    if alone && !crate::prune::fragment_may_match(read.storage, frag, &read.array.schema, c)? {
         return Ok(Vec::new());
     }
     let mut hits = sparse_hits(read, fi, frag)?;
-    let pruner = crate::prune::FragmentPruner::new(read.storage, frag, c)?;
+    let pruner = crate::prune::FragmentPruner::new(read.storage, frag, &read.array.schema, c)?;
     match shadows {
         Some(shadows) if !alone => {
             let leaves = frag.rtree(read.storage)?.leaves();

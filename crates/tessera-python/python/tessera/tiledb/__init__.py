@@ -40,6 +40,7 @@ from .libtiledb import TileDBError
 from .libtiledb import api_version as version
 from .multirange_indexing import EmptyRange
 from .subarray import Subarray
+from .schema_evolution import ArraySchemaEvolution
 from .query_condition import QueryCondition
 from .metadata import Metadata
 from .vfs import VFS, FileIO

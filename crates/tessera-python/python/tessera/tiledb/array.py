@@ -184,6 +184,10 @@ class Array:
                 out.append(tuple(b.item() for b in bounds) if d.dtype.kind in "iuf" else bounds)
         return tuple(out)
 
+    def enum(self, name):
+        """The enumeration ``name`` of the array's schema."""
+        return self.schema.enum(name)
+
     @property
     def meta(self):
         from .metadata import Metadata

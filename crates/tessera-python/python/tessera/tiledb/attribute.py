@@ -207,9 +207,11 @@ def _var_length(given, dt, var):
 
 def _default_fill(type_name, dtype, ncells):
     """libtiledb's fill value for a type: the lowest integer, NaN, the
-    largest unsigned, empty text."""
+    largest unsigned; for text, the lowest char (CHAR) or a zero byte."""
     if dtype.kind in "SU":
-        return dtype.type()
+        if type_name == "CHAR":
+            return b"\x80"
+        return "\x00" if dtype.kind == "U" else b"\x00"
     if dtype.kind == "V":
         base = dtype.fields[dtype.names[0]][0]
         return np.array(tuple(_default_fill(type_name, base, 1) for _ in dtype.names), dtype=dtype)

@@ -4,6 +4,7 @@ import numpy as np
 
 from . import _values
 from .datatypes import DataType, VAR_NUM
+from .libtiledb import TileDBError
 
 
 class Enumeration:
@@ -45,8 +46,15 @@ class Enumeration:
         return self._values
 
     def extend(self, values):
-        """A copy with ``values`` appended."""
-        return Enumeration(self._name, self._ordered, np.concatenate([self._values, np.asarray(values)]))
+        """A copy with ``values`` appended (of the values' own kind: text,
+        booleans or numbers)."""
+        added = np.asarray(values)
+        kinds = {"U": "text", "S": "text", "O": "text", "b": "bool", "i": "int", "u": "int", "f": "float"}
+        have, got = kinds.get(self._values.dtype.kind), kinds.get(added.dtype.kind)
+        if len(added) and have != got and not (have == "float" and got == "int"):
+            raise TileDBError(f"enumeration {self._name!r} holds {have} values; cannot extend it with {got} values")
+        return Enumeration(self._name, self._ordered, np.concatenate([self._values, added.astype(self._values.dtype)
+                                                                     if have != "text" else added]))
 
     def __eq__(self, other):
         return (isinstance(other, Enumeration) and self._name == other._name and self._ordered == other._ordered
