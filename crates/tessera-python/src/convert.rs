@@ -104,6 +104,15 @@ pub fn storage_for(uri: &str, options: &StorageOptions) -> PyResult<(Arc<dyn Sto
 /// gives the values TileDB-Py's shapes (bytes for BLOB, tuples for several).
 pub fn metadata_entries(m: BTreeMap<String, MetadataValue>) -> Vec<(String, String, String)> {
     m.into_iter()
-        .map(|(k, v)| (k, v.datatype.name().to_owned(), v.to_json().to_string()))
+        .map(|(k, v)| {
+            let text = v.datatype.is_string() || v.datatype == tessera::tile::Datatype::Char;
+            if text && std::str::from_utf8(&v.bytes).is_err() {
+                // Text that is not UTF-8 (TileDB-Py keeps numpy's UTF-32
+                // arrays so): its bytes as hex, the datatype marked.
+                let hex: String = v.bytes.iter().map(|b| format!("{b:02x}")).collect();
+                return (k, format!("{}:hex", v.datatype.name()), format!("{hex:?}"));
+            }
+            (k, v.datatype.name().to_owned(), v.to_json().to_string())
+        })
         .collect()
 }

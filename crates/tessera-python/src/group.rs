@@ -174,6 +174,20 @@ impl Group {
             .collect())
     }
 
+    /// The members as stored, in the order they were added: `(name or
+    /// None, URI as stored, relative, "array" | "group")`.
+    fn member_entries(&self) -> Vec<(Option<String>, String, bool, String)> {
+        (self.group.members.iter())
+            .map(|m| {
+                let kind = match m.object_type {
+                    ObjectType::Array => "array",
+                    ObjectType::Group => "group",
+                };
+                (m.name.clone(), m.uri.clone(), m.relative, kind.to_owned())
+            })
+            .collect()
+    }
+
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
         cached_metadata(py, &self.metadata, || self.group.metadata(&*self.storage))

@@ -14,11 +14,12 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A mode libtiledb does not have, named with the ones it does.
 fn unknown_mode(what: &str, mode: &str) -> BoxError {
-    format!("{what} mode {mode:?}: expected fragments, commits, fragment_meta or array_meta").into()
+    format!("{what} mode {mode:?}: expected fragments, commits, fragment_meta or array_meta (group_meta for a group)").into()
 }
 
 /// Consolidates the array at `uri` in `mode` (`fragments`, `commits`,
-/// `fragment_meta` or `array_meta`); fragments only inside `window`
+/// `fragment_meta` or `array_meta`; `group_meta`: the group at `uri`'s
+/// metadata); fragments only inside `window`
 /// (`(t1, t2)` ms), keeping timestamps as `with_timestamps` says (None:
 /// libtiledb's default), leaving out deleted cells with `purge_deleted`,
 /// in `budget` bytes. Returns the name of what was written, or None when
@@ -58,6 +59,7 @@ pub fn consolidate(
                     tessera_write::fragment_meta::consolidate_fragment_meta(at, key)?
                 }
                 "array_meta" => tessera_write::metadata::consolidate_metadata(at, key)?,
+                "group_meta" => tessera_write::metadata::consolidate_group_metadata(at, key)?,
                 other => return Err(unknown_mode("consolidation", other)),
             })
         })
@@ -66,7 +68,7 @@ pub fn consolidate(
 }
 
 /// Vacuums the array at `uri` in `mode` (`fragments`, `commits`,
-/// `fragment_meta` or `array_meta`): removes what consolidation replaced.
+/// `fragment_meta` or `array_meta`; `group_meta`: the group's metadata): removes what consolidation replaced.
 /// Returns how many files or fragments were removed.
 #[pyfunction]
 #[pyo3(signature = (uri, mode, key=None, storage_options=StorageOptions::new()))]
@@ -86,6 +88,7 @@ pub fn vacuum(
                 "commits" => tessera_write::commits::vacuum_commits(at, key)?,
                 "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(at, key)?,
                 "array_meta" => tessera_write::metadata::vacuum_metadata(at, key)?,
+                "group_meta" => tessera_write::metadata::vacuum_group_metadata(at)?,
                 other => return Err(unknown_mode("vacuum", other)),
             })
         })

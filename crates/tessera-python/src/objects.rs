@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
+use tessera::fragment::array_metadata::MetadataValue;
 use tessera::tile::storage::{Location, Storage};
 use tessera::tile::Datatype;
 use tessera_write::evolve::Evolution;
@@ -41,9 +42,10 @@ pub fn create_group(py: Python<'_>, uri: &str, storage_options: StorageOptions) 
 
 /// Adds members `(uri, name, relative)` (an empty name: an unnamed
 /// member) to and removes members (by name or URI)
-/// from the group at `uri`, as one change; returns the details file's name.
+/// from the group at `uri`, as one change at `timestamp` (ms; now by
+/// default); returns the details file's name.
 #[pyfunction]
-#[pyo3(signature = (uri, add, remove, key=None, storage_options=StorageOptions::new()))]
+#[pyo3(signature = (uri, add, remove, key=None, storage_options=StorageOptions::new(), timestamp=None))]
 pub fn change_members(
     py: Python<'_>,
     uri: &str,
@@ -51,6 +53,7 @@ pub fn change_members(
     remove: Vec<String>,
     key: Option<&str>,
     storage_options: StorageOptions,
+    timestamp: Option<u64>,
 ) -> PyResult<String> {
     let key = parse_key(key)?;
     let mut changes: Vec<MemberChange> = add
@@ -90,7 +93,7 @@ pub fn change_members(
         };
         let lookup = MemberLookup { storage: &storage };
         Ok(tessera_write::group::change_members_at(
-            at, &lookup, &changes, key, None,
+            at, &lookup, &changes, key, timestamp,
         )?)
     })
 }
@@ -101,9 +104,21 @@ fn datatype(name: &str) -> PyResult<Datatype> {
         .ok_or_else(|| py_msg(format!("metadata: {name:?} is not a TileDB datatype")))
 }
 
+/// A metadata value of `datatype` from the hex of its bytes.
+fn raw_value(hex: &str, datatype: Datatype) -> Result<MetadataValue, String> {
+    let bytes = tessera::tile::hex::decode(hex)?;
+    let count = bytes.len() as u64 / datatype.size().max(1);
+    Ok(MetadataValue {
+        datatype,
+        count: u32::try_from(count).map_err(|_| format!("{count} values are too many"))?,
+        bytes,
+    })
+}
+
 /// Puts keys `(key, datatype, value)` (the value as `tessera meta --set`
 /// takes it: text for strings, hex for BLOB, a JSON number or list of
-/// numbers otherwise) and deletes keys `delete` of the metadata of the
+/// numbers otherwise; a datatype named `<TYPE>:hex` takes the value's
+/// bytes as hex) and deletes keys `delete` of the metadata of the
 /// array or group at `uri`, as one metadata file; returns its name.
 #[pyfunction]
 #[pyo3(signature = (uri, put, delete, is_group, timestamp=None, key=None, storage_options=StorageOptions::new()))]
@@ -121,8 +136,11 @@ pub fn put_metadata(
     let key = parse_key(key)?;
     let mut entries = BTreeMap::new();
     for (k, t, text) in put {
-        let value = tessera_write::metadata::value_from_text(&text, Some(datatype(&t)?))
-            .map_err(|e| py_msg(format!("{uri}: metadata {k:?}: {e}")))?;
+        let value = match t.strip_suffix(":hex") {
+            Some(t) => raw_value(&text, datatype(t)?),
+            None => tessera_write::metadata::value_from_text(&text, Some(datatype(&t)?)),
+        };
+        let value = value.map_err(|e| py_msg(format!("{uri}: metadata {k:?}: {e}")))?;
         entries.insert(k, Some(value));
     }
     for k in delete {

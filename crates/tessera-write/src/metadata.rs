@@ -109,8 +109,43 @@ pub fn consolidate_metadata(
     key: Option<EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
     let at = &array.into();
-    let (storage, array) = (at.reader(), at.path());
     let opened = crate::open::open_array(at, key)?;
+    let merged = opened
+        .metadata(at.reader())
+        .map_err(|e| WriteError::Refused {
+            path: at.path().into(),
+            message: e.to_string(),
+        })?;
+    consolidate_metadata_files(at, opened.schema.version, merged, key)
+}
+
+/// [`consolidate_metadata`] for the metadata of the group at `group`
+/// (written at the group's format version).
+pub fn consolidate_group_metadata(
+    group: impl Into<Location>,
+    key: Option<EncryptionKey>,
+) -> Result<Option<String>, WriteError> {
+    let at = &group.into();
+    let version = crate::group::group_format_version(at);
+    let merged = tessera_fragment::array_metadata::read_metadata(
+        at.reader(),
+        at.path(),
+        (0, u64::MAX),
+        key.as_ref(),
+    )
+    .map_err(|e| WriteError::refused(at.path(), e))?;
+    consolidate_metadata_files(at, version, merged, key)
+}
+
+/// Writes `merged` (the metadata as readers see it) over the metadata
+/// files of the array or group at `at`, then the `.vac` list of those.
+fn consolidate_metadata_files(
+    at: &Location,
+    version: tessera_tile::FormatVersion,
+    merged: BTreeMap<String, MetadataValue>,
+    key: Option<EncryptionKey>,
+) -> Result<Option<String>, WriteError> {
+    let (storage, array) = (at.reader(), at.path());
     let dir = at.join(METADATA_FOLDER);
     let files =
         metadata_files(storage, array, (0, u64::MAX)).map_err(|e| WriteError::refused(array, e))?;
@@ -120,13 +155,8 @@ pub fn consolidate_metadata(
     if files.len() < 2 {
         return Ok(None);
     }
-    let merged = opened.metadata(storage).map_err(|e| WriteError::Refused {
-        path: array.into(),
-        message: e.to_string(),
-    })?;
     let entries: BTreeMap<String, Option<MetadataValue>> =
         merged.into_iter().map(|(k, v)| (k, Some(v))).collect();
-    let version = opened.schema.version;
     let tile = write_generic_tile(
         &encode_entries(&entries),
         &generic_tile_pipeline(),
@@ -161,8 +191,17 @@ pub fn vacuum_metadata(
 ) -> Result<usize, WriteError> {
     let array = &array.into();
     crate::open::check_key(array, key)?;
-    let dir = array.join(METADATA_FOLDER);
-    let names = crate::folder::entry_names(&dir)?;
+    vacuum_metadata_files(&array.join(METADATA_FOLDER))
+}
+
+/// [`vacuum_metadata`] for the metadata of the group at `group`.
+pub fn vacuum_group_metadata(group: impl Into<Location>) -> Result<usize, WriteError> {
+    vacuum_metadata_files(&group.into().join(METADATA_FOLDER))
+}
+
+/// Removes the files the `.vac` files in `dir` list, then those lists.
+fn vacuum_metadata_files(dir: &Location) -> Result<usize, WriteError> {
+    let names = crate::folder::entry_names(dir)?;
     let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
     let mut removed = 0;
     for vac in &vacs {

@@ -25,7 +25,10 @@ def metadata_dict(entries):
     out = {}
     for key, datatype, text in entries:
         v = json.loads(text)
-        if datatype in _BYTES:
+        if datatype.endswith(":hex"):
+            # Text that is not UTF-8: its bytes.
+            out[key] = bytes.fromhex(v)
+        elif datatype in _BYTES:
             out[key] = bytes.fromhex(v)
         elif datatype in _STRINGS:
             out[key] = v

@@ -48,6 +48,7 @@ class Array:
         self._timestamp = _timestamp(timestamp)
         self._opened_at = int(time.time() * 1000)
         self._native = open_native(self._uri, ctx, self._key, self._timestamp if mode == "r" else None)
+        self._meta_entries = None
         self._schema = ArraySchema.from_json(self._native.schema_json())
         if self._schema.sparse != self._sparse_kind() and self._sparse_kind() is not None:
             kind = "sparse" if self._schema.sparse else "dense"
@@ -206,6 +207,7 @@ class Array:
         self._timestamp = _timestamp(timestamp)
         self._opened_at = int(time.time() * 1000)
         self._native = open_native(self._uri, self._ctx, self._key, self._timestamp)
+        self._meta_entries = None
         self._schema = ArraySchema.from_json(self._native.schema_json())
         self._open = True
 

@@ -7,11 +7,10 @@ import os
 
 from tessera import _native
 from tessera._array import _options
-from tessera._meta import metadata_dict
 
-from .ctx import Config, Ctx, options_of
+from .ctx import Config, Ctx, default_ctx, options_of
 from .libtiledb import TileDBError
-from .metadata import MetadataView, encode
+from .metadata import _NP_DATA, _NP_SHAPE, MetadataView, stored
 
 
 class Object:
@@ -46,9 +45,18 @@ class Group:
         if mode not in ("r", "w", "m"):
             raise ValueError(f"invalid mode {mode!r}")
         self._mode = mode
-        self._native = _errors(_native.open_group, self._uri, None, None, _options(options_of(self._ctx)))
+        self._native = _errors(_native.open_group, self._uri, self._timestamp(), None,
+                               _options(options_of(self._ctx)))
         self._adds, self._removes, self._put, self._delete = [], [], {}, []
+        self._meta_entries = None
         self._isopen = True
+
+    def _timestamp(self):
+        """``sm.group.timestamp_end`` of the group's context: what it reads
+        up to and writes at."""
+        config = (self._ctx or default_ctx()).config()
+        end = config.get("sm.group.timestamp_end", raise_keyerror=False)
+        return int(end) if end not in (None, "", str((1 << 64) - 1)) else None
 
     @staticmethod
     def create(uri, ctx=None):
@@ -62,11 +70,12 @@ class Group:
         if not self._isopen:
             return
         options = _options(options_of(self._ctx))
+        at = self._timestamp()
         if self._adds or self._removes:
-            _errors(_native.change_members, self._uri, self._adds, self._removes, None, options)
+            _errors(_native.change_members, self._uri, self._adds, self._removes, None, options, at)
         if self._put or self._delete:
             put = [(k, *v) for k, v in self._put.items()]
-            _errors(_native.put_metadata, self._uri, put, self._delete, True, None, None, options)
+            _errors(_native.put_metadata, self._uri, put, self._delete, True, at, None, options)
         self._adds, self._removes, self._put, self._delete = [], [], {}, []
         self._isopen = False
 
@@ -89,7 +98,31 @@ class Group:
         return self._isopen
 
     def set_config(self, cfg):
+        if self._isopen:
+            raise ValueError("Cannot set config on an open group: close it first")
         self._ctx = Ctx(cfg if isinstance(cfg, Config) else Config(cfg))
+
+    @staticmethod
+    def consolidate_metadata(uri, config=None, ctx=None):
+        """Consolidates the group's metadata files into one."""
+        _errors(_native.consolidate, str(uri), "group_meta", None, None, False, None, None,
+                _options(options_of(ctx if config is None else Config(config) if not isinstance(config, Config)
+                                    else config)))
+
+    @staticmethod
+    def vacuum_metadata(uri, config=None, ctx=None):
+        """Removes the metadata files a consolidation replaced."""
+        _errors(_native.vacuum, str(uri), "group_meta", None,
+                _options(options_of(ctx if config is None else Config(config) if not isinstance(config, Config)
+                                    else config)))
+
+    def is_relative(self, name):
+        """Whether member ``name``'s URI is stored relative to the group."""
+        self._check("r")
+        for entry_name, _, relative, _ in self._native.member_entries():
+            if entry_name == name:
+                return bool(relative)
+        raise TileDBError(f"{self._uri}: no member named {name!r}")
 
     def _check(self, mode):
         if not self._isopen:
@@ -107,7 +140,15 @@ class Group:
 
     def _members(self):
         self._check("r")
-        return [Object(_kind(t), u, p) for p, t, u in self._native.members(False)]
+        out = []
+        for name, uri, relative, kind in self._native.member_entries():
+            if relative:
+                uri = self._uri.rstrip("/") + "/" + uri
+            out.append(Object(_kind(kind), uri, name))
+        return out
+
+    def __delitem__(self, member):
+        self.remove(member)
 
     def __iter__(self):
         return iter(self._members())
@@ -152,7 +193,19 @@ class Group:
         self._isopen = False
 
     def __repr__(self):
-        return "\n".join(repr(m) for m in self._members())
+        return self._dump(True)
+
+    def _dump(self, recursive, depth=0):
+        """The tree libtiledb's group dump draws: the group, then each
+        member as ``|-- name TYPE`` (member groups' members below them)."""
+        lines = [f"{os.path.basename(self._uri.rstrip('/'))} GROUP"] if depth == 0 else []
+        for m in self._members():
+            kind = "ARRAY" if m.type.__name__ == "Array" else "GROUP"
+            lines.append(f"{'|   ' * depth}|-- {m.name or os.path.basename(m.uri.rstrip('/'))} {kind}")
+            if recursive and kind == "GROUP" and depth < 16:
+                with Group(m.uri, ctx=self._ctx) as sub:
+                    lines.extend(sub._dump(True, depth + 1).splitlines())
+        return "\n".join(lines)
 
 
 def _kind(text):
@@ -168,26 +221,46 @@ class GroupMetadata(MetadataView):
     def __init__(self, group):
         self._group = group
 
+    def _kind(self):
+        return "Group"
+
+    def _owner(self):
+        return self._group
+
+    def _triples(self):
+        return self._group._native.metadata()
+
     def _entries(self):
         g = self._group
-        out = metadata_dict(g._native.metadata())
-        for k in g._delete:
-            out.pop(k, None)
-        return out
+        g._check("r")
+        return {k: v for k, v in super()._entries().items() if k not in g._delete}
 
     def __setitem__(self, key, value):
         if not isinstance(key, str):
             raise TypeError(f"Unexpected key type '{type(key)}': expected str")
         g = self._group
+        g._check("r")
         if g._mode != "w":
             raise TileDBError("Group metadata is set on a group opened for writing")
-        g._put[key] = encode(value)
-        if key in g._delete:
-            g._delete.remove(key)
+        puts, deletes = stored(key, value)
+        for k, *v in puts:
+            g._put[k] = tuple(v)
+            if k in g._delete:
+                g._delete.remove(k)
+        for k in deletes:
+            g._put.pop(k, None)
+            if k not in g._delete:
+                g._delete.append(k)
+
+    def update(self, other=(), **kwargs):
+        for k, v in dict(other, **kwargs).items():
+            self[k] = v
 
     def __delitem__(self, key):
         g = self._group
         if g._mode not in ("w", "m"):
             raise TileDBError("Group metadata is deleted on a group opened for writing")
-        g._put.pop(key, None)
-        g._delete.append(key)
+        for k in (key, _NP_DATA + key, _NP_SHAPE + key):
+            g._put.pop(k, None)
+            if k not in g._delete:
+                g._delete.append(k)
