@@ -18,7 +18,7 @@ ORDER = [
 BACKWARD = {("_object", "_collection")}
 TILEDB = REPO / "crates" / "tessera-python" / "python" / "tessera" / "tiledb"
 TILEDB_ORDER = [
-    "libtiledb", "datatypes", "_values", "ctx", "_open", "filter", "enumeration", "dimension", "domain",
+    "libtiledb", "stats", "datatypes", "_values", "ctx", "_open", "filter", "enumeration", "dimension", "domain",
     "attribute", "current_domain", "array_schema", "subarray", "multirange_indexing", "query_condition", "query",
     "metadata",
     "fragment", "maintenance", "array", "main", "group", "vfs", "highlevel", "schema_evolution", "dataframe_",

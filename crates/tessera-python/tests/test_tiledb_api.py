@@ -110,3 +110,43 @@ def test_tiledb_py_reads_tessera_tiledb_frames_and_consolidations(tmp_path):
     assert len(tiledb.array_fragments(uri)) == 1
     with tiledb.open(uri) as A:
         np.testing.assert_array_equal(A[:], [1, 2, 3, 0, 0, 0])
+
+
+def test_tiledb_py_reads_evolutions_deletes_and_metadata(tmp_path):
+    """An evolved schema, cells deleted through Query.submit, metadata of
+    TileDB-Py's numpy kinds and consolidated group metadata, all written
+    by tessera.tiledb, as TileDB-Py reads them; and TileDB-Py's own
+    numpy metadata as tessera.tiledb reads it."""
+    uri = str(tmp_path / "evolved")
+    dom = ttiledb.Domain(ttiledb.Dim("d", domain=(1, 4), tile=4, dtype=np.int64))
+    ttiledb.Array.create(uri, ttiledb.ArraySchema(domain=dom, attrs=[ttiledb.Attr("a", dtype=np.int32)],
+                                                  sparse=True))
+    with ttiledb.open(uri, "w") as A:
+        A[np.arange(1, 5)] = np.arange(10, 14, dtype=np.int32)
+        A.meta["grid"] = np.arange(6.0).reshape(2, 3)
+        A.meta["chars"] = np.array(["x", "é"], dtype="U1")
+    se = ttiledb.ArraySchemaEvolution()
+    se.add_enumeration(ttiledb.Enumeration("e", False, ["lo", "hi"]))
+    se.add_attribute(ttiledb.Attr("k", dtype=np.int8, enum_label="e", fill=1))
+    se.array_evolve(uri)
+    with ttiledb.open(uri, "d") as A:
+        A.query(cond="attr('a') < 12 or d == 4").submit()
+    with tiledb.open(uri) as A:
+        assert A.schema.attr("k").enum_label == "e"
+        np.testing.assert_array_equal(A[:]["a"], [12])
+        np.testing.assert_array_equal(A.meta["grid"], np.arange(6.0).reshape(2, 3))
+        np.testing.assert_array_equal(A.meta["chars"], np.array(["x", "é"], dtype="U1"))
+
+    group = str(tmp_path / "group")
+    tiledb.Group.create(group)
+    for i in range(3):
+        with tiledb.Group(group, "w") as G:
+            G.meta["n"] = i
+            G.meta["u"] = np.array(["a", "", "b"], dtype="U1")
+    ttiledb.Group.consolidate_metadata(group)
+    ttiledb.Group.vacuum_metadata(group)
+    with tiledb.Group(group) as G:
+        assert G.meta["n"] == 2
+    with ttiledb.Group(group) as G:
+        np.testing.assert_array_equal(G.meta["u"], np.array(["a", "", "b"], dtype="U1"))
+    assert len(list((tmp_path / "group" / "__meta").iterdir())) == 1

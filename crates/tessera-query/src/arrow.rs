@@ -384,9 +384,6 @@ struct Dictionary {
     /// The attribute's fill value: a dense cell that was never written, or
     /// that a condition left out, holds it, and it need not be a key.
     fill: Vec<u8>,
-    /// Whether the array is dense: its dictionary columns may then hold
-    /// nulls where the fill value is not a key.
-    dense: bool,
 }
 
 impl Dictionaries {
@@ -432,7 +429,6 @@ impl Dictionaries {
                 enumeration: e.name.clone(),
                 ordered: e.ordered,
                 fill: a.fill_value.clone(),
-                dense: array.schema.is_dense(),
             };
             values.insert(a.name.clone(), dictionary);
         }
@@ -477,7 +473,10 @@ impl Dictionaries {
                     d.enumeration
                 ))
             })?;
-            fields.push(dictionary_field(field, dictionary.data_type().clone(), d));
+            // Nullable as the attribute is, or where fill values became nulls.
+            let nullable = field.is_nullable() || dictionary.null_count() > 0;
+            let field = field.as_ref().clone().with_nullable(nullable);
+            fields.push(dictionary_field(&field, dictionary.data_type().clone(), d));
             columns.push(dictionary);
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
@@ -490,7 +489,7 @@ impl Dictionaries {
 fn dictionary_field(keys: &Field, data_type: DataType, d: &Dictionary) -> Field {
     let mut meta = keys.metadata().clone();
     meta.insert("tiledb.enumeration".to_owned(), d.enumeration.clone());
-    Field::new(keys.name(), data_type, keys.is_nullable() || d.dense)
+    Field::new(keys.name(), data_type, keys.is_nullable())
         .with_dict_is_ordered(d.ordered)
         .with_metadata(meta)
 }

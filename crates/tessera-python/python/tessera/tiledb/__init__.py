@@ -40,11 +40,12 @@ from .libtiledb import TileDBError
 from .libtiledb import api_version as version
 from .multirange_indexing import EmptyRange
 from .subarray import Subarray
+from .stats import stats_disable, stats_dump, stats_enable, stats_reset
 from .schema_evolution import ArraySchemaEvolution
 from .query_condition import QueryCondition
 from .metadata import Metadata
 from .vfs import VFS, FileIO
-from . import libtiledb
+from . import libtiledb, main
 
 group_create = Group.create
 DenseArrayImpl = DenseArray

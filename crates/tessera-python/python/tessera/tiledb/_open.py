@@ -1,11 +1,13 @@
 """Opening arrays through tessera's native layer, with a context's
 storage options, tessera's errors given as :class:`TileDBError`."""
 
+import os
+import shutil
+
 import tessera
 from tessera import _native
-from tessera._array import _options
 
-from .ctx import options_of
+from .ctx import storage
 from .libtiledb import TileDBError
 
 
@@ -23,4 +25,35 @@ def open_native(uri, ctx=None, key=None, timestamp=None):
     """tessera's array at ``uri``, with the context's storage options."""
     if key is not None and isinstance(key, bytes):
         key = key.decode()
-    return errors(_native.open_array, str(uri), timestamp, key, _options(options_of(ctx)))
+    return errors(_native.open_array, str(uri), timestamp, key, storage(uri, ctx))
+
+
+def object_type(uri, ctx=None):
+    """``"array"``, ``"group"`` or ``None`` for what is at ``uri``."""
+    uri = str(uri)
+    if "://" in uri and not uri.startswith("file://"):
+        try:
+            open_native(uri, ctx)
+            return "array"
+        except Exception:
+            pass
+        try:
+            _native.open_group(uri, None, None, storage(uri, ctx))
+            return "group"
+        except Exception:
+            return None
+    path = uri.removeprefix("file://")
+    if os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(os.path.join(path, "__array_schema.tdb")):
+        return "array"
+    if os.path.isfile(os.path.join(path, "__tiledb_group.tdb")) or os.path.isdir(os.path.join(path, "__group")):
+        return "group"
+    return None
+
+
+def remove(uri, ctx=None):
+    """Removes the array or group at ``uri``."""
+    if object_type(uri, ctx) is None:
+        raise TileDBError(f"remove: no array or group at {uri}")
+    if "://" in str(uri) and not str(uri).startswith("file://"):
+        raise TileDBError("remove: only local arrays and groups are removed")
+    shutil.rmtree(str(uri).removeprefix("file://"))

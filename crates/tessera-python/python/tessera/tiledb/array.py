@@ -13,13 +13,13 @@ import numpy as np
 import pyarrow as pa
 
 from tessera import _native
-from tessera._array import _options
 
 from ._open import errors, open_native
 from ._values import extent, from_json
 from ._values import native_bound as _native_bound
 from .array_schema import ArraySchema
-from .ctx import options_of
+from .ctx import storage
+from . import stats
 from .libtiledb import TileDBError
 
 MODES = ("r", "w", "d", "m", "modify_exclusive")
@@ -75,7 +75,16 @@ class Array:
             shutil.rmtree(uri)
         if isinstance(key, bytes):
             key = key.decode()
-        errors(_native.create, uri, json.dumps(schema.to_json()), key, _options(options_of(ctx)))
+        errors(_native.create, uri, json.dumps(schema.to_json()), key, storage(uri, ctx))
+
+    @staticmethod
+    def delete_array(uri, ctx=None):
+        """Removes the array at ``uri`` (a local one)."""
+        from ._open import object_type, remove
+
+        if object_type(uri, ctx) != "array":
+            raise TileDBError(f"delete_array: no array at {uri}")
+        remove(uri, ctx)
 
     @staticmethod
     def load_typed(uri, mode="r", key=None, timestamp=None, attr=None, ctx=None):
@@ -118,7 +127,7 @@ class Array:
         """Deletes the cells ``condition`` (tessera's condition text)
         selects, at the end of the array's timestamp (now by default)."""
         at = self._timestamp[1] if isinstance(self._timestamp, tuple) else self._timestamp
-        errors(_native.delete_cells, self._uri, condition, self._key, _options(options_of(self._ctx)), at)
+        errors(_native.delete_cells, self._uri, condition, self._key, storage(self._uri, self._ctx), at)
 
     @property
     def ctx(self):
@@ -351,11 +360,16 @@ class Array:
         ``OrderedDict`` of numpy arrays, dimensions then attributes."""
         schema = self._schema
         out = OrderedDict()
+        with stats.timer("py.getitem_time.buffer_conversion_time"):
+            self._convert(table, attrs, dims, out)
+        return out
+
+    def _convert(self, table, attrs, dims, out):
+        schema = self._schema
         for name in dims:
             out[name] = _field_numpy(table.column(name), schema.domain.dim(name).dtype)
         for name in attrs:
-            out[name] = _field_numpy(table.column(name), schema.attr(name).dtype)
-        return out
+            out[name] = _field_numpy(table.column(name), schema.attr(name).dtype, schema.attr(name).isnullable)
 
     def _reader(self, subarray, attrs, dims, layout=None, cond=None, budget=1 << 30):
         """A ``pyarrow.RecordBatchReader`` over the cells, in batches of
@@ -367,14 +381,21 @@ class Array:
     def _table(self, subarray, attrs, dims, layout=None, cond=None):
         reader = self._reader(subarray, attrs, dims, layout, cond)
         try:
-            return reader.read_all()
+            with stats.timer("tessera.read_time"):
+                table = reader.read_all()
         except (pa.ArrowException, OSError) as e:
             raise TileDBError(str(e)) from None
+        stats.count("tessera.reads")
+        stats.count("tessera.cells_read", table.num_rows)
+        return table
 
     def _write(self, table, subarray=None):
         self._check_open("w")
         ts = self._timestamp if isinstance(self._timestamp, int) else None
-        errors(_native.write, self._uri, table, ts, self._key, None, subarray, _options(options_of(self._ctx)))
+        with stats.timer("tessera.write_time"):
+            errors(_native.write, self._uri, table, ts, self._key, None, subarray, storage(self._uri, self._ctx))
+        stats.count("tessera.writes")
+        stats.count("tessera.cells_written", table.num_rows)
 
     def __repr__(self):
         return f"{type(self).__name__}(uri={self._uri!r}, mode={self._mode}, ndim={self.ndim})"
@@ -395,12 +416,16 @@ def _reopen(cls, uri, mode, key, timestamp, attr, config):
     return cls(uri, mode=mode, key=key, timestamp=timestamp, attr=attr, ctx=Ctx(config) if config else None)
 
 
-def _field_numpy(column, dtype):
+def _field_numpy(column, dtype, nullable=False):
     """An Arrow column as numpy with TileDB-Py's dtypes: fixed cells as
     ``dtype``, variable-length text and bytes as object arrays; a column
-    with nulls as a masked array."""
+    with nulls as a masked array (an enumerated attribute's keys too, when
+    it is ``nullable``: a dense cell left out is not a null)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if nullable and column.null_count and pa.types.is_dictionary(column.type):
+        mask = column.is_null().to_numpy(zero_copy_only=False)
+        return np.ma.MaskedArray(_field_numpy(column, dtype), mask=mask)
     if column.null_count and not pa.types.is_dictionary(column.type):
         mask = column.is_null().to_numpy(zero_copy_only=False)
         if dtype.kind in "SU":
@@ -531,7 +556,10 @@ class DenseArray(Array):
         return bounds, drop
 
     def __getitem__(self, key):
-        return self._answer(self._read_box(key, None, (self._read_attrs, [])), coords=False)
+        from .multirange_indexing import enumeration_values
+
+        out = enumeration_values(self._schema, self._read_box(key, None, (self._read_attrs, [])))
+        return self._answer(out, coords=False)
 
     def __array__(self, dtype=None, copy=None):
         """The whole array as numpy (one attribute, or the attribute viewed)."""
@@ -662,8 +690,11 @@ class SparseArray(Array):
         return True
 
     def __getitem__(self, key):
+        from .multirange_indexing import enumeration_values
+
         names = self._read_attrs
         out = self._read_box(key, None, (names, [d.name for d in self._schema.domain]))
+        out = enumeration_values(self._schema, out)
         return OrderedDict([(k, out[k]) for k in names] + [(k, v) for k, v in out.items() if k not in names])
 
     def _read_box(self, key, query, names):

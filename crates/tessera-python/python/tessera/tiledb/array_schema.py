@@ -5,6 +5,8 @@ or read."""
 import io
 import json
 
+import warnings
+
 import numpy as np
 
 from .attribute import Attr
@@ -31,6 +33,9 @@ class ArraySchema:
         attrs = list(attrs or ())
         if not all(isinstance(a, Attr) for a in attrs):
             raise TypeError("ArraySchema attrs must be Attr objects")
+        if tile_order is None:
+            # A Hilbert cell order has no tile order (TileDB-Py takes None).
+            tile_order = "row-major"
         if cell_order not in _ORDERS or tile_order not in _ORDERS:
             raise ValueError(f"unknown tiledb layout: {cell_order if cell_order not in _ORDERS else tile_order}")
         names = [a.name for a in attrs] + [d.name for d in domain]
@@ -44,7 +49,16 @@ class ArraySchema:
         self._cell_order = _ORDERS[cell_order]
         self._tile_order = _ORDERS[tile_order]
         self._capacity = int(capacity)
-        self._coords_filters = None if coords_filters is None else filter_list(coords_filters)
+        self._coords_filters = None
+        if coords_filters is not None:
+            # As TileDB-Py: warned about, and given to the dimensions
+            # without filters of their own.
+            warnings.warn("coords_filters is deprecated; set the FilterList for each dimension",
+                          DeprecationWarning, stacklevel=2)
+            for d in domain:
+                if not d._filters:
+                    d._filters = filter_list(coords_filters)
+            self._coords_filters = FilterList()
         self._offsets_filters = None if offsets_filters is None else filter_list(offsets_filters)
         self._validity_filters = None if validity_filters is None else filter_list(validity_filters)
         self._allows_duplicates = bool(allows_duplicates)
@@ -128,7 +142,8 @@ class ArraySchema:
         for e in self._enums:
             if e.name == name:
                 return e
-        raise TileDBError(f"ArraySchema: no enumeration named {name!r}")
+        raise TileDBError(f"ArraySchema: Unable to check if unknown enumeration is loaded. No enumeration named "
+                          f"{name!r}.")
 
     def attr(self, key):
         if isinstance(key, str):
@@ -252,12 +267,14 @@ class ArraySchema:
         attrs = [Attr.from_json(a) for a in d.get("attributes", [])]
         schema = ArraySchema(domain, attrs, cell_order=d.get("cell_order", "row-major"),
                              tile_order=d.get("tile_order", "row-major"), capacity=d.get("capacity", 10000),
-                             coords_filters=_filters(d, "coords_filters"),
                              offsets_filters=_filters(d, "offsets_filters"),
                              validity_filters=_filters(d, "validity_filters"),
                              allows_duplicates=d.get("allows_duplicates", False),
                              sparse=d.get("array_type") == "sparse",
                              enums=[Enumeration.from_json(e) for e in d.get("enumerations", [])])
+        coords = _filters(d, "coords_filters")
+        # Stored coordinate filters are read, not asked for: no warning.
+        schema._coords_filters = None if coords is None else filter_list(coords)
         if d.get("current_domain"):
             from .current_domain import CurrentDomain
 

@@ -191,7 +191,14 @@ class Ctx:
         self._tags[key] = value
 
     def get_stats(self, print_out=True, json=False):
-        raise TileDBError("Ctx.get_stats: tessera keeps no libtiledb statistics")
+        """The statistics kept (see :mod:`.stats`: the process's, as
+        TileDB-Py's are libtiledb's)."""
+        from . import stats
+
+        text = stats.render(*stats.snapshot(), json)
+        if print_out and text:
+            print(text)
+        return text
 
     def __repr__(self):
         return "tiledb.Ctx() [see Ctx.config() for configuration]"
@@ -230,6 +237,18 @@ def scope_ctx(ctx_or_config=None):
         yield _default
     finally:
         _default = previous
+
+
+def storage(uri, ctx):
+    """The native storage options for ``uri``: the context's storage keys
+    for an object store's URI, none for a local path (libtiledb's storage
+    keys reach object stores only)."""
+    from tessera._array import _options
+
+    uri = str(uri)
+    if "://" not in uri or uri.startswith("file://"):
+        return []
+    return _options(options_of(ctx))
 
 
 def options_of(ctx):

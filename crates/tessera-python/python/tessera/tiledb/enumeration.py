@@ -40,7 +40,7 @@ class Enumeration:
 
     @property
     def cell_val_num(self):
-        return VAR_NUM if self._values.dtype.kind in "SU" else 1
+        return 4294967295 if self._values.dtype.kind in "SU" else 1
 
     def values(self):
         return self._values
@@ -63,7 +63,7 @@ class Enumeration:
     def __repr__(self):
         return f"Enumeration(name='{self._name}', dtype={self.dtype}, dtype_name='{self.dtype.name}', " \
                f"cell_val_num={4294967295 if self.cell_val_num == VAR_NUM else 1}, ordered={self._ordered}, " \
-               f"values={list(self._values)})"
+               f"values={self._values.tolist()})"
 
     def to_json(self):
         dt = DataType.from_numpy(self.dtype)

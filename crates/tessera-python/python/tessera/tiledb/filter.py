@@ -312,8 +312,9 @@ class FilterList:
         if other is None:
             return False
         if not isinstance(other, FilterList):
+            # A plain sequence of filters: the filters alone are compared.
             try:
-                other = FilterList(other)
+                return self._filters == FilterList(other)._filters
             except (TypeError, ValueError):
                 return False
         return self._filters == other._filters and self.chunksize == other.chunksize

@@ -6,9 +6,8 @@ writes them."""
 import os
 
 from tessera import _native
-from tessera._array import _options
 
-from .ctx import Config, Ctx, default_ctx, options_of
+from .ctx import Config, Ctx, default_ctx, storage
 from .libtiledb import TileDBError
 from .metadata import _NP_DATA, _NP_SHAPE, MetadataView, stored
 
@@ -46,7 +45,7 @@ class Group:
             raise ValueError(f"invalid mode {mode!r}")
         self._mode = mode
         self._native = _errors(_native.open_group, self._uri, self._timestamp(), None,
-                               _options(options_of(self._ctx)))
+                               storage(self._uri, self._ctx))
         self._adds, self._removes, self._put, self._delete = [], [], {}, []
         self._meta_entries = None
         self._isopen = True
@@ -61,7 +60,7 @@ class Group:
     @staticmethod
     def create(uri, ctx=None):
         """Creates an empty group at ``uri``."""
-        _errors(_native.create_group, str(uri), _options(options_of(ctx)))
+        _errors(_native.create_group, str(uri), storage(uri, ctx))
 
     def open(self, mode="r"):
         self._open(mode)
@@ -69,7 +68,7 @@ class Group:
     def close(self):
         if not self._isopen:
             return
-        options = _options(options_of(self._ctx))
+        options = storage(self._uri, self._ctx)
         at = self._timestamp()
         if self._adds or self._removes:
             _errors(_native.change_members, self._uri, self._adds, self._removes, None, options, at)
@@ -106,15 +105,13 @@ class Group:
     def consolidate_metadata(uri, config=None, ctx=None):
         """Consolidates the group's metadata files into one."""
         _errors(_native.consolidate, str(uri), "group_meta", None, None, False, None, None,
-                _options(options_of(ctx if config is None else Config(config) if not isinstance(config, Config)
-                                    else config)))
+                storage(uri, ctx if config is None else config if isinstance(config, Config) else Config(config)))
 
     @staticmethod
     def vacuum_metadata(uri, config=None, ctx=None):
         """Removes the metadata files a consolidation replaced."""
         _errors(_native.vacuum, str(uri), "group_meta", None,
-                _options(options_of(ctx if config is None else Config(config) if not isinstance(config, Config)
-                                    else config)))
+                storage(uri, ctx if config is None else config if isinstance(config, Config) else Config(config)))
 
     def is_relative(self, name):
         """Whether member ``name``'s URI is stored relative to the group."""

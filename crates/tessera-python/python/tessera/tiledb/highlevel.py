@@ -3,18 +3,16 @@
 ``remove``, ``move``, ``ls``, ``walk``."""
 
 import os
-import shutil
 
 import numpy as np
 
 from tessera import _native
-from tessera._array import _options
 
-from ._open import open_native
+from ._open import object_type, open_native, remove  # noqa: F401 (remove: part of this module's API)
 from .array import Array, DenseArray
 from .array_schema import ArraySchema
 from .attribute import Attr
-from .ctx import Config, Ctx, options_of
+from .ctx import Config, Ctx
 from .dimension import Dim
 from .domain import Domain
 from .libtiledb import TileDBError
@@ -31,28 +29,6 @@ def _ctx(ctx, config):
 def open(uri, mode="r", key=None, attr=None, config=None, timestamp=None, ctx=None):
     """Opens the array at ``uri`` as a :class:`DenseArray` or :class:`SparseArray`."""
     return Array.load_typed(uri, mode=mode, key=key, timestamp=timestamp, attr=attr, ctx=_ctx(ctx, config))
-
-
-def object_type(uri, ctx=None):
-    """``"array"``, ``"group"`` or ``None`` for what is at ``uri``."""
-    uri = str(uri)
-    if "://" in uri and not uri.startswith("file://"):
-        try:
-            open_native(uri, ctx)
-            return "array"
-        except Exception:
-            pass
-        try:
-            _native.open_group(uri, None, None, _options(options_of(ctx)))
-            return "group"
-        except Exception:
-            return None
-    path = uri.removeprefix("file://")
-    if os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(os.path.join(path, "__array_schema.tdb")):
-        return "array"
-    if os.path.isfile(os.path.join(path, "__tiledb_group.tdb")) or os.path.isdir(os.path.join(path, "__group")):
-        return "group"
-    return None
 
 
 def array_exists(uri, isdense=False, issparse=False, ctx=None):
@@ -114,15 +90,6 @@ def from_numpy(uri, array, config=None, ctx=None, **kwargs):
         with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
             A[:] = array
     return DenseArray(uri, mode="r", ctx=ctx)
-
-
-def remove(uri, ctx=None):
-    """Removes the array or group at ``uri``."""
-    if object_type(uri, ctx) is None:
-        raise TileDBError(f"remove: no array or group at {uri}")
-    if "://" in str(uri) and not str(uri).startswith("file://"):
-        raise TileDBError("remove: only local arrays and groups are removed")
-    shutil.rmtree(str(uri).removeprefix("file://"))
 
 
 def move(old_uri, new_uri, ctx=None):

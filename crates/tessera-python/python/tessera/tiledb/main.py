@@ -3,6 +3,7 @@ tests call: ``PyFragmentInfo``, fragment info by index."""
 
 from .fragment import FragmentInfoList
 from .libtiledb import TileDBError
+from .stats import python_internal_stats  # noqa: F401 (TileDB-Py's tiledb.main has it)
 
 
 class PyFragmentInfo:

@@ -4,10 +4,9 @@ consolidation and vacuum do, in the mode the configuration names
 fragment_meta, array_meta), with tessera's writer."""
 
 from tessera import _native
-from tessera._array import _options
 
 from ._open import errors
-from .ctx import Config, Ctx, default_ctx, options_of
+from .ctx import Config, Ctx, default_ctx, storage
 from .fragment import FragmentInfoList
 from .libtiledb import TileDBError
 
@@ -54,7 +53,7 @@ def consolidate(uri, config=None, ctx=None, fragment_uris=None, timestamp=None):
     purge = (cfg.get("sm.consolidation.purge_deleted_cells", raise_keyerror=False) or "false") == "true"
     key = cfg.get("sm.encryption_key", raise_keyerror=False) or None
     errors(_native.consolidate, str(uri), mode, window, None, purge, key, None,
-           _options(options_of(Ctx(cfg))))
+           storage(uri, Ctx(cfg)))
     return str(uri)
 
 
@@ -64,4 +63,4 @@ def vacuum(uri, config=None, ctx=None, timestamp=None):
     cfg = _config(config, ctx)
     mode = cfg.get("sm.vacuum.mode", raise_keyerror=False) or "fragments"
     key = cfg.get("sm.encryption_key", raise_keyerror=False) or None
-    errors(_native.vacuum, str(uri), mode, key, _options(options_of(Ctx(cfg))))
+    errors(_native.vacuum, str(uri), mode, key, storage(uri, Ctx(cfg)))

@@ -8,10 +8,9 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from tessera import _native
-from tessera._array import _options
 from tessera._meta import number_text
 
-from .ctx import options_of
+from .ctx import storage
 from .datatypes import DataType
 from .libtiledb import TileDBError
 
@@ -234,7 +233,7 @@ class Metadata(MetadataView):
         a = self._array
         ts = a._timestamp if isinstance(a._timestamp, int) else None
         try:
-            _native.put_metadata(a.uri, put, delete, False, ts, a._key, _options(options_of(a._ctx)))
+            _native.put_metadata(a.uri, put, delete, False, ts, a._key, storage(a.uri, a._ctx))
         except Exception as e:
             raise TileDBError(str(e)) from None
         # The handle reads metadata as of its open: open anew to see the change.

@@ -9,6 +9,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ._values import extent, native_bound
+from . import stats
 from .libtiledb import TileDBError
 
 # The dimension of a data frame's row numbers (TileDB-Py's name).
@@ -121,11 +122,14 @@ class MultiRangeIndexer:
         return a._read_ranges(subarray, attrs, dims, self.query, shape)
 
     def __getitem__(self, key):
-        return self._result(key, False)
+        with stats.timer("py.getitem_time", self.query._stats):
+            out = self._result(key, False)
+            return out if isinstance(out, ResultChunks) else self._shaped(out)
 
     def _shaped(self, fields):
-        """One result as this indexer gives it."""
-        return fields
+        """One result as this indexer gives it: enumerated attributes as
+        their enumeration's values."""
+        return enumeration_values(self.array.schema, fields)
 
 
 class DataFrameIndexer(MultiRangeIndexer):
@@ -141,14 +145,29 @@ class DataFrameIndexer(MultiRangeIndexer):
             raise TileDBError("Multi-value attributes are not currently supported when use_arrow=True. This "
                               "includes all variable-length attributes and fixed-length attributes with more "
                               "than one value. Use `query(use_arrow=False)`.")
-        out = self._result(key, True)
-        return out if isinstance(out, ResultChunks) else self._shaped(out)
+        with stats.timer("py.getitem_time", self.query._stats):
+            out = self._result(key, True)
+            return out if isinstance(out, ResultChunks) else self._shaped(out)
 
     def _shaped(self, fields):
         import pandas as pd
 
-        frame = pd.DataFrame({k: _column(v) for k, v in fields.items()})
-        return update_from_meta(frame, self.array.meta, self.query.index_col)
+        schema = self.array.schema
+        columns = {}
+        for k, v in fields.items():
+            label = schema.attr(k).enum_label if schema.has_attr(k) else None
+            if label is None:
+                columns[k] = _column(v)
+                continue
+            # Keys over their enumeration's values: a categorical column.
+            e = schema.enum(label)
+            codes = np.ma.getdata(v).ravel().astype(np.int64)
+            invalid = (codes < 0) | (codes >= len(e.values())) | np.ma.getmaskarray(v).ravel()
+            columns[k] = pd.Categorical.from_codes(np.where(invalid, -1, codes), categories=e.values(),
+                                                   ordered=e.ordered)
+        frame = pd.DataFrame(columns)
+        with stats.timer("py.getitem_time.pandas_index_update_time"):
+            return update_from_meta(frame, self.array.meta, self.query.index_col)
 
 
 def _column(values):
@@ -168,6 +187,24 @@ def _column(values):
         out[mask] = None
         return out
     return values.ravel() if hasattr(values, "ravel") and values.dtype != object else values
+
+
+def enumeration_values(schema, fields):
+    """``fields`` with each enumerated attribute's keys replaced by the
+    values they index (kept as keys where one indexes none: a dense cell
+    left out)."""
+    for name, keys in list(fields.items()):
+        label = schema.attr(name).enum_label if schema.has_attr(name) else None
+        if label is None:
+            continue
+        values = np.asarray(schema.enum(label).values())
+        data = np.ma.getdata(keys)
+        if data.size and (data.min() < 0 or data.max() >= len(values)):
+            continue
+        mapped = values[data.astype(np.int64)]
+        fields[name] = np.ma.MaskedArray(mapped, mask=np.ma.getmaskarray(keys)) \
+            if isinstance(keys, np.ma.MaskedArray) else mapped
+    return fields
 
 
 class EstimatedResultSize:

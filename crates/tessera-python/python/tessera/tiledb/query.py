@@ -6,6 +6,7 @@
 
 import numpy as np
 
+from . import stats
 from .libtiledb import TileDBError
 from .multirange_indexing import DataFrameIndexer, MultiRangeIndexer
 from .query_condition import QueryCondition, native_condition
@@ -37,6 +38,7 @@ class Query:
         self.dims = None if dims is None else list(dims)
         self.has_coords = coords
         self.order = order
+        self._stats = {}
         self.use_arrow = use_arrow
         self.return_arrow = return_arrow
         self.return_incomplete = return_incomplete
@@ -64,7 +66,15 @@ class Query:
     def __getitem__(self, key):
         # Coordinates come by default from sparse arrays only.
         names = self._names(self.array.schema.sparse)
-        return self.array._answer(self.array._read_box(key, self, names), coords=bool(names[1]))
+        with stats.timer("py.getitem_time", self._stats):
+            return self.array._answer(self.array._read_box(key, self, names), coords=bool(names[1]))
+
+    def get_stats(self, print_out=True, json=False):
+        """What this query's reads took (empty before it ran)."""
+        text = stats.render({}, self._stats, json) if self._stats else ""
+        if print_out and text:
+            print(text)
+        return text
 
     @property
     def multi_index(self):

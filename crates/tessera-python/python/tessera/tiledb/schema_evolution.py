@@ -18,11 +18,10 @@ extended, the current domain expanded.
 import json
 
 from tessera import _native
-from tessera._array import _options
 
 from ._open import errors, open_native
 from .array_schema import ArraySchema
-from .ctx import options_of
+from .ctx import storage
 from .libtiledb import TileDBError
 
 
@@ -87,7 +86,7 @@ class ArraySchemaEvolution:
         uri = str(uri)
         key = key.decode() if isinstance(key, bytes) else key
         doc = self._doc(uri, key)
-        errors(_native.evolve, uri, json.dumps(doc), key, _options(options_of(self._ctx)), self._timestamp)
+        errors(_native.evolve, uri, json.dumps(doc), key, storage(uri, self._ctx), self._timestamp)
 
 
 def _appended(schema, enumeration):

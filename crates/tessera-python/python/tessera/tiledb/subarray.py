@@ -57,6 +57,24 @@ class Subarray:
             for r in ranges:
                 self.add_dim_range(i, r)
 
+    def get_range(self, dim_idx, range_idx):
+        """Range ``range_idx`` on dimension ``dim_idx``: ``[start, end,
+        stride]`` (stride 0), ``[start, end]`` on a string dimension."""
+        dim = self._dim(dim_idx)
+        ranges = self.ranges()[dim_idx]
+        if not 0 <= range_idx < len(ranges):
+            raise TileDBError(f"Subarray.get_range: dimension {dim.name!r} has no range {range_idx} "
+                              f"({len(ranges)} ranges)")
+        lo, hi = ranges[range_idx]
+        if dim.isvar:
+            return [lo.decode() if isinstance(lo, bytes) else lo, hi.decode() if isinstance(hi, bytes) else hi]
+        return [lo, hi, 0]
+
+    def copy_ranges(self, other, dims):
+        """Takes the ranges ``other`` has on dimensions ``dims``."""
+        for i in dims:
+            self._ranges[i] = None if other._ranges[i] is None else list(other._ranges[i])
+
     def add_label_range(self, name, label_range):
         raise TileDBError("dimension labels are not read by tessera.tiledb")
 

@@ -69,6 +69,15 @@ class VFS:
     def create_dir(self, uri):
         os.makedirs(_path(uri), exist_ok=True)
 
+    def isdir(self, uri):
+        return self.is_dir(uri)
+
+    def isfile(self, uri):
+        return self.is_file(uri)
+
+    def size(self, uri):
+        return self.file_size(uri)
+
     def is_dir(self, uri):
         return os.path.isdir(_path(uri))
 
