@@ -50,18 +50,24 @@ def schema_like(*args, shape=None, dtype=None, ctx=None, **kwargs):
     if args:
         like = args[0]
         shape, dtype = like.shape, like.dtype
+        if dtype.kind == "O":
+            # Objects: text or bytes, as their values are (text when empty).
+            values = list(np.asarray(like).ravel())
+            dtype = np.dtype("S") if values and all(isinstance(v, bytes) for v in values) else np.dtype("U")
     if shape is None or dtype is None:
         raise ValueError("schema_like: give an array, or shape and dtype")
     tiles = kwargs.pop("tile", None)
+    full_domain = kwargs.pop("full_domain", False)
     dims = []
     for i, n in enumerate(shape):
         tile = tiles[i] if isinstance(tiles, (list, tuple)) else tiles
-        dims.append(Dim(name=f"__dim_{i}", domain=(0, n - 1), tile=tile if tile is not None else min(n, 10000),
-                        dtype=np.uint64))
+        tile = tile if tile is not None else min(n, 10000)
+        # A full domain spans every uint64 a tile leaves room for (arrays
+        # appended to grow into it).
+        hi = np.iinfo(np.uint64).max - tile if full_domain else n - 1
+        dims.append(Dim(name=f"__dim_{i}", domain=(0, hi), tile=tile, dtype=np.uint64))
     attr_name = kwargs.pop("attr_name", "")
     attr = Attr(name=attr_name, dtype=dtype, var=kwargs.pop("var", None), filters=kwargs.pop("filters", None))
-    full_domain = kwargs.pop("full_domain", False)
-    del full_domain
     return ArraySchema(domain=Domain(*dims), attrs=(attr,), **kwargs)
 
 
@@ -86,10 +92,30 @@ def from_numpy(uri, array, config=None, ctx=None, **kwargs):
     if mode != "append":
         schema = schema_like(array, **kwargs)
         DenseArray.create(uri, schema, ctx=ctx)
-    if mode != "schema_only":
+    if mode == "append":
+        _append(uri, array, kwargs.pop("append_dim", 0), kwargs.pop("start_idx", None), timestamp, ctx)
+    elif mode != "schema_only":
         with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
-            A[:] = array
+            # The array's own box: a full domain is far larger.
+            A._write_box([(np.uint64(0), np.uint64(n - 1)) for n in array.shape], array)
     return DenseArray(uri, mode="r", ctx=ctx)
+
+
+def _append(uri, array, append_dim, start_idx, timestamp, ctx):
+    """Writes ``array`` after what the array at ``uri`` holds along
+    ``append_dim`` (or from ``start_idx`` there), at the start of every
+    other dimension."""
+    with DenseArray(uri, ctx=ctx) as A:
+        ndim, ned = A.schema.ndim, A.nonempty_domain()
+    if not 0 <= append_dim < ndim:
+        raise IndexError(f"from_numpy: append_dim {append_dim} is not a dimension of a {ndim}-d array")
+    if array.ndim != ndim:
+        raise ValueError(f"from_numpy: a {array.ndim}-d array appended to a {ndim}-d one")
+    start = start_idx if start_idx is not None else (0 if ned is None else int(ned[append_dim][1]) + 1)
+    bounds = [(0, n - 1) for n in array.shape]
+    bounds[append_dim] = (start, start + array.shape[append_dim] - 1)
+    with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
+        A._write_box([(np.uint64(lo), np.uint64(hi)) for lo, hi in bounds], array)
 
 
 def move(old_uri, new_uri, ctx=None):

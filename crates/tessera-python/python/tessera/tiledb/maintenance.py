@@ -3,6 +3,8 @@ consolidation and vacuum do, in the mode the configuration names
 (``sm.consolidation.mode``, ``sm.vacuum.mode``: fragments, commits,
 fragment_meta, array_meta), with tessera's writer."""
 
+import warnings
+
 from tessera import _native
 
 from ._open import errors
@@ -49,6 +51,9 @@ def consolidate(uri, config=None, ctx=None, fragment_uris=None, timestamp=None):
     fragments); returns ``uri``."""
     cfg = _config(config, ctx)
     mode = cfg.get("sm.consolidation.mode", raise_keyerror=False) or "fragments"
+    if fragment_uris and timestamp is not None:
+        warnings.warn("The `timestamp` argument will be ignored and only fragments passed to `fragment_uris` "
+                      "will be consolidated", DeprecationWarning, stacklevel=2)
     window = _fragments_window(uri, fragment_uris, ctx) if fragment_uris else _window(cfg, timestamp)
     purge = (cfg.get("sm.consolidation.purge_deleted_cells", raise_keyerror=False) or "false") == "true"
     key = cfg.get("sm.encryption_key", raise_keyerror=False) or None
