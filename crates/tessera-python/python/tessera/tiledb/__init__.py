@@ -31,7 +31,7 @@ from .filter import (BitShuffleFilter, BitWidthReductionFilter, ByteShuffleFilte
                      ChecksumMD5Filter, ChecksumSHA256Filter, CompressionFilter, DeltaFilter, DictionaryFilter,
                      DoubleDeltaFilter, Filter, FilterList, FloatScaleFilter, GzipFilter, LZ4Filter, NoOpFilter,
                      PositiveDeltaFilter, RleFilter, WebpFilter, XORFilter, ZstdFilter)
-from .dataframe_ import from_csv, from_pandas, open_dataframe
+from .dataframe_ import from_csv, from_pandas, from_parquet, open_dataframe
 from .fragment import FragmentInfo, FragmentInfoList, array_fragments
 from .group import Group, Object
 from .maintenance import consolidate, vacuum

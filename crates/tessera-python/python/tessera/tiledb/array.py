@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -73,6 +74,8 @@ class Array:
         uri = str(uri)
         if overwrite and os.path.isdir(uri):
             shutil.rmtree(uri)
+        elif overwrite:
+            warnings.warn("Overwrite set, but array does not exist", UserWarning, stacklevel=2)
         if isinstance(key, bytes):
             key = key.decode()
         errors(_native.create, uri, json.dumps(schema.to_json()), key, storage(uri, ctx))
@@ -347,6 +350,12 @@ class Array:
         """A read's fields as the array kind gives them."""
         return out
 
+    @property
+    def last_write_info(self):
+        """The fragments the last write through this handle made: URI to
+        ``(t1, t2)``; None before any."""
+        return getattr(self, "_last_write_info", None)
+
     def _layout(self, query):
         """The native layout a query reads in (a dense array's row-major by
         default)."""
@@ -393,7 +402,11 @@ class Array:
         self._check_open("w")
         ts = self._timestamp if isinstance(self._timestamp, int) else None
         with stats.timer("tessera.write_time"):
-            errors(_native.write, self._uri, table, ts, self._key, None, subarray, storage(self._uri, self._ctx))
+            names = errors(_native.write, self._uri, table, ts, self._key, None, subarray,
+                           storage(self._uri, self._ctx))
+        # Each fragment by URI, with the timestamps its name holds.
+        base = self._uri.rstrip("/") + "/__fragments/"
+        self._last_write_info = {base + n: tuple(int(t) for t in n.split("_")[2:4]) for n in names}
         stats.count("tessera.writes")
         stats.count("tessera.cells_written", table.num_rows)
 
@@ -603,6 +616,11 @@ class DenseArray(Array):
 
         q = Query(self, attrs=attrs, cond=cond, coords=coords, order=order)
         return q[selection]
+
+    def write_direct(self, array, **kw):
+        """Writes ``array`` (shaped as the array's domain) to the whole
+        array."""
+        self[...] = array
 
     def write_subarray(self, subarray, values):
         """Writes ``values`` (an array, or a dict by attribute) into the

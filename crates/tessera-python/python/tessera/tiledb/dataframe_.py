@@ -152,7 +152,14 @@ def from_pandas(uri, dataframe, **kwargs):
     full_domain = kwargs.pop("full_domain", False)
     allows_duplicates = kwargs.pop("allows_duplicates", True)
     attr_filters = kwargs.pop("attr_filters", FilterList([ZstdFilter(1)]))
-    dim_filters = kwargs.pop("dim_filters", FilterList([ZstdFilter(1)]))
+    coords_given = "coords_filters" in kwargs
+    coords_filters = _filters_of(kwargs.pop("coords_filters", None), "") if coords_given else None
+    # Coordinate filters given: the dimensions take them, not a default.
+    dim_filters = kwargs.pop("dim_filters", None if coords_given else FilterList([ZstdFilter(1)]))
+    offsets_filters = kwargs.pop("offsets_filters", None)
+    date_spec = kwargs.pop("date_spec", None)
+    # read_csv's index column (from_csv's); the frame's index is set by now.
+    kwargs.pop("index_col", None)
     row_start_idx = kwargs.pop("row_start_idx", None)
     fillna = kwargs.pop("fillna", None)
     timestamp = kwargs.pop("timestamp", None)
@@ -163,6 +170,8 @@ def from_pandas(uri, dataframe, **kwargs):
     if kwargs:
         raise TypeError(f"from_pandas: unknown arguments {sorted(kwargs)}")
     df = dataframe
+    if date_spec:
+        df = df.assign(**{name: pd.to_datetime(df[name], format=fmt) for name, fmt in date_spec.items()})
     if fillna:
         df = df.fillna(fillna)
     if index_dims:
@@ -184,12 +193,15 @@ def from_pandas(uri, dataframe, **kwargs):
         for name in dims:
             dtype = np.dtype("uint64") if name == ROWS else infos[name].dtype
             t = per_dim_tile.get(name, tile if not isinstance(tile, dict) else None) or default_tile
-            dimensions.append(_dimension(name, dtype, frame[name].to_numpy(), full_domain, t, dim_filters))
-        attrs = [Attr(name=str(n), dtype=info.dtype, var=info.var or None, nullable=info.nullable,
-                      filters=attr_filters) for n, info in infos.items() if n not in dims]
+            dimensions.append(_dimension(name, dtype, frame[name].to_numpy(), full_domain, t,
+                                         None if dim_filters is None else _filters_of(dim_filters, name)))
+        attrs = [Attr(name=str(n), dtype="ascii" if column_types.get(n) == "ascii" else info.dtype,
+                      var=info.var or None, nullable=info.nullable,
+                      filters=_filters_of(attr_filters, str(n))) for n, info in infos.items() if n not in dims]
         schema = ArraySchema(domain=Domain(*dimensions), attrs=attrs, sparse=sparse, capacity=capacity,
                              allows_duplicates=allows_duplicates if sparse else False, cell_order=cell_order,
-                             tile_order=tile_order)
+                             tile_order=tile_order, coords_filters=coords_filters,
+                             offsets_filters=_filters_of(offsets_filters, None))
         Array.create(uri, schema, ctx=ctx)
     cls = SparseArray if sparse else DenseArray
     with cls(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
@@ -207,6 +219,30 @@ def from_pandas(uri, dataframe, **kwargs):
             if attr_repr:
                 A.meta["__pandas_attribute_repr"] = json.dumps(attr_repr)
             A.meta["__pandas_index_dims"] = json.dumps(index_repr)
+
+
+def _filters_of(option, name):
+    """A filter option as ``from_pandas`` takes it (a filter, a list of
+    them, a FilterList, None for none, or a dict of those by field name)
+    as a FilterList for field ``name``; None stays None for an option not
+    per field."""
+    if isinstance(option, dict):
+        option = option.get(name)
+    elif option is None and name is None:
+        return None
+    if option is None:
+        return FilterList()
+    if isinstance(option, FilterList):
+        return option
+    return FilterList([option] if not isinstance(option, (list, tuple)) else option)
+
+
+def from_parquet(uri, parquet_uri, **kwargs):
+    """Writes the Parquet file at ``parquet_uri`` as an array at ``uri``
+    (``from_pandas``' arguments)."""
+    import pandas as pd
+
+    from_pandas(uri, pd.read_parquet(parquet_uri), **kwargs)
 
 
 def _values(column, info):

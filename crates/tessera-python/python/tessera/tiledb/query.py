@@ -65,6 +65,8 @@ class Query:
 
     def __getitem__(self, key):
         # Coordinates come by default from sparse arrays only.
+        if self.return_incomplete and not self.array.schema.sparse:
+            raise TileDBError("return_incomplete: incomplete reads are given for sparse arrays only")
         names = self._names(self.array.schema.sparse)
         with stats.timer("py.getitem_time", self._stats):
             return self.array._answer(self.array._read_box(key, self, names), coords=bool(names[1]))
