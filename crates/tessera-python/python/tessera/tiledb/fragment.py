@@ -102,7 +102,9 @@ def _to_vacuum(uri):
         for name in sorted(os.listdir(commits)):
             if name.endswith(".vac"):
                 with open(os.path.join(commits, name)) as f:
-                    out += [line.strip() for line in f if line.strip()]
+                    lines = [line.strip() for line in f if line.strip()]
+                # From format 19 the lists are relative to the array.
+                out += [uri.rstrip("/") + line if line.startswith("/") else line for line in lines]
     return out
 
 

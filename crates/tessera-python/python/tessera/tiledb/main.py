@@ -30,7 +30,12 @@ class PyFragmentInfo:
         raise TileDBError("fragment MBRs are not given by tessera.tiledb")
 
     def dump(self):
-        print(repr(self._list))
+        """The fragments described, as text: their number, then each."""
+        lines = [f"- Fragment num: {len(self._list)}"]
+        for i, f in enumerate(self._list, 1):
+            lines += [f"- Fragment #{i}:", f"  > URI: {f.uri}", f"  > Timestamp range: {f.timestamp_range}",
+                      f"  > Cell num: {f.cell_num}", f"  > Non-empty domain: {f.nonempty_domain}"]
+        return "\n".join(lines) + "\n"
 
 
 # get_<field>(i): one fragment's field, or every fragment's without i.
