@@ -118,12 +118,7 @@ impl MetadataValue {
     /// As JSON: numbers (a list when more than one), strings for text types, hex for blobs.
     pub fn to_json(&self) -> serde_json::Value {
         if self.datatype.is_blob() || matches!(self.datatype, Datatype::Any) {
-            return self
-                .bytes
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-                .into();
+            return tessera_tile::hex::encode(&self.bytes).into();
         }
         use tessera_schema::value::{scalar_or_list, values_to_json};
         scalar_or_list(values_to_json(self.datatype, &self.bytes))

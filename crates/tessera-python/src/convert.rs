@@ -109,8 +109,8 @@ pub fn metadata_entries(m: BTreeMap<String, MetadataValue>) -> Vec<(String, Stri
             if text && std::str::from_utf8(&v.bytes).is_err() {
                 // Text that is not UTF-8 (TileDB-Py keeps numpy's UTF-32
                 // arrays so): its bytes as hex, the datatype marked.
-                let hex: String = v.bytes.iter().map(|b| format!("{b:02x}")).collect();
-                return (k, format!("{}:hex", v.datatype.name()), format!("{hex:?}"));
+                let hex = serde_json::Value::from(tessera::tile::hex::encode(&v.bytes));
+                return (k, format!("{}:hex", v.datatype.name()), hex.to_string());
             }
             (k, v.datatype.name().to_owned(), v.to_json().to_string())
         })

@@ -68,8 +68,9 @@ pub fn consolidate(
 }
 
 /// Vacuums the array at `uri` in `mode` (`fragments`, `commits`,
-/// `fragment_meta` or `array_meta`; `group_meta`: the group's metadata): removes what consolidation replaced.
-/// Returns how many files or fragments were removed.
+/// `fragment_meta` or `array_meta`; `group_meta`: the group's metadata):
+/// removes what consolidation replaced. Returns how many files or
+/// fragments were removed.
 #[pyfunction]
 #[pyo3(signature = (uri, mode, key=None, storage_options=StorageOptions::new()))]
 pub fn vacuum(

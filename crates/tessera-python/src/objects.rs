@@ -219,16 +219,21 @@ fn evolution_from_json(
             .add_enumerations
             .push(enumeration_from_json(e, &path)?);
     }
-    let current =
-        tessera::schema::load_enumerations(at.reader(), at.path(), &opened.schema, key.as_ref())?;
+    let extend = doc.get("extend_enumerations").and_then(|v| v.as_object());
+    // The array's enumerations, read only when something needs them.
+    let current = match list("add_attributes").is_empty() && extend.is_none() {
+        true => Vec::new(),
+        false => tessera::schema::load_enumerations(
+            at.reader(),
+            at.path(),
+            &opened.schema,
+            key.as_ref(),
+        )?,
+    };
     // An added attribute may name an enumeration added with it or one the
     // array holds already.
     let known: Vec<_> = (evolution.add_enumerations.iter())
-        .chain(
-            current
-                .iter()
-                .filter(|e| !names("drop_enumerations").contains(&e.name)),
-        )
+        .chain((current.iter()).filter(|e| !evolution.drop_enumerations.contains(&e.name)))
         .cloned()
         .collect();
     for (i, a) in list("add_attributes").iter().enumerate() {
@@ -243,7 +248,7 @@ fn evolution_from_json(
         let attribute = attribute_from_json(a, &path, &known, opened.schema.version)?;
         evolution.add_attributes.push(attribute);
     }
-    if let Some(extend) = doc.get("extend_enumerations").and_then(|v| v.as_object()) {
+    if let Some(extend) = extend {
         for (name, values) in extend {
             let e = current
                 .iter()

@@ -96,7 +96,7 @@ pub fn evolved_schema(
         if let Some(e) = &a.enumeration {
             if !s.enumerations.iter().any(|r| &r.name == e) {
                 return Err(refuse(format!(
-                    "attribute `{}` names enumeration `{e}`, which the evolved schema lacks (Attribute refers to an unknown enumeration)",
+                    "attribute `{}` names enumeration `{e}`, which the evolved schema lacks",
                     a.name
                 )));
             }

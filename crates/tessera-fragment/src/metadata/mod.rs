@@ -324,21 +324,23 @@ impl FragmentMetadata {
     /// fragment holds none of the new attribute's values).
     pub fn own_field(&self, schema: &ArraySchema, field: Field) -> Option<Field> {
         match field {
-            Field::Attribute(i) => {
-                let wanted = schema.attributes.get(i)?;
-                self.schema
-                    .attributes
-                    .iter()
-                    .position(|a| {
-                        a.name == wanted.name
-                            && a.datatype == wanted.datatype
-                            && a.cell_val_num == wanted.cell_val_num
-                            && a.nullable == wanted.nullable
-                    })
-                    .map(Field::Attribute)
-            }
+            Field::Attribute(i) => self
+                .own_attribute(schema.attributes.get(i)?)
+                .map(Field::Attribute),
             other => Some(other),
         }
+    }
+
+    /// The index in this fragment's schema of the attribute `wanted` (one
+    /// of the array's schema): same name and same cells (type, values a
+    /// cell, nullability); see [`FragmentMetadata::own_field`].
+    pub fn own_attribute(&self, wanted: &tessera_schema::Attribute) -> Option<usize> {
+        self.schema.attributes.iter().position(|a| {
+            a.name == wanted.name
+                && a.datatype == wanted.datatype
+                && a.cell_val_num == wanted.cell_val_num
+                && a.nullable == wanted.nullable
+        })
     }
 
     /// Index of a field in the footer arrays.

@@ -25,10 +25,8 @@ def metadata_dict(entries):
     out = {}
     for key, datatype, text in entries:
         v = json.loads(text)
-        if datatype.endswith(":hex"):
-            # Text that is not UTF-8: its bytes.
-            out[key] = bytes.fromhex(v)
-        elif datatype in _BYTES:
+        if datatype in _BYTES or datatype.endswith(":hex"):
+            # Blobs, and text that is not UTF-8: the bytes.
             out[key] = bytes.fromhex(v)
         elif datatype in _STRINGS:
             out[key] = v

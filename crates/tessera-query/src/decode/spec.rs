@@ -30,14 +30,8 @@ impl FieldSpec {
     /// none of.
     pub fn named(frag: &FragmentMetadata, schema: &ArraySchema, name: &str) -> Option<FieldSpec> {
         let s = &frag.schema;
-        if let Some(i) = s.attributes.iter().position(|a| a.name == name) {
-            let own = FieldSpec::of(frag, Field::Attribute(i));
-            let same = schema.attribute(name).is_none_or(|a| {
-                a.datatype == own.datatype
-                    && a.cell_val_num == own.cell_val_num
-                    && a.nullable == own.nullable
-            });
-            return same.then_some(own);
+        if let Some(wanted) = schema.attribute(name) {
+            return (frag.own_attribute(wanted)).map(|i| FieldSpec::of(frag, Field::Attribute(i)));
         }
         s.dimensions
             .iter()

@@ -7,7 +7,7 @@ import shutil
 import tessera
 from tessera import _native
 
-from .ctx import storage
+from .ctx import local_path, storage
 from .libtiledb import TileDBError
 
 
@@ -31,7 +31,8 @@ def open_native(uri, ctx=None, key=None, timestamp=None):
 def object_type(uri, ctx=None):
     """``"array"``, ``"group"`` or ``None`` for what is at ``uri``."""
     uri = str(uri)
-    if "://" in uri and not uri.startswith("file://"):
+    path = local_path(uri)
+    if path is None:
         try:
             open_native(uri, ctx)
             return "array"
@@ -42,7 +43,6 @@ def object_type(uri, ctx=None):
             return "group"
         except Exception:
             return None
-    path = uri.removeprefix("file://")
     if os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(os.path.join(path, "__array_schema.tdb")):
         return "array"
     if os.path.isfile(os.path.join(path, "__tiledb_group.tdb")) or os.path.isdir(os.path.join(path, "__group")):
@@ -54,6 +54,7 @@ def remove(uri, ctx=None):
     """Removes the array or group at ``uri``."""
     if object_type(uri, ctx) is None:
         raise TileDBError(f"remove: no array or group at {uri}")
-    if "://" in str(uri) and not str(uri).startswith("file://"):
+    path = local_path(uri)
+    if path is None:
         raise TileDBError("remove: only local arrays and groups are removed")
-    shutil.rmtree(str(uri).removeprefix("file://"))
+    shutil.rmtree(path)

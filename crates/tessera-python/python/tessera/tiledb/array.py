@@ -15,13 +15,14 @@ import pyarrow as pa
 
 from tessera import _native
 
-from ._open import errors, open_native
+from ._open import errors, object_type, open_native, remove
 from ._values import extent, from_json
 from ._values import native_bound as _native_bound
 from .array_schema import ArraySchema
 from .ctx import storage
 from . import stats
 from .libtiledb import TileDBError
+from .multirange_indexing import enumeration_values
 
 MODES = ("r", "w", "d", "m", "modify_exclusive")
 
@@ -83,8 +84,6 @@ class Array:
     @staticmethod
     def delete_array(uri, ctx=None):
         """Removes the array at ``uri`` (a local one)."""
-        from ._open import object_type, remove
-
         if object_type(uri, ctx) != "array":
             raise TileDBError(f"delete_array: no array at {uri}")
         remove(uri, ctx)
@@ -569,8 +568,6 @@ class DenseArray(Array):
         return bounds, drop
 
     def __getitem__(self, key):
-        from .multirange_indexing import enumeration_values
-
         out = enumeration_values(self._schema, self._read_box(key, None, (self._read_attrs, [])))
         return self._answer(out, coords=False)
 
@@ -708,8 +705,6 @@ class SparseArray(Array):
         return True
 
     def __getitem__(self, key):
-        from .multirange_indexing import enumeration_values
-
         names = self._read_attrs
         out = self._read_box(key, None, (names, [d.name for d in self._schema.domain]))
         out = enumeration_values(self._schema, out)

@@ -239,16 +239,22 @@ def scope_ctx(ctx_or_config=None):
         _default = previous
 
 
+def local_path(uri):
+    """The path of a local ``uri`` (a path, or ``file://``), None for an
+    object store's."""
+    uri = str(uri)
+    if "://" in uri and not uri.startswith("file://"):
+        return None
+    return uri.removeprefix("file://")
+
+
 def storage(uri, ctx):
     """The native storage options for ``uri``: the context's storage keys
     for an object store's URI, none for a local path (libtiledb's storage
     keys reach object stores only)."""
     from tessera._array import _options
 
-    uri = str(uri)
-    if "://" not in uri or uri.startswith("file://"):
-        return []
-    return _options(options_of(ctx))
+    return [] if local_path(uri) is not None else _options(options_of(ctx))
 
 
 def options_of(ctx):

@@ -8,6 +8,7 @@ import os
 
 from ._open import open_native
 from ._values import from_json
+from .ctx import local_path
 from .array_schema import ArraySchema
 from .libtiledb import TileDBError
 
@@ -94,9 +95,10 @@ for _field in ("uri", "cell_num", "sparse", "dense", "timestamp_range", "nonempt
 def _to_vacuum(uri):
     """The fragments consolidation left for a vacuum to remove: those the
     vacuum files (``__commits/*.vac``) name. Local arrays only."""
-    if "://" in uri and not uri.startswith("file://"):
+    path = local_path(uri)
+    if path is None:
         return []
-    commits = os.path.join(uri.removeprefix("file://"), "__commits")
+    commits = os.path.join(path, "__commits")
     out = []
     if os.path.isdir(commits):
         for name in sorted(os.listdir(commits)):

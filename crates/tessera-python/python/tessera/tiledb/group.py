@@ -7,7 +7,7 @@ import os
 
 from tessera import _native
 
-from .ctx import Config, Ctx, default_ctx, storage
+from .ctx import Config, Ctx, default_ctx, local_path, storage
 from .libtiledb import TileDBError
 from .metadata import _NP_DATA, _NP_SHAPE, MetadataView, stored
 
@@ -175,9 +175,9 @@ class Group:
     def delete(self, recursive=False):
         import shutil
 
-        if "://" in self._uri and not self._uri.startswith("file://"):
+        path = local_path(self._uri)
+        if path is None:
             raise TileDBError("Group.delete: only local groups are deleted")
-        path = self._uri.removeprefix("file://")
         if recursive:
             shutil.rmtree(path)
         else:

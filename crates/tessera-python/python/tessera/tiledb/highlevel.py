@@ -95,9 +95,8 @@ def from_numpy(uri, array, config=None, ctx=None, **kwargs):
     if mode == "append":
         _append(uri, array, kwargs.pop("append_dim", 0), kwargs.pop("start_idx", None), timestamp, ctx)
     elif mode != "schema_only":
-        with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
-            # The array's own box: a full domain is far larger.
-            A._write_box([(np.uint64(0), np.uint64(n - 1)) for n in array.shape], array)
+        # The array's own box: a full domain is far larger.
+        _write_at(uri, array, [0] * array.ndim, timestamp, ctx)
     return DenseArray(uri, mode="r", ctx=ctx)
 
 
@@ -111,11 +110,16 @@ def _append(uri, array, append_dim, start_idx, timestamp, ctx):
         raise IndexError(f"from_numpy: append_dim {append_dim} is not a dimension of a {ndim}-d array")
     if array.ndim != ndim:
         raise ValueError(f"from_numpy: a {array.ndim}-d array appended to a {ndim}-d one")
-    start = start_idx if start_idx is not None else (0 if ned is None else int(ned[append_dim][1]) + 1)
-    bounds = [(0, n - 1) for n in array.shape]
-    bounds[append_dim] = (start, start + array.shape[append_dim] - 1)
+    starts = [0] * ndim
+    starts[append_dim] = start_idx if start_idx is not None else (0 if ned is None else int(ned[append_dim][1]) + 1)
+    _write_at(uri, array, starts, timestamp, ctx)
+
+
+def _write_at(uri, array, starts, timestamp, ctx):
+    """Writes ``array`` into the box starting at ``starts``, its shape."""
+    bounds = [(np.uint64(lo), np.uint64(lo + n - 1)) for lo, n in zip(starts, array.shape)]
     with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
-        A._write_box([(np.uint64(lo), np.uint64(hi)) for lo, hi in bounds], array)
+        A._write_box(bounds, array)
 
 
 def move(old_uri, new_uri, ctx=None):

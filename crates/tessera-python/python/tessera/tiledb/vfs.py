@@ -6,7 +6,7 @@ import io
 import os
 import shutil
 
-from .ctx import Config, Ctx
+from .ctx import Config, Ctx, local_path
 from .libtiledb import TileDBError
 
 
@@ -14,9 +14,10 @@ def _path(uri):
     uri = os.fspath(uri)
     if isinstance(uri, bytes):
         uri = uri.decode()
-    if "://" in uri and not uri.startswith("file://"):
+    path = local_path(uri)
+    if path is None:
         raise TileDBError(f"VFS: {uri}: tessera.tiledb's VFS takes local paths only")
-    return uri.removeprefix("file://")
+    return path
 
 
 class VFS:
