@@ -46,6 +46,47 @@ impl OpenArray {
             .collect()
     }
 
+    /// Per visible fragment (in write order), the MBR of each of its data
+    /// tiles, the leaves of its R-tree: per dimension `[lo, hi]`, as
+    /// [`fragment_info`](Self::fragment_info) gives a non-empty domain.
+    /// Dense fragments have none (no R-tree leaves).
+    ///
+    /// ```
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+    /// let mbrs = a.fragment_mbrs(&LocalFs).unwrap();
+    /// assert_eq!(mbrs.len(), a.fragments.len());
+    /// assert!(!mbrs[0].is_empty());
+    /// ```
+    pub fn fragment_mbrs(
+        &self,
+        storage: &dyn tessera_tile::storage::Storage,
+    ) -> Result<Vec<Vec<Json>>, crate::FragmentError> {
+        self.fragments
+            .iter()
+            .map(|f| {
+                let dims = &f.schema.dimensions;
+                let leaves = f.rtree(storage)?.leaves();
+                Ok(leaves
+                    .iter()
+                    .map(|mbr| {
+                        let ranges: Vec<Json> = mbr
+                            .iter()
+                            .zip(dims)
+                            .map(|(r, d)| {
+                                let v = |b: &[u8]| Value::decode(d.datatype, b).to_json();
+                                json!([v(&r.lo), v(&r.hi)])
+                            })
+                            .collect();
+                        Json::from(ranges)
+                    })
+                    .collect())
+            })
+            .collect()
+    }
+
     /// The array's non-empty domain: per dimension of the schema in force,
     /// the least lower and the greatest upper bound of the visible
     /// fragments' non-empty domains (strings ordered bytewise); `None` if

@@ -90,6 +90,15 @@ impl Array {
         serde_json::Value::from(self.array.fragment_info()).to_string()
     }
 
+    /// Per visible fragment, its data tiles' MBRs as JSON (each per
+    /// dimension `[lo, hi]`).
+    fn fragment_mbrs_json(&self, py: Python<'_>) -> PyResult<String> {
+        let mbrs = py
+            .detach(|| self.array.fragment_mbrs(&*self.storage))
+            .map_err(py_err)?;
+        Ok(serde_json::Value::from(mbrs).to_string())
+    }
+
     /// The metadata: `(key, datatype, value as JSON)` per key, sorted.
     fn metadata(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
         cached_metadata(py, &self.metadata, || self.array.metadata(&*self.storage))

@@ -49,5 +49,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(objects::delete_cells, m)?)?;
     m.add_function(wrap_pyfunction!(maintenance::consolidate, m)?)?;
     m.add_function(wrap_pyfunction!(maintenance::vacuum, m)?)?;
+    m.add_function(wrap_pyfunction!(maintenance::delete_fragments, m)?)?;
     Ok(())
 }

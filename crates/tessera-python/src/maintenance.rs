@@ -69,29 +69,57 @@ pub fn consolidate(
 
 /// Vacuums the array at `uri` in `mode` (`fragments`, `commits`,
 /// `fragment_meta` or `array_meta`; `group_meta`: the group's metadata):
-/// removes what consolidation replaced. Returns how many files or
-/// fragments were removed.
+/// removes what consolidation replaced (in mode `fragments`, with
+/// `window`: the consolidations written within it). Returns how many
+/// files or fragments were removed.
 #[pyfunction]
-#[pyo3(signature = (uri, mode, key=None, storage_options=StorageOptions::new()))]
+#[pyo3(signature = (uri, mode, key=None, storage_options=StorageOptions::new(), window=None))]
 pub fn vacuum(
     py: Python<'_>,
     uri: &str,
     mode: &str,
     key: Option<&str>,
     storage_options: StorageOptions,
+    window: Option<(u64, u64)>,
 ) -> PyResult<usize> {
     let key = parse_key(key)?;
     let mode = mode.to_owned();
     py.detach(|| {
         at_location(uri, &storage_options, |at| {
             Ok(match mode.as_str() {
-                "fragments" => tessera_write::consolidate::vacuum_fragments(at, key, &mut |_| {})?,
+                "fragments" => tessera_write::consolidate::vacuum_fragments_within(
+                    at,
+                    key,
+                    window,
+                    &mut |_| {},
+                )?,
                 "commits" => tessera_write::commits::vacuum_commits(at, key)?,
                 "fragment_meta" => tessera_write::fragment_meta::vacuum_fragment_meta(at, key)?,
                 "array_meta" => tessera_write::metadata::vacuum_metadata(at, key)?,
                 "group_meta" => tessera_write::metadata::vacuum_group_metadata(at)?,
                 other => return Err(unknown_mode("vacuum", other)),
             })
+        })
+    })
+    .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
+}
+
+/// Deletes the fragments of the array at `uri` written within `[t1, t2]`
+/// (`tessera_write::delete::delete_fragments`); returns their names.
+#[pyfunction]
+#[pyo3(signature = (uri, t1, t2, key=None, storage_options=StorageOptions::new()))]
+pub fn delete_fragments(
+    py: Python<'_>,
+    uri: &str,
+    t1: u64,
+    t2: u64,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+) -> PyResult<Vec<String>> {
+    let key = parse_key(key)?;
+    py.detach(|| {
+        at_location(uri, &storage_options, |at| {
+            Ok(tessera_write::delete::delete_fragments(at, t1, t2, key)?)
         })
     })
     .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))

@@ -18,8 +18,9 @@ ORDER = [
 BACKWARD = {("_object", "_collection")}
 TILEDB = REPO / "crates" / "tessera-python" / "python" / "tessera" / "tiledb"
 TILEDB_ORDER = [
-    "libtiledb", "stats", "datatypes", "_values", "ctx", "_open", "filter", "enumeration", "dimension", "domain",
-    "attribute", "current_domain", "array_schema", "subarray", "multirange_indexing", "query_condition", "query",
+    "libtiledb", "stats", "datatypes", "_values", "_buffers", "ctx", "_open", "filter", "enumeration", "dimension_label",
+    "dimension", "domain", "attribute", "current_domain", "array_schema", "subarray", "label_query",
+    "multirange_indexing", "query_condition", "query",
     "metadata",
     "fragment", "maintenance", "array", "main", "group", "vfs", "highlevel", "schema_evolution", "dataframe_",
     "__init__",

@@ -150,3 +150,63 @@ def test_tiledb_py_reads_evolutions_deletes_and_metadata(tmp_path):
     with ttiledb.Group(group) as G:
         np.testing.assert_array_equal(G.meta["u"], np.array(["a", "", "b"], dtype="U1"))
     assert len(list((tmp_path / "group" / "__meta").iterdir())) == 1
+
+
+def _labelled(uri, lib):
+    """A dense array with labels on both dimensions (numbers, text,
+    both orders), written cells and labels together."""
+    rows = lib.Dim("r", domain=(0, 5), tile=3, dtype=np.int64)
+    cols = lib.Dim("c", domain=(0, 3), tile=4, dtype=np.int64)
+    labels = {0: {"depth": rows.create_label_schema("increasing", np.float64,
+                                                    filters=[lib.ZstdFilter(5)]),
+                  "code": rows.create_label_schema("decreasing", np.bytes_)},
+              1: {"year": cols.create_label_schema("increasing", np.int32, tile=2)}}
+    schema = lib.ArraySchema(domain=lib.Domain(rows, cols), attrs=[lib.Attr("v", dtype=np.int32)],
+                             dim_labels=labels)
+    lib.Array.create(uri, schema)
+    with lib.open(uri, "w") as A:
+        A[:] = {"v": np.arange(24, dtype=np.int32).reshape(6, 4), "depth": np.linspace(0.0, 2.5, 6),
+                "code": np.array([b"f", b"e", b"d", b"c", b"b", b"a"]),
+                "year": np.array([2020, 2021, 2022, 2023], dtype=np.int32)}
+
+
+def test_tiledb_py_reads_and_writes_tessera_tiledb_labels(tmp_path):
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    _labelled(ours, ttiledb)
+    _labelled(theirs, tiledb)
+    for lib_a in (tiledb, ttiledb):
+        for uri in (ours, theirs):
+            with lib_a.open(uri) as A:
+                got = A.label_index(["depth", "year"])[0.4:1.5, 2021:2022]
+                np.testing.assert_array_equal(got["v"], np.array([[5, 6], [9, 10], [13, 14]], dtype=np.int32))
+                np.testing.assert_array_equal(got["depth"], [0.5, 1.0, 1.5])
+                np.testing.assert_array_equal(got["year"], [2021, 2022])
+                got = A.label_index(["code"])[b"b":b"d"]
+                np.testing.assert_array_equal(got["v"][:, 0], [8, 12, 16])
+                assert [bytes(x) for x in got["code"]] == [b"d", b"c", b"b"]
+                label = A.schema.dim_label("year")
+                assert (label.dim_index, label.order, label.label_attr_name) == (1, "increasing", "label")
+    with tiledb.open(ours) as a, tiledb.open(theirs) as b:
+        assert a.schema == b.schema
+        for name in ("depth", "code", "year"):
+            with tiledb.open(a.schema.dim_label(name).uri) as la, tiledb.open(b.schema.dim_label(name).uri) as lb:
+                assert la.schema == lb.schema
+                np.testing.assert_array_equal(la[:]["label"], lb[:]["label"])
+    # TileDB-Py writes new labels into tessera's array, and tessera reads them.
+    with tiledb.open(ours, "w") as A:
+        A[:, 0:2] = {"v": np.full((6, 2), -1, dtype=np.int32), "year": np.array([1990, 1991], dtype=np.int32)}
+    with ttiledb.open(ours) as A:
+        got = A.label_index(["year"])[:, 1990:2022]
+        np.testing.assert_array_equal(got["year"], [1990, 1991, 2022])
+        np.testing.assert_array_equal(got["v"][0], [-1, -1, 2])
+
+
+def test_labels_keep_their_order(tmp_path):
+    uri = str(tmp_path / "a")
+    _labelled(uri, ttiledb)
+    with ttiledb.open(uri, "w") as A:
+        with pytest.raises(ttiledb.TileDBError, match="increasing"):
+            A[:] = {"v": np.zeros((6, 4), dtype=np.int32), "depth": np.array([0.0, 2.0, 1.0, 3.0, 4.0, 5.0])}
+    with ttiledb.open(uri) as A:
+        with pytest.raises(ttiledb.TileDBError, match="no label"):
+            A.label_index(["depth"])[0.1:0.2]

@@ -101,7 +101,17 @@ fn hand_written_mistakes_are_errors_naming_the_field() {
          "invalid schema: attributes[0].enumeration: no enumeration `e` in `enumerations`"),
         (r#"{"dimensions": []}"#, "invalid schema: array_type: required: dense or sparse"),
         (r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9]}], "dimension_labels": [{}]}"#,
-         "invalid schema: dimension_labels: dimension labels cannot be created yet"),
+         "invalid schema: dimension_labels[0].name: required"),
+        (r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9]}], "dimension_labels": [{"name": "l", "dimension": 1, "type": "FLOAT64"}]}"#,
+         "invalid schema: dimension_labels[0].dimension: no dimension 1: the schema has 1"),
+        (r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "FLOAT64", "domain": [0, 9]}], "dimension_labels": [{"name": "l", "dimension": 0, "type": "INT32"}]}"#,
+         "invalid schema: dimension_labels[0].dimension: `x` is FLOAT64; labels go on integer"),
+        (r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9]}], "dimension_labels": [{"name": "x", "dimension": 0, "type": "INT32"}]}"#,
+         "invalid schema: dimension_labels[0]: the name `x` is already a dimension, attribute or label"),
+        (r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9]}], "dimension_labels": [{"name": "l", "dimension": 0, "type": "INT32", "order": "unordered"}]}"#,
+         "invalid schema: dimension_labels[0].order: `unordered` is not increasing or decreasing"),
+        (r#"{"array_type": "sparse", "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9]}], "dimension_labels": [{"name": "l", "dimension": 0, "type": "INT32", "tile_extent": 0}]}"#,
+         "invalid schema: dimension_labels[0]: its label array: invalid schema: dimension `index`: tile extent must be positive"),
     ];
     for (doc, want) in cases {
         let v: serde_json::Value = serde_json::from_str(doc).unwrap();

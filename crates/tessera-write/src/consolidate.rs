@@ -503,11 +503,31 @@ pub fn vacuum_fragments(
     key: Option<EncryptionKey>,
     on_step: &mut dyn FnMut(VacuumStep),
 ) -> Result<usize, WriteError> {
+    vacuum_fragments_within(array, key, None, on_step)
+}
+
+/// [`vacuum_fragments`] of the consolidations whose fragment was written
+/// within `window` (both timestamps of its name inside it; `None`: all),
+/// as libtiledb's vacuum with `sm.vacuum.timestamp_start`/`_end`.
+pub fn vacuum_fragments_within(
+    array: impl Into<Location>,
+    key: Option<EncryptionKey>,
+    window: Option<(u64, u64)>,
+    on_step: &mut dyn FnMut(VacuumStep),
+) -> Result<usize, WriteError> {
     let array = &array.into();
     crate::open::check_key(array, key)?;
     let dir = array.join(COMMITS);
     let names = crate::folder::entry_names(&dir)?;
-    let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
+    let inside = |n: &str| match (window, TimestampedName::parse(n.trim_end_matches(".vac"))) {
+        (None, _) => true,
+        (Some((t1, t2)), Some(t)) => t1 <= t.t1 && t.t2 <= t2,
+        (Some(_), None) => false,
+    };
+    let vacs: Vec<&String> = names
+        .iter()
+        .filter(|n| n.ends_with(".vac") && inside(n))
+        .collect();
     if vacs.is_empty() {
         return Ok(0);
     }
@@ -525,10 +545,29 @@ pub fn vacuum_fragments(
             }
         }
     }
+    let removed = remove_fragments(array, &listed, on_step)?;
+    for vac in vacs {
+        crate::folder::remove_if_present(&dir.join(vac))?;
+        on_step(VacuumStep::VacuumListRemoved);
+    }
+    Ok(removed)
+}
+
+/// Removes the fragments `names` (of `__fragments/`), each commit file
+/// before its folder, as libtiledb removes them: a commit named by a
+/// consolidated commits file (`.con`) stays there and is listed in an
+/// ignore file (`.ign`), written first. Returns how many folders it
+/// removed.
+pub(crate) fn remove_fragments(
+    array: &Location,
+    names: &[String],
+    on_step: &mut dyn FnMut(VacuumStep),
+) -> Result<usize, WriteError> {
+    let dir = array.join(COMMITS);
     // Commits a .con names stay (the .con is one file): ignored instead.
     let in_con = crate::commits::named_commits(array)?;
     // In name order, as libtiledb lists them (its fragment URIs sorted).
-    let mut ignore: Vec<String> = listed
+    let mut ignore: Vec<String> = names
         .iter()
         .map(|n| format!("{n}.wrt"))
         .filter(|w| in_con.contains(&format!("{COMMITS}/{w}")))
@@ -539,7 +578,7 @@ pub fn vacuum_fragments(
         on_step(VacuumStep::IgnoreListed);
     }
     let mut removed = 0;
-    for name in &listed {
+    for name in names {
         if crate::folder::remove_if_present(&dir.join(format!("{name}.wrt")))? {
             on_step(VacuumStep::CommitRemoved);
         }
@@ -547,10 +586,6 @@ pub fn vacuum_fragments(
             removed += 1;
             on_step(VacuumStep::FolderRemoved);
         }
-    }
-    for vac in vacs {
-        crate::folder::remove_if_present(&dir.join(vac))?;
-        on_step(VacuumStep::VacuumListRemoved);
     }
     Ok(removed)
 }

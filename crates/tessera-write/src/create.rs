@@ -64,28 +64,67 @@ pub fn create_array(
     let path = path.into();
     doc.schema.validate()?;
     check_destination(&path)?;
-    let (schema, enumerations) = named(doc, timestamp.unwrap_or_else(now_ms))?;
+    let timestamp = timestamp.unwrap_or_else(now_ms);
+    let (schema, enumerations) = named(doc, timestamp)?;
+    if doc.labels.len() != schema.dimension_labels.len() {
+        return Err(WriteError::Input(format!(
+            "{} label array schemas for {} dimension labels",
+            doc.labels.len(),
+            schema.dimension_labels.len()
+        )));
+    }
     let staging = Staging::new(&path)?;
+    // The label arrays first: the array's own schema, written last, is
+    // what makes it an array on an object store.
+    for (label, label_doc) in schema.dimension_labels.iter().zip(&doc.labels) {
+        label_doc.schema.validate()?;
+        let (label_schema, label_enumerations) = named(label_doc, timestamp)?;
+        stage_array(
+            &staging,
+            &label.uri,
+            &label_schema,
+            &label_enumerations,
+            key,
+        )?;
+    }
+    stage_array(&staging, "", &schema, &enumerations, key)?;
+    staging.publish(&path)?;
+    Ok(schema)
+}
+
+/// Writes an array's folders, enumerations and schema (last) under `rel`
+/// in `staging` (`""`: the array itself).
+fn stage_array(
+    staging: &Staging,
+    rel: &str,
+    schema: &ArraySchema,
+    enumerations: &[tessera_schema::Enumeration],
+    key: Option<EncryptionKey>,
+) -> Result<(), WriteError> {
+    let at = |p: &str| {
+        if rel.is_empty() {
+            p.to_owned()
+        } else {
+            format!("{rel}/{p}")
+        }
+    };
+    if !rel.is_empty() {
+        staging.folder(rel)?;
+    }
     for f in FOLDERS {
-        staging.folder(f)?;
+        staging.folder(&at(f))?;
     }
     let pipeline = generic_tile_pipeline();
     let tile = |payload: &[u8]| write_generic_tile(payload, &pipeline, schema.version, key);
     if !enumerations.is_empty() {
-        staging.folder(ENUMERATIONS)?;
+        staging.folder(&at(ENUMERATIONS))?;
     }
-    for e in &enumerations {
-        staging.file(
-            &format!("{ENUMERATIONS}/{}", e.path_name),
-            &tile(&e.encode())?,
-        )?;
+    for e in enumerations {
+        let file = at(&format!("{ENUMERATIONS}/{}", e.path_name));
+        staging.file(&file, &tile(&e.encode())?)?;
     }
-    staging.file(
-        &format!("__schema/{}", schema.name),
-        &tile(&schema.encode()?)?,
-    )?;
-    staging.publish(&path)?;
-    Ok(schema)
+    let file = at(&format!("__schema/{}", schema.name));
+    staging.file(&file, &tile(&schema.encode()?)?)
 }
 
 /// The schema and enumerations with their file names.

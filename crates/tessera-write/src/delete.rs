@@ -72,3 +72,45 @@ pub fn delete_cells(
     write_whole(&commits, &name, &tile)?;
     Ok(name)
 }
+
+/// Deletes the fragments of the array at `array` written within
+/// `[t1, t2]` (both timestamps of a fragment's name inside it), as
+/// libtiledb's `delete_fragments`: each fragment's commit is removed
+/// before its folder, so a reader never sees a fragment half gone.
+/// Returns the names deleted, in name order. `key`, when given, must open
+/// the array.
+///
+/// ```
+/// # fn copy(a: &std::path::Path, b: &std::path::Path) { std::fs::create_dir_all(b).unwrap();
+/// #   for e in std::fs::read_dir(a).unwrap().flatten() { let p = e.path();
+/// #     if p.is_dir() { copy(&p, &b.join(e.file_name())) } else { std::fs::copy(&p, b.join(e.file_name())).unwrap(); } } }
+/// use tessera_fragment::OpenArray;
+/// use tessera_tile::storage::LocalFs;
+/// let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-delete-fragments-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&dir);
+/// copy(&src, &dir);
+/// let deleted = tessera_write::delete::delete_fragments(&dir, 0, u64::MAX, None).unwrap();
+/// assert!(!deleted.is_empty());
+/// let array = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// assert!(array.fragments.is_empty());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn delete_fragments(
+    array: impl Into<Location>,
+    t1: u64,
+    t2: u64,
+    key: Option<EncryptionKey>,
+) -> Result<Vec<String>, WriteError> {
+    let array = &array.into();
+    crate::open::check_key(array, key)?;
+    let mut names: Vec<String> = crate::folder::entry_names(&array.join("__fragments"))?
+        .into_iter()
+        .filter(|n| {
+            tessera_fragment::TimestampedName::parse(n).is_some_and(|t| t1 <= t.t1 && t.t2 <= t2)
+        })
+        .collect();
+    names.sort();
+    crate::consolidate::remove_fragments(array, &names, &mut |_| {})?;
+    Ok(names)
+}

@@ -50,9 +50,6 @@ fn created_schemas_are_libtiledbs_bytes() {
         let files = list_schemas(&LocalFs, &array).unwrap();
         let file = schema_at(&files, u64::MAX).unwrap();
         let schema = load_schema(&LocalFs, &array, file, None).unwrap();
-        if !schema.dimension_labels.is_empty() {
-            continue; // refused by create, tested in tessera-schema
-        }
         let enums = load_enumerations(&LocalFs, &array, &schema, None).unwrap();
         let doc = schema_from_json(&schema_to_json(&schema, &enums)).unwrap();
         let out = dir.join(&name);
@@ -102,6 +99,26 @@ fn created_schemas_are_libtiledbs_bytes() {
             .unwrap();
             if again != b {
                 failures.push(format!("{name}: enumeration {} differs", ours.name));
+            }
+        }
+        for label in &schema.dimension_labels {
+            // The label arrays, as libtiledb made them from the labels alone.
+            let (ours, theirs) = (out.join(&label.uri), array.join(&label.uri));
+            let files = list_schemas(&LocalFs, &ours).unwrap();
+            let a = std::fs::read(ours.join(&files[0].relative_path)).unwrap();
+            let files = list_schemas(&LocalFs, &theirs).unwrap();
+            let b = std::fs::read(theirs.join(&files[0].relative_path)).unwrap();
+            let mut l = load_schema(
+                &LocalFs,
+                &ours,
+                &list_schemas(&LocalFs, &ours).unwrap()[0],
+                None,
+            )
+            .unwrap();
+            let t = load_schema(&LocalFs, &theirs, &files[0], None).unwrap();
+            l.name.clone_from(&t.name);
+            if a.len() != b.len() || l.encode().unwrap() != t.encode().unwrap() {
+                failures.push(format!("{name}: label array {} differs", label.name));
             }
         }
         let opened = OpenArray::open(&LocalFs, &out, 0, u64::MAX, None).unwrap();
@@ -203,6 +220,18 @@ fn the_documented_example_creates_an_array() {
         enums[0].values,
         [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]
     );
+    // The second example: an array with a dimension label, its label
+    // array created inside it.
+    let start = end + doc[end..].find("```json\n").unwrap() + "```json\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let json: serde_json::Value = serde_json::from_str(&doc[start..end]).unwrap();
+    let out = dir.join("labelled");
+    let created = create_array(&out, &schema_from_json(&json).unwrap(), None, None).unwrap();
+    assert_eq!(created.dimension_labels[0].uri, "__labels/l0");
+    let label = OpenArray::open(&LocalFs, &out.join("__labels/l0"), 0, u64::MAX, None).unwrap();
+    assert_eq!(label.schema.dimensions[0].name, "index");
+    assert_eq!(label.schema.attributes[0].name, "label");
+    assert_eq!(label.schema.attributes[0].order, 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

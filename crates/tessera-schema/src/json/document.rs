@@ -25,6 +25,9 @@ pub struct SchemaDocument {
     pub schema: ArraySchema,
     /// The enumerations, in the order the schema lists them.
     pub enumerations: Vec<Enumeration>,
+    /// The schemas of the label arrays, in the order of
+    /// `schema.dimension_labels`.
+    pub labels: Vec<SchemaDocument>,
 }
 
 /// The schema and its loaded enumerations as JSON.
@@ -74,9 +77,7 @@ pub fn schema_to_json(s: &ArraySchema, enumerations: &[Enumeration]) -> Json {
         let labels: Vec<Json> = s
             .dimension_labels
             .iter()
-            .map(|l| {
-                json!({"dimension": l.dimension, "name": l.name, "uri": l.uri, "type": l.datatype.name()})
-            })
+            .map(super::labels::label_to_json)
             .collect();
         o.insert("dimension_labels".into(), labels.into());
     }
@@ -167,12 +168,6 @@ const SCHEMA_FIELDS: &[&str] = &[
 pub fn schema_from_json(v: &Json) -> Result<SchemaDocument, SchemaError> {
     let version = WRITTEN_VERSION;
     let o = Fields::new(v, "", SCHEMA_FIELDS)?;
-    if o.get("dimension_labels").is_some() {
-        return Err(invalid(
-            "dimension_labels",
-            "dimension labels cannot be created yet",
-        ));
-    }
     let array_type = match o.str("array_type")?.map(str::to_ascii_lowercase).as_deref() {
         Some("dense") => ArrayType::Dense,
         Some("sparse") => ArrayType::Sparse,
@@ -246,6 +241,20 @@ pub fn schema_from_json(v: &Json) -> Result<SchemaDocument, SchemaError> {
         .map(|(path, a)| attribute_from_json(a, &path, &enumerations, version))
         .collect::<Result<Vec<_>, _>>()?;
     let current_domain = current_domain_from_json(o.get("current_domain"), &dimensions)?;
+    let (dimension_labels, label_docs) =
+        super::labels::labels_from_json(o.get("dimension_labels"), &dimensions, &attributes)?;
+    let labels = label_docs
+        .iter()
+        .enumerate()
+        .map(|(i, doc)| {
+            schema_from_json(doc).map_err(|e| {
+                invalid(
+                    &format!("dimension_labels[{i}]"),
+                    format!("its label array: {e}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let schema = ArraySchema {
         name: String::new(),
         timestamp_range: (0, 0),
@@ -260,7 +269,7 @@ pub fn schema_from_json(v: &Json) -> Result<SchemaDocument, SchemaError> {
         validity_filters,
         dimensions,
         attributes,
-        dimension_labels: Vec::new(),
+        dimension_labels,
         enumerations: enumerations
             .iter()
             .map(|e| EnumerationRef {
@@ -274,6 +283,7 @@ pub fn schema_from_json(v: &Json) -> Result<SchemaDocument, SchemaError> {
     Ok(SchemaDocument {
         schema,
         enumerations,
+        labels,
     })
 }
 

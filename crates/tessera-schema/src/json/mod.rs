@@ -22,6 +22,7 @@
 mod document;
 mod fields;
 mod filters;
+mod labels;
 mod values;
 
 pub use document::{

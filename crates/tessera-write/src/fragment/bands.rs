@@ -71,6 +71,9 @@ pub struct BoxWriter {
     written_bands: usize,
     /// Cells in a space tile.
     cells_per_tile: u64,
+    /// Per field, the last cell written of an attribute with an order
+    /// (the next band must keep it).
+    ordered_last: Vec<Option<tessera_schema::Value>>,
 }
 
 impl BoxWriter {
@@ -118,6 +121,7 @@ impl BoxWriter {
             bounds: bounds.to_vec(),
             bands,
             written_bands: 0,
+            ordered_last: Vec::new(),
             cells_per_tile: 0,
         })
     }
@@ -168,6 +172,7 @@ impl BoxWriter {
         self.w.write_box(&band, columns)?;
         let plan = self.w.dense_plan()?;
         let cells: Vec<_> = self.w.buffers.iter().map(FieldBuffer::cells).collect();
+        check_band_order(&self.w, &cells, self.w.cells, &mut self.ordered_last)?;
         self.out.append_dense(&self.w, &plan, &cells)?;
         self.cells_per_tile = plan.cells_per_tile;
         // The band is out: the writer takes the next one afresh.
@@ -213,7 +218,9 @@ impl BoxWriter {
         let batch = match parts {
             [one] => one,
             [first, ..] => {
-                if let Some(lent) = self.lend_parts(parts, &plan) {
+                // Ordered attributes are checked cell by cell: from one batch.
+                let ordered = self.w.schema.attributes.iter().any(|a| a.order != 0);
+                if let Some(lent) = self.lend_parts(parts, &plan).filter(|_| !ordered) {
                     let pieces: Vec<Vec<&[u8]>> = lent
                         .iter()
                         .map(|l| l.iter().map(Buffer::as_slice).collect())
@@ -344,6 +351,7 @@ impl BoxWriter {
         cells: &[FieldCells<'_>],
         n: usize,
     ) -> Result<(), WriteError> {
+        check_band_order(&self.w, cells, n, &mut self.ordered_last)?;
         self.out.append_dense(&self.w, plan, cells)?;
         self.cells_per_tile = plan.cells_per_tile;
         self.w.written += n;
@@ -408,4 +416,28 @@ pub(crate) fn cell_bytes(schema: &ArraySchema) -> u64 {
         })
         .sum();
     bytes.max(1)
+}
+
+/// Checks that a band's `n` cells keep the order of each attribute that
+/// has one, following the band before (`last`, updated).
+fn check_band_order(
+    w: &FragmentWriter,
+    cells: &[FieldCells<'_>],
+    n: usize,
+    last: &mut Vec<Option<tessera_schema::Value>>,
+) -> Result<(), WriteError> {
+    last.resize(w.fields.len(), None);
+    for (i, f) in w.fields.iter().enumerate() {
+        let Some(a) = w
+            .schema
+            .attributes
+            .iter()
+            .find(|a| a.name == f.name && a.order != 0)
+        else {
+            continue;
+        };
+        let size = f.cell_size() as usize;
+        last[i] = super::order::check_cells(a, n, |j| cells[i].value(j, size), last[i].take())?;
+    }
+    Ok(())
 }

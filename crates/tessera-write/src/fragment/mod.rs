@@ -22,6 +22,7 @@ mod commit;
 mod dense;
 mod files;
 mod metadata;
+mod order;
 mod placement;
 mod row_major;
 mod sparse;
@@ -390,7 +391,12 @@ impl FragmentWriter {
                         first.name
                     )))
                 }
-                Some(c) => buf.check(f, c, n)?,
+                Some(c) => {
+                    buf.check(f, c, n)?;
+                    if let Some(a) = self.schema.attributes.iter().find(|a| a.name == f.name) {
+                        order::check_order(a, c)?;
+                    }
+                }
                 None if f.nullable || n == 0 || (f.is_dimension && !with_dimensions) => {}
                 None => return Err(WriteError::Input(format!("field `{}` is missing", f.name))),
             }

@@ -25,6 +25,7 @@ from .ctx import Config, Ctx, default_ctx, scope_ctx
 from .current_domain import CurrentDomain, NDRectangle
 from .datatypes import DataType
 from .dimension import Dim
+from .dimension_label import DimLabel, DimLabelSchema
 from .domain import Domain
 from .enumeration import Enumeration
 from .filter import (BitShuffleFilter, BitWidthReductionFilter, ByteShuffleFilter, Bzip2Filter,
@@ -32,7 +33,8 @@ from .filter import (BitShuffleFilter, BitWidthReductionFilter, ByteShuffleFilte
                      DoubleDeltaFilter, Filter, FilterList, FloatScaleFilter, GzipFilter, LZ4Filter, NoOpFilter,
                      PositiveDeltaFilter, RleFilter, WebpFilter, XORFilter, ZstdFilter)
 from .dataframe_ import from_csv, from_pandas, from_parquet, open_dataframe
-from .fragment import FragmentInfo, FragmentInfoList, array_fragments
+from .fragment import (FragmentInfo, FragmentInfoList, array_fragments, copy_fragments_to_existing_array,
+                       create_array_from_fragments)
 from .group import Group, Object
 from .maintenance import consolidate, vacuum
 from .highlevel import array_exists, empty_like, from_numpy, ls, move, object_type, open, remove, schema_like, walk

@@ -22,7 +22,10 @@ from .array_schema import ArraySchema
 from .ctx import storage
 from . import stats
 from .libtiledb import TileDBError
-from .multirange_indexing import enumeration_values
+from ._buffers import _checked_values, _field_numpy
+from .label_query import resolved_ranges, write_labels
+from .multirange_indexing import LabelIndexer, enumeration_values
+from .subarray import Subarray
 
 MODES = ("r", "w", "d", "m", "modify_exclusive")
 
@@ -51,7 +54,7 @@ class Array:
         self._opened_at = int(time.time() * 1000)
         self._native = open_native(self._uri, ctx, self._key, self._timestamp if mode == "r" else None)
         self._meta_entries = None
-        self._schema = ArraySchema.from_json(self._native.schema_json())
+        self._schema = ArraySchema.from_json(self._native.schema_json())._anchored(self._uri)
         if self._schema.sparse != self._sparse_kind() and self._sparse_kind() is not None:
             kind = "sparse" if self._schema.sparse else "dense"
             raise ValueError(f"Array at {self._uri} is {kind}; open it with the {kind} class or tiledb.open")
@@ -80,6 +83,14 @@ class Array:
         if isinstance(key, bytes):
             key = key.decode()
         errors(_native.create, uri, json.dumps(schema.to_json()), key, storage(uri, ctx))
+
+    @staticmethod
+    def delete_fragments(uri, timestamp_start, timestamp_end, ctx=None):
+        """Deletes the fragments of the array at ``uri`` written within
+        ``[timestamp_start, timestamp_end]``."""
+        from .maintenance import delete_fragments
+
+        delete_fragments(uri, timestamp_start, timestamp_end, ctx)
 
     @staticmethod
     def delete_array(uri, ctx=None):
@@ -302,8 +313,19 @@ class Array:
 
         attrs = self._read_attrs
         dims = [d.name for d in self._schema.domain] if self._schema.sparse else []
+        if subarray._label_ranges:
+            found = resolved_ranges(self, subarray._ranges, subarray._label_ranges)
+            subarray = Subarray(self)
+            subarray.add_ranges([r or [] for r in found])
         return self._read_combinations(subarray.ranges(), attrs, dims, Query(self),
                                        None if self._schema.sparse else subarray.shape())
+
+    def label_index(self, labels):
+        """``[...]`` by label: each dimension with one of ``labels`` is
+        selected by ranges of its labels, which the result holds too."""
+        from .query import Query
+
+        return LabelIndexer(self, labels, Query(self))
 
     def _read_combinations(self, ranges, attrs, dims, query, shape=None):
         """Reads each combination of ranges (one per dimension) in turn, so
@@ -366,7 +388,6 @@ class Array:
     def _fields(self, table, attrs, dims):
         """An Arrow table's (or batch's) columns as TileDB-Py gives them:
         ``OrderedDict`` of numpy arrays, dimensions then attributes."""
-        schema = self._schema
         out = OrderedDict()
         with stats.timer("py.getitem_time.buffer_conversion_time"):
             self._convert(table, attrs, dims, out)
@@ -397,9 +418,22 @@ class Array:
         stats.count("tessera.cells_read", table.num_rows)
         return table
 
-    def _write(self, table, subarray=None):
+    def _split_labels(self, value, index_ranges):
+        """``(value without its dimension labels' data, timestamp)``: the
+        labels are written first over ``index_ranges`` (per dimension, a
+        range or a sparse write's coordinates) at the timestamp the cells
+        are then written at (None: no label was given)."""
+        if not isinstance(value, dict) or not any(self._schema.has_dim_label(k) for k in value):
+            return value, None
+        labels = {k: v for k, v in value.items() if self._schema.has_dim_label(k)}
         self._check_open("w")
-        ts = self._timestamp if isinstance(self._timestamp, int) else None
+        ts = self._timestamp if isinstance(self._timestamp, int) else int(time.time() * 1000)
+        write_labels(self._schema, labels, index_ranges, ts, self._ctx, self._key)
+        return {k: v for k, v in value.items() if k not in labels}, ts
+
+    def _write(self, table, subarray=None, timestamp=None):
+        self._check_open("w")
+        ts = self._timestamp if isinstance(self._timestamp, int) else timestamp
         with stats.timer("tessera.write_time"):
             names = errors(_native.write, self._uri, table, ts, self._key, None, subarray,
                            storage(self._uri, self._ctx))
@@ -408,6 +442,10 @@ class Array:
         self._last_write_info = {base + n: tuple(int(t) for t in n.split("_")[2:4]) for n in names}
         stats.count("tessera.writes")
         stats.count("tessera.cells_written", table.num_rows)
+
+    def dump(self):
+        """Prints the schema (:meth:`ArraySchema.dump`)."""
+        self._schema.dump()
 
     def __repr__(self):
         return f"{type(self).__name__}(uri={self._uri!r}, mode={self._mode}, ndim={self.ndim})"
@@ -426,63 +464,6 @@ def _reopen(cls, uri, mode, key, timestamp, attr, config):
     from .ctx import Ctx
 
     return cls(uri, mode=mode, key=key, timestamp=timestamp, attr=attr, ctx=Ctx(config) if config else None)
-
-
-def _field_numpy(column, dtype, nullable=False):
-    """An Arrow column as numpy with TileDB-Py's dtypes: fixed cells as
-    ``dtype``, variable-length text and bytes as object arrays; a column
-    with nulls as a masked array (an enumerated attribute's keys too, when
-    it is ``nullable``: a dense cell left out is not a null)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if nullable and column.null_count and pa.types.is_dictionary(column.type):
-        mask = column.is_null().to_numpy(zero_copy_only=False)
-        return np.ma.MaskedArray(_field_numpy(column, dtype), mask=mask)
-    if column.null_count and not pa.types.is_dictionary(column.type):
-        mask = column.is_null().to_numpy(zero_copy_only=False)
-        if dtype.kind in "SU":
-            filled = column.fill_null("" if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-                                      else b"")
-        elif dtype.kind in "iufb":
-            filled = column.fill_null(pa.scalar(0 if dtype.kind != "b" else False, type=column.type))
-        else:
-            filled = column
-        return np.ma.MaskedArray(_field_numpy(filled, dtype), mask=mask)
-    if pa.types.is_dictionary(column.type):
-        # The keys as stored: a dense cell left out holds the fill value.
-        keys = column.indices
-        column = pa.Array.from_buffers(keys.type, len(keys), [None, keys.buffers()[1]], offset=keys.offset)
-    if dtype.kind in "SU":
-        values = column.to_pylist()
-        if dtype.kind == "S":
-            values = [v.encode() if isinstance(v, str) else v for v in values]
-        if dtype.itemsize:
-            return np.array(values, dtype=dtype)
-        out = np.empty(len(values), dtype=object)
-        out[:] = values
-        return out
-    if pa.types.is_fixed_size_list(column.type) or pa.types.is_list(column.type) or \
-            pa.types.is_large_list(column.type):
-        if dtype.kind in "Vc" or pa.types.is_fixed_size_list(column.type):
-            flat = column.flatten().to_numpy(zero_copy_only=False)
-            base = dtype if dtype.kind not in "Vc" else (
-                np.dtype("float32" if dtype.itemsize == 8 else "float64") if dtype.kind == "c" else
-                dtype.fields[dtype.names[0]][0])
-            flat = flat.astype(base, copy=False)
-            if dtype.kind in "Vc":
-                return np.ascontiguousarray(flat).view(dtype)
-            return flat.reshape(len(column), -1)
-        out = np.empty(len(column), dtype=object)
-        out[:] = [np.array(v, dtype=dtype) for v in column.to_pylist()]
-        return out
-    if pa.types.is_timestamp(column.type) or pa.types.is_duration(column.type) or pa.types.is_date(column.type):
-        if dtype.kind in "mM":
-            return column.cast(pa.int64()).to_numpy(zero_copy_only=False).view(dtype)
-        return column.to_numpy(zero_copy_only=False)
-    values = column.to_numpy(zero_copy_only=False)
-    if dtype.kind in "mM":
-        return values.astype(np.int64).view(dtype)
-    return values.astype(dtype, copy=False) if dtype.kind != "O" else values
 
 
 def _normalize_index(key, ndim):
@@ -614,6 +595,23 @@ class DenseArray(Array):
         q = Query(self, attrs=attrs, cond=cond, coords=coords, order=order)
         return q[selection]
 
+    def read_direct(self, name=None):
+        """One attribute (the only one when ``name`` is None) over the
+        whole domain, as a numpy array."""
+        self._check_open("r")
+        if name is None and self._schema.nattr != 1:
+            raise ValueError("read_direct with no provided attribute is ambiguous for multi-attribute arrays")
+        name = self._schema.attr(0).name if name is None else self._schema.attr(name).name
+        return self._read_box((), None, ([name], []))[name]
+
+    def _setitem_impl(self, selection, value, nullmaps):
+        """Writes ``value`` at ``selection``, the cells whose byte in
+        ``nullmaps[attribute]`` is 0 as nulls (TileDB-Py's own call)."""
+        values = dict(self._assigned(value, scalars=True))
+        for name, validity in nullmaps.items():
+            values[name] = np.ma.MaskedArray(np.asarray(values[name]), mask=np.asarray(validity) == 0)
+        self[selection] = values
+
     def write_direct(self, array, **kw):
         """Writes ``array`` (shaped as the array's domain) to the whole
         array."""
@@ -622,6 +620,8 @@ class DenseArray(Array):
     def write_subarray(self, subarray, values):
         """Writes ``values`` (an array, or a dict by attribute) into the
         box a :class:`Subarray` gives (one range per dimension)."""
+        if subarray._label_ranges:
+            raise TileDBError("write_subarray: writing by label ranges is not supported; give index ranges")
         ranges = subarray.ranges()
         if any(len(r) != 1 for r in ranges):
             raise TileDBError("write_subarray: a dense write takes one range per dimension")
@@ -635,65 +635,12 @@ class DenseArray(Array):
         dims = list(self._schema.domain)
         box = [tuple(_native_bound(v, d) for v in b) for d, b in zip(dims, bounds)]
         shape = tuple(extent(lo, hi) for lo, hi in box)
+        value, ts = self._split_labels(value, box)
+        if isinstance(value, dict) and not value and self._schema.nattr:
+            return
         columns = {name: _checked_values(v, self._schema.attr(name), shape)
                    for name, v in self._assigned(value, scalars=True)}
-        self._write(pa.table(columns), box)
-
-
-def _checked_values(value, attr, shape=None):
-    """:func:`_arrow_values`, a value that does not fit ``attr``'s type a
-    ValueError naming the attribute, as TileDB-Py's."""
-    try:
-        if attr.dtype.kind == "S" and not attr.isvar and np.asarray(value).dtype.kind in "iufc":
-            raise TypeError(f"Cannot write a string value to non-string typed attribute '{attr.name}'!")
-        return _arrow_values(value, attr, shape)
-    except (TypeError, ValueError, pa.ArrowException) as e:
-        raise ValueError(f"Failed to convert buffer for attribute: '{attr.name}': {e}") from e
-
-
-def _arrow_values(value, attr, shape=None):
-    """Values for ``attr`` (numpy, lists, scalars, Arrow arrays, pandas
-    series) as an Arrow array in C order; a scalar fills ``shape``."""
-    dtype = attr.dtype
-    if isinstance(value, (pa.Array, pa.ChunkedArray)) or type(value).__module__.startswith("pandas"):
-        # Nulls kept: cast to the type numpy values would take.
-        arrow = value if isinstance(value, (pa.Array, pa.ChunkedArray)) else pa.array(value, from_pandas=True)
-        target = _arrow_values(np.array([], dtype=dtype if not attr.isvar else object), attr).type
-        if pa.types.is_null(arrow.type) or arrow.type != target:
-            arrow = arrow.cast(target)
-        return arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
-    if isinstance(value, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(value).ravel(order="C")
-        data = _arrow_values(np.ma.getdata(value), attr, shape)
-        return pa.array(data.to_pylist(), type=data.type, mask=mask) if mask.any() else data
-    if np.isscalar(value) and shape is not None:
-        value = np.full(shape, value, dtype=dtype if dtype.kind not in "SU" else object)
-    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
-    if attr.isvar or dtype.kind in "SU":
-        flat = arr.ravel(order="C") if arr.dtype != object or arr.ndim > 1 else arr
-        items = list(flat)
-        if dtype.kind == "U":
-            return pa.array([None if v is None else (v.decode() if isinstance(v, bytes) else str(v)) for v in items],
-                            type=pa.large_string())
-        if dtype.kind == "S":
-            kind = pa.large_string() if attr.isascii else pa.large_binary()
-            if attr.isascii and any(isinstance(v, str) and not v.isascii() for v in items):
-                raise TileDBError(f"attribute {attr.name!r} holds ASCII text: a value is not ASCII")
-            data = [None if v is None else (v if isinstance(v, bytes) else str(v).encode()) for v in items]
-            return pa.array([d.decode() if isinstance(d, bytes) and kind == pa.large_string() else d for d in data],
-                            type=kind)
-        return pa.array([np.atleast_1d(np.asarray(v, dtype=dtype)) for v in items],
-                        type=pa.large_list(pa.from_numpy_dtype(dtype)))
-    if dtype.kind in "Vc":
-        base = np.dtype("float32" if dtype == np.complex64 else "float64") if dtype.kind == "c" else \
-            dtype.fields[dtype.names[0]][0]
-        n = attr.ncells
-        flat = np.ascontiguousarray(arr, dtype=dtype).ravel().view(base)
-        return pa.FixedSizeListArray.from_arrays(pa.array(flat), n)
-    flat = np.ascontiguousarray(arr, dtype=dtype).ravel(order="C")
-    if dtype.kind in "mM":
-        return pa.array(flat.astype(np.int64))
-    return pa.array(flat)
+        self._write(pa.table(columns), box, ts)
 
 
 class SparseArray(Array):
@@ -768,9 +715,10 @@ class SparseArray(Array):
             else:
                 columns[d.name] = pa.array(np.asarray(arr, dtype=d.dtype).astype(np.int64)
                                            if d.dtype.kind in "mM" else np.asarray(arr, dtype=d.dtype))
+        value, ts = self._split_labels(value, [np.asarray(c).ravel() for c in coords])
         for name, v in self._assigned(value, scalars=False):
             values = _checked_values(v, self._schema.attr(name))
             if len(values) != n:
                 raise ValueError(f"value length ({len(values)}) does not match coordinate length ({n})")
             columns[name] = values
-        self._write(pa.table(columns))
+        self._write(pa.table(columns), None, ts)

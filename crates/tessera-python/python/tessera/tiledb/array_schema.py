@@ -12,6 +12,7 @@ import numpy as np
 from .attribute import Attr
 from .domain import Domain
 from .dimension import Dim
+from .dimension_label import DimLabel
 from .enumeration import Enumeration
 from .filter import FilterList, ZstdFilter, RleFilter, filter_list
 from .libtiledb import TileDBError
@@ -64,7 +65,7 @@ class ArraySchema:
         self._allows_duplicates = bool(allows_duplicates)
         self._sparse = bool(sparse)
         self._enums = list(enums or [])
-        self._dim_labels = dict(dim_labels or {})
+        self._set_labels(_labels_json(dim_labels, domain))
         self._current_domain = None
         self._version = None
 
@@ -72,7 +73,7 @@ class ArraySchema:
     def load(cls, uri, ctx=None, key=None):
         from ._open import open_native
 
-        return cls.from_json(open_native(uri, ctx=ctx, key=key).schema_json())
+        return cls.from_json(open_native(uri, ctx=ctx, key=key).schema_json())._anchored(str(uri))
 
     @property
     def sparse(self):
@@ -164,7 +165,21 @@ class ArraySchema:
         return name in self._dim_labels
 
     def dim_label(self, name):
+        """The :class:`DimLabel` named ``name``."""
+        if name not in self._dim_labels:
+            raise TileDBError(f"ArraySchema: no dimension label named {name!r}")
         return self._dim_labels[name]
+
+    def _set_labels(self, labels_json):
+        """The dimension labels from their JSON form (a list)."""
+        self._label_json = list(labels_json)
+        self._dim_labels = {x["name"]: DimLabel.from_json(x) for x in self._label_json}
+
+    def _anchored(self, array_uri):
+        """This schema as read from the array at ``array_uri``: its labels'
+        URIs joined to the array's."""
+        self._dim_labels = {n: label._anchored(array_uri) for n, label in self._dim_labels.items()}
+        return self
 
     def attr_or_dim_dtype(self, name):
         if self.has_attr(name):
@@ -257,6 +272,8 @@ class ArraySchema:
             d["enumerations"] = [e.to_json() for e in self._enums]
         if self._current_domain is not None and not self._current_domain.is_empty:
             d["current_domain"] = self._current_domain.to_json()
+        if self._label_json:
+            d["dimension_labels"] = list(self._label_json)
         return d
 
     @staticmethod
@@ -280,7 +297,26 @@ class ArraySchema:
 
             schema._current_domain = CurrentDomain.from_json(d["current_domain"], domain)
         schema._version = d.get("format_version")
+        schema._set_labels(d.get("dimension_labels", []))
         return schema
+
+
+def _labels_json(dim_labels, domain):
+    """``{dimension index: {name: DimLabelSchema}}`` in the JSON form: a
+    list, each label at ``__labels/l<i>`` in the array, as libtiledb
+    names them."""
+    labels = []
+    for index, by_name in (dim_labels or {}).items():
+        if not 0 <= int(index) < domain.ndim:
+            raise TileDBError(f"ArraySchema: cannot add a label to dimension {index}; the domain has "
+                              f"{domain.ndim} dimensions")
+        for name, label_schema in by_name.items():
+            if any(x["name"] == name for x in labels):
+                raise TileDBError(f"ArraySchema: dimension label {name!r} is defined twice")
+            d = label_schema._to_json(int(index), name, domain.dim(int(index)))
+            d["uri"] = f"__labels/l{len(labels)}"
+            labels.append(d)
+    return labels
 
 
 def _filters(d, key):

@@ -4,6 +4,7 @@ import numpy as np
 
 from . import _values
 from .datatypes import DataType, tiledb_name
+from .dimension_label import DimLabelSchema
 from .filter import filter_list
 
 
@@ -85,6 +86,13 @@ class Dim:
         if self._dtype.kind in "mM":
             return np.timedelta64(int(self._tile), np.datetime_data(self._dtype)[0])
         return self._dtype.type(self._tile)
+
+    def create_label_schema(self, order="increasing", dtype=np.uint64, tile=None, filters=None):
+        """A :class:`DimLabelSchema` for a label on this dimension (its
+        label array's tile extent this dimension's unless ``tile``)."""
+        if tile is None and self.tile is not None and self.tile != 0:
+            tile = self.tile
+        return DimLabelSchema(order, dtype, self.dtype, tile, filters)
 
     @property
     def filters(self):

@@ -27,7 +27,9 @@ class PyFragmentInfo:
         return self._list.unconsolidated_metadata_num
 
     def get_mbrs(self):
-        raise TileDBError("fragment MBRs are not given by tessera.tiledb")
+        if not self._list._include_mbrs:
+            raise TileDBError("PyFragmentInfo: made without include_mbrs: no MBRs were read")
+        return self._list.mbrs
 
     def dump(self):
         """The fragments described, as text: their number, then each."""

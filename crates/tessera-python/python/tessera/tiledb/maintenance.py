@@ -64,8 +64,26 @@ def consolidate(uri, config=None, ctx=None, fragment_uris=None, timestamp=None):
 
 def vacuum(uri, config=None, ctx=None, timestamp=None):
     """Removes what consolidation replaced, in the configured mode
-    (``sm.vacuum.mode``, default fragments)."""
+    (``sm.vacuum.mode``, default fragments); with ``timestamp`` (or
+    ``sm.vacuum.timestamp_start``/``_end``), only what consolidations
+    written within that window replaced."""
     cfg = _config(config, ctx)
     mode = cfg.get("sm.vacuum.mode", raise_keyerror=False) or "fragments"
     key = cfg.get("sm.encryption_key", raise_keyerror=False) or None
-    errors(_native.vacuum, str(uri), mode, key, storage(uri, Ctx(cfg)))
+    if timestamp is not None:
+        warnings.warn("Partial vacuuming via timestamp will be deprecrated in a future release and replaced by "
+                      "passing in fragment URIs.", DeprecationWarning, stacklevel=2)
+        window = (int(timestamp[0] or 0), int(timestamp[1]) if timestamp[1] is not None else _NO_END)
+    else:
+        lo = int(cfg.get("sm.vacuum.timestamp_start", raise_keyerror=False) or 0)
+        hi = int(cfg.get("sm.vacuum.timestamp_end", raise_keyerror=False) or _NO_END)
+        window = (lo, hi) if (lo, hi) != (0, _NO_END) else None
+    errors(_native.vacuum, str(uri), mode, key, storage(uri, Ctx(cfg)), window)
+
+
+def delete_fragments(uri, timestamp_start, timestamp_end, ctx=None):
+    """Deletes the fragments of the array at ``uri`` written within
+    ``[timestamp_start, timestamp_end]``: each commit before its folder,
+    as libtiledb deletes them."""
+    errors(_native.delete_fragments, str(uri), int(timestamp_start), int(timestamp_end), None,
+           storage(str(uri), ctx))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ._values import extent, native_bound
 from . import stats
+from .label_query import label_data, label_ranges_of
 from .libtiledb import TileDBError
 
 # The dimension of a data frame's row numbers (TileDB-Py's name).
@@ -130,6 +131,38 @@ class MultiRangeIndexer:
         """One result as this indexer gives it: enumerated attributes as
         their enumeration's values."""
         return enumeration_values(self.array.schema, fields)
+
+
+class LabelIndexer(MultiRangeIndexer):
+    """``A.label_index(labels)[...]``: dimensions with one of ``labels``
+    are selected by ranges of labels (a slice with both ends, a ``(lo,
+    hi)``, a label, a list of labels); the result holds those labels."""
+
+    def __init__(self, array, labels, query):
+        if array.schema.sparse:
+            raise NotImplementedError("querying sparse arrays by label is not yet implemented")
+        super().__init__(array, query)
+        self._labels = {}
+        for name in labels:
+            dim = array.schema.dim_label(name).dim_index
+            if dim in self._labels:
+                raise TileDBError(f"cannot set labels `{self._labels[dim]}` and `{name}` defined on the same "
+                                  "dimension")
+            self._labels[dim] = name
+
+    def _result(self, key, with_coords):
+        key = key if isinstance(key, tuple) else (key,)
+        key = key + (slice(None),) * (self.array.schema.ndim - len(key))
+        found, labels, cache = list(key), OrderedDict(), {}
+        for dim, name in self._labels.items():
+            data = label_data(self.array, name, cache)
+            ranges = [data.index_range(lo, hi) for lo, hi in label_ranges_of(key[dim])]
+            found[dim] = ranges if len(ranges) > 1 else slice(*ranges[0])
+            labels[name] = data.labels_at(ranges)
+        out = super()._result(tuple(found), with_coords)
+        for name, values in labels.items():
+            out[name] = values
+        return out
 
 
 class DataFrameIndexer(MultiRangeIndexer):

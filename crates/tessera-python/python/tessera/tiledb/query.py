@@ -8,7 +8,7 @@ import numpy as np
 
 from . import stats
 from .libtiledb import TileDBError
-from .multirange_indexing import DataFrameIndexer, MultiRangeIndexer
+from .multirange_indexing import DataFrameIndexer, LabelIndexer, MultiRangeIndexer
 from .query_condition import QueryCondition, native_condition
 
 _ORDERS = {None: None, "C": "row-major", "F": "col-major", "G": "global-order", "U": "unordered"}
@@ -85,6 +85,10 @@ class Query:
     @property
     def df(self):
         return DataFrameIndexer(self.array, self)
+
+    def label_index(self, labels):
+        """``[...]`` by ranges of ``labels`` (see :class:`LabelIndexer`)."""
+        return LabelIndexer(self.array, labels, self)
 
     def agg(self, aggs):
         """Aggregates of the cells a selection reads: ``"sum"``, ``"min"``,
@@ -189,6 +193,9 @@ class Aggregation:
     @property
     def multi_index(self):
         return _Answered(self._reading().multi_index, self._answer)
+
+    def label_index(self, labels):
+        return _Answered(self._reading().label_index(labels), self._answer)
 
     @property
     def df(self):

@@ -32,6 +32,9 @@ class Subarray:
     def __init__(self, array, ctx=None):
         self._array = array
         self._ranges = [None] * array.schema.ndim
+        # Ranges of labels by label name; their dimension's ranges are
+        # found from them when the subarray is read.
+        self._label_ranges = {}
 
     def _dim(self, index):
         return self._array.schema.domain.dim(index)
@@ -51,11 +54,15 @@ class Subarray:
             self._ranges[index] = []
         self._ranges[index].append(pair)
 
-    def add_ranges(self, dim_ranges):
-        """Adds, per dimension in order, a list of ``(lo, hi)`` ranges."""
+    def add_ranges(self, dim_ranges=(), label_ranges=None):
+        """Adds, per dimension in order, a list of ``(lo, hi)`` ranges,
+        and ``{label name: ranges}``."""
         for i, ranges in enumerate(dim_ranges):
             for r in ranges:
                 self.add_dim_range(i, r)
+        for name, ranges in (label_ranges or {}).items():
+            for r in ranges:
+                self.add_label_range(name, r)
 
     def get_range(self, dim_idx, range_idx):
         """Range ``range_idx`` on dimension ``dim_idx``: ``[start, end,
@@ -76,7 +83,21 @@ class Subarray:
             self._ranges[i] = None if other._ranges[i] is None else list(other._ranges[i])
 
     def add_label_range(self, name, label_range):
-        raise TileDBError("dimension labels are not read by tessera.tiledb")
+        """Adds the inclusive ``(lo, hi)`` of label ``name``: its dimension
+        then spans the indices whose labels it holds."""
+        label = self._array.schema.dim_label(name)
+        other = [n for n in self._label_ranges if n != name and
+                 self._array.schema.dim_label(n).dim_index == label.dim_index]
+        if other:
+            raise TileDBError(f"Subarray: dimension {label.dim_index} already has ranges of label {other[0]!r}")
+        self._ranges[label.dim_index] = []
+        self._label_ranges.setdefault(name, []).append(tuple(label_range))
+
+    def num_label_ranges(self, name):
+        return len(self._label_ranges.get(name, []))
+
+    def has_label_range(self, dim_idx):
+        return any(self._array.schema.dim_label(n).dim_index == dim_idx for n in self._label_ranges)
 
     def num_dim_ranges(self, index):
         ranges = self._ranges[index if isinstance(index, int) else
