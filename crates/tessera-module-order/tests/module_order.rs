@@ -18,6 +18,7 @@ const PYTHON_ORDER: &[&str] = &[
     "array",
     "group",
     "write",
+    "files",
     "objects",
     "maintenance",
 ];

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 mod array;
 mod convert;
 mod error;
+mod files;
 mod group;
 mod maintenance;
 mod matrix;
@@ -50,5 +51,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(maintenance::consolidate, m)?)?;
     m.add_function(wrap_pyfunction!(maintenance::vacuum, m)?)?;
     m.add_function(wrap_pyfunction!(maintenance::delete_fragments, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_list, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_size, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_is_object, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_read, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_put, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_delete, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_delete_folder, m)?)?;
+    m.add_function(wrap_pyfunction!(files::files_create_folder, m)?)?;
     Ok(())
 }

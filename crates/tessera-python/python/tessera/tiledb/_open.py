@@ -7,7 +7,7 @@ import shutil
 import tessera
 from tessera import _native
 
-from .ctx import local_path, storage
+from .ctx import encryption_key, local_path, storage
 from .libtiledb import TileDBError
 
 
@@ -22,9 +22,12 @@ def errors(call, *args, **kwargs):
 
 
 def open_native(uri, ctx=None, key=None, timestamp=None):
-    """tessera's array at ``uri``, with the context's storage options."""
+    """tessera's array at ``uri``, with the context's storage options (and
+    its ``sm.encryption_key`` where no key is given)."""
     if key is not None and isinstance(key, bytes):
         key = key.decode()
+    if key is None:
+        key = encryption_key(ctx)
     return errors(_native.open_array, str(uri), timestamp, key, storage(uri, ctx))
 
 

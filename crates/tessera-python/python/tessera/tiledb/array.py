@@ -19,7 +19,7 @@ from ._open import errors, object_type, open_native, remove
 from ._values import extent, from_json
 from ._values import native_bound as _native_bound
 from .array_schema import ArraySchema
-from .ctx import storage
+from .ctx import encryption_key, storage
 from . import stats
 from .libtiledb import TileDBError
 from ._buffers import _checked_values, _field_numpy
@@ -49,6 +49,8 @@ class Array:
         self._uri = str(uri)
         self._mode = mode
         self._key = key.decode() if isinstance(key, bytes) else key
+        if self._key is None:
+            self._key = encryption_key(ctx)
         self._ctx = ctx
         self._timestamp = _timestamp(timestamp)
         self._opened_at = int(time.time() * 1000)

@@ -265,3 +265,12 @@ def options_of(ctx):
     if ctx is not None and not isinstance(ctx, Ctx):
         raise TypeError(f"ctx must be a tiledb.Ctx, not {type(ctx).__name__}")
     return (ctx or default_ctx()).config().storage_options()
+
+
+def encryption_key(ctx):
+    """The key ``sm.encryption_key`` gives in ``ctx``'s configuration (a
+    Ctx, a Config, or None: the default context), or None."""
+    if isinstance(ctx, (Config, dict)):
+        ctx = Ctx(ctx)
+    key = (ctx or default_ctx()).config().get("sm.encryption_key", raise_keyerror=False)
+    return key or None
