@@ -19,8 +19,14 @@
 //! whose whole subtree fits in one page of a listing (an array) is listed
 //! with everything below it in one request; a footer comes
 //! with the file's size in one suffix request. Throttling and transient
-//! failures are retried with backoff by `object_store`'s client; the rest
-//! are errors naming the URI and the store's answer.
+//! failures (5xx answers, dropped connections, timeouts) are retried with
+//! backoff by `object_store`'s client, within limits the caller sets
+//! (storage options `max_retries` and `retry_timeout`, or
+//! `TESSERA_STORE_MAX_RETRIES` and `TESSERA_STORE_RETRY_TIMEOUT_SECS`); a
+//! GET whose body stops is resumed from the byte it reached, on the same
+//! version of the object; a multipart upload's failed part is sent again
+//! alone. The rest are errors naming the request, the URI and the store's
+//! last answer.
 //!
 //! ```
 //! use std::path::Path;
@@ -43,6 +49,7 @@ mod fetch;
 mod listing;
 mod options;
 pub mod plan;
+mod retry;
 mod store;
 mod tuning;
 mod uri;

@@ -103,8 +103,10 @@ impl ObjectStorage {
     /// environment says: `object_store`'s configuration keys for the URI's
     /// store (`aws_endpoint`, `aws_region`, `aws_access_key_id`,
     /// `aws_allow_http`, `google_service_account_key`,
-    /// `azure_storage_account_name`, ...) and their values. A key the
-    /// store does not take is an error naming it.
+    /// `azure_storage_account_name`, ...) and their values, and the retry
+    /// limits `max_retries` and `retry_timeout` (seconds; see the crate's
+    /// `retry` module). A key the store does not take is an error naming
+    /// it.
     ///
     /// ```
     /// use tessera_object_store::ObjectStorage;
@@ -126,9 +128,10 @@ impl ObjectStorage {
             uri: store_uri.clone(),
             source,
         };
+        let (retry, options) = crate::retry::retry_config(&store_uri, options)?;
         let set = StoreOptions {
             uri: &store_uri,
-            options,
+            options: &options,
         };
         let store: Arc<dyn ObjectStore> = match parsed.scheme.as_str() {
             "s3" | "s3a" => Arc::new(
@@ -136,6 +139,7 @@ impl ObjectStorage {
                     aws::AmazonS3Builder::from_env(),
                     aws::AmazonS3Builder::with_config,
                 )?
+                .with_retry(retry)
                 .with_url(&store_uri)
                 .build()
                 .map_err(client)?,
@@ -145,6 +149,7 @@ impl ObjectStorage {
                     gcp::GoogleCloudStorageBuilder::from_env(),
                     gcp::GoogleCloudStorageBuilder::with_config,
                 )?
+                .with_retry(retry)
                 .with_url(&store_uri)
                 .build()
                 .map_err(client)?,
@@ -154,6 +159,7 @@ impl ObjectStorage {
                     azure::MicrosoftAzureBuilder::from_env(),
                     azure::MicrosoftAzureBuilder::with_config,
                 )?
+                .with_retry(retry)
                 .with_url(&store_uri)
                 .build()
                 .map_err(client)?,

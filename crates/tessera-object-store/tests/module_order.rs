@@ -3,5 +3,5 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error", "uri", "tuning", "plan", "fetch", "listing", "options", "store", "write",
+    "error", "uri", "tuning", "plan", "fetch", "listing", "options", "retry", "store", "write",
 );

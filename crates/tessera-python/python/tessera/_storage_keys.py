@@ -5,6 +5,8 @@ and ``tessera.tiledb``'s contexts give their reads and writes.
 
     >>> storage_options({"vfs.s3.region": "eu-west-1", "sm.tile_cache_size": 0})
     {'aws_region': 'eu-west-1'}
+    >>> storage_options({"vfs.s3.connect_max_tries": 3})
+    {'max_retries': '3'}
 """
 
 import json
@@ -28,6 +30,9 @@ _KEYS = {
     "vfs.azure.storage_sas_token": "azure_storage_sas_key",
     "vfs.gcs.service_account_key": "google_service_account_key",
     "vfs.gcs.endpoint": "google_base_url",
+    # How hard a request is retried (tessera's own keys, every store).
+    "vfs.s3.connect_max_tries": "max_retries",
+    "vfs.azure.max_retries": "max_retries",
 }
 
 

@@ -16,9 +16,16 @@ _NO_END = 18446744073709551615
 
 
 def _config(config, ctx):
-    if config is not None:
-        return config if isinstance(config, Config) else Config(config)
-    return (ctx or default_ctx()).config()
+    """The context's configuration with the keys ``config`` sets over it:
+    as in TileDB-Py, ``config`` shapes the operation and the context's
+    storage keys still reach the store."""
+    base = (ctx or default_ctx()).config()
+    if config is None:
+        return base
+    given = config if isinstance(config, Config) else Config(config)
+    merged = Config({k: base[k] for k in base._set})
+    merged.update({k: given[k] for k in given._set})
+    return merged
 
 
 def _window(cfg, timestamp):
