@@ -4,23 +4,9 @@
 //! a range, put a whole object, remove, make a folder.
 
 use crate::convert::StorageOptions;
-use crate::error::{message, py_msg};
+use crate::write::on_location as on;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tessera::tile::storage::Location;
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Runs `op` on the storage serving `uri`, the GIL released.
-fn on<T: Send>(
-    py: Python<'_>,
-    uri: &str,
-    options: &StorageOptions,
-    op: impl FnOnce(&Location) -> Result<T, BoxError> + Send,
-) -> PyResult<T> {
-    py.detach(|| crate::write::at_location(uri, options, op))
-        .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
-}
 
 /// The entries of the folder at `uri`: `(name, is_folder, size)` (size
 /// `None` for folders, and for files where the listing does not give it).

@@ -117,10 +117,7 @@ pub fn delete_fragments(
     storage_options: StorageOptions,
 ) -> PyResult<Vec<String>> {
     let key = parse_key(key)?;
-    py.detach(|| {
-        at_location(uri, &storage_options, |at| {
-            Ok(tessera_write::delete::delete_fragments(at, t1, t2, key)?)
-        })
+    crate::write::on_location(py, uri, &storage_options, |at| {
+        Ok(tessera_write::delete::delete_fragments(at, t1, t2, key)?)
     })
-    .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
 }

@@ -5,6 +5,7 @@
 
 use crate::convert::{parse_key, StorageOptions};
 use crate::error::{message, py_msg};
+use crate::write::on_location;
 use pyo3::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -17,25 +18,11 @@ use tessera_write::group::{MemberChange, MemberLookup};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Runs `op` on the object at `uri` (a folder, or a URI on its object store).
-fn at<T>(
-    py: Python<'_>,
-    uri: &str,
-    options: &StorageOptions,
-    op: impl FnOnce(&Location) -> Result<T, BoxError> + Send,
-) -> PyResult<T>
-where
-    T: Send,
-{
-    py.detach(|| crate::write::at_location(uri, options, op))
-        .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
-}
-
 /// Creates an empty group at `uri` (absent, or an empty folder).
 #[pyfunction]
 #[pyo3(signature = (uri, storage_options=StorageOptions::new()))]
 pub fn create_group(py: Python<'_>, uri: &str, storage_options: StorageOptions) -> PyResult<()> {
-    at(py, uri, &storage_options, |at| {
+    on_location(py, uri, &storage_options, |at| {
         Ok(tessera_write::group::create_group(at.clone())?)
     })
 }
@@ -84,7 +71,7 @@ pub fn change_members(
             }
         }
     }
-    at(py, uri, &storage_options, move |at| {
+    on_location(py, uri, &storage_options, move |at| {
         let storage = |p: &Path| -> Result<&dyn Storage, String> {
             others
                 .get(&tessera::store_of(p))
@@ -150,7 +137,7 @@ pub fn put_metadata(
             )));
         }
     }
-    at(py, uri, &storage_options, move |at| {
+    on_location(py, uri, &storage_options, move |at| {
         Ok(match is_group {
             true => {
                 tessera_write::metadata::put_group_metadata(at.clone(), &entries, key, timestamp)?
@@ -180,7 +167,7 @@ pub fn evolve(
     let key = parse_key(key)?;
     let doc: serde_json::Value = serde_json::from_str(evolution)
         .map_err(|e| py_msg(format!("{uri}: evolution: not JSON: {e}")))?;
-    at(py, uri, &storage_options, move |at| {
+    on_location(py, uri, &storage_options, move |at| {
         let opened = tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, key)?;
         let evolution = evolution_from_json(at, &opened, &doc, key)?;
         tessera_write::evolve::evolve_array(at.clone(), &evolution, key, timestamp)?;
@@ -281,7 +268,7 @@ pub fn delete_cells(
     timestamp: Option<u64>,
 ) -> PyResult<String> {
     let key = parse_key(key)?;
-    at(py, uri, &storage_options, move |at| {
+    on_location(py, uri, &storage_options, move |at| {
         let opened = tessera::OpenArray::open(at.reader(), at.path(), 0, u64::MAX, key)?;
         let condition = tessera::query::Expr::parse(condition, &opened.schema)?;
         Ok(tessera_write::delete::delete_cells(

@@ -25,6 +25,18 @@ pub(crate) fn at_location<T>(
     op(&tessera::location_with(Path::new(uri), options)?)
 }
 
+/// [`at_location`] with the GIL released, its error a `TesseraError`
+/// naming `uri`.
+pub(crate) fn on_location<T: Send>(
+    py: Python<'_>,
+    uri: &str,
+    options: &StorageOptions,
+    op: impl FnOnce(&Location) -> Result<T, BoxError> + Send,
+) -> PyResult<T> {
+    py.detach(|| at_location(uri, options, op))
+        .map_err(|e| py_msg(format!("{uri}: {}", message(&*e))))
+}
+
 /// Creates an empty array at `uri` from the schema in its JSON form
 /// (`docs/SCHEMA_JSON.md`), encrypted with `key` if given.
 #[pyfunction]
