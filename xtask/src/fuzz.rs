@@ -54,15 +54,19 @@ fn seed_corpus(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// `cargo xtask fuzz [--time SECONDS] [--target NAME]...`: runs each target
-/// for a bounded time on the nightly toolchain and reports the outcome.
+/// `cargo xtask fuzz [--time SECONDS] [--jobs N] [--target NAME]...`:
+/// runs each target for a bounded time on the nightly toolchain, `N` at
+/// once (default 1), its corpus kept in `target/fuzz-corpus/<target>` from
+/// run to run, its output in `target/fuzz-logs/<target>.log`; prints a
+/// table row per target (minutes, executions, corpus files and bytes,
+/// outcome) for docs/ROBUSTNESS.md.
 pub(crate) fn fuzz(args: &[String]) -> Result<(), Error> {
-    let time: u64 = args
-        .windows(2)
-        .find(|w| w[0] == "--time")
-        .map(|w| w[1].parse())
+    let value = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
+    let time: u64 = value("--time")
+        .map(|t| t.parse())
         .transpose()?
         .unwrap_or(60);
+    let jobs: usize = value("--jobs").map(|j| j.parse()).transpose()?.unwrap_or(1);
     let picked: Vec<&str> = args
         .windows(2)
         .filter(|w| w[0] == "--target")
@@ -73,32 +77,63 @@ pub(crate) fn fuzz(args: &[String]) -> Result<(), Error> {
     } else {
         picked
     };
+    let logs = root().join("target/fuzz-logs");
+    std::fs::create_dir_all(&logs)?;
+    let mut rows = Vec::new();
     let mut failed = Vec::new();
-    for t in targets {
-        let corpus = root().join("target/fuzz-corpus").join(t);
-        if !corpus.exists() {
-            if t == "array_folder" {
-                seed_array_folder(&corpus)?;
-            } else {
-                seed_corpus(&corpus)?;
+    for batch in targets.chunks(jobs.max(1)) {
+        let mut running = Vec::new();
+        for &t in batch {
+            let corpus = root().join("target/fuzz-corpus").join(t);
+            if !corpus.exists() {
+                if t == "array_folder" {
+                    seed_array_folder(&corpus)?;
+                } else {
+                    seed_corpus(&corpus)?;
+                }
             }
+            eprintln!("fuzzing {t} for {time} s");
+            let log = std::fs::File::create(logs.join(format!("{t}.log")))?;
+            let child = Command::new("cargo")
+                .current_dir(root().join("fuzz"))
+                .args(["+nightly", "fuzz", "run", t])
+                .arg(&corpus)
+                .args([
+                    "--",
+                    &format!("-max_total_time={time}"),
+                    "-rss_limit_mb=2048",
+                    "-timeout=10",
+                    "-print_final_stats=1",
+                ])
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()?;
+            running.push((t, corpus, child));
         }
-        eprintln!("fuzzing {t} for {time} s");
-        let status = Command::new("cargo")
-            .current_dir(root().join("fuzz"))
-            .args(["+nightly", "fuzz", "run", t])
-            .arg(&corpus)
-            .args([
-                "--",
-                &format!("-max_total_time={time}"),
-                "-rss_limit_mb=2048",
-                "-timeout=10",
-                "-print_final_stats=1",
-            ])
-            .status()?;
-        if !status.success() {
-            failed.push(t);
+        for (t, corpus, mut child) in running {
+            let ok = child.wait()?.success();
+            if !ok {
+                failed.push(t);
+            }
+            let text = std::fs::read_to_string(logs.join(format!("{t}.log")))?;
+            let runs = stat(&text, "stat::number_of_executed_units:").unwrap_or(0);
+            let (files, bytes) = corpus_size(&corpus)?;
+            let outcome = if ok {
+                "no findings"
+            } else {
+                "FINDING: see fuzz/artifacts/"
+            };
+            rows.push(format!(
+                "| `{t}` | {:.0} | {runs} | {files} ({} KiB) | {outcome} |",
+                time as f64 / 60.0,
+                bytes / 1024
+            ));
         }
+    }
+    println!("| target | minutes | executions | corpus files | result |");
+    println!("|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
     }
     if failed.is_empty() {
         println!("no crashes");
@@ -106,4 +141,21 @@ pub(crate) fn fuzz(args: &[String]) -> Result<(), Error> {
     } else {
         Err(format!("crashes in {failed:?}: see fuzz/artifacts/").into())
     }
+}
+
+/// The number libFuzzer's final stats give for `key`.
+fn stat(log: &str, key: &str) -> Option<u64> {
+    log.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Files in a corpus folder and their bytes.
+fn corpus_size(dir: &Path) -> Result<(u64, u64), Error> {
+    let mut out = (0, 0);
+    for e in std::fs::read_dir(dir)?.flatten() {
+        out.0 += 1;
+        out.1 += e.metadata()?.len();
+    }
+    Ok(out)
 }

@@ -150,3 +150,9 @@ fn writes_and_maintenance_through_azure_as_locally() {
     let Some(a) = azurite() else { return };
     emulated::writes_and_maintenance_as_locally(&a, "az");
 }
+
+#[test]
+fn conditional_puts_keep_the_first_writer() {
+    let Some(a) = azurite() else { return };
+    emulated::conditional_puts_keep_the_first_writer(&a, true);
+}

@@ -259,3 +259,46 @@ fn a_kill_after_any_step_leaves_the_array_reading_the_same() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--recursive`: every array of a SOMA experiment consolidated, then
+/// vacuumed, a line per array; each reads as before with one fragment.
+/// A member that cannot be done is named, the others done, and the run
+/// fails saying to run it again.
+#[test]
+fn a_group_tree_is_consolidated_and_vacuumed_array_by_array() {
+    let dir = scratch("tessera-tree");
+    let exp = dir.join("experiment");
+    copy_dir(
+        &testdata().join("soma/experiment_appended/experiment"),
+        &exp,
+    );
+    let e = exp.display().to_string();
+    let arrays = ["obs", "ms/RNA/var", "ms/RNA/X/data", "ms/RNA/X/counts"];
+    let before: Vec<Vec<String>> = arrays.iter().map(|a| cells(&exp.join(a), None)).collect();
+    assert!(fragments(&exp.join("obs")) > 1);
+    for command in ["consolidate", "vacuum"] {
+        let (ok, _, err) = tessera(&[command, &e, "--recursive", "--jobs", "3"]);
+        assert!(ok, "{command}: {err}");
+        assert!(err.starts_with("6 arrays\n"), "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with('[')).count(),
+            6,
+            "{err}"
+        );
+    }
+    for (a, cells_before) in arrays.iter().zip(&before) {
+        assert_eq!(&cells(&exp.join(a), None), cells_before, "{a}");
+        assert_eq!(fragments(&exp.join(a)), 1, "{a}");
+    }
+    let (ok, _, err) = tessera(&["vacuum", &e, "--recursive", "--mode", "fragments"]);
+    assert!(ok && err.contains("fragments: nothing to vacuum"), "{err}");
+    std::fs::remove_dir_all(exp.join("obs/__schema")).unwrap();
+    let (ok, _, err) = tessera(&["consolidate", &e, "--recursive"]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("obs") && err.contains("FAILED") && err.contains("run again"),
+        "{err}"
+    );
+    assert!(err.contains("[") && err.contains("ms/RNA/var"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -217,3 +217,12 @@ fn writes_and_maintenance_through_gcs_as_locally() {
     let Some(g) = fake_gcs() else { return };
     emulated::writes_and_maintenance_as_locally(&g, "gs");
 }
+
+/// fake-gcs-server ignores the precondition object_store sends with a
+/// conditional put (`x-goog-if-generation-match: 0`, which GCS honours):
+/// here only that the put is taken.
+#[test]
+fn conditional_puts_keep_the_first_writer() {
+    let Some(g) = fake_gcs() else { return };
+    emulated::conditional_puts_keep_the_first_writer(&g, false);
+}

@@ -521,3 +521,9 @@ fn group_members_change_through_s3() {
         "{listed}"
     );
 }
+
+#[test]
+fn conditional_puts_keep_the_first_writer() {
+    let Some(m) = moto() else { return };
+    emulated::conditional_puts_keep_the_first_writer(&m, true);
+}

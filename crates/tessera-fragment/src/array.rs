@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
 use tessera_tile::parse::{fits, parse, sized_text, u32_le, u64_le, PResult};
-use tessera_tile::storage::{DirEntry, Storage};
+use tessera_tile::storage::{is_missing_file, DirEntry, Storage, REOPENS};
 
 /// Folder of fragments (from version 12).
 pub const FRAGMENTS_FOLDER: &str = "__fragments";
@@ -120,12 +120,45 @@ impl OpenArray {
     }
 
     /// Opens the array at `path`, at `[start, end]` (use `0, u64::MAX` for "now").
+    ///
+    /// A file listed and then gone before it was read (a fragment, a
+    /// commits file another process's vacuum removed) has the array
+    /// listed again, up to [`REOPENS`] times: the new listing is the state
+    /// the vacuum left, which holds the same cells.
     pub fn open(
         storage: &dyn Storage,
         path: &Path,
         start: u64,
         end: u64,
         key: Option<EncryptionKey>,
+    ) -> Result<OpenArray, FragmentError> {
+        let mut reopened = 0;
+        loop {
+            // Commits without fragments are looked at in the first
+            // listing only: in the next they are a damaged array's, kept.
+            let first = reopened == 0;
+            match Self::open_listed(storage, path, start, end, key, first) {
+                Err(e) if reopened < REOPENS && is_missing_file(&e) => {
+                    reopened += 1;
+                    storage.list_anew();
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// One open from one listing. With `dangling_missing`, commits whose
+    /// fragments a vacuum removed between the listings are an error
+    /// saying they are missing (so the array is listed again); else what
+    /// is seen is read, as libtiledb reads it (a commit without its
+    /// fragment is passed over).
+    fn open_listed(
+        storage: &dyn Storage,
+        path: &Path,
+        start: u64,
+        end: u64,
+        key: Option<EncryptionKey>,
+        dangling_missing: bool,
     ) -> Result<OpenArray, FragmentError> {
         let folders = ArrayFolders::list(storage, path)?;
         let schema_files = list_schemas_in(storage, path, &folders.root)?;
@@ -164,6 +197,12 @@ impl OpenArray {
                 .is_some_and(|(_, s)| s.array_type == tessera_tile::ArrayType::Dense),
         };
         let mut log = CommitLog::read(storage, &folders, &window)?;
+        if let (true, Some(gone)) = (dangling_missing, folders.dangling_commits(&log).first()) {
+            let what = path.join(FRAGMENTS_FOLDER).join(gone);
+            let why = "committed, but removed (vacuumed) before it was listed";
+            let e = std::io::Error::new(std::io::ErrorKind::NotFound, why);
+            return Err(FragmentError::io(&what, e));
+        }
         let (visible, skipped) = folders.visible_fragments(storage, &log, &window);
         let footers = folders.consolidated_footers(storage, key.as_ref())?;
         // Where requests cost a round trip, the footers not consolidated
@@ -260,16 +299,23 @@ impl OpenArray {
 
     /// The array metadata visible at the open range: entries of every
     /// metadata file in range, merged in timestamp order, deletions applied.
+    /// A metadata file listed and then removed (another process vacuumed
+    /// the metadata after consolidating it) has the folder listed again.
     pub fn metadata(
         &self,
         storage: &dyn Storage,
     ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
-        read_metadata(
-            storage,
-            &self.path,
-            (self.timestamp_start, self.timestamp_end),
-            self.key.as_ref(),
-        )
+        let window = (self.timestamp_start, self.timestamp_end);
+        let mut relisted = 0;
+        loop {
+            match read_metadata(storage, &self.path, window, self.key.as_ref()) {
+                Err(e) if relisted < REOPENS && is_missing_file(&e) => {
+                    relisted += 1;
+                    storage.list_anew();
+                }
+                done => return done,
+            }
+        }
     }
 }
 
@@ -428,14 +474,42 @@ struct ArrayFolders<'p> {
 type VisibleFragment = (TimestampedName, String, PathBuf);
 
 impl<'p> ArrayFolders<'p> {
-    /// Lists the array at `path`: each folder once.
+    /// Lists the array at `path`: each folder once, the commits first. A
+    /// fragment committed later is then just not seen; one removed by a
+    /// vacuum in between leaves its commit without a folder, which
+    /// [`ArrayFolders::dangling_commits`] tells.
     fn list(storage: &dyn Storage, path: &'p Path) -> Result<ArrayFolders<'p>, FragmentError> {
+        let commits = list(storage, &path.join(COMMITS_FOLDER))?;
         Ok(ArrayFolders {
             path,
             root: list(storage, path)?,
             fragments: list(storage, &path.join(FRAGMENTS_FOLDER))?,
-            commits: list(storage, &path.join(COMMITS_FOLDER))?,
+            commits,
         })
+    }
+
+    /// Commits (`.wrt` files, or lines of a consolidated commits file not
+    /// ignored) of fragments that are not in the fragments folder and
+    /// that no vacuum file lists: a vacuum removed them between the two
+    /// listings, and the consolidated fragment holding their cells may
+    /// have been committed after the commits were listed.
+    fn dangling_commits(&self, log: &CommitLog) -> Vec<String> {
+        let folders: HashSet<&str> = self
+            .fragments
+            .iter()
+            .filter(|e| e.is_dir)
+            .map(|e| e.name.as_str())
+            .collect();
+        let listed = self.commits.iter().map(|e| e.name.as_str());
+        let committed = listed
+            .filter(|n| n.ends_with(".wrt"))
+            .chain(log.consolidated.iter().map(String::as_str))
+            .filter(|w| !log.ignored.contains(*w));
+        committed
+            .filter_map(|w| w.strip_suffix(".wrt"))
+            .filter(|f| !folders.contains(f) && !log.vacuumed.contains(*f))
+            .map(str::to_owned)
+            .collect()
     }
 
     fn commits_dir(&self) -> PathBuf {

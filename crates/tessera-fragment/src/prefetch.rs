@@ -49,6 +49,9 @@ impl Storage for Prefetched<'_> {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         self.inner.read_range(path, range)
     }
+    fn list_anew(&self) {
+        self.inner.list_anew()
+    }
     fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
         self.inner.read_range_into(path, range, buf)
     }

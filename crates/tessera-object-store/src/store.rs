@@ -736,4 +736,10 @@ impl Storage for ObjectStorage {
         }
         matches!(self.entry(path), Ok(Some(_)))
     }
+
+    fn list_anew(&self) {
+        if let Ok(mut l) = self.listings.lock() {
+            *l = Listings::default();
+        }
+    }
 }

@@ -11,12 +11,12 @@ use crate::fetch::{failed, Started};
 use crate::store::ObjectStorage;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{MultipartUpload, ObjectStoreExt, PutPayload};
+use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutPayload};
 use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 use std::sync::Mutex;
-use tessera_tile::storage::{FileWriter, WritableStorage};
+use tessera_tile::storage::{already_there, FileWriter, Storage, WritableStorage};
 
 /// A part of a multipart upload: big enough that S3's 10,000 parts hold
 /// files of tens of gigabytes (and above S3's 5 MiB least part), small
@@ -25,6 +25,11 @@ const PART_BYTES: usize = 8 << 20;
 
 /// Parts in flight at once per file: each on its own connection.
 const PARTS_IN_FLIGHT: usize = 8;
+
+/// Times a conditional `PUT` is sent again after a timeout or a dropped
+/// connection, which `object_store` does not retry for it (whether the
+/// first one landed cannot be known from the client).
+const CONDITIONAL_RESENDS: usize = 3;
 
 /// After this many parts, each part is twice as big (S3 allows 10,000).
 const PARTS_PER_DOUBLING: usize = 1000;
@@ -44,6 +49,46 @@ impl WritableStorage for ObjectStorage {
                 .map(|_| ())
                 .map_err(|e| failed("PUT", &uri, e))
         })
+    }
+
+    /// `PUT` with `If-None-Match: *` (S3, Azure; on GCS
+    /// `ifGenerationMatch=0`). An object already there holding these very
+    /// bytes is this put's own, sent again after its answer was lost; a
+    /// store that cannot put conditionally (S3 with `aws_conditional_put`
+    /// set to `disabled`) is looked at first instead.
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let key = self.key(path)?;
+        let uri = self.uri_of(&key);
+        let mut resent = 0;
+        loop {
+            self.forget_listing(path);
+            let (call, store) = (self.call(), self.store());
+            self.log(call, "PUT", &key, "(if none match)".into());
+            let (k, payload) = (key.clone(), PutPayload::from(bytes.to_vec()));
+            let outcome =
+                self.run(
+                    async move { Ok(store.put_opts(&k, payload, PutMode::Create.into()).await) },
+                )?;
+            match outcome {
+                Ok(_) => return Ok(()),
+                Err(object_store::Error::AlreadyExists { .. }) => {
+                    return match self.read_all(path) {
+                        Ok(there) if there == bytes => Ok(()),
+                        _ => Err(already_there(path)),
+                    };
+                }
+                Err(object_store::Error::NotImplemented { .. }) => {
+                    if self.exists(path) {
+                        return Err(already_there(path));
+                    }
+                    return self.put(path, bytes);
+                }
+                Err(object_store::Error::Generic { .. }) if resent < CONDITIONAL_RESENDS => {
+                    resent += 1;
+                }
+                Err(e) => return Err(failed("PUT", &uri, e)),
+            }
+        }
     }
 
     fn writer(&self, path: &Path) -> io::Result<Box<dyn FileWriter>> {

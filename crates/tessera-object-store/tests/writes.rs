@@ -90,3 +90,20 @@ fn streamed_files_appear_whole_when_finished() {
     assert!(names(&s.fresh(), "memory://b/f").is_empty());
     assert!(names(&s, "memory://b/f").is_empty());
 }
+
+/// A conditional put writes where nothing is, keeps what another writer
+/// wrote first (an error saying so), and takes its own bytes already
+/// there (a put sent again after its answer was lost) as done; another
+/// storage of the store, which lists afresh, sees the same.
+#[test]
+fn a_conditional_put_never_replaces_another_writers_file() {
+    let s = ObjectStorage::for_uri("memory://b").unwrap();
+    let f = Path::new("memory://b/a/__commits/__1_1_x_22.wrt");
+    s.put_new(f, b"mine").unwrap();
+    s.put_new(f, b"mine").unwrap();
+    let e = s.put_new(f, b"theirs").unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+    assert!(e.to_string().contains("__1_1_x_22.wrt"), "{e}");
+    assert_eq!(s.fresh().read_all(f).unwrap(), b"mine");
+    assert_eq!(names(&s, "memory://b/a/__commits"), ["__1_1_x_22.wrt"]);
+}

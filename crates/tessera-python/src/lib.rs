@@ -51,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(maintenance::consolidate, m)?)?;
     m.add_function(wrap_pyfunction!(maintenance::vacuum, m)?)?;
     m.add_function(wrap_pyfunction!(maintenance::delete_fragments, m)?)?;
+    m.add_function(wrap_pyfunction!(maintenance::maintain_tree, m)?)?;
     m.add_function(wrap_pyfunction!(files::files_list, m)?)?;
     m.add_function(wrap_pyfunction!(files::files_size, m)?)?;
     m.add_function(wrap_pyfunction!(files::files_is_object, m)?)?;

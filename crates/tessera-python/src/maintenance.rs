@@ -121,3 +121,88 @@ pub fn delete_fragments(
         Ok(tessera_write::delete::delete_fragments(at, t1, t2, key)?)
     })
 }
+
+/// One array's outcome as Python sees it: `(member, location, steps as
+/// (mode, what it did), error or None, seconds)`.
+type ArrayOutcome = (String, String, Vec<(String, String)>, Option<String>, f64);
+
+fn outcome(a: &tessera::maintain::ArrayMaintained) -> ArrayOutcome {
+    let steps = a.steps.iter();
+    (
+        a.member.clone(),
+        a.location.display().to_string(),
+        steps
+            .map(|(m, did)| (m.name().to_owned(), did.clone()))
+            .collect(),
+        a.error.clone(),
+        a.seconds,
+    )
+}
+
+/// Consolidates (`work` "consolidate") or vacuums ("vacuum") every array
+/// below the group at `uri` in `modes` (None: all, in libtiledb's order),
+/// `jobs` arrays side by side within `budget` bytes; `progress`, if
+/// given, is called with `(index, total, outcome)` as each array ends.
+/// Returns every array's outcome, in the tree's order.
+#[pyfunction]
+#[pyo3(signature = (uri, work, modes=None, jobs=2, budget=1u64 << 30, key=None, storage_options=StorageOptions::new(), progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn maintain_tree(
+    py: Python<'_>,
+    uri: &str,
+    work: &str,
+    modes: Option<Vec<String>>,
+    jobs: usize,
+    budget: u64,
+    key: Option<&str>,
+    storage_options: StorageOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Vec<ArrayOutcome>> {
+    use tessera::maintain::{maintain_tree, Mode, Progress, TreeMaintenance, Work};
+    let work = match work {
+        "consolidate" => Work::Consolidate,
+        "vacuum" => Work::Vacuum,
+        other => {
+            return Err(py_msg(format!(
+                "work {other:?}: expected consolidate or vacuum"
+            )))
+        }
+    };
+    let mut m = TreeMaintenance::new(work);
+    if let Some(modes) = modes {
+        let parse =
+            |n: &String| Mode::parse(n).ok_or_else(|| py_msg(message(&*unknown_mode("tree", n))));
+        m.modes = modes.iter().map(parse).collect::<PyResult<_>>()?;
+    }
+    m.jobs = jobs.max(1);
+    m.budget = budget;
+    m.key = parse_key(key)?;
+    m.storage_options = storage_options;
+    let total = std::sync::atomic::AtomicUsize::new(0);
+    // A failing callback does not stop the work; its first error is raised after.
+    let failed: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let report = |p: Progress<'_>| match p {
+        Progress::Listed { arrays } => total.store(arrays, std::sync::atomic::Ordering::Relaxed),
+        Progress::Started { .. } => {}
+        Progress::Done { index, done } => {
+            let Some(cb) = &progress else { return };
+            let n = total.load(std::sync::atomic::Ordering::Relaxed);
+            Python::attach(|py| {
+                if let Err(e) = cb.call1(py, (index, n, outcome(done))) {
+                    failed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(e);
+                }
+            });
+        }
+    };
+    let path = std::path::PathBuf::from(uri);
+    let done = py
+        .detach(|| maintain_tree(&path, &m, &report))
+        .map_err(|e| py_msg(message(&e)))?;
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    Ok(done.iter().map(outcome).collect())
+}

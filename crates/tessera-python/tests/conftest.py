@@ -2,11 +2,16 @@
 the JSONL contract's value forms (the forms xtask/fixtures/read.py gives
 TileDB-Py's reads), so the two compare row by row."""
 
+import contextlib
 import glob
 import json
 import math
 import os
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -151,3 +156,65 @@ def emulator(variable, what):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return program, s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def faulty(upstream, report, rate, seed=7, only=None):
+    """The fault proxy (fault_proxy.py) in front of the server on the
+    loopback port ``upstream`` (moto, Azurite, fake-gcs-server), failing ``rate``
+    of requests (503 SlowDown, 500, dropped, GET bodies cut halfway, PUT
+    answers lost; ``only`` one of them); gives its endpoint. Its counts
+    go to ``report``."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proxy = subprocess.Popen([sys.executable, str(Path(__file__).parent / "fault_proxy.py"), str(port),
+                              str(upstream), "--rate", str(rate), "--seed", str(seed), "--report", str(report),
+                              *(["--only", only] if only else [])])
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
+# The S3 tests' bucket on moto.
+S3_BUCKET = "pytest"
+
+
+@pytest.fixture(scope="module")
+def moto():
+    """moto's S3 server (TESSERA_MOTO_SERVER) on a free loopback port, the
+    bucket S3_BUCKET made and the environment pointing at it."""
+    program, port = emulator("TESSERA_MOTO_SERVER", "S3 (moto_server)")
+    proc = subprocess.Popen([program, "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{S3_BUCKET}", method="PUT"), timeout=2)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("moto_server did not start")
+        env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+               "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        yield endpoint
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    finally:
+        proc.kill()
+        proc.wait()

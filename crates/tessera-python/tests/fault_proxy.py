@@ -2,12 +2,17 @@
 (moto, Azurite, fake-gcs-server): each request, with probability RATE
 (seeded, so a run can be repeated), is answered 503 SlowDown or 500
 InternalError without reaching the server, has its connection dropped
-before any answer, or (a GET) is forwarded and its answer's body cut
-halfway, the connection closed. Other requests go through unchanged. What
+before any answer, or is forwarded and then: (a GET) its answer's body
+cut halfway, the connection closed; (a PUT) its answer lost, the
+connection closed once the server has done the write (the client cannot
+tell whether the write landed: the case conditional puts must handle). Other requests go through unchanged. What
 was injected is counted per request method and fault, and written as JSON
 to REPORT after every request.
 
-    python fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--rate R] [--seed S] [--report FILE]
+    python fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--rate R] [--seed S] [--report FILE] [--only FAULT]
+
+``--only`` injects one fault alone (503, 500, drop, cut or lost), into
+the requests it applies to.
 
 One request per connection upstream (``Connection: close``): answers are
 relayed as they come, and the client reconnects for its next request.
@@ -20,7 +25,9 @@ import logging
 import os
 import random
 
-FAULTS = ("503", "500", "drop", "cut")
+FAULTS = ("503", "500", "drop")
+# Faults after the request was forwarded, by method.
+FORWARDED = {"GET": "cut", "PUT": "lost"}
 SLOW_DOWN = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
              b"<Message>Please reduce your request rate.</Message></Error>")
 INTERNAL = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>InternalError</Code>"
@@ -28,8 +35,8 @@ INTERNAL = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>InternalErr
 
 
 class Proxy:
-    def __init__(self, upstream, rate, seed, report):
-        self.upstream, self.rate, self.report = upstream, rate, report
+    def __init__(self, upstream, rate, seed, report, only=None):
+        self.upstream, self.rate, self.report, self.only = upstream, rate, report, only
         self.rng = random.Random(seed)
         self.counts = {}
 
@@ -59,7 +66,7 @@ class Proxy:
                     continue
                 if fault == "drop":
                     break
-                await self._forward(head, body, writer, cut=fault == "cut")
+                await self._forward(head, body, writer, fault)
                 break
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
@@ -67,22 +74,28 @@ class Proxy:
             writer.close()
 
     def _fault(self, method):
-        if self.rng.random() >= self.rate:
+        choices = FAULTS + ((FORWARDED[method],) if method in FORWARDED else ())
+        if self.only:
+            choices = tuple(f for f in choices if f == self.only)
+        if not choices or self.rng.random() >= self.rate:
             return None
-        choices = FAULTS if method == "GET" else FAULTS[:3]
         return self.rng.choice(choices)
 
-    async def _forward(self, head, body, writer, cut):
+    async def _forward(self, head, body, writer, fault):
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
         lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")]
         up_writer.write(b"\r\n".join(lines) + b"\r\nConnection: close\r\n\r\n" + body)
         await up_writer.drain()
         answer_head = await up_reader.readuntil(b"\r\n\r\n")
+        if fault == "lost":
+            # The server has answered, so the write is done: not relayed.
+            up_writer.close()
+            return
         # The client is told the connection ends with this answer.
         kept = [line for line in answer_head[:-4].split(b"\r\n") if not line.lower().startswith(b"connection:")]
         writer.write(b"\r\n".join(kept) + b"\r\nConnection: close\r\n\r\n")
         length = _content_length(answer_head)
-        if cut and length:
+        if fault == "cut" and length:
             # Half the body, then the connection closed: a body cut short.
             writer.write(await up_reader.readexactly(length // 2))
             await writer.drain()
@@ -130,8 +143,8 @@ async def _read_request(reader):
     return method, head, body
 
 
-async def serve(listen, upstream, rate, seed, report, ready=None):
-    proxy = Proxy(upstream, rate, seed, report)
+async def serve(listen, upstream, rate, seed, report, only=None, ready=None):
+    proxy = Proxy(upstream, rate, seed, report, only)
     server = await asyncio.start_server(proxy.handle, "127.0.0.1", listen, limit=1 << 20)
     if ready:
         ready()
@@ -149,8 +162,9 @@ def main():
     parser.add_argument("--rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--report")
+    parser.add_argument("--only", choices=FAULTS + tuple(FORWARDED.values()))
     args = parser.parse_args()
-    asyncio.run(serve(args.listen, args.upstream, args.rate, args.seed, args.report))
+    asyncio.run(serve(args.listen, args.upstream, args.rate, args.seed, args.report, args.only))
 
 
 if __name__ == "__main__":

@@ -4,54 +4,18 @@ tessera creates and writes through s3:// and TileDB-Py (libtiledb's own
 S3 client) reads back what was written; fixtures uploaded unchanged read
 through s3:// as locally."""
 
-import contextlib
 import json
 import os
 import re
-import subprocess
 import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pytest
 import tiledb
 
 import tessera
-from conftest import TESTDATA, canonical, contract_rows, emulator, same_anndata
-
-BUCKET = "pytest"
-
-
-@pytest.fixture(scope="module")
-def moto():
-    program, port = emulator("TESSERA_MOTO_SERVER", "S3 (moto_server)")
-    proc = subprocess.Popen([program, "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{BUCKET}", method="PUT"), timeout=2)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("moto_server did not start")
-        env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-               "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        yield endpoint
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    finally:
-        proc.kill()
-        proc.wait()
+from conftest import S3_BUCKET as BUCKET
+from conftest import TESTDATA, canonical, contract_rows, faulty, same_anndata
 
 
 def libtiledb_ctx(endpoint):
@@ -276,31 +240,9 @@ def test_tiledb_vfs_on_s3(moto):
         assert f.read() == b"0123456789x"
 
 
-@contextlib.contextmanager
-def fault_proxy(moto, report, rate, seed=7):
-    """The fault proxy (fault_proxy.py) in front of moto, failing ``rate``
-    of requests (503 SlowDown, 500, dropped, GET bodies cut halfway);
-    gives its endpoint. Its counts go to ``report``."""
-    import socket
-    import sys
-
-    upstream = int(moto.rsplit(":", 1)[1])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proxy = subprocess.Popen([sys.executable, str(Path(__file__).parent / "fault_proxy.py"), str(port),
-                              str(upstream), "--rate", str(rate), "--seed", str(seed), "--report", str(report)])
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proxy.kill()
-        proxy.wait()
+def fault_proxy(moto, report, rate, seed=7, only=None):
+    """The fault proxy in front of moto (conftest.fault_proxy)."""
+    return faulty(int(moto.rsplit(":", 1)[1]), report, rate, seed, only)
 
 
 def proxied_ctx(endpoint, **more):
@@ -353,6 +295,36 @@ def test_faults_injected_are_survived(moto, tmp_path):
     injected = {m: sum(n for f, n in c.items() if f != "passed") for m, c in counts.items()}
     assert injected.get("GET", 0) >= 5 and injected.get("PUT", 0) >= 2, counts
     assert counts.get("GET", {}).get("cut", 0) >= 1, counts
+
+
+def test_puts_whose_answers_were_lost_are_not_taken_for_another_writers(moto, tmp_path):
+    """A conditional PUT (``If-None-Match: *``, every commit, schema and
+    metadata file) whose answer is lost after moto wrote it is sent again
+    and refused (412): the object holds its own bytes, so the write
+    completes. A quarter of PUTs lose their answer here; everything
+    completes and reads as locally."""
+    import tessera.tiledb as ttiledb
+
+    report = tmp_path / "lost.json"
+    with fault_proxy(moto, report, 0.25, seed=11, only="lost") as endpoint:
+        ctx = proxied_ctx(endpoint)
+        remote = _maintained(f"s3://{BUCKET}/lost", ttiledb, ctx)
+        _check_maintained(remote, ctx, moto, tmp_path)
+    counts = json.loads(report.read_text())
+    print("PUT answers lost:", json.dumps(counts, sort_keys=True))
+    assert counts["PUT"].get("lost", 0) >= 5, counts
+
+
+def test_a_name_written_twice_keeps_the_first_writers_bytes(moto):
+    """Two writers of one name on S3 (a group's marker, created twice):
+    moto's conditional put keeps the first and the second is refused."""
+    import tessera.tiledb as ttiledb
+
+    uri = f"s3://{BUCKET}/twice"
+    ttiledb.Group.create(uri)
+    with pytest.raises(ttiledb.TileDBError):
+        ttiledb.Group.create(uri)
+    assert ttiledb.object_type(uri) == "group"
 
 
 def _check_maintained(remote, ctx, moto, tmp_path):

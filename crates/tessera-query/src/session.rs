@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{is_missing_file, Storage, REOPENS};
 
 /// An opened array with its storage, read by [`ReadRequest`]s.
 ///
@@ -113,15 +113,47 @@ impl ReadSession {
         )
     }
 
-    /// Reads `request` in one batch, whatever its budget.
+    /// Reads `request` in one batch, whatever its budget. A fragment
+    /// found gone (another process vacuumed it after this session opened
+    /// the array) has the read start again on the array opened anew
+    /// ([`ReadSession::reopened`]), up to [`REOPENS`] times.
     pub fn execute(&self, request: &ReadRequest) -> Result<ReadResult, QueryError> {
         let mut whole = request.clone();
         whole.budget = None;
-        let mut batches = self.batches(&whole)?;
-        batches.next().unwrap_or_else(|| {
-            Err(QueryError::Invalid(
-                "internal error: a read in one batch gave none".into(),
-            ))
+        let once = |session: &ReadSession| {
+            session.batches(&whole)?.next().unwrap_or_else(|| {
+                Err(QueryError::Invalid(
+                    "internal error: a read in one batch gave none".into(),
+                ))
+            })
+        };
+        let mut reopened = None;
+        for _ in 0..REOPENS {
+            let session = reopened.as_ref().unwrap_or(self);
+            match once(session) {
+                Err(e) if is_missing_file(&e) => reopened = Some(self.reopened()?),
+                done => return done,
+            }
+        }
+        once(reopened.as_ref().unwrap_or(self))
+    }
+
+    /// This session's array opened again at the same times, listed anew:
+    /// where a file it had listed is gone, the commit state a vacuum left.
+    pub fn reopened(&self) -> Result<ReadSession, QueryError> {
+        let a = &self.array;
+        self.storage.list_anew();
+        let array = OpenArray::open(
+            &*self.storage,
+            &a.path,
+            a.timestamp_start,
+            a.timestamp_end,
+            a.key,
+        )?;
+        Ok(ReadSession {
+            storage: self.storage.clone(),
+            array: Arc::new(array),
+            context: self.context.clone(),
         })
     }
 

@@ -10,6 +10,7 @@ use crate::{QueryError, ReadRequest, ReadResult, ReadSession};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use tessera_tile::storage::{is_missing_file, REOPENS};
 
 /// The memory of a streamed read whose request sets none.
 pub const DEFAULT_BUDGET: u64 = 1 << 30;
@@ -74,14 +75,32 @@ impl Worker<'_> {
     /// Runs the read, sending every batch; a failure (or a panic, which
     /// would otherwise end the stream as if it were complete) is sent as
     /// an error.
+    ///
+    /// A fragment found gone before the first batch was sent (a vacuum
+    /// removed it after the array was opened) has the read start again on
+    /// the array opened anew, up to [`REOPENS`] times; after batches were
+    /// sent it is an error, as the cells sent cannot be taken back.
     fn run(mut self, session: &ReadSession, request: &ReadRequest) {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.batches(session, request)
-        }));
-        let failure = match outcome {
-            Ok(Ok(())) => return,
-            Ok(Err(e)) => e,
-            Err(_) => QueryError::Invalid("internal error: the read thread panicked".into()),
+        let mut reopened: Option<ReadSession> = None;
+        let mut tries = 0;
+        let failure = loop {
+            let at = reopened.as_ref().unwrap_or(session);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.batches(at, request)
+            }));
+            let failure = match outcome {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => e,
+                Err(_) => QueryError::Invalid("internal error: the read thread panicked".into()),
+            };
+            if self.sent_schema || tries == REOPENS || !is_missing_file(&failure) {
+                break failure;
+            }
+            tries += 1;
+            match session.reopened() {
+                Ok(s) => reopened = Some(s),
+                Err(e) => break e,
+            }
         };
         let _ = self.tx.send(Message::Failed(failure));
     }

@@ -15,7 +15,7 @@ use crate::WriteError;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use tessera_fragment::array::consolidated_commits;
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::Location;
+use tessera_tile::storage::{Location, REOPENS};
 
 const COMMITS: &str = "__commits";
 
@@ -43,7 +43,22 @@ struct CommitsFolder {
 }
 
 impl CommitsFolder {
+    /// The folder as listed; listed again where a file listed was gone
+    /// before it was read (another process's vacuum removed it).
     fn read(array: &Location) -> Result<CommitsFolder, WriteError> {
+        let mut relisted = 0;
+        loop {
+            match Self::read_listed(array) {
+                Err(e) if relisted < REOPENS && e.is_missing_file() => {
+                    relisted += 1;
+                    array.reader().list_anew();
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn read_listed(array: &Location) -> Result<CommitsFolder, WriteError> {
         let dir = array.join(COMMITS);
         let names = crate::folder::entry_names(&dir)?;
         let mut folder = CommitsFolder {
@@ -93,6 +108,20 @@ impl CommitsFolder {
             out.push(uri);
         }
         Ok(out)
+    }
+
+    /// What a consolidation names: the commits the `.con` files name (less
+    /// the ignored), then the commit files none names.
+    fn to_consolidate(&self) -> Vec<String> {
+        let named = self.named();
+        let mut list: Vec<String> = named.iter().cloned().collect();
+        for name in &self.names {
+            let uri = format!("{COMMITS}/{name}");
+            if (name.ends_with(".wrt") || name.ends_with(".del")) && !named.contains(&uri) {
+                list.push(uri);
+            }
+        }
+        list
     }
 
     /// The commits the `.con` files name, less the ignored, sorted.
@@ -146,14 +175,7 @@ pub fn consolidate_commits(
         });
     }
     let folder = CommitsFolder::read(array)?;
-    let named = folder.named();
-    let mut list: Vec<String> = named.iter().cloned().collect();
-    for name in &folder.names {
-        let uri = format!("{COMMITS}/{name}");
-        if (name.ends_with(".wrt") || name.ends_with(".del")) && !named.contains(&uri) {
-            list.push(uri);
-        }
-    }
+    let list = folder.to_consolidate();
     let (Some(first), Some(last)) = (list.first(), list.last()) else {
         return Ok(None);
     };
@@ -176,7 +198,27 @@ pub fn consolidate_commits(
     }
     let name = format!("__{t1}_{t2}_{}_{version}.con", uuid()?);
     write_whole(&array.join(COMMITS), &name, &bytes)?;
+    // A vacuum in another process may have removed fragments it names.
+    let fragments: Vec<String> = list
+        .iter()
+        .filter_map(|uri| {
+            uri.strip_prefix(&format!("{COMMITS}/"))?
+                .strip_suffix(".wrt")
+        })
+        .map(str::to_owned)
+        .collect();
+    crate::consolidate::ignore_gone_fragments(array, &fragments)?;
     Ok(Some(name))
+}
+
+/// Whether [`consolidate_commits`] has anything to do at `array`: false
+/// when there is no commit, or when one `.con` already names exactly the
+/// commits it would name.
+pub fn commits_to_consolidate(array: impl Into<Location>) -> Result<bool, WriteError> {
+    let folder = CommitsFolder::read(&array.into())?;
+    let list: BTreeSet<String> = folder.to_consolidate().into_iter().collect();
+    let done = |c: &ConsolidatedFile| c.listed.iter().cloned().collect::<BTreeSet<_>>() == list;
+    Ok(!list.is_empty() && !folder.consolidated.iter().any(done))
 }
 
 /// Removes the commit files a `.con` file names and, once one `.con`

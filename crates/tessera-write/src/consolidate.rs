@@ -25,7 +25,7 @@ use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
 use tessera_schema::{ArraySchema, Range1D};
-use tessera_tile::storage::Location;
+use tessera_tile::storage::{Location, REOPENS};
 use tessera_tile::{ArrayType, FormatVersion};
 
 const COMMITS: &str = "__commits";
@@ -125,6 +125,11 @@ pub struct Consolidation {
 /// `source` reads the fragments' cells: the query crate's
 /// `tessera_query::QuerySource`, whose documentation shows a
 /// consolidation and its vacuum.
+///
+/// Fragments listed and then removed by another process's vacuum before
+/// they were read have the consolidation start again on the array listed
+/// anew, up to [`REOPENS`] times (what it had written stays uncommitted,
+/// seen by no reader).
 pub fn consolidate_fragments(
     array: impl Into<Location>,
     options: &ConsolidateOptions,
@@ -132,6 +137,24 @@ pub fn consolidate_fragments(
     on_step: &mut dyn FnMut(Step),
 ) -> Result<Option<Consolidation>, WriteError> {
     let at = &array.into();
+    let mut reopened = 0;
+    loop {
+        match consolidate_listed(at, options, source, on_step) {
+            Err(e) if reopened < REOPENS && e.is_missing_file() => {
+                reopened += 1;
+                at.reader().list_anew();
+            }
+            done => return done,
+        }
+    }
+}
+
+fn consolidate_listed(
+    at: &Location,
+    options: &ConsolidateOptions,
+    source: &dyn CellSource,
+    on_step: &mut dyn FnMut(Step),
+) -> Result<Option<Consolidation>, WriteError> {
     let array = at.path();
     let refuse = |m: String| WriteError::refused(array, m);
     let mut opened = crate::open::open_array(at, options.key)?;
@@ -236,7 +259,7 @@ pub fn consolidate_fragments(
         with_deletes.delete_conditions.retain(|d| d.timestamp <= b);
         opened.delete_conditions.clear();
         let (opened, with_deletes) = (Arc::new(opened), Arc::new(with_deletes));
-        let refused = |e| WriteError::refused(array, e);
+        let refused = |e| WriteError::read(array)(e);
         let dims = opened.schema.dimensions.len();
         let deleted = crate::purge::deleted_versions(
             reader.batches(&opened, budget / 6)?,
@@ -265,7 +288,7 @@ pub fn consolidate_fragments(
         let mut sorted = SortedFragmentWriter::new(writer)?;
         let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
         for batch in reader.batches(&opened, budget / 3)? {
-            let batch = batch.map_err(|e| WriteError::refused(array, e))?;
+            let batch = batch.map_err(WriteError::read(array))?;
             cells += batch.first().map_or(0, Column::cell_count);
             sorted.write_owned(batch)?;
         }
@@ -385,7 +408,7 @@ impl<'p> ConsolidationRead<'p> {
         };
         self.source
             .global_order(self.array.shared(), opened.clone(), which)
-            .map_err(|e| WriteError::refused(self.array.path(), e))
+            .map_err(WriteError::read(self.array.path()))
     }
 
     /// The cells of the dense box `band` (first and last coordinate per
@@ -397,7 +420,7 @@ impl<'p> ConsolidationRead<'p> {
     ) -> Result<Vec<Column>, WriteError> {
         self.source
             .dense_box(self.array.shared(), opened.clone(), band)
-            .map_err(|e| WriteError::refused(self.array.path(), e))
+            .map_err(WriteError::read(self.array.path()))
     }
 }
 
@@ -533,7 +556,11 @@ pub fn vacuum_fragments_within(
     }
     let mut listed: Vec<String> = Vec::new();
     for vac in &vacs {
-        let text = crate::folder::read(&dir.join(vac))?;
+        // Gone: another vacuum did this one (and removed its fragments).
+        let text = match crate::folder::read(&dir.join(vac)) {
+            Err(e) if e.is_missing_file() => continue,
+            read => read?,
+        };
         for line in String::from_utf8_lossy(&text).lines() {
             let name = line
                 .trim_end_matches('/')
@@ -587,7 +614,42 @@ pub(crate) fn remove_fragments(
             on_step(VacuumStep::FolderRemoved);
         }
     }
+    // A commits consolidation may have named these commits meanwhile.
+    if ignore_gone_fragments(array, names)? {
+        on_step(VacuumStep::IgnoreListed);
+    }
     Ok(removed)
+}
+
+/// Lists in an ignore file the commits among `fragments`' (names in
+/// `__fragments/`) that a consolidated commits file names, not ignored,
+/// whose fragment folders are gone; true if there were any.
+///
+/// A commits consolidation and a fragment vacuum in two processes both
+/// call it after their writes (the `.con` written; the fragments
+/// removed): whichever looks last sees the other's work, so a `.con`
+/// never names a removed fragment without an ignore file (libtiledb fails
+/// to open such an array).
+pub(crate) fn ignore_gone_fragments(
+    array: &Location,
+    fragments: &[String],
+) -> Result<bool, WriteError> {
+    array.reader().list_anew();
+    let named = crate::commits::named_commits(array)?;
+    let present = crate::folder::entry_names(&array.join("__fragments"))?;
+    let mut gone: Vec<String> = fragments
+        .iter()
+        .filter(|f| !present.contains(f))
+        .map(|f| format!("{f}.wrt"))
+        .filter(|w| named.contains(&format!("{COMMITS}/{w}")))
+        .collect();
+    gone.sort();
+    gone.dedup();
+    if gone.is_empty() {
+        return Ok(false);
+    }
+    write_ignore_list(&array.join(COMMITS), &gone)?;
+    Ok(true)
 }
 
 /// `__commits/__t1_t2_<uuid>_<v>.ign`: the commit files (`<name>.wrt`) that

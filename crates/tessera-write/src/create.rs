@@ -233,7 +233,7 @@ impl Staging {
     pub(crate) fn file(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
         let at = self.dir.join(rel);
         at.storage()
-            .put(at.path(), bytes)
+            .put_new(at.path(), bytes)
             .map_err(WriteError::io(at.path()))
     }
 

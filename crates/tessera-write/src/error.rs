@@ -24,6 +24,16 @@ pub enum WriteError {
         /// Why.
         message: String,
     },
+    /// The array's cells or fragments could not be read (a consolidation's
+    /// input, the array opened to be written).
+    #[error("{path}: {source}")]
+    Read {
+        /// The array's path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A file or folder could not be written.
     #[error("{path}: {source}")]
     Io {
@@ -42,6 +52,22 @@ impl WriteError {
             path: path.into(),
             message: message.to_string(),
         }
+    }
+
+    /// The error of reading the array at `path`.
+    pub(crate) fn read<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+        path: &std::path::Path,
+    ) -> impl FnOnce(E) -> WriteError + '_ {
+        move |e| WriteError::Read {
+            path: path.into(),
+            source: e.into(),
+        }
+    }
+
+    /// Whether a file was missing: one listed and then removed by another
+    /// process's vacuum, or one another writer was to have made.
+    pub fn is_missing_file(&self) -> bool {
+        tessera_tile::storage::is_missing_file(self)
     }
 
     /// The error of an I/O step on `path`.

@@ -6,13 +6,13 @@ use tessera_fragment::OpenArray;
 use tessera_tile::storage::Location;
 
 /// The array at `array`, opened over all its timestamps with `key`; an
-/// array that cannot be opened is a refusal naming it.
+/// array that cannot be opened is an error naming it.
 pub(crate) fn open_array(
     array: &Location,
     key: Option<EncryptionKey>,
 ) -> Result<OpenArray, WriteError> {
     OpenArray::open(array.reader(), array.path(), 0, u64::MAX, key)
-        .map_err(|e| WriteError::refused(array.path(), e))
+        .map_err(WriteError::read(array.path()))
 }
 
 /// Checks that `key` opens the array's newest schema, for operations that

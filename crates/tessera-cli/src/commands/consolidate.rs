@@ -13,10 +13,12 @@ use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions, Step
 pub struct Args {
     #[command(flatten)]
     pub target: Target,
-    /// What to consolidate: fragments, commits, fragment_meta or
-    /// array_meta (as libtiledb's `sm.consolidation.mode`).
-    #[arg(long, default_value = "fragments")]
-    pub mode: String,
+    /// What to consolidate: fragments (the default), commits,
+    /// fragment_meta or array_meta (as libtiledb's
+    /// `sm.consolidation.mode`); with --recursive, every mode unless one
+    /// is named.
+    #[arg(long)]
+    pub mode: Option<String>,
     /// Fragments: only those written inside `T1:T2` (ms), or up to `T`.
     #[arg(long)]
     pub timestamp: Option<String>,
@@ -40,6 +42,8 @@ pub struct Args {
     /// space tiles of about a third of it.
     #[arg(long, value_parser = parse_size)]
     pub budget: Option<u64>,
+    #[command(flatten)]
+    pub tree: crate::commands::tree::TreeArgs,
 }
 
 /// For the crash-safety test: `TESSERA_CRASH_AFTER=<step>` aborts the
@@ -57,9 +61,26 @@ pub fn crash_if(crash_after: &Option<String>, step: &str) {
     }
 }
 
+impl Args {
+    /// The mode given, or fragments.
+    fn mode(&self) -> &str {
+        self.mode.as_deref().unwrap_or("fragments")
+    }
+}
+
 /// Runs `tessera consolidate`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    check_mode(&args.mode)?;
+    if args.tree.recursive {
+        let (root, work) = (&args.target.array, tessera::maintain::Work::Consolidate);
+        return crate::commands::tree::run(
+            root,
+            work,
+            args.mode.as_deref(),
+            &args.target.key,
+            &args.tree,
+        );
+    }
+    check_mode(args.mode())?;
     let key = parse_key(&args.target.key)?;
     crate::storage::at_location(&args.target.array, |array| {
         consolidate_in(array, &args, key)
@@ -73,7 +94,7 @@ fn consolidate_in(
     args: &Args,
     key: Option<tessera::filters::EncryptionKey>,
 ) -> Result<(), BoxError> {
-    if args.mode == "fragments" {
+    if args.mode() == "fragments" {
         let options = ConsolidateOptions {
             window: parse_timestamp(&args.timestamp)?,
             with_timestamps: match (args.with_timestamps, args.without_timestamps) {
@@ -98,7 +119,7 @@ fn consolidate_in(
         }
         return Ok(());
     }
-    let (written, folder) = match args.mode.as_str() {
+    let (written, folder) = match args.mode() {
         "fragment_meta" => (
             tessera_write::fragment_meta::consolidate_fragment_meta(array, key)?,
             "__fragment_meta",

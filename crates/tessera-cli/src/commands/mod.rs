@@ -18,6 +18,7 @@ pub mod read;
 pub mod schema;
 #[cfg(feature = "sql")]
 pub mod sql;
+pub mod tree;
 pub mod vacuum;
 pub mod verify;
 pub mod view;

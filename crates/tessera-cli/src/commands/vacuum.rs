@@ -13,22 +13,36 @@ use std::process::ExitCode;
 pub struct Args {
     /// The array: a folder or a URI (`s3://bucket/path`, ...).
     pub array: std::path::PathBuf,
-    /// What to vacuum: fragments, commits, fragment_meta or array_meta;
-    /// as libtiledb's `sm.vacuum.mode`.
-    #[arg(long, default_value = "fragments")]
-    pub mode: String,
+    /// What to vacuum: fragments (the default), commits, fragment_meta or
+    /// array_meta, as libtiledb's `sm.vacuum.mode`; with --recursive,
+    /// every mode unless one is named.
+    #[arg(long)]
+    pub mode: Option<String>,
     /// AES-256-GCM key of an encrypted array: 64 hex digits (checked
     /// against the array; the vacuum reads nothing encrypted).
     #[arg(long)]
     pub key: Option<String>,
+    #[command(flatten)]
+    pub tree: crate::commands::tree::TreeArgs,
 }
 
 /// Runs `tessera vacuum`.
 pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    check_mode(&args.mode)?;
+    if args.tree.recursive {
+        let work = tessera::maintain::Work::Vacuum;
+        return crate::commands::tree::run(
+            &args.array,
+            work,
+            args.mode.as_deref(),
+            &args.key,
+            &args.tree,
+        );
+    }
+    let mode = args.mode.as_deref().unwrap_or("fragments");
+    check_mode(mode)?;
     let key = parse_key(&args.key)?;
     let removed = crate::storage::at_location(&args.array, |array| {
-        Ok(match args.mode.as_str() {
+        Ok(match mode {
             "fragments" => {
                 let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();
                 tessera_write::consolidate::vacuum_fragments(array, key, &mut |step| {
@@ -40,7 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             _ => tessera_write::metadata::vacuum_metadata(array, key)?,
         })
     })?;
-    let what = if args.mode == "fragments" {
+    let what = if mode == "fragments" {
         "fragments"
     } else {
         "files"

@@ -309,3 +309,32 @@ pub fn writes_and_maintenance_as_locally(e: &Emulator, tag: &str) {
     std::fs::remove_file(&input).unwrap();
     std::fs::remove_file(&schema_file).unwrap();
 }
+
+/// Conditional puts on the store: a name written once is kept, a second
+/// writer of it is refused (AlreadyExists) and the first bytes stay; the
+/// same bytes sent again (a put whose answer was lost) are taken as done.
+/// Where the emulator ignores the condition (`refuses` false), only that
+/// the conditional put is taken and written.
+pub fn conditional_puts_keep_the_first_writer(e: &Emulator, refuses: bool) {
+    use tessera_object_store::Storage;
+    let storage = e.storage();
+    let name = format!(
+        "{}/conditional/__commits/__1_1_{}_22.wrt",
+        e.root,
+        std::process::id()
+    );
+    let path = Path::new(&name);
+    storage.put_new(path, b"first").unwrap();
+    assert_eq!(storage.fresh().read_all(path).unwrap(), b"first");
+    storage.put_new(path, b"first").unwrap();
+    if !refuses {
+        return;
+    }
+    let refused = storage.put_new(path, b"second").unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        std::io::ErrorKind::AlreadyExists,
+        "{refused}"
+    );
+    assert_eq!(storage.fresh().read_all(path).unwrap(), b"first");
+}

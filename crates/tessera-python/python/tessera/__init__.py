@@ -13,12 +13,14 @@ Errors are :class:`TesseraError` with tessera's message.
 from ._native import TesseraError
 from ._array import Array, open
 from ._group import Group, open_group
+from ._maintain import ArrayMaintained, consolidate_tree, vacuum_tree
 from ._schema import Attribute, Dimension, Filter, Schema
 from ._view import View
 from ._write import create, write
 
 __all__ = [
     "Array",
+    "ArrayMaintained",
     "Attribute",
     "Dimension",
     "Filter",
@@ -26,8 +28,10 @@ __all__ = [
     "Schema",
     "TesseraError",
     "View",
+    "consolidate_tree",
     "create",
     "open",
     "open_group",
+    "vacuum_tree",
     "write",
 ]

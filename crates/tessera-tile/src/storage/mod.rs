@@ -13,12 +13,14 @@ use std::path::{Path, PathBuf};
 mod location;
 mod mapped;
 mod side_by_side;
+mod vanished;
 mod write;
 
 pub use location::Location;
 pub use mapped::MappedFile;
 pub use side_by_side::side_by_side;
-pub use write::{entry_names, FileWriter, WritableStorage};
+pub use vanished::{is_missing_file, REOPENS};
+pub use write::{already_there, entry_names, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -164,6 +166,11 @@ pub trait Storage: Send + Sync {
 
     /// True if a file or folder exists at `path`.
     fn exists(&self, path: &Path) -> bool;
+
+    /// Forgets the folder listings kept (object stores keep them for a
+    /// storage's life), so the next listing asks anew: an array is listed
+    /// again when a file it listed was gone. Nothing, where none are kept.
+    fn list_anew(&self) {}
 }
 
 /// A batch of reads begun by [`Storage::begin_batch`]: its bytes, or
@@ -504,6 +511,9 @@ impl<S: Storage> Storage for Recording<S> {
     }
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
+    }
+    fn list_anew(&self) {
+        self.inner.list_anew()
     }
 }
 

@@ -20,6 +20,22 @@ pub trait WritableStorage: Storage {
     /// never part of it.
     fn put(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
 
+    /// Writes `bytes` as the whole file at `path` only if no file is
+    /// there: the store decides, so of two writers of one name exactly
+    /// one succeeds and the other gets [`io::ErrorKind::AlreadyExists`]
+    /// (a conditional put: a local hard link, `If-None-Match: *` on S3 and
+    /// Azure, `ifGenerationMatch=0` on GCS). A put whose answer was lost
+    /// and is sent again finds its own bytes there, and succeeds.
+    ///
+    /// The default, for storage that cannot put conditionally, looks
+    /// first and then puts: another writer may come between the two.
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        if self.exists(path) {
+            return Err(already_there(path));
+        }
+        self.put(path, bytes)
+    }
+
     /// Starts the file at `path`, written in parts (a fragment's data file,
     /// tile after tile). Nothing is at `path` until [`FileWriter::finish`];
     /// a writer dropped unfinished leaves nothing behind.
@@ -71,6 +87,17 @@ pub trait FileWriter: Send + Sync {
     fn finish(self: Box<Self>) -> io::Result<u64>;
 }
 
+/// The error of a conditional put that found a file at `path`.
+pub fn already_there(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!(
+            "{}: another writer wrote this file first (it is kept, not overwritten)",
+            path.display()
+        ),
+    )
+}
+
 /// A name beside `path` no reader takes for a file of the format (a
 /// leading dot, a `.tmp` ending), unique among this process's writers.
 fn partial_name(path: &Path) -> PathBuf {
@@ -89,6 +116,21 @@ impl WritableStorage for LocalFs {
         std::fs::rename(&partial, path).inspect_err(|_| {
             let _ = std::fs::remove_file(&partial);
         })
+    }
+
+    /// A hard link is made only where no file is: the conditional step.
+    /// Where the file system has no hard links, the file is looked for
+    /// and then renamed into place.
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let partial = partial_name(path);
+        std::fs::write(&partial, bytes)?;
+        let linked = match std::fs::hard_link(&partial, path) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(already_there(path)),
+            Err(_) if !path.exists() => std::fs::rename(&partial, path),
+            other => other,
+        };
+        let _ = std::fs::remove_file(&partial);
+        linked
     }
 
     fn writer(&self, path: &Path) -> io::Result<Box<dyn FileWriter>> {
@@ -195,6 +237,11 @@ impl<S: WritableStorage> WritableStorage for Recording<S> {
         self.inner.put(path, bytes)
     }
 
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.push(format!("put {} ({} bytes)", self.rel(path), bytes.len()));
+        self.inner.put_new(path, bytes)
+    }
+
     fn writer(&self, path: &Path) -> io::Result<Box<dyn FileWriter>> {
         let inner = self.inner.writer(path)?;
         Ok(Box::new(RecordedWriter {
@@ -291,6 +338,12 @@ mod tests {
             ["two"]
         );
         assert_eq!(std::fs::read(dir.join("a/b/two")).expect("read"), b"abcde");
+        let e = LocalFs.put_new(&dir.join("a/one"), b"other").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        assert_eq!(std::fs::read(dir.join("a/one")).expect("kept"), b"12345");
+        LocalFs.put_new(&dir.join("a/new"), b"n").expect("put_new");
+        assert_eq!(std::fs::read(dir.join("a/new")).expect("read"), b"n");
+        assert!(LocalFs.delete(&dir.join("a/new")).expect("delete"));
         assert!(LocalFs.delete(&dir.join("a/one")).expect("delete"));
         assert!(!LocalFs.delete(&dir.join("a/one")).expect("delete again"));
         assert_eq!(LocalFs.delete_folder(&dir.join("a")).expect("folder"), 1);

@@ -1,0 +1,187 @@
+//! Readers and a vacuum in another process: fragments an open listed and
+//! a vacuum then removed are not an error; the array is listed anew and
+//! read from the consolidated fragment holding the same cells.
+
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tessera_fragment::OpenArray;
+use tessera_query::stream::stream;
+use tessera_query::{QuerySource, ReadRequest, ReadSession};
+use tessera_tile::storage::{DirEntry, FileWriter, LocalFs, Location, Storage, WritableStorage};
+use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A copy of a fixture of five fragments, under a name of the test's.
+fn array(test: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/random_sparse/array");
+    let dir = std::env::temp_dir().join(format!("tessera-vacuumed-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy(&src, &dir);
+    dir
+}
+
+/// What another process does: consolidate every fragment, then vacuum.
+fn consolidate_and_vacuum(dir: &Path) -> usize {
+    consolidate_fragments(
+        dir,
+        &ConsolidateOptions::default(),
+        &QuerySource,
+        &mut |_| {},
+    )
+    .unwrap()
+    .unwrap();
+    vacuum_fragments(dir, None, &mut |_| {}).unwrap()
+}
+
+fn cells(session: &ReadSession) -> u64 {
+    session.execute(&ReadRequest::new()).unwrap().cell_count as u64
+}
+
+/// When another process consolidates and vacuums the array.
+#[derive(Clone, Copy, PartialEq)]
+enum When {
+    /// Right after the fragments folder is first listed: an open then
+    /// loads fragments that are gone.
+    Listed,
+    /// Before a fragment's data is first read: a consolidation then reads
+    /// cells that are gone.
+    DataRead,
+}
+
+/// Local files, with another process's consolidation and vacuum at a
+/// chosen moment.
+struct VacuumWhen {
+    when: When,
+    vacuumed: AtomicBool,
+}
+
+impl VacuumWhen {
+    fn new(when: When) -> Self {
+        VacuumWhen {
+            when,
+            vacuumed: AtomicBool::new(false),
+        }
+    }
+
+    fn at(&self, when: When, array: &Path) {
+        if when == self.when && !self.vacuumed.swap(true, Ordering::SeqCst) {
+            assert_eq!(consolidate_and_vacuum(array), 5);
+        }
+    }
+}
+
+impl Storage for VacuumWhen {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        let data = path.extension().is_some_and(|e| e == "tdb")
+            && !path.ends_with("__fragment_metadata.tdb")
+            && path.components().any(|c| c.as_os_str() == "__fragments");
+        if data {
+            let array = path.ancestors().nth(3).expect("array folder");
+            self.at(When::DataRead, array);
+        }
+        LocalFs.read_range(path, range)
+    }
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        LocalFs.size(path)
+    }
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let listed = LocalFs.list(path)?;
+        if path.file_name().is_some_and(|n| n == "__fragments") {
+            self.at(When::Listed, path.parent().expect("array folder"));
+        }
+        Ok(listed)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        LocalFs.exists(path)
+    }
+}
+
+impl WritableStorage for VacuumWhen {
+    fn put(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        LocalFs.put(path, bytes)
+    }
+    fn writer(&self, path: &Path) -> io::Result<Box<dyn FileWriter>> {
+        LocalFs.writer(path)
+    }
+    fn delete(&self, path: &Path) -> io::Result<bool> {
+        LocalFs.delete(path)
+    }
+    fn delete_folder(&self, path: &Path) -> io::Result<usize> {
+        LocalFs.delete_folder(path)
+    }
+    fn create_folder(&self, path: &Path) -> io::Result<()> {
+        LocalFs.create_folder(path)
+    }
+    fn uri(&self, path: &Path) -> io::Result<String> {
+        LocalFs.uri(path)
+    }
+}
+
+#[test]
+fn an_open_whose_fragments_were_vacuumed_lists_the_array_again() {
+    let dir = array("open");
+    let before = cells(&ReadSession::open(Arc::new(LocalFs), &dir, None).unwrap());
+    let storage = VacuumWhen::new(When::Listed);
+    let opened = OpenArray::open(&storage, &dir, 0, u64::MAX, None).unwrap();
+    assert!(storage.vacuumed.load(Ordering::SeqCst), "the race happened");
+    assert_eq!(opened.fragments.len(), 1, "the consolidated fragment");
+    let session = ReadSession::new(Arc::new(LocalFs), Arc::new(opened));
+    assert_eq!(cells(&session), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_read_of_an_array_vacuumed_since_it_opened_reads_it_anew() {
+    let dir = array("read");
+    let session = ReadSession::open(Arc::new(LocalFs), &dir, None).unwrap();
+    let before = cells(&session);
+    assert_eq!(session.array().fragments.len(), 5);
+    assert_eq!(consolidate_and_vacuum(&dir), 5);
+    // Both reads: in one batch, and streamed in small batches.
+    assert_eq!(cells(&session), before);
+    let streamed: usize = stream(session.clone(), ReadRequest::new().budget(4 << 10))
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(streamed as u64, before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_consolidation_whose_fragments_were_vacuumed_starts_again() {
+    // Another consolidation and vacuum between this one's open and its
+    // reading of the cells: it starts again, on the array as the other
+    // left it (one fragment, so nothing to do).
+    let dir = array("consolidate");
+    let before = cells(&ReadSession::open(Arc::new(LocalFs), &dir, None).unwrap());
+    let storage = Arc::new(VacuumWhen::new(When::DataRead));
+    let at = Location::new(storage.clone(), dir.clone());
+    let done = consolidate_fragments(
+        at,
+        &ConsolidateOptions::default(),
+        &QuerySource,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(storage.vacuumed.load(Ordering::SeqCst), "the race happened");
+    assert!(done.is_none(), "{done:?}");
+    let after = ReadSession::open(Arc::new(LocalFs), &dir, None).unwrap();
+    assert_eq!(after.array().fragments.len(), 1);
+    assert_eq!(cells(&after), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,60 @@
+//! Telling a file that went away from other failures: a vacuum removes the
+//! fragments a consolidation replaced, possibly between a reader's listing
+//! of the array and its reading of them. A reader that meets such an
+//! error opens the array again (its commit state has moved on) instead of
+//! failing; [`REOPENS`] bounds how often.
+
+use std::io;
+
+/// How many times a read opens the array again after a file it listed
+/// was gone. Each new open sees the state a vacuum left, so more than one
+/// is needed only when vacuums keep coming.
+pub const REOPENS: usize = 3;
+
+/// Whether `error`, or an error it was caused by, is an I/O error saying
+/// a file is not there.
+///
+/// ```
+/// use tessera_tile::storage::is_missing_file;
+/// let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "fragment");
+/// assert!(is_missing_file(&gone));
+/// assert!(!is_missing_file(&std::io::Error::other("disk on fire")));
+/// ```
+pub fn is_missing_file(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut at = Some(error);
+    while let Some(e) = at {
+        if e.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::NotFound)
+        {
+            return true;
+        }
+        at = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Wrapped(io::Error);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "reading: {}", self.0)
+        }
+    }
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_missing_file_is_found_below_its_context() {
+        let gone = Wrapped(io::Error::new(io::ErrorKind::NotFound, "x"));
+        assert!(is_missing_file(&gone));
+        let other = Wrapped(io::Error::new(io::ErrorKind::PermissionDenied, "x"));
+        assert!(!is_missing_file(&other));
+    }
+}

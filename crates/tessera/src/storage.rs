@@ -1,0 +1,128 @@
+//! Which storage serves a path: the local filesystem, or an object store
+//! for a URI (feature `object-store`), for reads and for writes.
+
+use std::path::Path;
+use std::sync::Arc;
+use tessera_tile::storage::{LocalFs, Location, Storage, WritableStorage};
+
+/// True if `path` is a URI of an object store (`s3://`, `gs://`, `az://`,
+/// `abfs://`, `http(s)://`, `memory://`) rather than a local path; a
+/// `file://` URI is local.
+///
+/// ```
+/// use std::path::Path;
+/// assert!(tessera::is_uri(Path::new("https://host:8080/a")));
+/// assert!(!tessera::is_uri(Path::new("/local/array")));
+/// assert!(!tessera::is_uri(Path::new("file:///local/array")));
+/// ```
+pub fn is_uri(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.split_once("://")
+        .is_some_and(|(scheme, _)| scheme != "file" && !scheme.is_empty() && !scheme.contains('/'))
+}
+
+/// The store a path lies in: `scheme://bucket` for an object-store URI,
+/// `None` for a local path. Paths of one store can share one storage.
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(tessera::store_of(Path::new("s3://b/exp/ms")).as_deref(), Some("s3://b"));
+/// assert_eq!(tessera::store_of(Path::new("/local/a")), None);
+/// ```
+pub fn store_of(path: &Path) -> Option<String> {
+    let path = local_path(path);
+    let s = path.to_string_lossy();
+    let (scheme, rest) = s.split_once("://").filter(|_| is_uri(path))?;
+    Some(format!(
+        "{scheme}://{}",
+        rest.split('/').next().unwrap_or("")
+    ))
+}
+
+/// A local path, with a `file://` prefix removed.
+pub fn local_path(path: &Path) -> &Path {
+    match path.to_str().and_then(|s| s.strip_prefix("file://")) {
+        Some(rest) => Path::new(rest),
+        None => path,
+    }
+}
+
+/// The storage that serves `path`: the local filesystem for paths (and
+/// `file://` URIs), an object store for URIs, configured from the standard
+/// environment (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, ...; feature
+/// `object-store`). Each call makes a new storage, which lists each folder
+/// once: keep it for the reads of one opened array.
+///
+/// ```
+/// let storage = tessera::storage_for("testdata/x".as_ref()).unwrap();
+/// assert!(!storage.prefers_batches());
+/// ```
+pub fn storage_for(path: &Path) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    storage_with(path, &[])
+}
+
+/// [`storage_for`] with storage options for an object store set over the
+/// environment's: `object_store`'s configuration keys (`aws_endpoint`,
+/// `aws_region`, `azure_storage_account_name`, ...) and values. A local
+/// path takes none.
+///
+/// ```
+/// let options = [("aws_region".to_string(), "eu-west-1".to_string())];
+/// assert!(tessera::storage_with("testdata/x".as_ref(), &options).is_err());
+/// ```
+pub fn storage_with(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    Ok(writable_with(path, options)?)
+}
+
+/// Where to write the array at `path` (local, or a URI written straight
+/// to its object store), with storage options as [`storage_with`]'s.
+///
+/// ```
+/// let at = tessera::location_with("testdata/x".as_ref(), &[]).unwrap();
+/// assert_eq!(at.path(), std::path::Path::new("testdata/x"));
+/// let options = [("aws_region".to_string(), "eu-west-1".to_string())];
+/// assert!(tessera::location_with("testdata/x".as_ref(), &options).is_err());
+/// ```
+pub fn location_with(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<Location, tessera_fragment::FragmentError> {
+    Ok(Location::new(
+        writable_with(path, options)?,
+        local_path(path),
+    ))
+}
+
+/// The storage that serves `path`, for writes too: the local filesystem,
+/// or the object store of a URI with `options` set over the environment.
+fn writable_with(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<Arc<dyn WritableStorage>, tessera_fragment::FragmentError> {
+    let failed = |reason: String| tessera_fragment::FragmentError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(reason),
+    };
+    if !is_uri(path) {
+        return match options.first() {
+            Some((key, _)) => Err(failed(format!(
+                "storage option {key:?}: local paths take no storage options"
+            ))),
+            None => Ok(Arc::new(LocalFs)),
+        };
+    }
+    #[cfg(feature = "object-store")]
+    {
+        let uri = path.to_string_lossy();
+        let s = tessera_object_store::ObjectStorage::for_uri_with(&uri, options)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(Arc::new(s))
+    }
+    #[cfg(not(feature = "object-store"))]
+    Err(failed(
+        "object store URIs need tessera's `object-store` feature".into(),
+    ))
+}
