@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
 use tessera_tile::parse::{fits, parse, sized_text, u32_le, u64_le, PResult};
-use tessera_tile::storage::{is_missing_file, DirEntry, Storage, REOPENS};
+use tessera_tile::storage::{is_missing_file, pause_before_reopen, DirEntry, Storage, REOPENS};
 
 /// Folder of fragments (from version 12).
 pub const FRAGMENTS_FOLDER: &str = "__fragments";
@@ -140,6 +140,7 @@ impl OpenArray {
             match Self::open_listed(storage, path, start, end, key, first) {
                 Err(e) if reopened < REOPENS && is_missing_file(&e) => {
                     reopened += 1;
+                    pause_before_reopen(reopened);
                     storage.list_anew();
                 }
                 done => return done,
@@ -311,6 +312,7 @@ impl OpenArray {
             match read_metadata(storage, &self.path, window, self.key.as_ref()) {
                 Err(e) if relisted < REOPENS && is_missing_file(&e) => {
                     relisted += 1;
+                    pause_before_reopen(relisted);
                     storage.list_anew();
                 }
                 done => return done,
@@ -478,11 +480,22 @@ impl<'p> ArrayFolders<'p> {
     /// fragment committed later is then just not seen; one removed by a
     /// vacuum in between leaves its commit without a folder, which
     /// [`ArrayFolders::dangling_commits`] tells.
+    ///
+    /// Where requests cost a round trip (object stores) the array folder
+    /// goes first: its listing is one LIST of the whole array, in key
+    /// order, where `__commits/` comes before `__fragments/` all the same.
     fn list(storage: &dyn Storage, path: &'p Path) -> Result<ArrayFolders<'p>, FragmentError> {
+        let root = match storage.prefers_batches() {
+            true => Some(list(storage, path)?),
+            false => None,
+        };
         let commits = list(storage, &path.join(COMMITS_FOLDER))?;
         Ok(ArrayFolders {
             path,
-            root: list(storage, path)?,
+            root: match root {
+                Some(r) => r,
+                None => list(storage, path)?,
+            },
             fragments: list(storage, &path.join(FRAGMENTS_FOLDER))?,
             commits,
         })

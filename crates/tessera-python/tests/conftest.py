@@ -218,3 +218,23 @@ def moto():
     finally:
         proc.kill()
         proc.wait()
+
+
+def maintain_tree(uri, storage_options):
+    """Every array below ``uri`` consolidated, then vacuumed, by
+    tessera.consolidate_tree / vacuum_tree; none may fail."""
+    import tessera
+
+    for run in (tessera.consolidate_tree, tessera.vacuum_tree):
+        done = run(uri, storage_options=storage_options)
+        assert all(a.error is None for a in done), done
+    return done
+
+
+def faults_survived(report, where, least=5):
+    """The fault proxy's counts (``report``), printed; at least ``least``
+    faults were injected."""
+    counts = json.loads(Path(report).read_text())
+    print(f"faults injected and survived {where}:", json.dumps(counts, sort_keys=True))
+    assert sum(n for c in counts.values() for f, n in c.items() if f != "passed") >= least, counts
+    return counts

@@ -254,15 +254,17 @@ def proxied_ctx(endpoint, **more):
                         **more})
 
 
-def _maintained(uri, lib, ctx):
+def _maintained(uri, lib, ctx, done=lambda step: None):
     """A dense and a sparse array written in three fragments each, with
-    metadata, then consolidated and vacuumed (fragments and commits)."""
+    metadata, then consolidated and vacuumed (fragments and commits);
+    ``done(step)`` is called as each kind of step ends."""
     dense, sparse = f"{uri}/dense", f"{uri}/sparse"
     dom = lib.Domain(lib.Dim("r", domain=(0, 59), tile=20, dtype=np.int64))
     lib.Array.create(dense, lib.ArraySchema(domain=dom, attrs=[lib.Attr("v", dtype=np.float64)]), ctx=ctx)
     sdom = lib.Domain(lib.Dim("x", domain=(0, 999), tile=100, dtype=np.int64))
     lib.Array.create(sparse, lib.ArraySchema(domain=sdom, attrs=[lib.Attr("s", dtype=str)], sparse=True,
                                              capacity=16), ctx=ctx)
+    done("create")
     for k in range(3):
         with lib.open(dense, "w", ctx=ctx, timestamp=k + 1) as A:
             A[k * 20:(k + 1) * 20] = np.arange(20.0) + 100 * k
@@ -270,12 +272,41 @@ def _maintained(uri, lib, ctx):
         with lib.open(sparse, "w", ctx=ctx, timestamp=k + 1) as A:
             x = np.arange(k, 900, 7)
             A[x] = np.array([f"{k}-{v}" for v in x], dtype=object)
+    done("write")
     for mode in ("fragments", "commits"):
         cfg = lib.Config({"sm.consolidation.mode": mode, "sm.vacuum.mode": mode})
         for a in (dense, sparse):
             lib.consolidate(a, config=cfg, ctx=ctx)
+        done(f"consolidate {mode}")
+        for a in (dense, sparse):
             lib.vacuum(a, config=cfg, ctx=ctx)
+        done(f"vacuum {mode}")
     return dense, sparse
+
+
+class PerStep:
+    """The fault proxy's counts (its ``report`` file) split by step: what
+    each step's requests met since the step before."""
+
+    def __init__(self, report):
+        self.report, self.seen, self.steps = report, {}, {}
+
+    def __call__(self, step):
+        counts = json.loads(self.report.read_text()) if self.report.exists() else {}
+        now = {}
+        for c in counts.values():
+            for fault, n in c.items():
+                now[fault] = now.get(fault, 0) + n
+        self.steps[step] = {f: n - self.seen.get(f, 0) for f, n in now.items() if n != self.seen.get(f, 0)}
+        self.seen = now
+
+    def table(self):
+        faults = ("503", "500", "drop", "cut", "lost")
+        rows = ["| step | requests | " + " | ".join(faults) + " |", "|---" * (len(faults) + 2) + "|"]
+        for step, c in self.steps.items():
+            cells = [str(c.get(f, 0)) for f in faults]
+            rows.append(f"| {step} | {sum(c.values())} | " + " | ".join(cells) + " |")
+        return "\n".join(rows)
 
 
 def test_faults_injected_are_survived(moto, tmp_path):
@@ -286,12 +317,16 @@ def test_faults_injected_are_survived(moto, tmp_path):
     import tessera.tiledb as ttiledb
 
     report = tmp_path / "faults.json"
+    per_step = PerStep(report)
     with fault_proxy(moto, report, 0.08) as endpoint:
         ctx = proxied_ctx(endpoint)
-        remote = _maintained(f"s3://{BUCKET}/faults", ttiledb, ctx)
+        remote = _maintained(f"s3://{BUCKET}/faults", ttiledb, ctx, per_step)
         _check_maintained(remote, ctx, moto, tmp_path)
+        per_step("read (tessera)")
     counts = json.loads(report.read_text())
     print("faults injected and survived, per request method:", json.dumps(counts, sort_keys=True))
+    print("per step:\n" + per_step.table())
+    assert sum(n for c in per_step.steps.values() for f, n in c.items() if f != "passed") >= 5
     injected = {m: sum(n for f, n in c.items() if f != "passed") for m, c in counts.items()}
     assert injected.get("GET", 0) >= 5 and injected.get("PUT", 0) >= 2, counts
     assert counts.get("GET", {}).get("cut", 0) >= 1, counts

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::{is_missing_file, Storage, REOPENS};
+use tessera_tile::storage::{is_missing_file, pause_before_reopen, Storage, REOPENS};
 
 /// An opened array with its storage, read by [`ReadRequest`]s.
 ///
@@ -128,10 +128,13 @@ impl ReadSession {
             })
         };
         let mut reopened = None;
-        for _ in 0..REOPENS {
+        for attempt in 1..=REOPENS {
             let session = reopened.as_ref().unwrap_or(self);
             match once(session) {
-                Err(e) if is_missing_file(&e) => reopened = Some(self.reopened()?),
+                Err(e) if is_missing_file(&e) => {
+                    pause_before_reopen(attempt);
+                    reopened = Some(self.reopened()?);
+                }
                 done => return done,
             }
         }

@@ -10,7 +10,7 @@ use crate::{QueryError, ReadRequest, ReadResult, ReadSession};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use tessera_tile::storage::{is_missing_file, REOPENS};
+use tessera_tile::storage::{is_missing_file, pause_before_reopen, REOPENS};
 
 /// The memory of a streamed read whose request sets none.
 pub const DEFAULT_BUDGET: u64 = 1 << 30;
@@ -97,6 +97,7 @@ impl Worker<'_> {
                 break failure;
             }
             tries += 1;
+            pause_before_reopen(tries);
             match session.reopened() {
                 Ok(s) => reopened = Some(s),
                 Err(e) => break e,

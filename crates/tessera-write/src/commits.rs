@@ -51,6 +51,7 @@ impl CommitsFolder {
             match Self::read_listed(array) {
                 Err(e) if relisted < REOPENS && e.is_missing_file() => {
                     relisted += 1;
+                    tessera_tile::storage::pause_before_reopen(relisted);
                     array.reader().list_anew();
                 }
                 done => return done,
@@ -207,7 +208,7 @@ pub fn consolidate_commits(
         })
         .map(str::to_owned)
         .collect();
-    crate::consolidate::ignore_gone_fragments(array, &fragments)?;
+    ignore_gone_fragments(array, &fragments)?;
     Ok(Some(name))
 }
 
@@ -264,4 +265,53 @@ pub fn vacuum_commits(
         }
     }
     Ok(removed)
+}
+
+/// Lists in an ignore file the commits among `fragments`' (names in
+/// `__fragments/`) that a consolidated commits file names, not ignored,
+/// whose fragment folders are gone; true if there were any.
+///
+/// A commits consolidation and a fragment vacuum in two processes both
+/// call it after their writes (the `.con` written; the fragments
+/// removed): whichever looks last sees the other's work, so a `.con`
+/// never names a removed fragment without an ignore file (libtiledb fails
+/// to open such an array).
+pub(crate) fn ignore_gone_fragments(
+    array: &Location,
+    fragments: &[String],
+) -> Result<bool, WriteError> {
+    array.reader().list_anew();
+    let named = named_commits(array)?;
+    let present = crate::folder::entry_names(&array.join("__fragments"))?;
+    let mut gone: Vec<String> = fragments
+        .iter()
+        .filter(|f| !present.contains(f))
+        .map(|f| format!("{f}.wrt"))
+        .filter(|w| named.contains(&format!("{COMMITS}/{w}")))
+        .collect();
+    gone.sort();
+    gone.dedup();
+    if gone.is_empty() {
+        return Ok(false);
+    }
+    write_ignore_list(&array.join(COMMITS), &gone)?;
+    Ok(true)
+}
+
+/// `__commits/__t1_t2_<uuid>_<v>.ign`: the commit files (`<name>.wrt`) that
+/// stay in a `.con` but whose fragments are gone, one a line relative to
+/// the array (`__commits/<name>.wrt`, as the `.con` lines read: libtiledb
+/// matches the two as text), named from the first's start to the last's
+/// end and the format version they were written at.
+pub(crate) fn write_ignore_list(dir: &Location, ignore: &[String]) -> Result<(), WriteError> {
+    let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
+    let (first, last) = match (ignore.first(), ignore.last()) {
+        (Some(a), Some(b)) => (t(a), t(b)),
+        _ => return Ok(()),
+    };
+    let (t1, t2) = (first.map_or(0, |t| t.t1), last.as_ref().map_or(0, |t| t.t2));
+    let version = last.and_then(|t| t.version).unwrap_or(22);
+    let body: String = ignore.iter().map(|w| format!("{COMMITS}/{w}\n")).collect();
+    let name = format!("__{t1}_{t2}_{}_{version}.ign", uuid()?);
+    write_whole(dir, &name, body.as_bytes())
 }

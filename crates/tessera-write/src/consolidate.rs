@@ -18,7 +18,6 @@ use crate::fragment::{
     BoxWriter, Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions,
 };
 use crate::gates;
-use crate::name::uuid;
 use crate::WriteError;
 use std::sync::Arc;
 use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
@@ -142,6 +141,7 @@ pub fn consolidate_fragments(
         match consolidate_listed(at, options, source, on_step) {
             Err(e) if reopened < REOPENS && e.is_missing_file() => {
                 reopened += 1;
+                tessera_tile::storage::pause_before_reopen(reopened);
                 at.reader().list_anew();
             }
             done => return done,
@@ -601,7 +601,7 @@ pub(crate) fn remove_fragments(
         .collect();
     ignore.sort();
     if !ignore.is_empty() {
-        write_ignore_list(&dir, &ignore)?;
+        crate::commits::write_ignore_list(&dir, &ignore)?;
         on_step(VacuumStep::IgnoreListed);
     }
     let mut removed = 0;
@@ -615,57 +615,8 @@ pub(crate) fn remove_fragments(
         }
     }
     // A commits consolidation may have named these commits meanwhile.
-    if ignore_gone_fragments(array, names)? {
+    if crate::commits::ignore_gone_fragments(array, names)? {
         on_step(VacuumStep::IgnoreListed);
     }
     Ok(removed)
-}
-
-/// Lists in an ignore file the commits among `fragments`' (names in
-/// `__fragments/`) that a consolidated commits file names, not ignored,
-/// whose fragment folders are gone; true if there were any.
-///
-/// A commits consolidation and a fragment vacuum in two processes both
-/// call it after their writes (the `.con` written; the fragments
-/// removed): whichever looks last sees the other's work, so a `.con`
-/// never names a removed fragment without an ignore file (libtiledb fails
-/// to open such an array).
-pub(crate) fn ignore_gone_fragments(
-    array: &Location,
-    fragments: &[String],
-) -> Result<bool, WriteError> {
-    array.reader().list_anew();
-    let named = crate::commits::named_commits(array)?;
-    let present = crate::folder::entry_names(&array.join("__fragments"))?;
-    let mut gone: Vec<String> = fragments
-        .iter()
-        .filter(|f| !present.contains(f))
-        .map(|f| format!("{f}.wrt"))
-        .filter(|w| named.contains(&format!("{COMMITS}/{w}")))
-        .collect();
-    gone.sort();
-    gone.dedup();
-    if gone.is_empty() {
-        return Ok(false);
-    }
-    write_ignore_list(&array.join(COMMITS), &gone)?;
-    Ok(true)
-}
-
-/// `__commits/__t1_t2_<uuid>_<v>.ign`: the commit files (`<name>.wrt`) that
-/// stay in a `.con` but whose fragments are gone, one a line relative to
-/// the array (`__commits/<name>.wrt`, as the `.con` lines read: libtiledb
-/// matches the two as text), named from the first's start to the last's
-/// end and the format version they were written at.
-fn write_ignore_list(dir: &Location, ignore: &[String]) -> Result<(), WriteError> {
-    let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
-    let (first, last) = match (ignore.first(), ignore.last()) {
-        (Some(a), Some(b)) => (t(a), t(b)),
-        _ => return Ok(()),
-    };
-    let (t1, t2) = (first.map_or(0, |t| t.t1), last.as_ref().map_or(0, |t| t.t2));
-    let version = last.and_then(|t| t.version).unwrap_or(22);
-    let body: String = ignore.iter().map(|w| format!("{COMMITS}/{w}\n")).collect();
-    let name = format!("__{t1}_{t2}_{}_{version}.ign", uuid()?);
-    write_whole(dir, &name, body.as_bytes())
 }

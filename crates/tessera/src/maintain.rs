@@ -173,7 +173,7 @@ pub enum MaintenanceError {
         path: String,
         /// Why.
         #[source]
-        source: FragmentError,
+        source: Box<FragmentError>,
     },
 }
 
@@ -188,7 +188,7 @@ pub fn maintain_tree(
 ) -> Result<Vec<ArrayMaintained>, MaintenanceError> {
     let tree_error = |source| MaintenanceError::Tree {
         path: root.display().to_string(),
-        source,
+        source: Box::new(source),
     };
     let arrays = tree_arrays(root, m).map_err(tree_error)?;
     progress(Progress::Listed {

@@ -19,7 +19,7 @@ mod write;
 pub use location::Location;
 pub use mapped::MappedFile;
 pub use side_by_side::side_by_side;
-pub use vanished::{is_missing_file, REOPENS};
+pub use vanished::{is_missing_file, pause_before_reopen, REOPENS};
 pub use write::{already_there, entry_names, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.

@@ -2,14 +2,25 @@
 //! fragments a consolidation replaced, possibly between a reader's listing
 //! of the array and its reading of them. A reader that meets such an
 //! error opens the array again (its commit state has moved on) instead of
-//! failing; [`REOPENS`] bounds how often.
+//! failing; [`REOPENS`] bounds how often, [`pause_before_reopen`] spaces
+//! the tries.
 
 use std::io;
+use std::time::Duration;
 
 /// How many times a read opens the array again after a file it listed
 /// was gone. Each new open sees the state a vacuum left, so more than one
-/// is needed only when vacuums keep coming.
-pub const REOPENS: usize = 3;
+/// is needed only when vacuums keep coming (a process vacuuming in a loop
+/// removes the short-lived ignore files of the commits folder often).
+pub const REOPENS: usize = 8;
+
+/// Waits before try `attempt` (from 1) of a reopen: 10 ms, doubling, at
+/// most half a second (about 1.6 s over all [`REOPENS`]), so that a
+/// vacuum under way can finish its step.
+pub fn pause_before_reopen(attempt: usize) {
+    let ms = 10u64 << attempt.saturating_sub(1).min(6);
+    std::thread::sleep(Duration::from_millis(ms.min(500)));
+}
 
 /// Whether `error`, or an error it was caused by, is an I/O error saying
 /// a file is not there.
