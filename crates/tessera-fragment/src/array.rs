@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
 use tessera_tile::parse::{fits, parse, sized_text, u32_le, u64_le, PResult};
-use tessera_tile::storage::{is_missing_file, pause_before_reopen, DirEntry, Storage, REOPENS};
+use tessera_tile::storage::{listing_again, DirEntry, Storage};
 
 /// Folder of fragments (from version 12).
 pub const FRAGMENTS_FOLDER: &str = "__fragments";
@@ -123,7 +123,7 @@ impl OpenArray {
     ///
     /// A file listed and then gone before it was read (a fragment, a
     /// commits file another process's vacuum removed) has the array
-    /// listed again, up to [`REOPENS`] times: the new listing is the state
+    /// listed again, up to [`tessera_tile::storage::REOPENS`] times: the new listing is the state
     /// the vacuum left, which holds the same cells.
     pub fn open(
         storage: &dyn Storage,
@@ -132,20 +132,11 @@ impl OpenArray {
         end: u64,
         key: Option<EncryptionKey>,
     ) -> Result<OpenArray, FragmentError> {
-        let mut reopened = 0;
-        loop {
-            // Commits without fragments are looked at in the first
-            // listing only: in the next they are a damaged array's, kept.
-            let first = reopened == 0;
-            match Self::open_listed(storage, path, start, end, key, first) {
-                Err(e) if reopened < REOPENS && is_missing_file(&e) => {
-                    reopened += 1;
-                    pause_before_reopen(reopened);
-                    storage.list_anew();
-                }
-                done => return done,
-            }
-        }
+        // Commits without fragments are looked at in the first listing
+        // only: in the next they are a damaged array's, kept.
+        listing_again(storage, |before| {
+            Self::open_listed(storage, path, start, end, key, before == 0)
+        })
     }
 
     /// One open from one listing. With `dangling_missing`, commits whose
@@ -307,17 +298,9 @@ impl OpenArray {
         storage: &dyn Storage,
     ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
         let window = (self.timestamp_start, self.timestamp_end);
-        let mut relisted = 0;
-        loop {
-            match read_metadata(storage, &self.path, window, self.key.as_ref()) {
-                Err(e) if relisted < REOPENS && is_missing_file(&e) => {
-                    relisted += 1;
-                    pause_before_reopen(relisted);
-                    storage.list_anew();
-                }
-                done => return done,
-            }
-        }
+        listing_again(storage, |_| {
+            read_metadata(storage, &self.path, window, self.key.as_ref())
+        })
     }
 }
 

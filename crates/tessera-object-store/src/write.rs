@@ -16,7 +16,9 @@ use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 use std::sync::Mutex;
-use tessera_tile::storage::{already_there, FileWriter, Storage, WritableStorage};
+use tessera_tile::storage::{
+    already_there, put_after_looking, FileWriter, Storage, WritableStorage,
+};
 
 /// A part of a multipart upload: big enough that S3's 10,000 parts hold
 /// files of tens of gigabytes (and above S3's 5 MiB least part), small
@@ -78,10 +80,7 @@ impl WritableStorage for ObjectStorage {
                     };
                 }
                 Err(object_store::Error::NotImplemented { .. }) => {
-                    if self.exists(path) {
-                        return Err(already_there(path));
-                    }
-                    return self.put(path, bytes);
+                    return put_after_looking(self, path, bytes);
                 }
                 Err(object_store::Error::Generic { .. }) if resent < CONDITIONAL_RESENDS => {
                     resent += 1;

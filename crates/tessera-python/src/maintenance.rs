@@ -178,24 +178,20 @@ pub fn maintain_tree(
     m.budget = budget;
     m.key = parse_key(key)?;
     m.storage_options = storage_options;
-    let total = std::sync::atomic::AtomicUsize::new(0);
     // A failing callback does not stop the work; its first error is raised after.
     let failed: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
-    let report = |p: Progress<'_>| match p {
-        Progress::Listed { arrays } => total.store(arrays, std::sync::atomic::Ordering::Relaxed),
-        Progress::Started { .. } => {}
-        Progress::Done { index, done } => {
-            let Some(cb) = &progress else { return };
-            let n = total.load(std::sync::atomic::Ordering::Relaxed);
-            Python::attach(|py| {
-                if let Err(e) = cb.call1(py, (index, n, outcome(done))) {
-                    failed
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(e);
-                }
-            });
-        }
+    let report = |p: Progress<'_>| {
+        let (Progress::Done { index, of, done }, Some(cb)) = (p, &progress) else {
+            return;
+        };
+        Python::attach(|py| {
+            if let Err(e) = cb.call1(py, (index, of, outcome(done))) {
+                failed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+            }
+        });
     };
     let path = std::path::PathBuf::from(uri);
     let done = py

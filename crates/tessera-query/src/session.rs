@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::{is_missing_file, pause_before_reopen, Storage, REOPENS};
+use tessera_tile::storage::{listing_again, Storage};
 
 /// An opened array with its storage, read by [`ReadRequest`]s.
 ///
@@ -116,7 +116,7 @@ impl ReadSession {
     /// Reads `request` in one batch, whatever its budget. A fragment
     /// found gone (another process vacuumed it after this session opened
     /// the array) has the read start again on the array opened anew
-    /// ([`ReadSession::reopened`]), up to [`REOPENS`] times.
+    /// ([`ReadSession::reopened`]), up to [`tessera_tile::storage::REOPENS`] times.
     pub fn execute(&self, request: &ReadRequest) -> Result<ReadResult, QueryError> {
         let mut whole = request.clone();
         whole.budget = None;
@@ -127,18 +127,10 @@ impl ReadSession {
                 ))
             })
         };
-        let mut reopened = None;
-        for attempt in 1..=REOPENS {
-            let session = reopened.as_ref().unwrap_or(self);
-            match once(session) {
-                Err(e) if is_missing_file(&e) => {
-                    pause_before_reopen(attempt);
-                    reopened = Some(self.reopened()?);
-                }
-                done => return done,
-            }
-        }
-        once(reopened.as_ref().unwrap_or(self))
+        listing_again(&*self.storage, |before| match before {
+            0 => once(self),
+            _ => once(&self.reopened()?),
+        })
     }
 
     /// This session's array opened again at the same times, listed anew:

@@ -15,7 +15,7 @@ use crate::WriteError;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use tessera_fragment::array::consolidated_commits;
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::{Location, REOPENS};
+use tessera_tile::storage::{listing_again, Location};
 
 const COMMITS: &str = "__commits";
 
@@ -46,17 +46,7 @@ impl CommitsFolder {
     /// The folder as listed; listed again where a file listed was gone
     /// before it was read (another process's vacuum removed it).
     fn read(array: &Location) -> Result<CommitsFolder, WriteError> {
-        let mut relisted = 0;
-        loop {
-            match Self::read_listed(array) {
-                Err(e) if relisted < REOPENS && e.is_missing_file() => {
-                    relisted += 1;
-                    tessera_tile::storage::pause_before_reopen(relisted);
-                    array.reader().list_anew();
-                }
-                done => return done,
-            }
-        }
+        listing_again(array.reader(), |_| Self::read_listed(array))
     }
 
     fn read_listed(array: &Location) -> Result<CommitsFolder, WriteError> {

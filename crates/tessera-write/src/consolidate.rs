@@ -24,7 +24,7 @@ use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
 use tessera_schema::{ArraySchema, Range1D};
-use tessera_tile::storage::{Location, REOPENS};
+use tessera_tile::storage::{listing_again, Location};
 use tessera_tile::{ArrayType, FormatVersion};
 
 const COMMITS: &str = "__commits";
@@ -127,7 +127,7 @@ pub struct Consolidation {
 ///
 /// Fragments listed and then removed by another process's vacuum before
 /// they were read have the consolidation start again on the array listed
-/// anew, up to [`REOPENS`] times (what it had written stays uncommitted,
+/// anew, up to [`tessera_tile::storage::REOPENS`] times (what it had written stays uncommitted,
 /// seen by no reader).
 pub fn consolidate_fragments(
     array: impl Into<Location>,
@@ -136,17 +136,9 @@ pub fn consolidate_fragments(
     on_step: &mut dyn FnMut(Step),
 ) -> Result<Option<Consolidation>, WriteError> {
     let at = &array.into();
-    let mut reopened = 0;
-    loop {
-        match consolidate_listed(at, options, source, on_step) {
-            Err(e) if reopened < REOPENS && e.is_missing_file() => {
-                reopened += 1;
-                tessera_tile::storage::pause_before_reopen(reopened);
-                at.reader().list_anew();
-            }
-            done => return done,
-        }
-    }
+    listing_again(at.reader(), |_| {
+        consolidate_listed(at, options, source, on_step)
+    })
 }
 
 fn consolidate_listed(
@@ -259,17 +251,17 @@ fn consolidate_listed(
         with_deletes.delete_conditions.retain(|d| d.timestamp <= b);
         opened.delete_conditions.clear();
         let (opened, with_deletes) = (Arc::new(opened), Arc::new(with_deletes));
-        let refused = |e| WriteError::read(array)(e);
+        let read_failed = |e| WriteError::read(array)(e);
         let dims = opened.schema.dimensions.len();
         let deleted = crate::purge::deleted_versions(
             reader.batches(&opened, budget / 6)?,
             reader.batches(&with_deletes, budget / 6)?,
             dims,
         )
-        .map_err(refused)?;
+        .map_err(read_failed)?;
         let mut sorted = SortedFragmentWriter::new(writer)?;
         for batch in reader.batches(&with_deletes, budget / 3)? {
-            let batch = batch.map_err(refused)?;
+            let batch = batch.map_err(read_failed)?;
             for run in crate::purge::kept_runs(&opened.schema, &batch, &deleted) {
                 cells += run.first().map_or(0, Column::cell_count);
                 sorted.write_owned(run)?;

@@ -158,6 +158,8 @@ pub enum Progress<'a> {
     Done {
         /// Its place in the listing.
         index: usize,
+        /// How many arrays the tree holds.
+        of: usize,
         /// What was done.
         done: &'a ArrayMaintained,
     },
@@ -207,7 +209,12 @@ pub fn maintain_tree(
                 };
                 progress(Progress::Started { index, member });
                 let one = maintain_member(member, location, m, share);
-                progress(Progress::Done { index, done: &one });
+                let of = arrays.len();
+                progress(Progress::Done {
+                    index,
+                    of,
+                    done: &one,
+                });
                 done.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(one);
             });
         }
@@ -294,12 +301,13 @@ fn consolidate(
             }
         }
         Mode::Commits => {
-            let opened = open(at, key)?;
-            let has = opened
-                .schema
-                .version
-                .has(tessera_write::gates::CONSOLIDATED_COMMITS);
-            if !has || !commits::commits_to_consolidate(at)? {
+            // The listing first: the array is opened only where there is
+            // work, to pass over formats without consolidated commits.
+            if !commits::commits_to_consolidate(at)? {
+                return nothing();
+            }
+            let version = open(at, key)?.schema.version;
+            if !version.has(tessera_write::gates::CONSOLIDATED_COMMITS) {
                 return nothing();
             }
             written("__commits", commits::consolidate_commits(at, key)?)

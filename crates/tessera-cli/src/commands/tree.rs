@@ -44,15 +44,10 @@ pub fn run(
         m.budget = b;
     }
     m.key = parse_key(key)?;
-    let total = std::sync::atomic::AtomicUsize::new(0);
     let progress = |p: Progress<'_>| match p {
-        Progress::Listed { arrays } => {
-            total.store(arrays, std::sync::atomic::Ordering::Relaxed);
-            eprintln!("{arrays} arrays");
-        }
+        Progress::Listed { arrays } => eprintln!("{arrays} arrays"),
         Progress::Started { .. } => {}
-        Progress::Done { index, done } => {
-            let n = total.load(std::sync::atomic::Ordering::Relaxed);
+        Progress::Done { index, of, done } => {
             let name = if done.member.is_empty() {
                 "."
             } else {
@@ -64,7 +59,7 @@ pub fn run(
                 .map(|(mode, did)| format!("{}: {did}", mode.name()))
                 .collect();
             let mut line = format!(
-                "[{}/{n}] {name} ({:.1} s): {}",
+                "[{}/{of}] {name} ({:.1} s): {}",
                 index + 1,
                 done.seconds,
                 steps.join("; ")

@@ -19,8 +19,8 @@ mod write;
 pub use location::Location;
 pub use mapped::MappedFile;
 pub use side_by_side::side_by_side;
-pub use vanished::{is_missing_file, pause_before_reopen, REOPENS};
-pub use write::{already_there, entry_names, FileWriter, WritableStorage};
+pub use vanished::{is_missing_file, listing_again, pause_before_reopen, REOPENS};
+pub use write::{already_there, entry_names, put_after_looking, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

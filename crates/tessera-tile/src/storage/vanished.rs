@@ -3,8 +3,9 @@
 //! of the array and its reading of them. A reader that meets such an
 //! error opens the array again (its commit state has moved on) instead of
 //! failing; [`REOPENS`] bounds how often, [`pause_before_reopen`] spaces
-//! the tries.
+//! the tries, and [`listing_again`] runs the loop.
 
+use super::Storage;
 use std::io;
 use std::time::Duration;
 
@@ -20,6 +21,43 @@ pub const REOPENS: usize = 8;
 pub fn pause_before_reopen(attempt: usize) {
     let ms = 10u64 << attempt.saturating_sub(1).min(6);
     std::thread::sleep(Duration::from_millis(ms.min(500)));
+}
+
+/// Runs `attempt` (given how many tries came before it) until it ends
+/// other than with a missing file ([`is_missing_file`]), at most
+/// [`REOPENS`] times more, pausing ([`pause_before_reopen`]) and having
+/// `storage` list anew ([`Storage::list_anew`]) before each new try.
+///
+/// ```
+/// use tessera_tile::storage::{listing_again, LocalFs};
+/// let mut tries = 0;
+/// let r: Result<u32, std::io::Error> = listing_again(&LocalFs, |before| {
+///     tries += 1;
+///     match before {
+///         0 => Err(std::io::Error::new(std::io::ErrorKind::NotFound, "vacuumed")),
+///         _ => Ok(7),
+///     }
+/// });
+/// assert_eq!((r.unwrap(), tries), (7, 2));
+/// ```
+pub fn listing_again<T, E>(
+    storage: &dyn Storage,
+    mut attempt: impl FnMut(usize) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: std::error::Error + 'static,
+{
+    let mut before = 0;
+    loop {
+        match attempt(before) {
+            Err(e) if before < REOPENS && is_missing_file(&e) => {
+                before += 1;
+                pause_before_reopen(before);
+                storage.list_anew();
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Whether `error`, or an error it was caused by, is an I/O error saying

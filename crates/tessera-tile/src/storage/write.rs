@@ -30,10 +30,7 @@ pub trait WritableStorage: Storage {
     /// The default, for storage that cannot put conditionally, looks
     /// first and then puts: another writer may come between the two.
     fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        if self.exists(path) {
-            return Err(already_there(path));
-        }
-        self.put(path, bytes)
+        put_after_looking(self, path, bytes)
     }
 
     /// Starts the file at `path`, written in parts (a fragment's data file,
@@ -85,6 +82,20 @@ pub trait FileWriter: Send + Sync {
 
     /// Completes the file, which then appears whole; returns its size.
     fn finish(self: Box<Self>) -> io::Result<u64>;
+}
+
+/// A put only if nothing is at `path` when looked at, for storage that
+/// cannot put conditionally: another writer may come between the look and
+/// the put.
+pub fn put_after_looking<S: WritableStorage + ?Sized>(
+    storage: &S,
+    path: &Path,
+    bytes: &[u8],
+) -> io::Result<()> {
+    if storage.exists(path) {
+        return Err(already_there(path));
+    }
+    storage.put(path, bytes)
 }
 
 /// The error of a conditional put that found a file at `path`.
