@@ -138,12 +138,20 @@ pub fn read_metadata(
     window: (u64, u64),
     key: Option<&EncryptionKey>,
 ) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
+    replay_metadata(storage, path, &metadata_files(storage, path, window)?, key)
+}
+
+/// The metadata the files `files` of the array or group at `path` (as
+/// [`metadata_files`] lists them, in replay order) replay to.
+pub fn replay_metadata(
+    storage: &dyn Storage,
+    path: &Path,
+    files: &[(TimestampedName, String)],
+    key: Option<&EncryptionKey>,
+) -> Result<BTreeMap<String, MetadataValue>, FragmentError> {
     let dir = path.join(METADATA_FOLDER);
     let mut map = BTreeMap::new();
-    let names: Vec<String> = metadata_files(storage, path, window)?
-        .into_iter()
-        .map(|(_, name)| name)
-        .collect();
+    let names: Vec<&String> = files.iter().map(|(_, name)| name).collect();
     let paths: Vec<std::path::PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     for ((name, p), bytes) in names.iter().zip(&paths).zip(storage.read_files(&paths)) {
         let bytes = bytes.map_err(|e| FragmentError::io(p, e))?;

@@ -1,6 +1,7 @@
 //! Readers and a vacuum in another process: fragments an open listed and
 //! a vacuum then removed are not an error; the array is listed anew and
-//! read from the consolidated fragment holding the same cells.
+//! read from the consolidated fragment holding the same cells. And a
+//! metadata file another writer adds during a metadata consolidation.
 
 use std::io;
 use std::ops::Range;
@@ -61,10 +62,13 @@ enum When {
     /// Before a fragment's data is first read: a consolidation then reads
     /// cells that are gone.
     DataRead,
+    /// Right after the metadata folder is first listed, another writer
+    /// puts a metadata file (not a consolidation and vacuum).
+    MetadataListed,
 }
 
-/// Local files, with another process's consolidation and vacuum at a
-/// chosen moment.
+/// Local files, with another process's work (a consolidation and vacuum,
+/// or a metadata write) at a chosen moment.
 struct VacuumWhen {
     when: When,
     vacuumed: AtomicBool,
@@ -80,7 +84,10 @@ impl VacuumWhen {
 
     fn at(&self, when: When, array: &Path) {
         if when == self.when && !self.vacuumed.swap(true, Ordering::SeqCst) {
-            assert_eq!(consolidate_and_vacuum(array), 5);
+            match when {
+                When::MetadataListed => put_key(array, "late"),
+                _ => assert_eq!(consolidate_and_vacuum(array), 5),
+            }
         }
     }
 }
@@ -101,8 +108,11 @@ impl Storage for VacuumWhen {
     }
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let listed = LocalFs.list(path)?;
-        if path.file_name().is_some_and(|n| n == "__fragments") {
-            self.at(When::Listed, path.parent().expect("array folder"));
+        let array = path.parent().expect("array folder");
+        match path.file_name().and_then(|n| n.to_str()) {
+            Some("__fragments") => self.at(When::Listed, array),
+            Some("__meta") => self.at(When::MetadataListed, array),
+            _ => {}
         }
         Ok(listed)
     }
@@ -183,5 +193,36 @@ fn a_consolidation_whose_fragments_were_vacuumed_starts_again() {
     let after = ReadSession::open(Arc::new(LocalFs), &dir, None).unwrap();
     assert_eq!(after.array().fragments.len(), 1);
     assert_eq!(cells(&after), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Another writer's metadata key, as a metadata file of its own.
+fn put_key(array: &Path, key: &str) {
+    let value = tessera_fragment::array_metadata::MetadataValue {
+        datatype: tessera_tile::Datatype::Int64,
+        count: 1,
+        bytes: 1i64.to_le_bytes().to_vec(),
+    };
+    let entries = [(key.to_owned(), Some(value))].into_iter().collect();
+    tessera_write::metadata::put_metadata(array, &entries, None, None).unwrap();
+}
+
+#[test]
+fn a_metadata_file_written_during_its_consolidation_is_kept() {
+    // The metadata consolidation lists the files once: a file another
+    // writer adds after that listing is neither merged nor vacuumed.
+    let dir = array("metadata");
+    put_key(&dir, "a");
+    put_key(&dir, "b");
+    let storage = Arc::new(VacuumWhen::new(When::MetadataListed));
+    let at = Location::new(storage.clone(), dir.clone());
+    tessera_write::metadata::consolidate_metadata(at, None)
+        .unwrap()
+        .expect("consolidated");
+    assert!(storage.vacuumed.load(Ordering::SeqCst), "the race happened");
+    tessera_write::metadata::vacuum_metadata(&dir, None).unwrap();
+    let opened = OpenArray::open(&LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    let keys: Vec<String> = opened.metadata(&LocalFs).unwrap().into_keys().collect();
+    assert_eq!(keys, ["a", "b", "late"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

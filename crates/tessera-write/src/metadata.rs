@@ -14,9 +14,9 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::{
-    encode_entries, metadata_files, MetadataValue, METADATA_FOLDER,
+    encode_entries, metadata_files, replay_metadata, MetadataValue, METADATA_FOLDER,
 };
-use tessera_tile::storage::Location;
+use tessera_tile::storage::{listing_again, Location};
 use tessera_tile::Datatype;
 
 /// Puts (`Some`) and deletes (`None`) keys of the array at `array`'s
@@ -110,13 +110,7 @@ pub fn consolidate_metadata(
 ) -> Result<Option<String>, WriteError> {
     let at = &array.into();
     let opened = crate::open::open_array(at, key)?;
-    let merged = opened
-        .metadata(at.reader())
-        .map_err(|e| WriteError::Refused {
-            path: at.path().into(),
-            message: e.to_string(),
-        })?;
-    consolidate_metadata_files(at, opened.schema.version, merged, key)
+    consolidate_metadata_files(at, opened.schema.version, key)
 }
 
 /// [`consolidate_metadata`] for the metadata of the group at `group`
@@ -127,28 +121,27 @@ pub fn consolidate_group_metadata(
 ) -> Result<Option<String>, WriteError> {
     let at = &group.into();
     let version = crate::group::group_format_version(at);
-    let merged = tessera_fragment::array_metadata::read_metadata(
-        at.reader(),
-        at.path(),
-        (0, u64::MAX),
-        key.as_ref(),
-    )
-    .map_err(|e| WriteError::refused(at.path(), e))?;
-    consolidate_metadata_files(at, version, merged, key)
+    consolidate_metadata_files(at, version, key)
 }
 
-/// Writes `merged` (the metadata as readers see it) over the metadata
-/// files of the array or group at `at`, then the `.vac` list of those.
+/// Writes what the metadata files of the array or group at `at` replay
+/// to (the metadata as readers see it) as one file, then the `.vac` list
+/// of those files. The entries and the list come from one listing: a file
+/// another writer adds meanwhile is neither merged nor listed, so it
+/// stays (a second listing for the list would drop its entries).
 fn consolidate_metadata_files(
     at: &Location,
     version: tessera_tile::FormatVersion,
-    merged: BTreeMap<String, MetadataValue>,
     key: Option<EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
     let (storage, array) = (at.reader(), at.path());
     let dir = at.join(METADATA_FOLDER);
-    let files =
-        metadata_files(storage, array, (0, u64::MAX)).map_err(|e| WriteError::refused(array, e))?;
+    let (files, merged) = listing_again(storage, |_| {
+        let files = metadata_files(storage, array, (0, u64::MAX))?;
+        let merged = replay_metadata(storage, array, &files, key.as_ref())?;
+        Ok::<_, tessera_fragment::FragmentError>((files, merged))
+    })
+    .map_err(|e| WriteError::refused(array, e))?;
     let (Some(first), Some(last)) = (files.first(), files.last()) else {
         return Ok(None);
     };
