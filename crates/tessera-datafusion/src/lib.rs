@@ -34,7 +34,6 @@
 mod describe;
 mod error;
 mod filter;
-mod partition;
 mod provider;
 mod scan;
 mod stats;

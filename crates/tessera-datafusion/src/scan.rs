@@ -6,7 +6,6 @@
 use crate::describe::{Bound, ScanDescription};
 use crate::error::external;
 use crate::filter::Effect;
-use crate::partition::Ranges;
 use crate::table::TesseraTable;
 use crate::tokens;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -28,6 +27,7 @@ use std::fmt;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::extent;
+use tessera::query::partition::{self, intersect, Ranges};
 use tessera::query::stream::stream;
 use tessera::query::{Expr as Condition, Value};
 use tessera::query::{ReadContext, ReadRequest, ReadSession};
@@ -123,20 +123,13 @@ impl TesseraScan {
                 Effect::Prune { text } => prunes.push(format!("({text})")),
             }
         }
-        let mut nothing =
-            schema.dimensions.is_empty() || (array.fragments.is_empty() && !schema.is_dense());
-        for (j, r) in per_dim.iter_mut().enumerate() {
-            if let (Some(r), Some(Some(ext))) = (r.as_mut(), extent.get(j)) {
-                *r = intersect(r, std::slice::from_ref(ext));
-            }
-            nothing |= r.as_ref().is_some_and(Vec::is_empty);
-        }
+        let nothing = !partition::within_extent(&array, &mut per_dim, &extent);
         let prune = (!prunes.is_empty()).then(|| prunes.join(" and "));
         let prune_condition = parsed(prune.as_ref(), &array)?;
         let partitions = if nothing {
             Vec::new()
         } else {
-            crate::partition::cut(
+            partition::cut(
                 &array,
                 spec.table.storage().as_ref(),
                 &per_dim,
@@ -366,21 +359,6 @@ fn read_plan(
         Some(c) => request.prune(c),
         None => request,
     }
-}
-
-/// The ranges of `a` that lie in one of `b`'s.
-fn intersect(a: &[(Value, Value)], b: &[(Value, Value)]) -> Vec<(Value, Value)> {
-    let mut out = Vec::new();
-    for (lo, hi) in a {
-        for (l, h) in b {
-            let lo = lo.clone().max(l.clone());
-            let hi = hi.clone().min(h.clone());
-            if lo <= hi {
-                out.push((lo, hi));
-            }
-        }
-    }
-    out
 }
 
 impl DisplayAs for TesseraScan {

@@ -3,13 +3,5 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error",
-    "tokens",
-    "describe",
-    "filter",
-    "stats",
-    "table",
-    "partition",
-    "scan",
-    "provider",
+    "error", "tokens", "describe", "filter", "stats", "table", "scan", "provider",
 );

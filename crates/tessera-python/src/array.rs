@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, OnceLock};
 use tessera::fragment::OpenArray;
+use tessera::query::partition;
 use tessera::query::stream::stream;
 use tessera::query::Expr;
 use tessera::query::{ReadRequest, ReadSession};
@@ -202,6 +203,44 @@ impl Array {
 
     /// Nothing if `condition` (the CLI's `--where` syntax) parses against
     /// the array's schema; else its error.
+    /// Up to `n` partitions of a read of `subarray` (as `reader` takes
+    /// it) with `condition`, planned from metadata alone
+    /// (`tessera::query::partition::plan`): each a list of inclusive
+    /// `(dimension, lo, hi)` ranges; none when the subarray selects
+    /// nothing.
+    #[pyo3(signature = (subarray=None, n=1, condition=None))]
+    fn partitions<'py>(
+        &self,
+        py: Python<'py>,
+        subarray: Option<&Bound<'py, PyAny>>,
+        n: usize,
+        condition: Option<String>,
+    ) -> PyResult<Vec<Vec<PyRange<'py>>>> {
+        let ranges = ranges_from(&self.array, subarray)?;
+        let prune = condition
+            .map(|c| Expr::parse(&c, &self.array.schema))
+            .transpose()
+            .map_err(py_err)?;
+        let (array, storage) = (&self.array, self.storage.as_ref());
+        let planned = py
+            .detach(|| partition::plan(array, storage, &ranges, n.max(1), prune.as_ref()))
+            .map_err(py_err)?;
+        planned
+            .into_iter()
+            .map(|part| {
+                part.into_iter()
+                    .map(|(name, lo, hi)| {
+                        Ok((
+                            name,
+                            crate::ranges::to_py(py, lo)?,
+                            crate::ranges::to_py(py, hi)?,
+                        ))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     fn check_condition(&self, condition: &str) -> PyResult<()> {
         Expr::parse(condition, &self.array.schema).map_err(py_err)?;
         Ok(())
@@ -246,6 +285,9 @@ impl Array {
         boxed.into_pyarrow(py)
     }
 }
+
+/// An inclusive range on a dimension, as Python has it: `(name, lo, hi)`.
+type PyRange<'py> = (String, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// A layout by its TileDB-Py or CLI name.
 fn parse_layout(s: &str) -> PyResult<Layout> {

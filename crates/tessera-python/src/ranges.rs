@@ -1,10 +1,11 @@
-//! Python values as the query's bounds: ranges per dimension given as
-//! `{"dim": [(lo, hi), ...]}` (inclusive), each bound an `int`, `float`,
-//! `str` or `bytes` fitting the dimension's datatype.
+//! Python values as the query's bounds and back: ranges per dimension
+//! given as `{"dim": [(lo, hi), ...]}` (inclusive), each bound an `int`,
+//! `float`, `str` or `bytes` fitting the dimension's datatype.
 
 use crate::error::py_msg;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+use pyo3::IntoPyObjectExt;
 use tessera::query::Value;
 use tessera::tile::datatype::Physical;
 use tessera::tile::Datatype;
@@ -36,5 +37,15 @@ pub fn key(value: &Bound<'_, PyAny>, t: Datatype, dim: &str) -> PyResult<Value> 
                 Err(wrong("str or bytes"))
             }
         }
+    }
+}
+
+/// A bound as Python has it: `int`, `float`, or `bytes` (string
+/// dimensions' bounds are bytes, as TileDB-Py gives them).
+pub fn to_py(py: Python<'_>, value: Value) -> PyResult<Bound<'_, PyAny>> {
+    match value {
+        Value::Int(i) => i.into_bound_py_any(py),
+        Value::Float(f) => f.into_bound_py_any(py),
+        Value::Bytes(b) => PyBytes::new(py, &b).into_bound_py_any(py),
     }
 }

@@ -9,8 +9,8 @@ from conftest import REPO
 SOMA = REPO / "crates" / "tessera-python" / "python" / "tessera" / "soma"
 ORDER = [
     "_errors", "_metadata", "_object", "_context", "_coords", "_filter", "_arrow", "_matrix", "_blockwise",
-    "_create", "_writing", "_arrays", "_anndata", "_query", "_collection", "_frames", "_h5ad", "_matrices",
-    "_shaping", "_registration", "_ingest", "_update", "io", "__init__",
+    "_create", "_writing", "_arrays", "_dask", "_anndata", "_query", "_collection", "_frames", "_h5ad", "_matrices",
+    "_shaping", "_registration", "_ingest", "_distributed", "_update", "io", "__init__",
 ]
 # The one import against the order, inside a function: SOMAObject.open
 # (every class's ``open``) calls _collection's open, which knows every

@@ -21,6 +21,7 @@ mod error;
 mod execute;
 mod gates;
 pub(crate) mod geometry;
+pub mod partition;
 mod prefetch;
 mod prune;
 mod read;

@@ -29,6 +29,7 @@ const ORDER: &[&str] = &[
     "dense",
     "execute",
     "batch",
+    "partition",
     "aggregate",
     "session",
     "source",

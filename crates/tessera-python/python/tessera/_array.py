@@ -13,6 +13,7 @@ Three ways to select cells, as TileDB-Py users know them:
 """
 
 import json
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -55,11 +56,29 @@ def _wrap_errors(call):
 class Array:
     """A TileDB array opened at a time (``tessera.open``)."""
 
-    def __init__(self, native, key=None, timestamp=None):
+    def __init__(self, native, key=None, timestamp=None, storage_options=None):
         self._native = native
         self._key = key
         self._timestamp = timestamp
+        self._opened_ms = time.time_ns() // 1_000_000
+        self._storage_options = dict(storage_options or {})
         self._schema = None
+
+    def __reduce__(self):
+        """Pickles as what opens it again, anywhere (a Dask worker, say):
+        ``tessera.open``'s arguments (:meth:`reopen_args`)."""
+        return (open, self.reopen_args())
+
+    def reopen_args(self):
+        """``(uri, timestamp, key, storage_options)``: what opens this
+        array again as it was opened, the timestamp pinned (opened at
+        none, as of its open: fragments written later are not seen, those
+        it saw are)."""
+        timestamp = self._timestamp
+        if timestamp is None:
+            newest = max((f.timestamp_range[1] for f in self.fragments), default=0)
+            timestamp = (0, max(self._opened_ms, newest))
+        return (self.uri, timestamp, self._key, dict(self._storage_options))
 
     # What the array says about itself.
 
@@ -213,7 +232,7 @@ def open(uri, timestamp=None, key=None, storage_options=None):
     the ``object_store`` crate's keys (``{"aws_endpoint":
     "http://localhost:9000", "aws_region": "eu-west-1"}``)."""
     native = _native.open_array(str(uri), timestamp, key, _options(storage_options))
-    return Array(native, key=key, timestamp=timestamp)
+    return Array(native, key=key, timestamp=timestamp, storage_options=storage_options)
 
 
 def _options(storage_options):

@@ -8,12 +8,13 @@ import numpy as np
 from tessera._array import numbers
 
 from ._arrays import DenseNDArray, SparseNDArray
+from ._dask import x_array
 from ._errors import SOMANotImplementedError, SOMAValueError
-from ._matrix import csr, positions
+from ._matrix import positions, window_csr
 
 
 def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_layers,
-          varp_layers, drop_levels, obs_id_name, var_id_name):
+          varp_layers, drop_levels, obs_id_name, var_id_name, dask=None):
     import anndata
 
     ms = query._ms
@@ -34,7 +35,11 @@ def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_
         var = pool.submit(_frame, query, "var", column_names.get("var"), var_id_name, "var_id")
         obs_ids, var_ids = pool.submit(query.obs_joinids), pool.submit(query.var_joinids)
         obs_ids, var_ids = numbers(obs_ids.result()), numbers(var_ids.result())
-        matrices = {n: _csr(ms.X[n], obs_ids, var_ids) for n in names}
+        if dask:
+            # Planned here, read on the workers.
+            matrices = {n: x_array(ms.X[n], obs_ids, var_ids, **dask) for n in names}
+        else:
+            matrices = {n: window_csr(ms.X[n], obs_ids, var_ids) for n in names}
         obs, var = obs.result(), var.result()
     X = matrices.pop(X_name) if X_name is not None else None
     if drop_levels:
@@ -48,8 +53,8 @@ def build(query, X_name, column_names, X_layers, obsm_layers, obsp_layers, varm_
         var=var,
         obsm={k: _rows(_layer(ms, "obsm", k), obs_ids) for k in obsm_layers} or None,
         varm={k: _rows(_layer(ms, "varm", k), var_ids) for k in varm_layers} or None,
-        obsp={k: _csr(_layer(ms, "obsp", k), obs_ids, obs_ids) for k in obsp_layers} or None,
-        varp={k: _csr(_layer(ms, "varp", k), var_ids, var_ids) for k in varp_layers} or None,
+        obsp={k: window_csr(_layer(ms, "obsp", k), obs_ids, obs_ids) for k in obsp_layers} or None,
+        varp={k: window_csr(_layer(ms, "varp", k), var_ids, var_ids) for k in varp_layers} or None,
         layers=matrices,
     )
 
@@ -88,15 +93,6 @@ def original_index_name(frame):
     if not (name is None or isinstance(name, str)):
         raise SOMAValueError(f"{frame.uri}: soma_dataframe_original_index_name is {raw!r}, not a name")
     return name
-
-
-def _csr(array, rows, cols):
-    """The cells of ``array`` in rows ``rows`` and columns ``cols``
-    (ascending joinids) as a CSR matrix indexed by their positions."""
-    whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
-    whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
-    by = (None if whole_rows else rows, None if whole_cols else cols)
-    return csr(array, by, (len(rows), len(cols)), *by)
 
 
 def _rows(array, ids):

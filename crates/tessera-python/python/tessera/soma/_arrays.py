@@ -17,6 +17,11 @@ from ._filter import fields, translate
 from ._object import SOMAObject, check_unpartitioned
 
 
+def _reopened(cls, reopen_args, mode, options):
+    """A SOMA array of class ``cls`` opened from what it pickled as."""
+    return cls(tessera.open(*reopen_args), mode, options)
+
+
 class _Array(SOMAObject):
     """What the SOMA arrays share: the tessera array, its domain and shape."""
 
@@ -35,6 +40,24 @@ class _Array(SOMAObject):
         _writing.create_object(uri, lambda: tessera.create(uri, doc, storage_options=options), metadata, False,
                                options)
         return cls(tessera.open(uri, storage_options=options), "w", options)
+
+    def __reduce__(self):
+        """Pickles as what opens it again, anywhere (a Dask worker, say):
+        the URI, mode and storage options, and the timestamp it was
+        opened at (pinned: fragments written after its open unseen)."""
+        return (_reopened, (type(self), self._array.reopen_args(), self.mode, self._options))
+
+    def _reopen_timestamp(self):
+        """The timestamp this array opens again at (see ``__reduce__``)."""
+        return self._array.reopen_args()[1]
+
+    def _with_config(self, tiledb_config):
+        """This array opened again as it is, with libtiledb's storage keys
+        ``tiledb_config`` set over its storage options."""
+        options = {**self._options, **_context.SOMATileDBContext(tiledb_config).storage_options()}
+        uri, timestamp, key, _ = self._array.reopen_args()
+        return type(self)(tessera.open(uri, timestamp=timestamp, key=key, storage_options=options), self.mode,
+                          options)
 
     def _reopen(self):
         """Opens the array again, at its newest schema and fragments."""

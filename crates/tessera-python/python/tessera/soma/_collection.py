@@ -1,6 +1,8 @@
 """``open`` and SOMA's collections (Collection, Experiment, Measurement):
 TileDB groups whose ``soma_object_type`` metadata names what they are."""
 
+import time
+
 import tessera
 from tessera import _native
 from tessera._array import _options
@@ -27,8 +29,16 @@ class Collection(SOMAObject):
         super().__init__(group.uri, group.meta, mode, options)
         self._group = group
         self._timestamp = timestamp
+        self._opened_ms = time.time_ns() // 1_000_000
         self._members = {m.path: m for m in group.members()}
         self._opened = {}
+
+    def __reduce__(self):
+        """Pickles as what opens it again, anywhere (a Dask worker, say):
+        the URI, mode, storage options and the timestamp it was opened at
+        (opened at none: as of its open)."""
+        timestamp = self._opened_ms if self._timestamp is None else self._timestamp
+        return (_open, (self.uri, self.mode, timestamp, self._options))
 
     @classmethod
     def create(cls, uri, *, platform_config=None, context=None, tiledb_timestamp=None):

@@ -87,6 +87,15 @@ def csr(array, coords, shape, rows=None, cols=None):
     return scipy.sparse.csr_matrix((data, (r, c)), shape=shape)
 
 
+def window_csr(array, rows, cols):
+    """The cells of ``array`` in rows ``rows`` and columns ``cols``
+    (ascending joinids) as a CSR matrix indexed by their positions."""
+    whole_rows = len(rows) == array.shape[0] and (len(rows) == 0 or rows[-1] == len(rows) - 1)
+    whole_cols = len(cols) == array.shape[1] and (len(cols) == 0 or cols[-1] == len(cols) - 1)
+    by = (None if whole_rows else rows, None if whole_cols else cols)
+    return csr(array, by, (len(rows), len(cols)), *by)
+
+
 def _index_type(shape):
     return np.int32 if max(shape, default=0) < np.iinfo(np.int32).max else np.int64
 

@@ -92,14 +92,17 @@ class ExperimentAxisQuery(Closeable):
 
     def to_anndata(self, X_name="data", *, column_names=None, X_layers=(), obsm_layers=(),
                    obsp_layers=(), varm_layers=(), varp_layers=(), drop_levels=False,
-                   obs_id_name=None, var_id_name=None):
+                   dask=None, obs_id_name=None, var_id_name=None):
         """The selection as an ``anndata.AnnData``: obs and var as pandas
         (categoricals from enumerations, indexed by ``obs_id`` / ``var_id``
         or the index name the frame's metadata keeps), X as a scipy CSR
         matrix in joinid order, more X layers, obsm/varm (dense rows)
-        and obsp/varp matrices on request."""
+        and obsp/varp matrices on request. With ``dask`` (tiledbsoma's
+        ``SOMADaskConfig``: ``{"chunk_size": rows}`` or ``{"chunk_size":
+        (rows, columns)}``, and ``tiledb_config``), X and the X layers are
+        Dask arrays of CSR blocks read on the workers."""
         return build(self, X_name, column_names or {}, X_layers, obsm_layers, obsp_layers,
-                     varm_layers, varp_layers, drop_levels, obs_id_name, var_id_name)
+                     varm_layers, varp_layers, drop_levels, obs_id_name, var_id_name, dask)
 
 
 def _whole(coords):

@@ -324,14 +324,14 @@ def _merge(into, column, dtype):
     into[column] = pd.CategoricalDtype(have.categories.append(dtype.categories).drop_duplicates(), ordered=False)
 
 
-def _existing(experiment_uri, obs_field_name, var_field_name, context):
+def _existing(experiment_uri, obs_field_name, var_field_name, context, timestamp=None):
     """The label registries and categories of an existing experiment's obs
-    and each measurement's var (or none)."""
+    and each measurement's var (or none), as of ``timestamp`` (ms) if given."""
     from ._collection import Experiment
     from ._errors import DoesNotExistError
 
     try:
-        experiment = Experiment.open(experiment_uri, context=context)
+        experiment = Experiment.open(experiment_uri, context=context, tiledb_timestamp=timestamp)
     except DoesNotExistError:
         return None, {}, {}, {}
 
@@ -372,10 +372,11 @@ def _duplicate_obs(examples, count):
 
 
 def _register(experiment_uri, inputs, measurement_name, obs_field_name, var_field_name, context,
-              allow_duplicate_obs_ids):
+              allow_duplicate_obs_ids, timestamp=None):
     """Registration over ``inputs``: ``(obs, var, raw_var or None)`` frames.
-    Labels the experiment holds keep their joinids; new ones follow the
-    largest, in the inputs' order (``tessera_soma::LabelRegistry``)."""
+    Labels the experiment holds (as of ``timestamp``, ms, if given) keep
+    their joinids; new ones follow the largest, in the inputs' order
+    (``tessera_soma::LabelRegistry``)."""
     obs, var, raw = _Axis(), _Axis(), _Axis()
     for obs_df, var_df, raw_df in inputs:
         obs.add(obs_df, obs_field_name)
@@ -383,7 +384,7 @@ def _register(experiment_uri, inputs, measurement_name, obs_field_name, var_fiel
         if raw_df is not None:
             raw.add(raw_df, var_field_name)
     held_obs, held_vars, old_obs_cats, old_var_cats = (None, {}, {}, {}) if experiment_uri is None else \
-        _existing(str(experiment_uri), obs_field_name, var_field_name, context)
+        _existing(str(experiment_uri), obs_field_name, var_field_name, context, timestamp)
     obs_registry = held_obs or _native.LabelRegistry()
     examples, count = obs.register(obs_registry)
     if count and not allow_duplicate_obs_ids:
@@ -424,14 +425,20 @@ def register_h5ads(experiment_uri, h5ad_file_names, *, measurement_name, obs_fie
                    append_obsm_varm=False, context=None, allow_duplicate_obs_ids=False):
     """As :func:`register_anndatas`, for ``.h5ad`` files, of which only obs
     and var are read (the files are opened backed)."""
-    from ._h5ad import H5ADSource
-
     if isinstance(h5ad_file_names, (str, bytes)) or hasattr(h5ad_file_names, "__fspath__"):
         h5ad_file_names = [h5ad_file_names]
+    return _register(experiment_uri, h5ad_inputs(h5ad_file_names, append_obsm_varm), measurement_name,
+                     obs_field_name, var_field_name, context, allow_duplicate_obs_ids)
+
+
+def h5ad_inputs(paths, append_obsm_varm=False):
+    """What registration takes of each ``.h5ad`` file (read backed): its
+    obs, var and raw var frames, checked."""
+    from ._h5ad import H5ADSource
+
     inputs = []
-    for path in h5ad_file_names:
+    for path in paths:
         with H5ADSource(path) as source:
             _validate(source, append_obsm_varm)
             inputs.append((source.obs, source.var, source.raw.var if source.raw is not None else None))
-    return _register(experiment_uri, inputs, measurement_name, obs_field_name, var_field_name, context,
-                     allow_duplicate_obs_ids)
+    return inputs

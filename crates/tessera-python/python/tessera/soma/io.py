@@ -9,6 +9,8 @@ import numpy as np
 from ._anndata import indexed
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
 from ._collection import Collection
+from ._dask import x_array
+from ._distributed import from_h5ads
 from ._errors import SOMAError, SOMAValueError
 from ._ingest import from_anndata, from_h5ad
 from ._matrix import csr
@@ -22,6 +24,7 @@ __all__ = [
     "add_matrix_to_collection",
     "from_anndata",
     "from_h5ad",
+    "from_h5ads",
     "get_experiment_shapes",
     "register_anndatas",
     "register_h5ads",
@@ -35,13 +38,15 @@ __all__ = [
 
 
 def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_layer_names=None,
-               obs_id_name=None, var_id_name=None, obsm_varm_width_hints=None, uns_keys=None):
+               obs_id_name=None, var_id_name=None, obsm_varm_width_hints=None, uns_keys=None, dask=None):
     """The whole of ``measurement_name`` as an ``anndata.AnnData``: obs
     and var (without ``soma_joinid``, indexed as tiledbsoma indexes them),
     X from ``X_layer_name`` (a CSR matrix, or numpy for a dense layer),
     more layers from ``extra_X_layer_names``, every obsm, varm, obsp and
     varp matrix the measurement has, and its ``uns`` (only the top-level
-    keys ``uns_keys`` names, if given)."""
+    keys ``uns_keys`` names, if given). With ``dask`` (tiledbsoma's
+    ``SOMADaskConfig``), X and the layers are Dask arrays of CSR blocks
+    over each layer's shape, read on the workers."""
     import anndata
 
     if measurement_name not in experiment.ms:
@@ -69,7 +74,7 @@ def to_anndata(experiment, measurement_name, X_layer_name="data", *, extra_X_lay
             "obsp": lambda a, k: csr(a, (), (shape[0], shape[0])),
             "varp": lambda a, k: csr(a, (), (shape[1], shape[1])),
         }
-        matrices = {n: pool.submit(_matrix, a, shape) for n, a in layers.items()}
+        matrices = {n: pool.submit(_matrix, a, shape, dask) for n, a in layers.items()}
         pending = {c: {k: pool.submit(reads[c], a, k) for k, a in arrays.items()} for c, arrays in pairs.items()}
         matrices = {n: m.result() for n, m in matrices.items()}
         done = {c: {k: f.result() for k, f in arrays.items()} or None for c, arrays in pending.items()}
@@ -102,7 +107,9 @@ def _dataframe(frame, id_name, fallback):
     return indexed(frame.read(column_names=columns).concat().to_pandas(), frame, id_name, fallback)
 
 
-def _matrix(array, shape):
+def _matrix(array, shape, dask=None):
+    if dask:
+        return x_array(array, **dask)
     if isinstance(array, DenseNDArray):
         return array.read((slice(None), slice(None))).to_numpy()
     return csr(array, (), shape)

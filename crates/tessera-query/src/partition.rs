@@ -1,5 +1,7 @@
-//! Partitions of a scan's read, so DataFusion reads them in parallel: the
-//! first dimension's range cut where the array's tiles end. A dense
+//! Partitions of a read, so that engines (DataFusion's scan, Dask's
+//! tasks) read them side by side, each only its own tiles: the first
+//! dimension's range cut where the array's tiles end, planned from
+//! metadata alone. A dense
 //! array's cuts fall on space tiles (no tile read twice); a sparse array's
 //! between its fragments' data tiles, their MBRs read off the R-trees, so
 //! each partition holds about as many of the read's cells however the
@@ -8,19 +10,120 @@
 //! are weighed by the tiles metadata leaves to read and shared out, so
 //! each partition decodes about as many.
 
-use tessera::fragment::{FragmentMetadata, OpenArray, SectionWants};
-use tessera::query::{dense_tiles_may_match, Expr, Value};
-use tessera::schema::{Dimension, Range1D};
-use tessera::tile::storage::Storage;
+use crate::dense::dense_tiles_may_match;
+use crate::error::QueryError;
+use tessera_cells::Expr;
+use tessera_fragment::{FragmentMetadata, OpenArray, SectionWants};
+use tessera_schema::{Dimension, Range1D, Value};
+use tessera_tile::storage::Storage;
 
 /// Inclusive ranges by dimension name.
-pub(crate) type Ranges = Vec<(String, Value, Value)>;
+pub type Ranges = Vec<(String, Value, Value)>;
+
+/// Up to `n` partitions of a read of `ranges` (inclusive, by dimension
+/// name, several on a dimension meaning any of them; none: the whole
+/// array) with prune condition `prune`, as [`cut`] makes them from the
+/// ranges within the array's [`crate::extent`]. None at all when the
+/// ranges select nothing.
+///
+/// ```
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::partition::plan;
+/// use tessera_query::Value;
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+/// let rows = [("x".to_string(), Value::Int(0), Value::Int(49))];
+/// let parts = plan(&a, &LocalFs, &rows, 2, None).unwrap();
+/// assert!(!parts.is_empty() && parts.len() <= 2);
+/// assert_eq!(parts[0][0], ("x".to_string(), Value::Int(0), parts[0][0].2.clone()));
+/// ```
+pub fn plan(
+    array: &OpenArray,
+    storage: &dyn Storage,
+    ranges: &[(String, Value, Value)],
+    n: usize,
+    prune: Option<&Expr>,
+) -> Result<Vec<Ranges>, QueryError> {
+    let dims = &array.schema.dimensions;
+    let mut per_dim: Vec<Option<Vec<(Value, Value)>>> = vec![None; dims.len()];
+    for (name, lo, hi) in ranges {
+        let j =
+            dims.iter()
+                .position(|d| &d.name == name)
+                .ok_or_else(|| QueryError::UnknownField {
+                    kind: "dimension",
+                    name: name.clone(),
+                })?;
+        per_dim[j]
+            .get_or_insert_with(Vec::new)
+            .push((lo.clone(), hi.clone()));
+    }
+    let extent = crate::extent(array)?;
+    if !within_extent(array, &mut per_dim, &extent) {
+        return Ok(Vec::new());
+    }
+    Ok(cut(array, storage, &per_dim, &extent, n, prune))
+}
+
+/// Narrows each dimension's ranges in `per_dim` to its `extent`; whether
+/// any cell can be left (not where a range misses the extent, nor on a
+/// sparse array with nothing written).
+pub fn within_extent(
+    array: &OpenArray,
+    per_dim: &mut [Option<Vec<(Value, Value)>>],
+    extent: &[Option<(Value, Value)>],
+) -> bool {
+    let schema = &array.schema;
+    let mut nothing =
+        schema.dimensions.is_empty() || (array.fragments.is_empty() && !schema.is_dense());
+    for (j, r) in per_dim.iter_mut().enumerate() {
+        if let (Some(r), Some(Some(ext))) = (r.as_mut(), extent.get(j)) {
+            *r = intersect(r, std::slice::from_ref(ext));
+        }
+        nothing |= r.as_ref().is_some_and(Vec::is_empty);
+    }
+    !nothing
+}
+
+/// The pieces both of `a` and of `b` cover (ranges inclusive).
+pub fn intersect(a: &[(Value, Value)], b: &[(Value, Value)]) -> Vec<(Value, Value)> {
+    let mut out = Vec::new();
+    for (lo, hi) in a {
+        for (l, h) in b {
+            let lo = lo.clone().max(l.clone());
+            let hi = hi.clone().min(h.clone());
+            if lo <= hi {
+                out.push((lo, hi));
+            }
+        }
+    }
+    out
+}
 
 /// Up to `n` partitions of the read with ranges `per_dim` (`None`: the
-/// dimension's whole `extent`) and prune condition `prune`. Only a single
-/// integer range on the first dimension is cut; anything else is one
-/// partition.
-pub(crate) fn cut(
+/// dimension's whole `extent`, as [`crate::extent`] gives it) and prune
+/// condition `prune`. Only a single integer range on the first dimension
+/// is cut; anything else is one partition. Every partition names each
+/// dimension it narrows, the first always.
+///
+/// ```
+/// use tessera_fragment::OpenArray;
+/// use tessera_query::partition::cut;
+/// use tessera_query::{extent, Value};
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_large/array");
+/// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
+/// let whole = vec![None; a.schema.dimensions.len()];
+/// let parts = cut(&a, &LocalFs, &whole, &extent(&a).unwrap(), 4, None);
+/// assert!(parts.len() > 1);
+/// // Side by side, the partitions cover the first dimension once.
+/// assert!(parts.windows(2).all(|w| match (&w[0][0].2, &w[1][0].1) {
+///     (Value::Int(end), Value::Int(next)) => end + 1 == *next,
+///     _ => false,
+/// }));
+/// ```
+pub fn cut(
     array: &OpenArray,
     storage: &dyn Storage,
     per_dim: &[Option<Vec<(Value, Value)>>],
