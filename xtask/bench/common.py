@@ -3,6 +3,7 @@ bench arrays' cases as `tessera read` arguments and as the spec
 libtiledb_read.py reads, and the cell counts both must return.
 configure() names the tessera binary and the bench folder first."""
 import os
+import platform
 import statistics
 import subprocess
 import time
@@ -221,3 +222,14 @@ def s3_env(port):
     return dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="test",
                 AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true",
                 TESSERA_LIBTILEDB_CONFIG=json.dumps(libtiledb_s3(port)))
+
+
+def cpu():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

@@ -18,13 +18,12 @@ to show what grows.
 """
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import time
 
-from common import write_markdown
+from common import cpu, write_markdown
 
 RUNNER = r"""
 import sys
@@ -150,17 +149,6 @@ def cells(data):
 
     with h5py.File(os.path.join(data, "base.h5ad"), "r") as f:
         return f"{f['X'].attrs['shape'][0]:,}"
-
-
-def cpu():
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main():

@@ -140,12 +140,7 @@ pub fn bench_consolidate(args: &[String]) -> Result<(), Error> {
 /// `--only` picks cases.
 pub fn bench_s3(args: &[String]) -> Result<(), Error> {
     let (python, dir, bin, rounds) = prepare(args, "3")?;
-    let flag = |name: &str, default: &str| option(args, name, default);
-    let (delay, mbps, only) = (
-        flag("--delay", "20"),
-        flag("--mbps", "100"),
-        flag("--only", ""),
-    );
+    let only = option(args, "--only", "");
     let rig = S3Rig::built(args)?;
     let run = Run {
         python: &python,
@@ -160,8 +155,8 @@ pub fn bench_s3(args: &[String]) -> Result<(), Error> {
         rig.server.as_os_str(),
         rig.proxy.as_os_str(),
         OsStr::new(&rounds),
-        OsStr::new(&delay),
-        OsStr::new(&mbps),
+        OsStr::new(&rig.delay),
+        OsStr::new(&rig.mbps),
         OsStr::new(&only),
     ])
 }
@@ -192,6 +187,75 @@ pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
     ])
 }
 
+/// `cargo xtask bench-s3-faults [--scale S] [--rounds N] [--rig DIR]
+/// [--delay MS] [--mbps MB] [--rates R,R,...]`: what retries cost. Large
+/// and small reads of the S3 rig by tessera and by libtiledb in the same
+/// run, while a seeded fault proxy between the rig's delaying proxy and
+/// its server answers a share R of requests 503 SlowDown (default 0, 1 %
+/// and 5 %), each reader against its own time with none
+/// (xtask/bench/s3_faults.py). The table goes into docs/PERFORMANCE.md.
+pub fn bench_s3_faults(args: &[String]) -> Result<(), Error> {
+    let (python, dir, bin, rounds) = prepare(args, "3")?;
+    let rates = option(args, "--rates", "0,0.01,0.05");
+    let rig = S3Rig::built(args)?;
+    let fault_proxy = root().join("crates/tessera-python/tests/fault_proxy.py");
+    let run = Run {
+        python: &python,
+        script: "s3_faults.py",
+        out: dir.join("s3-faults-results.md"),
+        marker: "bench-s3-faults",
+        failed: "the S3 retries benchmark failed",
+    };
+    run.into_doc(&[
+        dir.as_os_str(),
+        bin.join("tessera").as_os_str(),
+        rig.server.as_os_str(),
+        rig.proxy.as_os_str(),
+        fault_proxy.as_os_str(),
+        OsStr::new(&rounds),
+        OsStr::new(&rig.delay),
+        OsStr::new(&rig.mbps),
+        OsStr::new(&rates),
+    ])
+}
+
+/// `cargo xtask bench-dask [--scale S] [--rounds N] [--cells N]`: a Dask
+/// read of the bench's largest array and a four-file ingestion of
+/// `--cells` cells (default 40,000) on a two-worker `LocalCluster`,
+/// against the same in one process and against TileDB-Py's
+/// `from_tiledb` and tiledbsoma's register-and-append, in the same run
+/// (xtask/bench/dask_bench.py). The table goes into docs/PERFORMANCE.md.
+pub fn bench_dask(args: &[String]) -> Result<(), Error> {
+    let (python, dir, rounds) = bench_arrays(args, "3")?;
+    let cells = option(args, "--cells", "40000");
+    pip(
+        venv_of(&python)?,
+        &[
+            "tiledbsoma==2.3.0",
+            "anndata==0.12.19",
+            "scipy==1.17.1",
+            "h5py",
+            "dask[distributed,dataframe]==2026.8.0",
+        ],
+    )?;
+    install_wheel(&python)?;
+    let data = root().join(format!("target/bench/dask/cells-{cells}"));
+    std::fs::create_dir_all(&data)?;
+    let run = Run {
+        python: &python,
+        script: "dask_bench.py",
+        out: data.join("results.md"),
+        marker: "bench-dask",
+        failed: "the Dask benchmark failed",
+    };
+    run.into_doc(&[
+        dir.as_os_str(),
+        data.as_os_str(),
+        OsStr::new(&cells),
+        OsStr::new(&rounds),
+    ])
+}
+
 /// The value after `name` in `args`, or `default`.
 fn option(args: &[String], name: &str, default: &str) -> String {
     args.windows(2)
@@ -200,10 +264,14 @@ fn option(args: &[String], name: &str, default: &str) -> String {
 }
 
 /// The S3 rig (`--rig DIR`, default `../shared/bench/s3`): its server,
-/// built once into target/bench-s3, and its delaying proxy.
+/// built once into target/bench-s3, its delaying proxy, and the delay of
+/// a request (`--delay MS`, default 20) and most MB/s of a connection
+/// (`--mbps MB`, default 100) it is run with.
 struct S3Rig {
     server: PathBuf,
     proxy: PathBuf,
+    delay: String,
+    mbps: String,
 }
 
 impl S3Rig {
@@ -224,6 +292,8 @@ impl S3Rig {
         Ok(S3Rig {
             server: install.join("bin/s3s-fs"),
             proxy: rig.join("delay_proxy.py"),
+            delay: option(args, "--delay", "20"),
+            mbps: option(args, "--mbps", "100"),
         })
     }
 }
@@ -447,8 +517,8 @@ pub fn bench_soma(args: &[String]) -> Result<(), Error> {
         run_args.extend([
             rig.server.into(),
             rig.proxy.into(),
-            flag("--delay", "20").into(),
-            flag("--mbps", "100").into(),
+            rig.delay.into(),
+            rig.mbps.into(),
         ]);
     }
     let run = Run {

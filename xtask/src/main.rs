@@ -57,6 +57,8 @@ fn main() {
         Some("bench-s3") => bench::bench_s3(&args[1..]),
         Some("bench-ab") => bench::bench_ab(&args[1..]),
         Some("bench-s3-consolidate") => bench::bench_s3_consolidate(&args[1..]),
+        Some("bench-s3-faults") => bench::bench_s3_faults(&args[1..]),
+        Some("bench-dask") => bench::bench_dask(&args[1..]),
         Some("bench-python") => bench::bench_python(&args[1..]),
         Some("bench-sql") => bench::bench_sql(&args[1..]),
         Some("bench-soma") => bench::bench_soma(&args[1..]),
@@ -73,7 +75,7 @@ fn main() {
         Some("check-groups") => ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"]
             .iter()
             .try_for_each(|r| groups::check_groups(r)),
-        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-ab --before REV [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--only TEXT] | cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask bench-soma [--rounds N] [--s3 [--rig DIR] [--delay MS] [--mbps MB]] | cargo xtask bench-soma-ingest [--rounds N] [--cells N] [--large] | cargo xtask dist | cargo xtask check-writes | cargo xtask venvs | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained".into()),
+        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-ab --before REV [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--only TEXT] | cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR] | cargo xtask bench-s3-faults [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--rates R,R,...] | cargo xtask bench-dask [--scale S] [--rounds N] [--cells N] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask bench-soma [--rounds N] [--s3 [--rig DIR] [--delay MS] [--mbps MB]] | cargo xtask bench-soma-ingest [--rounds N] [--cells N] [--large] | cargo xtask dist | cargo xtask check-writes | cargo xtask venvs | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

@@ -9,13 +9,17 @@ tell whether the write landed: the case conditional puts must handle). Other req
 was injected is counted per request method and fault, and written as JSON
 to REPORT after every request.
 
-    python fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--rate R] [--seed S] [--report FILE] [--only FAULT]
+    python fault_proxy.py LISTEN_PORT UPSTREAM_PORT [--rate R] [--seed S] [--report FILE] [--only FAULT] [--keep-alive]
 
 ``--only`` injects one fault alone (503, 500, drop, cut or lost), into
 the requests it applies to.
 
 One request per connection upstream (``Connection: close``): answers are
-relayed as they come, and the client reconnects for its next request.
+relayed as they come, and the client reconnects for its next request;
+with ``--keep-alive``, an answer whose length is known keeps the client's
+connection for its next request, as a store's would (the benchmark of
+retries puts this proxy behind a delaying one, where a new connection
+costs a round trip).
 """
 
 import argparse
@@ -35,8 +39,9 @@ INTERNAL = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>InternalErr
 
 
 class Proxy:
-    def __init__(self, upstream, rate, seed, report, only=None):
+    def __init__(self, upstream, rate, seed, report, only=None, keep_alive=False):
         self.upstream, self.rate, self.report, self.only = upstream, rate, report, only
+        self.keep_alive = keep_alive
         self.rng = random.Random(seed)
         self.counts = {}
 
@@ -66,8 +71,8 @@ class Proxy:
                     continue
                 if fault == "drop":
                     break
-                await self._forward(head, body, writer, fault)
-                break
+                if not await self._forward(method, head, body, writer, fault):
+                    break
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
         finally:
@@ -81,7 +86,9 @@ class Proxy:
             return None
         return self.rng.choice(choices)
 
-    async def _forward(self, head, body, writer, fault):
+    async def _forward(self, method, head, body, writer, fault):
+        """Forwards one request and relays (or spoils) its answer; whether
+        the client's connection goes on to another request."""
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
         lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")]
         up_writer.write(b"\r\n".join(lines) + b"\r\nConnection: close\r\n\r\n" + body)
@@ -90,17 +97,32 @@ class Proxy:
         if fault == "lost":
             # The server has answered, so the write is done: not relayed.
             up_writer.close()
-            return
-        # The client is told the connection ends with this answer.
+            return False
         kept = [line for line in answer_head[:-4].split(b"\r\n") if not line.lower().startswith(b"connection:")]
-        writer.write(b"\r\n".join(kept) + b"\r\nConnection: close\r\n\r\n")
         length = _content_length(answer_head)
+        # No body follows a HEAD's answer, whatever its length says.
+        length = 0 if method == "HEAD" else length
+        if self.keep_alive and length is not None and fault != "cut":
+            writer.write(b"\r\n".join(kept) + b"\r\n\r\n")
+            remaining = length
+            while remaining:
+                data = await up_reader.read(min(remaining, 1 << 16))
+                if not data:
+                    raise ConnectionError("the server closed the connection mid-answer")
+                remaining -= len(data)
+                writer.write(data)
+                await writer.drain()
+            await writer.drain()
+            up_writer.close()
+            return True
+        # The client is told the connection ends with this answer.
+        writer.write(b"\r\n".join(kept) + b"\r\nConnection: close\r\n\r\n")
         if fault == "cut" and length:
             # Half the body, then the connection closed: a body cut short.
             writer.write(await up_reader.readexactly(length // 2))
             await writer.drain()
             up_writer.close()
-            return
+            return False
         while True:
             data = await up_reader.read(1 << 16)
             if not data:
@@ -108,6 +130,7 @@ class Proxy:
             writer.write(data)
             await writer.drain()
         up_writer.close()
+        return False
 
 
 def _content_length(head):
@@ -143,8 +166,8 @@ async def _read_request(reader):
     return method, head, body
 
 
-async def serve(listen, upstream, rate, seed, report, only=None, ready=None):
-    proxy = Proxy(upstream, rate, seed, report, only)
+async def serve(listen, upstream, rate, seed, report, only=None, ready=None, keep_alive=False):
+    proxy = Proxy(upstream, rate, seed, report, only, keep_alive)
     server = await asyncio.start_server(proxy.handle, "127.0.0.1", listen, limit=1 << 20)
     if ready:
         ready()
@@ -163,8 +186,10 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--report")
     parser.add_argument("--only", choices=FAULTS + tuple(FORWARDED.values()))
+    parser.add_argument("--keep-alive", action="store_true")
     args = parser.parse_args()
-    asyncio.run(serve(args.listen, args.upstream, args.rate, args.seed, args.report, args.only))
+    asyncio.run(serve(args.listen, args.upstream, args.rate, args.seed, args.report, args.only,
+                      keep_alive=args.keep_alive))
 
 
 if __name__ == "__main__":
