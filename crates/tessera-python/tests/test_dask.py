@@ -238,6 +238,12 @@ def test_soma_objects_pickle_as_what_reopens_them():
     X2 = pickle.loads(pickle.dumps(X))
     assert type(X2) is type(X) and X2.read().tables().concat().equals(X.read().tables().concat())
     assert pickle.loads(pickle.dumps(exp.obs)).read().concat().equals(exp.obs.read().concat())
+    # An axis query pickles with its experiment and selection.
+    query = exp.axis_query("RNA", obs_query=tsoma.AxisQuery(value_filter="cell_type != 'no such type'"))
+    again = pickle.loads(pickle.dumps(query))
+    a, b = query.to_anndata("data"), again.to_anndata("data")
+    same_matrix(a.X, b.X)
+    assert a.obs.equals(b.obs) and a.var.equals(b.var)
 
 
 def h5ad_parts(tmp_path, n=3):
