@@ -104,8 +104,8 @@ def timed(case, port):
             if int(cells) != want:
                 raise SystemExit(f"{name} / {label}: libtiledb read {cells} cells, tessera counts {want}")
             seconds["l"].append(float(secs))
-    med = lambda v: statistics.median(v)
-    return ({k: med(v) for k, v in seconds.items()}, {k: med(v) for k, v in met.items()})
+    return ({k: statistics.median(v) for k, v in seconds.items()},
+            {k: statistics.median(v) for k, v in met.items()})
 
 
 def same_cells(case, port):
@@ -114,9 +114,13 @@ def same_cells(case, port):
     cases: full reads are checked by count alone here (test_s3.py checks
     whole reads under every fault, against local reads)."""
     name, label, attrs, sub, cond = case
-    lines = lambda arr, env: sorted(subprocess.run(
-        tessera_cmd(arr, attrs, sub, cond)[:3] + ["--format", "csv"] + tessera_cmd(arr, attrs, sub, cond)[5:],
-        capture_output=True, check=True, env=env).stdout.splitlines())
+
+    def lines(arr, env):
+        cmd = tessera_cmd(arr, attrs, sub, cond)
+        # `--format null` swapped for CSV.
+        csv = cmd[:3] + ["--format", "csv"] + cmd[5:]
+        return sorted(subprocess.run(csv, capture_output=True, check=True, env=env).stdout.splitlines())
+
     if lines(f"s3://bench/{name}", common.s3_env(port)) != lines(os.path.join(bench, name), None):
         raise SystemExit(f"{name} / {label}: tessera's cells through the faulty chain differ from a local read")
 

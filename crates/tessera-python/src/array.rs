@@ -201,8 +201,6 @@ impl Array {
         Ok(Some((bytes(lo)?, bytes(hi)?)))
     }
 
-    /// Nothing if `condition` (the CLI's `--where` syntax) parses against
-    /// the array's schema; else its error.
     /// Up to `n` partitions of a read of `subarray` (as `reader` takes
     /// it) with `condition`, planned from metadata alone
     /// (`tessera::query::partition::plan`): each a list of inclusive
@@ -241,6 +239,8 @@ impl Array {
             .collect()
     }
 
+    /// Nothing if `condition` (the CLI's `--where` syntax) parses against
+    /// the array's schema; else its error.
     fn check_condition(&self, condition: &str) -> PyResult<()> {
         Expr::parse(condition, &self.array.schema).map_err(py_err)?;
         Ok(())

@@ -74,11 +74,11 @@ class Array:
         array again as it was opened, the timestamp pinned (opened at
         none, as of its open: fragments written later are not seen, those
         it saw are)."""
-        timestamp = self._timestamp
-        if timestamp is None:
+        if self._timestamp is None:
+            # Worked out once: the fragments seen at the open do not change.
             newest = max((f.timestamp_range[1] for f in self.fragments), default=0)
-            timestamp = (0, max(self._opened_ms, newest))
-        return (self.uri, timestamp, self._key, dict(self._storage_options))
+            self._timestamp = (0, max(self._opened_ms, newest))
+        return (self.uri, self._timestamp, self._key, dict(self._storage_options))
 
     # What the array says about itself.
 

@@ -27,7 +27,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from ._array import _numpy
+from ._array import _names, _numpy
 from ._array import open as _open_array
 from ._native import TesseraError
 
@@ -60,12 +60,6 @@ class ArraySource:
     def open(self):
         return _open_array(self.uri, timestamp=self.timestamp, key=self.key,
                            storage_options=self.storage_options)
-
-    def __eq__(self, other):
-        return isinstance(other, ArraySource) and self.__dict__ == other.__dict__
-
-    def __hash__(self):
-        return hash((self.uri, str(self.timestamp)))
 
     def __repr__(self):
         return f"ArraySource({self.uri!r}, timestamp={self.timestamp!r})"
@@ -161,11 +155,10 @@ def dataframe(uri, attrs=None, where=None, *, subarray=None, dims=True, npartiti
     import dask.dataframe as dd
 
     opened, source = ArraySource.opened(uri, timestamp, key, storage_options)
-    if where is not None:
-        opened._native.check_condition(where)
     native_subarray = opened._subarray(subarray)
     if npartitions is None:
         npartitions = _partitions_for(opened)
+    # Planning parses `where`: an ill-formed condition fails here, named.
     pieces = opened._native.partitions(native_subarray, int(npartitions), where)
     meta = _empty_frame(opened, attrs, dims, enum_values)
     read = _ReadPart(source, attrs, where, dims, enum_values)
@@ -196,9 +189,11 @@ def _empty_frame(opened, attrs, dims, enum_values):
     """The frame every partition's columns and dtypes follow, from the
     schema alone (no cell read): a read's fields, converted as a
     partition's are."""
+    from dask.dataframe.utils import clear_known_categories
+
     whole = pa.schema(opened._native.arrow_schema())
     names = [d.name for d in opened.schema.dims] if dims else []
-    names += [a.name for a in opened.schema.attrs] if attrs is None else list(_listed(attrs))
+    names += [a.name for a in opened.schema.attrs] if attrs is None else _names(attrs)
     fields = []
     for name in names:
         field = whole.field(name)
@@ -206,14 +201,8 @@ def _empty_frame(opened, attrs, dims, enum_values):
             # Enumerated attributes read as their values.
             field = field.with_type(field.type.value_type)
         fields.append(field)
-    from dask.dataframe.utils import clear_known_categories
-
     # Categories come with the cells: unknown until a partition is read.
     return clear_known_categories(to_pandas(pa.schema(fields).empty_table()))
-
-
-def _listed(attrs):
-    return [attrs] if isinstance(attrs, str) else attrs
 
 
 def to_pandas(table):

@@ -53,8 +53,10 @@ class _Array(SOMAObject):
 
     def _with_config(self, tiledb_config):
         """This array opened again as it is, with libtiledb's storage keys
-        ``tiledb_config`` set over its storage options."""
-        options = {**self._options, **_context.SOMATileDBContext(tiledb_config).storage_options()}
+        ``tiledb_config`` set over its storage options (on an object store:
+        local paths take none, as for any context)."""
+        given = _context.options_for(self.uri, _context.SOMATileDBContext(tiledb_config))
+        options = {**self._options, **given}
         uri, timestamp, key, _ = self._array.reopen_args()
         return type(self)(tessera.open(uri, timestamp=timestamp, key=key, storage_options=options), self.mode,
                           options)

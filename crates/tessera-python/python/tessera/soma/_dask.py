@@ -28,7 +28,7 @@ def x_array(layer, obs_ids=None, var_ids=None, *, chunk_size=None, tiledb_config
     if format not in ("csr", "csc"):
         raise SOMAValueError(f"format {format!r}: expected 'csr' or 'csc'")
     if tiledb_config:
-        layer = layer.with_tiledb_config(tiledb_config)
+        layer = layer._with_config(tiledb_config)
     n_obs, n_var = layer.shape
     obs_ids = np.arange(n_obs, dtype=np.int64) if obs_ids is None else np.asarray(obs_ids, dtype=np.int64)
     var_ids = np.arange(n_var, dtype=np.int64) if var_ids is None else np.asarray(var_ids, dtype=np.int64)

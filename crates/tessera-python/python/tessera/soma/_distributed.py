@@ -54,10 +54,11 @@ def from_h5ads(experiment_uri, h5ad_paths, measurement_name, *, client=None, obs
     options = _context.options_for(uri, context)
     settings = dict(measurement_name=measurement_name, X_layer_name=X_layer_name, raw_X_layer_name=raw_X_layer_name,
                     obs_id_name=obs_id_name, var_id_name=var_id_name, uns_keys=uns_keys)
-    plan = _unfinished_plan(uri, options, paths, measurement_name)
+    experiment = _experiment(uri, options)
+    plan, done = _recorded(experiment, paths, measurement_name)
     if plan is None:
         registered = list(range(len(paths)))
-        if not _exists(uri, options):
+        if experiment is None:
             _write_part(uri, paths[0], None, None, options, settings)
             _report(progress, paths[0])
             registered = registered[1:]
@@ -65,7 +66,6 @@ def from_h5ads(experiment_uri, h5ad_paths, measurement_name, *, client=None, obs
                 "var_field_name": var_field_name, "registered": registered, "registered_at": _now_passed()}
         _put_metadata(uri, options, {PLAN_KEY: json.dumps(plan)})
     registered = plan["registered"]
-    done = _done(uri, options)
     todo = [i for i in registered if i not in done]
     if todo:
         mapping = _register(uri, h5ad_inputs([paths[i] for i in registered], append_obsm_varm), measurement_name,
@@ -120,12 +120,12 @@ def _report(progress, path):
         progress(path)
 
 
-def _exists(uri, options):
+def _experiment(uri, options):
+    """The experiment at ``uri`` opened for reading, or ``None``."""
     try:
-        Experiment.open(uri, context=_context.with_options(options))
+        return Experiment.open(uri, context=_context.with_options(options))
     except DoesNotExistError:
-        return False
-    return True
+        return None
 
 
 def _now_passed():
@@ -137,29 +137,20 @@ def _now_passed():
     return at
 
 
-def _unfinished_plan(uri, options, paths, measurement_name):
-    """The plan an interrupted call with the same files left, or ``None``."""
-    try:
-        experiment = Experiment.open(uri, context=_context.with_options(options))
-    except DoesNotExistError:
-        return None
-    raw = experiment.metadata.get(PLAN_KEY)
+def _recorded(experiment, paths, measurement_name):
+    """The plan an interrupted call with the same files left in the
+    metadata of ``experiment`` (``None``: none, or no experiment), and the
+    indices of the files it marked written."""
+    metadata = experiment.metadata if experiment is not None else {}
+    raw = metadata.get(PLAN_KEY)
     if not raw:
-        return None
+        return None, set()
     plan = json.loads(raw)
     if plan["paths"] != paths or plan["measurement_name"] != measurement_name:
-        raise SOMAValueError(f"{uri}: an unfinished from_h5ads of other files ({', '.join(plan['paths'])}) "
-                             "is recorded in its metadata: finish it by running it again first")
-    return plan
-
-
-def _done(uri, options):
-    """The indices of the files an earlier call marked written."""
-    try:
-        experiment = Experiment.open(uri, context=_context.with_options(options))
-    except DoesNotExistError:
-        return set()
-    return {int(k[len(DONE_KEY):]) for k in experiment.metadata.keys() if k.startswith(DONE_KEY)}
+        raise SOMAValueError(f"{experiment.uri}: an unfinished from_h5ads of other files "
+                             f"({', '.join(plan['paths'])}) is recorded in its metadata: finish it by running it "
+                             "again first")
+    return plan, {int(k[len(DONE_KEY):]) for k in metadata.keys() if k.startswith(DONE_KEY)}
 
 
 def _put_metadata(uri, options, entries):
