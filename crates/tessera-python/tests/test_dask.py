@@ -283,7 +283,7 @@ def test_from_h5ads_on_a_cluster_equals_tiledbsoma_appending_one_by_one(client, 
     import tessera.soma as tsoma
     from test_soma_ingest import same_experiments
 
-    paths = h5ad_parts(tmp_path, 4)
+    *paths, later = h5ad_parts(tmp_path, 5)
     done = []
     tsoma.io.from_h5ads(str(tmp_path / "ours"), paths, "RNA", client=client, append_obsm_varm=True,
                         progress=done.append)
@@ -292,6 +292,15 @@ def test_from_h5ads_on_a_cluster_equals_tiledbsoma_appending_one_by_one(client, 
     same_experiments(tmp_path / "ours", tmp_path / "theirs")
     # Nothing of the plan is left in the experiment's metadata.
     assert not [k for k in tsoma.open(str(tmp_path / "ours")).metadata if k.startswith("tessera_from_h5ads")]
+    # tiledbsoma appends a fifth file to both alike.
+    import tiledbsoma.io as sio
+
+    for uri in (str(tmp_path / "ours"), str(tmp_path / "theirs")):
+        rd = sio.register_h5ads(uri, [later], measurement_name="RNA", obs_field_name="obs_id",
+                                var_field_name="var_id", append_obsm_varm=True)
+        rd.prepare_experiment(uri)
+        sio.from_h5ad(uri, later, "RNA", registration_mapping=rd)
+    same_experiments(tmp_path / "ours", tmp_path / "theirs")
 
 
 class KillOnce(distributed.WorkerPlugin):
