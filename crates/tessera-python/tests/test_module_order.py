@@ -1,6 +1,8 @@
-"""tessera.soma's and tessera.tiledb's modules import one way only: each
-imports (at the top or inside a function) only modules listed before it
-here, so there is no import circle, and adding one fails this test."""
+"""tessera's, tessera.soma's and tessera.tiledb's modules import one way
+only: each imports (at the top or inside a function) only modules listed
+before it here, so there is no import circle, and adding one fails this
+test. The top-level package is below both subpackages: its modules never
+import them."""
 
 import ast
 
@@ -39,7 +41,15 @@ def imports(path):
     return out
 
 
-PACKAGES = [(SOMA, ORDER, BACKWARD), (TILEDB, TILEDB_ORDER, set())]
+TOP = REPO / "crates" / "tessera-python" / "python" / "tessera"
+TOP_ORDER = [
+    "_convert", "_meta", "_schema", "_storage_keys", "_view", "_write", "_array", "_group", "_maintain", "dask",
+    "__init__",
+]
+# The compiled extension, below every Python module.
+NATIVE = "_native"
+
+PACKAGES = [(SOMA, ORDER, BACKWARD), (TILEDB, TILEDB_ORDER, set()), (TOP, TOP_ORDER, set())]
 
 
 def test_every_module_is_in_the_order():
@@ -52,6 +62,24 @@ def test_modules_import_only_those_before_them():
     for folder, order, backward in PACKAGES:
         for i, name in enumerate(order):
             for used in imports(folder / f"{name}.py"):
-                if used not in order[:i] and (name, used) not in backward:
+                if used != NATIVE and used not in order[:i] and (name, used) not in backward:
                     wrong.append(f"{folder.name}.{name} imports {used}")
+    assert not wrong, wrong
+
+
+def test_the_top_level_package_never_imports_its_subpackages():
+    below = ("tessera.soma", "tessera.tiledb")
+    wrong = []
+    for path in TOP.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                names = [f"tessera.{n.split('.')[0]}" for n in names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            wrong += [f"{path.name} imports {n}" for n in names if n.startswith(below)]
     assert not wrong, wrong

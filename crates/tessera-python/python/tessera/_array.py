@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _native
+from ._convert import plain_numbers, storage_pairs
 from ._meta import metadata_dict
 from ._schema import Schema, numpy_dtype
 
@@ -231,18 +232,8 @@ def open(uri, timestamp=None, key=None, storage_options=None):
     ``storage_options`` configures an object store over the environment:
     the ``object_store`` crate's keys (``{"aws_endpoint":
     "http://localhost:9000", "aws_region": "eu-west-1"}``)."""
-    native = _native.open_array(str(uri), timestamp, key, _options(storage_options))
+    native = _native.open_array(str(uri), timestamp, key, storage_pairs(storage_options))
     return Array(native, key=key, timestamp=timestamp, storage_options=storage_options)
-
-
-def _options(storage_options):
-    """Storage options as the native side takes them: ``(key, text)`` pairs."""
-    return [(str(k), option_text(v)) for k, v in (storage_options or {}).items()]
-
-
-def option_text(value):
-    """An option's value as text: booleans as ``true`` and ``false``."""
-    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _names(attrs):
@@ -404,7 +395,7 @@ def _numpy(column, field):
         values = [None if v is None else v.encode() for v in column.to_pylist()]
         data = np.array([b"" if v is None else v for v in values], dtype=object)
         return np.ma.MaskedArray(data, mask=[v is None for v in values]) if column.null_count else data
-    plain = _plain_numbers(column)
+    plain = plain_numbers(column)
     if plain is not None:
         return plain
     if column.null_count:
@@ -412,49 +403,6 @@ def _numpy(column, field):
         data = column.fill_null(_zero(column.type)).to_numpy(zero_copy_only=False)
         return np.ma.MaskedArray(data, mask=mask)
     return column.to_numpy(zero_copy_only=False)
-
-
-def numbers(column):
-    """A column (an Array or ChunkedArray) as numpy: numbers without nulls
-    read off the Arrow buffers (see ``_plain_numbers``), others through
-    pyarrow's conversion."""
-    plain = _plain_numbers(column)
-    if plain is not None:
-        return plain
-    return column.to_numpy(zero_copy_only=False)
-
-
-def from_numbers(values):
-    """A 1-D numpy array of numbers as an Arrow array over the same memory
-    (``pa.array`` would import pandas the first time)."""
-    values = np.ascontiguousarray(values)
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
-
-
-def _plain_numbers(column):
-    """Numbers with no nulls, an Array or ChunkedArray, as numpy read off
-    the Arrow buffers (one chunk: viewed without a copy, read-only, as
-    pyarrow's zero-copy ``to_numpy``; several: joined), or None.
-    pyarrow's own conversion imports pandas the first time, 0.2-0.5 s a
-    process pays on its first read."""
-    t = column.type
-    if column.null_count:
-        return None
-    if pa.types.is_signed_integer(t):
-        kind = "i"
-    elif pa.types.is_unsigned_integer(t):
-        kind = "u"
-    elif pa.types.is_floating(t):
-        kind = "f"
-    else:
-        return None
-    dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    views = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
-             for c in chunks if len(c)]
-    if len(views) == 1:
-        return views[0]
-    return np.concatenate(views) if views else np.empty(0, dtype=dtype)
 
 
 def _zero(t):

@@ -1,7 +1,8 @@
 """Groups: ``tessera.open_group(uri)``, its members and metadata."""
 
 from . import _native
-from ._array import Array, _options
+from ._convert import storage_pairs
+from ._array import Array
 from ._meta import metadata_dict
 
 
@@ -85,5 +86,5 @@ def open_group(uri, timestamp=None, key=None, storage_options=None):
     """Opens the group at ``uri`` (a path or an object store URI);
     ``storage_options`` as :func:`tessera.open`'s, for the group and the
     members opened from it."""
-    native = _native.open_group(str(uri), timestamp, key, _options(storage_options))
+    native = _native.open_group(str(uri), timestamp, key, storage_pairs(storage_options))
     return Group(native, key=key, timestamp=timestamp)

@@ -5,7 +5,7 @@ array below a group (a SOMA experiment, say)."""
 from dataclasses import dataclass
 
 from . import _native
-from ._array import _options
+from ._convert import storage_pairs
 
 MODES = ("fragments", "commits", "fragment_meta", "array_meta")
 
@@ -32,7 +32,7 @@ def _run(work, uri, modes, jobs, memory_budget, key, storage_options, progress):
         def callback(index, total, outcome):
             progress(index, total, ArrayMaintained(*outcome[:2], tuple(outcome[2]), *outcome[3:]))
     done = _native.maintain_tree(str(uri), work, None if modes is None else list(modes), jobs, memory_budget, key,
-                                 _options(storage_options), callback)
+                                 storage_pairs(storage_options), callback)
     return [ArrayMaintained(m, u, tuple(s), e, t) for m, u, s, e, t in done]
 
 

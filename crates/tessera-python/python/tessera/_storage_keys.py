@@ -11,7 +11,7 @@ and ``tessera.tiledb``'s contexts give their reads and writes.
 
 import json
 
-from ._array import option_text
+from ._convert import option_text
 
 # libtiledb's storage keys and the object_store keys tessera's storage
 # takes for them. Other keys (libtiledb's tuning: sm.*, vfs.*.max_*, ...)

@@ -6,8 +6,7 @@ import sys
 import pyarrow as pa
 
 from . import _native
-from ._array import _options
-from ._array import open as open_array
+from ._convert import from_numbers, storage_pairs
 from ._schema import Schema
 
 
@@ -19,7 +18,7 @@ def create(uri, schema, key=None, storage_options=None):
         schema = schema.to_json()
     if not isinstance(schema, str):
         schema = json.dumps(schema)
-    _native.create(str(uri), schema, key, _options(storage_options))
+    _native.create(str(uri), schema, key, storage_pairs(storage_options))
 
 
 def write(uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=None):
@@ -44,7 +43,7 @@ def write(uri, data, timestamp=None, key=None, budget=None, subarray=None, stora
     bounds = None if subarray is None else _box(uri, subarray, key, storage_options)
     if isinstance(data, dict):
         data = {k: _column(v, bounds is not None) for k, v in data.items()}
-    options = _options(storage_options)
+    options = storage_pairs(storage_options)
     return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds, options)
 
 
@@ -52,7 +51,8 @@ def _box(uri, subarray, key, storage_options):
     """The box as ``[(first, last), ...]`` in the schema's dimension order."""
     if not isinstance(subarray, dict):
         return [(int(lo), int(hi)) for lo, hi in subarray]
-    dims = [d.name for d in open_array(uri, key=key, storage_options=storage_options).schema.dims]
+    native = _native.open_array(str(uri), None, key, storage_pairs(storage_options))
+    dims = [d.name for d in Schema.from_json(native.schema_json()).dims]
     unknown = set(subarray) - set(dims)
     if unknown:
         raise ValueError(f"subarray names {sorted(unknown)}, not dimensions of the array ({dims})")
@@ -73,7 +73,7 @@ def _column(values, box):
     if box and values.ndim != 1:
         values = np.ravel(values, order="C")
     if values.ndim == 1 and values.dtype.kind in "iuf" and values.dtype.isnative and values.flags.c_contiguous:
-        return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+        return from_numbers(values)
     return values
 
 

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from tessera._array import numbers
+from tessera._convert import numbers
 
 from ._arrays import DenseNDArray, SparseNDArray
 from ._dask import x_array

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 import tessera
-from tessera._array import _options, numbers
+from tessera._convert import numbers, storage_pairs
 
 from . import _context, _coords, _create, _writing
 from ._arrow import TableReadIter, soma_schema, soma_table
@@ -83,7 +83,7 @@ class _Array(SOMAObject):
         """Evolves the schema (``evolution`` as ``_native.evolve`` takes it)
         and opens the array again."""
         self.verify_open_for_writing()
-        tessera._native.evolve(self.uri, json.dumps(evolution), None, _options(self._options))
+        tessera._native.evolve(self.uri, json.dumps(evolution), None, storage_pairs(self._options))
         self._reopen()
 
     def _delete(self, coords, where=None):
@@ -106,7 +106,7 @@ class _Array(SOMAObject):
             d = self._doc["dimensions"][0]
             lo = d["domain"][0] if "domain" in d else ""
             parts.append(f"{d['name']} >= {_literal(lo)}")
-        tessera._native.delete_cells(self.uri, " and ".join(parts), None, _options(self._options))
+        tessera._native.delete_cells(self.uri, " and ".join(parts), None, storage_pairs(self._options))
         self._reopen()
 
     def _check_in_domain(self, table):

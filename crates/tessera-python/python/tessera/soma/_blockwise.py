@@ -6,7 +6,7 @@ coordinates read on the other)."""
 import numpy as np
 import pyarrow as pa
 
-from tessera._array import numbers
+from tessera._convert import numbers
 
 from . import _coords
 from ._errors import SOMANotImplementedError, SOMAValueError

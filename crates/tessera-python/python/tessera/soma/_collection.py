@@ -5,7 +5,7 @@ import time
 
 import tessera
 from tessera import _native
-from tessera._array import _options
+from tessera._convert import storage_pairs
 from tessera._group import Member
 
 from . import _context
@@ -49,7 +49,7 @@ class Collection(SOMAObject):
         options = _context.options_for(uri, context)
         metadata = {"soma_object_type": cls.soma_type, "soma_encoding_version": ENCODING_VERSION,
                     **cls._create_metadata}
-        create_object(uri, lambda: _native.create_group(uri, _options(options)), metadata, True, options)
+        create_object(uri, lambda: _native.create_group(uri, storage_pairs(options)), metadata, True, options)
         return open(uri, "w", soma_type=cls, context=context)
 
     @classmethod
@@ -106,7 +106,7 @@ class Collection(SOMAObject):
         if relative and not inside:
             raise SOMAValueError(f"{self.uri}: {value.uri} is not in the collection's folder: no relative URI")
         member_uri = value.uri[len(self.uri.rstrip("/")) + 1:] if relative else value.uri
-        _native.change_members(self.uri, [(member_uri, key, relative)], [], None, _options(self._options))
+        _native.change_members(self.uri, [(member_uri, key, relative)], [], None, storage_pairs(self._options))
         kind = "group" if isinstance(value, Collection) else "array"
         self._members[key] = Member(key, kind, value.uri)
         self._opened[key] = value
@@ -119,7 +119,7 @@ class Collection(SOMAObject):
         self.verify_open_for_writing()
         if key not in self._members:
             raise SOMAKeyError(f"{self.uri}: no member {key!r}")
-        _native.change_members(self.uri, [], [key], None, _options(self._options))
+        _native.change_members(self.uri, [], [key], None, storage_pairs(self._options))
         del self._members[key]
         self._opened.pop(key, None)
 

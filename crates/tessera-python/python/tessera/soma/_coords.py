@@ -10,7 +10,7 @@ pyarrow array) for those coordinates.
 import numpy as np
 import pyarrow as pa
 
-from tessera._array import numbers
+from tessera._convert import numbers
 
 from ._errors import SOMAValueError
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 import tessera
 from tessera import _native
-from tessera._array import _options
+from tessera._convert import storage_pairs
 
 from . import _context, _matrices, _writing
 from ._arrays import DataFrame, DenseNDArray, SparseNDArray
@@ -67,7 +67,7 @@ class _Plan:
             return self.collection(Experiment, uri), lambda: None
         options = _context.options_for(uri, self.context)
         try:
-            _native.create_group(uri, _options(options))
+            _native.create_group(uri, storage_pairs(options))
         except tessera.TesseraError as e:
             if _writing._exists(uri, options):
                 raise SOMAError(f"{uri} already exists") from None

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from tessera import _native
-from tessera._array import _options
+from tessera._convert import storage_pairs
 
 from ._errors import SOMAValueError
 
@@ -119,10 +119,10 @@ def write_sparse(array, matrix, row_joinids=None, col_joinids=None, budget=None)
     reader = pa.RecordBatchReader.from_batches(schema, cells(matrix, t, row_joinids, col_joinids))
     if _in_row_order(matrix, row_joinids):
         # Rows come in order: one fragment, a band of rows sorted at a time.
-        fragments = _native.write_bands(array.uri, reader, _options(array._options))
+        fragments = _native.write_bands(array.uri, reader, storage_pairs(array._options))
     else:
         budget = budget or WRITE_BUDGET
-        fragments = _native.write(array.uri, reader, None, None, budget, None, _options(array._options))
+        fragments = _native.write(array.uri, reader, None, None, budget, None, storage_pairs(array._options))
     array._reopen()
     return fragments
 

@@ -8,7 +8,7 @@ whole read are never held together."""
 
 import numpy as np
 
-from tessera._array import numbers
+from tessera._convert import numbers
 
 from . import _coords
 

@@ -5,7 +5,7 @@ as it is changed (one metadata file a change, as libtiledb writes it)."""
 from collections.abc import MutableMapping
 
 from tessera import _native
-from tessera._array import _options
+from tessera._convert import storage_pairs
 from tessera._meta import encode_value
 
 from ._errors import SOMAError, SOMATypeError
@@ -75,4 +75,4 @@ class Metadata(MutableMapping):
 def put(uri, put_entries, delete, is_group, options, timestamp=None):
     """Writes one metadata file of ``put_entries`` ``(key, datatype, text)``
     and deleted keys ``delete`` to the object at ``uri``."""
-    return _native.put_metadata(uri, put_entries, delete, is_group, timestamp, None, _options(options))
+    return _native.put_metadata(uri, put_entries, delete, is_group, timestamp, None, storage_pairs(options))

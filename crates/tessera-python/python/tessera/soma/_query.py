@@ -4,7 +4,7 @@ measurement, and X, obs and var restricted to them."""
 import numpy as np
 import pyarrow as pa
 
-from tessera._array import from_numbers, numbers
+from tessera._convert import from_numbers, numbers
 
 from ._anndata import build
 from ._errors import SOMAKeyError, SOMAValueError

@@ -252,9 +252,9 @@ def storage(uri, ctx):
     """The native storage options for ``uri``: the context's storage keys
     for an object store's URI, none for a local path (libtiledb's storage
     keys reach object stores only)."""
-    from tessera._array import _options
+    from tessera._convert import storage_pairs
 
-    return [] if local_path(uri) is not None else _options(options_of(ctx))
+    return [] if local_path(uri) is not None else storage_pairs(options_of(ctx))
 
 
 def options_of(ctx):
