@@ -2,7 +2,7 @@
 //! `--timestamp`, `--where`, `--key`), layouts and formats, and the parsers
 //! of sizes, keys, timestamps and bounds.
 
-use crate::storage::{shared_storage, storage, target};
+use crate::storage::{target, Stores};
 use clap::ValueEnum;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
@@ -59,10 +59,14 @@ pub struct Selection {
 
 impl Selection {
     /// Opens the array at `--timestamp` with `--key` for reads.
-    pub fn session(&self, array: &std::path::Path) -> Result<ReadSession, BoxError> {
+    pub fn session(
+        &self,
+        array: &std::path::Path,
+        stores: &Stores,
+    ) -> Result<ReadSession, BoxError> {
         let (t1, t2) = parse_timestamp(&self.timestamp)?;
         let key = parse_key(&self.key)?;
-        let storage = shared_storage(array)?;
+        let storage = stores.storage(array)?;
         let opened = OpenArray::open(&*storage, &target(array), t1, t2, key)?;
         Ok(ReadSession::new(storage, std::sync::Arc::new(opened)))
     }
@@ -184,10 +188,10 @@ pub struct Target {
 
 impl Target {
     /// The array, opened at the latest timestamp.
-    pub fn open(&self) -> Result<OpenArray, BoxError> {
+    pub fn open(&self, stores: &Stores) -> Result<OpenArray, BoxError> {
         let key = parse_key(&self.key)?;
         Ok(OpenArray::open(
-            storage(&self.array)?,
+            &*stores.storage(&self.array)?,
             &target(&self.array),
             0,
             u64::MAX,

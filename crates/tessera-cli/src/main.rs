@@ -93,26 +93,26 @@ impl Command {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, BoxError> {
+fn run(cli: Cli, stores: &storage::Stores) -> Result<ExitCode, BoxError> {
     match cli.command {
-        Command::Read(a) => commands::read::run(a),
-        Command::Aggregate(a) => commands::aggregate::run(a),
-        Command::Schema(a) => commands::schema::run(a),
-        Command::Create(a) => commands::create::run(a),
-        Command::Evolve(a) => commands::evolve::run(a),
-        Command::Delete(a) => commands::delete::run(a),
-        Command::Consolidate(a) => commands::consolidate::run(a),
-        Command::Vacuum(a) => commands::vacuum::run(a),
-        Command::Write(a) => commands::write::run(a),
-        Command::Fragments(a) => commands::fragments::run(a),
-        Command::Commits(a) => commands::commits::run(a),
-        Command::Meta(a) => commands::meta::run(a),
-        Command::Verify(a) => commands::verify::run(a),
-        Command::DumpTile(a) => commands::dump_tile::run(a),
-        Command::Info(a) => commands::info::run(a),
-        Command::Ls(a) => commands::ls::run(a),
-        Command::Group(a) => commands::group::run(a),
-        Command::View(a) => commands::view::run(a),
+        Command::Read(a) => commands::read::run(a, stores),
+        Command::Aggregate(a) => commands::aggregate::run(a, stores),
+        Command::Schema(a) => commands::schema::run(a, stores),
+        Command::Create(a) => commands::create::run(a, stores),
+        Command::Evolve(a) => commands::evolve::run(a, stores),
+        Command::Delete(a) => commands::delete::run(a, stores),
+        Command::Consolidate(a) => commands::consolidate::run(a, stores),
+        Command::Vacuum(a) => commands::vacuum::run(a, stores),
+        Command::Write(a) => commands::write::run(a, stores),
+        Command::Fragments(a) => commands::fragments::run(a, stores),
+        Command::Commits(a) => commands::commits::run(a, stores),
+        Command::Meta(a) => commands::meta::run(a, stores),
+        Command::Verify(a) => commands::verify::run(a, stores),
+        Command::DumpTile(a) => commands::dump_tile::run(a, stores),
+        Command::Info(a) => commands::info::run(a, stores),
+        Command::Ls(a) => commands::ls::run(a, stores),
+        Command::Group(a) => commands::group::run(a, stores),
+        Command::View(a) => commands::view::run(a, stores),
         #[cfg(feature = "sql")]
         Command::Sql(a) => commands::sql::run(a),
         #[cfg(feature = "sql")]
@@ -164,7 +164,7 @@ fn main() -> ExitCode {
         false => pool,
     };
     let _ = pool.build_global();
-    match std::panic::catch_unwind(|| run(cli)) {
+    match std::panic::catch_unwind(|| run(cli, &storage::Stores::default())) {
         Ok(Ok(code)) => code,
         Ok(Err(e)) if closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Ok(Err(e)) => {

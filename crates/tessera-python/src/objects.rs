@@ -72,10 +72,10 @@ pub fn change_members(
         }
     }
     on_location(py, uri, &storage_options, move |at| {
-        let storage = |p: &Path| -> Result<&dyn Storage, String> {
+        let storage = |p: &Path| -> Result<Arc<dyn Storage>, String> {
             others
                 .get(&tessera::store_of(p))
-                .map(|s| &**s)
+                .cloned()
                 .ok_or_else(|| format!("{}: no storage for this member", p.display()))
         };
         let lookup = MemberLookup { storage: &storage };

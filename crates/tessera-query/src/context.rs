@@ -61,6 +61,46 @@ impl BufferPool {
 
 /// Read buffers kept, at most: two runs of neighbouring tiles
 /// (`decode::MAX_RUN_BYTES` each).
+/// Sets of scratch buffers that a tile's fields decode into while its
+/// cells are picked (coordinates, one field, the condition's fields): one
+/// set per tile picked at a time, taken and given back, those kept within
+/// `max_bytes` and dropped with the context.
+pub(crate) struct ScratchSets {
+    sets: Mutex<Vec<Vec<Vec<u8>>>>,
+    max_bytes: usize,
+}
+
+impl ScratchSets {
+    const fn new(max_bytes: usize) -> ScratchSets {
+        ScratchSets {
+            sets: Mutex::new(Vec::new()),
+            max_bytes,
+        }
+    }
+
+    /// A set given back earlier, or an empty one.
+    pub(crate) fn take(&self) -> Vec<Vec<u8>> {
+        let mut sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+        sets.pop().unwrap_or_default()
+    }
+
+    /// Keeps `set` for the next tile, unless that would hold more than the
+    /// bound.
+    pub(crate) fn give(&self, set: Vec<Vec<u8>>) {
+        let bytes = |set: &Vec<Vec<u8>>| set.iter().map(Vec::capacity).sum::<usize>();
+        let mut sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = sets.iter().map(bytes).sum();
+        if held + bytes(&set) <= self.max_bytes {
+            sets.push(set);
+        }
+    }
+
+    fn held(&self) -> usize {
+        let sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+        sets.iter().flatten().map(Vec::capacity).sum()
+    }
+}
+
 pub(crate) const READ_POOL_BYTES: usize = 32 << 20;
 /// Decoded fixed-sized tiles kept, at most.
 const TILE_POOL_BYTES: usize = 32 << 20;
@@ -88,6 +128,7 @@ pub struct ReadContext {
     pub(crate) read: BufferPool,
     pub(crate) tiles: BufferPool,
     pub(crate) results: BufferPool,
+    pub(crate) scratch: ScratchSets,
 }
 
 impl Default for ReadContext {
@@ -102,23 +143,25 @@ impl std::fmt::Debug for ReadContext {
             .field("read_bytes", &self.read.held())
             .field("tile_bytes", &self.tiles.held())
             .field("result_bytes", &self.results.held())
+            .field("scratch_bytes", &self.scratch.held())
             .finish()
     }
 }
 
 impl ReadContext {
-    /// A context with the default bounds: up to 64 MiB of read and decoded
-    /// tile buffers, and 1 GiB of recycled results.
+    /// A context with the default bounds: up to 96 MiB of read, decoded
+    /// tile and scratch buffers, and 1 GiB of recycled results.
     pub const fn new() -> ReadContext {
         ReadContext {
             read: BufferPool::new(8, READ_POOL_BYTES),
             tiles: BufferPool::new(64, TILE_POOL_BYTES),
             results: BufferPool::new(16, RESULT_POOL_BYTES),
+            scratch: ScratchSets::new(TILE_POOL_BYTES),
         }
     }
 
     /// A context whose kept buffers stay inside a memory budget of `bytes`:
-    /// read and tile buffers a sixteenth of it each (an eighth in all),
+    /// read, tile and scratch buffers a sixteenth of it each,
     /// recycled results half of it (they wait for the next batch, which
     /// takes them instead of fresh memory).
     pub fn with_budget(bytes: u64) -> ReadContext {
@@ -127,6 +170,7 @@ impl ReadContext {
             read: BufferPool::new(8, READ_POOL_BYTES.min(share(16))),
             tiles: BufferPool::new(64, TILE_POOL_BYTES.min(share(16))),
             results: BufferPool::new(16, RESULT_POOL_BYTES.min(share(2))),
+            scratch: ScratchSets::new(TILE_POOL_BYTES.min(share(16))),
         }
     }
 

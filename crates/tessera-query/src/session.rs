@@ -99,8 +99,9 @@ impl ReadSession {
     /// plus result; [`ReadRequest::budget`], by default the whole read in
     /// one), in its layout; concatenated, the batches are exactly the read
     /// in one batch (for sparse reads without an order, the same cells).
-    /// The buffers kept for reuse between batches stay within an eighth of
-    /// the budget (tiles) and half of it (recycled results): the read gets
+    /// The buffers kept for reuse between batches stay within three
+    /// sixteenths of the budget (read, tile and scratch buffers) and half
+    /// of it (recycled results): the read gets
     /// a [`ReadContext`] of its own, capped by its budget, unless the
     /// session was given one ([`ReadSession::context`]).
     pub fn batches(&self, request: &ReadRequest) -> Result<Batches, QueryError> {

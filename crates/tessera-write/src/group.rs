@@ -18,6 +18,7 @@ use crate::create::{check_destination, generic_tile_pipeline, Staging};
 use crate::name::{now_ms, uuid};
 use crate::WriteError;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::METADATA_FOLDER;
 use tessera_fragment::group::{
@@ -97,12 +98,15 @@ pub fn change_members(
     change_members_at(&group.into(), &lookup, changes, key, timestamp)
 }
 
+/// The storage serving a path on another store, or why there is none.
+pub type StorageOf<'a> = dyn Fn(&Path) -> Result<Arc<dyn Storage>, String> + 'a;
+
 /// Where the members a change adds are looked up (to learn whether each
 /// is an array or a group) when their URI is on another store than the
 /// group's: the storage serving it.
 pub struct MemberLookup<'a> {
     /// The storage serving a member's URI (`s3://...`) on another store.
-    pub storage: &'a dyn Fn(&Path) -> Result<&'a dyn Storage, String>,
+    pub storage: &'a StorageOf<'a>,
 }
 
 /// [`change_members`] on the group at `group`, with members on other
@@ -192,9 +196,13 @@ fn new_member(
     let remote = at.to_string_lossy().contains("://");
     let here = group.path().to_string_lossy().contains("://") == remote
         && (!remote || same_store(group.path(), &at));
+    let elsewhere;
     let storage: &dyn Storage = match (here, remote) {
         (true, _) => group.reader(),
-        (false, true) => (lookup.storage)(&at).map_err(&refuse)?,
+        (false, true) => {
+            elsewhere = (lookup.storage)(&at).map_err(&refuse)?;
+            &*elsewhere
+        }
         (false, false) => &LocalFs,
     };
     let object_type = if tessera_fragment::group::is_group(storage, &at).unwrap_or(false) {

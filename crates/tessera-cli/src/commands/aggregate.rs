@@ -1,6 +1,7 @@
 //! `tessera aggregate`: compute aggregates over the cells of a subarray (from fragment and tile metadata where it can), printed as one JSON object; e.g. `tessera aggregate ARRAY count 'sum(a)' 'max(b)'`.
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,7 +27,7 @@ pub struct Args {
 }
 
 /// Runs `tessera aggregate`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Args {
         array,
         aggregates,
@@ -34,7 +35,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         budget,
         stats,
     } = args;
-    let session = select.session(&array)?;
+    let session = select.session(&array, stores)?;
     let q = select.request(session.array())?.budget(budget);
     let aggs = aggregates
         .iter()

@@ -1,15 +1,16 @@
 //! `tessera commits`: list the delete and update commits in force, with their conditions (as stored: the cells to keep) and, for updates, the values they set.
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::process::ExitCode;
 
 /// Its arguments: the folder, its key and `--json`.
 pub use crate::args::Listing as Args;
 
 /// Runs `tessera commits`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Listing { target, json } = args;
-    let a = target.open()?;
+    let a = target.open(stores)?;
     let s = &a.schema;
     let datatype_of = |f: &str| {
         s.attribute(f)

@@ -4,6 +4,7 @@
 //! (the metadata merged into one file).
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::process::ExitCode;
 use tessera::query::QuerySource;
 use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions, Step};
@@ -69,7 +70,7 @@ impl Args {
 }
 
 /// Runs `tessera consolidate`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     if args.tree.recursive {
         let (root, work) = (&args.target.array, tessera::maintain::Work::Consolidate);
         return crate::commands::tree::run(
@@ -82,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     }
     check_mode(args.mode())?;
     let key = parse_key(&args.target.key)?;
-    crate::storage::at_location(&args.target.array, |array| {
+    stores.at_location(&args.target.array, |array| {
         consolidate_in(array, &args, key)
     })?;
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! `tessera create`: a new, empty array from the schema's JSON form.
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -18,7 +19,7 @@ pub struct Args {
 }
 
 /// Runs `tessera create`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let key = parse_key(&args.key)?;
     let text = if args.schema.as_os_str() == "-" {
         let mut s = String::new();
@@ -33,7 +34,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         serde_json::from_str(&text).map_err(|e| format!("{source}: not JSON: {e}"))?;
     let doc =
         tessera::schema::json::schema_from_json(&json).map_err(|e| format!("{source}: {e}"))?;
-    crate::storage::at_location(&args.array, |at| {
+    stores.at_location(&args.array, |at| {
         Ok(tessera_write::create_array(at, &doc, key, None)?)
     })?;
     Ok(ExitCode::SUCCESS)

@@ -2,6 +2,7 @@
 //! does: a delete commit holding the condition's negation.
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::process::ExitCode;
 use tessera::Expr;
 
@@ -20,11 +21,11 @@ pub struct Args {
 }
 
 /// Runs `tessera delete`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
-    let array = args.target.open()?;
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
+    let array = args.target.open(stores)?;
     let condition = Expr::parse(&args.condition, &array.schema)?;
     let key = parse_key(&args.target.key)?;
-    let name = crate::storage::at_location(&args.target.array, |at| {
+    let name = stores.at_location(&args.target.array, |at| {
         Ok(tessera_write::delete::delete_cells(
             at,
             &condition,

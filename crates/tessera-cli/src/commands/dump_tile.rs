@@ -1,6 +1,7 @@
 //! `tessera dump-tile`: show the framing of the tile at an offset (format debugging).
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,7 +23,7 @@ pub struct Args {
 }
 
 /// Runs `tessera dump-tile`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Args {
         file,
         offset,
@@ -30,10 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         key,
     } = args;
     // A local path or a URI: the bytes from the offset on.
-    let (storage, path) = (
-        crate::storage::storage(&file)?,
-        crate::storage::target(&file),
-    );
+    let (storage, path) = (&*stores.storage(&file)?, crate::storage::target(&file));
     let size = storage
         .size(&path)
         .map_err(|e| format!("{}: {e}", file.display()))?;

@@ -4,7 +4,7 @@
 //! written with.
 
 use crate::args::*;
-use crate::storage::storage;
+use crate::storage::Stores;
 use std::process::ExitCode;
 use tessera::schema::json::{attribute_from_json, current_domain_from_json};
 use tessera::schema::load_enumerations;
@@ -37,7 +37,7 @@ pub struct Args {
 }
 
 /// Runs `tessera evolve`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     if args.add_attribute.is_empty()
         && args.drop_attribute.is_empty()
         && args.extend_enumeration.is_empty()
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
                 .into(),
         );
     }
-    let array = args.target.open()?;
+    let array = args.target.open(stores)?;
     let mut evolution = Evolution {
         drop_attributes: args.drop_attribute.clone(),
         ..Default::default()
@@ -69,7 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let key = parse_key(&args.target.key)?;
     if !args.extend_enumeration.is_empty() {
         let current = load_enumerations(
-            storage(&args.target.array)?,
+            &*stores.storage(&args.target.array)?,
             &args.target.array,
             &array.schema,
             key.as_ref(),
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             evolution.extend_enumerations.push((name.to_owned(), bytes));
         }
     }
-    let schema = crate::storage::at_location(&args.target.array, |at| {
+    let schema = stores.at_location(&args.target.array, |at| {
         Ok(evolve_array(at, &evolution, key, args.timestamp)?)
     })?;
     let names: Vec<&str> = schema.attributes.iter().map(|a| a.name.as_str()).collect();

@@ -1,15 +1,16 @@
 //! `tessera fragments`: list the fragments.
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::process::ExitCode;
 
 /// Its arguments: the folder, its key and `--json`.
 pub use crate::args::Listing as Args;
 
 /// Runs `tessera fragments`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Listing { target, json } = args;
-    let a = target.open()?;
+    let a = target.open(stores)?;
     let list = a.fragment_info();
     print_records(json, &list, |f| {
         format!(

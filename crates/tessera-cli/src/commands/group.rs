@@ -2,6 +2,7 @@
 //! libtiledb writes them (`tessera_write::group`).
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tessera_write::group::{change_members_at, create_group, MemberChange, MemberLookup};
@@ -53,10 +54,10 @@ pub enum Action {
 }
 
 /// Runs `tessera group`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     match args.action {
         Action::Create { group } => {
-            crate::storage::at_location(&group, |at| Ok(create_group(at)?))?;
+            stores.at_location(&group, |at| Ok(create_group(at)?))?;
             eprintln!("created group {}", group.display());
         }
         Action::Add {
@@ -71,12 +72,12 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
                 name,
                 relative,
             };
-            let file = change_in(&group, change, parse_key(&key)?)?;
+            let file = change_in(&group, change, parse_key(&key)?, stores)?;
             eprintln!("wrote __group/{file}");
         }
         Action::Remove { group, member, key } => {
             let change = MemberChange::Remove(member);
-            let file = change_in(&group, change, parse_key(&key)?)?;
+            let file = change_in(&group, change, parse_key(&key)?, stores)?;
             eprintln!("wrote __group/{file}");
         }
     }
@@ -89,9 +90,10 @@ fn change_in(
     group: &Path,
     change: MemberChange,
     key: Option<tessera::filters::EncryptionKey>,
+    stores: &Stores,
 ) -> Result<String, BoxError> {
-    crate::storage::at_location(group, |at| {
-        let storage = |p: &Path| crate::storage::storage(p).map_err(|e| e.to_string());
+    stores.at_location(group, |at| {
+        let storage = |p: &Path| stores.storage(p).map_err(|e| e.to_string());
         let lookup = MemberLookup { storage: &storage };
         Ok(change_members_at(at, &lookup, &[change], key, None)?)
     })

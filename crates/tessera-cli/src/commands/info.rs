@@ -1,7 +1,7 @@
 //! `tessera info`: summarize an array.
 
 use crate::args::*;
-use crate::storage::storage;
+use crate::storage::Stores;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, ObjectType, OpenGroup};
 use tessera_view::folder_size;
@@ -10,13 +10,13 @@ use tessera_view::folder_size;
 pub use crate::args::Target as Args;
 
 /// Runs `tessera info`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let target = args;
     let array = &target.array;
-    if is_group(storage(array)?, array)? {
-        return group_info(array, &target.key);
+    if is_group(&*stores.storage(array)?, array)? {
+        return group_info(array, &target.key, stores);
     }
-    let a = target.open()?;
+    let a = target.open(stores)?;
     let s = &a.schema;
     let mut versions: Vec<u32> = a.fragments.iter().map(|f| f.version().number()).collect();
     versions.sort_unstable();
@@ -49,16 +49,20 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     );
     println!(
         "size on disk: {} bytes",
-        folder_size(storage(&a.path)?, &a.path)
+        folder_size(&*stores.storage(&a.path)?, &a.path)
     );
     Ok(ExitCode::SUCCESS)
 }
 
 /// `tessera info` on a group: its members by kind and its metadata keys.
-fn group_info(path: &std::path::Path, key: &Option<String>) -> Result<ExitCode, BoxError> {
-    let g = OpenGroup::open(storage(path)?, path, 0, u64::MAX, parse_key(key)?)?;
+fn group_info(
+    path: &std::path::Path,
+    key: &Option<String>,
+    stores: &Stores,
+) -> Result<ExitCode, BoxError> {
+    let g = OpenGroup::open(&*stores.storage(path)?, path, 0, u64::MAX, parse_key(key)?)?;
     let count = |t: ObjectType| g.members.iter().filter(|m| m.object_type == t).count();
-    let meta = g.metadata(storage(path)?)?;
+    let meta = g.metadata(&*stores.storage(path)?)?;
     println!("group: {}", path.display());
     println!(
         "members: {} ({} arrays, {} groups; `tessera ls --recursive` lists them)",
@@ -68,6 +72,9 @@ fn group_info(path: &std::path::Path, key: &Option<String>) -> Result<ExitCode, 
     );
     let keys: Vec<&str> = meta.keys().map(String::as_str).collect();
     println!("metadata: {}", keys.join(", "));
-    println!("size on disk: {} bytes", folder_size(storage(path)?, path));
+    println!(
+        "size on disk: {} bytes",
+        folder_size(&*stores.storage(path)?, path)
+    );
     Ok(ExitCode::SUCCESS)
 }

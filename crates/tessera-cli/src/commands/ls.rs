@@ -1,7 +1,7 @@
 //! `tessera ls`: list what a group holds.
 
 use crate::args::*;
-use crate::storage::storage;
+use crate::storage::Stores;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
@@ -28,10 +28,10 @@ pub struct Args {
 }
 
 /// Runs `tessera ls`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let (t1, t2) = parse_timestamp(&args.timestamp)?;
     let key = parse_key(&args.key)?;
-    let s = storage(&args.group)?;
+    let s = &*stores.storage(&args.group)?;
     let g = match OpenGroup::open(s, &args.group, t1, t2, key) {
         Ok(g) => g,
         // Not a group: say what it is instead (listings only on this path).

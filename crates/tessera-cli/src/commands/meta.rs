@@ -3,7 +3,7 @@
 //! call, written whole).
 
 use crate::args::*;
-use crate::storage::storage;
+use crate::storage::Stores;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
@@ -35,18 +35,18 @@ pub struct Args {
 }
 
 /// Runs `tessera meta`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     if !args.set.is_empty() || !args.delete.is_empty() {
-        return change(&args);
+        return change(&args, stores);
     }
     let target = &args.target;
     // An array's metadata, or a group's (the same format).
-    let s = storage(&target.array)?;
+    let s = &*stores.storage(&target.array)?;
     let m = if is_group(s, &target.array)? {
         let key = parse_key(&target.key)?;
         OpenGroup::open(s, &target.array, 0, u64::MAX, key)?.metadata(s)?
     } else {
-        target.open()?.metadata(s)?
+        target.open(stores)?.metadata(s)?
     };
     let obj: serde_json::Map<String, serde_json::Value> =
         m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
 }
 
 /// Puts and deletes keys: one metadata file.
-fn change(args: &Args) -> Result<ExitCode, BoxError> {
+fn change(args: &Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let datatype = match &args.datatype {
         None => None,
         Some(name) => Some(
@@ -84,8 +84,8 @@ fn change(args: &Args) -> Result<ExitCode, BoxError> {
     }
     let key = parse_key(&args.target.key)?;
     let target = &args.target.array;
-    let group = is_group(storage(target)?, target)?;
-    let name = crate::storage::at_location(target, |at| {
+    let group = is_group(&*stores.storage(target)?, target)?;
+    let name = stores.at_location(target, |at| {
         Ok(match group {
             true => tessera_write::metadata::put_group_metadata(at, &entries, key, args.timestamp)?,
             false => tessera_write::metadata::put_metadata(at, &entries, key, args.timestamp)?,

@@ -1,6 +1,7 @@
 //! `tessera read`: read cells as JSON lines (one object per cell), CSV, Arrow IPC, Parquet, or nothing (for timing).
 
 use crate::args::*;
+use crate::storage::Stores;
 use crate::{output, progress};
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,7 +39,7 @@ pub struct Args {
 }
 
 /// Runs `tessera read`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Args {
         array,
         attrs,
@@ -50,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         budget,
         enum_values,
     } = args;
-    let session = select.session(&array)?;
+    let session = select.session(&array, stores)?;
     let mut q = select
         .request(session.array())?
         .enumeration_values(enum_values)

@@ -1,7 +1,7 @@
 //! `tessera schema`: print the array schema.
 
 use crate::args::*;
-use crate::storage::storage;
+use crate::storage::Stores;
 use std::process::ExitCode;
 
 /// Print the array schema.
@@ -18,7 +18,7 @@ pub struct Args {
 }
 
 /// Runs `tessera schema`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Args {
         target,
         json,
@@ -26,7 +26,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     } = args;
     let key = parse_key(&target.key)?;
     let array = &target.array;
-    let st = storage(array)?;
+    let st = &*stores.storage(array)?;
     let files = tessera::schema::list_schemas(st, array)?;
     let f = tessera::schema::schema_at(&files, timestamp.unwrap_or(u64::MAX))
         .ok_or("not a TileDB array: no schema")?;

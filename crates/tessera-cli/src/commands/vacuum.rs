@@ -6,6 +6,7 @@
 
 use crate::args::*;
 use crate::commands::consolidate::check_mode;
+use crate::storage::Stores;
 use std::process::ExitCode;
 
 /// Vacuum the array.
@@ -27,7 +28,7 @@ pub struct Args {
 }
 
 /// Runs `tessera vacuum`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     if args.tree.recursive {
         let work = tessera::maintain::Work::Vacuum;
         return crate::commands::tree::run(
@@ -41,7 +42,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let mode = args.mode.as_deref().unwrap_or("fragments");
     check_mode(mode)?;
     let key = parse_key(&args.key)?;
-    let removed = crate::storage::at_location(&args.array, |array| {
+    let removed = stores.at_location(&args.array, |array| {
         Ok(match mode {
             "fragments" => {
                 let crash_after = std::env::var(crate::commands::consolidate::CRASH_AFTER).ok();

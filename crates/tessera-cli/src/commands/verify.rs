@@ -2,18 +2,18 @@
 
 use crate::args::*;
 use crate::progress;
-use crate::storage::storage;
+use crate::storage::Stores;
 use std::process::ExitCode;
 
 /// Its arguments: the folder and its key.
 pub use crate::args::Target as Args;
 
 /// Runs `tessera verify`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let target = args;
-    let a = target.open()?;
+    let a = target.open(stores)?;
     let bar = progress::bar(a.fragments.len() as u64, "verifying fragments");
-    let problems = crate::verify::verify(storage(&a.path)?, &a, &|| bar.inc(1));
+    let problems = crate::verify::verify(&*stores.storage(&a.path)?, &a, &|| bar.inc(1));
     bar.finish_and_clear();
     if problems.is_empty() {
         println!(

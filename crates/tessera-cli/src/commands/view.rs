@@ -1,7 +1,7 @@
 //! `tessera view`: write a page of pictures of an array or a group.
 
 use crate::args::*;
-use crate::storage::{shared_storage, storage, target};
+use crate::storage::{target, Stores};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tessera::fragment::group::{is_group, OpenGroup};
@@ -43,7 +43,7 @@ pub struct Args {
 }
 
 /// Runs `tessera view`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let mut subarray = Vec::new();
     for s in &args.subarray {
         let (dim, range) = s
@@ -66,10 +66,10 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         ..ViewOptions::default()
     };
     let path = &args.path;
-    let page = if is_group(storage(path)?, &target(path))? {
+    let page = if is_group(&*stores.storage(path)?, &target(path))? {
         let (t1, t2) = parse_timestamp(&args.timestamp)?;
         let key = parse_key(&args.key)?;
-        let st = shared_storage(path)?;
+        let st = stores.storage(path)?;
         let g = OpenGroup::open(&*st, &target(path), t1, t2, key)?;
         group_page(&st, &g, &options)?
     } else {
@@ -79,7 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             condition: None,
             key: args.key.clone(),
         };
-        array_page(&select.session(path)?, &options)?
+        array_page(&select.session(path, stores)?, &options)?
     };
     let html = page.document();
     match args.output.as_deref() {

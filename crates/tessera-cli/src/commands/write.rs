@@ -5,6 +5,7 @@
 //! writes).
 
 use crate::args::*;
+use crate::storage::Stores;
 use std::io::BufRead;
 use std::path::Path;
 use std::process::ExitCode;
@@ -45,7 +46,7 @@ pub struct Args {
 const BATCH: usize = 1 << 16;
 
 /// Runs `tessera write`.
-pub fn run(args: Args) -> Result<ExitCode, BoxError> {
+pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     // Whole columns of hundreds of MiB: huge pages' on-demand compaction
     // costs more here than the page faults it saves (measured: a 67M-cell
     // dense write 12.3 s with, 8.3 s without).
@@ -64,7 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     let batch_bytes = args.budget.map_or(usize::MAX, |b| (b / 6).max(1) as usize);
     let source = args.input.display().to_string();
     let at = |e: BoxError| -> BoxError { format!("{source}: {e}").into() };
-    let (cells, names) = crate::storage::at_location(&args.array, |array| {
+    let (cells, names) = stores.at_location(&args.array, |array| {
         // A dense box in an Arrow file, row-major: streamed band by band.
         if format == "arrow" {
             if let Some(done) = super::write_box::write(array, options, &args.input).map_err(at)? {

@@ -3,6 +3,7 @@
 //! each field only those cells kept. Nothing is deduplicated or sorted.
 
 use super::plan::DirectPlan;
+use crate::context::ScratchSets;
 use crate::decode::{
     decode_field_tile, decode_in_runs, decode_picked_fixed, decode_tile_into, fixed_tile_len,
     pick_fixed, pick_var_tile, picked_cells, scratch_to, CellFilter, Fetched, FieldSpec, FieldTile,
@@ -21,15 +22,11 @@ use tessera_schema::ArraySchema;
 /// A tile's cells kept, and those of each wanted column.
 type Picked = (u64, Vec<FieldTile>);
 
-thread_local! {
-    /// Per thread, the scratch buffers tiles decode into while their cells
-    /// are picked: coordinates, one field, and the condition's fields.
-    static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Picks the cells of one fragment's tiles.
 struct TilePicker<'r> {
     frag: &'r FragmentMetadata,
+    /// Where the scratch buffers of tiles picked come from and go back to.
+    scratch: &'r ScratchSets,
     key: Option<EncryptionKey>,
     /// The query condition, compiled: dimensions by number, then the other
     /// fields it names (`cond_specs`).
@@ -80,37 +77,44 @@ impl<'r> TilePicker<'r> {
 
     /// The cells of tile `t` inside the subarray that meet the condition.
     /// No decoded tile is held to the end, and no fresh memory is faulted
-    /// in for it: fields decode into the thread's scratch buffers.
+    /// in for it: fields decode into scratch buffers the read keeps.
     fn partial(&self, src: &Fetched<'_>, t: u64) -> Result<Picked, QueryError> {
-        SCRATCH.with(|cell| {
-            // The thread's buffers, unless a job of this read holds them
-            // already on this thread: waiting for the chunks it decodes in
-            // parallel, a rayon thread runs other jobs, another tile's
-            // among them. That one gets its own.
-            let mut own = Vec::new();
-            let mut held = cell.try_borrow_mut().ok();
-            let scratch: &mut Vec<Vec<u8>> = held.as_deref_mut().unwrap_or(&mut own);
-            let nd = self.dim_specs.len();
-            scratch.resize_with(nd + 2 + 2 * self.cond_specs.len(), Vec::new);
-            let (coords, rest) = scratch.split_at_mut(nd);
-            let (field_bufs, cond_bufs) = rest.split_at_mut(2);
-            let (mut picked, var) = self.pick_inside(src, t, coords)?;
-            let coords = Coordinates { fixed: coords, var };
-            let tested = match self.condition {
-                Some(cond) => self.pick_meeting(src, t, cond, &coords, cond_bufs, &mut picked)?,
-                None => Vec::new(),
-            };
-            let tested = Tested {
-                fixed: cond_bufs,
-                var: tested,
-            };
-            let fields = self
-                .specs
-                .iter()
-                .map(|s| self.picked_field(src, t, s, &coords, (field_bufs, &tested), &picked))
-                .collect::<Result<_, QueryError>>()?;
-            Ok((picked.len() as u64, fields))
-        })
+        // A set of scratch buffers per tile picked at a time (the chunks a
+        // tile decodes in parallel may have rayon run another tile's job on
+        // this thread meanwhile: that one takes a set of its own).
+        let mut scratch = self.scratch.take();
+        let picked = self.partial_into(src, t, &mut scratch);
+        self.scratch.give(scratch);
+        picked
+    }
+
+    /// [`TilePicker::partial`] with `scratch` to decode into.
+    fn partial_into(
+        &self,
+        src: &Fetched<'_>,
+        t: u64,
+        scratch: &mut Vec<Vec<u8>>,
+    ) -> Result<Picked, QueryError> {
+        let nd = self.dim_specs.len();
+        scratch.resize_with(nd + 2 + 2 * self.cond_specs.len(), Vec::new);
+        let (coords, rest) = scratch.split_at_mut(nd);
+        let (field_bufs, cond_bufs) = rest.split_at_mut(2);
+        let (mut picked, var) = self.pick_inside(src, t, coords)?;
+        let coords = Coordinates { fixed: coords, var };
+        let tested = match self.condition {
+            Some(cond) => self.pick_meeting(src, t, cond, &coords, cond_bufs, &mut picked)?,
+            None => Vec::new(),
+        };
+        let tested = Tested {
+            fixed: cond_bufs,
+            var: tested,
+        };
+        let fields = self
+            .specs
+            .iter()
+            .map(|s| self.picked_field(src, t, s, &coords, (field_bufs, &tested), &picked))
+            .collect::<Result<_, QueryError>>()?;
+        Ok((picked.len() as u64, fields))
     }
 
     /// The cells of tile `t` inside the subarray. Dimension by dimension,
@@ -421,6 +425,7 @@ fn tile_picker<'a, 'r>(
     inside.sort_unstable();
     TilePicker {
         frag,
+        scratch: &read.context.scratch,
         key: read.array.key,
         condition,
         dim_w: dim_specs.iter().map(|s| s.cell_size() as usize).collect(),
