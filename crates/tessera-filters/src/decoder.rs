@@ -3,11 +3,13 @@
 //! the chunks a reader needs, chunk by chunk to their places, or (strings
 //! whose offsets the encoding folds into the data) as values and offsets.
 
+use crate::chunk_metadata::{string_encoding, DataParts, StringCodes};
 use crate::filters::{dictionary, rle, ChunkCx, FilterKind};
 use crate::pipeline::{FilterPipeline, TileContext};
 use crate::FilterError;
 use rayon::prelude::*;
-use tessera_tile::{tile::Chunk, tile::ChunkList, Reader};
+use tessera_tile::parse::parse;
+use tessera_tile::tile::{chunk_list, Chunk, ChunkList};
 
 /// Which of a tile's chunks a reader needs, given each one's byte range in
 /// the unfiltered tile.
@@ -201,13 +203,20 @@ impl<'t> TileDecoder<'t> {
             let cx = ctx.chunk(i, c.original_len);
             let (m, d) =
                 reverse_chunk(p, 1, &tile[c.metadata.clone()], &tile[c.data.clone()], &cx)?;
-            let mut r = Reader::new(&m, "string encoding metadata");
-            r.u32("number of metadata parts")?;
-            r.u32("number of data parts")?;
-            let out_len = r.u32("uncompressed length")? as usize;
-            let in_len = r.u32("compressed length")? as u64;
-            r.u32("offsets length")?;
-            let input = Reader::new(&d, "string encoding data").bytes("encoded strings", in_len)?;
+            let dictionary =
+                match first.kind {
+                    FilterKind::Rle { .. } => false,
+                    FilterKind::Dictionary { .. } => true,
+                    _ => return Err(FilterError::Unsupported(
+                        "offsets are folded into the data only under RLE or dictionary encoding"
+                            .into(),
+                    )),
+                };
+            let structure = "string encoding metadata";
+            let (header, _) = parse(&m, structure, 0, string_encoding(dictionary))?;
+            let out_len = header.decoded as usize;
+            let input = DataParts::new(&d, "string encoding data")
+                .take("encoded strings", header.encoded.into())?;
             if out_len as u64 != c.original_len as u64 {
                 return Err(FilterError::Size {
                     chunk: i,
@@ -217,26 +226,24 @@ impl<'t> TileDecoder<'t> {
                     ),
                 });
             }
-            let (bytes, offs) =
-                match &first.kind {
-                    FilterKind::Rle { .. } => {
-                        let rw = r.u8("run length width")?;
-                        let lw = r.u8("string length width")?;
-                        rle::decompress_strings(input, rw, lw, out_len)
-                    }
-                    FilterKind::Dictionary { .. } => {
-                        let iw = r.u8("id width")?;
-                        let lw = r.u8("string length width")?;
-                        let size = r.u32("dictionary size")?;
-                        let dict = r.bytes("dictionary", size as u64)?;
-                        dictionary::decompress(input, iw, lw, dict, out_len)
-                    }
-                    _ => return Err(FilterError::Unsupported(
-                        "offsets are folded into the data only under RLE or dictionary encoding"
-                            .into(),
-                    )),
-                }
-                .map_err(|e| FilterError::codec(first.filter_type().name(), i, e))?;
+            let (bytes, offs) = match header.codes {
+                StringCodes::Rle {
+                    run_length_width,
+                    string_length_width,
+                } => rle::decompress_strings(input, run_length_width, string_length_width, out_len),
+                StringCodes::Dictionary {
+                    id_width,
+                    string_length_width,
+                    dictionary,
+                } => dictionary::decompress(
+                    input,
+                    id_width,
+                    string_length_width,
+                    dictionary,
+                    out_len,
+                ),
+            }
+            .map_err(|e| FilterError::codec(first.filter_type().name(), i, e))?;
             let base = data.len() as u64;
             offsets.extend(offs.into_iter().map(|o| o + base));
             data.extend_from_slice(&bytes);
@@ -333,8 +340,7 @@ thread_local! {
 }
 
 fn parse_chunks(tile: &[u8], ctx: &TileContext) -> Result<ChunkList, FilterError> {
-    let mut r = Reader::new(tile, "tile");
-    let chunks = ChunkList::parse(&mut r)?;
+    let (chunks, _) = parse(tile, "tile chunk list", 0, chunk_list)?;
     let total = chunks.original_size();
     if total > ctx.max_tile_size {
         return Err(FilterError::Size {

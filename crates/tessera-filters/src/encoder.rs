@@ -1,6 +1,7 @@
 //! Running a filter pipeline forward on one tile: [`TileEncoder`] writes
 //! the bytes libtiledb stores, chunks cut as libtiledb's writer cuts them.
 
+use crate::chunk_metadata::{StringCodes, StringEncodingMetadata};
 use crate::filters::{dictionary, rle, FilterKind, FilterType};
 use crate::pipeline::{FilterPipeline, TileContext};
 use crate::FilterError;
@@ -111,17 +112,25 @@ impl<'t> TileEncoder<'t> {
             }
             strings.push(&data[o as usize..end as usize]);
         }
-        let (encoded, mut extra) = match &first.kind {
+        let dict;
+        let (encoded, codes) = match &first.kind {
             FilterKind::Rle { .. } => {
-                let (e, rw, lw) = rle::compress_strings(&strings);
-                (e, vec![rw, lw])
+                let (e, run_length_width, string_length_width) = rle::compress_strings(&strings);
+                let codes = StringCodes::Rle {
+                    run_length_width,
+                    string_length_width,
+                };
+                (e, codes)
             }
             FilterKind::Dictionary { .. } => {
-                let (e, iw, lw, dict) = dictionary::compress(&strings);
-                let mut x = vec![iw, lw];
-                x.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-                x.extend_from_slice(&dict);
-                (e, x)
+                let (e, id_width, string_length_width, d) = dictionary::compress(&strings);
+                dict = d;
+                let codes = StringCodes::Dictionary {
+                    id_width,
+                    string_length_width,
+                    dictionary: &dict,
+                };
+                (e, codes)
             }
             _ => {
                 return Err(FilterError::Unsupported(
@@ -129,17 +138,15 @@ impl<'t> TileEncoder<'t> {
                 ))
             }
         };
-        let mut m = Vec::new();
-        for v in [
-            0u32,
-            1,
-            data.len() as u32,
-            encoded.len() as u32,
-            (offsets.len() * 8) as u32,
-        ] {
-            m.extend_from_slice(&v.to_le_bytes());
+        let m = StringEncodingMetadata {
+            metadata_parts: 0,
+            data_parts: 1,
+            decoded: data.len() as u32,
+            encoded: encoded.len() as u32,
+            offsets: (offsets.len() * 8) as u32,
+            codes,
         }
-        m.append(&mut extra);
+        .encode();
         let cx = ctx.chunk(0, data.len() as u32);
         let (mut m, mut d) = (vec![m], encoded);
         for f in &p.filters[1..] {

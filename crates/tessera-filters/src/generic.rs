@@ -1,8 +1,11 @@
 //! Generic tiles (`format_spec/generic_tile.md`): header, pipeline, tile.
 
+use crate::pipeline::pipeline;
 use crate::{EncryptionKey, FilterError, FilterPipeline, TileContext};
+use tessera_tile::generic::header;
 use tessera_tile::generic::{EncryptionType, GenericTileHeader};
-use tessera_tile::{Datatype, FormatVersion, Reader};
+use tessera_tile::parse::parse;
+use tessera_tile::{Datatype, FormatVersion};
 
 /// A decoded generic tile.
 #[derive(Debug, Clone)]
@@ -23,12 +26,14 @@ pub fn read_generic_tile(
     key: Option<&EncryptionKey>,
     file_offset: u64,
 ) -> Result<GenericTile, FilterError> {
-    let mut r = Reader::new(bytes, "generic tile").at_offset(file_offset);
-    let header = GenericTileHeader::parse(&mut r)?;
+    let (header, at) = parse(bytes, "generic tile header", file_offset, header)?;
     let dt = Datatype::from_id(header.datatype).unwrap_or(Datatype::Any);
-    let mut pr = Reader::new(&header.filter_pipeline, "generic tile filter pipeline")
-        .at_offset(file_offset + tessera_tile::generic::BASE_SIZE);
-    let mut pipeline = FilterPipeline::parse(&mut pr, header.version, dt)?;
+    let (mut pipeline, _) = parse(
+        &header.filter_pipeline,
+        "generic tile filter pipeline",
+        file_offset + tessera_tile::generic::BASE_SIZE,
+        pipeline(header.version, dt),
+    )?;
     if header.encryption == EncryptionType::Aes256Gcm {
         // The header's pipeline carries the encryption filter itself; give it the key.
         let key = *key.ok_or(FilterError::MissingKey)?;
@@ -43,7 +48,12 @@ pub fn read_generic_tile(
             pipeline = pipeline.with_encryption(Some(key));
         }
     }
-    let tile = r.bytes("tile data", header.persisted_size)?;
+    let (tile, _) = parse(
+        &bytes[at..],
+        "generic tile",
+        file_offset + at as u64,
+        tessera_tile::parse::bytes("tile data", header.persisted_size),
+    )?;
     let ctx = TileContext::new(header.version, header.cell_size).expect_size(header.tile_size);
     let data = crate::TileDecoder::new(&pipeline, tile, &ctx)?.decode()?;
     Ok(GenericTile {

@@ -26,6 +26,7 @@
 
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
+pub mod chunk_metadata;
 pub mod decoder;
 pub mod encoder;
 pub mod error;

@@ -6,8 +6,8 @@ use crate::filters::{filter, ChunkCx, Filter, FilterKind, FilterType};
 use crate::gates::{self, LibtiledbRelease};
 use crate::{EncryptionKey, FilterError};
 use serde::Serialize;
-use tessera_tile::parse::{fits, on_reader, u32_le, within, PResult};
-use tessera_tile::{Datatype, FormatVersion, Reader};
+use tessera_tile::parse::{fits, parse, u32_le, within, PResult};
+use tessera_tile::{Datatype, FormatVersion};
 
 /// An ordered list of filters and the maximum chunk size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,15 +35,20 @@ impl FilterPipeline {
         FilterPipeline::new(Vec::new(), DEFAULT_MAX_CHUNK_SIZE)
     }
 
-    /// Parses a pipeline at the reader's position (see [`pipeline`]).
+    /// Parses the pipeline at the start of `bytes`, which begin at byte
+    /// `file_offset` of their file (for errors), as written at format
+    /// `version` for a field of `datatype` (see [`pipeline`]); returns it
+    /// and the bytes it took.
     pub fn parse(
-        r: &mut Reader<'_>,
+        bytes: &[u8],
+        file_offset: u64,
         version: FormatVersion,
         datatype: Datatype,
-    ) -> Result<FilterPipeline, FilterError> {
-        Ok(on_reader(
-            r,
+    ) -> Result<(FilterPipeline, usize), FilterError> {
+        Ok(parse(
+            bytes,
             "filter pipeline",
+            file_offset,
             pipeline(version, datatype),
         )?)
     }

@@ -3,5 +3,13 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error", "gates", "key", "filters", "pipeline", "decoder", "encoder", "generic",
+    "error",
+    "gates",
+    "key",
+    "chunk_metadata",
+    "filters",
+    "pipeline",
+    "decoder",
+    "encoder",
+    "generic",
 );

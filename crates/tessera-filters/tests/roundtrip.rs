@@ -261,13 +261,9 @@ fn withdrawn_and_unknown_filter_ids_are_clear_errors() {
         b.extend_from_slice(&1u32.to_le_bytes());
         b.push(id);
         b.extend_from_slice(&0u32.to_le_bytes());
-        let e = FilterPipeline::parse(
-            &mut tessera_tile::Reader::new(&b, "pipeline"),
-            FormatVersion::new(22),
-            Datatype::Int32,
-        )
-        .unwrap_err()
-        .to_string();
+        let e = FilterPipeline::parse(&b, 0, FormatVersion::new(22), Datatype::Int32)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(needle), "{e}");
     }
 }

@@ -52,11 +52,7 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
         println!("generic tile header: version {} persisted {} tile size {} datatype {} cell size {} encryption {:?} pipeline {} bytes", h.version, h.persisted_size, h.tile_size, h.datatype, h.cell_size, h.encryption, h.filter_pipeline.len());
         let dt =
             tessera::tile::Datatype::from_id(h.datatype).unwrap_or(tessera::tile::Datatype::Any);
-        let p = tessera::filters::FilterPipeline::parse(
-            &mut tessera::tile::Reader::new(&h.filter_pipeline, "filter pipeline"),
-            h.version,
-            dt,
-        )?;
+        let (p, _) = tessera::filters::FilterPipeline::parse(&h.filter_pipeline, 0, h.version, dt)?;
         println!(
             "filters: {:?} (max chunk {})",
             p.filters

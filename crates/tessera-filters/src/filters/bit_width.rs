@@ -8,8 +8,10 @@
 
 use super::parts::check_alloc;
 use super::{integer_width, ChunkCx};
+use crate::chunk_metadata::{bit_width, BitWidthMetadata, DataParts, ReducedWindow};
 use crate::FilterError;
-use tessera_tile::{Datatype, Reader};
+use tessera_tile::parse::parse;
+use tessera_tile::Datatype;
 
 fn load(b: &[u8], signed: bool) -> u64 {
     let mut x = [0u8; 8];
@@ -40,32 +42,25 @@ pub(crate) fn reverse(
     let Some((w, signed)) = supported(t, cx) else {
         return Ok((Vec::new(), data.to_vec()));
     };
-    let mut m = Reader::new(meta, "bit width reduction filter metadata");
-    let orig_len = m.u32("length of input")? as u64;
-    let windows = m.u32("number of windows")?;
-    m.check_count("number of windows", windows as u64, w as u64 + 5)?;
+    let structure = "bit width reduction filter metadata";
+    let (m, used) = parse(meta, structure, 0, bit_width(w))?;
+    let orig_len = u64::from(m.input_length);
     let mut out = Vec::with_capacity(check_alloc(
         orig_len,
         cx,
         "bit width reduction input length",
     )?);
-    let mut d = Reader::new(data, "bit width reduction window data");
-    for _ in 0..windows {
-        let offset = load(m.bytes("window value offset", w as u64)?, signed);
-        let bits = m.u8("bit width of reduced type")? as usize;
-        let nbytes = m.u32("window length")? as u64;
-        if bits >= w * 8 || !nbytes.is_multiple_of(w as u64) {
-            out.extend_from_slice(d.bytes("window", nbytes)?);
+    let mut d = DataParts::new(data, "bit width reduction window data");
+    for win in &m.windows {
+        let nbytes = u64::from(win.length);
+        if win.is_stored_whole(w) {
+            out.extend_from_slice(d.take("window", nbytes)?);
             continue;
         }
-        if ![8, 16, 32].contains(&bits) {
-            return Err(m
-                .invalid("bit width of reduced type", format!("{bits} bits"))
-                .into());
-        }
-        let rw = bits / 8;
+        let offset = load(&win.offset.to_le_bytes()[..w], signed);
+        let rw = win.bits as usize / 8;
         let count = nbytes / w as u64;
-        let src = d.bytes("window", count * rw as u64)?;
+        let src = d.take("window", count * rw as u64)?;
         for v in src.chunks_exact(rw) {
             let x = load(v, signed).wrapping_add(offset);
             out.extend_from_slice(&x.to_le_bytes()[..w]);
@@ -80,7 +75,7 @@ pub(crate) fn reverse(
             ),
         });
     }
-    Ok((m.rest().to_vec(), out))
+    Ok((meta[used..].to_vec(), out))
 }
 
 /// Forward.
@@ -95,9 +90,8 @@ pub(crate) fn forward(
     };
     let per_window = ((max_window as usize / w).max(1)) * w;
     let whole = data.len() - data.len() % w;
-    let mut head = Vec::new();
+    let mut windows = Vec::new();
     let mut out = Vec::new();
-    let mut windows = 0u32;
     let as_i128 = |b: &[u8]| -> i128 {
         if signed {
             load(b, true) as i64 as i128
@@ -130,30 +124,31 @@ pub(crate) fn forward(
                 _ => 64,
             }
         };
-        head.extend_from_slice(&(min as u64).to_le_bytes()[..w]);
-        windows += 1;
-        if bits >= w * 8 {
-            head.push((w * 8) as u8);
-            head.extend_from_slice(&(win.len() as u32).to_le_bytes());
+        let bits = bits.min(w * 8);
+        windows.push(ReducedWindow {
+            offset: min as u64,
+            bits: bits as u8,
+            length: win.len() as u32,
+        });
+        if bits == w * 8 {
             out.extend_from_slice(win);
         } else {
-            head.push(bits as u8);
-            head.extend_from_slice(&(win.len() as u32).to_le_bytes());
             for v in vals {
                 out.extend_from_slice(&((v - min) as u64).to_le_bytes()[..bits / 8]);
             }
         }
     }
     if whole < data.len() {
-        head.extend_from_slice(&[0u8; 8][..w]);
-        head.push((w * 8) as u8);
-        head.extend_from_slice(&((data.len() - whole) as u32).to_le_bytes());
+        windows.push(ReducedWindow {
+            offset: 0,
+            bits: (w * 8) as u8,
+            length: (data.len() - whole) as u32,
+        });
         out.extend_from_slice(&data[whole..]);
-        windows += 1;
     }
-    let mut m = Vec::with_capacity(8 + head.len());
-    m.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    m.extend_from_slice(&windows.to_le_bytes());
-    m.extend_from_slice(&head);
-    Ok((m, out))
+    let m = BitWidthMetadata {
+        input_length: data.len() as u32,
+        windows,
+    };
+    Ok((m.encode(w), out))
 }

@@ -5,9 +5,10 @@
 //! unchanged. The data passes through; every checksum is verified on read.
 
 use super::ChunkCx;
+use crate::chunk_metadata::{checksum, Checksum, ChecksumMetadata, DataParts};
 use crate::FilterError;
 use md5::Digest as _;
-use tessera_tile::Reader;
+use tessera_tile::parse::parse;
 
 /// Which digest.
 #[derive(Debug, Clone, Copy)]
@@ -46,22 +47,21 @@ pub(crate) fn reverse(
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
-    let mut m = Reader::new(meta, "checksum filter metadata");
-    let n_meta = m.u32("number of metadata checksums")? as u64;
-    let n_data = m.u32("number of data checksums")? as u64;
-    m.check_count("number of checksums", n_meta + n_data, 8 + a.len() as u64)?;
-    let mut sums = Vec::new();
-    for _ in 0..n_meta + n_data {
-        let covered = m.u64("bytes covered by checksum")?;
-        sums.push((covered, m.bytes("checksum", a.len() as u64)?));
-    }
-    let rest = m.rest();
-    let (meta_sums, data_sums) = sums.split_at(n_meta as usize);
-    for (part, sums, bytes) in [("metadata", meta_sums, rest), ("data", data_sums, data)] {
-        let mut r = Reader::new(bytes, "checksummed bytes");
-        for (i, (covered, expected)) in sums.iter().enumerate() {
-            let b = r.bytes("checksummed part", *covered)?;
-            if a.digest(b) != *expected {
+    let (m, used) = parse(
+        meta,
+        "checksum filter metadata",
+        0,
+        checksum(a.len() as u64),
+    )?;
+    let rest = &meta[used..];
+    for (part, sums, bytes) in [
+        ("metadata", &m.metadata_sums, rest),
+        ("data", &m.data_sums, data),
+    ] {
+        let mut parts = DataParts::new(bytes, "checksummed bytes");
+        for (i, sum) in sums.iter().enumerate() {
+            let b = parts.take("checksummed part", sum.covered)?;
+            if a.digest(b) != sum.digest {
                 return Err(FilterError::ChecksumMismatch {
                     algorithm: a.name(),
                     chunk: cx.chunk,
@@ -78,12 +78,13 @@ pub(crate) fn reverse(
 /// is its own part, as libtiledb's writer keeps them) and one over the data.
 /// Returns this filter's own metadata; the data passes through.
 pub(crate) fn forward(a: Algorithm, meta: &[Vec<u8>], data: &[u8]) -> Vec<u8> {
-    let mut m = Vec::new();
-    m.extend_from_slice(&(meta.len() as u32).to_le_bytes());
-    m.extend_from_slice(&1u32.to_le_bytes());
-    for part in meta.iter().map(Vec::as_slice).chain([data]) {
-        m.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        m.extend_from_slice(&a.digest(part));
+    let sum = |part: &[u8]| Checksum {
+        covered: part.len() as u64,
+        digest: a.digest(part),
+    };
+    ChecksumMetadata {
+        metadata_sums: meta.iter().map(|m| sum(m)).collect(),
+        data_sums: vec![sum(data)],
     }
-    m
+    .encode()
 }

@@ -6,9 +6,11 @@
 //! the compressed metadata parts, then the compressed data parts.
 
 use super::{parts::check_alloc, ChunkCx, Filter, FilterKind};
+use crate::chunk_metadata::{compression, CompressedPart, CompressionMetadata, DataParts};
 use crate::FilterError;
 use std::io::Read;
-use tessera_tile::{Datatype, Reader};
+use tessera_tile::parse::parse;
+use tessera_tile::Datatype;
 
 fn name(f: &Filter) -> &'static str {
     f.filter_type().name()
@@ -47,31 +49,23 @@ pub(crate) fn reverse(
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
-    let mut r = Reader::new(meta, "compression filter metadata");
-    let n_meta = r.u32("number of metadata parts")? as u64;
-    let n_data = r.u32("number of data parts")? as u64;
-    let total = r.check_count("number of parts", n_meta + n_data, 8)?;
-    let mut parts = Vec::with_capacity(total);
-    for _ in 0..total {
-        parts.push((
-            r.u32("part original length")? as u64,
-            r.u32("part compressed length")? as u64,
-        ));
-    }
-    let out_meta_len: u64 = parts[..n_meta as usize].iter().map(|p| p.0).sum();
-    let out_data_len: u64 = parts[n_meta as usize..].iter().map(|p| p.0).sum();
+    let (m, _) = parse(meta, "compression filter metadata", 0, compression)?;
+    let size = |parts: &[CompressedPart]| parts.iter().map(|p| u64::from(p.original)).sum();
+    let out_meta_len: u64 = size(&m.metadata_parts);
+    let out_data_len: u64 = size(&m.data_parts);
     let mut out_meta = Vec::with_capacity(check_alloc(out_meta_len, cx, "decompressed metadata")?);
     let mut out_data = Vec::with_capacity(check_alloc(out_data_len, cx, "decompressed data")?);
-    let mut d = Reader::new(data, "compressed chunk data");
-    for (i, (orig, comp)) in parts.into_iter().enumerate() {
-        let input = d.bytes("compressed part", comp)?;
-        let out = if (i as u64) < n_meta {
+    let mut d = DataParts::new(data, "compressed chunk data");
+    let metadata_parts = m.metadata_parts.iter().map(|p| (p, true));
+    for (p, is_metadata) in metadata_parts.chain(m.data_parts.iter().map(|p| (p, false))) {
+        let input = d.take("compressed part", p.compressed.into())?;
+        let out = if is_metadata {
             &mut out_meta
         } else {
             &mut out_data
         };
         let start = out.len();
-        out.resize(start + orig as usize, 0);
+        out.resize(start + p.original as usize, 0);
         decompress(f, input, &mut out[start..], cx)?;
     }
     Ok((out_meta, out_data))
@@ -88,27 +82,16 @@ pub(crate) fn reverse_into(
     dst: &mut [u8],
     cx: &ChunkCx<'_>,
 ) -> Result<bool, FilterError> {
-    let mut r = Reader::new(meta, "compression filter metadata");
-    let n_meta = r.u32("number of metadata parts")?;
-    let n_data = r.u32("number of data parts")? as u64;
-    if n_meta != 0 {
+    let (m, _) = parse(meta, "compression filter metadata", 0, compression)?;
+    let data_len: u64 = m.data_parts.iter().map(|p| u64::from(p.original)).sum();
+    if !m.metadata_parts.is_empty() || data_len != dst.len() as u64 {
         return Ok(false);
     }
-    let n = r.check_count("number of parts", n_data, 8)?;
-    let mut parts = Vec::with_capacity(n);
-    for _ in 0..n {
-        parts.push((
-            r.u32("part original length")? as usize,
-            r.u32("part compressed length")? as u64,
-        ));
-    }
-    if parts.iter().map(|p| p.0 as u64).sum::<u64>() != dst.len() as u64 {
-        return Ok(false);
-    }
-    let mut d = Reader::new(data, "compressed chunk data");
+    let mut d = DataParts::new(data, "compressed chunk data");
     let mut at = 0;
-    for (orig, comp) in parts {
-        let input = d.bytes("compressed part", comp)?;
+    for p in &m.data_parts {
+        let input = d.take("compressed part", p.compressed.into())?;
+        let orig = p.original as usize;
         decompress(f, input, &mut dst[at..at + orig], cx)?;
         at += orig;
     }
@@ -191,17 +174,21 @@ pub(crate) fn forward(
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
-    let mut out_meta = Vec::new();
     let mut out_data = Vec::new();
-    out_meta.extend_from_slice(&(meta.len() as u32).to_le_bytes());
-    out_meta.extend_from_slice(&1u32.to_le_bytes());
-    for part in meta.iter().map(Vec::as_slice).chain([data]) {
-        let c = compress(f, part, cx)?;
-        out_meta.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        out_meta.extend_from_slice(&(c.len() as u32).to_le_bytes());
+    let mut part = |bytes: &[u8]| -> Result<CompressedPart, FilterError> {
+        let c = compress(f, bytes, cx)?;
         out_data.extend_from_slice(&c);
-    }
-    Ok((out_meta, out_data))
+        Ok(CompressedPart {
+            original: bytes.len() as u32,
+            compressed: c.len() as u32,
+        })
+    };
+    let metadata_parts = meta.iter().map(|m| part(m)).collect::<Result<_, _>>()?;
+    let m = CompressionMetadata {
+        metadata_parts,
+        data_parts: vec![part(data)?],
+    };
+    Ok((m.encode(), out_data))
 }
 
 fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, FilterError> {

@@ -1,6 +1,8 @@
 //! Delta (`format_spec/filters/delta.md`): `n: u64, in_0`, then `in_i - in_{i-1}`
 //! as values of the input type.
 
+use crate::chunk_metadata::{delta_header, DeltaHeader};
+use tessera_tile::parse::parse;
 use tessera_tile::{datatype::Physical, Datatype};
 
 fn width(t: Datatype) -> Result<usize, String> {
@@ -20,11 +22,9 @@ fn load(b: &[u8]) -> u64 {
 /// Decodes into `out`; returns the bytes written.
 pub(crate) fn decompress(t: Datatype, input: &[u8], out: &mut [u8]) -> Result<usize, String> {
     let w = width(t)?;
-    if input.len() < 8 {
-        return Err("header truncated".into());
-    }
-    let n = u64::from_le_bytes(input[..8].try_into().expect("8 bytes"));
-    let body = &input[8..];
+    let (DeltaHeader { values: n }, used) =
+        parse(input, "delta header", 0, delta_header).map_err(|e| e.to_string())?;
+    let body = &input[used..];
     if n.checked_mul(w as u64)
         .is_none_or(|b| b > out.len() as u64 || b > body.len() as u64)
     {
@@ -56,7 +56,7 @@ pub(crate) fn compress(t: Datatype, input: &[u8]) -> Result<Vec<u8>, String> {
     }
     let n = input.len() / w;
     let mut out = Vec::with_capacity(8 + input.len());
-    out.extend_from_slice(&(n as u64).to_le_bytes());
+    out.extend_from_slice(&DeltaHeader { values: n as u64 }.encode());
     let mut prev = 0u64;
     for (i, b) in input.chunks_exact(w).enumerate() {
         let v = load(b);

@@ -5,7 +5,9 @@
 //! most significant bit first into little-endian `u64` words. When the
 //! deltas would need `8 * sizeof(T) - 1` bits or more the values are stored raw.
 
+use crate::chunk_metadata::{double_delta_header, DoubleDeltaHeader};
 use crate::gates::{self, LibtiledbRelease};
+use tessera_tile::parse::parse;
 use tessera_tile::{datatype::Physical, Datatype, FormatVersion};
 
 /// (byte width, signed) of the integer type the codec works in.
@@ -71,12 +73,10 @@ pub(crate) fn decompress(
     _version: FormatVersion,
 ) -> Result<usize, String> {
     let (w, signed) = int_type(t)?;
-    if input.len() < 9 {
-        return Err("header truncated".into());
-    }
-    let bitsize = input[0] as u32;
-    let n = u64::from_le_bytes(input[1..9].try_into().expect("8 bytes"));
-    let body = &input[9..];
+    let (header, used) =
+        parse(input, "double delta header", 0, double_delta_header).map_err(|e| e.to_string())?;
+    let (bitsize, n) = (u32::from(header.bitsize), header.values);
+    let body = &input[used..];
     if bitsize >= (w as u32) * 8 - 1 {
         if body.len() > out.len() {
             return Err(format!(
@@ -170,8 +170,11 @@ pub(crate) fn compress(
             }
         }
     }
-    let mut out = vec![bitsize as u8];
-    out.extend_from_slice(&(n as u64).to_le_bytes());
+    let header = DoubleDeltaHeader {
+        bitsize: bitsize as u8,
+        values: n as u64,
+    };
+    let mut out = header.encode();
     if bitsize >= (w as u32) * 8 - 1 {
         out.extend_from_slice(input);
         return Ok(out);

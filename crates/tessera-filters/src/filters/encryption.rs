@@ -7,10 +7,11 @@
 
 use super::parts::check_alloc;
 use super::ChunkCx;
+use crate::chunk_metadata::{encryption, DataParts, EncryptedPart, EncryptionMetadata};
 use crate::{EncryptionKey, FilterError};
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
-use tessera_tile::Reader;
+use tessera_tile::parse::parse;
 
 /// Reverse: decrypt every part.
 pub(crate) fn reverse(
@@ -21,23 +22,23 @@ pub(crate) fn reverse(
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
     let key = key.ok_or(FilterError::MissingKey)?;
     let cipher = Aes256Gcm::new(key.as_bytes().into());
-    let mut m = Reader::new(meta, "encryption filter metadata");
-    let n_meta = m.u32("number of metadata parts")? as u64;
-    let n_data = m.u32("number of data parts")? as u64;
-    m.check_count("number of parts", n_meta + n_data, 36)?;
+    let (m, _) = parse(meta, "encryption filter metadata", 0, encryption)?;
     let mut out_meta = Vec::new();
     let mut out_data = Vec::new();
-    let mut d = Reader::new(data, "encrypted chunk data");
-    for i in 0..n_meta + n_data {
-        let plain = m.u32("plaintext length")? as u64;
-        let enc = m.u32("encrypted length")? as u64;
-        let iv = m.bytes("IV", 12)?;
-        let tag = m.bytes("tag", 16)?;
-        let ct = d.bytes("encrypted part", enc)?;
+    let mut d = DataParts::new(data, "encrypted chunk data");
+    let metadata_parts = m.metadata_parts.iter().map(|p| (p, true));
+    for (p, is_metadata) in metadata_parts.chain(m.data_parts.iter().map(|p| (p, false))) {
+        let ct = d.take("encrypted part", p.encrypted.into())?;
+        let plain = u64::from(p.plaintext);
         check_alloc(plain, cx, "plaintext length")?;
         let mut buf = ct.to_vec();
         cipher
-            .decrypt_in_place_detached(Nonce::from_slice(iv), b"", &mut buf, Tag::from_slice(tag))
+            .decrypt_in_place_detached(
+                Nonce::from_slice(&p.iv),
+                b"",
+                &mut buf,
+                Tag::from_slice(&p.tag),
+            )
             .map_err(|_| FilterError::Decrypt { chunk: cx.chunk })?;
         if buf.len() as u64 != plain {
             return Err(FilterError::Size {
@@ -45,7 +46,7 @@ pub(crate) fn reverse(
                 message: format!("decrypted {} bytes, metadata says {plain}", buf.len()),
             });
         }
-        if i < n_meta {
+        if is_metadata {
             &mut out_meta
         } else {
             &mut out_data
@@ -66,22 +67,19 @@ pub(crate) fn reverse_into(
     dst: &mut [u8],
     cx: &ChunkCx<'_>,
 ) -> Result<bool, FilterError> {
-    let mut m = Reader::new(meta, "encryption filter metadata");
-    let (n_meta, n_data) = (
-        m.u32("number of metadata parts")?,
-        m.u32("number of data parts")?,
-    );
-    if (n_meta, n_data) != (0, 1) {
+    let (m, _) = parse(meta, "encryption filter metadata", 0, encryption)?;
+    let [p] = m.data_parts[..] else {
+        return Ok(false);
+    };
+    if !m.metadata_parts.is_empty() {
         return Ok(false);
     }
-    let plain = m.u32("plaintext length")? as usize;
-    let enc = m.u32("encrypted length")? as u64;
-    let iv = m.bytes("IV", 12)?;
-    let tag = m.bytes("tag", 16)?;
-    let ct = Reader::new(data, "encrypted chunk data").bytes("encrypted part", enc)?;
-    if plain != dst.len() || ct.len() != dst.len() {
+    let ct =
+        DataParts::new(data, "encrypted chunk data").take("encrypted part", p.encrypted.into())?;
+    if p.plaintext as usize != dst.len() || ct.len() != dst.len() {
         return Ok(false);
     }
+    let (iv, tag) = (&p.iv, &p.tag);
     let key = key.ok_or(FilterError::MissingKey)?;
     dst.copy_from_slice(ct);
     Aes256Gcm::new(key.as_bytes().into())
@@ -99,23 +97,26 @@ pub(crate) fn forward(
     use aes_gcm::aead::{rand_core::RngCore, OsRng};
     let key = key.ok_or(FilterError::MissingKey)?;
     let cipher = Aes256Gcm::new(key.as_bytes().into());
-    let parts: Vec<&[u8]> = meta.iter().map(Vec::as_slice).chain([data]).collect();
-    let mut m = Vec::new();
-    m.extend_from_slice(&(meta.len() as u32).to_le_bytes());
-    m.extend_from_slice(&1u32.to_le_bytes());
     let mut out = Vec::new();
-    for p in parts {
+    let mut part = |p: &[u8]| -> Result<EncryptedPart, FilterError> {
         let mut iv = [0u8; 12];
         OsRng.fill_bytes(&mut iv);
         let mut buf = p.to_vec();
         let tag = cipher
             .encrypt_in_place_detached(Nonce::from_slice(&iv), b"", &mut buf)
             .map_err(|_| FilterError::Unsupported("AES-256-GCM encryption failed".into()))?;
-        m.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        m.extend_from_slice(&(buf.len() as u32).to_le_bytes());
-        m.extend_from_slice(&iv);
-        m.extend_from_slice(&tag);
         out.extend_from_slice(&buf);
-    }
-    Ok((m, out))
+        Ok(EncryptedPart {
+            plaintext: p.len() as u32,
+            encrypted: buf.len() as u32,
+            iv,
+            tag: tag.into(),
+        })
+    };
+    let metadata_parts = meta.iter().map(|m| part(m)).collect::<Result<_, _>>()?;
+    let m = EncryptionMetadata {
+        metadata_parts,
+        data_parts: vec![part(data)?],
+    };
+    Ok((m.encode(), out))
 }

@@ -1,8 +1,9 @@
 //! Shared framing: the "parts" tables several filters write in chunk metadata.
 
 use super::ChunkCx;
+use crate::chunk_metadata::{part_lengths, PartLengths};
 use crate::FilterError;
-use tessera_tile::Reader;
+use tessera_tile::parse::parse;
 
 /// Reads `num parts: u32` then that many `u32` part lengths, and checks that
 /// they cover exactly `data_len` bytes. Returns the lengths and the unread metadata.
@@ -12,33 +13,21 @@ pub(crate) fn read_part_lengths<'a>(
     structure: &'static str,
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<usize>, &'a [u8]), FilterError> {
-    let mut r = Reader::new(meta, structure);
-    let n = r.u32("number of parts")?;
-    let n = r.check_count("number of parts", n as u64, 4)?;
-    let mut lens = Vec::with_capacity(n);
-    let mut total = 0usize;
-    for _ in 0..n {
-        let l = r.u32("part length")? as usize;
-        total = total.saturating_add(l);
-        lens.push(l);
-    }
+    let (PartLengths(lens), used) = parse(meta, structure, 0, part_lengths)?;
+    let lens: Vec<usize> = lens.into_iter().map(|l| l as usize).collect();
+    let total = lens.iter().fold(0usize, |t, l| t.saturating_add(*l));
     if total != data_len {
         return Err(FilterError::Size {
             chunk: cx.chunk,
             message: format!("{structure}: parts cover {total} bytes but the data has {data_len}"),
         });
     }
-    Ok((lens, r.rest()))
+    Ok((lens, &meta[used..]))
 }
 
 /// Writes a parts table for `lens`.
 pub(crate) fn write_part_lengths(lens: &[usize]) -> Vec<u8> {
-    let mut m = Vec::with_capacity(4 + 4 * lens.len());
-    m.extend_from_slice(&(lens.len() as u32).to_le_bytes());
-    for l in lens {
-        m.extend_from_slice(&(*l as u32).to_le_bytes());
-    }
-    m
+    PartLengths(lens.iter().map(|&l| l as u32).collect()).encode()
 }
 
 /// Checks an allocation size derived from disk against the chunk's budget.

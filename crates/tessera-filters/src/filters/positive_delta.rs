@@ -6,8 +6,10 @@
 //! from version 20; everything else passes through.
 
 use super::{integer_width, ChunkCx};
+use crate::chunk_metadata::{positive_delta, DataParts, DeltaWindow, PositiveDeltaMetadata};
 use crate::FilterError;
-use tessera_tile::{Datatype, Reader};
+use tessera_tile::parse::parse;
+use tessera_tile::Datatype;
 
 fn width(t: Datatype, cx: &ChunkCx<'_>) -> Option<usize> {
     if t.is_blob() || t == Datatype::Bool {
@@ -32,15 +34,14 @@ pub(crate) fn reverse(
     let Some(w) = width(t, cx) else {
         return Ok((Vec::new(), data.to_vec()));
     };
-    let mut m = Reader::new(meta, "positive delta filter metadata");
-    let windows = m.u32("number of windows")?;
-    m.check_count("number of windows", windows as u64, w as u64 + 4)?;
+    let structure = "positive delta filter metadata";
+    let (m, used) = parse(meta, structure, 0, positive_delta(w))?;
     let mut out = Vec::with_capacity(data.len());
-    let mut d = Reader::new(data, "positive delta window data");
-    for _ in 0..windows {
-        let mut prev = load(m.bytes("window value delta offset", w as u64)?);
-        let nbytes = m.u32("window length")? as u64;
-        let src = d.bytes("window", nbytes)?;
+    let mut d = DataParts::new(data, "positive delta window data");
+    for win in &m.windows {
+        let mut prev = win.first;
+        let nbytes = u64::from(win.length);
+        let src = d.take("window", nbytes)?;
         if !nbytes.is_multiple_of(w as u64) {
             out.extend_from_slice(src);
             continue;
@@ -50,13 +51,13 @@ pub(crate) fn reverse(
             out.extend_from_slice(&prev.to_le_bytes()[..w]);
         }
     }
-    if !d.is_empty() {
+    if !d.rest().is_empty() {
         return Err(FilterError::Size {
             chunk: cx.chunk,
-            message: format!("positive delta left {} bytes undecoded", d.remaining()),
+            message: format!("positive delta left {} bytes undecoded", d.rest().len()),
         });
     }
-    Ok((m.rest().to_vec(), out))
+    Ok((meta[used..].to_vec(), out))
 }
 
 /// Forward; fails, as libtiledb does, when values decrease.
@@ -72,9 +73,8 @@ pub(crate) fn forward(
     let signed = matches!(t.physical(), tessera_tile::datatype::Physical::Int(_));
     let per_window = ((max_window as usize / w).max(1)) * w;
     let whole = data.len() - data.len() % w;
-    let mut head = Vec::new();
+    let mut windows = Vec::new();
     let mut out = Vec::with_capacity(data.len());
-    let mut windows = 0u32;
     let key = |b: &[u8]| -> i128 {
         let v = load(b);
         if signed && w < 8 {
@@ -88,8 +88,10 @@ pub(crate) fn forward(
     };
     for win in data[..whole].chunks(per_window) {
         let first = &win[..w];
-        head.extend_from_slice(first);
-        head.extend_from_slice(&(win.len() as u32).to_le_bytes());
+        windows.push(DeltaWindow {
+            first: load(first),
+            length: win.len() as u32,
+        });
         let mut prev = load(first);
         let mut prev_key = key(first);
         for v in win.chunks_exact(w) {
@@ -104,15 +106,13 @@ pub(crate) fn forward(
             prev = load(v);
             prev_key = key(v);
         }
-        windows += 1;
     }
     if whole < data.len() {
-        head.extend_from_slice(&[0u8; 8][..w]);
-        head.extend_from_slice(&((data.len() - whole) as u32).to_le_bytes());
+        windows.push(DeltaWindow {
+            first: 0,
+            length: (data.len() - whole) as u32,
+        });
         out.extend_from_slice(&data[whole..]);
-        windows += 1;
     }
-    let mut m = (windows).to_le_bytes().to_vec();
-    m.extend_from_slice(&head);
-    Ok((m, out))
+    Ok((PositiveDeltaMetadata { windows }.encode(w), out))
 }

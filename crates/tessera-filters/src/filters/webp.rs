@@ -8,8 +8,9 @@
 
 use super::parts::check_alloc;
 use super::ChunkCx;
+use crate::chunk_metadata::{part_lengths, DataParts, PartLengths};
 use crate::FilterError;
-use tessera_tile::Reader;
+use tessera_tile::parse::parse;
 
 /// Pixel depth and channel order of the filter's colour format.
 fn layout(format: u8) -> Option<(usize, bool)> {
@@ -56,9 +57,8 @@ pub(crate) fn forward(
     image_webp::WebPEncoder::new(&mut encoded)
         .encode(&pixels, (row / depth) as u32, h as u32, color)
         .map_err(|e| err(e.to_string()))?;
-    let mut m = 1u32.to_le_bytes().to_vec();
-    m.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
-    Ok((m, encoded))
+    let m = PartLengths(vec![encoded.len() as u32]);
+    Ok((m.encode(), encoded))
 }
 
 /// Reverse: decode every part into pixels of the filter's colour format
@@ -72,14 +72,11 @@ pub(crate) fn reverse(
     let err = |m: String| FilterError::codec("WEBP", cx.chunk, m);
     let (channels, bgr) =
         layout(format).ok_or_else(|| err(format!("unknown input format {format}")))?;
-    let mut m = Reader::new(meta, "webp filter metadata");
-    let n = m.u32("number of parts")?;
-    m.check_count("number of parts", n as u64, 4)?;
-    let mut d = Reader::new(data, "webp filter data");
+    let (sizes, used) = parse(meta, "webp filter metadata", 0, part_lengths)?;
+    let mut d = DataParts::new(data, "webp filter data");
     let mut out = Vec::new();
-    for _ in 0..n {
-        let size = m.u32("encoded part size")? as u64;
-        let part = d.bytes("encoded part", size)?;
+    for size in sizes.0 {
+        let part = d.take("encoded part", size.into())?;
         let mut dec = image_webp::WebPDecoder::new(std::io::Cursor::new(part))
             .map_err(|e| err(e.to_string()))?;
         let (w, h) = dec.dimensions();
@@ -109,5 +106,5 @@ pub(crate) fn reverse(
             }
         }
     }
-    Ok((m.rest().to_vec(), out))
+    Ok((meta[used..].to_vec(), out))
 }
