@@ -22,7 +22,8 @@
 //! for the read's next batches to fill.
 
 use crate::result::{Column, ReadResult};
-use crate::{QueryError, ReadContext};
+use crate::{QueryError, ReadContext, ReadRequest};
+use crate::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
 use arrow_array::types::*;
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeListArray, ListArray,
@@ -514,6 +515,61 @@ pub fn array_schema(
     array: &tessera_fragment::OpenArray,
     dictionaries: Option<&Dictionaries>,
 ) -> Schema {
+    fields_schema(array, &ReadRequest::new(), dictionaries, &[])
+}
+
+/// The Arrow schema of the record batches a read of `request` returns
+/// (every batch of a streamed read, an empty result's too), from the
+/// schema and the array's `enumerations` alone, before any tile is read;
+/// the request is checked against the schema first ([`ReadRequest::check`]).
+/// Enumerated attributes are dictionary columns over their values, or,
+/// with [`ReadRequest::enumeration_values`], columns of the values.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tessera_query::arrow::output_schema;
+/// use tessera_query::stream::stream;
+/// use tessera_query::{ReadRequest, ReadSession, Value};
+/// use tessera_tile::storage::LocalFs;
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+/// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
+/// let array = session.array();
+/// // No cell lies this far out: the result is empty, with its schema.
+/// let request = ReadRequest::new().attributes(["i"]).range("x", Value::Int(-9), Value::Int(-1));
+/// let schema = output_schema(array, &request, array.enumerations(&LocalFs).unwrap()).unwrap();
+/// let names: Vec<_> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+/// assert_eq!(names, ["x", "y", "i"]);
+/// let batches = stream(session, request).unwrap();
+/// assert_eq!(*batches.schema(), schema);
+/// assert_eq!(batches.map(|b| b.unwrap().num_rows()).sum::<usize>(), 0);
+/// ```
+pub fn output_schema(
+    array: &tessera_fragment::OpenArray,
+    request: &ReadRequest,
+    enumerations: &[tessera_schema::Enumeration],
+) -> Result<Schema, QueryError> {
+    request.check(&array.schema)?;
+    let dictionaries = match request.reads_enumeration_values() {
+        true => None,
+        false => Some(Dictionaries::new(array, enumerations)?),
+    };
+    Ok(fields_schema(
+        array,
+        request,
+        dictionaries.as_ref(),
+        enumerations,
+    ))
+}
+
+/// [`output_schema`] of a checked request: enumerated attributes over
+/// `dictionaries`, else as the values of `enumerations` where the request
+/// reads values, else as keys.
+fn fields_schema(
+    array: &tessera_fragment::OpenArray,
+    request: &ReadRequest,
+    dictionaries: Option<&Dictionaries>,
+    enumerations: &[tessera_schema::Enumeration],
+) -> Schema {
     let empty = |name: &str, is_dimension, datatype, cell_val_num, nullable: bool| Column {
         name: name.to_owned(),
         is_dimension,
@@ -527,8 +583,27 @@ pub fn array_schema(
     let dims = schema
         .dimensions
         .iter()
+        .filter(|_| request.returns_dimensions())
         .map(|d| arrow_field(&empty(&d.name, true, d.datatype, d.cell_val_num, false)));
-    let attrs = schema.attributes.iter().map(|a| {
+    let selected: Vec<&tessera_schema::Attribute> = match request.selected_attributes() {
+        Some(names) => names.iter().filter_map(|n| schema.attribute(n)).collect(),
+        None => schema.attributes.iter().collect(),
+    };
+    let attrs = selected.into_iter().map(|a| {
+        let values = a
+            .enumeration
+            .as_ref()
+            .filter(|_| request.reads_enumeration_values())
+            .and_then(|name| enumerations.iter().find(|e| &e.name == name));
+        if let Some(e) = values {
+            return arrow_field(&empty(
+                &a.name,
+                false,
+                e.datatype,
+                e.cell_val_num,
+                a.nullable,
+            ));
+        }
         let keys = arrow_field(&empty(
             &a.name,
             false,
@@ -547,7 +622,25 @@ pub fn array_schema(
             None => keys,
         }
     });
-    Schema::new(dims.chain(attrs).collect::<Vec<_>>())
+    // Versions are a sparse array's (a dense one's cells read as without).
+    let versions = request.reads_versions() && !schema.is_dense();
+    let mut extra = Vec::new();
+    if versions {
+        extra.push(VERSION_TIMESTAMPS);
+        if request.reads_delete_metadata() {
+            extra.extend([DELETE_TIMESTAMPS, DELETE_CONDITION_INDEX]);
+        }
+    }
+    let extra = extra.into_iter().map(|name| {
+        arrow_field(&empty(
+            name,
+            false,
+            Datatype::UInt64,
+            CellValNum::Fixed(1),
+            false,
+        ))
+    });
+    Schema::new(dims.chain(attrs).chain(extra).collect::<Vec<_>>())
 }
 
 /// `keys` over `values`: a key equal to the attribute's `fill` and past

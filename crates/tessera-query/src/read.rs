@@ -32,8 +32,6 @@ pub(crate) struct Read<'a> {
     pub(crate) with_dimensions: bool,
     /// How the read runs (not what it returns).
     pub(crate) tuning: Tuning,
-    /// Dimensions a range named that the array does not have.
-    pub(crate) unknown_dimensions: Vec<String>,
     pub(crate) enumeration_values: bool,
     pub(crate) coordinate_grid: bool,
     /// Every version of each cell, with its timestamp (sparse arrays).
@@ -47,8 +45,8 @@ pub(crate) struct Read<'a> {
 }
 
 impl<'a> Read<'a> {
-    /// `request` of `array`, its ranges put on the array's dimensions (a
-    /// name the array lacks is reported when the read runs).
+    /// `request` of `array`, its ranges put on the array's dimensions
+    /// (the request was checked: [`ReadRequest::check`]).
     pub(crate) fn resolve(
         storage: &'a dyn Storage,
         array: &'a OpenArray,
@@ -57,11 +55,9 @@ impl<'a> Read<'a> {
     ) -> Self {
         let dims = &array.schema.dimensions;
         let mut ranges = vec![Vec::new(); dims.len()];
-        let mut unknown_dimensions = Vec::new();
         for (dim, lo, hi) in &request.ranges {
-            match dims.iter().position(|d| &d.name == dim) {
-                Some(j) => ranges[j].push((lo.clone(), hi.clone())),
-                None => unknown_dimensions.push(dim.clone()),
+            if let Some(j) = dims.iter().position(|d| &d.name == dim) {
+                ranges[j].push((lo.clone(), hi.clone()));
             }
         }
         Read {
@@ -73,7 +69,6 @@ impl<'a> Read<'a> {
             condition: request.condition.clone(),
             with_dimensions: request.dimensions,
             tuning: request.tuning,
-            unknown_dimensions,
             enumeration_values: request.enumeration_values,
             coordinate_grid: request.coordinate_grid,
             versions: request.versions,

@@ -3,8 +3,9 @@
 //! process where a [`ReadSession`](crate::ReadSession) runs it.
 
 use crate::tuning::Tuning;
+use crate::QueryError;
 use tessera_cells::Expr;
-use tessera_schema::Value;
+use tessera_schema::{ArraySchema, Value};
 use tessera_tile::Layout;
 
 /// A read of an array: its fields, ranges, condition, layout and memory,
@@ -277,6 +278,51 @@ impl ReadRequest {
         self
     }
 
+    /// Checks the request against `schema` before anything is read: every
+    /// attribute it selects, dimension it ranges over, and field its
+    /// condition or prune condition names is the array's, or the error
+    /// names it. [`ReadSession::batches`](crate::ReadSession::batches)
+    /// (and every read through it) checks this first.
+    ///
+    /// ```
+    /// use tessera_query::{Expr, QueryError, ReadRequest, ReadSession, Value};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let schema = &session.array().schema;
+    /// let wrong = ReadRequest::new().range("z", Value::Int(1), Value::Int(2));
+    /// assert!(matches!(wrong.check(schema), Err(QueryError::UnknownField { kind: "dimension", .. })));
+    /// // The read fails as it is built, before a tile is read.
+    /// assert!(session.batches(&wrong).is_err());
+    /// ```
+    pub fn check(&self, schema: &ArraySchema) -> Result<(), QueryError> {
+        let unknown = |kind, name: &str| QueryError::UnknownField {
+            kind,
+            name: name.to_owned(),
+        };
+        for a in self.attributes.iter().flatten() {
+            if schema.attribute(a).is_none() {
+                return Err(unknown("attribute", a));
+            }
+        }
+        for (d, _, _) in &self.ranges {
+            if schema.dimension(d).is_none() {
+                return Err(unknown("dimension", d));
+            }
+        }
+        let mut named = Vec::new();
+        for c in self.condition.iter().chain(&self.prune) {
+            c.fields(&mut named);
+        }
+        match named
+            .iter()
+            .find(|n| schema.attribute(n).is_none() && schema.dimension(n).is_none())
+        {
+            Some(n) => Err(unknown("field", n)),
+            None => Ok(()),
+        }
+    }
+
     /// The attributes selected (`None`: all).
     pub fn selected_attributes(&self) -> Option<&[String]> {
         self.attributes.as_deref()
@@ -295,5 +341,20 @@ impl ReadRequest {
     /// Whether enumerated attributes read as their values.
     pub fn reads_enumeration_values(&self) -> bool {
         self.enumeration_values
+    }
+
+    /// Whether the dimensions are returned.
+    pub fn returns_dimensions(&self) -> bool {
+        self.dimensions
+    }
+
+    /// Whether every version of each cell is read ([`ReadRequest::versions`]).
+    pub fn reads_versions(&self) -> bool {
+        self.versions
+    }
+
+    /// Whether deleted versions are kept, with their delete metadata.
+    pub fn reads_delete_metadata(&self) -> bool {
+        self.delete_metadata
     }
 }

@@ -105,6 +105,7 @@ impl ReadSession {
     /// a [`ReadContext`] of its own, capped by its budget, unless the
     /// session was given one ([`ReadSession::context`]).
     pub fn batches(&self, request: &ReadRequest) -> Result<Batches, QueryError> {
+        request.check(&self.array.schema)?;
         Batches::start(
             self.storage.clone(),
             self.array.clone(),
@@ -173,6 +174,7 @@ impl ReadSession {
         request: &ReadRequest,
         aggs: &[Aggregate],
     ) -> Result<Aggregates, QueryError> {
+        request.check(&self.array.schema)?;
         let context = self.context_for(request);
         aggregate(&self.storage, &self.array, context, request, aggs)
     }

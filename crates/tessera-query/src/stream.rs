@@ -5,7 +5,7 @@
 //! wait beside the one the caller holds, and the read stops when the
 //! caller drops the stream.
 
-use crate::arrow::Dictionaries;
+use crate::arrow::{output_schema, Dictionaries};
 use crate::{QueryError, ReadRequest, ReadResult, ReadSession};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -23,9 +23,11 @@ enum Message {
 }
 
 /// Starts `request` (in batches of its budget, by default 1 GiB) on a
-/// thread of its own; returns once the result's schema is known, or with
-/// the error that ended the read before its first batch (an unknown field,
-/// a range outside the domain).
+/// thread of its own; returns with the result's schema
+/// ([`output_schema`](crate::arrow::output_schema), known before any tile
+/// is read), or with the error that ended the read before its first batch
+/// (an unknown field, a range outside the domain). A read of no cells has
+/// its schema and no batch.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -51,7 +53,8 @@ pub fn stream(session: ReadSession, request: ReadRequest) -> Result<BatchStream,
         .spawn(move || {
             let worker = Worker {
                 tx: &tx,
-                sent_schema: false,
+                schema: None,
+                sent_batch: false,
             };
             worker.run(&session, &request);
         })
@@ -68,7 +71,10 @@ pub fn stream(session: ReadSession, request: ReadRequest) -> Result<BatchStream,
 /// The read thread's side of the channel.
 struct Worker<'a> {
     tx: &'a SyncSender<Message>,
-    sent_schema: bool,
+    /// The schema sent, once it is.
+    schema: Option<SchemaRef>,
+    /// Whether a batch was sent (the read cannot start again after).
+    sent_batch: bool,
 }
 
 impl Worker<'_> {
@@ -93,7 +99,7 @@ impl Worker<'_> {
                 Ok(Err(e)) => e,
                 Err(_) => QueryError::Invalid("internal error: the read thread panicked".into()),
             };
-            if self.sent_schema || tries == REOPENS || !is_missing_file(&failure) {
+            if self.sent_batch || tries == REOPENS || !is_missing_file(&failure) {
                 break failure;
             }
             tries += 1;
@@ -107,53 +113,49 @@ impl Worker<'_> {
     }
 
     fn batches(&mut self, session: &ReadSession, request: &ReadRequest) -> Result<(), QueryError> {
+        let array = session.array();
+        let enumerations = array.enumerations(&**session.storage())?;
         // Keys are put over their enumeration's values; values read as
         // values are plain columns.
-        let array = session.array();
         let dictionaries = match request.enumeration_values {
             true => None,
-            false => Some(Dictionaries::new(
-                array,
-                array.enumerations(&**session.storage())?,
-            )?),
+            false => Some(Dictionaries::new(array, enumerations)?),
+        };
+        let schema = match &self.schema {
+            Some(s) => s.clone(),
+            None => {
+                let s = SchemaRef::new(output_schema(array, request, enumerations)?);
+                self.schema = Some(s.clone());
+                if self.tx.send(Message::Schema(s.clone())).is_err() {
+                    return Ok(());
+                }
+                s
+            }
         };
         let convert = |r: ReadResult| {
             let batch = match request.return_buffers {
                 true => r.into_record_batch_returning()?,
                 false => r.into_record_batch()?,
             };
-            match &dictionaries {
-                Some(d) => d.apply(batch),
-                None => Ok(batch),
+            let batch = match &dictionaries {
+                Some(d) => d.apply(batch)?,
+                None => batch,
+            };
+            if batch.schema() != schema {
+                return Err(QueryError::Invalid(format!(
+                    "internal error: a batch of schema {:?}, not the read's {schema:?}",
+                    batch.schema()
+                )));
             }
+            Ok(batch)
         };
-        let mut batches = session.batches(request)?;
-        let first = match batches.next() {
-            Some(b) => convert(b?)?,
-            // No batch at all: the (empty) result's fields all the same.
-            None => convert(session.execute(request)?)?,
-        };
-        if !self.send(first) {
-            return Ok(());
-        }
-        for b in batches {
-            if !self.send(convert(b?)?) {
+        for b in session.batches(request)? {
+            self.sent_batch = true;
+            if self.tx.send(Message::Batch(convert(b?)?)).is_err() {
                 break;
             }
         }
         Ok(())
-    }
-
-    /// Sends a batch (after the schema, the first time); `false` once the
-    /// stream is dropped.
-    fn send(&mut self, batch: RecordBatch) -> bool {
-        if !self.sent_schema {
-            self.sent_schema = true;
-            if self.tx.send(Message::Schema(batch.schema())).is_err() {
-                return false;
-            }
-        }
-        self.tx.send(Message::Batch(batch)).is_ok()
     }
 }
 

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_query::arrow::{array_schema, Dictionaries};
+use tessera_query::arrow::{array_schema, output_schema, Dictionaries};
 use tessera_query::stream::stream;
-use tessera_query::{ReadRequest, ReadSession};
+use tessera_query::{ReadRequest, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
 #[test]
@@ -38,4 +38,122 @@ fn array_schema_is_what_reads_return() {
         }
     }
     assert!(checked > 300, "{checked} arrays");
+}
+
+/// The requests each fixture is read with: the defaults, no dimensions,
+/// attributes chosen and reordered, enumerations as values, every
+/// version, and deleted versions with their marks.
+fn requests(array: &OpenArray) -> Vec<ReadRequest> {
+    let names: Vec<String> = array
+        .schema
+        .attributes
+        .iter()
+        .map(|a| a.name.clone())
+        .collect();
+    let mut reversed = names.clone();
+    reversed.reverse();
+    vec![
+        ReadRequest::new(),
+        ReadRequest::new().dimensions(false),
+        ReadRequest::new().attributes(reversed),
+        ReadRequest::new().attributes(names.into_iter().take(1)),
+        ReadRequest::new().enumeration_values(true),
+        ReadRequest::new().versions(true),
+        ReadRequest::new().versions(true).delete_metadata(true),
+    ]
+}
+
+/// `output_schema`, from the schema alone, is the schema of every batch
+/// of every read of every fixture, for requests of every shape; a sparse
+/// array opened before its first write reads as no cell, with the same
+/// schema.
+#[test]
+fn output_schema_is_what_every_read_returns() {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let mut checked = 0;
+    for release in std::fs::read_dir(&testdata).unwrap().flatten() {
+        if !release.file_name().to_string_lossy().starts_with("tiledb-") {
+            continue;
+        }
+        for case in std::fs::read_dir(release.path()).unwrap().flatten() {
+            let expected: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(case.path().join("expected.json")).unwrap())
+                    .unwrap();
+            let key = expected["case"]["key"]
+                .as_str()
+                .map(|k| EncryptionKey::parse(k).unwrap());
+            let path = case.path().join("array");
+            let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
+            let enumerations = array.enumerations(&LocalFs).unwrap().to_vec();
+            for request in requests(&array) {
+                let want = output_schema(&array, &request, &enumerations).unwrap();
+                let session = ReadSession::new(Arc::new(LocalFs), array.clone());
+                let read = stream(session, request.clone().budget(1 << 20)).unwrap();
+                assert_eq!(*read.schema(), want, "{} {request:?}", path.display());
+                for batch in read {
+                    let batch =
+                        batch.unwrap_or_else(|e| panic!("{} {request:?}: {e}", path.display()));
+                    assert_eq!(*batch.schema(), want, "{} {request:?}", path.display());
+                }
+                checked += 1;
+            }
+            if !array.schema.is_dense() {
+                let before = Arc::new(OpenArray::open(&LocalFs, &path, 0, 0, key).unwrap());
+                let request = ReadRequest::new();
+                let want = output_schema(&before, &request, &enumerations).unwrap();
+                let read = stream(ReadSession::new(Arc::new(LocalFs), before), request).unwrap();
+                assert_eq!(
+                    *read.schema(),
+                    want,
+                    "{} before its first write",
+                    path.display()
+                );
+                let cells: usize = read.map(|b| b.unwrap().num_rows()).sum();
+                assert_eq!(cells, 0, "{}", path.display());
+            }
+        }
+    }
+    assert!(checked > 2000, "{checked} reads");
+}
+
+/// A request naming a field the array lacks fails as the read is built,
+/// naming it, before any batch: an attribute, a dimension, a condition's
+/// field.
+#[test]
+fn unknown_fields_fail_when_the_read_is_built() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
+    let session = ReadSession::open(Arc::new(LocalFs), &path, None).unwrap();
+    let schema = session.array().schema.clone();
+    let other = OpenArray::open(
+        &LocalFs,
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/tiledb-0.36.1/dense_2d_types/array"),
+        0,
+        u64::MAX,
+        None,
+    )
+    .unwrap();
+    let foreign = tessera_query::Expr::parse("f64 > 1.0", &other.schema).unwrap();
+    for (request, name) in [
+        (ReadRequest::new().attributes(["nope"]), "attribute `nope`"),
+        (
+            ReadRequest::new().range("z", Value::Int(0), Value::Int(1)),
+            "dimension `z`",
+        ),
+        (ReadRequest::new().condition(foreign.clone()), "field `f64`"),
+        (ReadRequest::new().prune(foreign), "field `f64`"),
+    ] {
+        let e = request.check(&schema).unwrap_err().to_string();
+        assert!(e.contains(name), "{e}");
+        assert_eq!(session.batches(&request).err().unwrap().to_string(), e);
+        assert_eq!(
+            session.aggregate(&request, &[]).err().unwrap().to_string(),
+            e
+        );
+        assert_eq!(
+            stream(session.clone(), request).err().unwrap().to_string(),
+            e
+        );
+    }
 }
