@@ -434,3 +434,38 @@ async fn explain_shows_the_pushdowns() {
     }
     insta::assert_snapshot!(plans.join("\n\n"));
 }
+
+/// A filter no cell passes: no row, the table's columns, and aggregates
+/// of nothing (a count of 0, sums and extremes NULL), on a sparse array
+/// (its scan reads with the condition) and a dense one (its scan prunes
+/// every tile by metadata).
+#[tokio::test]
+async fn filters_no_cell_passes_give_no_row_with_the_columns() {
+    let ctx = context(&[("s", "sparse_2d"), ("d", "dense_2d_types")]).await;
+    for (table, column, filter) in [("s", "i", "i > 1000000"), ("d", "f64", "f64 > 1e300")] {
+        let q = format!("SELECT * FROM {table} WHERE {filter}");
+        let batches: Vec<RecordBatch> = ctx.sql(&q).await.unwrap().collect().await.unwrap();
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(rows, 0, "{q}");
+        let df = ctx.sql(&q).await.unwrap();
+        let names: Vec<String> = df
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let table_names: Vec<String> = ctx
+            .table(table)
+            .await
+            .unwrap()
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, table_names, "{q}");
+        let q =
+            format!("SELECT count(*), sum({column}), min({column}) FROM {table} WHERE {filter}");
+        assert_eq!(sql(&ctx, &q).await, [["0", "NULL", "NULL"]], "{q}");
+    }
+}

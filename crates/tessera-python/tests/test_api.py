@@ -69,6 +69,22 @@ def test_empty_array_has_no_domain_and_reads_nothing():
     assert t.column_names == [d.name for d in A.schema.dims] + [a.name for a in A.schema.attrs]
 
 
+@pytest.mark.parametrize("case, where", [("sparse_2d", "i > 1000000"), ("sparse_2d", "f < -1e300 and i > 0"),
+                                          ("random_sparse", "a > 1000000")])
+def test_a_read_of_no_cell_has_its_schema(case, where):
+    """A condition no cell meets: no rows, the fields of the read (as a
+    read of every cell has them), through read, df and the Arrow stream."""
+    A = tessera.open(uri(case))
+    whole = A.read()
+    none = A.read(where=where)
+    assert none.num_rows == 0
+    assert none.schema == whole.schema
+    assert A.reader(where=where, budget=1 << 16).read_all().schema == whole.schema
+    assert list(A.query(cond=where).df[:].columns) == whole.column_names
+    with tiledb.open(uri(case)) as T:
+        assert len(T.query(cond=where).df[:]) == 0
+
+
 def test_multi_index_and_df_match_tiledb_py():
     with tiledb.open(uri("sparse_2d")) as T:
         want = T.multi_index[1:10, [2, slice(5, 20)]]

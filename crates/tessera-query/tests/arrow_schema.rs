@@ -2,7 +2,7 @@
 //! every streamed read of every fixture returns (enumerations as
 //! dictionaries, nullable fields, var-sized and multi-value cells).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
@@ -11,10 +11,10 @@ use tessera_query::stream::stream;
 use tessera_query::{ReadRequest, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
-#[test]
-fn array_schema_is_what_reads_return() {
+/// Every fixture array of every release, with its encryption key.
+fn fixtures() -> Vec<(PathBuf, Option<EncryptionKey>)> {
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-    let mut checked = 0;
+    let mut out = Vec::new();
     for release in std::fs::read_dir(&testdata).unwrap().flatten() {
         if !release.file_name().to_string_lossy().starts_with("tiledb-") {
             continue;
@@ -26,16 +26,24 @@ fn array_schema_is_what_reads_return() {
             let key = expected["case"]["key"]
                 .as_str()
                 .map(|k| EncryptionKey::parse(k).unwrap());
-            let path = case.path().join("array");
-            let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
-            let dictionaries =
-                Dictionaries::new(&array, array.enumerations(&LocalFs).unwrap()).unwrap();
-            let want = array_schema(&array, Some(&dictionaries));
-            let session = ReadSession::new(Arc::new(LocalFs), array);
-            let read = stream(session, ReadRequest::new()).unwrap();
-            assert_eq!(*read.schema(), want, "{}", path.display());
-            checked += 1;
+            out.push((case.path().join("array"), key));
         }
+    }
+    out
+}
+
+#[test]
+fn array_schema_is_what_reads_return() {
+    let mut checked = 0;
+    for (path, key) in fixtures() {
+        let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
+        let dictionaries =
+            Dictionaries::new(&array, array.enumerations(&LocalFs).unwrap()).unwrap();
+        let want = array_schema(&array, Some(&dictionaries));
+        let session = ReadSession::new(Arc::new(LocalFs), array);
+        let read = stream(session, ReadRequest::new()).unwrap();
+        assert_eq!(*read.schema(), want, "{}", path.display());
+        checked += 1;
     }
     assert!(checked > 300, "{checked} arrays");
 }
@@ -69,48 +77,34 @@ fn requests(array: &OpenArray) -> Vec<ReadRequest> {
 /// schema.
 #[test]
 fn output_schema_is_what_every_read_returns() {
-    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     let mut checked = 0;
-    for release in std::fs::read_dir(&testdata).unwrap().flatten() {
-        if !release.file_name().to_string_lossy().starts_with("tiledb-") {
-            continue;
+    for (path, key) in fixtures() {
+        let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
+        let enumerations = array.enumerations(&LocalFs).unwrap().to_vec();
+        for request in requests(&array) {
+            let want = output_schema(&array, &request, &enumerations).unwrap();
+            let session = ReadSession::new(Arc::new(LocalFs), array.clone());
+            let read = stream(session, request.clone().budget(1 << 20)).unwrap();
+            assert_eq!(*read.schema(), want, "{} {request:?}", path.display());
+            for batch in read {
+                let batch = batch.unwrap_or_else(|e| panic!("{} {request:?}: {e}", path.display()));
+                assert_eq!(*batch.schema(), want, "{} {request:?}", path.display());
+            }
+            checked += 1;
         }
-        for case in std::fs::read_dir(release.path()).unwrap().flatten() {
-            let expected: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(case.path().join("expected.json")).unwrap())
-                    .unwrap();
-            let key = expected["case"]["key"]
-                .as_str()
-                .map(|k| EncryptionKey::parse(k).unwrap());
-            let path = case.path().join("array");
-            let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
-            let enumerations = array.enumerations(&LocalFs).unwrap().to_vec();
-            for request in requests(&array) {
-                let want = output_schema(&array, &request, &enumerations).unwrap();
-                let session = ReadSession::new(Arc::new(LocalFs), array.clone());
-                let read = stream(session, request.clone().budget(1 << 20)).unwrap();
-                assert_eq!(*read.schema(), want, "{} {request:?}", path.display());
-                for batch in read {
-                    let batch =
-                        batch.unwrap_or_else(|e| panic!("{} {request:?}: {e}", path.display()));
-                    assert_eq!(*batch.schema(), want, "{} {request:?}", path.display());
-                }
-                checked += 1;
-            }
-            if !array.schema.is_dense() {
-                let before = Arc::new(OpenArray::open(&LocalFs, &path, 0, 0, key).unwrap());
-                let request = ReadRequest::new();
-                let want = output_schema(&before, &request, &enumerations).unwrap();
-                let read = stream(ReadSession::new(Arc::new(LocalFs), before), request).unwrap();
-                assert_eq!(
-                    *read.schema(),
-                    want,
-                    "{} before its first write",
-                    path.display()
-                );
-                let cells: usize = read.map(|b| b.unwrap().num_rows()).sum();
-                assert_eq!(cells, 0, "{}", path.display());
-            }
+        if !array.schema.is_dense() {
+            let before = Arc::new(OpenArray::open(&LocalFs, &path, 0, 0, key).unwrap());
+            let request = ReadRequest::new();
+            let want = output_schema(&before, &request, &enumerations).unwrap();
+            let read = stream(ReadSession::new(Arc::new(LocalFs), before), request).unwrap();
+            assert_eq!(
+                *read.schema(),
+                want,
+                "{} before its first write",
+                path.display()
+            );
+            let cells: usize = read.map(|b| b.unwrap().num_rows()).sum();
+            assert_eq!(cells, 0, "{}", path.display());
         }
     }
     assert!(checked > 2000, "{checked} reads");
