@@ -150,8 +150,9 @@ impl Worker<'_> {
             Ok(batch)
         };
         for b in session.batches(request)? {
+            let batch = convert(b?)?;
             self.sent_batch = true;
-            if self.tx.send(Message::Batch(convert(b?)?)).is_err() {
+            if self.tx.send(Message::Batch(batch)).is_err() {
                 break;
             }
         }
