@@ -9,8 +9,8 @@ use std::path::Path;
 use tessera::filters::{FilterKind, FilterPipeline, TileContext, TileDecoder};
 use tessera::fragment::{Field, FileKind, FragmentMetadata, OpenArray};
 use tessera::schema::{Range1D, Value};
-use tessera::tile::storage::{LocalFs, Storage};
-use tessera::tile::{tile::ChunkList, Layout, Reader};
+use tessera::tile::storage::{LocalFs, ReadableStorage};
+use tessera::tile::{tile::ChunkList, Layout};
 
 /// Inclusive integer ranges, one per dimension.
 type Subarray = Vec<(i128, i128)>;
@@ -109,8 +109,7 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
                         .map_err(|e| e.to_string())?;
                     return Ok(cells.len() as u64);
                 }
-                let chunks =
-                    ChunkList::parse(&mut Reader::new(&tile, "tile")).map_err(|e| e.to_string())?;
+                let chunks = ChunkList::parse(&tile, 0).map_err(|e| e.to_string())?;
                 let codec = pipe.filters.iter().find_map(|f| match f.kind {
                     FilterKind::Zstd { .. } => Some(true),
                     FilterKind::Lz4 { .. } => Some(false),

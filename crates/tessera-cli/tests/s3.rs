@@ -14,7 +14,9 @@ mod emulated;
 use emulated::{tessera, testdata, Emulator};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use tessera_object_store::{ObjectStorage, Storage, WritableStorage};
+use tessera_object_store::{
+    ListableStorage, ObjectStorage, ReadableStorage, Storage, WritableStorage,
+};
 
 const BUCKET: &str = "fixtures";
 

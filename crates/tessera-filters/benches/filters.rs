@@ -12,7 +12,7 @@ use criterion::{Criterion, Throughput};
 use sha2::Digest;
 use std::time::{Duration, Instant};
 use tessera_filters::{Filter, FilterKind, FilterPipeline, TileContext, TileDecoder, TileEncoder};
-use tessera_tile::{tile::ChunkList, Datatype, FormatVersion, Reader};
+use tessera_tile::{tile::ChunkList, Datatype, FormatVersion};
 
 const KEY: [u8; 32] = [7; 32];
 
@@ -307,7 +307,7 @@ fn cell_size(p: &FilterPipeline) -> u64 {
 /// The raw codec over every chunk of `tile`, into a fresh output as the
 /// pipeline makes one.
 fn run_raw(raw: Raw, tile: &[u8]) -> Vec<u8> {
-    let chunks = ChunkList::parse(&mut Reader::new(tile, "tile")).unwrap();
+    let chunks = ChunkList::parse(tile, 0).unwrap();
     let mut out = vec![0u8; chunks.original_size() as usize];
     let mut rest: &mut [u8] = &mut out;
     for c in &chunks.chunks {

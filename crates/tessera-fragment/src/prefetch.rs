@@ -8,7 +8,9 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tessera_tile::storage::{DirEntry, PendingBatch, Storage};
+use tessera_tile::storage::{
+    DirEntry, ListableStorage, PendingBatch, ReadableStorage, Storage, StorageHints,
+};
 
 /// A storage whose `read_tail` of some files was done ahead; everything
 /// else goes to the storage underneath.
@@ -37,7 +39,7 @@ impl<'s> Prefetched<'s> {
     }
 }
 
-impl Storage for Prefetched<'_> {
+impl ReadableStorage for Prefetched<'_> {
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
         if max == self.max {
             if let Some(t) = self.tails.lock().ok().and_then(|mut t| t.remove(path)) {
@@ -46,21 +48,23 @@ impl Storage for Prefetched<'_> {
         }
         self.inner.read_tail(path, max)
     }
+
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         self.inner.read_range(path, range)
     }
-    fn list_anew(&self) {
-        self.inner.list_anew()
-    }
+
     fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
         self.inner.read_range_into(path, range, buf)
     }
+
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
         self.inner.read_batch(requests)
     }
+
     fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
         self.inner.begin_batch(requests)
     }
+
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         // A tail holding the whole file is the file.
         if let Ok(mut tails) = self.tails.lock() {
@@ -75,19 +79,32 @@ impl Storage for Prefetched<'_> {
         }
         self.inner.read_all(path)
     }
-    fn prefers_batches(&self) -> bool {
-        self.inner.prefers_batches()
-    }
-    fn read_ahead(&self) -> u64 {
-        self.inner.read_ahead()
-    }
+
     fn size(&self, path: &Path) -> io::Result<u64> {
         self.inner.size(path)
     }
+}
+
+impl ListableStorage for Prefetched<'_> {
+    fn list_anew(&self) {
+        self.inner.list_anew()
+    }
+
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         self.inner.list(path)
     }
+
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
+    }
+}
+
+impl StorageHints for Prefetched<'_> {
+    fn prefers_batches(&self) -> bool {
+        self.inner.prefers_batches()
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.inner.read_ahead()
     }
 }

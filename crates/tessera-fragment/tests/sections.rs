@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use tessera_fragment::{Field, FileKind, FragmentMetadata, OpenArray};
-use tessera_tile::storage::{Memory, Storage};
+use tessera_tile::storage::{ListableStorage, Memory, ReadableStorage, Storage, StorageHints};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array")
@@ -88,7 +88,7 @@ struct Hooked<'m, F> {
     hook: F,
 }
 
-impl<F> Storage for Hooked<'_, F>
+impl<F> ReadableStorage for Hooked<'_, F>
 where
     F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync,
 {
@@ -96,15 +96,28 @@ where
         (self.hook)(self, path, &range)?;
         self.inner.read_range(path, range)
     }
+
     fn size(&self, path: &Path) -> std::io::Result<u64> {
         self.inner.size(path)
     }
+}
+
+impl<F> ListableStorage for Hooked<'_, F>
+where
+    F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync,
+{
     fn list(&self, path: &Path) -> std::io::Result<Vec<tessera_tile::storage::DirEntry>> {
         self.inner.list(path)
     }
+
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
     }
+}
+
+impl<F> StorageHints for Hooked<'_, F> where
+    F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync
+{
 }
 
 /// Loads the R-tree through a storage that, while reading it, loads

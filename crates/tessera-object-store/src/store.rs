@@ -14,7 +14,9 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tessera_tile::storage::{DirEntry, PendingBatch, Storage};
+use tessera_tile::storage::{
+    DirEntry, ListableStorage, PendingBatch, ReadableStorage, StorageHints,
+};
 
 /// Objects in one page of a listing (S3's and GCS's default): a subtree
 /// listed whole must fit in it.
@@ -546,7 +548,7 @@ fn folder_id(folder: &Path) -> String {
     }
 }
 
-impl Storage for ObjectStorage {
+impl ReadableStorage for ObjectStorage {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         // A batch of one: a large range goes in requests of the tuned size.
         let mut got = self.read_batch(&[(path.to_path_buf(), range)])?;
@@ -595,10 +597,6 @@ impl Storage for ObjectStorage {
             let got = started.wait()?;
             Ok(serve(&plan, &requests, got))
         })
-    }
-
-    fn read_ahead(&self) -> u64 {
-        self.tuning.read_ahead_bytes()
     }
 
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
@@ -699,10 +697,6 @@ impl Storage for ObjectStorage {
             .expect("one result per file")
     }
 
-    fn prefers_batches(&self) -> bool {
-        true
-    }
-
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let key = self.key(path)?;
         let mut got = self.get_all(vec![(key, None)])?;
@@ -725,7 +719,9 @@ impl Storage for ObjectStorage {
             )),
         }
     }
+}
 
+impl ListableStorage for ObjectStorage {
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         self.listing(path)
     }
@@ -741,5 +737,15 @@ impl Storage for ObjectStorage {
         if let Ok(mut l) = self.listings.lock() {
             *l = Listings::default();
         }
+    }
+}
+
+impl StorageHints for ObjectStorage {
+    fn read_ahead(&self) -> u64 {
+        self.tuning.read_ahead_bytes()
+    }
+
+    fn prefers_batches(&self) -> bool {
+        true
     }
 }

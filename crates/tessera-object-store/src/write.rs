@@ -17,7 +17,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Mutex;
 use tessera_tile::storage::{
-    already_there, put_after_looking, FileWriter, Storage, WritableStorage,
+    already_there, put_after_looking, FileWriter, ReadableStorage, WritableStorage,
 };
 
 /// A part of a multipart upload: big enough that S3's 10,000 parts hold

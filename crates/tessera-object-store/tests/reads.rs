@@ -3,7 +3,9 @@
 //! object the listings know is an error before any request.
 
 use std::path::{Path, PathBuf};
-use tessera_object_store::{ObjectStorage, Storage, StoreTuning, WritableStorage};
+use tessera_object_store::{
+    ListableStorage, ObjectStorage, ReadableStorage, StoreTuning, WritableStorage,
+};
 
 #[test]
 fn spans_come_whole_from_requests_of_the_tuned_size() {

@@ -3,7 +3,7 @@
 //! when complete.
 
 use std::path::Path;
-use tessera_object_store::{ObjectStorage, Storage, WritableStorage};
+use tessera_object_store::{ListableStorage, ObjectStorage, ReadableStorage, WritableStorage};
 
 fn names(storage: &ObjectStorage, folder: &str) -> Vec<String> {
     storage

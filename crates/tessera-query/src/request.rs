@@ -41,6 +41,9 @@ pub struct ReadRequest {
     pub(crate) return_buffers: bool,
     /// Bytes a batch may take; `None`: the whole read in one.
     pub(crate) budget: Option<u64>,
+    /// Result bytes batches are cut to where cuts cost nothing, for a
+    /// caller that recycles its batches; `None`: half the budget.
+    pub(crate) recycled_batch_bytes: Option<u64>,
     /// How the read runs (not what it returns).
     pub(crate) tuning: Tuning,
 }
@@ -60,6 +63,7 @@ impl Default for ReadRequest {
             enumeration_values: false,
             return_buffers: false,
             budget: None,
+            recycled_batch_bytes: None,
             tuning: Tuning::default(),
         }
     }
@@ -148,6 +152,34 @@ impl ReadRequest {
     /// the whole read is one batch.
     pub fn budget(mut self, bytes: u64) -> Self {
         self.budget = Some(bytes);
+        self
+    }
+
+    /// For a caller that recycles each batch before it takes the next
+    /// ([`ReadResult::recycle`](crate::ReadResult::recycle)): where cutting
+    /// costs nothing (no tile is decoded: every field is read straight
+    /// from unfiltered tiles; or a dense piece cut between space tiles),
+    /// batches are cut until their result is at most `bytes` (never more
+    /// than half the budget, the default, so that a recycled result fits
+    /// beside the next batch). Small batches stay in the processor's
+    /// caches while they are written out and their buffers are reused; a
+    /// caller that joins its batches leaves this unset, as smaller dense
+    /// batches would cost it a copy.
+    ///
+    /// ```
+    /// use tessera_query::{ReadRequest, ReadSession};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let request = ReadRequest::new().budget(1 << 30).recycled_batches(8 << 20);
+    /// for batch in session.batches(&request).unwrap() {
+    ///     let batch = batch.unwrap();
+    ///     println!("{} cells", batch.cell_count);
+    ///     batch.recycle();
+    /// }
+    /// ```
+    pub fn recycled_batches(mut self, bytes: u64) -> Self {
+        self.recycled_batch_bytes = Some(bytes);
         self
     }
 

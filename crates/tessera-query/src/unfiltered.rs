@@ -208,7 +208,7 @@ impl UnfilteredTile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_tile::storage::Memory;
+    use tessera_tile::storage::{Memory, ReadableStorage};
 
     /// A file with 5 bytes, then a tile of 4-byte cells in chunks of 8
     /// bytes: cells 0..7 (28 bytes, the last chunk 4), cell i holding

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::{DirEntry, LocalFs, Storage};
+use tessera_tile::storage::{DirEntry, ListableStorage, LocalFs, ReadableStorage, StorageHints};
 
 /// Local files, counting the bytes read from fragments' data files.
 #[derive(Default)]
@@ -27,7 +27,7 @@ impl Counting {
     }
 }
 
-impl Storage for Counting {
+impl ReadableStorage for Counting {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         let data = !path.to_string_lossy().contains("__fragment_metadata");
         if data && path.extension().is_some_and(|e| e == "tdb") {
@@ -36,19 +36,27 @@ impl Storage for Counting {
         }
         LocalFs.read_range(path, range)
     }
+
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         LocalFs.read_all(path)
     }
+
     fn size(&self, path: &Path) -> io::Result<u64> {
         LocalFs.size(path)
     }
+}
+
+impl ListableStorage for Counting {
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         LocalFs.list(path)
     }
+
     fn exists(&self, path: &Path) -> bool {
         LocalFs.exists(path)
     }
 }
+
+impl StorageHints for Counting {}
 
 fn sorted_cells(r: &ReadResult) -> Vec<Vec<Vec<u8>>> {
     let mut cells: Vec<Vec<Vec<u8>>> = (0..r.cell_count)
@@ -155,8 +163,8 @@ fn dense_batches_within_the_budget_are_cut_between_tile_rows() {
     let mut batches = 0;
     // The whole read fits the budget; batches are cut to a tile row's
     // result (32 KiB), never through a tile.
-    let within = session.batches(&request.clone().budget(64 << 20)).unwrap();
-    for b in within.free_cut_bytes(32 << 10) {
+    let within = request.clone().budget(64 << 20).recycled_batches(32 << 10);
+    for b in session.batches(&within).unwrap() {
         let b = b.unwrap();
         let r = coords(&b, "r");
         let (first, last) = (r.iter().min().unwrap() / 32, r.iter().max().unwrap() / 32);

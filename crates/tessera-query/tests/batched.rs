@@ -19,7 +19,9 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 use tessera_query::{ReadRequest, ReadSession, Value};
-use tessera_tile::storage::{DirEntry, LocalFs, PendingBatch, Storage};
+use tessera_tile::storage::{
+    DirEntry, ListableStorage, LocalFs, PendingBatch, ReadableStorage, StorageHints,
+};
 use tessera_tile::Layout;
 
 /// Local files served as an object store would: batches in flight on a
@@ -57,14 +59,16 @@ impl InFlight {
     }
 }
 
-impl Storage for InFlight {
+impl ReadableStorage for InFlight {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         self.log(path, &range);
         LocalFs.read_range(path, range)
     }
+
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
         self.begin_batch(requests.to_vec()).wait()
     }
+
     fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
         for (p, r) in &requests {
             self.log(p, r);
@@ -87,23 +91,32 @@ impl Storage for InFlight {
                 .unwrap_or_else(|_| Err(io::Error::other("fetch thread panicked")))
         })
     }
+
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        LocalFs.size(path)
+    }
+}
+
+impl ListableStorage for InFlight {
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        LocalFs.list(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        LocalFs.exists(path)
+    }
+}
+
+impl StorageHints for InFlight {
     fn prefers_batches(&self) -> bool {
         true
     }
+
     fn read_ahead(&self) -> u64 {
         match self.ahead.load(Ordering::Relaxed) {
             0 => 256 << 20,
             n => n,
         }
-    }
-    fn size(&self, path: &Path) -> io::Result<u64> {
-        LocalFs.size(path)
-    }
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
-        LocalFs.list(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        LocalFs.exists(path)
     }
 }
 

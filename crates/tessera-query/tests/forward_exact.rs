@@ -17,8 +17,8 @@ use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{FilterPipeline, FilterType, TileContext, TileDecoder, TileEncoder};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_query::FieldSpec;
-use tessera_tile::storage::{LocalFs, Storage};
-use tessera_tile::{tile::ChunkList, Reader};
+use tessera_tile::storage::{LocalFs, ReadableStorage};
+use tessera_tile::tile::ChunkList;
 
 /// The first libtiledb release whose libzstd writes the frames ours does.
 const SAME_LIBZSTD: LibtiledbRelease = LibtiledbRelease::new(2, 17);
@@ -61,7 +61,7 @@ fn pipeline_match(p: &FilterPipeline, writer: LibtiledbRelease) -> Match {
 /// The zstd frames of every chunk of a tile whose last filter is zstd,
 /// decompressed, with the chunk framing and part table before them.
 fn zstd_input(tile: &[u8]) -> Vec<(u32, Vec<Vec<u8>>)> {
-    let chunks = ChunkList::parse(&mut Reader::new(tile, "tile")).unwrap();
+    let chunks = ChunkList::parse(tile, 0).unwrap();
     chunks
         .chunks
         .iter()

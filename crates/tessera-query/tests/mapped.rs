@@ -11,7 +11,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tessera_query::{ReadRequest, ReadSession};
-use tessera_tile::storage::{DirEntry, LocalFs, MappedFile, Storage};
+use tessera_tile::storage::{
+    DirEntry, ListableStorage, LocalFs, MappedFile, ReadableStorage, StorageHints,
+};
 use tessera_tile::Layout;
 
 /// Local files, every run mapped (`maps`) or none.
@@ -22,19 +24,15 @@ struct Local {
 /// Files mapped by every [`Local`].
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 
-impl Storage for Local {
+impl ReadableStorage for Local {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         LocalFs.read_range(path, range)
     }
+
     fn size(&self, path: &Path) -> io::Result<u64> {
         LocalFs.size(path)
     }
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
-        LocalFs.list(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        LocalFs.exists(path)
-    }
+
     fn map(&self, path: &Path, _run_bytes: u64) -> Option<io::Result<MappedFile>> {
         self.maps.then(|| {
             MAPPED.fetch_add(1, Ordering::Relaxed);
@@ -42,6 +40,18 @@ impl Storage for Local {
         })
     }
 }
+
+impl ListableStorage for Local {
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        LocalFs.list(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        LocalFs.exists(path)
+    }
+}
+
+impl StorageHints for Local {}
 
 #[test]
 fn mapped_runs_read_what_copied_runs_read() {

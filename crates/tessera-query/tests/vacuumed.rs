@@ -11,7 +11,10 @@ use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::stream::stream;
 use tessera_query::{QuerySource, ReadRequest, ReadSession};
-use tessera_tile::storage::{DirEntry, FileWriter, LocalFs, Location, Storage, WritableStorage};
+use tessera_tile::storage::{
+    DirEntry, FileWriter, ListableStorage, LocalFs, Location, ReadableStorage, StorageHints,
+    WritableStorage,
+};
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 
 fn copy(from: &Path, to: &Path) {
@@ -92,7 +95,7 @@ impl VacuumWhen {
     }
 }
 
-impl Storage for VacuumWhen {
+impl ReadableStorage for VacuumWhen {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         let data = path.extension().is_some_and(|e| e == "tdb")
             && !path.ends_with("__fragment_metadata.tdb")
@@ -103,9 +106,13 @@ impl Storage for VacuumWhen {
         }
         LocalFs.read_range(path, range)
     }
+
     fn size(&self, path: &Path) -> io::Result<u64> {
         LocalFs.size(path)
     }
+}
+
+impl ListableStorage for VacuumWhen {
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let listed = LocalFs.list(path)?;
         let array = path.parent().expect("array folder");
@@ -116,10 +123,13 @@ impl Storage for VacuumWhen {
         }
         Ok(listed)
     }
+
     fn exists(&self, path: &Path) -> bool {
         LocalFs.exists(path)
     }
 }
+
+impl StorageHints for VacuumWhen {}
 
 impl WritableStorage for VacuumWhen {
     fn put(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {

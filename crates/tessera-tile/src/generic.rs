@@ -4,8 +4,8 @@
 //! filter pipeline, then a chunked [tile](crate::tile). Schemas, fragment
 //! metadata sections, array metadata and enumerations are generic tiles.
 
-use crate::parse::{bytes, on_reader, u32_le, u64_le, u8_le, FieldError, PResult};
-use crate::{FormatVersion, ParseError, Reader};
+use crate::parse::{bytes, parse, u32_le, u64_le, u8_le, FieldError, PResult};
+use crate::{FormatVersion, ParseError};
 use serde::Serialize;
 
 /// Size of the fixed part of the header.
@@ -40,10 +40,11 @@ pub struct GenericTileHeader {
 }
 
 impl GenericTileHeader {
-    /// Parses a header; the reader is left at the first byte of the tile
-    /// data (see [`header`]).
-    pub fn parse(r: &mut Reader<'_>) -> Result<GenericTileHeader, ParseError> {
-        on_reader(r, "generic tile header", header)
+    /// Parses the header at the start of `data`, which is byte `base` of
+    /// its file (errors give offsets in the file); the tile data starts
+    /// [`size`](Self::size) bytes in (see [`header`]).
+    pub fn parse(data: &[u8], base: u64) -> Result<GenericTileHeader, ParseError> {
+        parse(data, "generic tile header", base, header).map(|(h, _)| h)
     }
 
     /// Total header size in bytes.
@@ -113,11 +114,11 @@ mod tests {
         b.push(0);
         b.extend_from_slice(&8u32.to_le_bytes());
         b.extend_from_slice(&[0u8; 8]);
-        let h = GenericTileHeader::parse(&mut Reader::new(&b, "x")).unwrap();
+        let h = GenericTileHeader::parse(&b, 0).unwrap();
         assert_eq!(h.version, FormatVersion::new(22));
         assert_eq!(h.size(), b.len() as u64);
         for cut in 0..b.len() {
-            assert!(GenericTileHeader::parse(&mut Reader::new(&b[..cut], "x")).is_err());
+            assert!(GenericTileHeader::parse(&b[..cut], 0).is_err());
         }
     }
 }

@@ -7,10 +7,10 @@
 //!   their TileDB ids, names and sizes;
 //! * [`FormatVersion`]: the array format version and [`gates`], the one place
 //!   that says from which version each field of this crate's structures exists;
-//! * [`Reader`]: a bounded, position-tracking parser built on `nom` whose
-//!   errors name the file, the structure, the field and the byte offset, and
-//!   which checks every length read off disk against the bytes present before
-//!   allocating;
+//! * [`parse`]: the `nom` field parsers every structure's decoder is built
+//!   from, whose errors ([`ParseError`]) name the file, the structure, the
+//!   field and the byte offset, and which check every length read off disk
+//!   against the bytes present before allocating;
 //! * [`tile`]: the chunk framing of a data tile, and [`generic`]: the header of
 //!   a generic tile;
 //! * [`storage`]: the small I/O trait the decoders are driven by (read a byte
@@ -20,7 +20,7 @@
 //! storage (object stores, HTTP) can feed them.
 //!
 //! ```
-//! use tessera_tile::{tile::ChunkList, Reader};
+//! use tessera_tile::tile::ChunkList;
 //! // A tile with one chunk of 4 original bytes, stored unfiltered.
 //! let mut bytes = Vec::new();
 //! bytes.extend_from_slice(&1u64.to_le_bytes());
@@ -28,7 +28,7 @@
 //! bytes.extend_from_slice(&4u32.to_le_bytes()); // filtered length
 //! bytes.extend_from_slice(&0u32.to_le_bytes()); // metadata length
 //! bytes.extend_from_slice(&[1, 2, 3, 4]);
-//! let chunks = ChunkList::parse(&mut Reader::new(&bytes, "tile")).unwrap();
+//! let chunks = ChunkList::parse(&bytes, 0).unwrap();
 //! assert_eq!(chunks.original_size(), 4);
 //! ```
 
@@ -38,11 +38,9 @@ pub mod gates;
 pub mod generic;
 pub mod hex;
 pub mod parse;
-pub mod reader;
 pub mod storage;
 pub mod tile;
 
 pub use datatype::{ArrayType, Datatype, Layout};
 pub use error::{ParseError, ParseErrorKind};
 pub use gates::{FormatVersion, Gate};
-pub use reader::Reader;

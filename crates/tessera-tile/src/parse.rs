@@ -6,7 +6,7 @@
 //! place says which field exists from which version. On failure the
 //! [`FieldError`] keeps the field's name and where its bytes start;
 //! [`parse`] turns it into a [`ParseError`] naming the file, structure,
-//! field and absolute byte offset, as [`Reader`](crate::Reader) errors do.
+//! field and absolute byte offset.
 //! Counts and lengths read off disk are checked against the bytes left
 //! before anything is allocated.
 //!
@@ -30,7 +30,6 @@
 //! ```
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::Reader;
 use nom::number::complete as num;
 use std::borrow::Cow;
 
@@ -148,23 +147,6 @@ pub fn within<'a, T>(
             })
         })
     }
-}
-
-/// Runs `parser` at a [`Reader`]'s position, for callers that hold one:
-/// errors name `structure`, the reader's file and the absolute offset, and
-/// the reader moves past what the parser took.
-pub fn on_reader<'a, T>(
-    r: &mut Reader<'a>,
-    structure: &'static str,
-    parser: impl FnMut(&'a [u8]) -> PResult<'a, T>,
-) -> Result<T, ParseError> {
-    let parsed = parse(r.rest(), structure, r.file_offset(), parser);
-    let (value, used) = parsed.map_err(|e| match r.file() {
-        Some(f) => e.in_file(f),
-        None => e,
-    })?;
-    r.skip(structure, used as u64)?;
-    Ok(value)
 }
 
 /// A fixed-size number read by nom's `complete` parser `read`.

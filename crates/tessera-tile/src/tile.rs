@@ -4,8 +4,8 @@
 //! `original length: u32, filtered length: u32, metadata length: u32`,
 //! then the metadata and the filtered bytes.
 
-use crate::parse::{bytes, fits, on_reader, u32_le, u64_le, PResult};
-use crate::{ParseError, Reader};
+use crate::parse::{bytes, fits, parse, u32_le, u64_le, PResult};
+use crate::ParseError;
 use serde::Serialize;
 use std::ops::Range;
 
@@ -33,10 +33,11 @@ pub struct ChunkList {
 const CHUNK_HEADER: u64 = 12;
 
 impl ChunkList {
-    /// Parses the framing at the reader's position; the reader advances past
-    /// the whole tile (see [`chunk_list`]).
-    pub fn parse(r: &mut Reader<'_>) -> Result<ChunkList, ParseError> {
-        on_reader(r, "tile chunk list", chunk_list)
+    /// Parses the framing of the tile at the start of `data`, which is
+    /// byte `base` of its file (errors give offsets in the file); the tile
+    /// takes `framed_len` bytes (see [`chunk_list`]).
+    pub fn parse(data: &[u8], base: u64) -> Result<ChunkList, ParseError> {
+        parse(data, "tile chunk list", base, chunk_list).map(|(list, _)| list)
     }
 
     /// Sum of the original lengths: the size of the unfiltered tile.
@@ -91,7 +92,7 @@ mod tests {
     #[test]
     fn parses_chunks() {
         let t = tile(&[(b"mm", b"abc", 3), (b"", b"de", 2)]);
-        let l = ChunkList::parse(&mut Reader::new(&t, "t")).unwrap();
+        let l = ChunkList::parse(&t, 0).unwrap();
         assert_eq!(l.chunks.len(), 2);
         assert_eq!(&t[l.chunks[0].metadata.clone()], b"mm");
         assert_eq!(&t[l.chunks[1].data.clone()], b"de");
@@ -103,10 +104,7 @@ mod tests {
     fn every_truncation_is_an_error() {
         let t = tile(&[(b"mm", b"abc", 3), (b"", b"de", 2)]);
         for cut in 0..t.len() {
-            assert!(
-                ChunkList::parse(&mut Reader::new(&t[..cut], "t")).is_err(),
-                "cut {cut}"
-            );
+            assert!(ChunkList::parse(&t[..cut], 0).is_err(), "cut {cut}");
         }
     }
 
@@ -114,7 +112,7 @@ mod tests {
     fn absurd_chunk_count_is_rejected() {
         let mut t = u64::MAX.to_le_bytes().to_vec();
         t.extend_from_slice(&[0; 12]);
-        let e = ChunkList::parse(&mut Reader::new(&t, "t")).unwrap_err();
+        let e = ChunkList::parse(&t, 0).unwrap_err();
         assert_eq!(e.field, "number of chunks");
     }
 }

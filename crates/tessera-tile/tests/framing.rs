@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use tessera_tile::{tile::ChunkList, Reader};
+use tessera_tile::tile::ChunkList;
 
 fn is_data_file(p: &Path) -> bool {
     let name = p
@@ -47,10 +47,12 @@ fn data_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// (tiles, chunks, original bytes, filtered bytes) of a data file.
 fn frame(bytes: &[u8], file: &str) -> Result<(usize, usize, u64, u64), String> {
-    let mut r = Reader::new(bytes, "data file").in_file(file);
     let (mut tiles, mut chunks, mut orig, mut filt) = (0, 0, 0u64, 0u64);
-    while !r.is_empty() {
-        let l = ChunkList::parse(&mut r).map_err(|e| e.to_string())?;
+    let mut at = 0;
+    while at < bytes.len() {
+        let l =
+            ChunkList::parse(&bytes[at..], at as u64).map_err(|e| e.in_file(file).to_string())?;
+        at += l.framed_len;
         tiles += 1;
         chunks += l.chunks.len();
         orig += l.original_size();

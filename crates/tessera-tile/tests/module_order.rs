@@ -3,5 +3,5 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "datatype", "error", "gates", "reader", "parse", "hex", "generic", "storage", "tile",
+    "datatype", "error", "gates", "parse", "hex", "generic", "storage", "tile",
 );

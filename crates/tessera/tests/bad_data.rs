@@ -5,7 +5,7 @@ use std::path::Path;
 use tessera::filters::{fuzzing::pipeline_from_selectors, read_generic_tile, TileDecoder};
 use tessera::fragment::{array_metadata::apply_entries, Condition};
 use tessera::schema::ArraySchema;
-use tessera::tile::{tile::ChunkList, Reader};
+use tessera::tile::tile::ChunkList;
 
 fn decode(decoder: &str, data: &[u8]) -> Result<(), String> {
     use std::sync::OnceLock;
@@ -19,9 +19,7 @@ fn decode(decoder: &str, data: &[u8]) -> Result<(), String> {
         "generic_tile" => read_generic_tile(data, None, 0)
             .map(drop)
             .map_err(|e| s(&e)),
-        "chunk_framing" => ChunkList::parse(&mut Reader::new(data, "tile"))
-            .map(drop)
-            .map_err(|e| s(&e)),
+        "chunk_framing" => ChunkList::parse(data, 0).map(drop).map_err(|e| s(&e)),
         "filter_reverse" => {
             let (p, ctx, tile) =
                 pipeline_from_selectors(data).ok_or("input shorter than the selectors")?;

@@ -46,9 +46,10 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
         .read_range(&path, offset..size)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let tail = &bytes[..];
-    let mut r = tessera::tile::Reader::new(tail, "tile").at_offset(offset);
+    let mut base = 0;
     if generic {
-        let h = tessera::tile::generic::GenericTileHeader::parse(&mut r)?;
+        let h = tessera::tile::generic::GenericTileHeader::parse(tail, offset)?;
+        base = h.size() as usize;
         println!("generic tile header: version {} persisted {} tile size {} datatype {} cell size {} encryption {:?} pipeline {} bytes", h.version, h.persisted_size, h.tile_size, h.datatype, h.cell_size, h.encryption, h.filter_pipeline.len());
         let dt =
             tessera::tile::Datatype::from_id(h.datatype).unwrap_or(tessera::tile::Datatype::Any);
@@ -62,15 +63,14 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
             p.max_chunk_size
         );
     }
-    let at = r.file_offset();
-    let chunks = tessera::tile::tile::ChunkList::parse(&mut r)?;
+    let at = offset + base as u64;
+    let chunks = tessera::tile::tile::ChunkList::parse(&tail[base..], at)?;
     println!(
         "tile at {at}: {} chunk(s), {} bytes unfiltered, {} bytes framed",
         chunks.chunks.len(),
         chunks.original_size(),
         chunks.framed_len
     );
-    let base = (at - offset) as usize;
     for (i, c) in chunks.chunks.iter().enumerate() {
         println!(
             "  chunk {i}: original {} filtered {} metadata {}",

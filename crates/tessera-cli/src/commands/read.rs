@@ -69,7 +69,7 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     // read in place), small ones stay in cache while written out
     // (16 MiB measured best on the int32 benchmark array, against
     // 2 to 64 MiB).
-    let batches = session.batches(&q.budget(budget))?.free_cut_bytes(16 << 20);
+    let batches = session.batches(&q.budget(budget).recycled_batches(16 << 20))?;
     let sink: Box<dyn Write + Send> = match output {
         Some(p) => {
             Box::new(std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?)

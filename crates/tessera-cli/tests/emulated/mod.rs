@@ -316,7 +316,7 @@ pub fn writes_and_maintenance_as_locally(e: &Emulator, tag: &str) {
 /// Where the emulator ignores the condition (`refuses` false), only that
 /// the conditional put is taken and written.
 pub fn conditional_puts_keep_the_first_writer(e: &Emulator, refuses: bool) {
-    use tessera_object_store::Storage;
+    use tessera_object_store::ReadableStorage;
     let storage = e.storage();
     let name = format!(
         "{}/conditional/__commits/__1_1_{}_22.wrt",

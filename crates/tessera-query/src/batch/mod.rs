@@ -16,9 +16,9 @@
 //!   dimension, each piece's cells row-major.
 //!
 //! Dense pieces are cut between space tiles where they can be (no tile is
-//! decoded by two batches); for a caller that recycles its batches (it
-//! sets [`Batches::free_cut_bytes`]), within the budget too, down to that
-//! size, as a smaller batch's memory is reused.
+//! decoded by two batches); for a caller that recycles its batches (its
+//! request sets [`ReadRequest::recycled_batches`]), within the budget too,
+//! down to that size, as a smaller batch's memory is reused.
 //!
 //! A dense read with a prune condition ([`ReadRequest::prune`]) skips the
 //! pieces whose space tiles metadata rules out, and cuts a piece between
@@ -68,8 +68,8 @@ pub struct Batches {
     /// Result bytes a batch is cut to where cuts cost nothing.
     free_cut_bytes: u64,
     /// Whether dense pieces are cut between space tiles down to
-    /// `free_cut_bytes` within the budget: set with it, by a caller that
-    /// recycles its batches (one that joins them would copy).
+    /// `free_cut_bytes` within the budget: a caller that recycles its
+    /// batches asks for it (one that joins them would copy).
     reuse_cuts: bool,
     pieces: VecDeque<Piece>,
     /// Result bytes per cell of every field read, var-sized ones averaged.
@@ -117,6 +117,8 @@ impl Batches {
             }
         };
         let budget = request.budget.map(|b| b.max(1));
+        let half_budget = budget.map_or(u64::MAX, |b| (b / 2).max(1));
+        let recycled = request.recycled_batch_bytes;
         let prune = (request.prune.as_ref()).and_then(|c| DensePrune::new(&array, c));
         Ok(Batches {
             storage,
@@ -125,8 +127,8 @@ impl Batches {
             context,
             answered,
             budget,
-            free_cut_bytes: budget.map_or(u64::MAX, |b| (b / 2).max(1)),
-            reuse_cuts: false,
+            free_cut_bytes: recycled.map_or(half_budget, |b| b.clamp(1, half_budget)),
+            reuse_cuts: recycled.is_some(),
             pieces: VecDeque::from([first]),
             cell_bytes,
             tile_cell_bytes,
@@ -135,34 +137,6 @@ impl Batches {
             layout,
             failed: false,
         })
-    }
-
-    /// Where cutting costs nothing (no tile is decoded: every field is
-    /// read straight from unfiltered tiles, [`Tuning::direct_tile_bytes`](crate::tuning::Tuning);
-    /// or, once this is set, a dense piece cut between space tiles),
-    /// batches are cut until their result is at most `bytes` (default:
-    /// half the budget, so that a recycled result fits beside the next
-    /// batch; never more than that). Small batches stay in the
-    /// processor's caches while they are written out and their buffers are
-    /// reused; a caller that joins its batches instead leaves this unset.
-    ///
-    /// ```
-    /// use tessera_query::{ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
-    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
-    /// let batches = session.batches(&ReadRequest::new().budget(1 << 30)).unwrap();
-    /// for batch in batches.free_cut_bytes(8 << 20) {
-    ///     let batch = batch.unwrap();
-    ///     println!("{} cells", batch.cell_count);
-    ///     batch.recycle();
-    /// }
-    /// ```
-    pub fn free_cut_bytes(mut self, bytes: u64) -> Self {
-        let half = self.budget.map_or(u64::MAX, |b| (b / 2).max(1));
-        self.free_cut_bytes = bytes.clamp(1, half);
-        self.reuse_cuts = true;
-        self
     }
 
     /// Estimated footprint of a piece: the cells of every tile it

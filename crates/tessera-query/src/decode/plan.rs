@@ -27,7 +27,7 @@ const _: () = assert!(2 * MAX_RUN_BYTES as usize == crate::context::READ_POOL_BY
 /// many bytes each ([`decode_in_runs`]): smaller reads stay one request.
 pub const MIN_SPLIT_RUN_BYTES: u64 = 256 << 10;
 
-/// Where requests cost a round trip ([`Storage::prefers_batches`]), runs
+/// Where requests cost a round trip ([`StorageHints::prefers_batches`](tessera_tile::storage::StorageHints::prefers_batches)), runs
 /// are fetched in units of up to this many bytes (and a quarter of the
 /// read-ahead), one batch each (the storage merges a unit's neighbouring
 /// runs and cuts it into requests of its own size); a unit is decoded as
@@ -116,7 +116,7 @@ impl TileRuns {
         }
     }
 
-    /// Starts fetching every run as one batch ([`Storage::begin_batch`]):
+    /// Starts fetching every run as one batch ([`ReadableStorage::begin_batch`](tessera_tile::storage::ReadableStorage::begin_batch)):
     /// on an object store the requests are in flight when this returns.
     pub fn begin<'s>(&self, storage: &'s dyn Storage) -> PendingBatch<'s> {
         storage.begin_batch(requests(&self.runs))

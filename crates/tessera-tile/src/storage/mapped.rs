@@ -8,7 +8,7 @@
 //! (consolidation writes new fragments; vacuuming removes whole files,
 //! which leaves mappings readable), so readers map the files of fragments
 //! they read. Small reads are not worth a mapping: see
-//! [`Storage::map`](super::Storage::map).
+//! [`ReadableStorage::map`](super::ReadableStorage::map).
 
 use std::fs::File;
 use std::io;

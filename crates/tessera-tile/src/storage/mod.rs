@@ -1,7 +1,8 @@
 //! The I/O tessera's readers are driven by.
 //!
 //! Decoders never touch files; the layers that open arrays ask a
-//! [`Storage`] for byte ranges and folder listings, and the layers that
+//! [`Storage`] for byte ranges ([`ReadableStorage`]) and folder listings
+//! ([`ListableStorage`]), planning with its [`StorageHints`], and the layers that
 //! write them a [`WritableStorage`] for puts, streamed files and removal.
 //! [`LocalFs`] serves a local filesystem; object stores plug in as
 //! separate adapter crates. A [`Location`] is a path with its storage.
@@ -31,24 +32,24 @@ pub struct DirEntry {
     pub is_dir: bool,
     /// Size in bytes, where the listing gives it without another request
     /// (object-store listings and [`Memory`] do; local folders do not, and
-    /// [`Storage::size`] asks); `None` for folders.
+    /// [`ReadableStorage::size`] asks); `None` for folders.
     pub size: Option<u64>,
 }
 
-/// Byte-range storage: all a reader needs.
+/// Reading byte ranges of files: what decoders are fed from.
 ///
 /// Readers call it from rayon jobs, and a thread may wait for another's
 /// read (of a fragment metadata section both want): an implementation
 /// should not run jobs on the caller's rayon pool while it reads (a pool
 /// of its own, or threads of its own, are fine).
-pub trait Storage: Send + Sync {
+pub trait ReadableStorage: Send + Sync {
     /// Reads `range` of the file at `path`. Fails if the file is shorter.
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>>;
 
     /// Appends the bytes of `range` of `path` to `buf`. Readers that fetch
     /// many ranges gather them in one buffer they reuse, so memory already
     /// touched is filled again instead of fresh pages being faulted in. The
-    /// default copies from [`Storage::read_range`].
+    /// default copies from [`ReadableStorage::read_range`].
     fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
         buf.extend_from_slice(&self.read_range(path, range)?);
         Ok(())
@@ -100,7 +101,7 @@ pub trait Storage: Send + Sync {
             .collect()
     }
 
-    /// Starts reading a batch ([`Storage::read_batch`]) and returns at
+    /// Starts reading a batch ([`ReadableStorage::read_batch`]) and returns at
     /// once where the storage keeps requests in flight on its own (object
     /// stores), so that a reader decodes one batch while the next is
     /// fetched; [`PendingBatch::wait`] gives the bytes. The default reads
@@ -109,37 +110,10 @@ pub trait Storage: Send + Sync {
         PendingBatch::ready(self.read_batch(&requests))
     }
 
-    /// [`Storage::read_tail`] of several files as one batch (fragment
+    /// [`ReadableStorage::read_tail`] of several files as one batch (fragment
     /// footers when an array opens), each file's result on its own.
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
         files.iter().map(|f| self.read_tail(f, max)).collect()
-    }
-
-    /// Whole files: where requests cost a round trip
-    /// ([`Storage::prefers_batches`]) all at once, as the tails (of at most
-    /// 1 TiB) of one [`Storage::read_tails`] batch; else one after another.
-    fn read_files(&self, files: &[PathBuf]) -> Vec<io::Result<Vec<u8>>> {
-        if !self.prefers_batches() {
-            return files.iter().map(|f| self.read_all(f)).collect();
-        }
-        self.read_tails(files, 1 << 40)
-            .into_iter()
-            .map(|r| r.map(|(_, bytes)| bytes))
-            .collect()
-    }
-
-    /// True where a request costs a round trip worth batching for: readers
-    /// then gather what they need into [`Storage::read_batch`] and
-    /// [`Storage::read_tails`] calls instead of reading from each thread.
-    fn prefers_batches(&self) -> bool {
-        false
-    }
-
-    /// Where readers batch ([`Storage::prefers_batches`]): the bytes a
-    /// read keeps begun ahead of its decoding, in flight or landed, at
-    /// most; enough to keep the storage's connections busy.
-    fn read_ahead(&self) -> u64 {
-        256 << 20
     }
 
     /// Reads a whole file.
@@ -150,7 +124,7 @@ pub trait Storage: Send + Sync {
 
     /// The size of the file at `path` and its last `max` bytes (the whole
     /// file if shorter): readers of footers ask for both at once. The
-    /// default asks [`Storage::size`], then [`Storage::read_range`].
+    /// default asks [`ReadableStorage::size`], then [`ReadableStorage::read_range`].
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
         let size = self.size(path)?;
         let start = size.saturating_sub(max);
@@ -159,7 +133,10 @@ pub trait Storage: Send + Sync {
 
     /// Size of a file in bytes.
     fn size(&self, path: &Path) -> io::Result<u64>;
+}
 
+/// Listing folders: how an array's files are found.
+pub trait ListableStorage: Send + Sync {
     /// Lists a folder. A missing folder lists as empty: git, and some object
     /// stores, drop empty folders that libtiledb creates.
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
@@ -173,7 +150,46 @@ pub trait Storage: Send + Sync {
     fn list_anew(&self) {}
 }
 
-/// A batch of reads begun by [`Storage::begin_batch`]: its bytes, or
+/// What requests cost on a storage: hints readers plan their requests
+/// with. They change how a read runs, never what it returns; the defaults
+/// suit a local filesystem.
+pub trait StorageHints {
+    /// True where a request costs a round trip worth batching for: readers
+    /// then gather what they need into [`ReadableStorage::read_batch`] and
+    /// [`ReadableStorage::read_tails`] calls instead of reading from each thread.
+    fn prefers_batches(&self) -> bool {
+        false
+    }
+
+    /// Where readers batch ([`StorageHints::prefers_batches`]): the bytes a
+    /// read keeps begun ahead of its decoding, in flight or landed, at
+    /// most; enough to keep the storage's connections busy.
+    fn read_ahead(&self) -> u64 {
+        256 << 20
+    }
+}
+
+/// All a reader needs: byte ranges ([`ReadableStorage`]), listings
+/// ([`ListableStorage`]) and the hints it plans with ([`StorageHints`]).
+/// Every type with the three is one; readers take `&dyn Storage`.
+pub trait Storage: ReadableStorage + ListableStorage + StorageHints {
+    /// Whole files: where requests cost a round trip
+    /// ([`StorageHints::prefers_batches`]) all at once, as the tails (of at most
+    /// 1 TiB) of one [`ReadableStorage::read_tails`] batch; else one after another.
+    fn read_files(&self, files: &[PathBuf]) -> Vec<io::Result<Vec<u8>>> {
+        if !self.prefers_batches() {
+            return files.iter().map(|f| self.read_all(f)).collect();
+        }
+        self.read_tails(files, 1 << 40)
+            .into_iter()
+            .map(|r| r.map(|(_, bytes)| bytes))
+            .collect()
+    }
+}
+
+impl<T: ReadableStorage + ListableStorage + StorageHints + ?Sized> Storage for T {}
+
+/// A batch of reads begun by [`ReadableStorage::begin_batch`]: its bytes, or
 /// how to wait for them.
 pub struct PendingBatch<'s>(Pending<'s>);
 
@@ -219,7 +235,7 @@ const MAPPED_RUN_BYTES: u64 = 1 << 20;
 #[derive(Debug, Clone, Default)]
 pub struct LocalFs;
 
-impl Storage for LocalFs {
+impl ReadableStorage for LocalFs {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         let mut buf = Vec::new();
         self.read_range_into(path, range, &mut buf)?;
@@ -262,7 +278,9 @@ impl Storage for LocalFs {
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)
     }
+}
 
+impl ListableStorage for LocalFs {
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let rd = match std::fs::read_dir(path) {
             Ok(rd) => rd,
@@ -288,6 +306,8 @@ impl Storage for LocalFs {
         path.exists()
     }
 }
+
+impl StorageHints for LocalFs {}
 
 /// The error of a byte range not inside a file of `len` bytes (callers
 /// name the file; the error says what was wrong with it).
@@ -324,7 +344,7 @@ fn read_open_range(f: &mut std::fs::File, range: Range<u64>, buf: &mut Vec<u8>) 
 }
 
 /// A scatter read of `start..` from the open file `f` (see
-/// [`Storage::read_scattered`]).
+/// [`ReadableStorage::read_scattered`]).
 fn scatter_from(mut f: &std::fs::File, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
     use std::io::{IoSliceMut, Read, Seek, SeekFrom};
     let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
@@ -453,7 +473,7 @@ impl<S: Storage> Recording<S> {
     }
 }
 
-impl<S: Storage> Storage for Recording<S> {
+impl<S: Storage> ReadableStorage for Recording<S> {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         self.push(format!(
             "read {} {}..{}",
@@ -463,6 +483,7 @@ impl<S: Storage> Storage for Recording<S> {
         ));
         self.inner.read_range(path, range)
     }
+
     fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
         self.push(format!(
@@ -473,47 +494,62 @@ impl<S: Storage> Storage for Recording<S> {
         ));
         self.inner.read_scattered(path, start, bufs)
     }
+
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.push(format!("read {} (whole file)", self.rel(path)));
         self.inner.read_all(path)
     }
+
     fn size(&self, path: &Path) -> io::Result<u64> {
         self.push(format!("size {}", self.rel(path)));
         self.inner.size(path)
     }
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
-        self.push(format!("list {}", self.rel(path)));
-        self.inner.list(path)
-    }
+
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
         self.push(self.batch_line(requests));
         self.inner.read_batch(requests)
     }
+
     fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
         self.push(self.batch_line(&requests));
         self.inner.begin_batch(requests)
     }
+
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
         let mut asked: Vec<String> = files.iter().map(|p| self.rel(p)).collect();
         asked.sort();
         self.push(format!("tails of {max} [{}]", asked.join(", ")));
         self.inner.read_tails(files, max)
     }
-    fn prefers_batches(&self) -> bool {
-        self.inner.prefers_batches()
-    }
-    fn read_ahead(&self) -> u64 {
-        self.inner.read_ahead()
-    }
+
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
         self.push(format!("tail of {max} {}", self.rel(path)));
         self.inner.read_tail(path, max)
     }
+}
+
+impl<S: Storage> ListableStorage for Recording<S> {
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        self.push(format!("list {}", self.rel(path)));
+        self.inner.list(path)
+    }
+
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
     }
+
     fn list_anew(&self) {
         self.inner.list_anew()
+    }
+}
+
+impl<S: Storage> StorageHints for Recording<S> {
+    fn prefers_batches(&self) -> bool {
+        self.inner.prefers_batches()
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.inner.read_ahead()
     }
 }
 
@@ -523,7 +559,7 @@ impl<S: Storage> Storage for Recording<S> {
 ///
 /// ```
 /// use std::path::Path;
-/// use tessera_tile::storage::{Memory, Storage};
+/// use tessera_tile::storage::{ListableStorage, Memory, ReadableStorage};
 ///
 /// let mut m = Memory::default();
 /// m.insert("a/__schema/s1", b"abc".to_vec());
@@ -572,7 +608,7 @@ impl Memory {
     }
 }
 
-impl Storage for Memory {
+impl ReadableStorage for Memory {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
         let b = self.get(path)?;
         if range.start > range.end || range.end > b.len() as u64 {
@@ -596,7 +632,9 @@ impl Storage for Memory {
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.get(path).map(<[u8]>::to_vec)
     }
+}
 
+impl ListableStorage for Memory {
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let mut out: std::collections::BTreeMap<String, DirEntry> = Default::default();
         for (p, b) in self.files.range(path.to_path_buf()..) {
@@ -625,6 +663,8 @@ impl Storage for Memory {
                 .is_some_and(|(p, _)| p != path && p.starts_with(path))
     }
 }
+
+impl StorageHints for Memory {}
 
 #[cfg(test)]
 mod tests {

@@ -26,7 +26,7 @@ pub fn pause_before_reopen(attempt: usize) {
 /// Runs `attempt` (given how many tries came before it) until it ends
 /// other than with a missing file ([`is_missing_file`]), at most
 /// [`REOPENS`] times more, pausing ([`pause_before_reopen`]) and having
-/// `storage` list anew ([`Storage::list_anew`]) before each new try.
+/// `storage` list anew ([`ListableStorage::list_anew`](super::ListableStorage::list_anew)) before each new try.
 ///
 /// ```
 /// use tessera_tile::storage::{listing_again, LocalFs};
