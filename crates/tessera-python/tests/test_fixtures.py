@@ -76,7 +76,11 @@ def check_types(A, table, qd):
         is_dim = field.metadata.get(b"tiledb.dimension") == b"true"
         if not is_dim:
             a = schema.attr(field.name)
-            assert field.nullable == a.nullable, field.name
+            # An enumerated attribute whose fill is no key of its
+            # enumeration reads fill cells as nulls: nullable in every read.
+            values = {e["name"]: e["values"] for e in schema.enumerations}
+            fill_is_null = a.enum_label is not None and not 0 <= int(a.fill) < len(values[a.enum_label])
+            assert field.nullable == (a.nullable or fill_is_null), field.name
             if a.enum_label is not None:
                 assert pa.types.is_dictionary(field.type), field.name
         t = field.type.value_type if pa.types.is_dictionary(field.type) else field.type

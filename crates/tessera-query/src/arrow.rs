@@ -474,8 +474,8 @@ impl Dictionaries {
                     d.enumeration
                 ))
             })?;
-            // Nullable as the attribute is, or where fill values became nulls.
-            let nullable = field.is_nullable() || dictionary.null_count() > 0;
+            // Nullable as the attribute is, or where its fill reads as a null.
+            let nullable = field.is_nullable() || fill_is_null(field.data_type(), d);
             let field = field.as_ref().clone().with_nullable(nullable);
             fields.push(dictionary_field(&field, dictionary.data_type().clone(), d));
             columns.push(dictionary);
@@ -617,7 +617,8 @@ fn fields_schema(
                     Box::new(keys.data_type().clone()),
                     Box::new(d.values.data_type().clone()),
                 );
-                dictionary_field(&keys, t, d)
+                let nullable = keys.is_nullable() || fill_is_null(keys.data_type(), d);
+                dictionary_field(&keys.clone().with_nullable(nullable), t, d)
             }
             None => keys,
         }
@@ -643,6 +644,49 @@ fn fields_schema(
     Schema::new(dims.chain(attrs).chain(extra).collect::<Vec<_>>())
 }
 
+/// Runs `$f::<K>($args)` for the dictionary key type `K` that the Arrow
+/// integer type `$t` is; `$other` for any other type.
+macro_rules! by_key_type {
+    ($t:expr, $f:ident($($arg:expr),*), $other:expr) => {
+        match $t {
+            DataType::Int8 => $f::<Int8Type>($($arg),*),
+            DataType::Int16 => $f::<Int16Type>($($arg),*),
+            DataType::Int32 => $f::<Int32Type>($($arg),*),
+            DataType::Int64 => $f::<Int64Type>($($arg),*),
+            DataType::UInt8 => $f::<UInt8Type>($($arg),*),
+            DataType::UInt16 => $f::<UInt16Type>($($arg),*),
+            DataType::UInt32 => $f::<UInt32Type>($($arg),*),
+            DataType::UInt64 => $f::<UInt64Type>($($arg),*),
+            _ => $other,
+        }
+    };
+}
+
+/// The attribute's `fill` as a key of type `K` where it lies past `n`
+/// values: such a key reads as a null.
+fn null_key<K: arrow_array::types::ArrowDictionaryKeyType>(
+    fill: &[u8],
+    n: usize,
+) -> Option<K::Native> {
+    use arrow_buffer::ArrowNativeType;
+    let f = (fill.len() == std::mem::size_of::<K::Native>())
+        .then(|| ScalarBuffer::<K::Native>::from(Buffer::from(fill))[0])?;
+    f.to_isize()
+        .is_none_or(|k| k < 0 || k as usize >= n)
+        .then_some(f)
+}
+
+/// Whether an enumerated attribute's fill value reads as a null (a key
+/// past its values, see [`dictionary`]): its column is then nullable in
+/// every batch, whether or not the batch holds the fill, so that every
+/// batch of a read has the read's schema.
+fn fill_is_null(keys: &DataType, d: &Dictionary) -> bool {
+    fn typed<K: arrow_array::types::ArrowDictionaryKeyType>(d: &Dictionary) -> bool {
+        null_key::<K>(&d.fill, d.values.len()).is_some()
+    }
+    by_key_type!(keys, typed(d), false)
+}
+
 /// `keys` over `values`: a key equal to the attribute's `fill` and past
 /// the values is a null (a dense cell nothing wrote, or a condition left
 /// out); any other key past the values is an error.
@@ -653,42 +697,30 @@ fn dictionary(
 ) -> Result<ArrayRef, arrow_schema::ArrowError> {
     use arrow_array::cast::AsArray;
     use arrow_array::DictionaryArray;
-    use arrow_buffer::ArrowNativeType;
     fn typed<K: arrow_array::types::ArrowDictionaryKeyType>(
         keys: &ArrayRef,
         values: ArrayRef,
         fill: &[u8],
     ) -> Result<ArrayRef, arrow_schema::ArrowError> {
         let keys = keys.as_primitive::<K>();
-        let n = values.len();
-        let fill = (fill.len() == std::mem::size_of::<K::Native>()).then(|| {
-            arrow_buffer::ScalarBuffer::<K::Native>::from(arrow_buffer::Buffer::from(fill))[0]
-        });
-        let past = |k: K::Native| k.to_isize().is_none_or(|k| k < 0 || k as usize >= n);
-        let keys = match fill {
-            Some(f) if past(f) && keys.values().contains(&f) => {
-                let kept =
-                    arrow_buffer::NullBuffer::from_iter(keys.values().iter().map(|&k| k != f));
-                let nulls = arrow_buffer::NullBuffer::union(keys.nulls(), Some(&kept));
+        let keys = match null_key::<K>(fill, values.len()) {
+            Some(f) if keys.values().contains(&f) => {
+                let kept = NullBuffer::from_iter(keys.values().iter().map(|&k| k != f));
+                let nulls = NullBuffer::union(keys.nulls(), Some(&kept));
                 arrow_array::PrimitiveArray::<K>::new(keys.values().clone(), nulls)
             }
             _ => keys.clone(),
         };
         Ok(Arc::new(DictionaryArray::<K>::try_new(keys, values)?))
     }
-    match keys.data_type() {
-        DataType::Int8 => typed::<Int8Type>(keys, values, fill),
-        DataType::Int16 => typed::<Int16Type>(keys, values, fill),
-        DataType::Int32 => typed::<Int32Type>(keys, values, fill),
-        DataType::Int64 => typed::<Int64Type>(keys, values, fill),
-        DataType::UInt8 => typed::<UInt8Type>(keys, values, fill),
-        DataType::UInt16 => typed::<UInt16Type>(keys, values, fill),
-        DataType::UInt32 => typed::<UInt32Type>(keys, values, fill),
-        DataType::UInt64 => typed::<UInt64Type>(keys, values, fill),
-        t => Err(arrow_schema::ArrowError::InvalidArgumentError(format!(
-            "keys of type {t} cannot index a dictionary"
-        ))),
-    }
+    by_key_type!(
+        keys.data_type(),
+        typed(keys, values, fill),
+        Err(arrow_schema::ArrowError::InvalidArgumentError(format!(
+            "keys of type {} cannot index a dictionary",
+            keys.data_type()
+        )))
+    )
 }
 
 #[cfg(test)]

@@ -151,3 +151,37 @@ fn unknown_fields_fail_when_the_read_is_built() {
         );
     }
 }
+
+/// A dense array's enumerated attributes whose fill is no key (255 over
+/// a few colours, -128 over a few sizes): a condition leaves cells at the
+/// fill, which read as nulls, so their dictionary columns are nullable in
+/// the output schema and in every batch, with nulls or without.
+#[test]
+fn enumerated_fills_read_as_nulls_in_every_batch() {
+    let mut checked = 0;
+    for (path, key) in fixtures() {
+        if !path.parent().unwrap().ends_with("enumerations") {
+            continue;
+        }
+        let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
+        let enumerations = array.enumerations(&LocalFs).unwrap().to_vec();
+        for condition in ["d > 2", "d >= 0"] {
+            let expr = tessera_query::Expr::parse(condition, &array.schema).unwrap();
+            let request = ReadRequest::new().condition(expr).budget(64);
+            let want = output_schema(&array, &request, &enumerations).unwrap();
+            for name in ["c", "s"] {
+                assert!(want.field_with_name(name).unwrap().is_nullable(), "{name}");
+            }
+            let session = ReadSession::new(Arc::new(LocalFs), array.clone());
+            let mut nulls = 0;
+            for batch in stream(session, request).unwrap() {
+                let batch = batch.unwrap();
+                assert_eq!(*batch.schema(), want, "{} {condition}", path.display());
+                nulls += batch.column_by_name("c").unwrap().null_count();
+            }
+            assert_eq!(nulls > 0, condition == "d > 2", "{condition}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "{checked} reads");
+}
