@@ -18,6 +18,24 @@ use tessera_tile::storage::{
     DirEntry, ListableStorage, PendingBatch, ReadableStorage, StorageHints,
 };
 
+/// Tries of a `LIST` whose answer's body was cut short (the connection
+/// dropped after the status line): `object_store` retries a request that
+/// fails, not the reading of a listing's body, so it is asked again here.
+const LIST_TRIES: u32 = 4;
+
+/// Whether `e` is a response body cut short (the answer began, then its
+/// connection failed): the request may be sent again.
+fn body_was_cut(e: &object_store::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        if c.to_string().contains("body") {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
 /// Objects in one page of a listing (S3's and GCS's default): a subtree
 /// listed whole must fit in it.
 const SUBTREE_PAGE: usize = 1000;
@@ -359,10 +377,16 @@ impl ObjectStorage {
         let prefix = key.clone();
         let listed = self.run(async move {
             let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
-            store
-                .list_with_delimiter(prefix.as_ref())
-                .await
-                .map_err(|e| failed("LIST", &uri, e))
+            let mut tries = 1;
+            loop {
+                match store.list_with_delimiter(prefix.as_ref()).await {
+                    Err(e) if tries < LIST_TRIES && body_was_cut(&e) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(50 << tries)).await;
+                        tries += 1;
+                    }
+                    listed => break listed.map_err(|e| failed("LIST", &uri, e)),
+                }
+            }
         })?;
         let entries: Vec<DirEntry> = listed
             .common_prefixes
