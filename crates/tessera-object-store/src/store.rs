@@ -36,6 +36,25 @@ fn body_was_cut(e: &object_store::Error) -> bool {
     false
 }
 
+/// Runs `list` (a `LIST`) again while its answer's body is cut short,
+/// up to [`LIST_TRIES`] times, with a short backoff.
+pub(crate) async fn listed_again_if_cut<T, F, Fut>(mut list: F) -> Result<T, object_store::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, object_store::Error>>,
+{
+    let mut tries = 1;
+    loop {
+        match list().await {
+            Err(e) if tries < LIST_TRIES && body_was_cut(&e) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50 << tries)).await;
+                tries += 1;
+            }
+            listed => return listed,
+        }
+    }
+}
+
 /// Objects in one page of a listing (S3's and GCS's default): a subtree
 /// listed whole must fit in it.
 const SUBTREE_PAGE: usize = 1000;
@@ -377,16 +396,10 @@ impl ObjectStorage {
         let prefix = key.clone();
         let listed = self.run(async move {
             let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
-            let mut tries = 1;
-            loop {
-                match store.list_with_delimiter(prefix.as_ref()).await {
-                    Err(e) if tries < LIST_TRIES && body_was_cut(&e) => {
-                        tokio::time::sleep(std::time::Duration::from_millis(50 << tries)).await;
-                        tries += 1;
-                    }
-                    listed => break listed.map_err(|e| failed("LIST", &uri, e)),
-                }
-            }
+            let (store, prefix) = (&store, prefix.as_ref());
+            listed_again_if_cut(move || store.list_with_delimiter(prefix))
+                .await
+                .map_err(|e| failed("LIST", &uri, e))
         })?;
         let entries: Vec<DirEntry> = listed
             .common_prefixes

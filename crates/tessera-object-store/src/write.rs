@@ -8,7 +8,7 @@
 //! for incomplete uploads removes.
 
 use crate::fetch::{failed, Started};
-use crate::store::ObjectStorage;
+use crate::store::{listed_again_if_cut, ObjectStorage};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutPayload};
@@ -129,12 +129,15 @@ impl WritableStorage for ObjectStorage {
         self.log(call, "LIST", &prefix, "(all below)".into());
         let uri = self.uri_of(&prefix);
         let keys: Vec<Key> = self.run(async move {
-            store
-                .list(Some(&prefix))
-                .map_ok(|m| m.location)
-                .try_collect()
-                .await
-                .map_err(|e| failed("LIST", &uri, e))
+            let (store, prefix) = (&store, &prefix);
+            listed_again_if_cut(move || {
+                store
+                    .list(Some(prefix))
+                    .map_ok(|m| m.location)
+                    .try_collect()
+            })
+            .await
+            .map_err(|e| failed("LIST", &uri, e))
         })?;
         for key in &keys {
             self.log(call, "DELETE", key, String::new());
