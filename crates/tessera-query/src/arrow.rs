@@ -474,10 +474,7 @@ impl Dictionaries {
                     d.enumeration
                 ))
             })?;
-            // Nullable as the attribute is, or where its fill reads as a null.
-            let nullable = field.is_nullable() || fill_is_null(field.data_type(), d);
-            let field = field.as_ref().clone().with_nullable(nullable);
-            fields.push(dictionary_field(&field, dictionary.data_type().clone(), d));
+            fields.push(dictionary_field(field, d));
             columns.push(dictionary);
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
@@ -486,11 +483,18 @@ impl Dictionaries {
     }
 }
 
-/// The field of an enumerated attribute's dictionary column.
-fn dictionary_field(keys: &Field, data_type: DataType, d: &Dictionary) -> Field {
+/// The field of an enumerated attribute's dictionary column over `keys`
+/// (the field of its keys): nullable as the attribute is, or where its
+/// fill reads as a null.
+fn dictionary_field(keys: &Field, d: &Dictionary) -> Field {
     let mut meta = keys.metadata().clone();
     meta.insert("tiledb.enumeration".to_owned(), d.enumeration.clone());
-    Field::new(keys.name(), data_type, keys.is_nullable())
+    let data_type = DataType::Dictionary(
+        Box::new(keys.data_type().clone()),
+        Box::new(d.values.data_type().clone()),
+    );
+    let nullable = keys.is_nullable() || fill_is_null(keys.data_type(), d);
+    Field::new(keys.name(), data_type, nullable)
         .with_dict_is_ordered(d.ordered)
         .with_metadata(meta)
 }
@@ -612,14 +616,7 @@ fn fields_schema(
             a.nullable,
         ));
         match dictionaries.and_then(|d| d.values.get(&a.name)) {
-            Some(d) => {
-                let t = DataType::Dictionary(
-                    Box::new(keys.data_type().clone()),
-                    Box::new(d.values.data_type().clone()),
-                );
-                let nullable = keys.is_nullable() || fill_is_null(keys.data_type(), d);
-                dictionary_field(&keys.clone().with_nullable(nullable), t, d)
-            }
+            Some(d) => dictionary_field(&keys, d),
             None => keys,
         }
     });
