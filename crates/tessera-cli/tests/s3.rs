@@ -11,57 +11,13 @@
 
 mod emulated;
 
+use emulated::moto::{moto, BUCKET};
 use emulated::{tessera, testdata, Emulator};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use tessera_object_store::{
     ListableStorage, ObjectStorage, ReadableStorage, Storage, WritableStorage,
 };
-
-const BUCKET: &str = "fixtures";
-
-/// An object storage of the bucket on `m`'s server.
-fn bucket(m: &Emulator) -> ObjectStorage {
-    m.storage()
-}
-
-/// Starts moto on a free port and makes the bucket; `None` without moto.
-fn moto() -> Option<Emulator> {
-    let program = emulated::program("TESSERA_MOTO_SERVER", "S3")?;
-    Some(emulated::started("moto_server", || start(&program)))
-}
-
-/// One moto on a free port, serving the bucket.
-fn start(program: &str) -> Result<Emulator, String> {
-    let port = emulated::free_port();
-    let mut child = Command::new(program)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("moto_server starts");
-    // moto takes unsigned requests; creating the bucket again in
-    // us-east-1 is a 200 too.
-    let what = format!("moto_server on {port}");
-    emulated::serving(&mut child, &what, || {
-        let answer = emulated::http(port, &format!("PUT /{BUCKET} HTTP/1.1"), b"")
-            .map_err(|e| e.to_string())?;
-        match answer.starts_with("HTTP/1.1 200") {
-            true => Ok(true),
-            false => Err(answer),
-        }
-    })?;
-    let env = vec![
-        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),
-        ("AWS_ACCESS_KEY_ID", "test".into()),
-        ("AWS_SECRET_ACCESS_KEY", "test".into()),
-        ("AWS_REGION", "us-east-1".into()),
-        ("AWS_ALLOW_HTTP", "true".into()),
-    ];
-    // moto keeps objects in memory: its data folder stays empty.
-    let data = emulated::data_folder("moto", port);
-    Ok(Emulator::new(child, format!("s3://{BUCKET}"), env, data))
-}
 
 /// Uploads every file under `dir` to the bucket under its path relative
 /// to testdata.
@@ -110,7 +66,7 @@ fn with_key<'a>(sub: &'a str, array: &'a str, key: &'a Option<String>) -> Vec<&'
 #[test]
 fn fixtures_read_through_s3_as_locally() {
     let Some(m) = moto() else { return };
-    let storage = bucket(&m);
+    let storage = m.storage();
     for dir in [
         "tiledb-0.19.1",
         "tiledb-0.31.1",
@@ -285,7 +241,7 @@ fn shape(storage: &dyn Storage, dir: &Path) -> Vec<(String, usize)> {
 #[test]
 fn maintenance_through_s3_as_locally() {
     let Some(m) = moto() else { return };
-    let storage = bucket(&m);
+    let storage = m.storage();
     let steps: &[&[&str]] = &[
         &["consolidate"],
         &["vacuum"],
@@ -381,7 +337,7 @@ fn maintenance_through_s3_as_locally() {
 #[test]
 fn a_kill_after_any_step_on_s3_leaves_the_array_readable() {
     let Some(m) = moto() else { return };
-    let storage = bucket(&m);
+    let storage = m.storage();
     let fixture = testdata().join("tiledb-0.36.1/random_sparse/array");
     let local = fixture.display().to_string();
     let (ok, want, err) = tessera(None, &["read", &local, "--format", "jsonl"]);
@@ -467,7 +423,7 @@ fn a_kill_after_any_step_on_s3_leaves_the_array_readable() {
 #[test]
 fn group_members_change_through_s3() {
     let Some(m) = moto() else { return };
-    let storage = bucket(&m);
+    let storage = m.storage();
     let array = testdata().join("tiledb-0.36.1/dense_1d_fragments/array");
     upload(&storage, &array);
     let member = format!("s3://{BUCKET}/tiledb-0.36.1/dense_1d_fragments/array");
@@ -495,7 +451,7 @@ fn group_members_change_through_s3() {
         "{listed}"
     );
     // Stored as libtiledb stores them: relative as given, a URI as is.
-    let read = bucket(&m);
+    let read = m.storage();
     let opened =
         tessera::fragment::group::OpenGroup::open(&read, Path::new(&group), 0, u64::MAX, None)
             .unwrap();

@@ -1,9 +1,11 @@
 //! `tessera sql` (feature `sql`): its JSON lines follow the read contract,
 //! so `SELECT * ... ORDER BY` the dimensions prints what `tessera read
-//! --layout row-major` prints; CSV and the table form; errors.
+//! --layout row-major` prints; CSV and the table form; errors; tables on
+//! S3 (moto) answer as local ones.
 #![cfg(feature = "sql")]
 
 mod common;
+mod emulated;
 use common::tessera;
 
 fn fixture(case: &str) -> String {
@@ -71,4 +73,36 @@ fn time_travel_and_errors() {
     assert!(!ok && err.contains("NAME=URI"), "{err}");
     let (ok, _, err) = tessera(&["sql", "--table", &table, "SELECT nope FROM a"]);
     assert!(!ok && err.contains("nope"), "{err}");
+}
+
+/// Tables on `s3://` (moto, a real S3 protocol server) answer as the
+/// same arrays on local disk: their requests run on the runtime `tessera
+/// sql` runs DataFusion on.
+#[test]
+fn tables_on_s3_answer_as_local_ones() {
+    let Some(m) = emulated::moto::moto() else {
+        return;
+    };
+    let storage = m.storage();
+    for (case, q) in [
+        ("sparse_2d", "SELECT * FROM a ORDER BY x, y"),
+        ("sparse_2d", "SELECT count(*), sum(i) FROM a WHERE x > 2"),
+        ("dense_2d_types", "SELECT * FROM a ORDER BY r, c"),
+        ("enumerations", "SELECT * FROM a ORDER BY d"),
+    ] {
+        let uri = format!("s3://{}/sql/{case}", emulated::moto::BUCKET);
+        emulated::upload(&storage, fixture(case).as_ref(), &uri);
+        let run = |table: &str, on: Option<&emulated::Emulator>| {
+            let table = format!("a={table}");
+            let args = ["sql", "--table", &table, "--format", "jsonl", q];
+            let (ok, out, err) = emulated::tessera(on, &args);
+            assert!(ok, "{case} {table}: {q}: {err}");
+            out
+        };
+        assert_eq!(
+            run(&uri, Some(&m)),
+            run(&fixture(case), None),
+            "{case}: {q}"
+        );
+    }
 }

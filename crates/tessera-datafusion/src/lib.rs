@@ -34,6 +34,7 @@
 mod describe;
 mod error;
 mod filter;
+mod partition_read;
 mod provider;
 mod scan;
 mod stats;

@@ -6,10 +6,11 @@
 use crate::describe::{Bound, ScanDescription};
 use crate::error::external;
 use crate::filter::Effect;
+use crate::partition_read::PartitionRead;
 use crate::table::TesseraTable;
 use crate::tokens;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -28,10 +29,8 @@ use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::extent;
 use tessera::query::partition::{self, intersect, Ranges};
-use tessera::query::stream::stream;
+use tessera::query::ReadRequest;
 use tessera::query::{Expr as Condition, Value};
-use tessera::query::{ReadContext, ReadRequest, ReadSession};
-use tessera::tile::storage::Storage;
 use tessera::tile::Layout;
 
 /// Memory for each partition's read of a dense array: batches of about
@@ -42,16 +41,6 @@ const DENSE_PARTITION_BUDGET: u64 = 16 << 20;
 /// Memory for each partition's read of a sparse array: a few data tiles
 /// decoded beside the batch they fill.
 const SPARSE_PARTITION_BUDGET: u64 = 32 << 20;
-
-/// Buffers a partition's read keeps for its next batches, in batch
-/// budgets: the result buffers of batches DataFusion has dropped (half of
-/// it), which the read fills again instead of fresh memory the kernel must
-/// clear first.
-const POOLED_BATCHES: u64 = 4;
-
-/// Slices of a read's batch waiting for DataFusion, per partition: they
-/// are views of the batch, so they hold no memory of their own.
-const SLICES_IN_FLIGHT: usize = 16;
 
 /// What the table hands its scan.
 pub(crate) struct ScanSpec {
@@ -236,28 +225,21 @@ impl TesseraScan {
         self
     }
 
-    /// Partition `i` of the read, streamed from a thread of its own in
-    /// batches of at most `rows` rows.
+    /// Partition `i` of the read, in batches of at most `rows` rows.
     fn read_partition(&self, i: usize, rows: usize) -> Result<SendableRecordBatchStream> {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(SLICES_IN_FLIGHT);
-        if let Some(ranges) = self.partitions.get(i) {
-            let plan = self.plan.clone().with_ranges(ranges.clone());
-            let pump = Pump {
+        let batches = match self.partitions.get(i) {
+            Some(ranges) => PartitionRead {
                 storage: self.table.storage().clone(),
                 array: self.table.shared_array().clone(),
                 schema: self.schema.clone(),
-                plan,
+                plan: self.plan.clone().with_ranges(ranges.clone()),
                 limit: self.limit,
                 rows: rows.max(1),
-                tx,
-            };
-            std::thread::Builder::new()
-                .name("tessera-scan".into())
-                .spawn(move || pump.run())
-                .map_err(external)?;
-        }
-        let batches =
-            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+            }
+            .batches()
+            .left_stream(),
+            None => futures::stream::empty().right_stream(),
+        };
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             batches,
@@ -557,74 +539,5 @@ impl ExecutionPlan for TesseraScan {
             }
         }
         Ok(Arc::new(s))
-    }
-}
-
-/// One partition's read, on a thread of its own: tessera's batches,
-/// projected, cut at the limit and sliced to DataFusion's batch size (its
-/// operators work a cache-sized batch at a time), sent to DataFusion's
-/// stream.
-struct Pump {
-    storage: Arc<dyn Storage>,
-    array: Arc<OpenArray>,
-    schema: SchemaRef,
-    plan: ReadRequest,
-    limit: Option<usize>,
-    /// Rows of the batches sent.
-    rows: usize,
-    tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
-}
-
-impl Pump {
-    fn run(self) {
-        // A context of the partition's own: its pool goes with the read.
-        let context = Arc::new(ReadContext::with_budget(
-            POOLED_BATCHES * self.plan.batch_budget().unwrap_or(0),
-        ));
-        let session = ReadSession::new(self.storage.clone(), self.array.clone()).context(context);
-        let batches = match stream(session, self.plan.clone().return_buffers(true)) {
-            Ok(b) => b,
-            Err(e) => {
-                let _ = self.tx.blocking_send(Err(external(e)));
-                return;
-            }
-        };
-        let mut left = self.limit.unwrap_or(usize::MAX);
-        for batch in batches {
-            if left == 0 {
-                break;
-            }
-            let batch = match batch.map_err(external).and_then(|b| self.project(b)) {
-                Ok(b) => b,
-                Err(e) => {
-                    let _ = self.tx.blocking_send(Err(e));
-                    break;
-                }
-            };
-            let n = batch.num_rows().min(left);
-            left -= n;
-            for start in (0..n).step_by(self.rows) {
-                let slice = batch.slice(start, self.rows.min(n - start));
-                if self.tx.blocking_send(Ok(slice)).is_err() {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// The batch's columns the scan returns, in its order.
-    fn project(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let columns = self
-            .schema
-            .fields()
-            .iter()
-            .map(|f| Ok(batch.column(batch.schema().index_of(f.name())?).clone()))
-            .collect::<Result<Vec<_>>>()?;
-        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        Ok(RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            columns,
-            &options,
-        )?)
     }
 }

@@ -50,7 +50,10 @@ impl std::fmt::Debug for TesseraTable {
 impl TesseraTable {
     /// Opens the array at `uri` (a path, or an `s3://`, `gs://`, `az://`,
     /// `http(s)://` URI) as it was at `timestamp` (`(start, end)` in
-    /// milliseconds; `None`: now), with its AES-256-GCM `key`.
+    /// milliseconds; `None`: now), with its AES-256-GCM `key`. Opened on a
+    /// Tokio runtime, the table sends its requests to an object store on
+    /// that runtime, which must then outlive the table's use; elsewhere,
+    /// on a runtime the storage starts for itself.
     pub fn open(
         uri: &str,
         timestamp: Option<(u64, u64)>,
@@ -94,7 +97,13 @@ impl TesseraTable {
         fragments: Option<&[String]>,
     ) -> Result<TesseraTable> {
         let path = tessera::local_path(Path::new(uri)).to_path_buf();
-        let storage = tessera::storage_for(&path).map_err(external)?;
+        // Opened on a Tokio runtime (DataFusion's), the table's object-store
+        // requests run on that runtime, and no other is started.
+        let storage = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => tessera::storage_on_runtime(&path, handle),
+            Err(_) => tessera::storage_for(&path),
+        }
+        .map_err(external)?;
         let mut array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
         if let Some(names) = fragments {
             pin(&mut array, names, uri)?;

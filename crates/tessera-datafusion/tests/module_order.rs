@@ -3,5 +3,13 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error", "tokens", "describe", "filter", "stats", "table", "scan", "provider",
+    "error",
+    "tokens",
+    "describe",
+    "filter",
+    "stats",
+    "table",
+    "partition_read",
+    "scan",
+    "provider",
 );

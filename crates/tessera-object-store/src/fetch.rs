@@ -83,23 +83,24 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// A task started on a storage's runtime; dropped unwaited (a reader
-/// that failed before it needed the bytes), it is cancelled.
-pub(crate) struct Started<T>(pub(crate) Option<tokio::task::JoinHandle<io::Result<T>>>);
+/// A task started where a storage's requests run (or why it could not
+/// start); dropped unwaited (a reader that failed before it needed the
+/// bytes), it is cancelled.
+pub(crate) struct Started<T>(pub(crate) Option<io::Result<tokio::task::JoinHandle<io::Result<T>>>>);
 
 impl<T> Started<T> {
     /// Waits for the task. Waiting on a spawned task never panics, whatever
     /// runtime the caller is on.
     pub(crate) fn wait(mut self) -> io::Result<T> {
-        let task = self.0.take().expect("waited once");
-        futures::executor::block_on(task)
+        let task = self.0.take().expect("waited once")?;
+        crate::runtime::wait_for(task)
             .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
     }
 }
 
 impl<T> Drop for Started<T> {
     fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
+        if let Some(Ok(task)) = self.0.take() {
             task.abort();
         }
     }
@@ -152,6 +153,42 @@ pub(crate) fn serve(
             bytes[at as usize..(at + r.end - r.start) as usize].to_vec()
         })
         .collect()
+}
+
+/// A file's size and last bytes, or why not.
+pub(crate) type Tail = io::Result<(u64, Vec<u8>)>;
+
+/// GETs each of `wanted` (its index in the caller's list, key, range) from
+/// `store` (named `root` in messages), `n` at once: each file's size and
+/// bytes, or why not, by index, in no particular order.
+pub(crate) async fn get_tails(
+    store: Arc<dyn ObjectStore>,
+    root: String,
+    wanted: Vec<(usize, Key, GetRange)>,
+    n: usize,
+) -> Vec<(usize, Tail)> {
+    futures::stream::iter(wanted)
+        .map(|(i, key, range)| {
+            let (store, root) = (store.clone(), root.clone());
+            async move {
+                let uri = format!("{root}/{key}");
+                let options = GetOptions {
+                    range: Some(range),
+                    ..Default::default()
+                };
+                let got = async {
+                    let r = store.get_opts(&key, options).await?;
+                    let size = r.meta.size;
+                    Ok((size, r.bytes().await?.to_vec()))
+                }
+                .await
+                .map_err(|e| failed("GET", &uri, e));
+                (i, got)
+            }
+        })
+        .buffer_unordered(n)
+        .collect()
+        .await
 }
 
 #[cfg(test)]

@@ -50,6 +50,7 @@ mod listing;
 mod options;
 pub mod plan;
 mod retry;
+mod runtime;
 mod store;
 mod tuning;
 mod uri;

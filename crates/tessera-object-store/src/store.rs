@@ -1,15 +1,16 @@
 //! [`ObjectStorage`]: tessera's [`Storage`] over one object store.
 
-use crate::fetch::{failed, serve, AbortOnDrop, Get, Started};
+use crate::fetch::{failed, get_tails, serve, AbortOnDrop, Get, Started};
 use crate::listing::Listings;
 use crate::options::StoreOptions;
 use crate::plan::Plan;
+use crate::runtime::Executor;
 use crate::tuning::StoreTuning;
 use crate::uri::ObjectUri;
 use crate::ObjectStoreError;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::{GetRange, ObjectStore};
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -84,24 +85,12 @@ impl std::fmt::Display for Request {
     }
 }
 
-/// What clones of one storage share: the client, the runtime its futures
-/// run on, and the request log.
+/// What clones of one storage share: the client and the request log.
 struct Shared {
     store: Arc<dyn ObjectStore>,
     root: ObjectUri,
-    /// Taken on drop: a runtime dropped inside another runtime's task
-    /// would panic, so it is shut down in the background instead.
-    runtime: Option<tokio::runtime::Runtime>,
     log: Mutex<Option<Vec<Request>>>,
     calls: std::sync::atomic::AtomicUsize,
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
 }
 
 /// Tessera's [`Storage`] over one bucket of an object store.
@@ -119,6 +108,8 @@ pub struct ObjectStorage {
     /// its clones) shares [`StoreTuning::concurrency`] of them.
     permits: Arc<tokio::sync::Semaphore>,
     listings: Arc<Mutex<Listings>>,
+    /// Where its requests run.
+    executor: Arc<Executor>,
 }
 
 impl std::fmt::Debug for ObjectStorage {
@@ -233,23 +224,18 @@ impl ObjectStorage {
         root: &str,
     ) -> Result<ObjectStorage, ObjectStoreError> {
         let root = ObjectUri::parse(root)?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("tessera-object-store")
-            .enable_all()
-            .build()?;
         let tuning = StoreTuning::for_scheme(&root.scheme);
         Ok(ObjectStorage {
             shared: Arc::new(Shared {
                 store,
                 root,
-                runtime: Some(runtime),
                 log: Mutex::new(None),
                 calls: Default::default(),
             }),
             tuning,
             permits: Arc::new(tokio::sync::Semaphore::new(tuning.concurrency.max(1))),
             listings: Default::default(),
+            executor: Arc::new(Executor::own()),
         })
     }
 
@@ -282,7 +268,49 @@ impl ObjectStorage {
             tuning: self.tuning,
             permits: self.permits.clone(),
             listings: Default::default(),
+            executor: self.executor.clone(),
         }
+    }
+
+    /// The same storage (client, connections, kept listings, requests in
+    /// flight) with its requests run on the runtime of `handle`, the
+    /// caller's, instead of a runtime of its own: for applications already
+    /// on Tokio (SQL engines, servers), whose runtime then carries every
+    /// request and no other runtime is started. Synchronous reads still
+    /// work from any thread: they wait for their requests on the calling
+    /// thread (on a worker of a multi-thread runtime, through
+    /// [`tokio::task::block_in_place`]); from a thread in the context of a
+    /// current-thread runtime (its own, whose waiting would stop it, and
+    /// its blocking threads, which Tokio does not tell apart), they run on
+    /// a runtime of the storage's own. Await reads (`stream_async` in
+    /// `tessera-query`) to keep every request on the caller's runtime.
+    ///
+    /// The runtime must outlive the storage's use: requests spawned on a
+    /// runtime that has shut down fail.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use tessera_object_store::ObjectStorage;
+    /// use tessera_tile::storage::{ReadableStorage, WritableStorage};
+    ///
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let storage = ObjectStorage::for_uri("memory://bucket").unwrap().on_runtime(rt.handle().clone());
+    /// storage.put(Path::new("memory://bucket/a"), b"abc").unwrap();
+    /// assert_eq!(storage.read_range(Path::new("memory://bucket/a"), 1..3).unwrap(), b"bc");
+    /// assert!(!storage.started_own_runtime());
+    /// ```
+    pub fn on_runtime(&self, handle: tokio::runtime::Handle) -> ObjectStorage {
+        ObjectStorage {
+            executor: Arc::new(Executor::on(handle)),
+            ..self.clone()
+        }
+    }
+
+    /// Whether this storage has started a runtime of its own: it does on
+    /// its first request, unless it runs on the caller's
+    /// ([`ObjectStorage::on_runtime`]).
+    pub fn started_own_runtime(&self) -> bool {
+        self.executor.own_started()
     }
 
     /// Starts recording every request sent (dropping any recorded).
@@ -320,7 +348,7 @@ impl ObjectStorage {
         format!("{}/{key}", self.shared.root.store())
     }
 
-    /// Runs `fut` on this storage's runtime and waits for it.
+    /// Runs `fut` where this storage's requests run and waits for it.
     pub(crate) fn run<T: Send + 'static>(
         &self,
         fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
@@ -328,13 +356,12 @@ impl ObjectStorage {
         self.start(fut).wait()
     }
 
-    /// Starts `fut` on this storage's runtime.
+    /// Starts `fut` where this storage's requests run.
     pub(crate) fn start<T: Send + 'static>(
         &self,
         fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
     ) -> Started<T> {
-        let rt = self.shared.runtime.as_ref().expect("runtime until dropped");
-        Started(Some(rt.spawn(fut)))
+        Started(Some(self.executor.spawn(fut)))
     }
 
     /// The client.
@@ -532,7 +559,7 @@ impl ObjectStorage {
         self.start_all(sized).wait()
     }
 
-    /// [`ObjectStorage::get_all`] begun on the storage's runtime: the
+    /// [`ObjectStorage::get_all`] begun where the storage's requests run: the
     /// requests are in flight when this returns, each a task of its own
     /// (so the runtime's threads share their bytes' arrival), at most
     /// [`StoreTuning::concurrency`] at once across the storage; each
@@ -543,9 +570,8 @@ impl ObjectStorage {
             let r = range.as_ref().map(|r| format!("{}..{}", r.start, r.end));
             self.log(call, "GET", key, r.unwrap_or_default());
         }
-        let rt = self.shared.runtime.as_ref().expect("runtime until dropped");
         let root = self.shared.root.store();
-        let tasks: Vec<_> = fetches
+        let tasks: io::Result<Vec<_>> = fetches
             .into_iter()
             .map(|(key, range, capacity)| {
                 let get = Get {
@@ -555,9 +581,13 @@ impl ObjectStorage {
                     range,
                     capacity,
                 };
-                rt.spawn(get.run(self.permits.clone()))
+                self.executor.spawn(get.run(self.permits.clone()))
             })
             .collect();
+        let tasks = match tasks {
+            Ok(tasks) => tasks,
+            Err(e) => return Started(Some(Err(e))),
+        };
         self.start(async move {
             // Dropped early (a failure, or the batch abandoned), the
             // requests still in flight are cancelled.
@@ -573,9 +603,6 @@ impl ObjectStorage {
         })
     }
 }
-
-/// A file's size and last bytes, or why not.
-type Tail = io::Result<(u64, Vec<u8>)>;
 
 /// A folder's identity in the listing cache, however its path was joined.
 fn folder_id(folder: &Path) -> String {
@@ -677,34 +704,9 @@ impl ReadableStorage for ObjectStorage {
             };
             self.log(call, "GET", key, shown);
         }
-        let store = self.shared.store.clone();
-        let root = self.shared.root.store();
+        let (store, root) = (self.shared.store.clone(), self.shared.root.store());
         let n = self.tuning.concurrency.max(1);
-        let fetched = self.run(async move {
-            let results: Vec<(usize, Tail)> = futures::stream::iter(wanted)
-                .map(|(i, key, range)| {
-                    let (store, root) = (store.clone(), root.clone());
-                    async move {
-                        let uri = format!("{root}/{key}");
-                        let options = GetOptions {
-                            range: Some(range),
-                            ..Default::default()
-                        };
-                        let got = async {
-                            let r = store.get_opts(&key, options).await?;
-                            let size = r.meta.size;
-                            Ok((size, r.bytes().await?.to_vec()))
-                        }
-                        .await
-                        .map_err(|e| failed("GET", &uri, e));
-                        (i, got)
-                    }
-                })
-                .buffer_unordered(n)
-                .collect()
-                .await;
-            Ok(results)
-        });
+        let fetched = self.run(async move { Ok(get_tails(store, root, wanted, n).await) });
         let mut out: Vec<io::Result<(u64, Vec<u8>)>> = keys
             .into_iter()
             .map(|k| k.map(|_| (0, Vec::new())))

@@ -2,6 +2,9 @@
 //! requests of the tuned size, each byte once; a range past the end of an
 //! object the listings know is an error before any request.
 
+mod common;
+
+use common::stored;
 use std::path::{Path, PathBuf};
 use tessera_object_store::{
     ListableStorage, ObjectStorage, ReadableStorage, StoreTuning, WritableStorage,
@@ -68,4 +71,65 @@ fn a_range_past_a_listed_object_is_an_error_before_any_request() {
             .unwrap(),
         [7; 10]
     );
+}
+
+/// On the caller's runtime (`on_runtime`), a read awaited as a stream
+/// returns what the synchronous read over the storage's own runtime
+/// does, and the storage starts no runtime: on a current-thread runtime
+/// (the array opened on a thread of its own, the batches awaited on the
+/// runtime's one thread) and on a multi-thread one (opened inside a task).
+#[test]
+fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
+    use futures::StreamExt;
+    use std::sync::Arc;
+    use tessera_query::stream::{stream, stream_async};
+    use tessera_query::{ReadRequest, ReadSession};
+    for case in [
+        "dense_large",
+        "sparse_2d",
+        "dense_nullable_var",
+        "enumerations",
+    ] {
+        let (storage, uri) = stored(case);
+        let request = ReadRequest::new().budget(4 << 10);
+        let session = ReadSession::open(Arc::new(storage.fresh()), uri.as_ref(), None).unwrap();
+        let want: Vec<_> = stream(session, request.clone())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        if case == "dense_large" || case == "sparse_2d" {
+            assert!(want.len() > 1, "{case}: {} batches", want.len());
+        }
+        let current = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        for rt in [current, multi] {
+            let flavor = format!("{:?}", rt.handle().runtime_flavor());
+            let current =
+                rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread;
+            let on = storage.fresh().on_runtime(rt.handle().clone());
+            let (on2, uri, request) = (on.clone(), uri.clone(), request.clone());
+            let got: Vec<_> = rt.block_on(async move {
+                let open = move || ReadSession::open(Arc::new(on2), uri.as_ref(), None).unwrap();
+                let session = match current {
+                    true => {
+                        let (tx, rx) = futures::channel::oneshot::channel();
+                        std::thread::spawn(move || tx.send(open()));
+                        rx.await.unwrap()
+                    }
+                    false => tokio::spawn(async move { open() }).await.unwrap(),
+                };
+                let batches = stream_async(session, request).await.unwrap();
+                batches.map(Result::unwrap).collect().await
+            });
+            assert_eq!(got, want, "{case} on {flavor}");
+            assert!(!on.started_own_runtime(), "{case} on {flavor}");
+        }
+    }
 }

@@ -2,12 +2,13 @@
 //! every streamed read of every fixture returns (enumerations as
 //! dictionaries, nullable fields, var-sized and multi-value cells).
 
+use futures::StreamExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
 use tessera_query::arrow::{array_schema, output_schema, Dictionaries};
-use tessera_query::stream::stream;
+use tessera_query::stream::{stream, stream_async};
 use tessera_query::{ReadRequest, ReadSession, Value};
 use tessera_tile::storage::LocalFs;
 
@@ -108,6 +109,30 @@ fn output_schema_is_what_every_read_returns() {
         }
     }
     assert!(checked > 2000, "{checked} reads");
+}
+
+/// Awaited as a [`futures::Stream`] (`stream_async`), the read of every
+/// fixture returns the batches the iterator does, for requests of two
+/// shapes, in batches of at most 256 KiB.
+#[test]
+fn awaited_batches_are_the_iterated_ones() {
+    let mut reads = 0;
+    for (path, key) in fixtures() {
+        let array = Arc::new(OpenArray::open(&LocalFs, &path, 0, u64::MAX, key).unwrap());
+        for request in requests(&array).into_iter().take(2) {
+            let request = request.budget(256 << 10);
+            let session = || ReadSession::new(Arc::new(LocalFs), array.clone());
+            let read = stream(session(), request.clone()).unwrap();
+            let want: Vec<_> = read.map(Result::unwrap).collect();
+            let got: Vec<_> = futures::executor::block_on(async {
+                let read = stream_async(session(), request.clone()).await.unwrap();
+                read.map(Result::unwrap).collect().await
+            });
+            assert_eq!(got, want, "{} {request:?}", path.display());
+            reads += 1;
+        }
+    }
+    assert!(reads > 500, "{reads} reads");
 }
 
 /// A request naming a field the array lacks fails as the read is built,

@@ -37,6 +37,8 @@ pub use tessera_query::{
 pub use tessera_tile::storage::LocalFs;
 
 mod storage;
+#[cfg(feature = "object-store")]
+pub use storage::storage_on_runtime;
 pub use storage::{is_uri, local_path, location_with, storage_for, storage_with, store_of};
 
 /// Opens the array at `path`, at the latest timestamp, for reads; `key`

@@ -74,7 +74,25 @@ pub fn storage_with(
     path: &Path,
     options: &[(String, String)],
 ) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
-    Ok(writable_with(path, options)?)
+    Ok(writable_with(path, options, None)?)
+}
+
+/// [`storage_for`] for a caller on Tokio: an object store's requests run
+/// on the runtime of `handle`, the caller's, and the storage starts no
+/// runtime of its own (`ObjectStorage::on_runtime`); a local path is
+/// served as by [`storage_for`]. Feature `object-store`.
+///
+/// ```
+/// let rt = tokio::runtime::Runtime::new().unwrap();
+/// let storage = tessera::storage_on_runtime("memory://b/a".as_ref(), rt.handle().clone()).unwrap();
+/// assert!(storage.prefers_batches());
+/// ```
+#[cfg(feature = "object-store")]
+pub fn storage_on_runtime(
+    path: &Path,
+    handle: tokio::runtime::Handle,
+) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    Ok(writable_with(path, &[], Some(handle))?)
 }
 
 /// Where to write the array at `path` (local, or a URI written straight
@@ -91,16 +109,19 @@ pub fn location_with(
     options: &[(String, String)],
 ) -> Result<Location, tessera_fragment::FragmentError> {
     Ok(Location::new(
-        writable_with(path, options)?,
+        writable_with(path, options, None)?,
         local_path(path),
     ))
 }
 
 /// The storage that serves `path`, for writes too: the local filesystem,
-/// or the object store of a URI with `options` set over the environment.
+/// or the object store of a URI with `options` set over the environment,
+/// its requests run on `runtime` where one is given.
 fn writable_with(
     path: &Path,
     options: &[(String, String)],
+    #[cfg(feature = "object-store")] runtime: Option<tokio::runtime::Handle>,
+    #[cfg(not(feature = "object-store"))] _runtime: Option<std::convert::Infallible>,
 ) -> Result<Arc<dyn WritableStorage>, tessera_fragment::FragmentError> {
     let failed = |reason: String| tessera_fragment::FragmentError::Io {
         path: path.display().to_string(),
@@ -119,7 +140,10 @@ fn writable_with(
         let uri = path.to_string_lossy();
         let s = tessera_object_store::ObjectStorage::for_uri_with(&uri, options)
             .map_err(|e| failed(e.to_string()))?;
-        Ok(Arc::new(s))
+        Ok(Arc::new(match runtime {
+            Some(handle) => s.on_runtime(handle),
+            None => s,
+        }))
     }
     #[cfg(not(feature = "object-store"))]
     Err(failed(

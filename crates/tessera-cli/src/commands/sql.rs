@@ -61,6 +61,9 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             .map_err(|e| format!("--cluster {c}: {e}"))?,
         None => SessionContext::new(),
     };
+    // Tables opened in the runtime's context send their object-store
+    // requests on it: one runtime for DataFusion and every table.
+    let _in_runtime = runtime.enter();
     let mut tables = Vec::new();
     for t in &args.tables {
         let (name, uri) = t

@@ -5,6 +5,8 @@
 //! leave an array that reads as the same steps leave a local copy.
 #![allow(dead_code)] // each test file uses its part
 
+pub mod moto;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use tessera_object_store::{ObjectStorage, WritableStorage};
@@ -182,7 +184,7 @@ pub fn fixture_key(case: &Path) -> Option<String> {
 }
 
 /// Uploads the files under `dir` as `uri/<path relative to dir>`.
-fn upload(storage: &ObjectStorage, dir: &Path, uri: &str) {
+pub fn upload(storage: &ObjectStorage, dir: &Path, uri: &str) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
