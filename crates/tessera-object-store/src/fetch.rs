@@ -11,6 +11,13 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A GET to make: the key, the range (`None`: the whole object) and the
+/// room its buffer is made with.
+pub(crate) type Fetch = (Key, Option<Range<u64>>, usize);
+
+/// A batch's bytes, one buffer per request.
+pub(crate) type Batch = Vec<Vec<u8>>;
+
 /// One GET of a batch.
 pub(crate) struct Get {
     pub(crate) store: Arc<dyn ObjectStore>,
@@ -95,6 +102,17 @@ impl<T> Started<T> {
         let task = self.0.take().expect("waited once")?;
         crate::runtime::wait_for(task)
             .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
+    }
+
+    /// Awaits the task, from any executor.
+    pub(crate) async fn finish(mut self) -> io::Result<T> {
+        let task = self.0.take().expect("awaited once")?;
+        // Taken out of `self`, the task is not aborted when `self` drops;
+        // a caller that drops this future drops the task's handle, which
+        // lets it run on: abort it then too.
+        let mut task = AbortOnDrop(vec![task]);
+        let got = (&mut task.0[0]).await;
+        got.map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
     }
 }
 

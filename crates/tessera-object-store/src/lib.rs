@@ -44,11 +44,13 @@
 //! assert_eq!(storage.list(Path::new("memory://bucket/a")).unwrap()[0].name, "__schema");
 //! ```
 
+mod answer;
 mod error;
 mod fetch;
 mod listing;
 mod options;
 pub mod plan;
+mod request;
 mod retry;
 mod runtime;
 mod store;
@@ -57,7 +59,8 @@ mod uri;
 mod write;
 
 pub use error::ObjectStoreError;
-pub use store::{ObjectStorage, Request};
+pub use request::Request;
+pub use store::ObjectStorage;
 pub use tessera_tile::storage::{
     ListableStorage, Location, ReadableStorage, Storage, StorageHints, WritableStorage,
 };

@@ -9,6 +9,8 @@
 //! empty: object stores have no empty folders.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io;
+use std::path::Path;
 use tessera_tile::storage::DirEntry;
 
 /// Listings by folder id (the folder's URI, `scheme://bucket/key`).
@@ -111,6 +113,23 @@ fn join(folder: &str, name: &str) -> String {
         (_, true) => folder.to_string(),
         (true, false) => name.to_string(),
         (false, false) => format!("{folder}/{name}"),
+    }
+}
+
+/// The size of the object at `path` from its listing `entry`.
+pub(crate) fn sized(path: &Path, entry: Option<DirEntry>) -> io::Result<u64> {
+    match entry {
+        Some(DirEntry {
+            size: Some(size), ..
+        }) => Ok(size),
+        Some(_) => Err(io::Error::other(format!(
+            "{}: a folder, not an object",
+            path.display()
+        ))),
+        None => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{}: no such object", path.display()),
+        )),
     }
 }
 

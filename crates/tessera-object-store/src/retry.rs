@@ -9,7 +9,9 @@
 //! | `retry_timeout` | `TESSERA_STORE_RETRY_TIMEOUT_SECS` | seconds after a request's first try past which it is not retried | 180 |
 //!
 //! A storage option overrides the variable. What still fails is an error
-//! naming the request, the object and the store's last answer.
+//! naming the request, the object and the store's last answer. A `LIST`
+//! whose answer's body is cut short, which `object_store` does not retry,
+//! is sent again here ([`listed_again_if_cut`]).
 
 use crate::ObjectStoreError;
 use object_store::RetryConfig;
@@ -63,6 +65,43 @@ fn retry_config_from(
         .cloned()
         .collect();
     Ok((config, rest))
+}
+
+/// Tries of a `LIST` whose answer's body was cut short (the connection
+/// dropped after the status line): `object_store` retries a request that
+/// fails, not the reading of a listing's body, so it is asked again here.
+const LIST_TRIES: u32 = 4;
+
+/// Whether `e` is a response body cut short (the answer began, then its
+/// connection failed): the request may be sent again.
+fn body_was_cut(e: &object_store::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        if c.to_string().contains("body") {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// Runs `list` (a `LIST`) again while its answer's body is cut short,
+/// up to [`LIST_TRIES`] times, with a short backoff.
+pub(crate) async fn listed_again_if_cut<T, F, Fut>(mut list: F) -> Result<T, object_store::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, object_store::Error>>,
+{
+    let mut tries = 1;
+    loop {
+        match list().await {
+            Err(e) if tries < LIST_TRIES && body_was_cut(&e) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50 << tries)).await;
+                tries += 1;
+            }
+            listed => return listed,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -79,6 +79,19 @@ impl Executor {
     ) -> io::Result<JoinHandle<T>> {
         Ok(self.handle()?.spawn(fut))
     }
+
+    /// Starts `fut` for a caller that awaits it (never blocks a thread on
+    /// it): on the caller's runtime whatever thread this is, else the
+    /// storage's own.
+    pub(crate) fn spawn_awaited<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = T> + Send + 'static,
+    ) -> io::Result<JoinHandle<T>> {
+        match &self.caller {
+            Some(caller) => Ok(caller.spawn(fut)),
+            None => self.spawn(fut),
+        }
+    }
 }
 
 impl Drop for Executor {

@@ -1,9 +1,11 @@
 //! [`ObjectStorage`]: tessera's [`Storage`] over one object store.
 
-use crate::fetch::{failed, get_tails, serve, AbortOnDrop, Get, Started};
-use crate::listing::Listings;
+use crate::fetch::{failed, get_tails, serve, AbortOnDrop, Batch, Fetch, Get, Started, Tail};
+use crate::listing::{sized, Listings};
 use crate::options::StoreOptions;
 use crate::plan::Plan;
+use crate::request::Request;
+use crate::retry::listed_again_if_cut;
 use crate::runtime::Executor;
 use crate::tuning::StoreTuning;
 use crate::uri::ObjectUri;
@@ -19,71 +21,9 @@ use tessera_tile::storage::{
     DirEntry, ListableStorage, PendingBatch, ReadableStorage, StorageHints,
 };
 
-/// Tries of a `LIST` whose answer's body was cut short (the connection
-/// dropped after the status line): `object_store` retries a request that
-/// fails, not the reading of a listing's body, so it is asked again here.
-const LIST_TRIES: u32 = 4;
-
-/// Whether `e` is a response body cut short (the answer began, then its
-/// connection failed): the request may be sent again.
-fn body_was_cut(e: &object_store::Error) -> bool {
-    let mut cause: Option<&dyn std::error::Error> = Some(e);
-    while let Some(c) = cause {
-        if c.to_string().contains("body") {
-            return true;
-        }
-        cause = c.source();
-    }
-    false
-}
-
-/// Runs `list` (a `LIST`) again while its answer's body is cut short,
-/// up to [`LIST_TRIES`] times, with a short backoff.
-pub(crate) async fn listed_again_if_cut<T, F, Fut>(mut list: F) -> Result<T, object_store::Error>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, object_store::Error>>,
-{
-    let mut tries = 1;
-    loop {
-        match list().await {
-            Err(e) if tries < LIST_TRIES && body_was_cut(&e) => {
-                tokio::time::sleep(std::time::Duration::from_millis(50 << tries)).await;
-                tries += 1;
-            }
-            listed => return listed,
-        }
-    }
-}
-
 /// Objects in one page of a listing (S3's and GCS's default): a subtree
 /// listed whole must fit in it.
 const SUBTREE_PAGE: usize = 1000;
-
-/// One request sent to the store, as [`ObjectStorage::requests`] records
-/// it: for tests and benchmarks that count and compare request sequences.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Request {
-    /// Which storage call sent it: requests of one call (a batch) are in
-    /// flight together, in no set order.
-    pub call: usize,
-    /// `GET`, `HEAD`, `LIST`, `PUT` or `DELETE`.
-    pub method: &'static str,
-    /// The object key (for `LIST`, the folder's prefix).
-    pub key: String,
-    /// The bytes asked for: `a..b`, `last N`, or empty for whole objects.
-    pub range: String,
-}
-
-impl std::fmt::Display for Request {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.method, self.key)?;
-        if !self.range.is_empty() {
-            write!(f, " {}", self.range)?;
-        }
-        Ok(())
-    }
-}
 
 /// What clones of one storage share: the client and the request log.
 struct Shared {
@@ -364,6 +304,15 @@ impl ObjectStorage {
         Started(Some(self.executor.spawn(fut)))
     }
 
+    /// [`ObjectStorage::start`] for a caller that awaits the task rather
+    /// than waits for it: on the caller's runtime from any of its threads.
+    pub(crate) fn start_awaited<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
+    ) -> Started<T> {
+        Started(Some(self.executor.spawn_awaited(fut)))
+    }
+
     /// The client.
     pub(crate) fn store(&self) -> Arc<dyn ObjectStore> {
         self.shared.store.clone()
@@ -407,12 +356,29 @@ impl ObjectStorage {
     /// whole subtree where that fits in a page (keeping every folder's
     /// below it), or else one `LIST` of the folder.
     fn listing(&self, folder: &Path) -> io::Result<Vec<DirEntry>> {
+        if let Some(l) = self.kept_listing(folder) {
+            return Ok(l);
+        }
+        let (me, folder) = (self.clone(), folder.to_path_buf());
+        self.run(async move { me.listing_async(&folder).await })
+    }
+
+    /// A folder's kept listing, if it is kept.
+    fn kept_listing(&self, folder: &Path) -> Option<Vec<DirEntry>> {
+        self.listings
+            .lock()
+            .expect("listings lock")
+            .get(&folder_id(folder))
+    }
+
+    /// [`ObjectStorage::listing`], awaited.
+    pub(crate) async fn listing_async(&self, folder: &Path) -> io::Result<Vec<DirEntry>> {
         let id = folder_id(folder);
-        if let Some(l) = self.listings.lock().expect("listings lock").get(&id) {
+        if let Some(l) = self.kept_listing(folder) {
             return Ok(l);
         }
         let key = self.key(folder)?;
-        if let Some(objects) = self.list_subtree(&key) {
+        if let Some(objects) = self.list_subtree(&key).await {
             let mut listings = self.listings.lock().expect("listings lock");
             listings.insert_tree(&id, &objects);
             return Ok(listings.get(&id).unwrap_or_default());
@@ -420,14 +386,10 @@ impl ObjectStorage {
         let (call, store) = (self.call(), self.shared.store.clone());
         self.log(call, "LIST", &key, String::new());
         let uri = self.uri_of(&key);
-        let prefix = key.clone();
-        let listed = self.run(async move {
-            let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
-            let (store, prefix) = (&store, prefix.as_ref());
-            listed_again_if_cut(move || store.list_with_delimiter(prefix))
-                .await
-                .map_err(|e| failed("LIST", &uri, e))
-        })?;
+        let prefix = (!key.as_ref().is_empty()).then_some(key.clone());
+        let listed = listed_again_if_cut(|| store.list_with_delimiter(prefix.as_ref()))
+            .await
+            .map_err(|e| failed("LIST", &uri, e))?;
         let entries: Vec<DirEntry> = listed
             .common_prefixes
             .iter()
@@ -454,20 +416,15 @@ impl ObjectStorage {
     /// one recursive `LIST`, or `None` when they fill a page (more may
     /// follow: the caller lists the folder alone instead) or the store
     /// cannot list recursively.
-    fn list_subtree(&self, key: &Key) -> Option<Vec<(String, u64)>> {
+    async fn list_subtree(&self, key: &Key) -> Option<Vec<(String, u64)>> {
         let (call, store) = (self.call(), self.shared.store.clone());
         self.log(call, "LIST", key, "whole subtree".into());
-        let prefix = key.clone();
-        let objects: Vec<object_store::ObjectMeta> = self
-            .run(async move {
-                let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
-                store
-                    .list(prefix.as_ref())
-                    .take(SUBTREE_PAGE)
-                    .try_collect()
-                    .await
-                    .map_err(io::Error::other)
-            })
+        let prefix = (!key.as_ref().is_empty()).then_some(key.clone());
+        let objects: Vec<object_store::ObjectMeta> = store
+            .list(prefix.as_ref())
+            .take(SUBTREE_PAGE)
+            .try_collect()
+            .await
             .ok()?;
         if objects.len() >= SUBTREE_PAGE {
             return None;
@@ -510,6 +467,131 @@ impl ObjectStorage {
         };
         let name = name.to_string_lossy();
         Ok(self.listing(folder)?.into_iter().find(|e| e.name == name))
+    }
+
+    /// [`ObjectStorage::entry`], awaited.
+    pub(crate) async fn entry_async(&self, path: &Path) -> io::Result<Option<DirEntry>> {
+        let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(None);
+        };
+        let name = name.to_string_lossy();
+        let listing = self.listing_async(folder).await?;
+        Ok(listing.into_iter().find(|e| e.name == name))
+    }
+
+    /// The size and last `max` bytes of each of `files` (at most the
+    /// tuned concurrency of requests at once), each file's on its own.
+    pub(crate) async fn read_tails_async(&self, files: &[PathBuf], max: u64) -> Vec<Tail> {
+        let mut keys: Vec<io::Result<Key>> = files.iter().map(|f| self.key(f)).collect();
+        // Azure takes no suffix range: there the size comes from the
+        // folder's listing (which opening an array made) and the range is
+        // bounded; an empty file needs no request.
+        let suffix = !matches!(self.shared.root.scheme.as_str(), "az" | "azure" | "abfs");
+        let mut empty = Vec::new();
+        let mut ranges: Vec<Option<GetRange>> = vec![None; files.len()];
+        for (i, f) in files.iter().enumerate() {
+            if keys[i].is_err() {
+                continue;
+            }
+            ranges[i] = match suffix {
+                true => Some(GetRange::Suffix(max)),
+                false => match self.size_async(f).await {
+                    Ok(0) => {
+                        empty.push(i);
+                        None
+                    }
+                    Ok(size) => Some(GetRange::Bounded(size.saturating_sub(max)..size)),
+                    Err(e) => {
+                        keys[i] = Err(e);
+                        None
+                    }
+                },
+            };
+        }
+        let call = self.call();
+        let wanted: Vec<(usize, Key, GetRange)> = keys
+            .iter()
+            .zip(ranges)
+            .enumerate()
+            .filter_map(|(i, (k, r))| Some((i, k.as_ref().ok()?.clone(), r?)))
+            .collect();
+        for (_, key, range) in &wanted {
+            let shown = match range {
+                GetRange::Bounded(r) => format!("{}..{}", r.start, r.end),
+                _ => format!("last {max}"),
+            };
+            self.log(call, "GET", key, shown);
+        }
+        let (store, root) = (self.shared.store.clone(), self.shared.root.store());
+        let n = self.tuning.concurrency.max(1);
+        let fetched = get_tails(store, root, wanted, n).await;
+        let mut out: Vec<Tail> = keys
+            .into_iter()
+            .map(|k| k.map(|_| (0, Vec::new())))
+            .collect();
+        for (i, r) in fetched {
+            out[i] = r;
+        }
+        for i in empty {
+            out[i] = Ok((0, Vec::new()));
+        }
+        out
+    }
+
+    /// The size of the object at `path`, from its folder's listing.
+    pub(crate) async fn size_async(&self, path: &Path) -> io::Result<u64> {
+        let entry = self.entry_async(path).await?;
+        sized(path, entry)
+    }
+
+    /// A batch's plan, and its requests begun.
+    pub(crate) fn start_batch(
+        &self,
+        requests: &[(PathBuf, Range<u64>)],
+    ) -> io::Result<(Plan<PathBuf>, Started<Batch>)> {
+        let (plan, fetches) = self.batch_fetches(requests)?;
+        Ok((plan, self.start_all(fetches)))
+    }
+
+    /// A batch fetched by the task awaiting it (its requests side by side
+    /// in that task, at most the tuned concurrency across the storage).
+    pub(crate) async fn fetch_batch(
+        &self,
+        requests: &[(PathBuf, Range<u64>)],
+    ) -> io::Result<Vec<Vec<u8>>> {
+        let (plan, fetches) = self.batch_fetches(requests)?;
+        let gets = self.gets(fetches).into_iter();
+        let got = futures::future::try_join_all(gets.map(|g| g.run(self.permits.clone()))).await?;
+        Ok(serve(&plan, requests, got))
+    }
+
+    /// A batch's plan and its fetches (key, range, room of its buffer).
+    fn batch_fetches(
+        &self,
+        requests: &[(PathBuf, Range<u64>)],
+    ) -> io::Result<(Plan<PathBuf>, Vec<Fetch>)> {
+        let plan = self.batch_plan(requests)?;
+        let keys: Vec<Key> = plan
+            .files
+            .iter()
+            .map(|p| self.key(p))
+            .collect::<io::Result<_>>()?;
+        // Each buffer with room for its range; a span's first part's with
+        // room for the whole span, its later parts appended to it.
+        let mut fetches: Vec<Fetch> = plan
+            .fetches
+            .iter()
+            .map(|f| {
+                let room = (f.range.end - f.range.start) as usize;
+                (keys[f.file].clone(), Some(f.range.clone()), room)
+            })
+            .collect();
+        for span in &plan.spans {
+            if let Some(first) = fetches.get_mut(span.fetches.start) {
+                first.2 = (span.range.end - span.range.start) as usize;
+            }
+        }
+        Ok((plan, fetches))
     }
 
     /// The plan fetching `requests`: neighbours merged into spans,
@@ -564,25 +646,11 @@ impl ObjectStorage {
     /// (so the runtime's threads share their bytes' arrival), at most
     /// [`StoreTuning::concurrency`] at once across the storage; each
     /// buffer made with the room given beside its range.
-    fn start_all(&self, fetches: Vec<(Key, Option<Range<u64>>, usize)>) -> Started<Vec<Vec<u8>>> {
-        let call = self.call();
-        for (key, range, _) in &fetches {
-            let r = range.as_ref().map(|r| format!("{}..{}", r.start, r.end));
-            self.log(call, "GET", key, r.unwrap_or_default());
-        }
-        let root = self.shared.root.store();
-        let tasks: io::Result<Vec<_>> = fetches
+    fn start_all(&self, fetches: Vec<Fetch>) -> Started<Batch> {
+        let tasks: io::Result<Vec<_>> = self
+            .gets(fetches)
             .into_iter()
-            .map(|(key, range, capacity)| {
-                let get = Get {
-                    store: self.shared.store.clone(),
-                    uri: format!("{root}/{key}"),
-                    key,
-                    range,
-                    capacity,
-                };
-                self.executor.spawn(get.run(self.permits.clone()))
-            })
+            .map(|get| self.executor.spawn(get.run(self.permits.clone())))
             .collect();
         let tasks = match tasks {
             Ok(tasks) => tasks,
@@ -601,6 +669,27 @@ impl ObjectStorage {
             }
             Ok(out)
         })
+    }
+
+    /// The GETs of `fetches` (key, range, room of its buffer), logged as
+    /// one call.
+    fn gets(&self, fetches: Vec<Fetch>) -> Vec<Get> {
+        let call = self.call();
+        for (key, range, _) in &fetches {
+            let r = range.as_ref().map(|r| format!("{}..{}", r.start, r.end));
+            self.log(call, "GET", key, r.unwrap_or_default());
+        }
+        let root = self.shared.root.store();
+        fetches
+            .into_iter()
+            .map(|(key, range, capacity)| Get {
+                store: self.shared.store.clone(),
+                uri: format!("{root}/{key}"),
+                key,
+                range,
+                capacity,
+            })
+            .collect()
     }
 }
 
@@ -632,102 +721,27 @@ impl ReadableStorage for ObjectStorage {
     }
 
     fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
-        let plan = match self.batch_plan(&requests) {
-            Ok(plan) => plan,
-            Err(e) => return PendingBatch::ready(Err(e)),
-        };
-        let keys: io::Result<Vec<Key>> = plan.files.iter().map(|p| self.key(p)).collect();
-        let keys = match keys {
-            Ok(keys) => keys,
-            Err(e) => return PendingBatch::ready(Err(e)),
-        };
-        // Each buffer with room for its range; a span's first part's with
-        // room for the whole span, its later parts appended to it.
-        let mut fetches: Vec<(Key, Option<Range<u64>>, usize)> = plan
-            .fetches
-            .iter()
-            .map(|f| {
-                let room = (f.range.end - f.range.start) as usize;
-                (keys[f.file].clone(), Some(f.range.clone()), room)
-            })
-            .collect();
-        for span in &plan.spans {
-            if let Some(first) = fetches.get_mut(span.fetches.start) {
-                first.2 = (span.range.end - span.range.start) as usize;
-            }
+        match self.start_batch(&requests) {
+            Ok((plan, started)) => PendingBatch::in_flight(move || {
+                let got = started.wait()?;
+                Ok(serve(&plan, &requests, got))
+            }),
+            Err(e) => PendingBatch::ready(Err(e)),
         }
-        let started = self.start_all(fetches);
-        PendingBatch::in_flight(move || {
-            let got = started.wait()?;
-            Ok(serve(&plan, &requests, got))
-        })
     }
 
     fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
-        let mut keys: Vec<io::Result<Key>> = files.iter().map(|f| self.key(f)).collect();
-        // Azure takes no suffix range: there the size comes from the
-        // folder's listing (which opening an array made) and the range is
-        // bounded; an empty file needs no request.
-        let suffix = !matches!(self.shared.root.scheme.as_str(), "az" | "azure" | "abfs");
-        let mut empty = Vec::new();
-        let mut ranges: Vec<Option<GetRange>> = vec![None; files.len()];
-        for (i, f) in files.iter().enumerate() {
-            if keys[i].is_err() {
-                continue;
-            }
-            ranges[i] = match suffix {
-                true => Some(GetRange::Suffix(max)),
-                false => match self.size(f) {
-                    Ok(0) => {
-                        empty.push(i);
-                        None
-                    }
-                    Ok(size) => Some(GetRange::Bounded(size.saturating_sub(max)..size)),
-                    Err(e) => {
-                        keys[i] = Err(e);
-                        None
-                    }
-                },
-            };
-        }
-        let call = self.call();
-        let wanted: Vec<(usize, Key, GetRange)> = keys
-            .iter()
-            .zip(ranges)
-            .enumerate()
-            .filter_map(|(i, (k, r))| Some((i, k.as_ref().ok()?.clone(), r?)))
-            .collect();
-        for (_, key, range) in &wanted {
-            let shown = match range {
-                GetRange::Bounded(r) => format!("{}..{}", r.start, r.end),
-                _ => format!("last {max}"),
-            };
-            self.log(call, "GET", key, shown);
-        }
-        let (store, root) = (self.shared.store.clone(), self.shared.root.store());
-        let n = self.tuning.concurrency.max(1);
-        let fetched = self.run(async move { Ok(get_tails(store, root, wanted, n).await) });
-        let mut out: Vec<io::Result<(u64, Vec<u8>)>> = keys
-            .into_iter()
-            .map(|k| k.map(|_| (0, Vec::new())))
-            .collect();
-        match fetched {
-            Ok(results) => {
-                for (i, r) in results {
-                    out[i] = r;
-                }
-                for i in empty {
-                    out[i] = Ok((0, Vec::new()));
-                }
-            }
+        let (me, wanted) = (self.clone(), files.to_vec());
+        match self.run(async move { Ok(me.read_tails_async(&wanted, max).await) }) {
+            Ok(tails) => tails,
             Err(e) => {
                 let msg = e.to_string();
-                for o in out.iter_mut().filter(|o| o.is_ok()) {
-                    *o = Err(io::Error::other(msg.clone()));
-                }
+                files
+                    .iter()
+                    .map(|_| Err(io::Error::other(msg.clone())))
+                    .collect()
             }
         }
-        out
     }
 
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
@@ -744,19 +758,7 @@ impl ReadableStorage for ObjectStorage {
 
     fn size(&self, path: &Path) -> io::Result<u64> {
         // From the folder's listing, which opening an array made anyway.
-        match self.entry(path)? {
-            Some(DirEntry {
-                size: Some(size), ..
-            }) => Ok(size),
-            Some(_) => Err(io::Error::other(format!(
-                "{}: a folder, not an object",
-                path.display()
-            ))),
-            None => Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{}: no such object", path.display()),
-            )),
-        }
+        sized(path, self.entry(path)?)
     }
 }
 

@@ -8,7 +8,8 @@
 //! for incomplete uploads removes.
 
 use crate::fetch::{failed, Started};
-use crate::store::{listed_again_if_cut, ObjectStorage};
+use crate::retry::listed_again_if_cut;
+use crate::store::ObjectStorage;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutPayload};

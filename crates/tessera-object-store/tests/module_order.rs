@@ -3,6 +3,6 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error", "uri", "tuning", "plan", "runtime", "fetch", "listing", "options", "retry", "store",
-    "write",
+    "error", "uri", "tuning", "plan", "request", "runtime", "fetch", "listing", "options", "retry",
+    "store", "answer", "write",
 );

@@ -73,6 +73,31 @@ fn a_range_past_a_listed_object_is_an_error_before_any_request() {
     );
 }
 
+/// Fixtures of each kind: dense, sparse, nullable var-sized, enumerated.
+const CASES: [&str; 4] = [
+    "dense_large",
+    "sparse_2d",
+    "dense_nullable_var",
+    "enumerations",
+];
+
+/// `case` in a memory store: the storage, the array's URI, a session over
+/// a storage of its own, and a request of small batches.
+fn case_read(
+    case: &str,
+) -> (
+    ObjectStorage,
+    String,
+    tessera_query::ReadSession,
+    tessera_query::ReadRequest,
+) {
+    let (storage, uri) = stored(case);
+    let request = tessera_query::ReadRequest::new().budget(4 << 10);
+    let fresh = std::sync::Arc::new(storage.fresh());
+    let session = tessera_query::ReadSession::open(fresh, uri.as_ref(), None).unwrap();
+    (storage, uri, session, request)
+}
+
 /// On the caller's runtime (`on_runtime`), a read awaited as a stream
 /// returns what the synchronous read over the storage's own runtime
 /// does, and the storage starts no runtime: on a current-thread runtime
@@ -83,16 +108,9 @@ fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
     use futures::StreamExt;
     use std::sync::Arc;
     use tessera_query::stream::{stream, stream_async};
-    use tessera_query::{ReadRequest, ReadSession};
-    for case in [
-        "dense_large",
-        "sparse_2d",
-        "dense_nullable_var",
-        "enumerations",
-    ] {
-        let (storage, uri) = stored(case);
-        let request = ReadRequest::new().budget(4 << 10);
-        let session = ReadSession::open(Arc::new(storage.fresh()), uri.as_ref(), None).unwrap();
+    use tessera_query::ReadSession;
+    for case in CASES {
+        let (storage, uri, session, request) = case_read(case);
         let want: Vec<_> = stream(session, request.clone())
             .unwrap()
             .map(Result::unwrap)
@@ -131,5 +149,44 @@ fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
             assert_eq!(got, want, "{case} on {flavor}");
             assert!(!on.started_own_runtime(), "{case} on {flavor}");
         }
+    }
+}
+
+/// The push decoder, which does no I/O, answered by the storage awaited
+/// on a current-thread runtime (`AsyncStorage`), reads what the read over
+/// the storage reads, and the storage starts no runtime of its own.
+#[test]
+fn a_push_decoder_awaits_the_storage_on_the_callers_runtime() {
+    use futures::StreamExt;
+    use std::sync::Arc;
+    use tessera_query::push::PushDecoder;
+    for case in CASES {
+        let (storage, uri, session, request) = case_read(case);
+        let want: Vec<_> = session
+            .batches(&request)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let on = storage.fresh().on_runtime(rt.handle().clone());
+        let decoder = PushDecoder::new(uri.as_ref(), None, request);
+        let got: Vec<_> = rt.block_on(decoder.stream_from(Arc::new(on.clone())).collect());
+        assert_eq!(got.len(), want.len(), "{case}");
+        for (g, w) in got.into_iter().zip(&want) {
+            let g = g.unwrap();
+            assert_eq!(g.cell_count, w.cell_count, "{case}");
+            let same = g.columns.len() == w.columns.len()
+                && g.columns.iter().zip(&w.columns).all(|(a, b)| {
+                    a.name == b.name
+                        && a.data == b.data
+                        && a.offsets == b.offsets
+                        && a.validity == b.validity
+                });
+            assert!(same, "{case}");
+        }
+        assert!(!on.started_own_runtime(), "{case}");
     }
 }

@@ -24,6 +24,7 @@ pub(crate) mod geometry;
 pub mod partition;
 mod prefetch;
 mod prune;
+pub mod push;
 mod read;
 mod request;
 mod result;

@@ -35,6 +35,7 @@ const ORDER: &[&str] = &[
     "source",
     "arrow",
     "stream",
+    "push",
 ];
 
 #[test]

@@ -72,6 +72,8 @@ pub struct Batches {
     /// batches asks for it (one that joins them would copy).
     reuse_cuts: bool,
     pieces: VecDeque<Piece>,
+    /// The piece the last call of `next` read or failed on, for `again`.
+    last: Option<Piece>,
     /// Result bytes per cell of every field read, var-sized ones averaged.
     cell_bytes: f64,
     /// Of those, the bytes per cell of tiles decoded (fields read straight
@@ -88,6 +90,16 @@ pub struct Batches {
 }
 
 impl Batches {
+    /// Reads the last batch again at the next call of `next`, whether it
+    /// was returned or failed: a push decoder's attempt that lacked bytes
+    /// is void, and runs again once they are given.
+    pub(crate) fn again(&mut self) {
+        if let Some(piece) = self.last.take() {
+            self.pieces.push_front(piece);
+        }
+        self.failed = false;
+    }
+
     /// The batches of `request` of `array`, reusing the buffers of
     /// `context`. With a budget, the pieces a batch may cover are planned
     /// from metadata: the ranges asked for, or what a read without them
@@ -130,6 +142,7 @@ impl Batches {
             free_cut_bytes: recycled.map_or(half_budget, |b| b.clamp(1, half_budget)),
             reuse_cuts: recycled.is_some(),
             pieces: VecDeque::from([first]),
+            last: None,
             cell_bytes,
             tile_cell_bytes,
             holds_cut_tiles,
@@ -486,6 +499,7 @@ impl Iterator for Batches {
         }
         loop {
             let piece = self.pieces.pop_front()?;
+            self.last = Some(piece.clone());
             match self.pruned(&piece) {
                 Ok(Verdict::NoTile) => continue,
                 Ok(Verdict::SomeTiles) => {

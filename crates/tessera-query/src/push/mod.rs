@@ -1,0 +1,250 @@
+//! A read that does no I/O: a [`PushDecoder`] says what it needs from
+//! storage ([`Need`]: byte ranges, footers, listings), takes the answers
+//! as they come ([`PushDecoder::push`]) and gives the read's batches, as
+//! arrow-rs parquet's push decoder does. It opens the array (listing its
+//! folders, reading schemas and fragment footers), then reads batch by
+//! batch within the request's budget, each batch's metadata first and
+//! then its tiles, all a batch's tiles asked for at once.
+//!
+//! Whoever drives it does the I/O, as it likes: [`PushDecoder::read_from`]
+//! answers from a synchronous [`Storage`], [`PushDecoder::stream_from`]
+//! awaits an [`AsyncStorage`] (an object store on the caller's runtime),
+//! and [`PushDecoder::into_stream`] awaits any async function of the
+//! caller's (a browser's `fetch`), decoding on the task that polls; the
+//! decoder has no thread of its own, and none waits for bytes.
+//!
+//! ```
+//! use tessera_query::push::PushDecoder;
+//! use tessera_query::ReadRequest;
+//! use tessera_tile::storage::LocalFs;
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+//! let decoder = PushDecoder::new(path.as_ref(), None, ReadRequest::new().budget(4 << 10));
+//! let mut cells = 0;
+//! for batch in decoder.read_from(&LocalFs) {
+//!     cells += batch.unwrap().cell_count;
+//! }
+//! assert!(cells > 0);
+//! ```
+
+mod replay;
+
+pub use tessera_tile::storage::{answer, Answer, AsyncStorage, Data, Need};
+
+use crate::{Batches, QueryError, ReadRequest, ReadResult, ReadSession};
+use replay::Replay;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tessera_filters::EncryptionKey;
+use tessera_tile::storage::Storage;
+
+/// What a [`PushDecoder`] gives at each step.
+pub enum Step {
+    /// It needs these answered ([`PushDecoder::push`]) before it goes on.
+    Need(Vec<Need>),
+    /// The read's next batch.
+    Batch(ReadResult),
+    /// The read is over.
+    Done,
+}
+
+/// Where the decoder is in its read.
+enum State {
+    Opening(Box<Opening>),
+    Reading(Box<Batches>),
+    Done,
+}
+
+/// The read before its array is open.
+struct Opening {
+    path: PathBuf,
+    key: Option<EncryptionKey>,
+    request: ReadRequest,
+}
+
+/// A read of one array that does no I/O (see the [module](self)).
+pub struct PushDecoder {
+    replay: Arc<Replay>,
+    state: State,
+    /// Rounds of needs asked so far.
+    rounds: usize,
+}
+
+impl PushDecoder {
+    /// The read `request` of the array at `path` at its latest timestamp
+    /// (`key`: an encrypted array's AES-256-GCM key). Nothing is read until
+    /// [`PushDecoder::step`] asks.
+    pub fn new(path: &Path, key: Option<EncryptionKey>, request: ReadRequest) -> PushDecoder {
+        PushDecoder {
+            replay: Arc::new(Replay::default()),
+            state: State::Opening(Box::new(Opening {
+                path: path.to_path_buf(),
+                key,
+                request,
+            })),
+            rounds: 0,
+        }
+    }
+
+    /// How many times the decoder asked for answers: one round to list
+    /// each level of the array's folders, one for its schemas and
+    /// fragment footers, then about one per batch for its metadata and
+    /// one for its tiles.
+    pub fn rounds(&self) -> usize {
+        self.rounds
+    }
+
+    /// Gives `answers` (to needs a step asked for; others are kept too).
+    pub fn push(&mut self, answers: impl IntoIterator<Item = Answer>) {
+        for (need, answer) in answers {
+            self.replay.push(need, answer);
+        }
+    }
+
+    /// Goes on as far as the answers given allow: the next batch, what it
+    /// needs to get there, or the end. An error ends the read: a request
+    /// that does not fit the array, damaged files, or a storage failure
+    /// pushed as an answer, named as a read would name it.
+    pub fn step(&mut self) -> Result<Step, QueryError> {
+        loop {
+            match &mut self.state {
+                State::Opening(open) => {
+                    let storage: Arc<dyn Storage> = self.replay.clone();
+                    let opened = ReadSession::open(storage, &open.path, open.key)
+                        .and_then(|session| session.batches(&open.request));
+                    if let Some(needs) = self.replay.take_lacked() {
+                        self.rounds += 1;
+                        return Ok(Step::Need(needs));
+                    }
+                    self.replay.forget_bytes();
+                    match opened {
+                        Ok(batches) => self.state = State::Reading(Box::new(batches)),
+                        Err(e) => {
+                            self.state = State::Done;
+                            return Err(e);
+                        }
+                    }
+                }
+                State::Reading(batches) => {
+                    let next = batches.next();
+                    if let Some(needs) = self.replay.take_lacked() {
+                        batches.again();
+                        self.rounds += 1;
+                        return Ok(Step::Need(needs));
+                    }
+                    self.replay.forget_bytes();
+                    match next {
+                        Some(Ok(batch)) => return Ok(Step::Batch(batch)),
+                        Some(Err(e)) => {
+                            self.state = State::Done;
+                            return Err(e);
+                        }
+                        None => self.state = State::Done,
+                    }
+                }
+                State::Done => return Ok(Step::Done),
+            }
+        }
+    }
+
+    /// The batches, the decoder's needs answered from `storage`
+    /// ([`answer`]): the synchronous driver.
+    pub fn read_from(self, storage: &dyn Storage) -> PushBatches<'_> {
+        PushBatches {
+            decoder: self,
+            storage,
+            over: false,
+        }
+    }
+
+    /// The batches as a [`futures::Stream`], the decoder's needs answered
+    /// by `storage` ([`AsyncStorage`]; `tessera-object-store`'s
+    /// `ObjectStorage` is one).
+    pub fn stream_from(
+        self,
+        storage: Arc<dyn AsyncStorage>,
+    ) -> impl futures::Stream<Item = Result<ReadResult, QueryError>> {
+        self.into_stream(move |needs| {
+            let storage = storage.clone();
+            async move { storage.answer(needs).await }
+        })
+    }
+
+    /// The batches as a [`futures::Stream`], the decoder's needs answered
+    /// by awaiting `fetch` (which does the I/O, as the caller likes): the
+    /// asynchronous driver. Decoding runs on the task that polls.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use tessera_query::push::{answer, PushDecoder};
+    /// use tessera_query::ReadRequest;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let decoder = PushDecoder::new(path.as_ref(), None, ReadRequest::new());
+    /// let batches = decoder.into_stream(|needs| async move { answer(&LocalFs, needs) });
+    /// let cells: usize = futures::executor::block_on(
+    ///     batches.map(|b| b.unwrap().cell_count).fold(0, |a, n| async move { a + n }),
+    /// );
+    /// assert!(cells > 0);
+    /// ```
+    pub fn into_stream<F, Fut>(
+        self,
+        fetch: F,
+    ) -> impl futures::Stream<Item = Result<ReadResult, QueryError>>
+    where
+        F: FnMut(Vec<Need>) -> Fut,
+        Fut: Future<Output = Vec<Answer>>,
+    {
+        futures::stream::unfold(Some((self, fetch)), |driven| async move {
+            let (mut decoder, mut fetch) = driven?;
+            loop {
+                match decoder.step() {
+                    Ok(Step::Need(needs)) => {
+                        let answers = fetch(needs).await;
+                        decoder.push(answers);
+                    }
+                    Ok(Step::Batch(b)) => return Some((Ok(b), Some((decoder, fetch)))),
+                    Ok(Step::Done) => return None,
+                    Err(e) => return Some((Err(e), None)),
+                }
+            }
+        })
+    }
+}
+
+/// The batches of a [`PushDecoder`] driven from a synchronous storage
+/// ([`PushDecoder::read_from`]).
+pub struct PushBatches<'s> {
+    decoder: PushDecoder,
+    storage: &'s dyn Storage,
+    over: bool,
+}
+
+impl PushBatches<'_> {
+    /// The decoder driven.
+    pub fn decoder(&self) -> &PushDecoder {
+        &self.decoder
+    }
+}
+
+impl Iterator for PushBatches<'_> {
+    type Item = Result<ReadResult, QueryError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.over {
+            match self.decoder.step() {
+                Ok(Step::Need(needs)) => {
+                    let answers = answer(self.storage, needs);
+                    self.decoder.push(answers);
+                }
+                Ok(Step::Batch(b)) => return Some(Ok(b)),
+                Ok(Step::Done) => self.over = true,
+                Err(e) => {
+                    self.over = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,69 @@
+//! The push decoder, which does no I/O, reads every fixture array as the
+//! read over storage does: the same batches, in the same order, whether
+//! its needs are answered by the synchronous driver or awaited by the
+//! asynchronous one, in rounds of answers bounded by its fragments and
+//! batches.
+
+mod common;
+
+use common::{fixture_arrays, local, same_result};
+use futures::StreamExt;
+use tessera_query::push::{answer, PushDecoder};
+use tessera_query::ReadRequest;
+use tessera_tile::storage::LocalFs;
+
+#[test]
+fn pushed_reads_equal_reads_over_storage() {
+    let (mut reads, mut batches) = (0, 0);
+    for (path, array) in fixture_arrays() {
+        let name = path.display();
+        if name.to_string().contains("_large") {
+            continue; // hundreds of batches at this budget; the same code as the rest
+        }
+        let request = ReadRequest::new().budget(64 << 10);
+        let want: Vec<_> = match local(&array).batches(&request) {
+            Ok(b) => b.collect(),
+            Err(e) => vec![Err(e)],
+        };
+        let mut driven = PushDecoder::new(&path, None, request.clone()).read_from(&LocalFs);
+        let got: Vec<_> = driven.by_ref().collect();
+        let rounds = driven.decoder().rounds();
+        let awaited: Vec<_> = futures::executor::block_on(
+            PushDecoder::new(&path, None, request)
+                .into_stream(|needs| async move { answer(&LocalFs, needs) })
+                .collect(),
+        );
+        assert_eq!(got.len(), want.len(), "{name}: batches");
+        for (i, ((g, a), w)) in got.iter().zip(&awaited).zip(&want).enumerate() {
+            match (g, a, w) {
+                (Ok(g), Ok(a), Ok(w)) => {
+                    assert!(same_result(g, w), "{name}: batch {i} pushed");
+                    assert!(same_result(a, w), "{name}: batch {i} awaited");
+                }
+                (Err(g), Err(a), Err(w)) => {
+                    assert_eq!(g.to_string(), w.to_string(), "{name}");
+                    assert_eq!(a.to_string(), w.to_string(), "{name}");
+                }
+                _ => panic!("{name}: batch {i}: {g:?} / {a:?} / {w:?}"),
+            }
+        }
+        // The folders' listings, the footers and schemas, consolidated
+        // metadata and commits; then per batch its metadata and tiles, a
+        // sparse read's fragment by fragment (coordinates, then the
+        // attributes of the cells they keep beside the next fragment's
+        // coordinates).
+        let most = 6 + 2 * (array.fragments.len() + want.len());
+        assert!(
+            rounds <= most,
+            "{name}: {rounds} rounds for {} batches of {} fragments",
+            want.len(),
+            array.fragments.len()
+        );
+        reads += 1;
+        batches += want.len();
+    }
+    assert!(
+        reads > 100 && batches > reads,
+        "{reads} reads, {batches} batches"
+    );
+}
