@@ -8,7 +8,6 @@
 //! ones kept or one LIST.
 
 use crate::store::ObjectStorage;
-use crate::uri::ObjectUri;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -40,12 +39,7 @@ async fn answered(storage: &ObjectStorage, needs: Vec<Need>) -> Vec<Answer> {
         let got = match &need {
             Need::Size(path) => storage.size_async(path).await.map(Data::Size),
             Need::List(path) => storage.listing_async(path).await.map(Data::List),
-            Need::Exists(path) => {
-                let key = ObjectUri::parse(&path.to_string_lossy()).map(|u| u.key);
-                let root = key.is_ok_and(|k| k.is_empty());
-                let there = root || matches!(storage.entry_async(path).await, Ok(Some(_)));
-                Ok(Data::Exists(there))
-            }
+            Need::Exists(path) => Ok(Data::Exists(storage.exists_async(path).await)),
             Need::Range(..) | Need::Tail(..) => unreachable!("grouped apart"),
         };
         out.push((need, got));

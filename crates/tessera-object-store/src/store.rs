@@ -460,13 +460,14 @@ impl ObjectStorage {
         Some(kept.into_iter().find(|e| e.name == name))
     }
 
-    /// The entry `path` names in its folder's listing.
+    /// The entry `path` names in its folder's listing: from the kept
+    /// listing, or [`ObjectStorage::entry_async`] waited for.
     fn entry(&self, path: &Path) -> io::Result<Option<DirEntry>> {
-        let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
-            return Ok(None);
-        };
-        let name = name.to_string_lossy();
-        Ok(self.listing(folder)?.into_iter().find(|e| e.name == name))
+        if let Some(kept) = self.kept_entry(path) {
+            return Ok(kept);
+        }
+        let (me, path) = (self.clone(), path.to_path_buf());
+        self.run(async move { me.entry_async(&path).await })
     }
 
     /// [`ObjectStorage::entry`], awaited.
@@ -477,6 +478,12 @@ impl ObjectStorage {
         let name = name.to_string_lossy();
         let listing = self.listing_async(folder).await?;
         Ok(listing.into_iter().find(|e| e.name == name))
+    }
+
+    /// Whether a file or folder exists at `path`: the store's root does;
+    /// else its entry in its folder's listing.
+    pub(crate) async fn exists_async(&self, path: &Path) -> bool {
+        ObjectUri::is_store_root(path) || matches!(self.entry_async(path).await, Ok(Some(_)))
     }
 
     /// The size and last `max` bytes of each of `files` (at most the
@@ -768,10 +775,7 @@ impl ListableStorage for ObjectStorage {
     }
 
     fn exists(&self, path: &Path) -> bool {
-        if ObjectUri::parse(&path.to_string_lossy()).is_ok_and(|u| u.key.is_empty()) {
-            return true;
-        }
-        matches!(self.entry(path), Ok(Some(_)))
+        ObjectUri::is_store_root(path) || matches!(self.entry(path), Ok(Some(_)))
     }
 
     fn list_anew(&self) {

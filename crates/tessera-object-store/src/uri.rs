@@ -54,6 +54,12 @@ impl ObjectUri {
     pub fn store(&self) -> String {
         format!("{}://{}", self.scheme, self.bucket)
     }
+
+    /// Whether `path` is a store's root (`scheme://bucket`), which always
+    /// exists.
+    pub(crate) fn is_store_root(path: &std::path::Path) -> bool {
+        ObjectUri::parse(&path.to_string_lossy()).is_ok_and(|u| u.key.is_empty())
+    }
 }
 
 impl std::fmt::Display for ObjectUri {
