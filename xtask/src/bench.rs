@@ -7,6 +7,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The cargo feature of `tessera sql`.
+const SQL: [&str; 1] = ["tessera-cli/sql"];
+
 /// `cargo xtask bench [--scale S] [--rounds N] [--only TEXT]`. With
 /// `--only`, just the cases whose `array / case` holds TEXT run, and the
 /// table is printed, not written into docs/PERFORMANCE.md.
@@ -382,12 +385,12 @@ fn bench_arrays(
 }
 
 /// `cargo xtask bench-ab --before REV [--scale S] [--rounds N]`: the local
-/// bench's cases read by the `tessera` of revision REV (built in a git
-/// worktree under `target/ab/`, in its release profile, statically linked
-/// as `cargo xtask dist` links) and by this tree's (profile `profiling`:
-/// the same code as release), alternating in the same rounds
-/// (`xtask/bench/ab.py`); the table goes into docs/PERFORMANCE.md. For a
-/// change meant to leave reads as they were.
+/// bench's cases read and the SQL bench's questions asked by the
+/// `tessera` of revision REV (built in a git worktree under `target/ab/`)
+/// and by this tree's, both in the release profile with `tessera sql`,
+/// statically linked as `cargo xtask dist` links, alternating in the same
+/// rounds (`xtask/bench/ab.py`); the table goes into docs/PERFORMANCE.md.
+/// For a change meant to leave reads as they were.
 pub fn bench_ab(args: &[String]) -> Result<(), Error> {
     let before = args
         .windows(2)
@@ -412,16 +415,24 @@ pub fn bench_ab(args: &[String]) -> Result<(), Error> {
     if !tree.exists() {
         git(&["worktree", "add", "--detach", &tree.to_string_lossy(), &rev])?;
     }
-    eprintln!("building {rev} (release) and this tree (profiling)");
-    let before_bin =
-        crate::dist::build_at(&tree, &ab.join("target"), &["tessera-cli"], &[], "release")?;
-    let after_bin = crate::dist::build(&["tessera-cli"], &[], Profiling)?;
+    eprintln!("building {rev} and this tree (release, with `tessera sql`)");
+    // One target folder and profile for both: the dependencies are built
+    // once, and each build's binary is kept under the name of its side.
+    let target = ab.join("target");
+    let build = |workspace: &Path, side: &str| -> Result<PathBuf, Error> {
+        let dir = crate::dist::build_at(workspace, &target, &["tessera-cli"], &SQL, "release")?;
+        let kept = ab.join(format!("tessera-{side}"));
+        std::fs::copy(dir.join("tessera"), &kept)?;
+        Ok(kept)
+    };
+    let before_bin = build(&tree, "before")?;
+    let after_bin = build(&root(), "after")?;
     let results = dir.join("ab.md");
     let ran = Command::new(&python)
         .arg(root().join("xtask/bench/ab.py"))
         .arg(&dir)
-        .arg(before_bin.join("tessera"))
-        .arg(after_bin.join("tessera"))
+        .arg(&before_bin)
+        .arg(&after_bin)
         .arg(&rounds)
         .arg(&results)
         .arg(&rev)
@@ -464,7 +475,7 @@ pub fn bench_sql(args: &[String]) -> Result<(), Error> {
         venv_of(&python)?,
         &["pyarrow==22.0.0", "pandas==2.3.3", "duckdb==2.0.1"],
     )?;
-    let bin = crate::dist::build(&["tessera-cli"], &["tessera-cli/sql"], Profiling)?;
+    let bin = crate::dist::build(&["tessera-cli"], &SQL, Profiling)?;
     let run = Run {
         python: &python,
         script: "sql.py",

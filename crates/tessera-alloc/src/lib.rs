@@ -9,13 +9,20 @@
 //! distributions set transparent huge pages to `madvise`, so they apply only
 //! where a program asks; this allocator asks, for allocations of
 //! [`LARGE`] bytes or more. Elsewhere (other systems, `never`) it is the
-//! system allocator unchanged. Set `TESSERA_HUGEPAGES=0` to turn the request
-//! off, to measure what it buys.
+//! system allocator unchanged. A program that calls [`set_from_environment`]
+//! as it starts (tessera's CLI and Python module do) turns the request off
+//! under `TESSERA_HUGEPAGES=0`, to measure what it buys.
+//!
+//! The allocator never reads the environment itself: it would from
+//! whichever thread made the first large allocation, and a `getenv` there
+//! races a `setenv` on another thread (Python code setting `os.environ`, a
+//! C library), which glibc does not guard and which can crash the process.
 //!
 //! ```
 //! #[global_allocator]
 //! static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
 //!
+//! tessera_alloc::set_from_environment();
 //! let v = vec![1u8; 8 << 20];
 //! assert_eq!(v.iter().map(|&b| b as u64).sum::<u64>(), 8 << 20);
 //! ```
@@ -37,7 +44,7 @@ mod advise {
     use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
     const HUGE: usize = 2 << 20;
-    /// 0: not yet decided, 1: advise, 2: do not.
+    /// 0 or 1: advise (0 until set), 2: do not.
     static STATE: AtomicU8 = AtomicU8::new(0);
     /// Calls of `without_huge_pages` running: no advice while any runs.
     static PAUSED: AtomicUsize = AtomicUsize::new(0);
@@ -52,20 +59,7 @@ mod advise {
     }
 
     pub(crate) fn enabled() -> bool {
-        if PAUSED.load(Ordering::Relaxed) > 0 {
-            return false;
-        }
-        match STATE.load(Ordering::Relaxed) {
-            1 => true,
-            2 => false,
-            _ => {
-                // Reading the environment does not allocate through us in a
-                // way that recurses here: the variable's value is small.
-                let on = std::env::var_os("TESSERA_HUGEPAGES").is_none_or(|v| v != "0");
-                STATE.store(if on { 1 } else { 2 }, Ordering::Relaxed);
-                on
-            }
-        }
+        PAUSED.load(Ordering::Relaxed) == 0 && STATE.load(Ordering::Relaxed) != 2
     }
 
     /// Turns the advice on or off from now on.
@@ -101,13 +95,23 @@ mod advise {
 }
 
 /// Turns the huge-page advice on or off for the rest of the process (it is
-/// on unless `TESSERA_HUGEPAGES=0`). A program that makes a few very large
-/// allocations, as `tessera write` does (whole columns of hundreds of MiB),
-/// turns it off: where the kernel compacts memory to find huge pages on
+/// on unless turned off here or by [`set_from_environment`]). A program
+/// that makes a few very large allocations, as `tessera write` does
+/// (whole columns of hundreds of MiB), turns it off: where the kernel compacts memory to find huge pages on
 /// demand (`defrag` = `madvise`), that compaction costs more than the page
 /// faults huge pages save (docs/PERFORMANCE.md, "Writing").
 pub fn set_huge_pages(on: bool) {
     advise::set(on);
+}
+
+/// Turns the huge-page advice off if the environment sets
+/// `TESSERA_HUGEPAGES=0`. Call it where nothing else changes the
+/// environment meanwhile: as a program starts, or as a Python module is
+/// imported (with the GIL held, no Python code sets `os.environ`).
+pub fn set_from_environment() {
+    if std::env::var_os("TESSERA_HUGEPAGES").is_some_and(|v| v == "0") {
+        advise::set(false);
+    }
 }
 
 /// Runs `f` with the huge-page advice paused: a library's write (many
@@ -223,6 +227,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn pauses_nest_and_resume_after_unwinding() {
+        let _serial = STATE_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         set_huge_pages(true);
         assert!(advise::enabled());
         without_huge_pages(|| {
@@ -234,5 +239,29 @@ mod tests {
         let unwound = std::panic::catch_unwind(|| without_huge_pages(|| panic!("a failed write")));
         assert!(unwound.is_err());
         assert!(advise::enabled());
+    }
+
+    /// The tests that change the advice's state, one at a time.
+    static STATE_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Large allocations leave the environment unread (a `getenv` on the
+    /// allocating thread would race a `setenv` elsewhere); the program
+    /// reads it when it says.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_environment_is_read_when_the_program_says() {
+        let _serial = STATE_TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        std::env::set_var("TESSERA_HUGEPAGES", "0");
+        let layout = Layout::from_size_align(2 * LARGE, 8).unwrap();
+        // SAFETY (test): a non-zero size, freed with its layout.
+        #[allow(unsafe_code)]
+        unsafe {
+            HugePages.dealloc(HugePages.alloc(layout), layout);
+        }
+        assert!(advise::enabled(), "the allocator read the environment");
+        set_from_environment();
+        assert!(!advise::enabled());
+        std::env::remove_var("TESSERA_HUGEPAGES");
+        set_huge_pages(true);
     }
 }

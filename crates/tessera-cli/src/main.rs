@@ -130,6 +130,7 @@ static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
 static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn main() -> ExitCode {
+    tessera_alloc::set_from_environment();
     // A bug must not print a backtrace at users: one line, non-zero exit.
     std::panic::set_hook(Box::new(|info| {
         // A reader that went away (`tessera info A | head -2`) is no bug:

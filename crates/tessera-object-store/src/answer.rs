@@ -11,7 +11,7 @@ use crate::store::ObjectStorage;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use tessera_tile::storage::{Answer, AsyncStorage, Data, Grouped, Need};
+use tessera_tile::storage::{Answer, AsyncStorage, Data, Grouped, ListableStorage, Need};
 
 impl AsyncStorage for ObjectStorage {
     fn answer(&self, needs: Vec<Need>) -> Pin<Box<dyn Future<Output = Vec<Answer>> + Send + '_>> {
@@ -39,6 +39,10 @@ async fn answered(storage: &ObjectStorage, needs: Vec<Need>) -> Vec<Answer> {
         let got = match &need {
             Need::Size(path) => storage.size_async(path).await.map(Data::Size),
             Need::List(path) => storage.listing_async(path).await.map(Data::List),
+            Need::Relist(path) => {
+                storage.list_anew();
+                storage.listing_async(path).await.map(Data::List)
+            }
             Need::Exists(path) => Ok(Data::Exists(storage.exists_async(path).await)),
             Need::Range(..) | Need::Tail(..) => unreachable!("grouped apart"),
         };

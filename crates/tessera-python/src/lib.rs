@@ -33,6 +33,8 @@ static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Read here, with the GIL held, not by the allocator on a read thread.
+    tessera_alloc::set_from_environment();
     m.add("TesseraError", m.py().get_type::<TesseraError>())?;
     m.add_class::<array::Array>()?;
     m.add_class::<group::Group>()?;

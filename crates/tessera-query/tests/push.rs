@@ -1,13 +1,16 @@
 //! The push decoder, which does no I/O, reads every fixture array as the
 //! read over storage does: the same batches, in the same order, whether
 //! its needs are answered by the synchronous driver or awaited by the
-//! asynchronous one, in rounds of answers bounded by its fragments and
-//! batches.
+//! asynchronous one, from its path or from the array opened, in rounds
+//! of answers bounded by its fragments and batches; the asynchronous
+//! driver asks for a batch's successor before it hands the batch on.
 
 mod common;
 
 use common::{fixture_arrays, local, same_result};
 use futures::StreamExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use tessera_query::push::{answer, PushDecoder};
 use tessera_query::ReadRequest;
 use tessera_tile::storage::LocalFs;
@@ -29,7 +32,7 @@ fn pushed_reads_equal_reads_over_storage() {
         let got: Vec<_> = driven.by_ref().collect();
         let rounds = driven.decoder().rounds();
         let awaited: Vec<_> = futures::executor::block_on(
-            PushDecoder::new(&path, None, request)
+            PushDecoder::for_array(array.clone(), request)
                 .into_stream(|needs| async move { answer(&LocalFs, needs) })
                 .collect(),
         );
@@ -66,4 +69,39 @@ fn pushed_reads_equal_reads_over_storage() {
         reads > 100 && batches > reads,
         "{reads} reads, {batches} batches"
     );
+}
+
+/// Each batch but the last is handed on with the next one's answers asked
+/// for and not yet awaited: the I/O of batch n + 1 runs while the caller
+/// works on batch n, where the fetch starts its requests when called.
+#[test]
+fn the_async_driver_asks_for_the_next_batch_first() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1");
+    for case in ["sparse_2d", "dense_2d_types", "dense_3d_overlaps"] {
+        let path = std::path::Path::new(root).join(case).join("array");
+        let request = ReadRequest::new().budget(1 << 10);
+        let (asked, answered) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let fetch = |needs| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            let answered = answered.clone();
+            async move {
+                let got = answer(&LocalFs, needs);
+                answered.fetch_add(1, Ordering::SeqCst);
+                got
+            }
+        };
+        let in_flight: Vec<usize> = futures::executor::block_on(
+            PushDecoder::new(&path, None, request)
+                .into_stream(fetch)
+                .map(|b| {
+                    b.unwrap();
+                    asked.load(Ordering::SeqCst) - answered.load(Ordering::SeqCst)
+                })
+                .collect(),
+        );
+        assert!(in_flight.len() > 1, "{case}: {} batches", in_flight.len());
+        let (last, before) = in_flight.split_last().unwrap();
+        assert!(before.iter().all(|&n| n == 1), "{case}: {in_flight:?}");
+        assert_eq!(*last, 0, "{case}: nothing is asked after the last batch");
+    }
 }

@@ -3,12 +3,14 @@
 //! read from the consolidated fragment holding the same cells. And a
 //! metadata file another writer adds during a metadata consolidation.
 
+use futures::StreamExt;
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
+use tessera_query::push::{answer, PushDecoder};
 use tessera_query::stream::stream;
 use tessera_query::{QuerySource, ReadRequest, ReadSession};
 use tessera_tile::storage::{
@@ -179,6 +181,19 @@ fn a_read_of_an_array_vacuumed_since_it_opened_reads_it_anew() {
         .map(|b| b.unwrap().num_rows())
         .sum();
     assert_eq!(streamed as u64, before);
+    // And pushed, from the array as it was opened: its needs answered
+    // synchronously and awaited.
+    let pushed =
+        || PushDecoder::for_array(session.array().clone(), ReadRequest::new().budget(4 << 10));
+    let read: usize = pushed()
+        .read_from(&LocalFs)
+        .map(|b| b.unwrap().cell_count)
+        .sum();
+    assert_eq!(read as u64, before);
+    let awaited = pushed().into_stream(|needs| async move { answer(&LocalFs, needs) });
+    let awaited: Vec<_> = futures::executor::block_on(awaited.collect());
+    let awaited: usize = awaited.into_iter().map(|b| b.unwrap().cell_count).sum();
+    assert_eq!(awaited as u64, before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -11,7 +11,11 @@
 //! awaits an [`AsyncStorage`] (an object store on the caller's runtime),
 //! and [`PushDecoder::into_stream`] awaits any async function of the
 //! caller's (a browser's `fetch`), decoding on the task that polls; the
-//! decoder has no thread of its own, and none waits for bytes.
+//! decoder has no thread of its own, and none waits for bytes. The
+//! asynchronous drivers read a batch ahead. A read can start from the
+//! array opened already ([`PushDecoder::for_array`]); one that finds a
+//! file gone before its first batch opens the array again, as a read over
+//! storage does.
 //!
 //! ```
 //! use tessera_query::push::PushDecoder;
@@ -30,13 +34,14 @@ mod replay;
 
 pub use tessera_tile::storage::{answer, Answer, AsyncStorage, Data, Need};
 
-use crate::{Batches, QueryError, ReadRequest, ReadResult, ReadSession};
+use crate::{Batches, QueryError, ReadContext, ReadRequest, ReadResult, ReadSession};
 use replay::Replay;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
-use tessera_tile::storage::Storage;
+use tessera_fragment::OpenArray;
+use tessera_tile::storage::{is_missing_file, ListableStorage, Storage, REOPENS};
 
 /// What a [`PushDecoder`] gives at each step.
 pub enum Step {
@@ -55,11 +60,60 @@ enum State {
     Done,
 }
 
-/// The read before its array is open.
+/// The read before its batches start.
+#[derive(Clone)]
 struct Opening {
-    path: PathBuf,
-    key: Option<EncryptionKey>,
+    array: Start,
     request: ReadRequest,
+    /// The session's context, where the caller gave one.
+    context: Option<Arc<ReadContext>>,
+}
+
+/// The array a read starts from.
+#[derive(Clone)]
+enum Start {
+    /// To be opened: its path and its AES-256-GCM key.
+    Path(PathBuf, Option<EncryptionKey>),
+    /// Opened already (its metadata was read by whoever opened it).
+    Open(Arc<OpenArray>),
+    /// Opened already, to be opened again at the same times (a file it
+    /// listed is gone).
+    Reopen(Arc<OpenArray>),
+}
+
+impl Start {
+    /// The read's session over `storage`.
+    fn session(&self, storage: Arc<dyn Storage>) -> Result<ReadSession, QueryError> {
+        match self {
+            Start::Path(path, key) => ReadSession::open(storage, path, *key),
+            Start::Open(array) => Ok(ReadSession::new(storage, array.clone())),
+            Start::Reopen(a) => {
+                let array = OpenArray::open(
+                    &*storage,
+                    &a.path,
+                    a.timestamp_start,
+                    a.timestamp_end,
+                    a.key,
+                )?;
+                Ok(ReadSession::new(storage, Arc::new(array)))
+            }
+        }
+    }
+
+    /// Where a read that found a file gone starts again.
+    fn again(self) -> Start {
+        match self {
+            Start::Open(array) => Start::Reopen(array),
+            other => other,
+        }
+    }
+}
+
+/// What the asynchronous driver holds between batches: the next step's
+/// answers being fetched, or the next step taken.
+enum Ahead<Fut> {
+    Fetching(Fut),
+    Stepped(Result<Step, QueryError>),
 }
 
 /// A read of one array that does no I/O (see the [module](self)).
@@ -68,6 +122,12 @@ pub struct PushDecoder {
     state: State,
     /// Rounds of needs asked so far.
     rounds: usize,
+    /// Where the read starts again if it finds a file gone.
+    origin: Opening,
+    /// Whether a batch was given (the read cannot start again after).
+    given: bool,
+    /// How many times the read started again.
+    reopens: usize,
 }
 
 impl PushDecoder {
@@ -75,15 +135,52 @@ impl PushDecoder {
     /// (`key`: an encrypted array's AES-256-GCM key). Nothing is read until
     /// [`PushDecoder::step`] asks.
     pub fn new(path: &Path, key: Option<EncryptionKey>, request: ReadRequest) -> PushDecoder {
+        PushDecoder::starting(Start::Path(path.to_path_buf(), key), request)
+    }
+
+    /// The read `request` of an array already opened (`OpenArray::open`):
+    /// it asks for the tiles of its batches and their metadata only.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tessera_fragment::OpenArray;
+    /// use tessera_query::push::PushDecoder;
+    /// use tessera_query::ReadRequest;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let array = Arc::new(OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap());
+    /// let decoder = PushDecoder::for_array(array, ReadRequest::new());
+    /// let cells: usize = decoder.read_from(&LocalFs).map(|b| b.unwrap().cell_count).sum();
+    /// assert!(cells > 0);
+    /// ```
+    pub fn for_array(array: Arc<OpenArray>, request: ReadRequest) -> PushDecoder {
+        PushDecoder::starting(Start::Open(array), request)
+    }
+
+    fn starting(array: Start, request: ReadRequest) -> PushDecoder {
+        let origin = Opening {
+            array,
+            request,
+            context: None,
+        };
         PushDecoder {
             replay: Arc::new(Replay::default()),
-            state: State::Opening(Box::new(Opening {
-                path: path.to_path_buf(),
-                key,
-                request,
-            })),
+            state: State::Opening(Box::new(origin.clone())),
             rounds: 0,
+            origin,
+            given: false,
+            reopens: 0,
         }
+    }
+
+    /// The read keeps its reusable buffers in `context`
+    /// ([`ReadSession::context`]) instead of a context of its own.
+    pub fn context(mut self, context: Arc<ReadContext>) -> PushDecoder {
+        self.origin.context = Some(context.clone());
+        if let State::Opening(open) = &mut self.state {
+            open.context = Some(context);
+        }
+        self
     }
 
     /// How many times the decoder asked for answers: one round to list
@@ -110,8 +207,13 @@ impl PushDecoder {
             match &mut self.state {
                 State::Opening(open) => {
                     let storage: Arc<dyn Storage> = self.replay.clone();
-                    let opened = ReadSession::open(storage, &open.path, open.key)
-                        .and_then(|session| session.batches(&open.request));
+                    let opened = open.array.session(storage).and_then(|session| {
+                        let session = match &open.context {
+                            Some(c) => session.context(c.clone()),
+                            None => session,
+                        };
+                        session.batches(&open.request)
+                    });
                     if let Some(needs) = self.replay.take_lacked() {
                         self.rounds += 1;
                         return Ok(Step::Need(needs));
@@ -119,10 +221,7 @@ impl PushDecoder {
                     self.replay.forget_bytes();
                     match opened {
                         Ok(batches) => self.state = State::Reading(Box::new(batches)),
-                        Err(e) => {
-                            self.state = State::Done;
-                            return Err(e);
-                        }
+                        Err(e) => self.start_again_or_fail(e)?,
                     }
                 }
                 State::Reading(batches) => {
@@ -134,17 +233,34 @@ impl PushDecoder {
                     }
                     self.replay.forget_bytes();
                     match next {
-                        Some(Ok(batch)) => return Ok(Step::Batch(batch)),
-                        Some(Err(e)) => {
-                            self.state = State::Done;
-                            return Err(e);
+                        Some(Ok(batch)) => {
+                            self.given = true;
+                            return Ok(Step::Batch(batch));
                         }
+                        Some(Err(e)) => self.start_again_or_fail(e)?,
                         None => self.state = State::Done,
                     }
                 }
                 State::Done => return Ok(Step::Done),
             }
         }
+    }
+
+    /// After `error`: a file found gone before any batch was given (a
+    /// vacuum since the array was listed) has the read start again on the
+    /// array opened anew, its folders listed anew ([`Need::Relist`]), up
+    /// to [`REOPENS`] times; otherwise the read ends with `error`.
+    fn start_again_or_fail(&mut self, error: QueryError) -> Result<(), QueryError> {
+        if self.given || self.reopens == REOPENS || !is_missing_file(&error) {
+            self.state = State::Done;
+            return Err(error);
+        }
+        self.reopens += 1;
+        self.replay.list_anew();
+        let mut open = self.origin.clone();
+        open.array = open.array.again();
+        self.state = State::Opening(Box::new(open));
+        Ok(())
     }
 
     /// The batches, the decoder's needs answered from `storage`
@@ -174,6 +290,11 @@ impl PushDecoder {
     /// by awaiting `fetch` (which does the I/O, as the caller likes): the
     /// asynchronous driver. Decoding runs on the task that polls.
     ///
+    /// It reads one batch ahead: before a batch is handed on, the next
+    /// batch's needs are asked of `fetch`, so that a fetch that starts
+    /// its requests when called (as `ObjectStorage`'s do) has the next
+    /// batch's bytes on the way while the caller works on this one.
+    ///
     /// ```
     /// use futures::StreamExt;
     /// use tessera_query::push::{answer, PushDecoder};
@@ -195,15 +316,27 @@ impl PushDecoder {
         F: FnMut(Vec<Need>) -> Fut,
         Fut: Future<Output = Vec<Answer>>,
     {
-        futures::stream::unfold(Some((self, fetch)), |driven| async move {
-            let (mut decoder, mut fetch) = driven?;
+        let start = (self, fetch, None::<Ahead<Fut>>);
+        futures::stream::unfold(Some(start), |driven| async move {
+            let (mut decoder, mut fetch, mut ahead) = driven?;
             loop {
-                match decoder.step() {
-                    Ok(Step::Need(needs)) => {
-                        let answers = fetch(needs).await;
-                        decoder.push(answers);
+                let step = match ahead.take() {
+                    Some(Ahead::Fetching(answers)) => {
+                        decoder.push(answers.await);
+                        decoder.step()
                     }
-                    Ok(Step::Batch(b)) => return Some((Ok(b), Some((decoder, fetch)))),
+                    Some(Ahead::Stepped(step)) => step,
+                    None => decoder.step(),
+                };
+                match step {
+                    Ok(Step::Need(needs)) => ahead = Some(Ahead::Fetching(fetch(needs))),
+                    Ok(Step::Batch(b)) => {
+                        let next = match decoder.step() {
+                            Ok(Step::Need(needs)) => Ahead::Fetching(fetch(needs)),
+                            stepped => Ahead::Stepped(stepped),
+                        };
+                        return Some((Ok(b), Some((decoder, fetch, Some(next)))));
+                    }
                     Ok(Step::Done) => return None,
                     Err(e) => return Some((Err(e), None)),
                 }

@@ -23,6 +23,8 @@ struct Known {
     answers: HashMap<Need, Kept>,
     lacked: Vec<Need>,
     noted: HashSet<Need>,
+    /// Listings are asked anew ([`Need::Relist`]): a file listed was gone.
+    anew: bool,
 }
 
 /// Pushed answers served as a storage; needs noted.
@@ -160,7 +162,10 @@ impl ListableStorage for Replay {
     /// anyway, having noted the need), so that one attempt goes on to
     /// note every folder it lists that does not depend on this one.
     fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
-        let need = Need::List(path.to_path_buf());
+        let need = match self.known().anew {
+            true => Need::Relist(path.to_path_buf()),
+            false => Need::List(path.to_path_buf()),
+        };
         match self.answer(need.clone()).map(given) {
             None => Ok(Vec::new()),
             Some(Ok(Data::List(entries))) => Ok(entries),
@@ -175,11 +180,15 @@ impl ListableStorage for Replay {
         matches!(self.answer(need), Some(Ok(Data::Exists(true))))
     }
 
-    /// Listings and existence are asked anew.
+    /// Listings and existence are asked anew, listings as
+    /// [`Need::Relist`] from now on, so that a storage that keeps its
+    /// listings lists again too.
     fn list_anew(&self) {
-        self.known()
+        let mut known = self.known();
+        known.anew = true;
+        known
             .answers
-            .retain(|need, _| !matches!(need, Need::List(_) | Need::Exists(_)));
+            .retain(|need, _| !matches!(need, Need::List(_) | Need::Relist(_) | Need::Exists(_)));
     }
 }
 

@@ -23,6 +23,9 @@ pub enum Need {
     Size(PathBuf),
     /// A folder's listing (a missing folder lists as empty).
     List(PathBuf),
+    /// A folder's listing as it is now, not one storage kept from before:
+    /// asked when a file listed earlier was found gone (a vacuum since).
+    Relist(PathBuf),
     /// Whether a file or folder exists.
     Exists(PathBuf),
 }
@@ -36,7 +39,7 @@ pub enum Data {
     Tail(u64, Vec<u8>),
     /// A [`Need::Size`]'s size.
     Size(u64),
-    /// A [`Need::List`]'s entries.
+    /// A [`Need::List`]'s or [`Need::Relist`]'s entries.
     List(Vec<DirEntry>),
     /// A [`Need::Exists`]'s answer.
     Exists(bool),
@@ -65,6 +68,10 @@ pub fn answer(storage: &dyn Storage, needs: Vec<Need>) -> Vec<Answer> {
         let got = match &need {
             Need::Size(path) => storage.size(path).map(Data::Size),
             Need::List(path) => storage.list(path).map(Data::List),
+            Need::Relist(path) => {
+                storage.list_anew();
+                storage.list(path).map(Data::List)
+            }
             Need::Exists(path) => Ok(Data::Exists(storage.exists(path))),
             Need::Range(..) | Need::Tail(..) => unreachable!("grouped apart"),
         };
