@@ -416,10 +416,12 @@ pub fn bench_ab(args: &[String]) -> Result<(), Error> {
         git(&["worktree", "add", "--detach", &tree.to_string_lossy(), &rev])?;
     }
     eprintln!("building {rev} and this tree (release, with `tessera sql`)");
-    // One target folder and profile for both: the dependencies are built
-    // once, and each build's binary is kept under the name of its side.
-    let target = ab.join("target");
+    // A target folder for each side: cargo names a path package's
+    // artifacts by its path inside its workspace, so the two trees' crates
+    // would take each other's place in one folder. Each binary is kept
+    // under its side's name.
     let build = |workspace: &Path, side: &str| -> Result<PathBuf, Error> {
+        let target = ab.join(format!("target-{side}"));
         let dir = crate::dist::build_at(workspace, &target, &["tessera-cli"], &SQL, "release")?;
         let kept = ab.join(format!("tessera-{side}"));
         std::fs::copy(dir.join("tessera"), &kept)?;

@@ -1,10 +1,8 @@
 //! One partition's read: tessera's batches awaited on DataFusion's runtime
-//! (`tessera_query::push::PushDecoder` driven by the table's storage
-//! awaited: an object store's requests on the runtime, local files read on
-//! its blocking threads; decoding on the task that polls, one batch's
-//! bytes fetched ahead), projected to the scan's columns, cut at its limit
-//! and sliced to DataFusion's batch size (its operators work a cache-sized
-//! batch at a time).
+//! (`tessera_query::stream::stream_async`: the read runs on a thread of its
+//! own, and the runtime's threads never wait for it), projected to the
+//! scan's columns, cut at its limit and sliced to DataFusion's batch size
+//! (its operators work a cache-sized batch at a time).
 
 use crate::error::external;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -14,11 +12,9 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
-use tessera::query::arrow::Dictionaries;
-use tessera::query::push::PushDecoder;
-use tessera::query::stream::record_batch;
-use tessera::query::{ReadContext, ReadRequest};
-use tessera::tile::storage::AsyncStorage;
+use tessera::query::stream::stream_async;
+use tessera::query::{ReadContext, ReadRequest, ReadSession};
+use tessera::tile::storage::Storage;
 
 /// Buffers a partition's read keeps for its next batches, in batch
 /// budgets: the result buffers of batches DataFusion has dropped (half of
@@ -28,10 +24,8 @@ const POOLED_BATCHES: u64 = 4;
 
 /// What one partition reads, and how its batches are handed on.
 pub(crate) struct PartitionRead {
-    pub answers: Arc<dyn AsyncStorage>,
+    pub storage: Arc<dyn Storage>,
     pub array: Arc<OpenArray>,
-    /// The table's dictionaries, put over enumerated attributes' keys.
-    pub dictionaries: Arc<Dictionaries>,
     /// The scan's columns.
     pub schema: SchemaRef,
     pub plan: ReadRequest,
@@ -78,14 +72,12 @@ impl PartitionRead {
         let context = Arc::new(ReadContext::with_budget(
             POOLED_BATCHES * self.plan.batch_budget().unwrap_or(0),
         ));
+        let session = ReadSession::new(self.storage, self.array).context(context);
         let request = self.plan.return_buffers(true);
-        let dictionaries = (!request.reads_enumeration_values()).then_some(self.dictionaries);
-        PushDecoder::for_array(self.array, request.clone())
-            .context(context)
-            .stream_from(self.answers)
-            .map(move |batch| {
-                let batch = batch.and_then(|b| record_batch(b, &request, dictionaries.as_deref()));
-                batch.map_err(external)
+        futures::stream::once(stream_async(session, request))
+            .flat_map(|started| match started {
+                Ok(batches) => batches.map(|b| b.map_err(external)).left_stream(),
+                Err(e) => futures::stream::once(async move { Err(external(e)) }).right_stream(),
             })
             .boxed()
     }

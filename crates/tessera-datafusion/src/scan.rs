@@ -229,9 +229,8 @@ impl TesseraScan {
     fn read_partition(&self, i: usize, rows: usize) -> Result<SendableRecordBatchStream> {
         let batches = match self.partitions.get(i) {
             Some(ranges) => PartitionRead {
-                answers: self.table.answers().clone(),
+                storage: self.table.storage().clone(),
                 array: self.table.shared_array().clone(),
-                dictionaries: self.table.dictionaries().clone(),
                 schema: self.schema.clone(),
                 plan: self.plan.clone().with_ranges(ranges.clone()),
                 limit: self.limit,

@@ -13,8 +13,7 @@ use std::sync::Arc;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::arrow::{array_schema, Dictionaries};
-use tessera::tile::storage::{AsyncStorage, Storage};
-use tessera::RuntimeStorage;
+use tessera::tile::storage::Storage;
 
 /// A TileDB array (local or on an object store) as a table.
 ///
@@ -34,8 +33,6 @@ use tessera::RuntimeStorage;
 pub struct TesseraTable {
     uri: String,
     storage: Arc<dyn Storage>,
-    /// The same storage, awaited by the scan's reads.
-    answers: Arc<dyn AsyncStorage>,
     array: Arc<OpenArray>,
     schema: SchemaRef,
     /// The dictionaries of enumerated attributes.
@@ -103,8 +100,9 @@ impl TesseraTable {
         // Opened on a Tokio runtime (DataFusion's), the table's object-store
         // requests run on that runtime, and no other is started.
         let runtime = tokio::runtime::Handle::try_current().ok();
-        let RuntimeStorage { storage, answers } =
-            tessera::storage_on_runtime(&path, runtime).map_err(external)?;
+        let storage = tessera::storage_on_runtime(&path, runtime)
+            .map_err(external)?
+            .storage;
         let mut array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
         if let Some(names) = fragments {
             pin(&mut array, names, uri)?;
@@ -116,7 +114,6 @@ impl TesseraTable {
         Ok(TesseraTable {
             uri: uri.to_owned(),
             storage,
-            answers,
             array: Arc::new(array),
             schema,
             dictionaries: Arc::new(dictionaries),
@@ -127,16 +124,6 @@ impl TesseraTable {
     /// The storage the array is read through.
     pub(crate) fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
-    }
-
-    /// The storage the scan's reads await.
-    pub(crate) fn answers(&self) -> &Arc<dyn AsyncStorage> {
-        &self.answers
-    }
-
-    /// The dictionaries of enumerated attributes.
-    pub(crate) fn dictionaries(&self) -> &Arc<Dictionaries> {
-        &self.dictionaries
     }
 
     /// The opened array, shared.
