@@ -99,10 +99,11 @@ impl TesseraTable {
         let path = tessera::local_path(Path::new(uri)).to_path_buf();
         // Opened on a Tokio runtime (DataFusion's), the table's object-store
         // requests run on that runtime, and no other is started.
-        let runtime = tokio::runtime::Handle::try_current().ok();
-        let storage = tessera::storage_on_runtime(&path, runtime)
-            .map_err(external)?
-            .storage;
+        let storage = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => tessera::storage_on_runtime(&path, handle),
+            Err(_) => tessera::storage_for(&path),
+        }
+        .map_err(external)?;
         let mut array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
         if let Some(names) = fragments {
             pin(&mut array, names, uri)?;

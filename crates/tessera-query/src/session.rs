@@ -138,8 +138,15 @@ impl ReadSession {
     /// This session's array opened again at the same times, listed anew:
     /// where a file it had listed is gone, the commit state a vacuum left.
     pub fn reopened(&self) -> Result<ReadSession, QueryError> {
-        let a = &self.array;
         self.storage.list_anew();
+        self.opened_again()
+    }
+
+    /// This session's array opened again at the same times, with the
+    /// listings its storage gives now ([`ReadSession::reopened`] has them
+    /// asked anew first; the push decoder asks for them as its own needs).
+    pub(crate) fn opened_again(&self) -> Result<ReadSession, QueryError> {
+        let a = &self.array;
         let array = OpenArray::open(
             &*self.storage,
             &a.path,

@@ -180,7 +180,14 @@ impl Worker {
             }
         };
         let convert = |r: ReadResult| {
-            let batch = record_batch(r, request, dictionaries.as_ref())?;
+            let batch = match request.return_buffers {
+                true => r.into_record_batch_returning()?,
+                false => r.into_record_batch()?,
+            };
+            let batch = match &dictionaries {
+                Some(d) => d.apply(batch)?,
+                None => batch,
+            };
             if batch.schema() != schema {
                 return Err(QueryError::Invalid(format!(
                     "internal error: a batch of schema {:?}, not the read's {schema:?}",
@@ -197,25 +204,6 @@ impl Worker {
             }
         }
         Ok(())
-    }
-}
-
-/// A batch of `request`'s read as the streamed read gives it: a record
-/// batch (its buffers returned to the read's pool when dropped, if the
-/// request says so: [`ReadRequest::return_buffers`]), enumerated
-/// attributes' keys over their `dictionaries` where given.
-pub fn record_batch(
-    result: ReadResult,
-    request: &ReadRequest,
-    dictionaries: Option<&Dictionaries>,
-) -> Result<RecordBatch, QueryError> {
-    let batch = match request.return_buffers {
-        true => result.into_record_batch_returning()?,
-        false => result.into_record_batch()?,
-    };
-    match dictionaries {
-        Some(d) => d.apply(batch),
-        None => Ok(batch),
     }
 }
 

@@ -4,12 +4,6 @@
 use std::path::Path;
 use std::sync::Arc;
 use tessera_tile::storage::{LocalFs, Location, Storage, WritableStorage};
-#[cfg(feature = "object-store")]
-use {
-    std::future::Future,
-    std::pin::Pin,
-    tessera_tile::storage::{answer, Answer, AsyncStorage, Need},
-};
 
 /// True if `path` is a URI of an object store (`s3://`, `gs://`, `az://`,
 /// `abfs://`, `http(s)://`, `memory://`) rather than a local path; a
@@ -83,77 +77,22 @@ pub fn storage_with(
     Ok(writable_with(path, options, None)?)
 }
 
-/// The storage of a path for a caller on Tokio ([`storage_on_runtime`]):
-/// one storage, seen two ways.
-#[cfg(feature = "object-store")]
-#[derive(Clone)]
-pub struct RuntimeStorage {
-    /// For what is read synchronously (opening the array).
-    pub storage: Arc<dyn Storage>,
-    /// For the needs of a read that does no I/O of its own
-    /// (`tessera_query::push::PushDecoder`), awaited: an object store's
-    /// requests, or a local file's reads on the blocking threads of the
-    /// runtime that asks (as Tokio's own file I/O runs).
-    pub answers: Arc<dyn AsyncStorage>,
-}
-
 /// [`storage_for`] for a caller on Tokio: an object store's requests run
-/// on the runtime of `handle` where one is given, the caller's, and the
-/// storage then starts no runtime of its own (`ObjectStorage::on_runtime`);
-/// a local path is served as by [`storage_for`]. Feature `object-store`.
+/// on the runtime of `handle`, the caller's, and the storage starts no
+/// runtime of its own (`ObjectStorage::on_runtime`); a local path is
+/// served as by [`storage_for`]. Feature `object-store`.
 ///
 /// ```
-/// use tessera::tile::storage::Need;
 /// let rt = tokio::runtime::Runtime::new().unwrap();
-/// let at = tessera::storage_on_runtime("memory://b/a".as_ref(), Some(rt.handle().clone())).unwrap();
-/// assert!(at.storage.prefers_batches());
-/// let testdata = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata");
-/// let local = tessera::storage_on_runtime(testdata.as_ref(), None).unwrap();
-/// let answers = rt.block_on(local.answers.answer(vec![Need::Exists(testdata.into())]));
-/// assert!(matches!(answers[0].1, Ok(tessera::tile::storage::Data::Exists(true))));
+/// let storage = tessera::storage_on_runtime("memory://b/a".as_ref(), rt.handle().clone()).unwrap();
+/// assert!(storage.prefers_batches());
 /// ```
 #[cfg(feature = "object-store")]
 pub fn storage_on_runtime(
     path: &Path,
-    handle: Option<tokio::runtime::Handle>,
-) -> Result<RuntimeStorage, tessera_fragment::FragmentError> {
-    if !is_uri(path) {
-        let storage: Arc<dyn Storage> = Arc::new(LocalFs);
-        let answers = Arc::new(BlockingAnswers(storage.clone()));
-        return Ok(RuntimeStorage { storage, answers });
-    }
-    let s = Arc::new(object_storage(path, &[], handle)?);
-    Ok(RuntimeStorage {
-        storage: s.clone(),
-        answers: s,
-    })
-}
-
-/// A synchronous storage's answers to needs, read on the blocking threads
-/// of the Tokio runtime they are asked on (where none: at once).
-#[cfg(feature = "object-store")]
-struct BlockingAnswers(Arc<dyn Storage>);
-
-#[cfg(feature = "object-store")]
-impl AsyncStorage for BlockingAnswers {
-    fn answer(&self, needs: Vec<Need>) -> Pin<Box<dyn Future<Output = Vec<Answer>> + Send + '_>> {
-        let storage = self.0.clone();
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            let answers = answer(&*storage, needs);
-            return Box::pin(async move { answers });
-        };
-        let asked = needs.clone();
-        // Spawned now, so that the reads run while the caller does other
-        // work (a push decoder's read-ahead).
-        let task = runtime.spawn_blocking(move || answer(&*storage, needs));
-        Box::pin(async move {
-            task.await.unwrap_or_else(|e| {
-                let message = format!("reading local files: {e}");
-                let failed = |n| (n, Err(std::io::Error::other(message.clone())));
-                asked.into_iter().map(failed).collect()
-            })
-        })
-    }
+    handle: tokio::runtime::Handle,
+) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
+    Ok(writable_with(path, &[], Some(handle))?)
 }
 
 /// Where to write the array at `path` (local, or a URI written straight
@@ -197,30 +136,17 @@ fn writable_with(
         };
     }
     #[cfg(feature = "object-store")]
-    return Ok(Arc::new(object_storage(path, options, runtime)?));
+    {
+        let uri = path.to_string_lossy();
+        let s = tessera_object_store::ObjectStorage::for_uri_with(&uri, options)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(Arc::new(match runtime {
+            Some(handle) => s.on_runtime(handle),
+            None => s,
+        }))
+    }
     #[cfg(not(feature = "object-store"))]
     Err(failed(
         "object store URIs need tessera's `object-store` feature".into(),
     ))
-}
-
-/// The object store of the URI `path`, with `options` set over the
-/// environment, its requests run on `runtime` where one is given.
-#[cfg(feature = "object-store")]
-fn object_storage(
-    path: &Path,
-    options: &[(String, String)],
-    runtime: Option<tokio::runtime::Handle>,
-) -> Result<tessera_object_store::ObjectStorage, tessera_fragment::FragmentError> {
-    let uri = path.to_string_lossy();
-    let s = tessera_object_store::ObjectStorage::for_uri_with(&uri, options).map_err(|e| {
-        tessera_fragment::FragmentError::Io {
-            path: path.display().to_string(),
-            source: std::io::Error::other(e.to_string()),
-        }
-    })?;
-    Ok(match runtime {
-        Some(handle) => s.on_runtime(handle),
-        None => s,
-    })
 }

@@ -34,7 +34,7 @@ mod replay;
 
 pub use tessera_tile::storage::{answer, Answer, AsyncStorage, Data, Need};
 
-use crate::{Batches, QueryError, ReadContext, ReadRequest, ReadResult, ReadSession};
+use crate::{Batches, QueryError, ReadRequest, ReadResult, ReadSession};
 use replay::Replay;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -55,22 +55,19 @@ pub enum Step {
 
 /// Where the decoder is in its read.
 enum State {
-    Opening(Box<Opening>),
+    /// Starting its batches from the decoder's [`Opening`].
+    Opening,
     Reading(Box<Batches>),
     Done,
 }
 
-/// The read before its batches start.
-#[derive(Clone)]
+/// What the read starts from, and starts again from.
 struct Opening {
     array: Start,
     request: ReadRequest,
-    /// The session's context, where the caller gave one.
-    context: Option<Arc<ReadContext>>,
 }
 
 /// The array a read starts from.
-#[derive(Clone)]
 enum Start {
     /// To be opened: its path and its AES-256-GCM key.
     Path(PathBuf, Option<EncryptionKey>),
@@ -87,24 +84,9 @@ impl Start {
         match self {
             Start::Path(path, key) => ReadSession::open(storage, path, *key),
             Start::Open(array) => Ok(ReadSession::new(storage, array.clone())),
-            Start::Reopen(a) => {
-                let array = OpenArray::open(
-                    &*storage,
-                    &a.path,
-                    a.timestamp_start,
-                    a.timestamp_end,
-                    a.key,
-                )?;
-                Ok(ReadSession::new(storage, Arc::new(array)))
-            }
-        }
-    }
-
-    /// Where a read that found a file gone starts again.
-    fn again(self) -> Start {
-        match self {
-            Start::Open(array) => Start::Reopen(array),
-            other => other,
+            // Not `reopened`, which would have the listings asked anew
+            // at every attempt, answered or not.
+            Start::Reopen(array) => ReadSession::new(storage, array.clone()).opened_again(),
         }
     }
 }
@@ -122,8 +104,8 @@ pub struct PushDecoder {
     state: State,
     /// Rounds of needs asked so far.
     rounds: usize,
-    /// Where the read starts again if it finds a file gone.
-    origin: Opening,
+    /// What the read starts from (again, if it finds a file gone).
+    start: Opening,
     /// Whether a batch was given (the read cannot start again after).
     given: bool,
     /// How many times the read started again.
@@ -158,29 +140,14 @@ impl PushDecoder {
     }
 
     fn starting(array: Start, request: ReadRequest) -> PushDecoder {
-        let origin = Opening {
-            array,
-            request,
-            context: None,
-        };
         PushDecoder {
             replay: Arc::new(Replay::default()),
-            state: State::Opening(Box::new(origin.clone())),
+            state: State::Opening,
             rounds: 0,
-            origin,
+            start: Opening { array, request },
             given: false,
             reopens: 0,
         }
-    }
-
-    /// The read keeps its reusable buffers in `context`
-    /// ([`ReadSession::context`]) instead of a context of its own.
-    pub fn context(mut self, context: Arc<ReadContext>) -> PushDecoder {
-        self.origin.context = Some(context.clone());
-        if let State::Opening(open) = &mut self.state {
-            open.context = Some(context);
-        }
-        self
     }
 
     /// How many times the decoder asked for answers: one round to list
@@ -205,15 +172,13 @@ impl PushDecoder {
     pub fn step(&mut self) -> Result<Step, QueryError> {
         loop {
             match &mut self.state {
-                State::Opening(open) => {
+                State::Opening => {
                     let storage: Arc<dyn Storage> = self.replay.clone();
-                    let opened = open.array.session(storage).and_then(|session| {
-                        let session = match &open.context {
-                            Some(c) => session.context(c.clone()),
-                            None => session,
-                        };
-                        session.batches(&open.request)
-                    });
+                    let open = &self.start;
+                    let opened = open
+                        .array
+                        .session(storage)
+                        .and_then(|session| session.batches(&open.request));
                     if let Some(needs) = self.replay.take_lacked() {
                         self.rounds += 1;
                         return Ok(Step::Need(needs));
@@ -257,9 +222,10 @@ impl PushDecoder {
         }
         self.reopens += 1;
         self.replay.list_anew();
-        let mut open = self.origin.clone();
-        open.array = open.array.again();
-        self.state = State::Opening(Box::new(open));
+        if let Start::Open(array) = &self.start.array {
+            self.start.array = Start::Reopen(array.clone());
+        }
+        self.state = State::Opening;
         Ok(())
     }
 
