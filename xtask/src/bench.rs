@@ -56,19 +56,9 @@ pub fn bench(args: &[String]) -> Result<(), Error> {
         println!("{}", std::fs::read_to_string(&results)?);
         return Ok(());
     }
-    // The table goes into docs/PERFORMANCE.md between the markers.
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The table goes into docs/PERFORMANCE.md, under this host's processor.
     let table = format!(
-        "Run: `cargo xtask bench --scale {scale} --rounds {rounds}`; {cores} cores available ({cpu}). \
+        "Run: `cargo xtask bench --scale {scale} --rounds {rounds}`. \
          Times are best / median of {rounds} alternating rounds, whole processes, page cache warm. \
          Ratios are medians of tessera's whole process (statically linked, as `cargo xtask dist` \
          builds it) over libtiledb's read alone (its interpreter start-up, import and context \
@@ -334,22 +324,85 @@ impl Run<'_> {
     }
 }
 
-/// Puts `table` into docs/PERFORMANCE.md between the `<!-- MARKER:start -->`
-/// and `<!-- MARKER:end -->` lines, replacing what was there (appended with
-/// its markers the first time).
+/// The processor's model as `/proc/cpuinfo` names it.
+fn processor() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// The kind of host a figure was measured on, as the tables are kept: one
+/// table per benchmark for each kind, as hosts are AMD or Intel.
+fn host_kind(processor: &str) -> &'static str {
+    if processor.contains("AMD") {
+        "amd"
+    } else if processor.contains("Intel") {
+        "intel"
+    } else {
+        "other"
+    }
+}
+
+/// Puts `table` into docs/PERFORMANCE.md as `marker`'s table for this
+/// kind of host, between `<!-- MARKER:KIND:start -->` and
+/// `<!-- MARKER:KIND:end -->` (KIND `amd`, `intel` or `other`), under a
+/// line naming the processor. It replaces that kind's table, else a table
+/// of no kind (`<!-- MARKER:start -->`), else it goes after the other
+/// kinds' tables of `marker` (at the page's end the first time).
 fn into_performance_doc(marker: &str, table: &str) -> Result<(), Error> {
     let doc = root().join("docs/PERFORMANCE.md");
     let text = std::fs::read_to_string(&doc)?;
-    let (start, end) = (
-        format!("<!-- {marker}:start -->"),
-        format!("<!-- {marker}:end -->"),
+    let cpu = processor();
+    let kind = host_kind(&cpu);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let block = format!(
+        "<!-- {marker}:{kind}:start -->\nProcessor: {cpu} ({cores} cores).\n\n{table}\n<!-- {marker}:{kind}:end -->"
     );
-    let new = match (text.find(&start), text.find(&end)) {
-        (Some(a), Some(b)) if a < b => format!("{}{start}\n{table}\n{}", &text[..a], &text[b..]),
-        _ => format!("{text}\n{start}\n{table}\n{end}\n"),
-    };
-    std::fs::write(&doc, new)?;
+    std::fs::write(&doc, with_block(&text, marker, kind, &block))?;
     Ok(())
+}
+
+/// `text` with `block` in place of `marker`'s table for `kind` (see
+/// [`into_performance_doc`]).
+fn with_block(text: &str, marker: &str, kind: &str, block: &str) -> String {
+    let span = |start: &str, end: &str| -> Option<(usize, usize)> {
+        let a = text.find(start)?;
+        let b = a + text[a..].find(end)? + end.len();
+        Some((a, b))
+    };
+    let own = span(
+        &format!("<!-- {marker}:{kind}:start -->"),
+        &format!("<!-- {marker}:{kind}:end -->"),
+    )
+    .or_else(|| {
+        span(
+            &format!("<!-- {marker}:start -->"),
+            &format!("<!-- {marker}:end -->"),
+        )
+    });
+    if let Some((a, b)) = own {
+        return format!("{}{block}{}", &text[..a], &text[b..]);
+    }
+    let sibling_end = ["amd", "intel", "other"]
+        .iter()
+        .filter_map(|k| {
+            span(
+                &format!("<!-- {marker}:{k}:start -->"),
+                &format!("<!-- {marker}:{k}:end -->"),
+            )
+        })
+        .map(|(_, b)| b)
+        .max();
+    match sibling_end {
+        Some(b) => format!("{}\n\n{block}{}", &text[..b], &text[b..]),
+        None => format!("{text}\n{block}\n"),
+    }
 }
 
 /// The options every benchmark takes: TileDB-Py 0.36.1's python, the
@@ -653,5 +706,59 @@ fn pip(venv: &Path, what: &[&str]) -> Result<(), Error> {
         Ok(())
     } else {
         Err(format!("pip install {what:?} failed").into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_goes_beside_the_other_kind_of_host() {
+        let page = "a\n<!-- b:intel:start -->\nold intel\n<!-- b:intel:end -->\nz\n";
+        let amd = with_block(
+            page,
+            "b",
+            "amd",
+            "<!-- b:amd:start -->\nA\n<!-- b:amd:end -->",
+        );
+        assert_eq!(
+            amd,
+            "a\n<!-- b:intel:start -->\nold intel\n<!-- b:intel:end -->\n\n<!-- b:amd:start -->\nA\n<!-- b:amd:end -->\nz\n"
+        );
+        let again = with_block(
+            &amd,
+            "b",
+            "amd",
+            "<!-- b:amd:start -->\nB\n<!-- b:amd:end -->",
+        );
+        assert_eq!(again, amd.replace("\nA\n", "\nB\n"));
+        // "b-ab" is another benchmark, not a kind of "b".
+        let other = "<!-- b-ab:start -->\nx\n<!-- b-ab:end -->\n";
+        assert_eq!(
+            with_block(
+                other,
+                "b",
+                "intel",
+                "<!-- b:intel:start -->\nI\n<!-- b:intel:end -->"
+            ),
+            format!("{other}\n<!-- b:intel:start -->\nI\n<!-- b:intel:end -->\n")
+        );
+    }
+
+    #[test]
+    fn a_table_of_no_kind_is_replaced_by_this_kinds() {
+        let page = "<!-- b:start -->\nold\n<!-- b:end -->\n";
+        assert_eq!(
+            with_block(
+                page,
+                "b",
+                "amd",
+                "<!-- b:amd:start -->\nnew\n<!-- b:amd:end -->"
+            ),
+            "<!-- b:amd:start -->\nnew\n<!-- b:amd:end -->\n"
+        );
+        assert_eq!(host_kind("AMD EPYC"), "amd");
+        assert_eq!(host_kind("Intel(R) Xeon(R) Processor"), "intel");
     }
 }

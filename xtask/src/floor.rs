@@ -1,15 +1,18 @@
 //! `xtask floor`, the physical limit of a read: data files read and each
-//! chunk decoded by its raw codec, nothing else. Pipelines of more than one
+//! chunk decoded by its raw codec into a buffer its thread reuses (with a
+//! reused codec context), nothing else. Pipelines of more than one
 //! filter (byteshuffle then LZ4) go through tessera's own pipeline instead,
-//! as the raw codec alone cannot undo them.
+//! as the raw codec alone cannot undo them. Files are mapped where a read
+//! maps them, read where it reads them.
 
 use crate::common::Error;
 use rayon::prelude::*;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use tessera::filters::{FilterKind, FilterPipeline, TileContext, TileDecoder};
 use tessera::fragment::{Field, FileKind, FragmentMetadata, OpenArray};
 use tessera::schema::{Range1D, Value};
-use tessera::tile::storage::{LocalFs, ReadableStorage};
+use tessera::tile::storage::{LocalFs, MappedFile, ReadableStorage};
 use tessera::tile::{tile::ChunkList, Layout};
 
 /// Inclusive integer ranges, one per dimension.
@@ -97,41 +100,95 @@ pub fn floor(args: &[String]) -> Result<(), Error> {
             }
         }
     }
-    let bytes: u64 =
-        jobs.par_iter()
-            .map(|(file, range, pipe, ctx)| -> Result<u64, String> {
-                let tile = LocalFs
-                    .read_range(file, range.clone())
-                    .map_err(|e| e.to_string())?;
-                if pipe.filters.len() > 1 {
-                    let cells = TileDecoder::new(pipe, &tile, ctx)
-                        .and_then(|d| d.decode())
+    // Files mapped where a read maps them (`Storage::map`: a read of a
+    // megabyte or more), so the floor copies no tile a read does not.
+    let total: u64 = jobs.iter().map(|(_, r, _, _)| r.end - r.start).sum();
+    let mut mapped: HashMap<PathBuf, MappedFile> = HashMap::new();
+    for (file, _, _, _) in &jobs {
+        if !mapped.contains_key(file) {
+            if let Some(m) = LocalFs.map(file, total) {
+                mapped.insert(file.clone(), m?);
+            }
+        }
+    }
+    let bytes: u64 = jobs
+        .par_iter()
+        .map_init(Scratch::new, |scratch, (file, range, pipe, ctx)| {
+            let read;
+            let tile: &[u8] = match mapped.get(file) {
+                Some(m) => m.range(range.clone()).map_err(|e| e.to_string())?,
+                None => {
+                    read = LocalFs
+                        .read_range(file, range.clone())
                         .map_err(|e| e.to_string())?;
-                    return Ok(cells.len() as u64);
+                    &read
                 }
-                let chunks = ChunkList::parse(&tile, 0).map_err(|e| e.to_string())?;
-                let codec = pipe.filters.iter().find_map(|f| match f.kind {
-                    FilterKind::Zstd { .. } => Some(true),
-                    FilterKind::Lz4 { .. } => Some(false),
-                    _ => None,
-                });
-                let mut out = 0;
-                for c in &chunks.chunks {
-                    let data = &tile[c.data.clone()];
-                    let n = c.original_len as usize;
-                    let decoded = match codec {
-                        Some(true) => zstd::bulk::decompress(data, n).map_err(|e| e.to_string())?,
-                        Some(false) => lz4::block::decompress(data, Some(n as i32))
-                            .map_err(|e| e.to_string())?,
-                        None => data.to_vec(),
-                    };
-                    out += decoded.len() as u64;
-                }
-                Ok(out)
-            })
-            .sum::<Result<u64, String>>()?;
+            };
+            scratch.decode(tile, pipe, ctx)
+        })
+        .sum::<Result<u64, String>>()?;
     println!("{bytes} bytes decoded from {} tiles", jobs.len());
     Ok(())
+}
+
+/// What a thread decodes with: its codec's context and one buffer its
+/// chunks are decoded into, both reused, as the cheapest reader would.
+struct Scratch {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    out: Vec<u8>,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            zstd: zstd::bulk::Decompressor::new().ok(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Decodes every chunk of `tile` into the buffer: the bytes decoded.
+    fn decode(
+        &mut self,
+        tile: &[u8],
+        pipe: &FilterPipeline,
+        ctx: &TileContext,
+    ) -> Result<u64, String> {
+        if pipe.filters.len() > 1 {
+            let cells = TileDecoder::new(pipe, tile, ctx)
+                .and_then(|d| d.decode())
+                .map_err(|e| e.to_string())?;
+            return Ok(cells.len() as u64);
+        }
+        let chunks = ChunkList::parse(tile, 0).map_err(|e| e.to_string())?;
+        let codec = pipe.filters.iter().find_map(|f| match f.kind {
+            FilterKind::Zstd { .. } => Some(true),
+            FilterKind::Lz4 { .. } => Some(false),
+            _ => None,
+        });
+        let mut decoded = 0;
+        for c in &chunks.chunks {
+            let data = &tile[c.data.clone()];
+            let n = c.original_len as usize;
+            if self.out.len() < n {
+                self.out.resize(n, 0);
+            }
+            let out = &mut self.out[..n];
+            decoded += match codec {
+                Some(true) => {
+                    let z = self.zstd.as_mut().ok_or("no zstd context")?;
+                    z.decompress_to_buffer(data, out)
+                        .map_err(|e| e.to_string())?
+                }
+                Some(false) => lz4::block::decompress_to_buffer(data, Some(n as i32), out)
+                    .map_err(|e| e.to_string())?,
+                None => {
+                    out.copy_from_slice(data.get(..n).ok_or("a chunk shorter than it says")?);
+                    n
+                }
+            } as u64;
+        }
+        Ok(decoded)
+    }
 }
 
 /// An integer coordinate of dimension `j` of `f`'s schema from its bytes.
