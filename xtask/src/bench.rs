@@ -371,32 +371,23 @@ fn into_performance_doc(marker: &str, table: &str) -> Result<(), Error> {
 /// `text` with `block` in place of `marker`'s table for `kind` (see
 /// [`into_performance_doc`]).
 fn with_block(text: &str, marker: &str, kind: &str, block: &str) -> String {
-    let span = |start: &str, end: &str| -> Option<(usize, usize)> {
-        let a = text.find(start)?;
-        let b = a + text[a..].find(end)? + end.len();
+    // Where the table marked `name` starts and ends, its markers included.
+    let marked = |name: &str| -> Option<(usize, usize)> {
+        let (start, end) = (
+            format!("<!-- {name}:start -->"),
+            format!("<!-- {name}:end -->"),
+        );
+        let a = text.find(&start)?;
+        let b = a + text[a..].find(&end)? + end.len();
         Some((a, b))
     };
-    let own = span(
-        &format!("<!-- {marker}:{kind}:start -->"),
-        &format!("<!-- {marker}:{kind}:end -->"),
-    )
-    .or_else(|| {
-        span(
-            &format!("<!-- {marker}:start -->"),
-            &format!("<!-- {marker}:end -->"),
-        )
-    });
+    let own = marked(&format!("{marker}:{kind}")).or_else(|| marked(marker));
     if let Some((a, b)) = own {
         return format!("{}{block}{}", &text[..a], &text[b..]);
     }
     let sibling_end = ["amd", "intel", "other"]
         .iter()
-        .filter_map(|k| {
-            span(
-                &format!("<!-- {marker}:{k}:start -->"),
-                &format!("<!-- {marker}:{k}:end -->"),
-            )
-        })
+        .filter_map(|k| marked(&format!("{marker}:{k}")))
         .map(|(_, b)| b)
         .max();
     match sibling_end {
