@@ -21,20 +21,7 @@ pub(crate) fn root() -> PathBuf {
 }
 
 pub(crate) fn run(cmd: &mut Command) -> Result<std::process::Output, Error> {
-    use std::os::unix::process::ExitStatusExt;
-    let mut out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    // libtiledb (TileDB-Py 0.36.1's) now and then crashes reading an array
-    // it reads correctly when the same check runs again (a SIGSEGV in a
-    // fragment consolidation check that passed every rerun): a process
-    // a signal ended runs once more, and says so. A second crash, or a
-    // check that reports a difference, fails.
-    if out.status.signal().is_some() {
-        eprintln!(
-            "warning: {cmd:?} ended by {}: running it once more",
-            out.status
-        );
-        out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    }
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if !out.status.success() {
         // Check scripts report what differs on stdout: show both.
         // The status says how it ended (a signal shows as one).
@@ -47,6 +34,22 @@ pub(crate) fn run(cmd: &mut Command) -> Result<std::process::Output, Error> {
         .into());
     }
     Ok(out)
+}
+
+/// Has the libtiledb of every TileDB-Py process this program starts read
+/// sparse arrays without merging their tiles ahead of the read. In
+/// libtiledb 2.30 (TileDB-Py 0.36.1) the merge's last task can free its
+/// merge unit after its query is gone (the race TileDB-Inc/TileDB#5723
+/// removes), which crashed checks now and then (SIGSEGV) on arrays they
+/// read correctly when run again. The merge only orders tile loading:
+/// without it the cells read are the same. libtiledb takes its
+/// configuration from `TILEDB_*` variables, which children inherit; called
+/// first thing in `main`, before any thread starts.
+pub(crate) fn without_libtiledb_tile_merge() {
+    std::env::set_var(
+        "TILEDB_SM_QUERY_SPARSE_GLOBAL_ORDER_PREPROCESS_TILE_MERGE",
+        "0",
+    );
 }
 
 /// The venv of a TileDB-Py version, created and installed on first use.

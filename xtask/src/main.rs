@@ -39,6 +39,11 @@ static ALLOC: tessera_alloc::HugePages = tessera_alloc::HugePages;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("");
+    // Benchmarks time libtiledb as users run it, with its defaults.
+    if !task.starts_with("bench") && task != "floor" {
+        common::without_libtiledb_tile_merge();
+    }
     let r = match args.first().map(String::as_str) {
         Some("fixtures") => fixtures(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),

@@ -18,6 +18,18 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+# libtiledb 2.30 (TileDB-Py 0.36.1, which these tests compare against)
+# merges the tiles of a sparse read in parallel before reading them, and
+# the merge's last task can free its merge unit after the query is gone
+# (the race TileDB-Inc/TileDB#5723 removes). Beside tessera's threads in
+# this process that freed memory was written to now and then: the tests
+# crashed (heap corruption, or a core with libtiledb's worker in
+# MergeUnit's destructor). The merge only orders tile loading, so reads
+# without it return the same cells. libtiledb reads its configuration
+# from TILEDB_* variables: set before any test imports tiledb, and
+# inherited by the processes tests start.
+os.environ.setdefault("TILEDB_SM_QUERY_SPARSE_GLOBAL_ORDER_PREPROCESS_TILE_MERGE", "0")
+
 REPO = Path(__file__).resolve().parents[3]
 TESTDATA = REPO / "testdata"
 sys.path.insert(0, str(REPO / "xtask" / "fixtures"))
