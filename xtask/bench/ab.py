@@ -63,7 +63,7 @@ def main():
         f.write(
             f"`tessera read --format null` and `tessera sql` (the SQL bench's questions), "
             f"{before_name} (before) against {after_name} (after), "
-            f"alternating, {rounds} rounds, on {common.cpu()} ({os.cpu_count()} cores); best / median seconds of the whole process.\n\n"
+            f"alternating, {rounds} rounds; best / median seconds of the whole process.\n\n"
             "| array | case | before s | after s | after / before (medians) | RSS before / after MiB |\n"
             "|---|---|---|---|---:|---|\n" + "\n".join(rows) + "\n"
         )

@@ -30,7 +30,6 @@ bench, data, cells, rounds, out_md = sys.argv[1], sys.argv[2], int(sys.argv[3]),
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 import common  # noqa: E402
-from common import cpu  # noqa: E402
 from soma_ingest import generate  # noqa: E402
 
 ARRAY = "dense_f64_zstd"
@@ -164,7 +163,7 @@ def main():
                          f"{s / peer:.2f}"))
     common.write_markdown(
         out_md,
-        f"On {cpu()} ({os.cpu_count()} cores), a `LocalCluster` of 2 worker processes of 1 thread; medians of "
+        f"A `LocalCluster` of 2 worker processes of 1 thread; medians of "
         f"{rounds} rounds, sides alternating. Seconds from the call to its result (cluster started before). "
         f"\"× one process\": against tessera doing the same in this process; \"× peer\": against TileDB-Py's "
         f"`from_tiledb` on the same cluster (reads) or tiledbsoma appending the files one by one (ingestion). "

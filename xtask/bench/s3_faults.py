@@ -153,7 +153,7 @@ finally:
 base = {(n, c): m for n, c, r, m, _ in rows if r == rates[0]}
 common.write_markdown(
     out_md,
-    f"On {common.cpu()}: every request delayed {delay} ms, each connection at most {mbps} MB/s (s3s-fs behind delay_proxy.py), "
+    f"Every request delayed {delay} ms, each connection at most {mbps} MB/s (s3s-fs behind delay_proxy.py), "
     f"a seeded share of requests answered 503 SlowDown before the server (fault_proxy.py --only 503); "
     f"medians of {rounds} rounds, alternating. \"× own {rates[0]:.0%}\": the time against the same reader's "
     "with no 503s, through the same chain. 503s met: the median in one read.",

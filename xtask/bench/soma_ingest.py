@@ -178,7 +178,7 @@ def main():
     write_markdown(
         out,
         f"Single-cell writes (`cargo xtask bench-soma-ingest`, {rounds} rounds, medians; whole processes, "
-        f"imports included; peak RSS of the process) on {cpu()}: tessera.soma.io against tiledbsoma.io "
+        f"imports included; peak RSS of the process): tessera.soma.io against tiledbsoma.io "
         f"2.3.0 in the same run. <!-- {meta} -->",
         ["task", "cells", "tessera s", "tiledbsoma s", "ratio", "tessera MiB", "tiledbsoma MiB", "ratio"],
         rows,

@@ -149,9 +149,10 @@ impl TileRuns {
             };
             pipeline.run(units(runs, (ahead / 4).clamp(1, UNIT_BYTES)), &decode)?
         } else {
+            let maps = FileMaps::default();
             runs.into_par_iter()
                 .map(|run| {
-                    let fetched = Fetched::read(storage, ctx, run.spans)?;
+                    let fetched = Fetched::read(storage, ctx, &maps, run.spans)?;
                     decode_run(&tiles, &run.tiles, &fetched, &decode)
                 })
                 .collect::<Result<_, QueryError>>()?
