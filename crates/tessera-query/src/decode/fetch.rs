@@ -105,22 +105,16 @@ impl<'s> Fetched<'s> {
         spans: &[(PathBuf, Range<u64>)],
         total: u64,
     ) -> Result<Option<Self>, QueryError> {
-        let mut mapped: Vec<(PathBuf, MappedFile)> = Vec::new();
+        let mut mapped: Vec<(PathBuf, MappedFile)> = Vec::with_capacity(spans.len());
         for (path, r) in spans {
-            let file = match mapped.iter().find(|(p, _)| p == path) {
-                Some((_, m)) => m.clone(),
-                None => match maps.get(storage, path, total) {
-                    Some(m) => {
-                        mapped.push((path.clone(), m.clone()));
-                        m
-                    }
-                    None => return Ok(None),
-                },
+            let Some(file) = maps.get(storage, path, total) else {
+                return Ok(None);
             };
             file.range(r.clone()).map_err(|e| QueryError::Io {
                 path: path.display().to_string(),
                 source: e,
             })?;
+            mapped.push((path.clone(), file));
         }
         let mut fetched = Fetched::nothing(storage, ctx);
         fetched.mapped = mapped;
