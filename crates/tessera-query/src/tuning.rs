@@ -16,7 +16,9 @@ pub struct Tuning {
     /// result's slowest dimension) in parallel, each into its own region of
     /// the result; a band of fewer than this many decoded bytes joins the
     /// next, so that a small read stays one band and one request per run
-    /// of tiles. 0: every band apart; `u64::MAX`: one band, on one thread.
+    /// of tiles. 0: every band apart; `u64::MAX`: one band, on one thread,
+    /// and fragments placed one after another even where their bands
+    /// fill regions apart from each other's.
     pub dense_band_bytes: u64,
     /// Dense reads read the tiles of fixed-sized fields stored unfiltered
     /// (no filter, no encryption, not nullable) of at least this many bytes

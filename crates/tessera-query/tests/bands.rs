@@ -1,8 +1,10 @@
 //! Dense reads place bands of tiles in parallel, each into its own region
-//! of the result, and a band's rows in parallel slabs. The fixtures are
-//! small, so by default every read is one band (in slabs); here every band
-//! also stands apart (`dense_band_bytes(0)`), and both must equal the
-//! reference, one band placed on one thread (`u64::MAX`), cell for cell,
+//! of the result, a band's rows in parallel slabs, and the bands of
+//! fragments whose regions are apart from each other's all at once. The
+//! fixtures are small, so by default every read is one band a fragment
+//! (in slabs); here every band also stands apart (`dense_band_bytes(0)`),
+//! and both must equal the reference, one band a fragment placed on one
+//! thread, fragment after fragment (`u64::MAX`), cell for cell,
 //! for subarrays that cut tiles, several ranges (in order, out of order,
 //! overlapping) and both result layouts. Reads that describe their
 //! coordinates by a grid must equal it too, once the grid builds its columns.

@@ -134,6 +134,11 @@ impl FieldPlan {
     }
 }
 
+/// A fragment's tiles cut into bands: per band, its region of the result
+/// (positions `[first, end)`) and its members (indexes into the
+/// fragment's tiles), in the order of their regions.
+type BandList = Vec<((usize, usize), Vec<usize>)>;
+
 /// Places the tiles of one dense fragment into a dense read's outputs.
 pub(crate) struct FragmentPlacer<'r> {
     query: &'r Read<'r>,
@@ -142,6 +147,12 @@ pub(crate) struct FragmentPlacer<'r> {
     frag: &'r FragmentMetadata,
     tiles: FragmentTiles<'r>,
     plan: FieldPlan,
+    bands: BandList,
+    /// Whether the bands' rows can be cut into slabs: where bands are
+    /// found, positions on the slowest dimension grow with coordinates.
+    banded: bool,
+    /// Decoded bytes of one tile's fetched fields.
+    per_tile: u64,
 }
 
 impl<'r> FragmentPlacer<'r> {
@@ -156,31 +167,35 @@ impl<'r> FragmentPlacer<'r> {
         outs: &[DenseOut],
     ) -> FragmentPlacer<'r> {
         let plan = FieldPlan::new(query, frag, attrs, &tiles, outs);
-        FragmentPlacer {
+        let sub = tiles.subarray();
+        let per_tile: u64 = plan
+            .fetched()
+            .iter()
+            .map(|s| (s.cell_size() + s.nullable as u64) * sub.cells_per_tile())
+            .sum();
+        let mut placer = FragmentPlacer {
             query,
             attributes,
             frag,
             tiles,
             plan,
-        }
+            bands: Vec::new(),
+            banded: false,
+            per_tile,
+        };
+        (placer.bands, placer.banded) = placer.find_bands();
+        placer
     }
 
     fn sub(&self) -> &DenseSubarray {
         self.tiles.subarray()
     }
 
-    /// Places every tile. Bands (the tiles that share a coordinate on the
+    /// The fragment's bands (the tiles that share a coordinate on the
     /// result's slowest dimension, filling one contiguous region of the
-    /// result) are placed in parallel, each into its own region; a band's
-    /// tiles go in groups of at most [`DENSE_GROUP_BYTES`] (shared among
-    /// the threads) decoded: a group is decoded, placed, and its buffers
-    /// recycled for the next, so a large read faults fresh memory in for a
-    /// few tiles only. Var-sized values are kept in `bufs`.
-    pub(crate) fn place(
-        &self,
-        outs: &mut [DenseOut],
-        bufs: &mut Vec<Arc<Vec<u8>>>,
-    ) -> Result<(), QueryError> {
+    /// result), small ones joined; one band of the whole result where
+    /// bands are not found.
+    fn find_bands(&self) -> (BandList, bool) {
         let sub = self.sub();
         let slow = sub.slowest();
         let found = dense_bands(
@@ -190,36 +205,38 @@ impl<'r> FragmentPlacer<'r> {
             self.tiles.ned[slow],
             &sub.ranges[slow],
         );
-        // Where bands are found, positions on the slowest dimension grow
-        // with coordinates: a band's rows can be cut into slabs.
         let banded = found.is_some();
         let s = sub.strides[slow] as usize;
-        let bands: Vec<((usize, usize), Vec<usize>)> = match found {
+        let bands: BandList = match found {
             Some(regions) => regions
                 .into_iter()
                 .map(|(p, q, members)| ((p as usize * s, (q as usize + 1) * s), members))
                 .collect(),
             None => vec![((0, sub.cells), (0..self.tiles.coords.len()).collect())],
         };
-        let per_tile: u64 = self
-            .plan
-            .fetched()
+        (self.merge_small(bands), banded)
+    }
+
+    /// True if a region of this fragment's bands meets one of `other`'s:
+    /// the two are placed one after the other, in fragment order.
+    pub(crate) fn meets(&self, other: &FragmentPlacer<'_>) -> bool {
+        self.bands
             .iter()
-            .map(|s| (s.cell_size() + s.nullable as u64) * sub.cells_per_tile())
-            .sum();
-        let bands = self.merge_small(bands, per_tile);
-        let threads = rayon::current_num_threads().min(bands.len()).max(1) as u64;
-        let group = (DENSE_GROUP_BYTES / threads / per_tile.max(1)).max(1) as usize;
-        let regions: Vec<(usize, usize)> = bands.iter().map(|b| b.0).collect();
-        let views = band_outs(outs, &regions);
-        let shared = Mutex::new(std::mem::take(bufs));
-        // Groups numbered band after band, as each band's thread takes them;
-        // their tile numbers listed only where batches are begun ahead.
+            .any(|((a, b), _)| other.bands.iter().any(|((c, d), _)| *a < *d && *c < *b))
+    }
+
+    /// How this fragment's bands take their groups of tiles when `threads`
+    /// threads place bands at once: each group of at most
+    /// [`DENSE_GROUP_BYTES`] shared among the threads, numbered band
+    /// after band; their tile numbers listed only where batches are begun
+    /// ahead.
+    fn schedule(&self, threads: u64) -> Schedule<'r> {
+        let group = (DENSE_GROUP_BYTES / threads / self.per_tile.max(1)).max(1) as usize;
         let batched = self.query.storage.prefers_batches();
-        let mut first_groups = Vec::with_capacity(bands.len());
+        let mut first_groups = Vec::with_capacity(self.bands.len());
         let mut groups: Vec<Vec<u64>> = Vec::new();
         let mut count = 0;
-        for (_, members) in &bands {
+        for (_, members) in &self.bands {
             first_groups.push(count);
             count += members.len().div_ceil(group);
             if batched {
@@ -228,39 +245,45 @@ impl<'r> FragmentPlacer<'r> {
             }
         }
         let fetch = GroupFetch::new(groups.len());
-        bands
-            .into_par_iter()
-            .zip(views)
-            .zip(first_groups)
-            .try_for_each(|(((region, members), mut outs), first_group)| {
-                let band = Band {
-                    region,
-                    banded,
-                    shared: &shared,
-                    ahead: batched.then_some((&groups[..], &fetch)),
-                };
-                for (j, grp) in members.chunks(group).enumerate() {
-                    self.place_group(&band, first_group + j, grp, &mut outs)?;
-                }
-                Ok::<(), QueryError>(())
-            })?;
-        *bufs = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        Schedule {
+            group,
+            first_groups,
+            groups,
+            fetch,
+            batched,
+        }
+    }
+
+    /// Places band `b`'s tiles into its views `outs`, group after group.
+    fn place_band(
+        &self,
+        b: usize,
+        schedule: &Schedule<'r>,
+        shared: &Mutex<Vec<Arc<Vec<u8>>>>,
+        outs: &mut [BandOut<'_>],
+    ) -> Result<(), QueryError> {
+        let (region, members) = &self.bands[b];
+        let band = Band {
+            region: *region,
+            banded: self.banded,
+            shared,
+            ahead: (schedule.batched).then_some((&schedule.groups[..], &schedule.fetch)),
+        };
+        for (j, grp) in members.chunks(schedule.group).enumerate() {
+            self.place_group(&band, schedule.first_groups[b] + j, grp, outs)?;
+        }
         Ok(())
     }
 
     /// Joins a band of less than `dense_band_bytes` decoded to the next
     /// (regions between them hold no tile of this fragment): a small read
     /// stays one band, read with as few requests as one run of tiles needs.
-    fn merge_small(
-        &self,
-        bands: Vec<((usize, usize), Vec<usize>)>,
-        per_tile: u64,
-    ) -> Vec<((usize, usize), Vec<usize>)> {
-        let mut merged: Vec<((usize, usize), Vec<usize>)> = Vec::with_capacity(bands.len());
+    fn merge_small(&self, bands: BandList) -> BandList {
+        let mut merged: BandList = Vec::with_capacity(bands.len());
         for (region, members) in bands {
             match merged.last_mut() {
                 Some((r, m))
-                    if (m.len() as u64).saturating_mul(per_tile)
+                    if (m.len() as u64).saturating_mul(self.per_tile)
                         < self.query.tuning.dense_band_bytes =>
                 {
                     r.1 = region.1;
@@ -571,4 +594,57 @@ struct PlacedTile<'t> {
     fields: &'t [Option<FieldTile>],
     direct: &'t [Option<UnfilteredTile>],
     ids: &'t [u32],
+}
+
+/// How one fragment's bands take their groups of tiles
+/// ([`FragmentPlacer::schedule`]).
+struct Schedule<'s> {
+    /// Tiles per group.
+    group: usize,
+    /// Per band, the number of its first group.
+    first_groups: Vec<usize>,
+    /// Where batches are begun ahead: every group's tile numbers.
+    groups: Vec<Vec<u64>>,
+    fetch: GroupFetch<'s>,
+    batched: bool,
+}
+
+/// Places every tile of `placers`, fragments whose bands fill regions of
+/// the result apart from each other's (no two [`FragmentPlacer::meets`]):
+/// all their bands in parallel, each into its own region; a band's tiles
+/// go in groups of at most [`DENSE_GROUP_BYTES`] (shared among the
+/// threads) decoded: a group is decoded, placed, and its buffers recycled
+/// for the next, so a large read faults fresh memory in for a few tiles
+/// only. Var-sized values are kept in `bufs`.
+pub(crate) fn place_fragments(
+    placers: &[FragmentPlacer<'_>],
+    outs: &mut [DenseOut],
+    bufs: &mut Vec<Arc<Vec<u8>>>,
+) -> Result<(), QueryError> {
+    // Every band, as (fragment, band), in the order of their regions.
+    let mut order: Vec<(usize, usize)> = (placers.iter().enumerate())
+        .flat_map(|(p, placer)| (0..placer.bands.len()).map(move |b| (p, b)))
+        .collect();
+    if order.is_empty() {
+        return Ok(());
+    }
+    order.sort_unstable_by_key(|&(p, b)| placers[p].bands[b].0);
+    let regions: Vec<(usize, usize)> = order.iter().map(|&(p, b)| placers[p].bands[b].0).collect();
+    if regions.windows(2).any(|w| w[1].0 < w[0].1) {
+        return Err(QueryError::Invalid(
+            "fragments placed at once fill regions of the result that meet".into(),
+        ));
+    }
+    let threads = rayon::current_num_threads().min(order.len()).max(1) as u64;
+    let schedules: Vec<Schedule<'_>> = placers.iter().map(|p| p.schedule(threads)).collect();
+    let views = band_outs(outs, &regions);
+    let shared = Mutex::new(std::mem::take(bufs));
+    order
+        .into_par_iter()
+        .zip(views)
+        .try_for_each(|((p, b), mut outs)| {
+            placers[p].place_band(b, &schedules[p], &shared, &mut outs)
+        })?;
+    *bufs = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(())
 }

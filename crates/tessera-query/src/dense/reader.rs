@@ -3,7 +3,7 @@
 
 use super::fragments::DenseFragments;
 use super::place::{band_outs, put_cell, var_ids, DenseOut};
-use super::placer::FragmentPlacer;
+use super::placer::{place_fragments, FragmentPlacer};
 use super::subarray::DenseSubarray;
 use super::tile_grid::FragmentTiles;
 use crate::read::Read;
@@ -16,8 +16,9 @@ use tessera_schema::{ArraySchema, Attribute};
 use tessera_tile::Layout;
 
 /// The dense reader: a read of a dense array. Each fragment's tiles are
-/// placed into the result band by band, in parallel (`placer`); cells no
-/// fragment wrote keep the fill value.
+/// placed into the result band by band, in parallel (`placer`), and the
+/// bands of fragments that fill regions apart from each other's all at
+/// once; cells no fragment wrote keep the fill value.
 pub(crate) struct DenseReader<'r, 'a> {
     read: &'r Read<'a>,
 }
@@ -58,12 +59,19 @@ impl<'r, 'a> DenseReader<'r, 'a> {
                 fill_id,
             ));
         }
+        // Fragments waiting to be placed at once: their bands fill regions
+        // of the result apart from each other's. Where requests cost a
+        // round trip, fragments go one at a time, each with its read-ahead.
+        let at_once =
+            !self.read.storage.prefers_batches() && self.read.tuning.dense_band_bytes != u64::MAX;
+        let mut waiting: Vec<FragmentPlacer<'_>> = Vec::new();
         for (k, &fi) in fragments.order.iter().enumerate() {
             let frag = &self.read.array.fragments[fi];
             let Some(ned) = &fragments.domains[fi] else {
                 continue;
             };
             if !frag.footer.dense {
+                place_fragments(&std::mem::take(&mut waiting), &mut outs, &mut bufs)?;
                 self.place_sparse_fragment(fi, &sub, &attributes, attrs, &mut outs, &mut bufs)?;
                 continue;
             }
@@ -76,9 +84,16 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             let Some(tiles) = FragmentTiles::new(&sub, ned, &later) else {
                 continue;
             };
-            FragmentPlacer::new(self.read, attributes.clone(), attrs, frag, tiles, &outs)
-                .place(&mut outs, &mut bufs)?;
+            let placer =
+                FragmentPlacer::new(self.read, attributes.clone(), attrs, frag, tiles, &outs);
+            // A later fragment meeting one waiting writes over it: those
+            // waiting are placed first.
+            if !at_once || waiting.iter().any(|w| w.meets(&placer)) {
+                place_fragments(&std::mem::take(&mut waiting), &mut outs, &mut bufs)?;
+            }
+            waiting.push(placer);
         }
+        place_fragments(&waiting, &mut outs, &mut bufs)?;
         let mut result = ReadResult {
             cell_count: sub.cells,
             ..ReadResult::default()
