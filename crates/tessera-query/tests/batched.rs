@@ -1,6 +1,7 @@
 //! Reads on storage where a request costs a round trip (object stores)
 //! fetch tiles in batches begun ahead: a dense read begins the batches of
-//! a thread's next groups of tiles before it decodes the current one, and
+//! a thread's next groups of tiles (of any fragment placed at once) before
+//! it decodes the current one, and
 //! a read's units of runs are in flight while the ones before decode, up
 //! to the storage's read-ahead. Here a storage that prefers batches serves
 //! each batch from a thread of its own, finishing in its own time; every

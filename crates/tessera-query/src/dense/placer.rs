@@ -3,7 +3,7 @@
 //! the bands of tiles placed in parallel, and the groups of tiles decoded
 //! and placed in turn inside a band.
 
-use super::group_fetch::GroupFetch;
+use super::group_fetch::{Begun, GroupFetch};
 use super::place::*;
 use super::subarray::DenseSubarray;
 use super::tile_grid::{FragmentTiles, RowRun};
@@ -46,9 +46,8 @@ struct Band<'b, 's> {
     region: (usize, usize),
     banded: bool,
     shared: &'b Mutex<Vec<Arc<Vec<u8>>>>,
-    /// Where requests cost a round trip: every group's tile numbers, and
-    /// their batches begun ahead.
-    ahead: Option<(&'b [Vec<u64>], &'b GroupFetch<'s>)>,
+    /// Where requests cost a round trip: the groups' batches, begun ahead.
+    ahead: Option<&'b Ahead<'b, 's>>,
 }
 
 /// How each selected attribute of one fragment is read.
@@ -225,41 +224,28 @@ impl<'r> FragmentPlacer<'r> {
             .any(|((a, b), _)| other.bands.iter().any(|((c, d), _)| *a < *d && *c < *b))
     }
 
-    /// How this fragment's bands take their groups of tiles when `threads`
-    /// threads place bands at once: each group of at most
-    /// [`DENSE_GROUP_BYTES`] shared among the threads, numbered band
-    /// after band; their tile numbers listed only where batches are begun
-    /// ahead.
-    fn schedule(&self, threads: u64) -> Schedule<'r> {
-        let group = (DENSE_GROUP_BYTES / threads / self.per_tile.max(1)).max(1) as usize;
-        let batched = self.query.storage.prefers_batches();
-        let mut first_groups = Vec::with_capacity(self.bands.len());
-        let mut groups: Vec<Vec<u64>> = Vec::new();
-        let mut count = 0;
-        for (_, members) in &self.bands {
-            first_groups.push(count);
-            count += members.len().div_ceil(group);
-            if batched {
-                let numbers = |grp: &[usize]| grp.iter().map(|&i| self.tiles.numbers[i]).collect();
-                groups.extend(members.chunks(group).map(numbers));
-            }
-        }
-        let fetch = GroupFetch::new(groups.len());
-        Schedule {
-            group,
-            first_groups,
-            groups,
-            fetch,
-            batched,
-        }
+    /// Tiles per group of this fragment's bands when `threads` threads
+    /// place bands at once: each group of at most [`DENSE_GROUP_BYTES`]
+    /// decoded, shared among the threads.
+    fn group_tiles(&self, threads: u64) -> usize {
+        (DENSE_GROUP_BYTES / threads / self.per_tile.max(1)).max(1) as usize
     }
 
-    /// Places band `b`'s tiles into its views `outs`, group after group.
+    /// Plans the group of tiles `numbers` and begins its batch.
+    fn begin_group(&self, numbers: &[u64]) -> Result<Begun<'r>, QueryError> {
+        let storage = self.query.storage;
+        let runs = TileRuns::plan(storage, self.frag, &self.plan.fetched(), numbers)?;
+        let pending = runs.begin(storage);
+        Ok((runs, pending))
+    }
+
+    /// Places band `b`'s tiles into its views `outs`, in groups of `group`
+    /// tiles numbered from `first_group`.
     fn place_band(
         &self,
-        b: usize,
-        schedule: &Schedule<'r>,
+        (b, first_group, group): (usize, usize, usize),
         shared: &Mutex<Vec<Arc<Vec<u8>>>>,
+        ahead: Option<&Ahead<'_, 'r>>,
         outs: &mut [BandOut<'_>],
     ) -> Result<(), QueryError> {
         let (region, members) = &self.bands[b];
@@ -267,10 +253,10 @@ impl<'r> FragmentPlacer<'r> {
             region: *region,
             banded: self.banded,
             shared,
-            ahead: (schedule.batched).then_some((&schedule.groups[..], &schedule.fetch)),
+            ahead,
         };
-        for (j, grp) in members.chunks(schedule.group).enumerate() {
-            self.place_group(&band, schedule.first_groups[b] + j, grp, outs)?;
+        for (j, grp) in members.chunks(group).enumerate() {
+            self.place_group(&band, first_group + j, grp, outs)?;
         }
         Ok(())
     }
@@ -311,14 +297,10 @@ impl<'r> FragmentPlacer<'r> {
         let fetched = self.plan.fetched();
         let decode = |src: &Fetched<'_>, t| self.decode_tile(src, t, streams.get(&t));
         let decoded: Vec<TileFields> = match band.ahead {
-            Some((groups, fetch)) => {
+            Some(ahead) => {
                 // Each thread's share of the read-ahead.
-                let ahead = q.storage.read_ahead() / rayon::current_num_threads().max(1) as u64;
-                let (runs, pending) = fetch.take(id, ahead, |k| {
-                    let runs = TileRuns::plan(q.storage, self.frag, &fetched, &groups[k])?;
-                    let pending = runs.begin(q.storage);
-                    Ok((runs, pending))
-                })?;
+                let share = q.storage.read_ahead() / rayon::current_num_threads().max(1) as u64;
+                let (runs, pending) = ahead.fetch.take(id, share, ahead.begin)?;
                 runs.decode_batch(q.storage, &q.context, pending.wait(), decode)?
             }
             None => decode_in_runs(
@@ -596,17 +578,14 @@ struct PlacedTile<'t> {
     ids: &'t [u32],
 }
 
-/// How one fragment's bands take their groups of tiles
-/// ([`FragmentPlacer::schedule`]).
-struct Schedule<'s> {
-    /// Tiles per group.
-    group: usize,
-    /// Per band, the number of its first group.
-    first_groups: Vec<usize>,
-    /// Where batches are begun ahead: every group's tile numbers.
-    groups: Vec<Vec<u64>>,
-    fetch: GroupFetch<'s>,
-    batched: bool,
+/// Where requests cost a round trip (object stores): the batches of the
+/// groups of every band placed at once, numbered in the order of the
+/// bands' regions, each begun at most once, ahead by whichever thread
+/// takes a group before it ([`GroupFetch`]), whatever fragment it is of.
+struct Ahead<'b, 's> {
+    fetch: &'b GroupFetch<'s>,
+    /// Plans and begins group `k`'s batch.
+    begin: &'b (dyn Fn(usize) -> Result<Begun<'s>, QueryError> + Sync),
 }
 
 /// Places every tile of `placers`, fragments whose bands fill regions of
@@ -616,8 +595,8 @@ struct Schedule<'s> {
 /// threads) decoded: a group is decoded, placed, and its buffers recycled
 /// for the next, so a large read faults fresh memory in for a few tiles
 /// only. Var-sized values are kept in `bufs`.
-pub(crate) fn place_fragments(
-    placers: &[FragmentPlacer<'_>],
+pub(crate) fn place_fragments<'r>(
+    placers: &[FragmentPlacer<'r>],
     outs: &mut [DenseOut],
     bufs: &mut Vec<Arc<Vec<u8>>>,
 ) -> Result<(), QueryError> {
@@ -625,9 +604,9 @@ pub(crate) fn place_fragments(
     let mut order: Vec<(usize, usize)> = (placers.iter().enumerate())
         .flat_map(|(p, placer)| (0..placer.bands.len()).map(move |b| (p, b)))
         .collect();
-    if order.is_empty() {
+    let Some(first) = placers.first() else {
         return Ok(());
-    }
+    };
     order.sort_unstable_by_key(|&(p, b)| placers[p].bands[b].0);
     let regions: Vec<(usize, usize)> = order.iter().map(|&(p, b)| placers[p].bands[b].0).collect();
     if regions.windows(2).any(|w| w[1].0 < w[0].1) {
@@ -636,14 +615,40 @@ pub(crate) fn place_fragments(
         ));
     }
     let threads = rayon::current_num_threads().min(order.len()).max(1) as u64;
-    let schedules: Vec<Schedule<'_>> = placers.iter().map(|p| p.schedule(threads)).collect();
+    let group: Vec<usize> = placers.iter().map(|p| p.group_tiles(threads)).collect();
+    // Groups numbered band after band, as each band's thread takes them;
+    // their fragments and tile numbers listed only where batches are
+    // begun ahead.
+    let batched = first.query.storage.prefers_batches();
+    let mut bands = Vec::with_capacity(order.len());
+    let mut groups: Vec<(usize, Vec<u64>)> = Vec::new();
+    let mut count = 0;
+    for &(p, b) in &order {
+        bands.push((p, (b, count, group[p])));
+        let members = &placers[p].bands[b].1;
+        count += members.len().div_ceil(group[p]);
+        if batched {
+            let numbers = |grp: &[usize]| {
+                let tiles = &placers[p].tiles;
+                (p, grp.iter().map(|&i| tiles.numbers[i]).collect())
+            };
+            groups.extend(members.chunks(group[p]).map(numbers));
+        }
+    }
+    let fetch = GroupFetch::new(groups.len());
+    let begin = |k: usize| placers[groups[k].0].begin_group(&groups[k].1);
+    let ahead = Ahead {
+        fetch: &fetch,
+        begin: &begin,
+    };
+    let ahead = batched.then_some(&ahead);
     let views = band_outs(outs, &regions);
     let shared = Mutex::new(std::mem::take(bufs));
-    order
+    bands
         .into_par_iter()
         .zip(views)
-        .try_for_each(|((p, b), mut outs)| {
-            placers[p].place_band(b, &schedules[p], &shared, &mut outs)
+        .try_for_each(|((p, band), mut outs)| {
+            placers[p].place_band(band, &shared, ahead, &mut outs)
         })?;
     *bufs = shared.into_inner().unwrap_or_else(|e| e.into_inner());
     Ok(())

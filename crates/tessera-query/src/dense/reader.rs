@@ -60,10 +60,8 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             ));
         }
         // Fragments waiting to be placed at once: their bands fill regions
-        // of the result apart from each other's. Where requests cost a
-        // round trip, fragments go one at a time, each with its read-ahead.
-        let at_once =
-            !self.read.storage.prefers_batches() && self.read.tuning.dense_band_bytes != u64::MAX;
+        // of the result apart from each other's.
+        let at_once = self.read.tuning.dense_band_bytes != u64::MAX;
         let mut waiting: Vec<FragmentPlacer<'_>> = Vec::new();
         for (k, &fi) in fragments.order.iter().enumerate() {
             let frag = &self.read.array.fragments[fi];
