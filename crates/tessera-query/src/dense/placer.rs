@@ -15,7 +15,7 @@ use crate::read::Read;
 use crate::unfiltered::UnfilteredTile;
 use crate::QueryError;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::Attribute;
@@ -172,56 +172,21 @@ impl<'r> FragmentPlacer<'r> {
             .iter()
             .map(|s| (s.cell_size() + s.nullable as u64) * sub.cells_per_tile())
             .sum();
-        let mut placer = FragmentPlacer {
+        let (bands, banded) = find_bands(&tiles, per_tile, query.tuning.dense_band_bytes);
+        FragmentPlacer {
             query,
             attributes,
             frag,
             tiles,
             plan,
-            bands: Vec::new(),
-            banded: false,
+            bands,
+            banded,
             per_tile,
-        };
-        (placer.bands, placer.banded) = placer.find_bands();
-        placer
+        }
     }
 
     fn sub(&self) -> &DenseSubarray {
         self.tiles.subarray()
-    }
-
-    /// The fragment's bands (the tiles that share a coordinate on the
-    /// result's slowest dimension, filling one contiguous region of the
-    /// result), small ones joined; one band of the whole result where
-    /// bands are not found.
-    fn find_bands(&self) -> (BandList, bool) {
-        let sub = self.sub();
-        let slow = sub.slowest();
-        let found = dense_bands(
-            &self.tiles.coords,
-            slow,
-            &sub.axes[slow],
-            self.tiles.ned[slow],
-            &sub.ranges[slow],
-        );
-        let banded = found.is_some();
-        let s = sub.strides[slow] as usize;
-        let bands: BandList = match found {
-            Some(regions) => regions
-                .into_iter()
-                .map(|(p, q, members)| ((p as usize * s, (q as usize + 1) * s), members))
-                .collect(),
-            None => vec![((0, sub.cells), (0..self.tiles.coords.len()).collect())],
-        };
-        (self.merge_small(bands), banded)
-    }
-
-    /// True if a region of this fragment's bands meets one of `other`'s:
-    /// the two are placed one after the other, in fragment order.
-    pub(crate) fn meets(&self, other: &FragmentPlacer<'_>) -> bool {
-        self.bands
-            .iter()
-            .any(|((a, b), _)| other.bands.iter().any(|((c, d), _)| *a < *d && *c < *b))
     }
 
     /// Tiles per group of this fragment's bands when `threads` threads
@@ -259,26 +224,6 @@ impl<'r> FragmentPlacer<'r> {
             self.place_group(&band, first_group + j, grp, outs)?;
         }
         Ok(())
-    }
-
-    /// Joins a band of less than `dense_band_bytes` decoded to the next
-    /// (regions between them hold no tile of this fragment): a small read
-    /// stays one band, read with as few requests as one run of tiles needs.
-    fn merge_small(&self, bands: BandList) -> BandList {
-        let mut merged: BandList = Vec::with_capacity(bands.len());
-        for (region, members) in bands {
-            match merged.last_mut() {
-                Some((r, m))
-                    if (m.len() as u64).saturating_mul(self.per_tile)
-                        < self.query.tuning.dense_band_bytes =>
-                {
-                    r.1 = region.1;
-                    m.extend(members);
-                }
-                _ => merged.push((region, members)),
-            }
-        }
-        merged
     }
 
     /// Decodes a group of a band's tiles (indexes `grp` into the
@@ -568,6 +513,53 @@ impl<'r> FragmentPlacer<'r> {
     }
 }
 
+/// A fragment's bands (the tiles of `tiles` that share a coordinate on
+/// the result's slowest dimension, filling one contiguous region of the
+/// result), those of less than `band_bytes` decoded (`per_tile` a tile)
+/// joined to the next; one band of the whole result where bands are not
+/// found. True with them if bands were found: positions on the slowest
+/// dimension then grow with coordinates, and a band's rows can be cut
+/// into slabs.
+fn find_bands(tiles: &FragmentTiles<'_>, per_tile: u64, band_bytes: u64) -> (BandList, bool) {
+    let sub = tiles.subarray();
+    let slow = sub.slowest();
+    let found = dense_bands(
+        &tiles.coords,
+        slow,
+        &sub.axes[slow],
+        tiles.ned[slow],
+        &sub.ranges[slow],
+    );
+    let banded = found.is_some();
+    let s = sub.strides[slow] as usize;
+    let bands: BandList = match found {
+        Some(regions) => regions
+            .into_iter()
+            .map(|(p, q, members)| ((p as usize * s, (q as usize + 1) * s), members))
+            .collect(),
+        None => vec![((0, sub.cells), (0..tiles.coords.len()).collect())],
+    };
+    (merge_small(bands, per_tile, band_bytes), banded)
+}
+
+/// Joins a band of less than `band_bytes` decoded (`per_tile` a tile) to
+/// the next (regions between them hold no tile of the fragment): a small
+/// read stays one band, read with as few requests as one run of tiles
+/// needs.
+fn merge_small(bands: BandList, per_tile: u64, band_bytes: u64) -> BandList {
+    let mut merged: BandList = Vec::with_capacity(bands.len());
+    for (region, members) in bands {
+        match merged.last_mut() {
+            Some((r, m)) if (m.len() as u64).saturating_mul(per_tile) < band_bytes => {
+                r.1 = region.1;
+                m.extend(members);
+            }
+            _ => merged.push((region, members)),
+        }
+    }
+    merged
+}
+
 /// One decoded tile as placed: its coordinates in the tile grid, its
 /// number in the fragment, its fields and var-sized buffer ids.
 struct PlacedTile<'t> {
@@ -588,14 +580,52 @@ struct Ahead<'b, 's> {
     begin: &'b (dyn Fn(usize) -> Result<Begun<'s>, QueryError> + Sync),
 }
 
+/// Dense fragments waiting to be placed at once ([`place_fragments`]),
+/// and the regions of the result their bands fill.
+#[derive(Default)]
+pub(crate) struct Waiting<'r> {
+    placers: Vec<FragmentPlacer<'r>>,
+    /// Every waiting band's region `[first, end)`, by `first`: apart from
+    /// each other, so their ends grow with their starts.
+    regions: BTreeMap<usize, usize>,
+}
+
+impl<'r> Waiting<'r> {
+    /// True if a band of `placer` fills a region that meets a waiting
+    /// band's: `placer` is then placed after them. Of the waiting regions
+    /// that start before a band ends, the last ends last.
+    pub(crate) fn meets(&self, placer: &FragmentPlacer<'_>) -> bool {
+        placer.bands.iter().any(|&((first, end), _)| {
+            (self.regions.range(..end).next_back()).is_some_and(|(_, &e)| e > first)
+        })
+    }
+
+    /// Adds `placer` to those waiting.
+    pub(crate) fn push(&mut self, placer: FragmentPlacer<'r>) {
+        self.regions.extend(placer.bands.iter().map(|b| b.0));
+        self.placers.push(placer);
+    }
+
+    /// Places every waiting fragment ([`place_fragments`]); none waits
+    /// after.
+    pub(crate) fn place(
+        &mut self,
+        outs: &mut [DenseOut],
+        bufs: &mut Vec<Arc<Vec<u8>>>,
+    ) -> Result<(), QueryError> {
+        self.regions.clear();
+        place_fragments(&std::mem::take(&mut self.placers), outs, bufs)
+    }
+}
+
 /// Places every tile of `placers`, fragments whose bands fill regions of
-/// the result apart from each other's (no two [`FragmentPlacer::meets`]):
+/// the result apart from each other's ([`Waiting::meets`]):
 /// all their bands in parallel, each into its own region; a band's tiles
 /// go in groups of at most [`DENSE_GROUP_BYTES`] (shared among the
 /// threads) decoded: a group is decoded, placed, and its buffers recycled
 /// for the next, so a large read faults fresh memory in for a few tiles
 /// only. Var-sized values are kept in `bufs`.
-pub(crate) fn place_fragments<'r>(
+fn place_fragments<'r>(
     placers: &[FragmentPlacer<'r>],
     outs: &mut [DenseOut],
     bufs: &mut Vec<Arc<Vec<u8>>>,

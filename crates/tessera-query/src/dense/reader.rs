@@ -3,7 +3,7 @@
 
 use super::fragments::DenseFragments;
 use super::place::{band_outs, put_cell, var_ids, DenseOut};
-use super::placer::{place_fragments, FragmentPlacer};
+use super::placer::{FragmentPlacer, Waiting};
 use super::subarray::DenseSubarray;
 use super::tile_grid::FragmentTiles;
 use crate::read::Read;
@@ -62,14 +62,14 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         // Fragments waiting to be placed at once: their bands fill regions
         // of the result apart from each other's.
         let at_once = self.read.tuning.dense_band_bytes != u64::MAX;
-        let mut waiting: Vec<FragmentPlacer<'_>> = Vec::new();
+        let mut waiting = Waiting::default();
         for (k, &fi) in fragments.order.iter().enumerate() {
             let frag = &self.read.array.fragments[fi];
             let Some(ned) = &fragments.domains[fi] else {
                 continue;
             };
             if !frag.footer.dense {
-                place_fragments(&std::mem::take(&mut waiting), &mut outs, &mut bufs)?;
+                waiting.place(&mut outs, &mut bufs)?;
                 self.place_sparse_fragment(fi, &sub, &attributes, attrs, &mut outs, &mut bufs)?;
                 continue;
             }
@@ -86,12 +86,12 @@ impl<'r, 'a> DenseReader<'r, 'a> {
                 FragmentPlacer::new(self.read, attributes.clone(), attrs, frag, tiles, &outs);
             // A later fragment meeting one waiting writes over it: those
             // waiting are placed first.
-            if !at_once || waiting.iter().any(|w| w.meets(&placer)) {
-                place_fragments(&std::mem::take(&mut waiting), &mut outs, &mut bufs)?;
+            if !at_once || waiting.meets(&placer) {
+                waiting.place(&mut outs, &mut bufs)?;
             }
             waiting.push(placer);
         }
-        place_fragments(&waiting, &mut outs, &mut bufs)?;
+        waiting.place(&mut outs, &mut bufs)?;
         let mut result = ReadResult {
             cell_count: sub.cells,
             ..ReadResult::default()
