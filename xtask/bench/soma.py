@@ -7,7 +7,7 @@
 make them): N_OBS cells (default 100,000) by N_VAR genes (20,000), X at
 DENSITY (0.02: 40 million values) as float32 counts, obs with a
 categorical cell type (10 types), a batch, n_genes and percent_mito, var
-with a categorical chromosome. `run` times each question in a fresh
+with a categorical chromosome, obsm with X_pca (50 components) and X_umap. `run` times each question in a fresh
 process per side, alternating; the time is the question's calls after the
 imports (the library, and on both sides the modules the question's
 result needs: anndata, scipy); peak RSS is the process's. With the S3 rig
@@ -35,9 +35,14 @@ QUESTIONS = [
     ("axis query to AnnData (a tenth of the cells)", "anndata",
      "exp = soma.open(uri, context=ctx); q = exp.axis_query('RNA', obs_query=soma.AxisQuery(value_filter=\"cell_type == 'type_3'\"));"
      " a = q.to_anndata('data')"),
+    ("50 genes over every cell to AnnData", "anndata",
+     "exp = soma.open(uri, context=ctx); q = exp.axis_query('RNA', var_query=soma.AxisQuery(coords=(list(range(0, exp.ms['RNA'].var.count, exp.ms['RNA'].var.count // 50)),)));"
+     " a = q.to_anndata('data')"),
     ("whole X to CSR", "scipy.sparse",
      "exp = soma.open(uri, context=ctx); X = exp.ms['RNA'].X['data'];"
      " m, _ = next(X.read().blockwise(axis=0, size=X.shape[0]).scipy())"),
+    ("io.to_anndata (obs, var, X, obsm)", "anndata",
+     "exp = soma.open(uri, context=ctx); a = soma.io.to_anndata(exp, 'RNA')"),
 ]
 
 RUNNER = r"""
@@ -46,8 +51,10 @@ side, uri, imports, code = sys.argv[1:5]
 ctx = None
 if side == "tessera":
     import tessera.soma as soma
+    import tessera.soma.io
 else:
     import tiledbsoma as soma
+    import tiledbsoma.io
     if "TESSERA_LIBTILEDB_CONFIG" in os.environ:
         ctx = soma.SOMATileDBContext(tiledb_config=json.loads(os.environ["TESSERA_LIBTILEDB_CONFIG"]))
 for module in filter(None, imports.split(",")):
@@ -87,7 +94,10 @@ def generate(uri, n_obs=100_000, n_var=20_000, density=0.02):
     indices = np.concatenate([np.sort(rng.choice(n_var, k, replace=False)) for k in per_cell]).astype(np.int32)
     data = rng.integers(1, 50, len(indices)).astype(np.float32)
     x = sp.csr_matrix((data, indices, indptr), shape=(n_obs, n_var))
-    tiledbsoma.io.from_anndata(uri, ad.AnnData(X=x, obs=obs, var=var), measurement_name="RNA")
+    # Embeddings as analyses leave them: 50 principal components and a UMAP.
+    obsm = {"X_pca": rng.standard_normal((n_obs, 50), dtype=np.float32),
+            "X_umap": rng.standard_normal((n_obs, 2), dtype=np.float32)}
+    tiledbsoma.io.from_anndata(uri, ad.AnnData(X=x, obs=obs, var=var, obsm=obsm), measurement_name="RNA")
     print(json.dumps({"experiment": uri, "cells": n_obs, "genes": n_var, "values": int(len(data))}))
 
 
