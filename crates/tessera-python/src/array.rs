@@ -126,7 +126,7 @@ impl Array {
         index_width: usize,
         budget: u64,
     ) -> PyResult<crate::matrix::CsrArrays<'py>> {
-        use crate::matrix::{bytearrays, soma_err};
+        use crate::matrix::soma_err;
         use tessera_soma::{CsrFill, Positions};
         let ids = |b: Option<&Bound<'py, PyBytes>>| {
             b.map(|b| {
@@ -136,6 +136,7 @@ impl Array {
                     .collect::<Vec<i64>>()
             })
         };
+        let by_coordinates = rows.is_none() && cols.is_none();
         let (rows, cols) = (Positions::new(ids(rows)), Positions::new(ids(cols)));
         let request = ReadRequest::new()
             .with_ranges(ranges_from(&self.array, subarray)?)
@@ -143,10 +144,13 @@ impl Array {
         let fill = CsrFill::new(&self.array, attribute, n_rows, index_width, rows, cols)
             .map_err(soma_err)?;
         let session = ReadSession::new(self.storage.clone(), self.array.clone());
-        let chunks = py
-            .detach(|| fill.read(&session, request, attribute))
-            .map_err(soma_err)?;
-        bytearrays(py, chunks)
+        let how = crate::matrix::CsrRead {
+            session: &session,
+            request,
+            attribute,
+            by_coordinates,
+        };
+        how.read(py, fill)
     }
 
     /// The Arrow schema of a whole read (dimensions, then attributes;

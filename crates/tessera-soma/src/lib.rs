@@ -4,7 +4,8 @@
 //! - [`Positions`]: where a `soma_joinid` sits among the ids a query
 //!   selected (the rows and columns of the result matrix).
 //! - [`CsrFill`]: a 2-D sparse array's cells (an X layer, obsp, varp)
-//!   straight into the arrays of a CSR matrix, a band of rows at a time,
+//!   straight into the arrays of a CSR matrix, its own or the caller's
+//!   ([`CsrFill::read_into`]), a read batch's bands of rows in parallel,
 //!   with no COO copy of the cells ever whole.
 //! - [`BandWriter`]: a matrix's rows into one fragment of a 2-D sparse
 //!   array, a band of rows sorted into the global order at a time.
@@ -36,7 +37,7 @@ mod positions;
 mod registration;
 
 pub use bands::BandWriter;
-pub use csr::{CsrChunks, CsrFill};
+pub use csr::{CsrFill, CsrMatrix};
 pub use error::SomaError;
 pub use positions::Positions;
 pub use registration::LabelRegistry;

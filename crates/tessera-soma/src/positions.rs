@@ -54,6 +54,7 @@ impl Positions {
     }
 
     /// The position of coordinate `v`, `None` if it is not among the ids.
+    #[inline]
     pub fn at(&self, v: i64) -> Option<u64> {
         match self {
             Positions::Identity => u64::try_from(v).ok(),

@@ -3,25 +3,16 @@
 //! rows of an earlier band after a later one, and a cell given twice, are
 //! refused.
 
+mod common;
+
 use tessera::query::Column;
 use tessera::schema::CellValNum;
 use tessera::tile::{Datatype, Layout};
-use tessera::write::{create_array, FragmentWriter, WriteOptions};
+use tessera::write::{FragmentWriter, WriteOptions};
 use tessera_soma::BandWriter;
 
 fn array(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessera-bands-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let doc = tessera::schema::json::schema_from_json(&serde_json::json!({
-        "array_type": "sparse", "capacity": 7,
-        "dimensions": [
-            {"name": "soma_dim_0", "type": "INT64", "domain": [0, 999], "tile_extent": 4},
-            {"name": "soma_dim_1", "type": "INT64", "domain": [0, 999], "tile_extent": 3}],
-        "attributes": [{"name": "soma_data", "type": "FLOAT64"}],
-    }))
-    .unwrap();
-    create_array(&dir, &doc, None, None).unwrap();
-    dir
+    common::small_tiled_array(&format!("bands-{name}"), "FLOAT64")
 }
 
 /// Cells of a 30 x 20 matrix, row by row, columns in a scrambled order.

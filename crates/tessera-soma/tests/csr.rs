@@ -1,6 +1,8 @@
 //! CSR matrices filled straight from the read hold exactly the cells a
 //! plain read returns, placed by their rows' and columns' positions.
 
+mod common;
+
 use std::collections::BTreeMap;
 use tessera::{ReadRequest, ReadSession, Value};
 use tessera_soma::{CsrFill, Positions, SomaError};
@@ -35,7 +37,7 @@ fn cells(session: &ReadSession) -> BTreeMap<(i64, i64), Vec<u8>> {
 }
 
 /// The CSR matrix's cells as `(row position, column position) -> value`.
-fn placed(csr: &tessera_soma::CsrChunks, width: usize) -> BTreeMap<(i64, i64), Vec<u8>> {
+fn placed(csr: &tessera_soma::CsrMatrix, width: usize) -> BTreeMap<(i64, i64), Vec<u8>> {
     let (values, cols, starts) = (csr.values(), csr.column_positions(), csr.row_starts());
     let mut out = BTreeMap::new();
     for row in 0..starts.len() - 1 {
@@ -166,4 +168,120 @@ fn arrays_it_does_not_take_say_so() {
     .err()
     .unwrap();
     assert!(e.to_string().contains("no attribute `nope`"), "{e}");
+}
+
+/// A 30 x 20 matrix of small tiles (four rows a band) in two fragments,
+/// the second writing over some of the first's cells and adding others.
+fn small_tiles() -> std::path::PathBuf {
+    let dir = common::small_tiled_array("csr", "FLOAT32");
+    for (rows, salt) in [(0..30i64, 0i64), (5..17, 1)] {
+        let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
+        for row in rows {
+            for col in 0..20i64 {
+                if (row * 31 + col * 17 + salt) % 5 < 2 {
+                    r.push(row);
+                    c.push(col);
+                    v.extend_from_slice(&((row * 100 + col + salt * 10_000) as f32).to_le_bytes());
+                }
+            }
+        }
+        let options = tessera::write::WriteOptions::default();
+        let mut w = tessera_soma::BandWriter::try_new(&dir, options).unwrap();
+        w.push(&r, &c, &v).unwrap();
+        w.finish().unwrap();
+    }
+    dir
+}
+
+#[test]
+fn bands_cut_anywhere_by_batches_are_placed_whole() {
+    let dir = small_tiles();
+    let session = tessera::open(&dir, None).unwrap();
+    let all = cells(&session);
+    assert!(all.keys().any(|k| k.0 >= 5 && k.0 < 17));
+    // Batches of a few cells up to the whole read: bands cut anywhere,
+    // a band over several batches, several bands in one.
+    for budget in [1, 40, 150, 700, 3000, 1 << 30] {
+        let fill = CsrFill::new(
+            session.array(),
+            "soma_data",
+            30,
+            4,
+            Positions::Identity,
+            Positions::Identity,
+        )
+        .unwrap();
+        let csr = fill
+            .read(&session, ReadRequest::new().budget(budget), "soma_data")
+            .unwrap();
+        assert_eq!(placed(&csr, 4), all, "budget {budget}");
+        // Rows 3 to 21 as positions 0 to 18, every third column.
+        let cols: Vec<i64> = (0..20).step_by(3).collect();
+        let fill = CsrFill::new(
+            session.array(),
+            "soma_data",
+            19,
+            4,
+            Positions::new(Some((3..22).collect())),
+            Positions::new(Some(cols.clone())),
+        )
+        .unwrap();
+        let mut request =
+            ReadRequest::new()
+                .budget(budget)
+                .range("soma_dim_0", Value::Int(3), Value::Int(21));
+        for &c in &cols {
+            request = request.range("soma_dim_1", Value::Int(c.into()), Value::Int(c.into()));
+        }
+        let csr = fill.read(&session, request, "soma_data").unwrap();
+        let want: BTreeMap<_, _> = all
+            .iter()
+            .filter(|(k, _)| (3..22).contains(&k.0) && k.1 % 3 == 0)
+            .map(|(k, v)| ((k.0 - 3, k.1 / 3), v.clone()))
+            .collect();
+        assert_eq!(placed(&csr, 4), want, "budget {budget}, rows 3 to 21");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn read_into_arrays_sized_by_the_bound_holds_what_read_returns() {
+    let dir = small_tiles();
+    let session = tessera::open(&dir, None).unwrap();
+    let fill = || {
+        CsrFill::new(
+            session.array(),
+            "soma_data",
+            30,
+            4,
+            Positions::Identity,
+            Positions::Identity,
+        )
+        .unwrap()
+    };
+    let request = || ReadRequest::new().budget(300);
+    let want = fill().read(&session, request(), "soma_data").unwrap();
+    let f = fill();
+    let batches = f.batches(&session, request(), "soma_data").unwrap();
+    let bound = batches.cell_bound().unwrap() as usize;
+    // Two fragments writing some cells twice: the bound counts both.
+    let cells = want.row_starts()[30] as usize;
+    assert!(bound > cells, "{bound} against {cells}");
+    let (mut data, mut indices) = (vec![0u8; bound * 4], vec![0u8; bound * 4]);
+    let (n, starts) = f.read_into(batches, &mut data, &mut indices).unwrap();
+    assert_eq!(n, cells);
+    assert_eq!(starts, want.row_starts());
+    assert_eq!(&data[..n * 4], want.values());
+    assert_eq!(&indices[..n * 4], want.column_positions());
+    // Arrays too small for the cells are an error, not a panic.
+    let f = fill();
+    let batches = f.batches(&session, request(), "soma_data").unwrap();
+    let (mut data, mut indices) = (vec![0u8; cells * 2], vec![0u8; cells * 2]);
+    let e = f.read_into(batches, &mut data, &mut indices).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("more cells than the arrays given hold"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

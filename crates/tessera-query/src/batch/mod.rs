@@ -198,6 +198,47 @@ impl Batches {
         ))
     }
 
+    /// At most how many cells the batches left return, from metadata
+    /// alone: for a sparse array, the cells of every tile the pieces left
+    /// to read meet, in every fragment (cells outside the ranges, written
+    /// over or deleted count too); for a dense array, the cells of those
+    /// pieces. A caller sizes its output once with it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tessera_query::{ReadRequest, ReadSession};
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let request = ReadRequest::new();
+    /// let bound = session.batches(&request).unwrap().cell_bound().unwrap();
+    /// let cells = session.execute(&request).unwrap().cell_count;
+    /// assert!(bound >= cells as u64 && cells > 0);
+    /// ```
+    pub fn cell_bound(&self) -> Result<u64, QueryError> {
+        let mut cells = 0u64;
+        for piece in &self.pieces {
+            let n = if self.array.schema.is_dense() {
+                (piece.iter())
+                    .map(|r| {
+                        (r.iter())
+                            .map(|(a, b)| {
+                                let (a, b) = (a.as_int().unwrap_or(0), b.as_int().unwrap_or(0));
+                                (b - a + 1).max(0) as u64
+                            })
+                            .fold(0u64, u64::saturating_add)
+                    })
+                    .fold(1u64, u64::saturating_mul)
+            } else {
+                (self.sparse_tiles(piece)?.iter())
+                    .map(|t| t.1)
+                    .fold(0u64, u64::saturating_add)
+            };
+            cells = cells.saturating_add(n);
+        }
+        Ok(cells)
+    }
+
     /// The data tiles of a sparse array a piece overlaps: each tile's MBR,
     /// cell count, and whether the piece covers it whole.
     #[allow(clippy::type_complexity)]
