@@ -142,7 +142,9 @@ impl Placing<'_> {
             for (rb, cb) in cells {
                 let row = int64(rb);
                 let at = (self.rows.at(row)).ok_or_else(|| outside(row, int64(cb)))?;
-                match next.get_mut((at - lo) as usize) {
+                // Ids given out of order put a position below the band's.
+                let slot = (at.checked_sub(lo)).and_then(|k| next.get_mut(k as usize));
+                match slot {
                     Some(n) => *n += 1,
                     None => return Err(invalid("cells came out of global order")),
                 }
