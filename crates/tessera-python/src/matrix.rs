@@ -32,8 +32,13 @@ pub fn bytearrays(py: Python<'_>, csr: CsrMatrix) -> PyResult<CsrArrays<'_>> {
     // Each array's memory is freed once copied (the closure owns it).
     let copied = |v: Vec<u8>| PyByteArray::new(py, &v);
     let (data, indices) = (copied(data), copied(indices));
-    let indptr: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
-    Ok((data, indices, PyByteArray::new(py, &indptr)))
+    Ok((data, indices, indptr(py, &starts)))
+}
+
+/// The row starts as an int64 `bytearray`.
+fn indptr<'py>(py: Python<'py>, starts: &[i64]) -> Bound<'py, PyByteArray> {
+    let bytes: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
+    PyByteArray::new(py, &bytes)
 }
 
 /// A CSR read: the session and request, and whether the matrix's rows
@@ -87,8 +92,7 @@ impl CsrRead<'_> {
         };
         data.resize(cells * w)?;
         indices.resize(cells * iw)?;
-        let indptr: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
-        Ok((data, indices, PyByteArray::new(py, &indptr)))
+        Ok((data, indices, indptr(py, &starts)))
     }
 }
 

@@ -214,20 +214,27 @@ impl Batches {
     /// let bound = session.batches(&request).unwrap().cell_bound().unwrap();
     /// let cells = session.execute(&request).unwrap().cell_count;
     /// assert!(bound >= cells as u64 && cells > 0);
+    /// // A dense read returns every cell of its ranges.
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let dense = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let cells = dense.execute(&request).unwrap().cell_count as u64;
+    /// assert_eq!(dense.batches(&request).unwrap().cell_bound().unwrap(), cells);
     /// ```
     pub fn cell_bound(&self) -> Result<u64, QueryError> {
+        // A dense read's dimension without ranges covers its extent.
+        let covered = match self.array.schema.is_dense() {
+            true => Some(extent(&self.array)?),
+            false => None,
+        };
         let mut cells = 0u64;
         for piece in &self.pieces {
-            let n = if self.array.schema.is_dense() {
-                (piece.iter())
-                    .map(|r| {
-                        (r.iter())
-                            .map(|(a, b)| {
-                                let (a, b) = (a.as_int().unwrap_or(0), b.as_int().unwrap_or(0));
-                                (b - a + 1).max(0) as u64
-                            })
-                            .fold(0u64, u64::saturating_add)
+            let n = if let Some(covered) = &covered {
+                (covered.iter().enumerate())
+                    .map(|(j, whole)| match piece.get(j).filter(|r| !r.is_empty()) {
+                        Some(r) => width(r),
+                        None => whole.as_ref().map_or(0, |w| width(std::slice::from_ref(w))),
                     })
+                    .map(|w| u64::try_from(w.max(0)).unwrap_or(u64::MAX))
                     .fold(1u64, u64::saturating_mul)
             } else {
                 (self.sparse_tiles(piece)?.iter())
