@@ -214,14 +214,19 @@ impl ReadContext {
     /// pass goes over it first; a fresh one is zeroed by the kernel, page
     /// by page as it is written.
     pub(crate) fn result_overwritten(&self, len: usize) -> Vec<u8> {
-        match self.recycled(len) {
-            Some(mut b) => {
-                b.truncate(len);
-                b.resize(len, 0);
-                b
-            }
-            None => vec![0; len],
-        }
+        self.recycled_overwritten(len)
+            .unwrap_or_else(|| vec![0; len])
+    }
+
+    /// [`ReadContext::result_overwritten`]'s recycled buffer of `len`
+    /// bytes, if the pool holds one: for callers that make fresh memory
+    /// their own way.
+    pub(crate) fn recycled_overwritten(&self, len: usize) -> Option<Vec<u8>> {
+        self.recycled(len).map(|mut b| {
+            b.truncate(len);
+            b.resize(len, 0);
+            b
+        })
     }
 
     /// A recycled result buffer with room for `len` bytes, emptied, if the

@@ -1,13 +1,14 @@
 //! Batched reads: for every fixture array and layout, the batches read
 //! within a small memory budget, concatenated, equal the one-shot read
-//! (exactly where the layout fixes an order, as a multiset otherwise).
+//! (exactly where the layout fixes an order, as a multiset otherwise),
+//! also when each batch's buffers are recycled into the next.
 
 mod common;
 
 use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
+use tessera_query::{ReadContext, ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::{storage::LocalFs, Layout};
 
 /// Each cell as its field values, for multiset comparison.
@@ -86,21 +87,38 @@ fn batches_concatenate_to_the_one_shot_read() {
                 };
                 // With every unfiltered tile read in place, dense reads of
                 // unfiltered fixed-sized attributes cut within tiles.
-                let runs: &[(u64, bool)] = if dense {
-                    &[(1, false), (5000, false), (64, true)]
+                // (budget, tiles read in place, each batch's buffers
+                // recycled into the next: stale bytes must all be written over).
+                let runs: &[(u64, bool, bool)] = if dense {
+                    &[
+                        (1, false, false),
+                        (5000, false, false),
+                        (64, true, false),
+                        (5000, false, true),
+                    ]
                 } else {
-                    &[(1, false), (5000, false)]
+                    &[(1, false, false), (5000, false, false), (5000, false, true)]
                 };
-                for &(budget, in_place) in runs {
-                    let mut got = ReadResult::default();
+                for &(budget, in_place, recycled) in runs {
+                    let mut got = Vec::new();
                     let mut n = 0;
                     let mut q = q().layout(layout);
                     if in_place {
                         q = q.tune(|t| t.direct_tile_bytes = 0);
                     }
+                    // Recycled buffers go to a context of the test's own:
+                    // one a read makes itself is capped by its tiny budget.
+                    let session = match recycled {
+                        true => session.clone().context(Arc::new(ReadContext::new())),
+                        false => session.clone(),
+                    };
                     let batches = session.batches(&q.budget(budget)).unwrap();
                     for b in batches {
-                        got.append(b.unwrap());
+                        let b = b.unwrap();
+                        got.extend(rows(&b));
+                        if recycled {
+                            b.recycle();
+                        }
                         n += 1;
                     }
                     compared += 1;
@@ -108,17 +126,18 @@ fn batches_concatenate_to_the_one_shot_read() {
                     // More batches than a tile's worth of cells each: cut inside tiles.
                     in_tiles += (in_place && n as u64 * 4 > whole.cell_count as u64) as usize;
                     let what = format!(
-                        "{}/{name} {layout:?} subarray {sub} budget {budget} in place {in_place} ({n} batches)",
+                        "{}/{name} {layout:?} subarray {sub} budget {budget} in place {in_place} recycled {recycled} ({n} batches)",
                         version.file_name().to_string_lossy()
                     );
-                    if got.cell_count != whole.cell_count {
+                    if got.len() != whole.cell_count {
                         problems.push(format!(
                             "{what}: {} cells, one-shot {}",
-                            got.cell_count, whole.cell_count
+                            got.len(),
+                            whole.cell_count
                         ));
                         continue;
                     }
-                    let (mut a, mut b) = (rows(&got), rows(&whole));
+                    let (mut a, mut b) = (got, rows(&whole));
                     if layout == Layout::Unordered {
                         a.sort();
                         b.sort();

@@ -380,6 +380,11 @@ pub(crate) fn sparse_picked<'a>(
         .par_iter_mut()
         .enumerate()
         .for_each(|(k, c)| ColumnBuilder::refill(c, &read.context, kept.iter().map(|v| &v.1[k])));
+    // Copied out: their buffers decode the next tiles (of this batch's
+    // read or the next), which then fault in no fresh pages.
+    for tile in kept.into_iter().flat_map(|(_, fields)| fields) {
+        tile.recycle(&read.context);
+    }
     Ok(ReadResult {
         cell_count: n as usize,
         columns,

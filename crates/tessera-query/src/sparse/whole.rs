@@ -3,6 +3,7 @@
 //! the result, with no buffer per tile and no copy.
 
 use super::plan::DirectPlan;
+use crate::context::ReadContext;
 use crate::decode::{
     decode_field_tile, decode_in_runs, decode_tile_into, decode_var_tile_into, var_tile_size,
     Fetched, FieldSpec, FieldTile,
@@ -43,12 +44,21 @@ fn too_many_cells(n: u64, name: &str) -> QueryError {
     ))
 }
 
-/// `bytes` zeroed bytes for column `name` of `n` cells. The cell counts
-/// come off disk: a fallible reservation first, so an absurd count is an
-/// error, not an abort; then a zeroed allocation, which the kernel backs
-/// lazily.
-fn zeroed(bytes: Option<u64>, n: u64, name: &str) -> Result<Vec<u8>, QueryError> {
+/// `bytes` bytes for column `name` of `n` cells, each of which the
+/// decoding writes: a recycled result buffer of `ctx` (old bytes left, no
+/// page faulted in afresh), else zeroed memory. The cell counts come off
+/// disk: a fallible reservation first, so an absurd count is an error, not
+/// an abort; then a zeroed allocation, which the kernel backs lazily.
+fn zeroed(
+    ctx: &ReadContext,
+    bytes: Option<u64>,
+    n: u64,
+    name: &str,
+) -> Result<Vec<u8>, QueryError> {
     let bytes = bytes.and_then(|b| usize::try_from(b).ok());
+    if let Some(b) = bytes.and_then(|b| ctx.recycled_overwritten(b)) {
+        return Ok(b);
+    }
     let mut probe: Vec<u8> = Vec::new();
     match bytes.map(|b| (b, probe.try_reserve_exact(b))) {
         Some((b, Ok(()))) => {
@@ -64,6 +74,7 @@ fn zeroed(bytes: Option<u64>, n: u64, name: &str) -> Result<Vec<u8>, QueryError>
 /// known (`sizes`), var-sized values and offsets too (the last offset
 /// set: the values' total).
 fn allocate_column(
+    ctx: &ReadContext,
     schema: &ArraySchema,
     field: tessera_fragment::Field,
     sizes: Option<&Vec<u64>>,
@@ -74,9 +85,9 @@ fn allocate_column(
         Some(s) => s.iter().try_fold(0u64, |a, &b| a.checked_add(b)),
         None => fixed_bytes(c.cell_val_num, c.datatype).map_or(Some(0), |w| w.checked_mul(n)),
     };
-    c.data = zeroed(size, n, &c.name)?;
+    c.data = zeroed(ctx, size, n, &c.name)?;
     if c.validity.is_some() {
-        c.validity = Some(zeroed(Some(n), n, &c.name)?);
+        c.validity = Some(zeroed(ctx, Some(n), n, &c.name)?);
     }
     if let Some(total) = size.filter(|_| sizes.is_some()) {
         // n + 1 offsets: n comes off disk, so the reservation is fallible
@@ -148,7 +159,7 @@ pub(crate) fn sparse_whole<'a>(
         .wanted
         .iter()
         .zip(&var_sizes)
-        .map(|(&field, sizes)| allocate_column(schema, field, sizes.as_ref(), n))
+        .map(|(&field, sizes)| allocate_column(&read.context, schema, field, sizes.as_ref(), n))
         .collect::<Result<_, QueryError>>()?;
     let slots: Vec<Vec<Mutex<Slot<'_>>>> = columns
         .iter_mut()
@@ -167,6 +178,9 @@ pub(crate) fn sparse_whole<'a>(
     var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
         ColumnBuilder::refill(c, &read.context, var_tiles.iter().map(|v| &v[k]))
     });
+    for tile in var_tiles.into_iter().flatten() {
+        tile.recycle(&read.context);
+    }
     Ok(ReadResult {
         cell_count: n as usize,
         columns,
