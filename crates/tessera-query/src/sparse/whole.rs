@@ -49,7 +49,7 @@ fn too_many_cells(n: u64, name: &str) -> QueryError {
 /// page faulted in afresh), else zeroed memory. The cell counts come off
 /// disk: a fallible reservation first, so an absurd count is an error, not
 /// an abort; then a zeroed allocation, which the kernel backs lazily.
-fn zeroed(
+fn column_buffer(
     ctx: &ReadContext,
     bytes: Option<u64>,
     n: u64,
@@ -85,9 +85,9 @@ fn allocate_column(
         Some(s) => s.iter().try_fold(0u64, |a, &b| a.checked_add(b)),
         None => fixed_bytes(c.cell_val_num, c.datatype).map_or(Some(0), |w| w.checked_mul(n)),
     };
-    c.data = zeroed(ctx, size, n, &c.name)?;
+    c.data = column_buffer(ctx, size, n, &c.name)?;
     if c.validity.is_some() {
-        c.validity = Some(zeroed(ctx, Some(n), n, &c.name)?);
+        c.validity = Some(column_buffer(ctx, Some(n), n, &c.name)?);
     }
     if let Some(total) = size.filter(|_| sizes.is_some()) {
         // n + 1 offsets: n comes off disk, so the reservation is fallible
