@@ -100,7 +100,10 @@ fn batches_concatenate_to_the_one_shot_read() {
                     &[(1, false, false), (5000, false, false), (5000, false, true)]
                 };
                 for &(budget, in_place, recycled) in runs {
-                    let mut got = Vec::new();
+                    // Batches appended, or (recycled) each one's rows taken
+                    // before its buffers go to the next.
+                    let mut appended = ReadResult::default();
+                    let mut taken = Vec::new();
                     let mut n = 0;
                     let mut q = q().layout(layout);
                     if in_place {
@@ -115,9 +118,11 @@ fn batches_concatenate_to_the_one_shot_read() {
                     let batches = session.batches(&q.budget(budget)).unwrap();
                     for b in batches {
                         let b = b.unwrap();
-                        got.extend(rows(&b));
                         if recycled {
+                            taken.extend(rows(&b));
                             b.recycle();
+                        } else {
+                            appended.append(b);
                         }
                         n += 1;
                     }
@@ -129,6 +134,10 @@ fn batches_concatenate_to_the_one_shot_read() {
                         "{}/{name} {layout:?} subarray {sub} budget {budget} in place {in_place} recycled {recycled} ({n} batches)",
                         version.file_name().to_string_lossy()
                     );
+                    let got = match recycled {
+                        true => taken,
+                        false => rows(&appended),
+                    };
                     if got.len() != whole.cell_count {
                         problems.push(format!(
                             "{what}: {} cells, one-shot {}",
