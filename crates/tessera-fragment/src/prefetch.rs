@@ -61,7 +61,7 @@ impl ReadableStorage for Prefetched<'_> {
         self.inner.read_batch(requests)
     }
 
-    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
         self.inner.begin_batch(requests)
     }
 
@@ -106,5 +106,9 @@ impl StorageHints for Prefetched<'_> {
 
     fn read_ahead(&self) -> u64 {
         self.inner.read_ahead()
+    }
+
+    fn batches_ahead(&self) -> u64 {
+        self.inner.batches_ahead()
     }
 }

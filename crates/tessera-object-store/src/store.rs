@@ -727,7 +727,7 @@ impl ReadableStorage for ObjectStorage {
         self.begin_batch(requests.to_vec()).wait()
     }
 
-    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
         match self.start_batch(&requests) {
             Ok((plan, started)) => PendingBatch::in_flight(move || {
                 let got = started.wait()?;

@@ -8,6 +8,8 @@ use crate::read::Read;
 use crate::result::ReadResult;
 use crate::sparse::SparseReader;
 use crate::QueryError;
+use std::ops::Range;
+use std::path::PathBuf;
 
 /// Runs `read`: sends it to the dense or sparse reader, applies
 /// enumerations.
@@ -27,4 +29,22 @@ pub(crate) fn execute(read: Read<'_>) -> Result<ReadResult, QueryError> {
     } else {
         Ok(r)
     }
+}
+
+/// Byte ranges of files, as a batch asks for them.
+type ByteRanges = Vec<(PathBuf, Range<u64>)>;
+
+/// The byte ranges of the tiles `read` fetches, where they are known
+/// from metadata before it runs: a dense read's, on storage that prefers
+/// batches ([`DenseReader::tile_requests`]); `None` for a sparse read.
+pub(crate) fn tile_requests(read: &Read<'_>) -> Result<Option<ByteRanges>, QueryError> {
+    let schema = &read.array.schema;
+    if !schema.is_dense() {
+        return Ok(None);
+    }
+    let attrs = returned_attributes(read);
+    let layout = read.resolved_layout();
+    DenseReader::new(read)
+        .tile_requests(schema, &attrs, layout)
+        .map(Some)
 }

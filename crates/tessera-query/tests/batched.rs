@@ -8,7 +8,7 @@
 //! fixture and case, with every band apart (many groups) and a read-ahead
 //! of a few KiB (many units), and as one band with the default read-ahead,
 //! must equal the local read, and no byte of a data file may be fetched
-//! twice.
+//! twice. Reads in batches begin the next batches' tiles while one is read.
 
 mod common;
 
@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
-use tessera_query::{ReadRequest, ReadSession, Value};
+use tessera_fragment::OpenArray;
+use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
 use tessera_tile::storage::{
     DirEntry, ListableStorage, LocalFs, PendingBatch, ReadableStorage, StorageHints,
 };
@@ -43,6 +44,11 @@ impl InFlight {
             let mut log = self.data_ranges.lock().unwrap();
             log.push((path.to_path_buf(), range.clone()));
         }
+    }
+
+    /// Data ranges asked for since the last `take_overlaps`.
+    fn logged(&self) -> usize {
+        self.data_ranges.lock().unwrap().len()
     }
 
     /// Data ranges fetched more than once since the last call (overlaps
@@ -70,7 +76,7 @@ impl ReadableStorage for InFlight {
         self.begin_batch(requests.to_vec()).wait()
     }
 
-    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
         for (p, r) in &requests {
             self.log(p, r);
         }
@@ -124,28 +130,36 @@ impl StorageHints for InFlight {
 /// What a case asks of a read.
 type Setup = dyn Fn(ReadRequest) -> ReadRequest;
 
+/// The whole array, and where its first dimension has integers, a range
+/// of it cutting tiles at both ends.
+fn full_and_cut(a: &OpenArray) -> Vec<(String, Box<Setup>)> {
+    let mut setups: Vec<(String, Box<Setup>)> = vec![("full".into(), Box::new(|q| q))];
+    if let Some((lo, hi)) = common::first_dim_span(a) {
+        let d0 = a.schema.dimensions[0].name.clone();
+        setups.push((
+            "cut".into(),
+            Box::new(move |q| {
+                let (x, y) = (lo + (hi - lo) / 3, hi - (hi - lo) / 4);
+                q.range(&d0, Value::Int(x), Value::Int(y))
+            }),
+        ));
+    }
+    setups
+}
+
 #[test]
 fn reads_with_batches_in_flight_equal_local_reads() {
     let storage = Arc::new(InFlight::default());
     let (mut compared, mut batched) = (0, 0);
     for (path, a) in common::fixture_arrays() {
-        let mut setups: Vec<(String, Box<Setup>)> = vec![
-            ("full".into(), Box::new(|q| q)),
+        let mut setups = full_and_cut(&a);
+        setups.insert(
+            1,
             (
                 "column-major".into(),
                 Box::new(|q| q.layout(Layout::ColMajor)),
             ),
-        ];
-        if let Some((lo, hi)) = common::first_dim_span(&a) {
-            let d0 = a.schema.dimensions[0].name.clone();
-            setups.push((
-                "cut".into(),
-                Box::new(move |q| {
-                    let (x, y) = (lo + (hi - lo) / 3, hi - (hi - lo) / 4);
-                    q.range(&d0, Value::Int(x), Value::Int(y))
-                }),
-            ));
-        }
+        );
         for (name, setup) in &setups {
             let local = ReadSession::new(Arc::new(LocalFs), a.clone())
                 .execute(&setup(ReadRequest::new()))
@@ -171,4 +185,57 @@ fn reads_with_batches_in_flight_equal_local_reads() {
     assert!(compared > 1000, "only {compared} reads compared");
     // Reads of several batches (several groups or units) are many.
     assert!(batched > 500, "only {batched} reads made several batches");
+}
+
+/// A dense read in batches begins the tiles of the batches after the one
+/// it reads, up to the storage's read-ahead: with room for all, every
+/// data range is asked for before the first batch is returned; with a few
+/// KiB, as it goes. Either way the batches, appended, equal the local
+/// read, and no byte of a data file is fetched twice.
+#[test]
+fn dense_reads_in_batches_begin_the_next_batches_tiles() {
+    let storage = Arc::new(InFlight::default());
+    let (mut compared, mut all_ahead) = (0, 0);
+    for (path, a) in common::fixture_arrays() {
+        if !a.schema.is_dense() {
+            continue;
+        }
+        for (name, setup) in &full_and_cut(&a) {
+            let local = ReadSession::new(Arc::new(LocalFs), a.clone())
+                .execute(&setup(ReadRequest::new()))
+                .map_err(|e| e.to_string());
+            for ahead in [4 << 10, 0] {
+                storage.ahead.store(ahead, Ordering::Relaxed);
+                let what = format!("{}: {name}, {ahead} bytes ahead", path.display());
+                let session = ReadSession::new(storage.clone(), a.clone());
+                let Ok(batches) = session.batches(&setup(ReadRequest::new()).budget(5000)) else {
+                    continue;
+                };
+                let (mut appended, mut n, mut first) = (ReadResult::default(), 0, 0);
+                let mut read = Ok(());
+                for b in batches {
+                    match b {
+                        Ok(b) => appended.append(b),
+                        Err(e) => read = Err(e.to_string()),
+                    }
+                    n += 1;
+                    if n == 1 {
+                        first = storage.logged();
+                    }
+                }
+                let last = storage.logged();
+                let read = read.map(|()| appended);
+                common::assert_same_outcome(&what, &local, &read);
+                let (overlaps, _) = storage.take_overlaps();
+                assert!(overlaps.is_empty(), "{what}: fetched twice: {overlaps:?}");
+                if ahead == 0 && n > 2 {
+                    assert_eq!(first, last, "{what}: tiles asked for after the first batch");
+                    all_ahead += 1;
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} reads compared");
+    assert!(all_ahead > 20, "only {all_ahead} reads of several batches");
 }

@@ -24,6 +24,12 @@
 //! pieces whose space tiles metadata rules out, and cuts a piece between
 //! the tiles it rules out and the others.
 //!
+//! Where a request costs a round trip (object stores), a dense read in
+//! batches begins the tiles of the pieces after the one it reads, up to
+//! the storage's [`batches_ahead`](tessera_tile::storage::StorageHints::batches_ahead)
+//! bytes, so that the network carries the next batches while one is
+//! decoded (`ahead`).
+//!
 //! Estimates come from metadata only: the dense tile grid, R-tree leaves
 //! (cells of every tile a piece overlaps) and var-sized tile sizes. A piece
 //! that cannot be cut further (one coordinate, one string range, one Hilbert
@@ -31,7 +37,7 @@
 
 use crate::context::ReadContext;
 use crate::dense::{DensePrune, Verdict};
-use crate::execute::execute;
+use crate::execute::{execute, tile_requests};
 use crate::geometry::{dense_grid, MbrTest};
 use crate::prefetch::{fetch_metadata, returned_attributes};
 use crate::prune::Answered;
@@ -48,7 +54,10 @@ use tessera_schema::Value;
 use tessera_tile::storage::Storage;
 use tessera_tile::{Datatype, Layout};
 
+mod ahead;
 mod cut;
+
+use ahead::TilesAhead;
 
 use cut::{cut, cut_at, first_cut, single, spans_tiles, tile_spanning, width, Piece, TileCut};
 
@@ -72,6 +81,17 @@ pub struct Batches {
     /// batches asks for it (one that joins them would copy).
     reuse_cuts: bool,
     pieces: VecDeque<Piece>,
+    /// Pieces taken from `pieces`, pruned and cut to fit, not yet read:
+    /// numbered, with whether their tiles were begun ahead; a piece that
+    /// failed to settle keeps its error for its turn.
+    settled: VecDeque<Settled>,
+    /// The number the next piece settled gets.
+    numbered: u64,
+    /// Where requests cost a round trip: the tiles of the pieces after
+    /// the one read, begun while it is read (`storage` serves from them).
+    ahead: Option<Arc<TilesAhead>>,
+    /// The bytes of tiles begun ahead, at most.
+    ahead_bytes: u64,
     /// The piece the last call of `next` read or failed on, for `again`.
     last: Option<Piece>,
     /// Result bytes per cell of every field read, var-sized ones averaged.
@@ -95,7 +115,12 @@ impl Batches {
     /// is void, and runs again once they are given.
     pub(crate) fn again(&mut self) {
         if let Some(piece) = self.last.take() {
-            self.pieces.push_front(piece);
+            self.numbered += 1;
+            self.settled.push_front(Settled {
+                number: self.numbered - 1,
+                piece: Ok(piece),
+                begun: false,
+            });
         }
         self.failed = false;
     }
@@ -132,6 +157,16 @@ impl Batches {
         let half_budget = budget.map_or(u64::MAX, |b| (b / 2).max(1));
         let recycled = request.recycled_batch_bytes;
         let prune = (request.prune.as_ref()).and_then(|c| DensePrune::new(&array, c));
+        // Tiles are begun ahead for dense reads in batches (the pieces'
+        // tiles are known from metadata); a read in one batch fetches
+        // its own ahead.
+        let ahead_bytes = storage.batches_ahead();
+        let ahead = (ahead_bytes > 0 && budget.is_some() && array.schema.is_dense())
+            .then(|| Arc::new(TilesAhead::new(storage.clone(), context.clone())));
+        let storage = match &ahead {
+            Some(ahead) => ahead.clone(),
+            None => storage,
+        };
         Ok(Batches {
             storage,
             array,
@@ -142,6 +177,10 @@ impl Batches {
             free_cut_bytes: recycled.map_or(half_budget, |b| b.clamp(1, half_budget)),
             reuse_cuts: recycled.is_some(),
             pieces: VecDeque::from([first]),
+            settled: VecDeque::new(),
+            numbered: 0,
+            ahead,
+            ahead_bytes,
             last: None,
             cell_bytes,
             tile_cell_bytes,
@@ -227,7 +266,10 @@ impl Batches {
             false => None,
         };
         let mut cells = 0u64;
-        for piece in &self.pieces {
+        let settled = self.settled.iter().map(|s| match &s.piece {
+            Ok(piece) | Err((piece, _)) => piece,
+        });
+        for piece in settled.chain(&self.pieces) {
             let n = if let Some(covered) = &covered {
                 (covered.iter().enumerate())
                     .map(|(j, whole)| match piece.get(j).filter(|r| !r.is_empty()) {
@@ -429,6 +471,90 @@ impl Batches {
         let fewer = tiles_a < tiles || tiles_b < tiles;
         Ok((fewer || free).then_some((a, b)))
     }
+
+    /// The next piece to read, pruned and cut to fit the budget (pieces
+    /// ruled out skipped, halves put back in order); `None` when none is
+    /// left.
+    fn settle(&mut self) -> Option<Settled> {
+        let piece = loop {
+            let piece = self.pieces.pop_front()?;
+            match self.pruned(&piece) {
+                Ok(Verdict::NoTile) => continue,
+                Ok(Verdict::SomeTiles) => {
+                    if let Some((a, b)) = self.tile_split(&piece) {
+                        self.pieces.push_front(b);
+                        self.pieces.push_front(a);
+                        continue;
+                    }
+                }
+                Ok(Verdict::EveryTile) => {}
+                Err(e) => break Err((piece, e)),
+            }
+            // Cut while over budget, as long as a cut leaves a half
+            // touching fewer tiles: a batch holds at least one tile.
+            match self.try_split(&piece) {
+                Ok(Some((a, b))) => {
+                    self.pieces.push_front(b);
+                    self.pieces.push_front(a);
+                }
+                Ok(None) => break Ok(piece),
+                Err(e) => break Err((piece, e)),
+            }
+        };
+        self.numbered += 1;
+        Some(Settled {
+            number: self.numbered - 1,
+            piece,
+            begun: false,
+        })
+    }
+
+    /// The read of one piece.
+    fn piece_read(&self, piece: Piece) -> Read<'_> {
+        let mut read = Read::resolve(
+            &*self.storage,
+            &self.array,
+            &self.request,
+            self.context.clone(),
+        );
+        read.ranges = piece;
+        read.answered = self.answered.clone();
+        read
+    }
+
+    /// Begins the tiles of the piece about to be read (the first settled)
+    /// and of the pieces after it, while those begun and not yet read
+    /// hold less than the bytes allowed ahead. A piece that fails to settle or plan ends the look
+    /// ahead (its own turn reports the failure).
+    fn look_ahead(&mut self) {
+        let Some(ahead) = self.ahead.clone() else {
+            return;
+        };
+        let mut next = 0;
+        while ahead.held() < self.ahead_bytes {
+            if next == self.settled.len() {
+                match self.settle() {
+                    Some(s) => self.settled.push_back(s),
+                    None => return,
+                }
+            }
+            let settled = &self.settled[next];
+            next += 1;
+            if settled.begun {
+                continue;
+            }
+            let Ok(piece) = &settled.piece else {
+                return;
+            };
+            let number = settled.number;
+            let read = self.piece_read(piece.clone());
+            match tile_requests(&read) {
+                Ok(Some(requests)) => ahead.begin(number, requests),
+                _ => return,
+            }
+            self.settled[next - 1].begun = true;
+        }
+    }
 }
 
 /// Result bytes per cell over the fields a read returns: fixed sizes,
@@ -538,6 +664,15 @@ fn first_piece(read: &Read<'_>) -> Result<Piece, QueryError> {
     Ok(first)
 }
 
+/// A piece taken from the pieces to read, pruned and cut to fit: its
+/// number, the piece (or the piece it failed on, and the error), and
+/// whether its tiles were begun ahead.
+struct Settled {
+    number: u64,
+    piece: Result<Piece, (Piece, QueryError)>,
+    begun: bool,
+}
+
 impl Iterator for Batches {
     type Item = Result<ReadResult, QueryError>;
 
@@ -545,52 +680,30 @@ impl Iterator for Batches {
         if self.failed {
             return None;
         }
-        loop {
-            let piece = self.pieces.pop_front()?;
-            self.last = Some(piece.clone());
-            match self.pruned(&piece) {
-                Ok(Verdict::NoTile) => continue,
-                Ok(Verdict::SomeTiles) => {
-                    if let Some((a, b)) = self.tile_split(&piece) {
-                        self.pieces.push_front(b);
-                        self.pieces.push_front(a);
-                        continue;
-                    }
-                }
-                Ok(Verdict::EveryTile) => {}
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
-            }
-            // Cut while over budget, as long as a cut leaves a half
-            // touching fewer tiles: a batch holds at least one tile.
-            match self.try_split(&piece) {
-                Ok(Some((a, b))) => {
-                    self.pieces.push_front(b);
-                    self.pieces.push_front(a);
-                    continue;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
-            }
-            let mut read = Read::resolve(
-                &*self.storage,
-                &self.array,
-                &self.request,
-                self.context.clone(),
-            );
-            read.ranges = piece;
-            read.answered = self.answered.clone();
-            let r = execute(read);
-            if r.is_err() {
-                self.failed = true;
-            }
-            return Some(r);
+        if self.settled.is_empty() {
+            let settled = self.settle()?;
+            self.settled.push_back(settled);
         }
+        // This piece's tiles first, then the next pieces'.
+        self.look_ahead();
+        let settled = self.settled.pop_front()?;
+        let piece = match settled.piece {
+            Ok(piece) => piece,
+            Err((piece, e)) => {
+                self.last = Some(piece);
+                self.failed = true;
+                return Some(Err(e));
+            }
+        };
+        self.last = Some(piece.clone());
+        let r = execute(self.piece_read(piece));
+        if let Some(ahead) = &self.ahead {
+            ahead.retire(settled.number);
+        }
+        if r.is_err() {
+            self.failed = true;
+        }
+        Some(r)
     }
 }
 

@@ -167,8 +167,12 @@ impl<'s> Fetched<'s> {
 }
 
 impl Drop for Fetched<'_> {
+    /// Its buffers go back to the read's pool (which keeps what it has room for).
     fn drop(&mut self) {
         self.ctx.read.give(std::mem::take(&mut self.buf));
+        for (_, _, b) in self.landed.drain(..) {
+            self.ctx.read.give(b);
+        }
     }
 }
 

@@ -119,7 +119,12 @@ impl TileRuns {
     /// Starts fetching every run as one batch ([`ReadableStorage::begin_batch`](tessera_tile::storage::ReadableStorage::begin_batch)):
     /// on an object store the requests are in flight when this returns.
     pub fn begin<'s>(&self, storage: &'s dyn Storage) -> PendingBatch<'s> {
-        storage.begin_batch(requests(&self.runs))
+        storage.begin_batch(self.requests())
+    }
+
+    /// The byte ranges the plan fetches: one per run and file.
+    pub(crate) fn requests(&self) -> Vec<(PathBuf, Range<u64>)> {
+        requests(&self.runs)
     }
 
     /// Runs `decode` on each tile, in parallel, and returns the results in

@@ -6,10 +6,13 @@ use super::place::{band_outs, put_cell, var_ids, DenseOut};
 use super::placer::{FragmentPlacer, Waiting};
 use super::subarray::DenseSubarray;
 use super::tile_grid::FragmentTiles;
+use crate::decode::{FieldSpec, TileRuns};
 use crate::read::Read;
 use crate::result::{CoordinateGrid, GridDimension, ReadResult};
 use crate::sparse::sparse_tiles;
 use crate::QueryError;
+use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::Arc;
 use tessera_schema::Value;
 use tessera_schema::{ArraySchema, Attribute};
@@ -73,13 +76,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
                 self.place_sparse_fragment(fi, &sub, &attributes, attrs, &mut outs, &mut bufs)?;
                 continue;
             }
-            // Tiles whose cells in the subarray a later fragment writes
-            // again are neither read nor placed.
-            let later = match self.read.tuning.skip_overwritten {
-                true => fragments.later_meeting(k, ned, &sub),
-                false => Vec::new(),
-            };
-            let Some(tiles) = FragmentTiles::new(&sub, ned, &later) else {
+            let Some(tiles) = self.tiles_read(&fragments, k, ned, &sub) else {
                 continue;
             };
             let placer =
@@ -113,6 +110,57 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             }
         }
         Ok(result)
+    }
+
+    /// The tiles of the `k`-th fragment applied (non-empty domain `ned`)
+    /// the read fetches: those meeting the subarray, less those whose
+    /// cells in it a later fragment writes again (neither read nor
+    /// placed); `None` if none is left.
+    fn tiles_read<'s>(
+        &self,
+        fragments: &DenseFragments,
+        k: usize,
+        ned: &'s [(i128, i128)],
+        sub: &'s DenseSubarray,
+    ) -> Option<FragmentTiles<'s>> {
+        let later = match self.read.tuning.skip_overwritten {
+            true => fragments.later_meeting(k, ned, sub),
+            false => Vec::new(),
+        };
+        FragmentTiles::new(sub, ned, &later)
+    }
+
+    /// The byte ranges of every tile the read of `attrs` fetches, on
+    /// storage where requests cost a round trip (every field's tiles are
+    /// then fetched, none read in place); each dense fragment's tiles
+    /// merged into runs of neighbours as its placer plans them. Sparse
+    /// fragments of a dense array are left out (their tiles are read as a
+    /// sparse read's).
+    pub(crate) fn tile_requests(
+        &self,
+        schema: &ArraySchema,
+        attrs: &[String],
+        layout: Layout,
+    ) -> Result<Vec<(PathBuf, Range<u64>)>, QueryError> {
+        let sub = DenseSubarray::new(schema, &self.read.ranges, layout)?;
+        let fragments = DenseFragments::new(&self.read.array.fragments, schema, attrs);
+        let mut requests = Vec::new();
+        for (k, &fi) in fragments.order.iter().enumerate() {
+            let frag = &self.read.array.fragments[fi];
+            let Some(ned) = fragments.domains[fi].as_ref().filter(|_| frag.footer.dense) else {
+                continue;
+            };
+            let Some(tiles) = self.tiles_read(&fragments, k, ned, &sub) else {
+                continue;
+            };
+            let specs: Vec<FieldSpec> = (attrs.iter())
+                .filter_map(|a| FieldSpec::named(frag, schema, a))
+                .collect();
+            let specs: Vec<&FieldSpec> = specs.iter().collect();
+            let runs = TileRuns::plan(self.read.storage, frag, &specs, &tiles.numbers)?;
+            requests.extend(runs.requests());
+        }
+        Ok(requests)
     }
 
     /// The coordinates of a dense result, in the order positions were

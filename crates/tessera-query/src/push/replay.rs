@@ -203,4 +203,10 @@ impl StorageHints for Replay {
     fn read_ahead(&self) -> u64 {
         1 << 40
     }
+
+    /// None: the decoder's drivers ask for the next batch's needs
+    /// themselves, and a need noted voids the attempt that noted it.
+    fn batches_ahead(&self) -> u64 {
+        0
+    }
 }

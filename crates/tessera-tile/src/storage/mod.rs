@@ -106,9 +106,11 @@ pub trait ReadableStorage: Send + Sync {
     /// Starts reading a batch ([`ReadableStorage::read_batch`]) and returns at
     /// once where the storage keeps requests in flight on its own (object
     /// stores), so that a reader decodes one batch while the next is
-    /// fetched; [`PendingBatch::wait`] gives the bytes. The default reads
-    /// the batch before it returns.
-    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+    /// fetched; [`PendingBatch::wait`] gives the bytes. The batch owns
+    /// what it waits on, so a reader may hold it past the call (a read in
+    /// batches begins the tiles of the batches after the one it reads).
+    /// The default reads the batch before it returns.
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
         PendingBatch::ready(self.read_batch(&requests))
     }
 
@@ -168,6 +170,17 @@ pub trait StorageHints {
     /// most; enough to keep the storage's connections busy.
     fn read_ahead(&self) -> u64 {
         256 << 20
+    }
+
+    /// The bytes of later batches' tiles a read in batches begins fetching
+    /// while it reads one, at most (0: none): the default is
+    /// [`StorageHints::read_ahead`] where requests cost a round trip, else
+    /// none. A storage whose caller fetches ahead itself says 0.
+    fn batches_ahead(&self) -> u64 {
+        match self.prefers_batches() {
+            true => self.read_ahead(),
+            false => 0,
+        }
     }
 }
 
@@ -512,7 +525,7 @@ impl<S: Storage> ReadableStorage for Recording<S> {
         self.inner.read_batch(requests)
     }
 
-    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'_> {
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
         self.push(self.batch_line(&requests));
         self.inner.begin_batch(requests)
     }
@@ -552,6 +565,10 @@ impl<S: Storage> StorageHints for Recording<S> {
 
     fn read_ahead(&self) -> u64 {
         self.inner.read_ahead()
+    }
+
+    fn batches_ahead(&self) -> u64 {
+        self.inner.batches_ahead()
     }
 }
 

@@ -1,0 +1,264 @@
+//! The tiles of the batches after the one being read, fetched while it is
+//! read. Where a request costs a round trip (object stores) a read in
+//! batches begins the tiles of the pieces after the current one, up to
+//! [`StorageHints::batches_ahead`] bytes, and each piece's own requests
+//! are served from those as they land ([`TilesAhead`]), so the network
+//! carries the next batches while one decodes, not one batch at a time.
+
+use crate::context::ReadContext;
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tessera_tile::storage::{
+    DirEntry, ListableStorage, MappedFile, PendingBatch, ReadableStorage, Storage, StorageHints,
+};
+
+/// A storage serving requests from the tiles begun ahead where they cover
+/// them, and passing everything else to the storage it wraps.
+pub(crate) struct TilesAhead {
+    inner: Arc<dyn Storage>,
+    /// The read's buffers: what a request served from tiles begun ahead
+    /// is copied into (memory touched already, where fresh memory's pages
+    /// must each be cleared by the kernel).
+    context: Arc<ReadContext>,
+    /// Every piece's tiles begun and not yet retired, in piece order.
+    begun: Mutex<Vec<Arc<Begun>>>,
+}
+
+/// One piece's tiles, begun ahead.
+struct Begun {
+    /// The piece's number in its read.
+    piece: u64,
+    requests: Vec<(PathBuf, Range<u64>)>,
+    bytes: u64,
+    landing: Mutex<Landing>,
+}
+
+/// A begun batch's bytes: in flight until the first request that needs
+/// them waits for them; errors kept as their kind and message (each
+/// request served from them fails as the fetch did).
+enum Landing {
+    InFlight(PendingBatch<'static>),
+    Landed(Result<Vec<Vec<u8>>, (io::ErrorKind, String)>),
+}
+
+/// A part of a request's bytes: bytes `range` of request `k` of a begun
+/// piece.
+type Part = (Arc<Begun>, usize, Range<usize>);
+
+impl Begun {
+    /// Appends bytes `range` of request `k` to `out`, waiting for the
+    /// batch to land first.
+    fn copy(&self, k: usize, range: Range<usize>, out: &mut Vec<u8>) -> io::Result<()> {
+        let mut landing = self.landing.lock().unwrap_or_else(|e| e.into_inner());
+        if let Landing::InFlight(_) = &*landing {
+            let Landing::InFlight(pending) =
+                std::mem::replace(&mut *landing, Landing::Landed(Ok(Vec::new())))
+            else {
+                unreachable!("matched above")
+            };
+            let landed = pending.wait().map_err(|e| (e.kind(), e.to_string()));
+            *landing = Landing::Landed(landed);
+        }
+        let Landing::Landed(landed) = &*landing else {
+            unreachable!("landed above")
+        };
+        let bytes = match landed {
+            Ok(all) => all.get(k).and_then(|b| b.get(range.clone())),
+            Err((kind, message)) => return Err(io::Error::new(*kind, message.clone())),
+        };
+        let bytes = bytes.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{}: bytes {range:?} of a range fetched ahead were not returned",
+                    self.requests[k].0.display()
+                ),
+            )
+        })?;
+        out.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+impl TilesAhead {
+    /// Serves from nothing begun yet; `inner` answers the rest.
+    pub(crate) fn new(inner: Arc<dyn Storage>, context: Arc<ReadContext>) -> Self {
+        TilesAhead {
+            inner,
+            context,
+            begun: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn begun(&self) -> MutexGuard<'_, Vec<Arc<Begun>>> {
+        self.begun.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Begins fetching `requests`, the tiles of piece `piece`: merged into
+    /// one range per run of neighbouring bytes of a file, which the storage
+    /// hands over whole (a range served from a larger one is a copy).
+    pub(crate) fn begin(&self, piece: u64, mut requests: Vec<(PathBuf, Range<u64>)>) {
+        requests.sort_by(|a, b| (&a.0, a.1.start).cmp(&(&b.0, b.1.start)));
+        requests.dedup_by(|next, run| {
+            let joins = next.0 == run.0 && next.1.start <= run.1.end;
+            if joins {
+                run.1.end = run.1.end.max(next.1.end);
+            }
+            joins
+        });
+        let bytes = (requests.iter()).fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start));
+        let pending = self.inner.begin_batch(requests.clone());
+        self.begun().push(Arc::new(Begun {
+            piece,
+            requests,
+            bytes,
+            landing: Mutex::new(Landing::InFlight(pending)),
+        }));
+    }
+
+    /// The bytes begun and not retired.
+    pub(crate) fn held(&self) -> u64 {
+        (self.begun().iter()).fold(0u64, |n, b| n.saturating_add(b.bytes))
+    }
+
+    /// Drops what was begun for piece `piece` (read, or abandoned).
+    pub(crate) fn retire(&self, piece: u64) {
+        self.begun().retain(|b| b.piece != piece);
+    }
+
+    /// The parts of begun requests that hold bytes `range` of `path`, in
+    /// order; `None` unless they cover every byte of it.
+    fn cover(begun: &[Arc<Begun>], path: &Path, range: &Range<u64>) -> Option<Vec<Part>> {
+        let mut parts = Vec::new();
+        let mut at = range.start;
+        while at < range.end {
+            let (b, k, r) = begun.iter().find_map(|b| {
+                let k = (b.requests.iter())
+                    .position(|(p, r)| p == path && r.start <= at && at < r.end)?;
+                Some((b, k, &b.requests[k].1))
+            })?;
+            let end = r.end.min(range.end);
+            parts.push((
+                b.clone(),
+                k,
+                (at - r.start) as usize..(end - r.start) as usize,
+            ));
+            at = end;
+        }
+        Some(parts)
+    }
+}
+
+impl ReadableStorage for TilesAhead {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        self.inner.read_range(path, range)
+    }
+
+    fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
+        self.inner.read_range_into(path, range, buf)
+    }
+
+    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+        self.inner.read_scattered(path, start, bufs)
+    }
+
+    fn map(&self, path: &Path, run_bytes: u64) -> Option<io::Result<MappedFile>> {
+        self.inner.map(path, run_bytes)
+    }
+
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
+        self.inner.read_ranges(path, ranges)
+    }
+
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+        self.begin_batch(requests.to_vec()).wait()
+    }
+
+    /// The requests covered by tiles begun ahead are served from them (as
+    /// they land); the others are begun now, as one batch.
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
+        let begun = self.begun().clone();
+        let mut covered: Vec<(usize, Vec<Part>)> = Vec::new();
+        let mut rest: Vec<usize> = Vec::new();
+        for (i, (path, range)) in requests.iter().enumerate() {
+            match TilesAhead::cover(&begun, path, range) {
+                Some(parts) => covered.push((i, parts)),
+                None => rest.push(i),
+            }
+        }
+        if covered.is_empty() {
+            return self.inner.begin_batch(requests);
+        }
+        let asked: Vec<(PathBuf, Range<u64>)> = rest.iter().map(|&i| requests[i].clone()).collect();
+        let others = (!asked.is_empty()).then(|| self.inner.begin_batch(asked));
+        let context = self.context.clone();
+        PendingBatch::in_flight(move || {
+            let mut out: Vec<Vec<u8>> = vec![Vec::new(); requests.len()];
+            if let Some(others) = others {
+                for (i, bytes) in rest.into_iter().zip(others.wait()?) {
+                    out[i] = bytes;
+                }
+            }
+            for (i, parts) in covered {
+                let (_, r) = &requests[i];
+                let len = (r.end - r.start) as usize;
+                let mut bytes = context.read.take(len);
+                bytes.clear();
+                bytes
+                    .try_reserve_exact(len)
+                    .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+                for (begun, k, range) in parts {
+                    begun.copy(k, range, &mut bytes)?;
+                }
+                out[i] = bytes;
+            }
+            Ok(out)
+        })
+    }
+
+    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
+        self.inner.read_tails(files, max)
+    }
+
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.inner.read_all(path)
+    }
+
+    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+        self.inner.read_tail(path, max)
+    }
+
+    fn size(&self, path: &Path) -> io::Result<u64> {
+        self.inner.size(path)
+    }
+}
+
+impl ListableStorage for TilesAhead {
+    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        self.inner.list(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+
+    fn list_anew(&self) {
+        self.inner.list_anew()
+    }
+}
+
+impl StorageHints for TilesAhead {
+    fn prefers_batches(&self) -> bool {
+        self.inner.prefers_batches()
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.inner.read_ahead()
+    }
+
+    fn batches_ahead(&self) -> u64 {
+        self.inner.batches_ahead()
+    }
+}
