@@ -33,7 +33,7 @@ enum Message {
 
 /// Starts `request` (in batches of its budget, by default 1 GiB) on a
 /// thread of its own; returns with the result's schema
-/// ([`output_schema`](crate::arrow::output_schema), known before any tile
+/// ([`output_schema`], known before any tile
 /// is read), or with the error that ended the read before its first batch
 /// (an unknown field, a range outside the domain). A read of no cells has
 /// its schema and no batch.
