@@ -523,15 +523,18 @@ impl Batches {
     }
 
     /// Begins the tiles of the piece about to be read (the first settled)
-    /// and of the pieces after it, while those begun and not yet read
-    /// hold less than the bytes allowed ahead. A piece that fails to settle or plan ends the look
-    /// ahead (its own turn reports the failure).
+    /// and of the pieces after it, in order, each whole, while those begun
+    /// and not yet read stay within the bytes allowed ahead: the first
+    /// piece that would go past them ends the look ahead (a piece larger
+    /// than all of them is fetched by its own read, group by group). A
+    /// piece that fails to settle or plan ends it too (its own turn
+    /// reports the failure).
     fn look_ahead(&mut self) {
         let Some(ahead) = self.ahead.clone() else {
             return;
         };
         let mut next = 0;
-        while ahead.held() < self.ahead_bytes {
+        loop {
             if next == self.settled.len() {
                 match self.settle() {
                     Some(s) => self.settled.push_back(s),
@@ -548,10 +551,14 @@ impl Batches {
             };
             let number = settled.number;
             let read = self.piece_read(piece.clone());
-            match tile_requests(&read) {
-                Ok(Some(requests)) => ahead.begin(number, requests),
-                _ => return,
+            let Ok(Some(requests)) = tile_requests(&read) else {
+                return;
+            };
+            let bytes = (requests.iter()).fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start));
+            if ahead.held().saturating_add(bytes) > self.ahead_bytes {
+                return;
             }
+            ahead.begin(number, requests);
             self.settled[next - 1].begun = true;
         }
     }
