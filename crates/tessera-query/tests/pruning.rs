@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
+use tessera_query::push::PushDecoder;
 use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession};
 use tessera_schema::CellValNum;
 use tessera_tile::storage::{LocalFs, Recording};
@@ -363,10 +364,29 @@ fn check_dense(path: &Path, array: &Arc<OpenArray>, cond: &Expr) -> (Vec<String>
     let request = ReadRequest::new().budget(1).prune(cond.clone());
     let mut pruned = std::collections::HashMap::new();
     let mut read = 0;
-    for batch in session.batches(&request).unwrap() {
+    let mut failures = Vec::new();
+    // The push decoder reads the same batches: its attempts lack tile
+    // metadata the pruning reads, and a piece put back is pruned again.
+    let mut pushed = PushDecoder::for_array(array.clone(), request.clone()).read_from(&LocalFs);
+    for (i, batch) in session.batches(&request).unwrap().enumerate() {
         let batch = batch.unwrap();
         read += batch.cell_count;
+        if !pushed
+            .next()
+            .is_some_and(|p| p.is_ok_and(|p| common::same_result(&p, &batch)))
+        {
+            failures.push(format!(
+                "{}: `{cond:?}`: pushed batch {i} differs",
+                path.display()
+            ));
+        }
         pruned.extend(cells_by_coordinates(&batch, array));
+    }
+    if pushed.next().is_some() {
+        failures.push(format!(
+            "{}: `{cond:?}`: more batches pushed",
+            path.display()
+        ));
     }
     let all = cells_by_coordinates(&whole, array);
     let mut fields = Vec::new();
@@ -375,7 +395,6 @@ fn check_dense(path: &Path, array: &Arc<OpenArray>, cond: &Expr) -> (Vec<String>
     let dims: Vec<_> = (array.schema.dimensions.iter())
         .map(|d| whole.column(&d.name).unwrap())
         .collect();
-    let mut failures = Vec::new();
     for i in 0..whole.cell_count {
         let get = |name: &str| {
             let k = fields.iter().position(|f| f == name)?;

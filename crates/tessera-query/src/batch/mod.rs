@@ -114,13 +114,18 @@ impl Batches {
     /// was returned or failed: a push decoder's attempt that lacked bytes
     /// is void, and runs again once they are given.
     pub(crate) fn again(&mut self) {
+        // Pruned and cut again, as are those settled since: the attempt
+        // that settled them may have lacked the metadata they were
+        // judged by (a storage that notes its needs answers none).
+        while let Some(settled) = self.settled.pop_back() {
+            if let Some(ahead) = &self.ahead {
+                ahead.retire(settled.number);
+            }
+            let (Ok(piece) | Err((piece, _))) = settled.piece;
+            self.pieces.push_front(piece);
+        }
         if let Some(piece) = self.last.take() {
-            self.numbered += 1;
-            self.settled.push_front(Settled {
-                number: self.numbered - 1,
-                piece: Ok(piece),
-                begun: false,
-            });
+            self.pieces.push_front(piece);
         }
         self.failed = false;
     }
