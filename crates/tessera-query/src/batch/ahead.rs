@@ -9,7 +9,7 @@ use crate::context::ReadContext;
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tessera_tile::storage::{
     DirEntry, ListableStorage, MappedFile, PendingBatch, ReadableStorage, Storage, StorageHints,
 };
@@ -32,16 +32,15 @@ struct Begun {
     piece: u64,
     requests: Vec<(PathBuf, Range<u64>)>,
     bytes: u64,
-    landing: Mutex<Landing>,
+    /// The batch in flight, taken by the first request that needs it.
+    pending: Mutex<Option<PendingBatch<'static>>>,
+    /// Its bytes once landed; an error kept as its kind and message (each
+    /// request served from it fails as the fetch did).
+    landed: OnceLock<Landed>,
 }
 
-/// A begun batch's bytes: in flight until the first request that needs
-/// them waits for them; errors kept as their kind and message (each
-/// request served from them fails as the fetch did).
-enum Landing {
-    InFlight(PendingBatch<'static>),
-    Landed(Result<Vec<Vec<u8>>, (io::ErrorKind, String)>),
-}
+/// A batch's bytes, or its error's kind and message.
+type Landed = Result<Vec<Vec<u8>>, (io::ErrorKind, String)>;
 
 /// A part of a request's bytes: bytes `range` of request `k` of a begun
 /// piece.
@@ -51,19 +50,16 @@ impl Begun {
     /// Appends bytes `range` of request `k` to `out`, waiting for the
     /// batch to land first.
     fn copy(&self, k: usize, range: Range<usize>, out: &mut Vec<u8>) -> io::Result<()> {
-        let mut landing = self.landing.lock().unwrap_or_else(|e| e.into_inner());
-        if let Landing::InFlight(_) = &*landing {
-            let Landing::InFlight(pending) =
-                std::mem::replace(&mut *landing, Landing::Landed(Ok(Vec::new())))
-            else {
-                unreachable!("matched above")
-            };
-            let landed = pending.wait().map_err(|e| (e.kind(), e.to_string()));
-            *landing = Landing::Landed(landed);
-        }
-        let Landing::Landed(landed) = &*landing else {
-            unreachable!("landed above")
-        };
+        // Other requests wait here while the first waits for the batch.
+        let landed = self.landed.get_or_init(|| {
+            let pending = self
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            let pending = pending.unwrap_or_else(|| PendingBatch::ready(Ok(Vec::new())));
+            pending.wait().map_err(|e| (e.kind(), e.to_string()))
+        });
         let bytes = match landed {
             Ok(all) => all.get(k).and_then(|b| b.get(range.clone())),
             Err((kind, message)) => return Err(io::Error::new(*kind, message.clone())),
@@ -96,10 +92,17 @@ impl TilesAhead {
         self.begun.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Begins fetching `requests`, the tiles of piece `piece`: merged into
-    /// one range per run of neighbouring bytes of a file, which the storage
-    /// hands over whole (a range served from a larger one is a copy).
-    pub(crate) fn begin(&self, piece: u64, mut requests: Vec<(PathBuf, Range<u64>)>) {
+    /// Begins fetching `requests`, the tiles of piece `piece`, if with
+    /// them all begun and not retired stays within `limit` bytes (else
+    /// false, nothing begun): merged into one range per run of
+    /// neighbouring bytes of a file, which the storage hands over whole (a
+    /// range served from a larger one is a copy).
+    pub(crate) fn begin(
+        &self,
+        piece: u64,
+        mut requests: Vec<(PathBuf, Range<u64>)>,
+        limit: u64,
+    ) -> bool {
         requests.sort_by(|a, b| (&a.0, a.1.start).cmp(&(&b.0, b.1.start)));
         requests.dedup_by(|next, run| {
             let joins = next.0 == run.0 && next.1.start <= run.1.end;
@@ -109,18 +112,20 @@ impl TilesAhead {
             joins
         });
         let bytes = (requests.iter()).fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start));
+        let mut begun = self.begun();
+        let held = (begun.iter()).fold(0u64, |n, b| n.saturating_add(b.bytes));
+        if held.saturating_add(bytes) > limit {
+            return false;
+        }
         let pending = self.inner.begin_batch(requests.clone());
-        self.begun().push(Arc::new(Begun {
+        begun.push(Arc::new(Begun {
             piece,
             requests,
             bytes,
-            landing: Mutex::new(Landing::InFlight(pending)),
+            pending: Mutex::new(Some(pending)),
+            landed: OnceLock::new(),
         }));
-    }
-
-    /// The bytes begun and not retired.
-    pub(crate) fn held(&self) -> u64 {
-        (self.begun().iter()).fold(0u64, |n, b| n.saturating_add(b.bytes))
+        true
     }
 
     /// Drops what was begun for piece `piece` (read, or abandoned).

@@ -559,11 +559,9 @@ impl Batches {
             let Ok(Some(requests)) = tile_requests(&read) else {
                 return;
             };
-            let bytes = (requests.iter()).fold(0u64, |n, (_, r)| n.saturating_add(r.end - r.start));
-            if ahead.held().saturating_add(bytes) > self.ahead_bytes {
+            if !ahead.begin(number, requests, self.ahead_bytes) {
                 return;
             }
-            ahead.begin(number, requests);
             self.settled[next - 1].begun = true;
         }
     }
