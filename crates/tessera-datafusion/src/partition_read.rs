@@ -1,8 +1,9 @@
 //! One partition's read: tessera's batches awaited on DataFusion's runtime
-//! (`tessera_query::stream::stream_async`: the read runs on a thread of its
-//! own, and the runtime's threads never wait for it), projected to the
-//! scan's columns, cut at its limit and sliced to DataFusion's batch size
-//! (its operators work a cache-sized batch at a time).
+//! (`tessera_query::stream::stream_async`, which none of its threads waits
+//! for: local files decode on rayon's pool, an object store is read on a
+//! thread of its own, which fetches several batches ahead), projected to
+//! the scan's columns, cut at its limit and sliced to DataFusion's batch
+//! size (its operators work a cache-sized batch at a time).
 
 use crate::error::external;
 use datafusion::arrow::datatypes::SchemaRef;

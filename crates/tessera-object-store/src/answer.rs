@@ -8,13 +8,13 @@
 //! ones kept or one LIST.
 
 use crate::store::ObjectStorage;
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
-use tessera_tile::storage::{Answer, AsyncStorage, Data, Grouped, ListableStorage, Need};
+use tessera_tile::storage::{
+    Answer, AnswersFuture, AsyncStorage, Data, Grouped, ListableStorage, Need,
+};
 
 impl AsyncStorage for ObjectStorage {
-    fn answer(&self, needs: Vec<Need>) -> Pin<Box<dyn Future<Output = Vec<Answer>> + Send + '_>> {
+    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
         let asked = needs.clone();
         let me = self.clone();
         let task = self.start_awaited(async move { Ok(answered(&me, needs).await) });

@@ -102,7 +102,9 @@ fn case_read(
 /// returns what the synchronous read over the storage's own runtime
 /// does, and the storage starts no runtime: on a current-thread runtime
 /// (the array opened on a thread of its own, the batches awaited on the
-/// runtime's one thread) and on a multi-thread one (opened inside a task).
+/// runtime's one thread) and on a multi-thread one (opened inside a task);
+/// and so does the read that awaits the store (`ReadSession::awaiting`),
+/// decoding on rayon's pool.
 #[test]
 fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
     use futures::StreamExt;
@@ -133,7 +135,8 @@ fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
                 rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread;
             let on = storage.fresh().on_runtime(rt.handle().clone());
             let (on2, uri, request) = (on.clone(), uri.clone(), request.clone());
-            let got: Vec<_> = rt.block_on(async move {
+            let awaited: Arc<dyn tessera_tile::storage::AsyncStorage> = Arc::new(on.clone());
+            let (got, got_awaited): (Vec<_>, Vec<_>) = rt.block_on(async move {
                 let open = move || ReadSession::open(Arc::new(on2), uri.as_ref(), None).unwrap();
                 let session = match current {
                     true => {
@@ -143,10 +146,18 @@ fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
                     }
                     false => tokio::spawn(async move { open() }).await.unwrap(),
                 };
+                let batches = stream_async(session.clone(), request.clone())
+                    .await
+                    .unwrap();
+                let got = batches.map(Result::unwrap).collect().await;
+                // Awaited: decoded on rayon's pool, the store's answers
+                // awaited on the runtime.
+                let session = session.awaiting(awaited);
                 let batches = stream_async(session, request).await.unwrap();
-                batches.map(Result::unwrap).collect().await
+                (got, batches.map(Result::unwrap).collect().await)
             });
             assert_eq!(got, want, "{case} on {flavor}");
+            assert_eq!(got_awaited, want, "{case} on {flavor}, awaited");
             assert!(!on.started_own_runtime(), "{case} on {flavor}");
         }
     }

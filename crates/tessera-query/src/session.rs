@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::{listing_again, Storage};
+use tessera_tile::storage::{listing_again, AsyncStorage, Storage};
 
 /// An opened array with its storage, read by [`ReadRequest`]s.
 ///
@@ -40,6 +40,8 @@ pub struct ReadSession {
     /// The buffers every read of the session reuses, where the caller gave
     /// them; otherwise each read has buffers of its own.
     context: Option<Arc<ReadContext>>,
+    /// The same store as `storage`, awaited by asynchronous reads.
+    awaited: Option<Arc<dyn AsyncStorage>>,
 }
 
 impl ReadSession {
@@ -49,6 +51,7 @@ impl ReadSession {
             storage,
             array,
             context: None,
+            awaited: None,
         }
     }
 
@@ -83,6 +86,29 @@ impl ReadSession {
     pub fn context(mut self, context: Arc<ReadContext>) -> Self {
         self.context = Some(context);
         self
+    }
+
+    /// Has reads streamed asynchronously
+    /// ([`stream_async`](crate::stream::stream_async)) await `storage`,
+    /// the same store as the session's (an object store's requests on the
+    /// caller's runtime; `tessera-object-store`'s `ObjectStorage` is both),
+    /// while their tiles decode on rayon's pool: no thread waits for the
+    /// store.
+    pub fn awaiting(mut self, storage: Arc<dyn AsyncStorage>) -> Self {
+        self.awaited = Some(storage);
+        self
+    }
+
+    /// The storage asynchronous reads await, if the session was given one
+    /// ([`ReadSession::awaiting`]).
+    pub fn awaited(&self) -> Option<&Arc<dyn AsyncStorage>> {
+        self.awaited.as_ref()
+    }
+
+    /// The buffers the session's reads share, if it was given them
+    /// ([`ReadSession::context`]).
+    pub fn shared_context(&self) -> Option<&Arc<ReadContext>> {
+        self.context.as_ref()
     }
 
     /// The opened array.
@@ -158,6 +184,7 @@ impl ReadSession {
             storage: self.storage.clone(),
             array: Arc::new(array),
             context: self.context.clone(),
+            awaited: self.awaited.clone(),
         })
     }
 

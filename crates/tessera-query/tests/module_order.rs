@@ -34,8 +34,8 @@ const ORDER: &[&str] = &[
     "session",
     "source",
     "arrow",
-    "stream",
     "push",
+    "stream",
 ];
 
 #[test]

@@ -3,7 +3,9 @@
 //! its needs are answered by the synchronous driver or awaited by the
 //! asynchronous one, from its path or from the array opened, in rounds
 //! of answers bounded by its fragments and batches; the asynchronous
-//! driver asks for a batch's successor before it hands the batch on.
+//! driver asks for a batch's successor before it hands the batch on. On
+//! rayon's pool, a decoder answered by its storage inside each step and
+//! one whose needs are awaited read the same batches too.
 
 mod common;
 
@@ -11,9 +13,36 @@ use common::{fixture_arrays, local, same_result};
 use futures::StreamExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use tessera_query::push::{answer, PushDecoder};
-use tessera_query::ReadRequest;
-use tessera_tile::storage::LocalFs;
+use tessera_query::push::{answer, decoded_on_pool, Convert, PushDecoder};
+use tessera_query::{QueryError, ReadRequest, ReadResult};
+use tessera_tile::storage::{AnswersFuture, AsyncStorage, LocalFs, Need};
+
+/// The batches of a read over storage, or the error that ended it.
+fn read_over_storage(
+    array: &Arc<tessera_fragment::OpenArray>,
+    request: &ReadRequest,
+) -> Vec<Result<ReadResult, QueryError>> {
+    match local(array).batches(request) {
+        Ok(b) => b.collect(),
+        Err(e) => vec![Err(e)],
+    }
+}
+
+/// `got` holds the batches of `want`, or fails as it did.
+fn assert_same_batches(
+    name: &str,
+    got: &[Result<ReadResult, QueryError>],
+    want: &[Result<ReadResult, QueryError>],
+) {
+    assert_eq!(got.len(), want.len(), "{name}: batches");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        match (g, w) {
+            (Ok(g), Ok(w)) => assert!(same_result(g, w), "{name}: batch {i}"),
+            (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{name}"),
+            _ => panic!("{name}: batch {i}: {g:?} / {w:?}"),
+        }
+    }
+}
 
 #[test]
 fn pushed_reads_equal_reads_over_storage() {
@@ -24,10 +53,7 @@ fn pushed_reads_equal_reads_over_storage() {
             continue; // hundreds of batches at this budget; the same code as the rest
         }
         let request = ReadRequest::new().budget(64 << 10);
-        let want: Vec<_> = match local(&array).batches(&request) {
-            Ok(b) => b.collect(),
-            Err(e) => vec![Err(e)],
-        };
+        let want = read_over_storage(&array, &request);
         let mut driven = PushDecoder::new(&path, None, request.clone()).read_from(&LocalFs);
         let got: Vec<_> = driven.by_ref().collect();
         let rounds = driven.decoder().rounds();
@@ -36,20 +62,8 @@ fn pushed_reads_equal_reads_over_storage() {
                 .into_stream(|needs| async move { answer(&LocalFs, needs) })
                 .collect(),
         );
-        assert_eq!(got.len(), want.len(), "{name}: batches");
-        for (i, ((g, a), w)) in got.iter().zip(&awaited).zip(&want).enumerate() {
-            match (g, a, w) {
-                (Ok(g), Ok(a), Ok(w)) => {
-                    assert!(same_result(g, w), "{name}: batch {i} pushed");
-                    assert!(same_result(a, w), "{name}: batch {i} awaited");
-                }
-                (Err(g), Err(a), Err(w)) => {
-                    assert_eq!(g.to_string(), w.to_string(), "{name}");
-                    assert_eq!(a.to_string(), w.to_string(), "{name}");
-                }
-                _ => panic!("{name}: batch {i}: {g:?} / {a:?} / {w:?}"),
-            }
-        }
+        assert_same_batches(&format!("{name} pushed"), &got, &want);
+        assert_same_batches(&format!("{name} awaited"), &awaited, &want);
         // The folders' listings, the footers and schemas, consolidated
         // metadata and commits; then per batch its metadata and tiles, a
         // sparse read's fragment by fragment (coordinates, then the
@@ -104,4 +118,42 @@ fn the_async_driver_asks_for_the_next_batch_first() {
         assert!(before.iter().all(|&n| n == 1), "{case}: {in_flight:?}");
         assert_eq!(*last, 0, "{case}: nothing is asked after the last batch");
     }
+}
+
+/// Local files answered as an object store answers: owned answers, to be
+/// awaited.
+struct AwaitedLocal;
+
+impl AsyncStorage for AwaitedLocal {
+    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
+        Box::pin(async move { answer(&LocalFs, needs) })
+    }
+}
+
+/// On rayon's pool, a decoder whose storage answers its needs inside each
+/// step (local files) and one whose needs are awaited read every fixture
+/// as the read over storage does, batch for batch.
+#[test]
+fn reads_decoded_on_the_pool_equal_reads_over_storage() {
+    let mut reads = 0;
+    for (path, array) in fixture_arrays() {
+        let name = path.display().to_string();
+        if name.contains("_large") {
+            continue; // hundreds of batches at this budget; the same code as the rest
+        }
+        let request = ReadRequest::new().budget(64 << 10);
+        let want = read_over_storage(&array, &request);
+        let convert: Convert<ReadResult> = Arc::new(Ok);
+        let inline =
+            PushDecoder::for_array(array.clone(), request.clone()).answered_by(Arc::new(LocalFs));
+        let got: Vec<_> =
+            futures::executor::block_on(decoded_on_pool(inline, None, convert.clone()).collect());
+        assert_same_batches(&format!("{name} answered inline"), &got, &want);
+        let pushed = PushDecoder::for_array(array.clone(), request);
+        let awaited = decoded_on_pool(pushed, Some(Arc::new(AwaitedLocal)), convert);
+        let got: Vec<_> = futures::executor::block_on(awaited.collect());
+        assert_same_batches(&format!("{name} awaited"), &got, &want);
+        reads += 1;
+    }
+    assert!(reads > 100, "{reads} reads");
 }

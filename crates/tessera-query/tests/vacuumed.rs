@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::push::{answer, PushDecoder};
-use tessera_query::stream::stream;
+use tessera_query::stream::{stream, stream_async};
 use tessera_query::{QuerySource, ReadRequest, ReadSession};
 use tessera_tile::storage::{
     DirEntry, FileWriter, ListableStorage, LocalFs, Location, ReadableStorage, StorageHints,
@@ -181,6 +181,17 @@ fn a_read_of_an_array_vacuumed_since_it_opened_reads_it_anew() {
         .map(|b| b.unwrap().num_rows())
         .sum();
     assert_eq!(streamed as u64, before);
+    // Awaited as a stream (decoded on rayon's pool, read inside its
+    // steps).
+    let awaited_stream = futures::executor::block_on(async {
+        let batches = stream_async(session.clone(), ReadRequest::new().budget(4 << 10));
+        let batches = batches.await.unwrap();
+        batches
+            .map(|b| b.unwrap().num_rows())
+            .fold(0, |a, n| async move { a + n })
+            .await
+    });
+    assert_eq!(awaited_stream as u64, before);
     // And pushed, from the array as it was opened: its needs answered
     // synchronously and awaited.
     let pushed =

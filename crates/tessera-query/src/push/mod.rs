@@ -30,11 +30,13 @@
 //! assert!(cells > 0);
 //! ```
 
+mod pooled;
 mod replay;
 
+pub use pooled::{decoded_on_pool, Convert};
 pub use tessera_tile::storage::{answer, Answer, AsyncStorage, Data, Need};
 
-use crate::{Batches, QueryError, ReadRequest, ReadResult, ReadSession};
+use crate::{Batches, QueryError, ReadContext, ReadRequest, ReadResult, ReadSession};
 use replay::Replay;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -65,6 +67,8 @@ enum State {
 struct Opening {
     array: Start,
     request: ReadRequest,
+    /// The buffers the read reuses, where the caller shares them.
+    context: Option<Arc<ReadContext>>,
 }
 
 /// The array a read starts from.
@@ -78,16 +82,21 @@ enum Start {
     Reopen(Arc<OpenArray>),
 }
 
-impl Start {
-    /// The read's session over `storage`.
-    fn session(&self, storage: Arc<dyn Storage>) -> Result<ReadSession, QueryError> {
-        match self {
+impl Opening {
+    /// The read's batches over `storage`.
+    fn batches(&self, storage: Arc<dyn Storage>) -> Result<Batches, QueryError> {
+        let session = match &self.array {
             Start::Path(path, key) => ReadSession::open(storage, path, *key),
             Start::Open(array) => Ok(ReadSession::new(storage, array.clone())),
             // Not `reopened`, which would have the listings asked anew
             // at every attempt, answered or not.
             Start::Reopen(array) => ReadSession::new(storage, array.clone()).opened_again(),
-        }
+        }?;
+        let session = match &self.context {
+            Some(c) => session.context(c.clone()),
+            None => session,
+        };
+        session.batches(&self.request)
     }
 }
 
@@ -101,6 +110,9 @@ enum Ahead<Fut> {
 /// A read of one array that does no I/O (see the [module](self)).
 pub struct PushDecoder {
     replay: Arc<Replay>,
+    /// The storage that answers needs as they arise, if one does
+    /// ([`PushDecoder::answered_by`]).
+    inline: Option<Arc<dyn Storage>>,
     state: State,
     /// Rounds of needs asked so far.
     rounds: usize,
@@ -142,12 +154,45 @@ impl PushDecoder {
     fn starting(array: Start, request: ReadRequest) -> PushDecoder {
         PushDecoder {
             replay: Arc::new(Replay::default()),
+            inline: None,
             state: State::Opening,
             rounds: 0,
-            start: Opening { array, request },
+            start: Opening {
+                array,
+                request,
+                context: None,
+            },
             given: false,
             reopens: 0,
         }
+    }
+
+    /// Has the read reuse the buffers of `context` (see
+    /// [`ReadSession::context`]): results handed back with
+    /// [`ReadResult::recycle`] are filled again.
+    pub fn context(mut self, context: Arc<ReadContext>) -> PushDecoder {
+        self.start.context = Some(context);
+        self
+    }
+
+    /// Has `storage` answer the decoder's needs as they arise, inside
+    /// [`PushDecoder::step`], which then never gives [`Step::Need`]: for
+    /// local files, whose reads cost less than a round of needs and whose
+    /// tiles are read in place (mapped) rather than copied into answers.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tessera_query::push::{PushDecoder, Step};
+    /// use tessera_query::ReadRequest;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let mut decoder = PushDecoder::new(path.as_ref(), None, ReadRequest::new()).answered_by(Arc::new(LocalFs));
+    /// assert!(matches!(decoder.step().unwrap(), Step::Batch(b) if b.cell_count > 0));
+    /// assert!(matches!(decoder.step().unwrap(), Step::Done));
+    /// ```
+    pub fn answered_by(mut self, storage: Arc<dyn Storage>) -> PushDecoder {
+        self.inline = Some(storage);
+        self
     }
 
     /// How many times the decoder asked for answers: one round to list
@@ -173,12 +218,11 @@ impl PushDecoder {
         loop {
             match &mut self.state {
                 State::Opening => {
-                    let storage: Arc<dyn Storage> = self.replay.clone();
-                    let open = &self.start;
-                    let opened = open
-                        .array
-                        .session(storage)
-                        .and_then(|session| session.batches(&open.request));
+                    let storage: Arc<dyn Storage> = match &self.inline {
+                        Some(s) => s.clone(),
+                        None => self.replay.clone(),
+                    };
+                    let opened = self.start.batches(storage);
                     if let Some(needs) = self.replay.take_lacked() {
                         self.rounds += 1;
                         return Ok(Step::Need(needs));
@@ -222,6 +266,9 @@ impl PushDecoder {
         }
         self.reopens += 1;
         self.replay.list_anew();
+        if let Some(s) = &self.inline {
+            s.list_anew();
+        }
         if let Start::Open(array) = &self.start.array {
             self.start.array = Start::Reopen(array.clone());
         }

@@ -156,6 +156,12 @@ impl Grouped {
 /// driver of a reader that does none itself. Answers come in any order,
 /// one per need.
 pub trait AsyncStorage: Send + Sync {
-    /// Answers `needs`; storage failures are the answers' errors.
-    fn answer(&self, needs: Vec<Need>) -> Pin<Box<dyn Future<Output = Vec<Answer>> + Send + '_>>;
+    /// Answers `needs`; storage failures are the answers' errors. The
+    /// future owns what it needs, so that a driver can begin the answers
+    /// on one thread and await them on another; a storage whose requests
+    /// run as tasks starts them when this is called.
+    fn answer(&self, needs: Vec<Need>) -> AnswersFuture;
 }
+
+/// The answers an [`AsyncStorage`] gives, to be awaited.
+pub type AnswersFuture = Pin<Box<dyn Future<Output = Vec<Answer>> + Send + 'static>>;
