@@ -18,7 +18,8 @@
 //! - partitions cut along the first dimension where tiles end (whole space
 //!   tiles of dense arrays; between a sparse array's data tiles, by their
 //!   MBRs, for about as many cells each), each read streamed in bounded
-//!   memory on a thread of its own.
+//!   memory: local files decoded on rayon's pool with no thread of their
+//!   own, an object store read on a thread of its own.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -11,7 +11,10 @@
 //! awaits an [`AsyncStorage`] (an object store on the caller's runtime),
 //! and [`PushDecoder::into_stream`] awaits any async function of the
 //! caller's (a browser's `fetch`), decoding on the task that polls; the
-//! decoder has no thread of its own, and none waits for bytes. The
+//! decoder has no thread of its own, and none waits for bytes.
+//! [`decoded_on_pool`] decodes each step on rayon's pool instead, so the
+//! caller's task only awaits; a decoder [`PushDecoder::answered_by`] a
+//! storage (local files) has its needs answered inside its steps. The
 //! asynchronous drivers read a batch ahead. A read can start from the
 //! array opened already ([`PushDecoder::for_array`]); one that finds a
 //! file gone before its first batch opens the array again, as a read over
