@@ -89,7 +89,8 @@ fn panicked() -> QueryError {
 /// runtime), or inside the step by the decoder's own storage
 /// ([`PushDecoder::answered_by`], local files). The step after a batch is
 /// begun before the batch is handed on, so at most one batch waits beside
-/// the one the caller holds.
+/// the one the caller holds. Await it from a task, not by blocking a
+/// thread of rayon's pool, which its steps need.
 ///
 /// ```
 /// use futures::StreamExt;

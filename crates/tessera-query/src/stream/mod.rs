@@ -66,7 +66,9 @@ pub fn stream(session: ReadSession, request: ReadRequest) -> Result<BatchStream,
 /// A read of local files, or of a store the session awaits
 /// ([`ReadSession::awaiting`]), decodes on rayon's pool and starts no
 /// thread; a read of a store the session only waits on (an object store
-/// not awaited) runs on a thread of its own, as [`stream`]'s does.
+/// not awaited) runs on a thread of its own, as [`stream`]'s does. Await
+/// the batches from a task; a thread of rayon's pool that blocked on them
+/// would hold up the pool that decodes them (with one thread, for good).
 ///
 /// ```
 /// use futures::StreamExt;
