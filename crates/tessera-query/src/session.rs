@@ -101,13 +101,13 @@ impl ReadSession {
 
     /// The storage asynchronous reads await, if the session was given one
     /// ([`ReadSession::awaiting`]).
-    pub fn awaited(&self) -> Option<&Arc<dyn AsyncStorage>> {
+    pub(crate) fn awaited(&self) -> Option<&Arc<dyn AsyncStorage>> {
         self.awaited.as_ref()
     }
 
     /// The buffers the session's reads share, if it was given them
     /// ([`ReadSession::context`]).
-    pub fn shared_context(&self) -> Option<&Arc<ReadContext>> {
+    pub(crate) fn shared_context(&self) -> Option<&Arc<ReadContext>> {
         self.context.as_ref()
     }
 

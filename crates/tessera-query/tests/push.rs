@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{fixture_arrays, local, same_result};
+use common::{assert_same_outcome, fixture_arrays, local};
 use futures::StreamExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -36,11 +36,7 @@ fn assert_same_batches(
 ) {
     assert_eq!(got.len(), want.len(), "{name}: batches");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        match (g, w) {
-            (Ok(g), Ok(w)) => assert!(same_result(g, w), "{name}: batch {i}"),
-            (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{name}"),
-            _ => panic!("{name}: batch {i}: {g:?} / {w:?}"),
-        }
+        assert_same_outcome(&format!("{name}: batch {i}"), g, w);
     }
 }
 

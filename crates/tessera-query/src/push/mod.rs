@@ -36,6 +36,7 @@
 mod pooled;
 mod replay;
 
+pub(crate) use pooled::on_pool;
 pub use pooled::{decoded_on_pool, Convert};
 pub use tessera_tile::storage::{answer, Answer, AsyncStorage, Data, Need};
 

@@ -10,7 +10,8 @@
 use super::{PushDecoder, Step};
 use crate::{QueryError, ReadResult};
 use futures::channel::oneshot;
-use futures::Stream;
+use futures::{FutureExt, Stream};
+use std::future::Future;
 use std::sync::Arc;
 use tessera_tile::storage::{AnswersFuture, AsyncStorage};
 
@@ -18,11 +19,11 @@ use tessera_tile::storage::{AnswersFuture, AsyncStorage};
 /// the pool with the step that decoded it.
 pub type Convert<T> = Arc<dyn Fn(ReadResult) -> Result<T, QueryError> + Send + Sync>;
 
-/// What a step's job gives back.
+/// What a step's job gives back: the decoder where the read goes on.
 enum Stepped<T> {
     /// Needs, their answers begun (the job called the storage).
-    Need(AnswersFuture),
-    Batch(T),
+    Need(PushDecoder, AnswersFuture),
+    Batch(PushDecoder, T),
     Done,
     Failed(QueryError),
 }
@@ -36,51 +37,47 @@ struct Driver<T> {
 }
 
 impl<T: Send + 'static> Driver<T> {
-    /// Begins the decoder's next step on the pool; the receiver gives the
-    /// decoder back with what the step gave (no decoder after a panic).
-    fn begin(&self, decoder: PushDecoder) -> oneshot::Receiver<(Option<PushDecoder>, Stepped<T>)> {
-        let (tx, rx) = oneshot::channel();
-        let awaited = self.awaited.clone();
-        let convert = self.convert.clone();
-        rayon::spawn(move || {
-            let mut decoder = decoder;
-            let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                Self::step(&mut decoder, awaited.as_deref(), &*convert)
-            }));
-            // A dropped stream takes no answer; the decoder goes with it.
-            let _ = tx.send(match stepped {
-                Ok(s) => (Some(decoder), s),
-                Err(_) => (None, Stepped::Failed(panicked())),
-            });
-        });
-        rx
-    }
-
-    /// One step, its needs' answers begun or its batch converted.
-    fn step(
-        decoder: &mut PushDecoder,
-        awaited: Option<&dyn AsyncStorage>,
-        convert: &(dyn Fn(ReadResult) -> Result<T, QueryError> + Send + Sync),
-    ) -> Stepped<T> {
-        match decoder.step() {
-            Ok(Step::Need(needs)) => match awaited {
-                Some(storage) => Stepped::Need(storage.answer(needs)),
+    /// The decoder's next step, begun on the pool: its needs' answers
+    /// begun, or its batch converted.
+    fn begin(&self, mut decoder: PushDecoder) -> impl Future<Output = Stepped<T>> {
+        let (awaited, convert) = (self.awaited.clone(), self.convert.clone());
+        let job = on_pool(move || match decoder.step() {
+            Ok(Step::Need(needs)) => match &awaited {
+                Some(storage) => Stepped::Need(decoder, storage.answer(needs)),
                 None => Stepped::Failed(QueryError::Invalid(format!(
                     "internal error: a read on the pool without storage needs {needs:?}"
                 ))),
             },
             Ok(Step::Batch(b)) => match convert(b) {
-                Ok(t) => Stepped::Batch(t),
+                Ok(t) => Stepped::Batch(decoder, t),
                 Err(e) => Stepped::Failed(e),
             },
             Ok(Step::Done) => Stepped::Done,
             Err(e) => Stepped::Failed(e),
-        }
+        });
+        async move { job.await.unwrap_or_else(Stepped::Failed) }
     }
 }
 
-fn panicked() -> QueryError {
-    QueryError::Invalid("internal error: a read's step panicked".into())
+/// Runs `job` on rayon's pool, begun now; awaited, its result, or an
+/// error if it panicked.
+pub(crate) fn on_pool<R: Send + 'static>(
+    job: impl FnOnce() -> R + Send + 'static,
+) -> impl Future<Output = Result<R, QueryError>> {
+    let (tx, rx) = oneshot::channel();
+    rayon::spawn(move || {
+        let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        // A dropped receiver takes no answer; what the job made goes.
+        let _ = tx.send(done);
+    });
+    async move {
+        match rx.await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(_)) | Err(_) => Err(QueryError::Invalid(
+                "internal error: a job of a read on the pool panicked".into(),
+            )),
+        }
+    }
 }
 
 /// The batches of `decoder`, each step decoded on rayon's pool and each
@@ -110,26 +107,22 @@ pub fn decoded_on_pool<T: Send + 'static>(
     awaited: Option<Arc<dyn AsyncStorage>>,
     convert: Convert<T>,
 ) -> impl Stream<Item = Result<T, QueryError>> + Send + 'static {
-    let driver = Arc::new(Driver { awaited, convert });
-    let first = driver.begin(decoder);
+    let driver = Driver { awaited, convert };
+    let first = driver.begin(decoder).boxed();
     futures::stream::unfold(Some((first, driver)), |state| async move {
         let (mut job, driver) = state?;
         loop {
-            let Ok((decoder, stepped)) = job.await else {
-                return Some((Err(panicked()), None));
-            };
-            match (decoder, stepped) {
-                (Some(mut decoder), Stepped::Need(answers)) => {
+            match job.await {
+                Stepped::Need(mut decoder, answers) => {
                     decoder.push(answers.await);
-                    job = driver.begin(decoder);
+                    job = driver.begin(decoder).boxed();
                 }
-                (Some(decoder), Stepped::Batch(b)) => {
-                    let next = driver.begin(decoder);
+                Stepped::Batch(decoder, b) => {
+                    let next = driver.begin(decoder).boxed();
                     return Some((Ok(b), Some((next, driver))));
                 }
-                (_, Stepped::Done) => return None,
-                (_, Stepped::Failed(e)) => return Some((Err(e), None)),
-                (None, _) => return Some((Err(panicked()), None)),
+                Stepped::Done => return None,
+                Stepped::Failed(e) => return Some((Err(e), None)),
             }
         }
     })

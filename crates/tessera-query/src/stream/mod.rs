@@ -114,14 +114,8 @@ async fn on_pool(
     awaited: Option<Arc<dyn AsyncStorage>>,
 ) -> Result<AsyncBatchStream, QueryError> {
     // The schema may need the array's enumerations read: on the pool too.
-    let (tx, rx) = futures::channel::oneshot::channel();
     let (s, r) = (session.clone(), request.clone());
-    rayon::spawn(move || {
-        let made =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Conversion::new(&s, &r)));
-        let _ = tx.send(made.unwrap_or_else(|_| Err(panicked())));
-    });
-    let conversion = rx.await.map_err(|_| panicked())??;
+    let conversion = crate::push::on_pool(move || Conversion::new(&s, &r)).await??;
     let schema = conversion.schema.clone();
     let mut decoder = PushDecoder::for_array(session.array().clone(), request);
     if let Some(c) = session.shared_context() {
@@ -135,10 +129,6 @@ async fn on_pool(
         schema,
         batches: decoded_on_pool(decoder, awaited, convert).boxed(),
     })
-}
-
-fn panicked() -> QueryError {
-    QueryError::Invalid("internal error: a streamed read panicked".into())
 }
 
 /// How a read's results become its record batches.

@@ -71,15 +71,16 @@ pub fn same_result(x: &ReadResult, y: &ReadResult) -> bool {
 }
 
 /// Two ways of reading the same cells agree: equal results (by
-/// [`same_result`]) or equal errors. `what` names the case in a failure.
-pub fn assert_same_outcome(
+/// [`same_result`]) or errors of equal messages. `what` names the case in
+/// a failure.
+pub fn assert_same_outcome<E: std::fmt::Display + std::fmt::Debug>(
     what: &str,
-    x: &Result<ReadResult, String>,
-    y: &Result<ReadResult, String>,
+    x: &Result<ReadResult, E>,
+    y: &Result<ReadResult, E>,
 ) {
     match (x, y) {
         (Ok(a), Ok(b)) => assert!(same_result(a, b), "{what}: the results differ"),
-        (Err(a), Err(b)) => assert_eq!(a, b, "{what}"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
         _ => panic!("{what}: {x:?} against {y:?}"),
     }
 }
