@@ -3,13 +3,16 @@
 use crate::read::Read;
 use crate::QueryError;
 use tessera_fragment::FragmentMetadata;
-use tessera_tile::storage::side_by_side;
+use tessera_tile::storage::{side_by_side, side_by_side_on};
 
 /// `each` of every fragment of `read`, in fragment order. On storage that
 /// prefers batches, up to [`Tuning::fragments_in_flight`] fragments
 /// at once ([`side_by_side`]: they wait on the network, not the CPU);
 /// elsewhere one after another. The first error stops the fragments
-/// not yet started.
+/// not yet started. A read on a thread of rayon's pool (one decoded on the
+/// pool, `push::decoded_on_pool`) reads them as jobs of the pool, which
+/// the thread helps run while it waits: on threads of their own, their
+/// decoding would queue on the pool behind the threads waiting for them.
 ///
 /// [`Tuning::fragments_in_flight`]: crate::tuning::Tuning
 pub(crate) fn per_fragment<'a, T: Send>(
@@ -19,9 +22,18 @@ pub(crate) fn per_fragment<'a, T: Send>(
     let limit = fragments_at_once(read);
     let fragments: Vec<(usize, &FragmentMetadata)> =
         read.array.fragments.iter().enumerate().collect();
-    side_by_side(fragments, limit, |(fi, f)| each(fi, f))
-        .into_iter()
-        .collect()
+    let each = |(fi, f)| each(fi, f);
+    let results = match rayon::current_thread_index() {
+        Some(_) => side_by_side_on(fragments, limit, each, |workers, work| {
+            rayon::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(move |_| work());
+                }
+            })
+        }),
+        None => side_by_side(fragments, limit, each),
+    };
+    results.into_iter().collect()
 }
 
 /// How many fragments [`per_fragment`] reads at once.

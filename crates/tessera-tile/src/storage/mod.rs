@@ -21,7 +21,7 @@ mod write;
 pub use location::Location;
 pub use mapped::MappedFile;
 pub use need::{answer, Answer, AnswersFuture, AsyncStorage, Data, Grouped, Need};
-pub use side_by_side::side_by_side;
+pub use side_by_side::{side_by_side, side_by_side_on};
 pub use vanished::{is_missing_file, listing_again, pause_before_reopen, REOPENS};
 pub use write::{already_there, entry_names, put_after_looking, FileWriter, WritableStorage};
 

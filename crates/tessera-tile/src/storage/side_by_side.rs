@@ -20,9 +20,38 @@ pub fn side_by_side<T: Send, R: Send, E: Send>(
     limit: usize,
     f: impl Fn(T) -> Result<R, E> + Sync,
 ) -> Vec<Result<R, E>> {
+    side_by_side_on(items, limit, f, |workers, work| {
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(work);
+            }
+        })
+    })
+}
+
+/// [`side_by_side`] with its workers run by `run`, which runs `work` that
+/// many times at once and returns when every one has: a thread pool's
+/// scope, for a caller on one of the pool's threads whose items queue
+/// work on the same pool (threads of their own would wait for it while
+/// the caller holds a thread of the pool).
+///
+/// ```
+/// use tessera_tile::storage::side_by_side_on;
+/// let run = |workers: usize, work: &(dyn Fn() + Sync)| {
+///     std::thread::scope(|s| (0..workers).for_each(|_| drop(s.spawn(work))))
+/// };
+/// let sizes = side_by_side_on(vec!["a", "bb"], 2, |s| Ok::<_, ()>(s.len()), run);
+/// assert_eq!(sizes, vec![Ok(1), Ok(2)]);
+/// ```
+pub fn side_by_side_on<T: Send, R: Send, E: Send>(
+    items: Vec<T>,
+    limit: usize,
+    f: impl Fn(T) -> Result<R, E> + Sync,
+    run: impl FnOnce(usize, &(dyn Fn() + Sync)),
+) -> Vec<Result<R, E>> {
     let n = items.len();
-    let threads = limit.clamp(1, n.max(1));
-    if threads == 1 {
+    let workers = limit.clamp(1, n.max(1));
+    if workers == 1 {
         let mut out = Vec::with_capacity(n);
         for item in items {
             let got = f(item);
@@ -37,21 +66,18 @@ pub fn side_by_side<T: Send, R: Send, E: Send>(
     let queue = Mutex::new(items.into_iter().enumerate().collect::<VecDeque<_>>());
     let failed = AtomicBool::new(false);
     let done: Vec<Mutex<Option<Result<R, E>>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    break;
-                }
-                // Taken in order: an item left unstarted follows a failure.
-                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                let Some((i, item)) = next else { break };
-                let got = f(item);
-                failed.fetch_or(got.is_err(), Ordering::Relaxed);
-                *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(got);
-            });
+    let work = || loop {
+        if failed.load(Ordering::Relaxed) {
+            break;
         }
-    });
+        // Taken in order: an item left unstarted follows a failure.
+        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+        let Some((i, item)) = next else { break };
+        let got = f(item);
+        failed.fetch_or(got.is_err(), Ordering::Relaxed);
+        *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(got);
+    };
+    run(workers, &work);
     done.into_iter()
         .map_while(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect()
