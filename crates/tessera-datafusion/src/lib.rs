@@ -18,8 +18,9 @@
 //! - partitions cut along the first dimension where tiles end (whole space
 //!   tiles of dense arrays; between a sparse array's data tiles, by their
 //!   MBRs, for about as many cells each), each read streamed in bounded
-//!   memory: local files decoded on rayon's pool with no thread of their
-//!   own, an object store read on a thread of its own.
+//!   memory, decoded on rayon's pool with no thread of their own: an
+//!   object store's requests awaited on DataFusion's runtime, a dense
+//!   read's next batches' tiles fetched while one decodes.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

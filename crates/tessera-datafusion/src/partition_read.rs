@@ -1,7 +1,8 @@
 //! One partition's read: tessera's batches awaited on DataFusion's runtime
 //! (`tessera_query::stream::stream_async`, which none of its threads waits
-//! for: local files decode on rayon's pool, an object store is read on a
-//! thread of its own, which fetches several batches ahead), projected to
+//! for: tiles decode on rayon's pool, an object store's requests are
+//! awaited on the runtime, a dense read's next batches' tiles fetched
+//! while one decodes), projected to
 //! the scan's columns, cut at its limit and sliced to DataFusion's batch
 //! size (its operators work a cache-sized batch at a time).
 
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::stream::stream_async;
 use tessera::query::{ReadContext, ReadRequest, ReadSession};
-use tessera::tile::storage::Storage;
+use tessera::tile::storage::{AsyncStorage, Storage};
 
 /// Buffers a partition's read keeps for its next batches, in batch
 /// budgets: the result buffers of batches DataFusion has dropped (half of
@@ -26,6 +27,8 @@ const POOLED_BATCHES: u64 = 4;
 /// What one partition reads, and how its batches are handed on.
 pub(crate) struct PartitionRead {
     pub storage: Arc<dyn Storage>,
+    /// The object store awaited, if the array is in one.
+    pub awaited: Option<Arc<dyn AsyncStorage>>,
     pub array: Arc<OpenArray>,
     /// The scan's columns.
     pub schema: SchemaRef,
@@ -74,6 +77,10 @@ impl PartitionRead {
             POOLED_BATCHES * self.plan.batch_budget().unwrap_or(0),
         ));
         let session = ReadSession::new(self.storage, self.array).context(context);
+        let session = match self.awaited {
+            Some(store) => session.awaiting(store),
+            None => session,
+        };
         let request = self.plan.return_buffers(true);
         futures::stream::once(stream_async(session, request))
             .flat_map(|started| match started {

@@ -230,6 +230,7 @@ impl TesseraScan {
         let batches = match self.partitions.get(i) {
             Some(ranges) => PartitionRead {
                 storage: self.table.storage().clone(),
+                awaited: self.table.awaited().cloned(),
                 array: self.table.shared_array().clone(),
                 schema: self.schema.clone(),
                 plan: self.plan.clone().with_ranges(ranges.clone()),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::arrow::{array_schema, Dictionaries};
-use tessera::tile::storage::Storage;
+use tessera::tile::storage::{AsyncStorage, Storage};
 
 /// A TileDB array (local or on an object store) as a table.
 ///
@@ -33,6 +33,9 @@ use tessera::tile::storage::Storage;
 pub struct TesseraTable {
     uri: String,
     storage: Arc<dyn Storage>,
+    /// The object store awaited on DataFusion's runtime, if the array is
+    /// in one and the table was opened on that runtime.
+    awaited: Option<Arc<dyn AsyncStorage>>,
     array: Arc<OpenArray>,
     schema: SchemaRef,
     /// The dictionaries of enumerated attributes.
@@ -99,11 +102,13 @@ impl TesseraTable {
         let path = tessera::local_path(Path::new(uri)).to_path_buf();
         // Opened on a Tokio runtime (DataFusion's), the table's object-store
         // requests run on that runtime, and no other is started.
-        let storage = match tokio::runtime::Handle::try_current() {
-            Ok(handle) => tessera::storage_on_runtime(&path, handle),
-            Err(_) => tessera::storage_for(&path),
-        }
-        .map_err(external)?;
+        let (storage, awaited) = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let on = tessera::storage_on_runtime(&path, handle).map_err(external)?;
+                (on.storage, on.awaited)
+            }
+            Err(_) => (tessera::storage_for(&path).map_err(external)?, None),
+        };
         let mut array = OpenArray::open(&*storage, &path, t1, t2, key).map_err(external)?;
         if let Some(names) = fragments {
             pin(&mut array, names, uri)?;
@@ -115,6 +120,7 @@ impl TesseraTable {
         Ok(TesseraTable {
             uri: uri.to_owned(),
             storage,
+            awaited,
             array: Arc::new(array),
             schema,
             dictionaries: Arc::new(dictionaries),
@@ -125,6 +131,11 @@ impl TesseraTable {
     /// The storage the array is read through.
     pub(crate) fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
+    }
+
+    /// The object store the table's reads await, where it has one.
+    pub(crate) fn awaited(&self) -> Option<&Arc<dyn AsyncStorage>> {
+        self.awaited.as_ref()
     }
 
     /// The opened array, shared.

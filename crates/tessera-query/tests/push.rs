@@ -5,7 +5,9 @@
 //! of answers bounded by its fragments and batches; the asynchronous
 //! driver asks for a batch's successor before it hands the batch on. On
 //! rayon's pool, a decoder answered by its storage inside each step and
-//! one whose needs are awaited read the same batches too.
+//! one whose needs are awaited read the same batches too, and so does one
+//! that begins later batches' tiles ahead, which are then fetched before
+//! their batch's step.
 
 mod common;
 
@@ -145,11 +147,72 @@ fn reads_decoded_on_the_pool_equal_reads_over_storage() {
         let got: Vec<_> =
             futures::executor::block_on(decoded_on_pool(inline, None, convert.clone()).collect());
         assert_same_batches(&format!("{name} answered inline"), &got, &want);
-        let pushed = PushDecoder::for_array(array.clone(), request);
-        let awaited = decoded_on_pool(pushed, Some(Arc::new(AwaitedLocal)), convert);
+        let pushed = PushDecoder::for_array(array.clone(), request.clone());
+        let awaited = decoded_on_pool(pushed, Some(Arc::new(AwaitedLocal)), convert.clone());
         let got: Vec<_> = futures::executor::block_on(awaited.collect());
         assert_same_batches(&format!("{name} awaited"), &got, &want);
+        // Tiles begun ahead, within less than a batch and within several.
+        for bytes in [16 << 10, 1 << 20] {
+            let ahead = PushDecoder::for_array(array.clone(), request.clone()).ahead(bytes);
+            let awaited = decoded_on_pool(ahead, Some(Arc::new(AwaitedLocal)), convert.clone());
+            let got: Vec<_> = futures::executor::block_on(awaited.collect());
+            assert_same_batches(&format!("{name} awaited, {bytes} B ahead"), &got, &want);
+        }
         reads += 1;
     }
     assert!(reads > 100, "{reads} reads");
+}
+
+/// The needs `decoder` asks for at its steps while the ranges it begins
+/// ahead are answered as soon as it names them, and its batches.
+fn stepped_with_ahead_answered(mut decoder: PushDecoder) -> (Vec<Need>, Vec<ReadResult>) {
+    use tessera_query::push::Step;
+    let (mut asked, mut batches) = (Vec::new(), Vec::new());
+    loop {
+        let step = decoder.step().unwrap();
+        let ahead = decoder.take_ahead();
+        decoder.push(answer(&LocalFs, ahead));
+        match step {
+            Step::Need(needs) => {
+                asked.extend(needs.iter().cloned());
+                decoder.push(answer(&LocalFs, needs));
+            }
+            Step::Batch(b) => batches.push(b),
+            Step::Done => return (asked, batches),
+        }
+    }
+}
+
+/// A dense read in batches that begins tiles ahead names the tiles of
+/// the batches after the one it reads: answered then, their batches'
+/// steps ask for none of them, so the read asks for fewer ranges in
+/// fewer rounds, and reads the same batches.
+#[test]
+fn tiles_begun_ahead_are_not_asked_for_again() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/tiledb-0.36.1/dense_large/array"
+    );
+    let request = ReadRequest::new().budget(256 << 10);
+    let ranges = |asked: &[Need]| {
+        asked
+            .iter()
+            .filter(|n| matches!(n, Need::Range(..)))
+            .count()
+    };
+    let plain = PushDecoder::new(path.as_ref(), None, request.clone());
+    let (asked_plain, want) = stepped_with_ahead_answered(plain);
+    let ahead = PushDecoder::new(path.as_ref(), None, request).ahead(4 << 20);
+    let (asked_ahead, got) = stepped_with_ahead_answered(ahead);
+    assert!(want.len() > 2, "{} batches", want.len());
+    assert_eq!(got.len(), want.len());
+    let ok = |b: Vec<ReadResult>| b.into_iter().map(Ok).collect::<Vec<_>>();
+    assert_same_batches("dense_large, ahead", &ok(got), &ok(want));
+    let (n_plain, n_ahead) = (ranges(&asked_plain), ranges(&asked_ahead));
+    assert!(
+        n_ahead < n_plain && asked_ahead.len() < asked_plain.len(),
+        "ranges asked: {n_ahead} ahead, {n_plain} not; needs {} and {}",
+        asked_ahead.len(),
+        asked_plain.len()
+    );
 }

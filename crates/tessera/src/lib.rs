@@ -37,9 +37,9 @@ pub use tessera_query::{
 pub use tessera_tile::storage::LocalFs;
 
 mod storage;
-#[cfg(feature = "object-store")]
-pub use storage::storage_on_runtime;
 pub use storage::{is_uri, local_path, location_with, storage_for, storage_with, store_of};
+#[cfg(feature = "object-store")]
+pub use storage::{storage_on_runtime, RuntimeStorage};
 
 /// Opens the array at `path`, at the latest timestamp, for reads; `key`
 /// is the AES-256-GCM key of an encrypted array. `path` is local, or with

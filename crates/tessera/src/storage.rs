@@ -74,7 +74,20 @@ pub fn storage_with(
     path: &Path,
     options: &[(String, String)],
 ) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
-    Ok(writable_with(path, options, None)?)
+    Ok(writable_with(path, options)?)
+}
+
+/// A storage on a caller's Tokio runtime ([`storage_on_runtime`]).
+#[cfg(feature = "object-store")]
+pub struct RuntimeStorage {
+    /// The storage, for what waits on it (opening an array, a read over
+    /// storage).
+    pub storage: Arc<dyn Storage>,
+    /// For an object store, the same store answering a read's needs
+    /// awaited on the runtime (`ReadSession::awaiting`), which no thread
+    /// waits on; `None` for a local path (a read awaited decodes on
+    /// rayon's pool, its files read there).
+    pub awaited: Option<Arc<dyn tessera_tile::storage::AsyncStorage>>,
 }
 
 /// [`storage_for`] for a caller on Tokio: an object store's requests run
@@ -84,15 +97,27 @@ pub fn storage_with(
 ///
 /// ```
 /// let rt = tokio::runtime::Runtime::new().unwrap();
-/// let storage = tessera::storage_on_runtime("memory://b/a".as_ref(), rt.handle().clone()).unwrap();
-/// assert!(storage.prefers_batches());
+/// let on = tessera::storage_on_runtime("memory://b/a".as_ref(), rt.handle().clone()).unwrap();
+/// assert!(on.storage.prefers_batches() && on.awaited.is_some());
+/// let local = tessera::storage_on_runtime("testdata/x".as_ref(), rt.handle().clone()).unwrap();
+/// assert!(local.awaited.is_none());
 /// ```
 #[cfg(feature = "object-store")]
 pub fn storage_on_runtime(
     path: &Path,
     handle: tokio::runtime::Handle,
-) -> Result<Arc<dyn Storage>, tessera_fragment::FragmentError> {
-    Ok(writable_with(path, &[], Some(handle))?)
+) -> Result<RuntimeStorage, tessera_fragment::FragmentError> {
+    if !is_uri(path) {
+        return Ok(RuntimeStorage {
+            storage: storage_for(path)?,
+            awaited: None,
+        });
+    }
+    let store = object_storage(path, &[])?.on_runtime(handle);
+    Ok(RuntimeStorage {
+        storage: Arc::new(store.clone()),
+        awaited: Some(Arc::new(store)),
+    })
 }
 
 /// Where to write the array at `path` (local, or a URI written straight
@@ -109,44 +134,50 @@ pub fn location_with(
     options: &[(String, String)],
 ) -> Result<Location, tessera_fragment::FragmentError> {
     Ok(Location::new(
-        writable_with(path, options, None)?,
+        writable_with(path, options)?,
         local_path(path),
     ))
 }
 
-/// The storage that serves `path`, for writes too: the local filesystem,
-/// or the object store of a URI with `options` set over the environment,
-/// its requests run on `runtime` where one is given.
+/// Where `path` is read and written: the local filesystem, or an object
+/// store configured from the environment and `options`.
 fn writable_with(
     path: &Path,
     options: &[(String, String)],
-    #[cfg(feature = "object-store")] runtime: Option<tokio::runtime::Handle>,
-    #[cfg(not(feature = "object-store"))] _runtime: Option<std::convert::Infallible>,
 ) -> Result<Arc<dyn WritableStorage>, tessera_fragment::FragmentError> {
-    let failed = |reason: String| tessera_fragment::FragmentError::Io {
-        path: path.display().to_string(),
-        source: std::io::Error::other(reason),
-    };
     if !is_uri(path) {
         return match options.first() {
-            Some((key, _)) => Err(failed(format!(
-                "storage option {key:?}: local paths take no storage options"
-            ))),
+            Some((key, _)) => Err(failed(
+                path,
+                format!("storage option {key:?}: local paths take no storage options"),
+            )),
             None => Ok(Arc::new(LocalFs)),
         };
     }
     #[cfg(feature = "object-store")]
-    {
-        let uri = path.to_string_lossy();
-        let s = tessera_object_store::ObjectStorage::for_uri_with(&uri, options)
-            .map_err(|e| failed(e.to_string()))?;
-        Ok(Arc::new(match runtime {
-            Some(handle) => s.on_runtime(handle),
-            None => s,
-        }))
-    }
+    return Ok(Arc::new(object_storage(path, options)?));
     #[cfg(not(feature = "object-store"))]
     Err(failed(
+        path,
         "object store URIs need tessera's `object-store` feature".into(),
     ))
+}
+
+/// The object store of the URI `path`.
+#[cfg(feature = "object-store")]
+fn object_storage(
+    path: &Path,
+    options: &[(String, String)],
+) -> Result<tessera_object_store::ObjectStorage, tessera_fragment::FragmentError> {
+    let uri = path.to_string_lossy();
+    tessera_object_store::ObjectStorage::for_uri_with(&uri, options)
+        .map_err(|e| failed(path, e.to_string()))
+}
+
+/// Storage for `path` could not be made, for `reason`.
+fn failed(path: &Path, reason: String) -> tessera_fragment::FragmentError {
+    tessera_fragment::FragmentError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(reason),
+    }
 }

@@ -250,11 +250,13 @@ pub fn fixtures_read_as_locally(e: &Emulator) {
 /// The push decoder, which does no I/O, with its needs answered by the
 /// store awaited on a current-thread runtime (`AsyncStorage`), reads each
 /// array of `uris` as the read over the storage does (the same batches,
-/// or the same error), and the storage starts no runtime of its own.
+/// or the same error), whether driven on the runtime's task or decoded on
+/// rayon's pool with tiles fetched ahead (`decoded_on_pool`, as the SQL
+/// scans read); and the storage starts no runtime of its own.
 pub fn pushed_reads_equal_reads(e: &Emulator, uris: &[String]) {
     use futures::StreamExt;
     use std::sync::Arc;
-    use tessera::query::push::PushDecoder;
+    use tessera::query::push::{decoded_on_pool, Convert, PushDecoder};
     use tessera::query::{ReadRequest, ReadResult, ReadSession};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -279,12 +281,20 @@ pub fn pushed_reads_equal_reads(e: &Emulator, uris: &[String]) {
         };
         let decoder = PushDecoder::new(path, None, request.clone());
         let got: Vec<_> = rt.block_on(decoder.stream_from(Arc::new(on.clone())).collect());
-        assert_eq!(got.len(), want.len(), "{uri}");
-        for (g, w) in got.iter().zip(&want) {
-            match (g, w) {
-                (Ok(g), Ok(w)) => assert!(same(g, w), "{uri}"),
-                (Err(g), Err(w)) => assert_eq!(&g.to_string(), w, "{uri}"),
-                _ => panic!("{uri}: {g:?} / {w:?}"),
+        // Decoded on rayon's pool, a dense read's next batches' tiles
+        // fetched ahead, as the SQL scans read.
+        let ahead = PushDecoder::new(path, None, request.clone()).ahead(1 << 20);
+        let convert: Convert<ReadResult> = Arc::new(Ok);
+        let pooled = decoded_on_pool(ahead, Some(Arc::new(on.clone())), convert);
+        let got_pooled: Vec<_> = rt.block_on(pooled.collect());
+        for (driver, got) in [("awaited", got), ("pooled, ahead", got_pooled)] {
+            assert_eq!(got.len(), want.len(), "{uri} {driver}");
+            for (g, w) in got.iter().zip(&want) {
+                match (g, w) {
+                    (Ok(g), Ok(w)) => assert!(same(g, w), "{uri} {driver}"),
+                    (Err(g), Err(w)) => assert_eq!(&g.to_string(), w, "{uri} {driver}"),
+                    _ => panic!("{uri} {driver}: {g:?} / {w:?}"),
+                }
             }
         }
     }

@@ -199,6 +199,47 @@ impl PushDecoder {
         self
     }
 
+    /// Has the read begin the tiles of the batches after the one it
+    /// reads, up to `bytes` of them (a dense read in batches, as one over
+    /// an object store does): the ranges begun are given by
+    /// [`PushDecoder::take_ahead`] after each step, for a driver to fetch
+    /// while the caller works on the batch before, and pushed once in. A
+    /// step asks for them ([`Step::Need`]) only if they are still not
+    /// pushed when it reads their batch.
+    ///
+    /// ```
+    /// use tessera_query::push::{answer, PushDecoder, Step};
+    /// use tessera_query::ReadRequest;
+    /// use tessera_tile::storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
+    /// let request = ReadRequest::new().attributes(["i32"]).budget(256);
+    /// let mut decoder = PushDecoder::new(path.as_ref(), None, request).ahead(1 << 20);
+    /// let (mut batches, mut begun) = (0, 0);
+    /// loop {
+    ///     let step = decoder.step().unwrap();
+    ///     let ahead = decoder.take_ahead();
+    ///     begun += ahead.len();
+    ///     decoder.push(answer(&LocalFs, ahead));
+    ///     match step {
+    ///         Step::Need(needs) => decoder.push(answer(&LocalFs, needs)),
+    ///         Step::Batch(_) => batches += 1,
+    ///         Step::Done => break,
+    ///     }
+    /// }
+    /// assert!(batches > 1 && begun > 0);
+    /// ```
+    pub fn ahead(mut self, bytes: u64) -> PushDecoder {
+        self.replay = Arc::new(Replay::ahead(bytes));
+        self
+    }
+
+    /// The ranges the read began ahead ([`PushDecoder::ahead`]) since the
+    /// last call and were not pushed, in the order begun: the tiles of
+    /// batches after the one stepped to.
+    pub fn take_ahead(&mut self) -> Vec<Need> {
+        self.replay.take_ahead()
+    }
+
     /// How many times the decoder asked for answers: one round to list
     /// each level of the array's folders, one for its schemas and
     /// fragment footers, then about one per batch for its metadata and

@@ -5,15 +5,20 @@
 //! waits: a Tokio worker polling the stream goes on with other tasks
 //! while a batch decodes, and with the batch before (as an SQL engine's
 //! operators do) while the next one decodes, since the next step is begun
-//! before a batch is handed on.
+//! before a batch is handed on. The ranges a decoder begins ahead
+//! ([`PushDecoder::ahead`]) are fetched as soon as a step names them
+//! ([`Fetches`]).
+
+mod fetches;
 
 use super::{PushDecoder, Step};
 use crate::{QueryError, ReadResult};
+use fetches::Fetches;
 use futures::channel::oneshot;
 use futures::{FutureExt, Stream};
 use std::future::Future;
 use std::sync::Arc;
-use tessera_tile::storage::{AnswersFuture, AsyncStorage};
+use tessera_tile::storage::{AsyncStorage, Need};
 
 /// A batch made into what the caller takes (an Arrow record batch), on
 /// the pool with the step that decoded it.
@@ -21,8 +26,8 @@ pub type Convert<T> = Arc<dyn Fn(ReadResult) -> Result<T, QueryError> + Send + S
 
 /// What a step's job gives back: the decoder where the read goes on.
 enum Stepped<T> {
-    /// Needs, their answers begun (the job called the storage).
-    Need(PushDecoder, AnswersFuture),
+    /// Needs, their answers begun (in the driver's [`Fetches`]).
+    Need(PushDecoder, Vec<Need>),
     Batch(PushDecoder, T),
     Done,
     Failed(QueryError),
@@ -31,31 +36,45 @@ enum Stepped<T> {
 /// How a read on the pool goes on between steps.
 struct Driver<T> {
     /// Answers the needs of a decoder that has no storage of its own
-    /// ([`PushDecoder::answered_by`]).
-    awaited: Option<Arc<dyn AsyncStorage>>,
+    /// ([`PushDecoder::answered_by`]), and the ranges it begins ahead.
+    awaited: Option<Arc<Fetches>>,
     convert: Convert<T>,
 }
 
 impl<T: Send + 'static> Driver<T> {
     /// The decoder's next step, begun on the pool: its needs' answers
-    /// begun, or its batch converted.
+    /// begun, or its batch converted; either way the ranges it began
+    /// ahead are fetched too.
     fn begin(&self, mut decoder: PushDecoder) -> impl Future<Output = Stepped<T>> {
         let (awaited, convert) = (self.awaited.clone(), self.convert.clone());
-        let job = on_pool(move || match decoder.step() {
-            Ok(Step::Need(needs)) => match &awaited {
-                Some(storage) => Stepped::Need(decoder, storage.answer(needs)),
-                None => Stepped::Failed(QueryError::Invalid(format!(
-                    "internal error: a read on the pool without storage needs {needs:?}"
-                ))),
-            },
-            Ok(Step::Batch(b)) => match convert(b) {
-                Ok(t) => Stepped::Batch(decoder, t),
-                Err(e) => Stepped::Failed(e),
-            },
-            Ok(Step::Done) => Stepped::Done,
-            Err(e) => Stepped::Failed(e),
+        let job = on_pool(move || {
+            let step = decoder.step();
+            if let Some(fetches) = &awaited {
+                if let Ok(Step::Need(needs)) = &step {
+                    fetches.begin(needs.clone());
+                }
+                fetches.begin(decoder.take_ahead());
+            }
+            stepped(decoder, step, &convert)
         });
         async move { job.await.unwrap_or_else(Stepped::Failed) }
+    }
+}
+
+/// A step as the driver goes on from it.
+fn stepped<T>(
+    decoder: PushDecoder,
+    step: Result<Step, QueryError>,
+    convert: &Convert<T>,
+) -> Stepped<T> {
+    match step {
+        Ok(Step::Batch(b)) => match convert(b) {
+            Ok(t) => Stepped::Batch(decoder, t),
+            Err(e) => Stepped::Failed(e),
+        },
+        Ok(Step::Done) => Stepped::Done,
+        Ok(Step::Need(needs)) => Stepped::Need(decoder, needs),
+        Err(e) => Stepped::Failed(e),
     }
 }
 
@@ -107,14 +126,21 @@ pub fn decoded_on_pool<T: Send + 'static>(
     awaited: Option<Arc<dyn AsyncStorage>>,
     convert: Convert<T>,
 ) -> impl Stream<Item = Result<T, QueryError>> + Send + 'static {
+    let awaited = awaited.map(|storage| Arc::new(Fetches::new(storage)));
     let driver = Driver { awaited, convert };
     let first = driver.begin(decoder).boxed();
     futures::stream::unfold(Some((first, driver)), |state| async move {
         let (mut job, driver) = state?;
         loop {
             match job.await {
-                Stepped::Need(mut decoder, answers) => {
-                    decoder.push(answers.await);
+                Stepped::Need(mut decoder, needs) => {
+                    let Some(fetches) = &driver.awaited else {
+                        let e = format!(
+                            "internal error: a read on the pool without storage needs {needs:?}"
+                        );
+                        return Some((Err(QueryError::Invalid(e)), None));
+                    };
+                    decoder.push(fetches.answers(&needs).await);
                     job = driver.begin(decoder).boxed();
                 }
                 Stepped::Batch(decoder, b) => {

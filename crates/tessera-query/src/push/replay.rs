@@ -5,13 +5,21 @@
 //! was noted and runs the same step again once it is given, which asks
 //! for exactly the same things (the read's plan depends on the array, the
 //! request and these answers only).
+//!
+//! A replay that lets the read begin tiles ahead ([`Replay::ahead`])
+//! notes the ranges begun ([`ReadableStorage::begin_batch`]) apart, as
+//! ranges the read will need: they void no attempt until the read waits
+//! for them, and the driver may fetch them while it works on the batch
+//! before.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use tessera_tile::storage::{Data, DirEntry, ListableStorage, Need, ReadableStorage, StorageHints};
+use std::sync::{Arc, Mutex};
+use tessera_tile::storage::{
+    Data, DirEntry, ListableStorage, Need, PendingBatch, ReadableStorage, StorageHints,
+};
 
 /// An answer kept to be given again: an error as its kind and message
 /// (errors are not cloned), so that replays fail as the storage did.
@@ -23,6 +31,11 @@ struct Known {
     answers: HashMap<Need, Kept>,
     lacked: Vec<Need>,
     noted: HashSet<Need>,
+    /// Ranges begun ahead and not pushed, in the order first begun.
+    ahead: Vec<Need>,
+    ahead_noted: HashSet<Need>,
+    /// Ranges read since bytes were last forgotten.
+    used: HashSet<Need>,
     /// Listings are asked anew ([`Need::Relist`]): a file listed was gone.
     anew: bool,
 }
@@ -30,7 +43,12 @@ struct Known {
 /// Pushed answers served as a storage; needs noted.
 #[derive(Default)]
 pub(crate) struct Replay {
-    known: Mutex<Known>,
+    /// Shared with the batches begun ahead, which look their bytes up
+    /// when the read waits for them.
+    known: Arc<Mutex<Known>>,
+    /// The bytes of later batches' tiles the read may begin ahead
+    /// ([`StorageHints::batches_ahead`]); 0: none.
+    ahead_bytes: u64,
 }
 
 /// The error an attempt meets for an answer not yet pushed.
@@ -64,9 +82,65 @@ fn data_kind(data: &Data) -> &'static str {
     }
 }
 
+/// The shared state, locked (a panic elsewhere leaves it usable: every
+/// change to it is whole).
+fn lock(known: &Mutex<Known>) -> std::sync::MutexGuard<'_, Known> {
+    known.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The answer to `need`, or `None` (noted as lacked).
+fn answer(known: &Mutex<Known>, need: Need) -> Option<Kept> {
+    let mut known = lock(known);
+    if let Some(a) = known.answers.get(&need) {
+        let a = a.clone();
+        if matches!(need, Need::Range(..)) {
+            known.used.insert(need);
+        }
+        return Some(a);
+    }
+    if known.noted.insert(need.clone()) {
+        known.lacked.push(need);
+    }
+    None
+}
+
+/// The bytes `range` of `path`, pushed.
+fn bytes(known: &Mutex<Known>, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    let need = Need::Range(path.to_path_buf(), range.clone());
+    match answer(known, need.clone()).map(given) {
+        None => Err(not_pushed(&need)),
+        Some(Ok(Data::Bytes(b))) if b.len() as u64 == range.end - range.start => Ok(b),
+        Some(Ok(Data::Bytes(b))) => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{need:?} was answered with {} bytes", b.len()),
+        )),
+        Some(Ok(other)) => Err(wrong(&need, &other)),
+        Some(Err(e)) => Err(e),
+    }
+}
+
+/// Every request looked up (all that are lacking noted at once), then the
+/// first failure returned.
+fn batch(known: &Mutex<Known>, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+    let got: Vec<io::Result<Vec<u8>>> = requests
+        .iter()
+        .map(|(p, r)| bytes(known, p, r.clone()))
+        .collect();
+    got.into_iter().collect()
+}
+
 impl Replay {
+    /// A replay whose read may begin up to `bytes` of later batches'
+    /// tiles ahead, noted apart ([`Replay::take_ahead`]).
+    pub(crate) fn ahead(bytes: u64) -> Replay {
+        Replay {
+            known: Arc::default(),
+            ahead_bytes: bytes,
+        }
+    }
+
     fn known(&self) -> std::sync::MutexGuard<'_, Known> {
-        self.known.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.known)
     }
 
     /// Keeps `answer` for the next attempts.
@@ -84,56 +158,68 @@ impl Replay {
         (!lacked.is_empty()).then_some(lacked)
     }
 
-    /// Forgets the bytes of files pushed (a batch that was given out no
-    /// longer needs them; what metadata they held is kept parsed by the
-    /// array), keeping listings, sizes and existence.
+    /// The ranges begun ahead since the last call and not pushed yet, in
+    /// the order first begun.
+    pub(crate) fn take_ahead(&self) -> Vec<Need> {
+        let mut known = self.known();
+        known.ahead_noted.clear();
+        let ahead = std::mem::take(&mut known.ahead);
+        ahead
+            .into_iter()
+            .filter(|n| !known.answers.contains_key(n))
+            .collect()
+    }
+
+    /// Forgets the bytes of files read since the last call (a batch that
+    /// was given out no longer needs them; what metadata they held is
+    /// kept parsed by the array), keeping listings, sizes and existence,
+    /// and, where tiles are begun ahead, ranges not read yet.
     pub(crate) fn forget_bytes(&self) {
-        self.known()
-            .answers
-            .retain(|need, _| !matches!(need, Need::Range(..) | Need::Tail(..)));
+        let ahead = self.ahead_bytes > 0;
+        let known = &mut *self.known();
+        let used = std::mem::take(&mut known.used);
+        known.answers.retain(|need, _| match need {
+            Need::Range(..) => ahead && !used.contains(need),
+            Need::Tail(..) => false,
+            _ => true,
+        });
     }
 
     /// The answer to `need`, or `None` (noted as lacked).
     fn answer(&self, need: Need) -> Option<Kept> {
-        let mut known = self.known();
-        if let Some(a) = known.answers.get(&need) {
-            return Some(a.clone());
-        }
-        if known.noted.insert(need.clone()) {
-            known.lacked.push(need);
-        }
-        None
-    }
-
-    /// The bytes `range` of `path`, pushed.
-    fn bytes(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
-        let need = Need::Range(path.to_path_buf(), range.clone());
-        match self.answer(need.clone()).map(given) {
-            None => Err(not_pushed(&need)),
-            Some(Ok(Data::Bytes(b))) if b.len() as u64 == range.end - range.start => Ok(b),
-            Some(Ok(Data::Bytes(b))) => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("{need:?} was answered with {} bytes", b.len()),
-            )),
-            Some(Ok(other)) => Err(wrong(&need, &other)),
-            Some(Err(e)) => Err(e),
-        }
+        answer(&self.known, need)
     }
 }
 
 impl ReadableStorage for Replay {
     fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
-        self.bytes(path, range)
+        bytes(&self.known, path, range)
     }
 
     /// Every request is looked up (all that are lacking noted at once),
     /// then the first failure returned.
     fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
-        let got: Vec<io::Result<Vec<u8>>> = requests
-            .iter()
-            .map(|(p, r)| self.bytes(p, r.clone()))
-            .collect();
-        got.into_iter().collect()
+        batch(&self.known, requests)
+    }
+
+    /// With tiles begun ahead, the ranges not pushed are noted as begun
+    /// ahead, and looked up when the read waits for them (then noted as
+    /// lacked if still not pushed); otherwise looked up now.
+    fn begin_batch(&self, requests: Vec<(PathBuf, Range<u64>)>) -> PendingBatch<'static> {
+        if self.ahead_bytes == 0 {
+            return PendingBatch::ready(self.read_batch(&requests));
+        }
+        {
+            let known = &mut *self.known();
+            for (p, r) in &requests {
+                let need = Need::Range(p.clone(), r.clone());
+                if !known.answers.contains_key(&need) && known.ahead_noted.insert(need.clone()) {
+                    known.ahead.push(need);
+                }
+            }
+        }
+        let known = self.known.clone();
+        PendingBatch::in_flight(move || batch(&known, &requests))
     }
 
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
@@ -204,9 +290,9 @@ impl StorageHints for Replay {
         1 << 40
     }
 
-    /// None: the decoder's drivers ask for the next batch's needs
-    /// themselves, and a need noted voids the attempt that noted it.
+    /// What [`Replay::ahead`] was given; by default none (the decoder's
+    /// drivers ask for the next batch's needs themselves).
     fn batches_ahead(&self) -> u64 {
-        0
+        self.ahead_bytes
     }
 }
