@@ -5,21 +5,15 @@
 //! their own waiting for decoding queued behind the pool's one thread.
 //! (Its own test binary: the pool is the process's.)
 
+mod common;
+
+use common::{assert_same_outcome, AwaitedLocal};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
-use tessera_query::push::{answer, decoded_on_pool, Convert, PushDecoder};
+use tessera_query::push::{decoded_on_pool, Convert, PushDecoder};
 use tessera_query::{ReadRequest, ReadResult, ReadSession};
-use tessera_tile::storage::{AnswersFuture, AsyncStorage, LocalFs, Need};
-
-/// Local files answered as an object store answers.
-struct AwaitedLocal;
-
-impl AsyncStorage for AwaitedLocal {
-    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
-        Box::pin(async move { answer(&LocalFs, needs) })
-    }
-}
+use tessera_tile::storage::LocalFs;
 
 #[test]
 fn sparse_fragments_read_side_by_side_on_a_pool_of_one_thread() {
@@ -33,8 +27,9 @@ fn sparse_fragments_read_side_by_side_on_a_pool_of_one_thread() {
         let session = ReadSession::open(Arc::new(LocalFs), &path, None).unwrap();
         assert!(session.array().fragments.len() > 2, "{case}");
         let request = ReadRequest::new().budget(64 << 10);
-        let want: Vec<ReadResult> = (session.batches(&request).unwrap())
-            .map(Result::unwrap)
+        // Every batch read over storage (an error there fails the test).
+        let want: Vec<_> = (session.batches(&request).unwrap())
+            .map(|b| Ok(b.unwrap()))
             .collect();
         let decoder = PushDecoder::for_array(session.array().clone(), request);
         let convert: Convert<ReadResult> = Arc::new(Ok);
@@ -47,14 +42,8 @@ fn sparse_fragments_read_side_by_side_on_a_pool_of_one_thread() {
             .recv_timeout(Duration::from_secs(120))
             .unwrap_or_else(|_| panic!("{case}: the read did not finish in 120 s"));
         assert_eq!(got.len(), want.len(), "{case}");
-        for (i, (g, w)) in got.into_iter().zip(&want).enumerate() {
-            let g = g.unwrap();
-            assert_eq!(g.cell_count, w.cell_count, "{case}: batch {i}");
-            let same = (g.columns.iter().zip(&w.columns)).all(|(a, b)| {
-                (&a.name, &a.data, &a.offsets, &a.validity)
-                    == (&b.name, &b.data, &b.offsets, &b.validity)
-            });
-            assert!(same, "{case}: batch {i}");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_same_outcome(&format!("{case}: batch {i}"), g, w);
         }
     }
 }

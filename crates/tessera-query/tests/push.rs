@@ -11,13 +11,13 @@
 
 mod common;
 
-use common::{assert_same_outcome, fixture_arrays, local};
+use common::{assert_same_outcome, fixture_arrays, local, AwaitedLocal};
 use futures::StreamExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tessera_query::push::{answer, decoded_on_pool, Convert, PushDecoder};
 use tessera_query::{QueryError, ReadRequest, ReadResult};
-use tessera_tile::storage::{AnswersFuture, AsyncStorage, LocalFs, Need};
+use tessera_tile::storage::{LocalFs, Need};
 
 /// The batches of a read over storage, or the error that ended it.
 fn read_over_storage(
@@ -115,16 +115,6 @@ fn the_async_driver_asks_for_the_next_batch_first() {
         let (last, before) = in_flight.split_last().unwrap();
         assert!(before.iter().all(|&n| n == 1), "{case}: {in_flight:?}");
         assert_eq!(*last, 0, "{case}: nothing is asked after the last batch");
-    }
-}
-
-/// Local files answered as an object store answers: owned answers, to be
-/// awaited.
-struct AwaitedLocal;
-
-impl AsyncStorage for AwaitedLocal {
-    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
-        Box::pin(async move { answer(&LocalFs, needs) })
     }
 }
 

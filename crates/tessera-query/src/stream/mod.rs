@@ -124,9 +124,9 @@ async fn on_pool(
     }
     decoder = match &awaited {
         // A dense read's next batches' tiles begun ahead: two batches'
-        // worth, within what the store allows (on the S3 rig, 0.4 of the
-        // time of reading one batch at a time, where the store's whole
-        // read-ahead cost more time and memory again).
+        // worth, within what the store allows (the store's whole
+        // read-ahead held more memory and took longer; one batch took
+        // longer too: docs/PERFORMANCE.md, SQL).
         Some(_) => decoder.ahead(session.storage().batches_ahead().min(ahead)),
         None => decoder.answered_by(session.storage().clone()),
     };

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadResult, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_tile::storage::{answer, AnswersFuture, AsyncStorage, LocalFs, Need};
 
 /// Every fixture array of every TileDB-Py version, opened whole (arrays
 /// that cannot be opened without a key are left out), with its path.
@@ -82,5 +82,15 @@ pub fn assert_same_outcome<E: std::fmt::Display + std::fmt::Debug>(
         (Ok(a), Ok(b)) => assert!(same_result(a, b), "{what}: the results differ"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
         _ => panic!("{what}: {x:?} against {y:?}"),
+    }
+}
+
+/// Local files answered as an object store answers: owned answers, to be
+/// awaited.
+pub struct AwaitedLocal;
+
+impl AsyncStorage for AwaitedLocal {
+    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
+        Box::pin(async move { answer(&LocalFs, needs) })
     }
 }
