@@ -352,6 +352,18 @@ impl Expr {
         }
     }
 
+    /// Every comparison the condition makes, as (field, operator, values),
+    /// in the order written: what a caller checks against the fields'
+    /// types before anything is read.
+    pub fn comparisons<'e>(&'e self, out: &mut Vec<(&'e str, CompareOp, &'e [Vec<u8>])>) {
+        match self {
+            Expr::Compare { field, op, values } => out.push((field, *op, values)),
+            Expr::And(v) | Expr::Or(v) => v.iter().for_each(|e| e.comparisons(out)),
+            Expr::Not(e) => e.comparisons(out),
+            Expr::IsNull { .. } | Expr::Const(_) => {}
+        }
+    }
+
     /// Evaluates on one cell. `get` gives a field's datatype, bytes and validity.
     pub fn eval<'v>(&self, get: &FieldLookup<'_, 'v>) -> bool {
         match self {

@@ -568,7 +568,7 @@ pub fn output_schema(
 /// [`output_schema`] of a checked request: enumerated attributes over
 /// `dictionaries`, else as the values of `enumerations` where the request
 /// reads values, else as keys.
-fn fields_schema(
+pub(crate) fn fields_schema(
     array: &tessera_fragment::OpenArray,
     request: &ReadRequest,
     dictionaries: Option<&Dictionaries>,

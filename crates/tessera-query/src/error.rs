@@ -1,7 +1,7 @@
 //! The error type of the query crate.
 
 /// Why a read failed. Callers match the typed variants ([`QueryError::UnknownField`],
-/// [`QueryError::OutOfDomain`]) and ask [`QueryError::is_key_problem`];
+/// [`QueryError::IllTyped`], [`QueryError::OutOfDomain`]) and ask [`QueryError::is_key_problem`];
 /// new variants may come.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -41,6 +41,16 @@ pub enum QueryError {
         kind: &'static str,
         /// The name asked for.
         name: String,
+    },
+    /// A range or condition gives a field a value its type cannot hold.
+    #[error("the {what} on `{field}` does not fit its type: {message}")]
+    IllTyped {
+        /// `range` or `condition`.
+        what: &'static str,
+        /// The attribute or dimension.
+        field: String,
+        /// What does not fit.
+        message: String,
     },
     /// A range reaches outside a dimension's domain.
     #[error(

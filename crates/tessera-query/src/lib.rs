@@ -53,6 +53,8 @@ pub use tessera_cells::{
     Bounds, BoundsLookup, Column, Expr, FieldLookup, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS,
     VERSION_TIMESTAMPS,
 };
+/// The comparisons an [`Expr`] makes.
+pub use tessera_fragment::condition::CompareOp;
 pub use tessera_schema::Value;
 #[doc(hidden)]
 pub use tuning::Tuning;

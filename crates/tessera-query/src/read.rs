@@ -6,6 +6,7 @@ use crate::context::ReadContext;
 use crate::geometry::dense_grid;
 use crate::prune::Answered;
 use crate::request::ReadRequest;
+use crate::result::{ColumnBuilder, ReadResult};
 use crate::tuning::Tuning;
 use std::sync::Arc;
 use tessera_cells::Expr;
@@ -75,6 +76,38 @@ impl<'a> Read<'a> {
             delete_metadata: request.delete_metadata,
             answered: Arc::default(),
             context,
+        }
+    }
+
+    /// The read's result when it reads no cell: its columns (the
+    /// dimensions where they are returned, then the attributes selected,
+    /// in the order selected), each empty.
+    pub(crate) fn no_cells(&self) -> ReadResult {
+        let schema = &self.array.schema;
+        let column = |name: &str, is_dimension, datatype, cvn, nullable| {
+            ColumnBuilder::new(
+                &self.context,
+                name,
+                is_dimension,
+                datatype,
+                cvn,
+                nullable,
+                0,
+            )
+            .col
+        };
+        let dims = (schema.dimensions.iter())
+            .filter(|_| self.with_dimensions)
+            .map(|d| column(&d.name, true, d.datatype, d.cell_val_num, false));
+        let attrs: Vec<&tessera_schema::Attribute> = match &self.attributes {
+            Some(names) => names.iter().filter_map(|n| schema.attribute(n)).collect(),
+            None => schema.attributes.iter().collect(),
+        };
+        let attrs = (attrs.into_iter())
+            .map(|a| column(&a.name, false, a.datatype, a.cell_val_num, a.nullable));
+        ReadResult {
+            columns: dims.chain(attrs).collect(),
+            ..ReadResult::default()
         }
     }
 

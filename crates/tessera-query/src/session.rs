@@ -132,6 +132,12 @@ impl ReadSession {
     /// session was given one ([`ReadSession::context`]).
     pub fn batches(&self, request: &ReadRequest) -> Result<Batches, QueryError> {
         request.check(&self.array.schema)?;
+        self.checked_batches(request)
+    }
+
+    /// [`ReadSession::batches`] of a request its caller checked against
+    /// this array's schema ([`ReadRequest::check`]).
+    pub(crate) fn checked_batches(&self, request: &ReadRequest) -> Result<Batches, QueryError> {
         Batches::start(
             self.storage.clone(),
             self.array.clone(),
@@ -146,10 +152,11 @@ impl ReadSession {
     /// the array) has the read start again on the array opened anew
     /// ([`ReadSession::reopened`]), up to [`tessera_tile::storage::REOPENS`] times.
     pub fn execute(&self, request: &ReadRequest) -> Result<ReadResult, QueryError> {
+        request.check(&self.array.schema)?;
         let mut whole = request.clone();
         whole.budget = None;
         let once = |session: &ReadSession| {
-            session.batches(&whole)?.next().unwrap_or_else(|| {
+            session.checked_batches(&whole)?.next().unwrap_or_else(|| {
                 Err(QueryError::Invalid(
                     "internal error: a read in one batch gave none".into(),
                 ))

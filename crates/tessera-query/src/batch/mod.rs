@@ -107,6 +107,17 @@ pub struct Batches {
     prune: Option<DensePrune>,
     layout: Layout,
     failed: bool,
+    /// What the batches given so far held.
+    given: Given,
+}
+
+/// What a read's batches held so far: a read whose every piece is ruled
+/// out gives one batch of no cells, as a read of cells gives its cells.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Given {
+    Nothing,
+    Cells,
+    NoCells,
 }
 
 impl Batches {
@@ -126,6 +137,9 @@ impl Batches {
         }
         if let Some(piece) = self.last.take() {
             self.pieces.push_front(piece);
+        }
+        if self.given == Given::NoCells {
+            self.given = Given::Nothing;
         }
         self.failed = false;
     }
@@ -193,6 +207,7 @@ impl Batches {
             prune,
             layout,
             failed: false,
+            given: Given::Nothing,
         })
     }
 
@@ -516,13 +531,19 @@ impl Batches {
 
     /// The read of one piece.
     fn piece_read(&self, piece: Piece) -> Read<'_> {
+        let mut read = self.read();
+        read.ranges = piece;
+        read
+    }
+
+    /// The read of the request, over its ranges.
+    fn read(&self) -> Read<'_> {
         let mut read = Read::resolve(
             &*self.storage,
             &self.array,
             &self.request,
             self.context.clone(),
         );
-        read.ranges = piece;
         read.answered = self.answered.clone();
         read
     }
@@ -691,7 +712,13 @@ impl Iterator for Batches {
             return None;
         }
         if self.settled.is_empty() {
-            let settled = self.settle()?;
+            let Some(settled) = self.settle() else {
+                // Every piece ruled out: one batch of no cells.
+                return (self.given == Given::Nothing).then(|| {
+                    self.given = Given::NoCells;
+                    Ok(self.read().no_cells())
+                });
+            };
             self.settled.push_back(settled);
         }
         // This piece's tiles first, then the next pieces'.
@@ -706,6 +733,7 @@ impl Iterator for Batches {
             }
         };
         self.last = Some(piece.clone());
+        self.given = Given::Cells;
         let r = execute(self.piece_read(piece));
         if let Some(ahead) = &self.ahead {
             ahead.retire(settled.number);

@@ -71,6 +71,9 @@ enum State {
 struct Opening {
     array: Start,
     request: ReadRequest,
+    /// Whether `request` was checked against the array's schema: on the
+    /// first open, unless whoever built the decoder had checked it.
+    checked: bool,
     /// The buffers the read reuses, where the caller shares them.
     context: Option<Arc<ReadContext>>,
 }
@@ -87,8 +90,8 @@ enum Start {
 }
 
 impl Opening {
-    /// The read's batches over `storage`.
-    fn batches(&self, storage: Arc<dyn Storage>) -> Result<Batches, QueryError> {
+    /// The read's batches over `storage`, the request checked once.
+    fn batches(&mut self, storage: Arc<dyn Storage>) -> Result<Batches, QueryError> {
         let session = match &self.array {
             Start::Path(path, key) => ReadSession::open(storage, path, *key),
             Start::Open(array) => Ok(ReadSession::new(storage, array.clone())),
@@ -100,7 +103,11 @@ impl Opening {
             Some(c) => session.context(c.clone()),
             None => session,
         };
-        session.batches(&self.request)
+        if !self.checked {
+            self.request.check(&session.array().schema)?;
+            self.checked = true;
+        }
+        session.checked_batches(&self.request)
     }
 }
 
@@ -164,6 +171,7 @@ impl PushDecoder {
             start: Opening {
                 array,
                 request,
+                checked: false,
                 context: None,
             },
             given: false,
@@ -176,6 +184,13 @@ impl PushDecoder {
     /// [`ReadResult::recycle`] are filled again.
     pub fn context(mut self, context: Arc<ReadContext>) -> PushDecoder {
         self.start.context = Some(context);
+        self
+    }
+
+    /// Marks the request as checked against the array's schema already
+    /// (by the caller that built the decoder), so no attempt checks it.
+    pub(crate) fn request_checked(mut self) -> PushDecoder {
+        self.start.checked = true;
         self
     }
 

@@ -19,7 +19,7 @@ mod thread;
 
 pub use thread::BatchStream;
 
-use crate::arrow::{output_schema, Dictionaries};
+use crate::arrow::{fields_schema, Dictionaries};
 use crate::push::{decoded_on_pool, PushDecoder};
 use crate::{QueryError, ReadRequest, ReadResult, ReadSession};
 use arrow_array::RecordBatch;
@@ -36,7 +36,7 @@ pub const DEFAULT_BUDGET: u64 = 1 << 30;
 
 /// Starts `request` (in batches of its budget, by default 1 GiB) on a
 /// thread of its own; returns with the result's schema
-/// ([`output_schema`], known before any tile
+/// ([`output_schema`](crate::arrow::output_schema), known before any tile
 /// is read), or with the error that ended the read before its first batch
 /// (an unknown field, a range outside the domain). A read of no cells has
 /// its schema and no batch.
@@ -118,7 +118,8 @@ async fn on_pool(
     let conversion = crate::push::on_pool(move || Conversion::new(&s, &r)).await??;
     let schema = conversion.schema.clone();
     let ahead = ahead_bytes(&request);
-    let mut decoder = PushDecoder::for_array(session.array().clone(), request);
+    // Checked by the conversion.
+    let mut decoder = PushDecoder::for_array(session.array().clone(), request).request_checked();
     if let Some(c) = session.shared_context() {
         decoder = decoder.context(c.clone());
     }
@@ -168,7 +169,8 @@ impl Conversion {
             true => None,
             false => Some(Dictionaries::new(array, enumerations)?),
         };
-        let schema = SchemaRef::new(output_schema(array, request, enumerations)?);
+        let schema = fields_schema(array, request, dictionaries.as_ref(), enumerations);
+        let schema = SchemaRef::new(schema);
         Ok(Conversion {
             schema,
             dictionaries,

@@ -145,7 +145,8 @@ impl Worker {
                 return Ok(());
             }
         }
-        for b in session.batches(request)? {
+        // Checked by the conversion.
+        for b in session.checked_batches(request)? {
             let batch = conversion.batch(b?)?;
             self.sent_batch = true;
             if !self.send(Message::Batch(batch)) {

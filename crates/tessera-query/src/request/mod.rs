@@ -2,6 +2,8 @@
 //! arguments, a Python call, a SQL plan), cloned, sent to the thread or
 //! process where a [`ReadSession`](crate::ReadSession) runs it.
 
+mod check;
+
 use crate::tuning::Tuning;
 use crate::QueryError;
 use tessera_cells::Expr;
@@ -312,12 +314,18 @@ impl ReadRequest {
 
     /// Checks the request against `schema` before anything is read: every
     /// attribute it selects, dimension it ranges over, and field its
-    /// condition or prune condition names is the array's, or the error
-    /// names it. [`ReadSession::batches`](crate::ReadSession::batches)
-    /// (and every read through it) checks this first.
+    /// condition or prune condition names is the array's; every range
+    /// bound is of its dimension's kind (a number, or bytes for string
+    /// dimensions); and every value a condition compares a fixed-sized
+    /// number field with is as wide as its cells. Otherwise the error
+    /// names the field ([`QueryError::UnknownField`],
+    /// [`QueryError::IllTyped`]). Every read checks this as it is built
+    /// ([`ReadSession::batches`](crate::ReadSession::batches),
+    /// [`stream`](crate::stream::stream), aggregates), before a tile is read.
     ///
     /// ```
     /// use tessera_query::{Expr, QueryError, ReadRequest, ReadSession, Value};
+    /// use tessera_query::CompareOp;
     /// use tessera_tile::storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
@@ -326,33 +334,23 @@ impl ReadRequest {
     /// assert!(matches!(wrong.check(schema), Err(QueryError::UnknownField { kind: "dimension", .. })));
     /// // The read fails as it is built, before a tile is read.
     /// assert!(session.batches(&wrong).is_err());
+    /// // `i` holds 4-byte integers: an 8-byte value does not fit.
+    /// let i_above = |v: Vec<u8>| Expr::Compare { field: "i".into(), op: CompareOp::Gt, values: vec![v] };
+    /// let wide = ReadRequest::new().condition(i_above(5i64.to_le_bytes().to_vec()));
+    /// let e = wide.check(schema).unwrap_err();
+    /// assert!(matches!(&e, QueryError::IllTyped { what: "condition", field, .. } if field == "i"));
+    /// assert!(ReadRequest::new().condition(i_above(5i32.to_le_bytes().to_vec())).check(schema).is_ok());
+    /// // `x` is an integer dimension: a string bound does not fit.
+    /// let text = ReadRequest::new().range("x", Value::Bytes(b"a".to_vec()), Value::Bytes(b"b".to_vec()));
+    /// assert!(matches!(text.check(schema), Err(QueryError::IllTyped { what: "range", .. })));
     /// ```
     pub fn check(&self, schema: &ArraySchema) -> Result<(), QueryError> {
-        let unknown = |kind, name: &str| QueryError::UnknownField {
-            kind,
-            name: name.to_owned(),
-        };
-        for a in self.attributes.iter().flatten() {
-            if schema.attribute(a).is_none() {
-                return Err(unknown("attribute", a));
-            }
-        }
-        for (d, _, _) in &self.ranges {
-            if schema.dimension(d).is_none() {
-                return Err(unknown("dimension", d));
-            }
-        }
-        let mut named = Vec::new();
+        check::attributes(self.attributes.as_deref().unwrap_or_default(), schema)?;
+        check::ranges(&self.ranges, schema)?;
         for c in self.condition.iter().chain(&self.prune) {
-            c.fields(&mut named);
+            check::condition(c, schema)?;
         }
-        match named
-            .iter()
-            .find(|n| schema.attribute(n).is_none() && schema.dimension(n).is_none())
-        {
-            Some(n) => Err(unknown("field", n)),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// The attributes selected (`None`: all).
