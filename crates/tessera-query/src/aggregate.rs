@@ -310,12 +310,15 @@ pub(crate) fn aggregate(
         cells_decoded: 0,
     };
     // Metadata first: what it answers is left out of the decoding read.
-    let answered = match !schema.is_dense() && read.condition.is_none() {
+    let answered = match !schema.is_dense() && read.request.condition.is_none() {
         true => answer_from_metadata(&read, &schema, &mut tally, &mut out)?,
         false => vec![Answered::Nothing; array.fragments.len()],
     };
     // The rest: decode.
-    let dense_condition = schema.is_dense().then(|| read.condition.clone()).flatten();
+    let dense_condition = schema
+        .is_dense()
+        .then(|| read.request.condition.clone())
+        .flatten();
     let mut read_fields = tally.names.clone();
     if let Some(c) = &dense_condition {
         c.fields(&mut read_fields);

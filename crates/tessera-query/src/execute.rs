@@ -24,7 +24,7 @@ pub(crate) fn execute(read: Read<'_>) -> Result<ReadResult, QueryError> {
         SparseReader::new(&read).run(&schema, &attrs, layout)?
     };
     r.context = Some(read.context.clone());
-    if read.enumeration_values {
+    if read.request.enumeration_values {
         crate::enumeration::apply(read.storage, read.array, &read.context, r)
     } else {
         Ok(r)

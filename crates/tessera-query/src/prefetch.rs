@@ -11,7 +11,7 @@ use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
 
 /// The attributes the read returns: those asked for, or every one.
 pub(crate) fn returned_attributes<'a>(read: &Read<'a>) -> Vec<String> {
-    match &read.attributes {
+    match &read.request.attributes {
         Some(a) => a.clone(),
         None => (read.array.schema.attributes.iter())
             .map(|a| a.name.clone())
@@ -27,22 +27,23 @@ pub(crate) fn fetch_metadata<'a>(read: &Read<'a>, attrs: &[String]) {
         return;
     }
     let mut fields = attrs.to_vec();
-    if let Some(c) = &read.condition {
+    if let Some(c) = &read.request.condition {
         c.fields(&mut fields);
     }
     for d in &read.array.delete_conditions {
         Expr::from_stored(&d.condition).fields(&mut fields);
     }
     // The attributes a pruning condition reads tile metadata of.
-    let pruned: Option<Vec<String>> =
-        read.condition
-            .as_ref()
-            .filter(|_| read.tuning.prune)
-            .map(|c| {
-                let mut named = Vec::new();
-                c.fields(&mut named);
-                named
-            });
+    let pruned: Option<Vec<String>> = read
+        .request
+        .condition
+        .as_ref()
+        .filter(|_| read.request.tuning.prune)
+        .map(|c| {
+            let mut named = Vec::new();
+            c.fields(&mut named);
+            named
+        });
     let (fields, pruned) = (&fields, pruned.as_deref());
     let wants: Vec<(&FragmentMetadata, SectionWants)> = read
         .array

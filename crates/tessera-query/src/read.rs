@@ -7,9 +7,7 @@ use crate::geometry::dense_grid;
 use crate::prune::Answered;
 use crate::request::ReadRequest;
 use crate::result::{ColumnBuilder, ReadResult};
-use crate::tuning::Tuning;
 use std::sync::Arc;
-use tessera_cells::Expr;
 use tessera_filters::pipeline::FilterPipeline;
 use tessera_fragment::OpenArray;
 use tessera_schema::Value;
@@ -17,28 +15,20 @@ use tessera_tile::storage::Storage;
 
 use tessera_tile::Layout;
 
-/// One read of an opened array as the readers run it: a
-/// [`ReadRequest`]'s settings with its ranges resolved to the array's
-/// dimensions, the storage and array borrowed from the session, and the
+/// One read of an opened array as the readers run it: the request, its
+/// ranges resolved to the array's dimensions (those of the piece a batch
+/// reads), the storage and array borrowed from the session, and the
 /// buffers the read reuses. The readers (`dense/`, `sparse/`) take it;
 /// `execute::execute` sends it to one of them.
 #[derive(Clone)]
 pub(crate) struct Read<'a> {
     pub(crate) storage: &'a dyn Storage,
     pub(crate) array: &'a OpenArray,
-    pub(crate) attributes: Option<Vec<String>>,
+    /// What the read returns and how it runs, checked against the array
+    /// ([`ReadRequest::check`]); its ranges are `ranges`.
+    pub(crate) request: &'a ReadRequest,
+    /// The ranges read, per dimension (none: the whole dimension).
     pub(crate) ranges: Vec<Vec<(Value, Value)>>,
-    pub(crate) layout: Option<Layout>,
-    pub(crate) condition: Option<Expr>,
-    pub(crate) with_dimensions: bool,
-    /// How the read runs (not what it returns).
-    pub(crate) tuning: Tuning,
-    pub(crate) enumeration_values: bool,
-    pub(crate) coordinate_grid: bool,
-    /// Every version of each cell, with its timestamp (sparse arrays).
-    pub(crate) versions: bool,
-    /// Deleted versions kept, with when and by which commit (sparse arrays).
-    pub(crate) delete_metadata: bool,
     /// Per fragment, what aggregates answered from metadata (left unread).
     pub(crate) answered: Arc<Vec<Answered>>,
     /// The buffers this read reuses.
@@ -51,7 +41,7 @@ impl<'a> Read<'a> {
     pub(crate) fn resolve(
         storage: &'a dyn Storage,
         array: &'a OpenArray,
-        request: &ReadRequest,
+        request: &'a ReadRequest,
         context: Arc<ReadContext>,
     ) -> Self {
         let dims = &array.schema.dimensions;
@@ -64,16 +54,8 @@ impl<'a> Read<'a> {
         Read {
             storage,
             array,
-            attributes: request.attributes.clone(),
+            request,
             ranges,
-            layout: request.layout,
-            condition: request.condition.clone(),
-            with_dimensions: request.dimensions,
-            tuning: request.tuning,
-            enumeration_values: request.enumeration_values,
-            coordinate_grid: request.coordinate_grid,
-            versions: request.versions,
-            delete_metadata: request.delete_metadata,
             answered: Arc::default(),
             context,
         }
@@ -97,9 +79,9 @@ impl<'a> Read<'a> {
             .col
         };
         let dims = (schema.dimensions.iter())
-            .filter(|_| self.with_dimensions)
+            .filter(|_| self.request.dimensions)
             .map(|d| column(&d.name, true, d.datatype, d.cell_val_num, false));
-        let attrs: Vec<&tessera_schema::Attribute> = match &self.attributes {
+        let attrs: Vec<&tessera_schema::Attribute> = match &self.request.attributes {
             Some(names) => names.iter().filter_map(|n| schema.attribute(n)).collect(),
             None => schema.attributes.iter().collect(),
         };
@@ -113,18 +95,20 @@ impl<'a> Read<'a> {
 
     /// The layout asked for, or the default: row-major for dense, unordered for sparse.
     pub(crate) fn resolved_layout(&self) -> Layout {
-        self.layout.unwrap_or(if self.array.schema.is_dense() {
-            Layout::RowMajor
-        } else {
-            Layout::Unordered
-        })
+        self.request
+            .layout
+            .unwrap_or(if self.array.schema.is_dense() {
+                Layout::RowMajor
+            } else {
+                Layout::Unordered
+            })
     }
 
     /// Whether a dense read of this query describes its coordinates by a
     /// grid instead of building them ([`ReadRequest::coordinate_grid`]).
     pub(crate) fn describes_coordinates(&self) -> bool {
-        self.coordinate_grid
-            && self.condition.is_none()
+        self.request.coordinate_grid
+            && self.request.condition.is_none()
             && matches!(self.resolved_layout(), Layout::RowMajor | Layout::ColMajor)
     }
 
@@ -143,13 +127,13 @@ impl<'a> Read<'a> {
         var: bool,
         tile_bytes: u64,
     ) -> bool {
-        self.tuning.direct
+        self.request.tuning.direct
             && !self.storage.prefers_batches()
             && self.array.key.is_none()
             && filters.filters.is_empty()
             && !nullable
             && !var
-            && tile_bytes >= self.tuning.direct_tile_bytes
+            && tile_bytes >= self.request.tuning.direct_tile_bytes
     }
 
     /// Which attributes (by index in the array schema) a dense read of this
@@ -164,7 +148,8 @@ impl<'a> Read<'a> {
             .map(|j| dense_grid(schema, j).map_or(0, |g| g.ext as u64))
             .fold(1u64, u64::saturating_mul);
         let selected = |a: &&tessera_schema::Attribute| {
-            self.attributes
+            self.request
+                .attributes
                 .as_ref()
                 .is_none_or(|names| names.contains(&a.name))
         };

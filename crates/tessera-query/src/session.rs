@@ -240,7 +240,8 @@ impl ReadSession {
     /// ```
     pub fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
         let context = self.context_for(&ReadRequest::new());
-        let read = Read::resolve(&*self.storage, &self.array, &ReadRequest::new(), context);
+        let whole = ReadRequest::new();
+        let read = Read::resolve(&*self.storage, &self.array, &whole, context);
         field_bounds(&read, name)
     }
 

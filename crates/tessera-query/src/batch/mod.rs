@@ -596,7 +596,7 @@ impl Batches {
 /// stores them).
 fn cell_bytes<'a>(read: &Read<'a>) -> Result<(f64, f64), QueryError> {
     let schema = &read.array.schema;
-    let attrs: Vec<usize> = match &read.attributes {
+    let attrs: Vec<usize> = match &read.request.attributes {
         Some(names) => names
             .iter()
             .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
@@ -607,7 +607,7 @@ fn cell_bytes<'a>(read: &Read<'a>) -> Result<(f64, f64), QueryError> {
     let dense = schema.is_dense();
     // Dense coordinates are computed, not decoded, and take no result
     // memory where a grid describes them.
-    if !dense || (read.with_dimensions && !read.describes_coordinates()) {
+    if !dense || (read.request.dimensions && !read.describes_coordinates()) {
         fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
     }
     let in_place = read.places_unfiltered();

@@ -108,7 +108,7 @@ impl FieldPlan {
             .zip(outs)
             .map(|((s, &u), o)| {
                 runs && apart
-                    && query.tuning.direct
+                    && query.request.tuning.direct
                     && !u
                     && o.validity.is_none()
                     && s.as_ref().is_some_and(|s| !s.nullable)
@@ -172,7 +172,7 @@ impl<'r> FragmentPlacer<'r> {
             .iter()
             .map(|s| (s.cell_size() + s.nullable as u64) * sub.cells_per_tile())
             .sum();
-        let (bands, banded) = find_bands(&tiles, per_tile, query.tuning.dense_band_bytes);
+        let (bands, banded) = find_bands(&tiles, per_tile, query.request.tuning.dense_band_bytes);
         FragmentPlacer {
             query,
             attributes,
@@ -387,7 +387,7 @@ impl<'r> FragmentPlacer<'r> {
             // Every field is in its place already.
             return Ok(());
         }
-        if !(band.banded && rows > 1 && self.query.tuning.dense_band_bytes != u64::MAX) {
+        if !(band.banded && rows > 1 && self.query.request.tuning.dense_band_bytes != u64::MAX) {
             return keep_files_open(|| self.place_tiles(decoded, outs, first, None));
         }
         let p_first = (first / s_slow) as u64;

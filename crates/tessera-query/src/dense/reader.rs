@@ -64,7 +64,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         }
         // Fragments waiting to be placed at once: their bands fill regions
         // of the result apart from each other's.
-        let at_once = self.read.tuning.dense_band_bytes != u64::MAX;
+        let at_once = self.read.request.tuning.dense_band_bytes != u64::MAX;
         let mut waiting = Waiting::default();
         for (k, &fi) in fragments.order.iter().enumerate() {
             let frag = &self.read.array.fragments[fi];
@@ -93,13 +93,13 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             cell_count: sub.cells,
             ..ReadResult::default()
         };
-        if self.read.with_dimensions {
+        if self.read.request.dimensions {
             self.dimension_columns(schema, &sub, &mut result);
         }
         let columns =
             super::assemble::attribute_columns(schema, attrs, &mut outs, &bufs, sub.cells);
         result.columns.extend(columns);
-        if let Some(c) = &self.read.condition {
+        if let Some(c) = &self.read.request.condition {
             // Dense reads keep every cell; cells failing the condition read
             // as fill values, as in libtiledb.
             result = super::assemble::fill_unmatched(&self.read.context, result, c, schema);
@@ -123,7 +123,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         ned: &'s [(i128, i128)],
         sub: &'s DenseSubarray,
     ) -> Option<FragmentTiles<'s>> {
-        let later = match self.read.tuning.skip_overwritten {
+        let later = match self.read.request.tuning.skip_overwritten {
             true => fragments.later_meeting(k, ned, sub),
             false => Vec::new(),
         };

@@ -39,7 +39,7 @@ pub(crate) fn per_fragment<'a, T: Send>(
 /// How many fragments [`per_fragment`] reads at once.
 fn fragments_at_once<'a>(read: &Read<'a>) -> usize {
     match read.storage.prefers_batches() {
-        true => read.tuning.fragments_in_flight.max(1),
+        true => read.request.tuning.fragments_in_flight.max(1),
         false => 1,
     }
 }

@@ -307,7 +307,7 @@ pub(crate) fn sparse_picked<'a>(
     let (wanted, own, cond_fields) = (&plan.wanted, &plan.own, &plan.cond_fields);
     let dims = &schema.dimensions;
     let nd = dims.len();
-    let condition = read.condition.as_ref().map(|c| {
+    let condition = read.request.condition.as_ref().map(|c| {
         c.compile(&|name: &str| {
             if let Some(j) = dims.iter().position(|d| d.name == name) {
                 return Some((j, dims[j].datatype));
@@ -416,7 +416,7 @@ fn tile_picker<'a, 'r>(
         .map(|j| DimRanges::new(&read.ranges[j], schema_dims[j].datatype))
         .collect();
     let mut named = Vec::new();
-    if let Some(c) = &read.condition {
+    if let Some(c) = &read.request.condition {
         c.fields(&mut named);
     }
     let dim_used: Vec<bool> = (0..schema_dims.len())

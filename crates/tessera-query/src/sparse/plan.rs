@@ -38,11 +38,12 @@ pub(crate) fn direct_plan<'a>(
         !f.footer.dense
             && !f.footer.has_timestamps
             && !f.footer.has_delete_meta
-            && (!read.with_dimensions || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
+            && (!read.request.dimensions
+                || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
     };
     // A condition is a filter on each cell alone here (nothing to
     // deduplicate), tested while cells are picked.
-    let cond_fields: Vec<String> = match &read.condition {
+    let cond_fields: Vec<String> = match &read.request.condition {
         Some(c) => {
             let mut names = Vec::new();
             c.fields(&mut names);
@@ -53,7 +54,7 @@ pub(crate) fn direct_plan<'a>(
     };
     let has_cond_fields =
         |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
-    if !read.tuning.direct
+    if !read.request.tuning.direct
         || !in_stored_order
         || !read.array.delete_conditions.is_empty()
         || !frags.iter().all(|f| plain(f) && has_cond_fields(f))
@@ -62,7 +63,7 @@ pub(crate) fn direct_plan<'a>(
         return None;
     }
     let mut wanted: Vec<Field> = Vec::new();
-    if read.with_dimensions {
+    if read.request.dimensions {
         wanted.extend((0..schema.dimensions.len()).map(Field::Dimension));
     }
     for a in attrs {

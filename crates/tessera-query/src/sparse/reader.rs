@@ -61,14 +61,15 @@ impl<'r, 'a> SparseReader<'r, 'a> {
             // No cell shadows another here.
             let prune = self
                 .read
+                .request
                 .condition
                 .as_ref()
-                .filter(|_| self.read.tuning.prune);
+                .filter(|_| self.read.request.tuning.prune);
             let mine = pruned_hits(self.read, fi, frag, prune.map(|c| (c, None)))?;
             hits.extend(mine.into_iter().map(|(t, inside)| (fi, t, inside)));
         }
         // With a condition, every tile's cells are picked.
-        if self.read.condition.is_none() && hits.iter().all(|h| h.2) {
+        if self.read.request.condition.is_none() && hits.iter().all(|h| h.2) {
             return sparse_whole(self.read, schema, &hits, &plan).map(Some);
         }
         match self.coordinates_split() {
@@ -90,7 +91,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// tiles it returns whole are held (batches estimate from this).
     pub(crate) fn picks_cut_tiles(&self, schema: &ArraySchema, attrs: &[String]) -> bool {
         let layout = self.read.resolved_layout();
-        !self.read.versions
+        !self.read.request.versions
             && direct_plan(self.read, schema, attrs, layout).is_some()
             && self.coordinates_split()
     }
@@ -105,7 +106,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         attrs: &[String],
         layout: Layout,
     ) -> Result<ReadResult, QueryError> {
-        if !self.read.versions {
+        if !self.read.request.versions {
             if let Some(r) = self.direct(schema, attrs, layout)? {
                 return Ok(r);
             }
@@ -126,11 +127,21 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         let fragments = &self.read.array.fragments;
         let versions = fragments.iter().any(|f| f.footer.has_timestamps);
         let single = fragments.len() <= 1 && (schema.allows_dups || !versions);
-        let access = CellFields::new(schema, &fields, self.read.condition.as_ref(), fragments);
-        let condition = self.read.condition.as_ref().map(|c| access.compile(c));
+        let access = CellFields::new(
+            schema,
+            &fields,
+            self.read.request.condition.as_ref(),
+            fragments,
+        );
+        let condition = self
+            .read
+            .request
+            .condition
+            .as_ref()
+            .map(|c| access.compile(c));
         // Without deduplication the condition is a filter on each cell
         // alone: apply it per tile, before any cell reference is made.
-        let dedup = !schema.allows_dups && !single && !self.read.versions;
+        let dedup = !schema.allows_dups && !single && !self.read.request.versions;
         if let (Some(cond), false) = (&condition, dedup) {
             access.filter_tiles(cond, &mut tiles);
         }
@@ -149,7 +160,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         // newest version of a cell does not bring back an older one. With
         // delete metadata asked for, deleted versions stay, marked below.
         let commits = DeleteCommits::new(&deletes, &access, fragments, self.read.storage)?;
-        if !self.read.delete_metadata {
+        if !self.read.request.delete_metadata {
             refs.retain(|r| !self.deleted(&tiles, r));
             commits.retain(&access, &tiles, &mut refs);
         }
@@ -162,12 +173,12 @@ impl<'r, 'a> SparseReader<'r, 'a> {
             refs = order.sort(refs, schema, layout, single);
         }
         let mut result = self.sparse_columns(schema, attrs, &fields, &tiles, &refs);
-        if self.read.versions {
+        if self.read.request.versions {
             result
                 .columns
                 .push(u64_column(VERSION_TIMESTAMPS, refs.iter().map(|r| r.2)));
         }
-        if self.read.delete_metadata {
+        if self.read.request.delete_metadata {
             let marks = commits.marks(&access, &tiles, &refs);
             result
                 .columns
@@ -189,7 +200,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         deletes: &[DeleteCommit],
     ) -> Result<Vec<String>, QueryError> {
         let mut extra = Vec::new();
-        if let Some(c) = &self.read.condition {
+        if let Some(c) = &self.read.request.condition {
             c.fields(&mut extra);
         }
         for (_, _, e) in deletes {
@@ -216,9 +227,10 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     fn touched_tiles(&self, fields: &[String]) -> Result<Vec<TileCells>, QueryError> {
         let pruning = self
             .read
+            .request
             .condition
             .as_ref()
-            .filter(|_| self.read.tuning.prune)
+            .filter(|_| self.read.request.tuning.prune)
             .map(|c| (c, crate::prune::Shadows::new(self.read.array)));
         let prune_by = pruning.as_ref().map(|(c, s)| (*c, s));
         if let Some(frag) = self.read.array.fragments.iter().find(|f| f.footer.dense) {
@@ -307,7 +319,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         let dims = &schema.dimensions;
         // None: dimension j; Some(k): field k.
         let mut wanted: Vec<Option<usize>> = Vec::new();
-        if self.read.with_dimensions {
+        if self.read.request.dimensions {
             wanted.extend((0..dims.len()).map(|_| None));
         }
         wanted.extend(

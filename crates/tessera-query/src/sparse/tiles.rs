@@ -73,7 +73,7 @@ pub(crate) fn sparse_tiles<'a>(
         .footer
         .has_delete_meta
         .then(|| FieldSpec::of(frag, Field::DeleteTimestamps));
-    let dci_spec = (frag.footer.has_delete_meta && read.delete_metadata)
+    let dci_spec = (frag.footer.has_delete_meta && read.request.delete_metadata)
         .then(|| FieldSpec::of(frag, Field::DeleteConditionIndex));
     // Coordinates first, in runs of neighbouring tiles; then the other
     // fields of just the tiles with cells inside the subarray.
