@@ -290,11 +290,13 @@ fn cases(d: &Data) -> Vec<Case<'_>> {
         .collect()
 }
 
+/// As a read runs the pipeline: codec contexts reused from chunk to chunk.
 fn context(cell_size: u64, parallel: bool) -> TileContext {
     TileContext {
         parallel,
         ..TileContext::new(FormatVersion::new(22), cell_size)
     }
+    .reusing(std::sync::Arc::new(tessera_filters::Reuse::default()))
 }
 
 fn cell_size(p: &FilterPipeline) -> u64 {

@@ -6,6 +6,7 @@
 use crate::chunk_metadata::{string_encoding, DataParts, StringCodes};
 use crate::filters::{dictionary, rle, ChunkCx, FilterKind};
 use crate::pipeline::{FilterPipeline, TileContext};
+use crate::reuse::Reuse;
 use crate::FilterError;
 use rayon::prelude::*;
 use tessera_tile::parse::parse;
@@ -164,22 +165,13 @@ impl<'t> TileDecoder<'t> {
                     }
                     run(dst)
                 }
-                ChunkTarget::Scratch(d) => {
-                    let mut own = Vec::new();
-                    SCRATCH.with(|kept| {
-                        // The thread's buffer, unless the chunk is large or the
-                        // buffer is in use (a nested call on this thread).
-                        let mut kept = kept.try_borrow_mut().ok().filter(|_| len <= SCRATCH_KEEP);
-                        let buf = kept.as_deref_mut().unwrap_or(&mut own);
-                        // Old bytes stay (the chunk is decoded over them).
-                        if buf.len() < len {
-                            buf.resize(len, 0);
-                        }
-                        run(&mut buf[..len])?;
-                        place(d, &buf[..len]);
-                        Ok(())
-                    })
-                }
+                // A scratch buffer the caller's reuse keeps (old bytes stay:
+                // the chunk is decoded over them).
+                ChunkTarget::Scratch(d) => Reuse::scratch(ctx.reuse.as_deref(), len, |buf| {
+                    run(buf)?;
+                    place(d, buf);
+                    Ok(())
+                }),
             }
         };
         if ctx.parallel && work.len() > 1 {
@@ -326,17 +318,10 @@ pub enum ChunkTarget<'a, D> {
     Skip,
     /// The chunk's bytes go whole into this slice (the chunk's length).
     Into(&'a mut [u8]),
-    /// The chunk is decoded into a scratch buffer and handed to `place`
+    /// The chunk is decoded into a scratch buffer (kept for the next by
+    /// the context's [`Reuse`], where it has one) and handed to `place`
     /// with this.
     Scratch(D),
-}
-
-/// Chunks of at most this size are decoded into a buffer each thread keeps;
-/// larger ones (tiles written unchunked) into a buffer of their own.
-const SCRATCH_KEEP: usize = 1 << 20;
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn parse_chunks(tile: &[u8], ctx: &TileContext) -> Result<ChunkList, FilterError> {

@@ -54,7 +54,10 @@ pub fn read_generic_tile(
         file_offset + at as u64,
         tessera_tile::parse::bytes("tile data", header.persisted_size),
     )?;
-    let ctx = TileContext::new(header.version, header.cell_size).expect_size(header.tile_size);
+    // The tile's chunks share codec contexts; nothing outlives the call.
+    let ctx = TileContext::new(header.version, header.cell_size)
+        .expect_size(header.tile_size)
+        .reusing(Default::default());
     let data = crate::TileDecoder::new(&pipeline, tile, &ctx)?.decode()?;
     Ok(GenericTile {
         stored_size: header.size() + header.persisted_size,
@@ -75,7 +78,7 @@ pub fn write_generic_tile(
     } else {
         pipeline.clone()
     };
-    let ctx = TileContext::new(version, 1);
+    let ctx = TileContext::new(version, 1).reusing(Default::default());
     let tile = crate::TileEncoder::new(&run, &ctx).encode(data)?;
     let mut fp = Vec::new();
     run.serialize(&mut fp, version);

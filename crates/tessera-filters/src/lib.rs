@@ -35,6 +35,7 @@ pub mod gates;
 pub mod generic;
 mod key;
 pub mod pipeline;
+mod reuse;
 
 pub use decoder::{ChunkFilter, ChunkTarget, TileDecoder};
 pub use encoder::TileEncoder;
@@ -43,6 +44,7 @@ pub use filters::{Filter, FilterKind, FilterType};
 pub use generic::{read_generic_tile, write_generic_tile};
 pub use key::EncryptionKey;
 pub use pipeline::{FilterPipeline, TileContext};
+pub use reuse::Reuse;
 
 /// Helpers shared by the fuzz targets and the known-bad-input tests.
 #[doc(hidden)]

@@ -4,8 +4,10 @@
 
 use crate::filters::{filter, ChunkCx, Filter, FilterKind, FilterType};
 use crate::gates::{self, LibtiledbRelease};
+use crate::reuse::Reuse;
 use crate::{EncryptionKey, FilterError};
 use serde::Serialize;
+use std::sync::Arc;
 use tessera_tile::parse::{fits, parse, u32_le, within, PResult};
 use tessera_tile::{Datatype, FormatVersion};
 
@@ -117,6 +119,9 @@ pub struct TileContext {
     /// The libtiledb release whose writer the forward pipeline matches
     /// byte for byte where writers of one format version differ.
     pub writer: LibtiledbRelease,
+    /// Codec contexts and scratch buffers the chunks reuse (none: each
+    /// chunk sets up its own).
+    pub reuse: Option<Arc<Reuse>>,
 }
 
 /// libtiledb's writer cuts tiles into chunks of this size (its constant
@@ -141,7 +146,15 @@ impl TileContext {
             max_tile_size: DEFAULT_MAX_TILE_SIZE,
             writer_chunk_size: WRITER_CHUNK_SIZE,
             writer: LibtiledbRelease::LATEST,
+            reuse: None,
         }
+    }
+
+    /// Has the chunks reuse the codec contexts and scratch buffers of
+    /// `reuse`, which its holder (a read, a write) keeps between tiles.
+    pub fn reusing(mut self, reuse: Arc<Reuse>) -> TileContext {
+        self.reuse = Some(reuse);
+        self
     }
 
     /// Filters forward as libtiledb `release` wrote (default:
@@ -180,7 +193,7 @@ impl TileContext {
             // Intermediate buffers never exceed the chunk's final size by more
             // than the filters' own metadata.
             max_alloc: original_len as u64 + (1 << 20),
-            _marker: std::marker::PhantomData,
+            reuse: self.reuse.as_deref(),
         }
     }
 }

@@ -7,6 +7,7 @@ tessera_module_order::test!(
     "gates",
     "key",
     "chunk_metadata",
+    "reuse",
     "filters",
     "pipeline",
     "decoder",

@@ -10,7 +10,8 @@
 //! never shrinks another's pools.
 
 use rayon::prelude::*;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use tessera_filters::Reuse;
 
 /// Buffers handed back for later use, bounded in count and bytes.
 pub(crate) struct BufferPool {
@@ -108,8 +109,9 @@ const TILE_POOL_BYTES: usize = 32 << 20;
 const RESULT_POOL_BYTES: usize = 1 << 30;
 
 /// The buffers reads reuse: read buffers of finished runs of tiles,
-/// decoded tiles a reader is done with, and result buffers a caller hands
-/// back ([`crate::ReadResult::recycle`]). Safe to share between threads
+/// decoded tiles a reader is done with, result buffers a caller hands
+/// back ([`crate::ReadResult::recycle`]), and the codec contexts and
+/// chunk scratch buffers of tile decoding ([`tessera_filters::Reuse`]). Safe to share between threads
 /// and reads.
 ///
 /// ```
@@ -129,6 +131,8 @@ pub struct ReadContext {
     pub(crate) tiles: BufferPool,
     pub(crate) results: BufferPool,
     pub(crate) scratch: ScratchSets,
+    /// Codec contexts and chunk scratch buffers decoding tiles reuses.
+    pub(crate) codecs: Arc<Reuse>,
 }
 
 impl Default for ReadContext {
@@ -151,12 +155,13 @@ impl std::fmt::Debug for ReadContext {
 impl ReadContext {
     /// A context with the default bounds: up to 96 MiB of read, decoded
     /// tile and scratch buffers, and 1 GiB of recycled results.
-    pub const fn new() -> ReadContext {
+    pub fn new() -> ReadContext {
         ReadContext {
             read: BufferPool::new(8, READ_POOL_BYTES),
             tiles: BufferPool::new(64, TILE_POOL_BYTES),
             results: BufferPool::new(16, RESULT_POOL_BYTES),
             scratch: ScratchSets::new(TILE_POOL_BYTES),
+            codecs: Arc::default(),
         }
     }
 
@@ -171,6 +176,7 @@ impl ReadContext {
             tiles: BufferPool::new(64, TILE_POOL_BYTES.min(share(16))),
             results: BufferPool::new(16, RESULT_POOL_BYTES.min(share(2))),
             scratch: ScratchSets::new(TILE_POOL_BYTES.min(share(16))),
+            codecs: Arc::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 
 use super::{parts::check_alloc, ChunkCx, Filter, FilterKind};
 use crate::chunk_metadata::{compression, CompressedPart, CompressionMetadata, DataParts};
+use crate::reuse::Reuse;
 use crate::FilterError;
 use std::io::Read;
 use tessera_tile::parse::parse;
@@ -28,18 +29,6 @@ fn codec_type(f: &Filter) -> Datatype {
         } => *t,
         _ => f.input_type,
     }
-}
-
-thread_local! {
-    static ZSTD: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
-    // Likewise for zlib: a stream decoder allocates and clears its state and
-    // a 32 KiB read buffer, more than a small generic tile holds, and array
-    // opens decode dozens of those.
-    static ZLIB: std::cell::RefCell<Option<flate2::Decompress>> = const { std::cell::RefCell::new(None) };
-    // And one zstd compression context per thread, at the level it last
-    // compressed with: a new one per 64 KiB chunk allocates and clears its
-    // tables each time.
-    static ZSTD_OUT: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Reverses a compression filter.
@@ -110,10 +99,7 @@ fn decompress(
     let expect = out.len();
     let got = match &f.kind {
         // libtiledb's GZip uses zlib's deflate (a zlib stream, not gzip framing).
-        FilterKind::Gzip { .. } => ZLIB.with(|cell| -> Result<usize, FilterError> {
-            let mut slot = cell.borrow_mut();
-            let d = slot.get_or_insert_with(|| flate2::Decompress::new(true));
-            d.reset(true);
+        FilterKind::Gzip { .. } => Reuse::zlib_in(cx.reuse, |d| -> Result<usize, FilterError> {
             let status = d
                 .decompress(input, out, flate2::FlushDecompress::Finish)
                 .map_err(|e| err(e.to_string()))?;
@@ -129,17 +115,10 @@ fn decompress(
                 ))),
             }
         })?,
-        FilterKind::Zstd { .. } => ZSTD.with(|cell| -> Result<usize, FilterError> {
-            // One decompression context per thread: creating one per chunk
-            // costs as much as decoding a 64 KiB chunk.
-            let mut slot = cell.borrow_mut();
-            if slot.is_none() {
-                *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| err(e.to_string()))?);
-            }
-            let d = slot.as_mut().expect("set above");
-            d.decompress_to_buffer(input, out)
-                .map_err(|e| err(e.to_string()))
-        })?,
+        // A decompression context reused: creating one per chunk costs as
+        // much as decoding a 64 KiB chunk.
+        FilterKind::Zstd { .. } => Reuse::zstd_in(cx.reuse, |d| d.decompress_to_buffer(input, out))
+            .map_err(|e| err(e.to_string()))?,
         FilterKind::Lz4 { .. } => {
             // A raw LZ4 block (no size prefix); its size is the part's.
             let n = i32::try_from(expect)
@@ -206,15 +185,10 @@ fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, Filte
             e.write_all(input).map_err(|e| err(e.to_string()))?;
             e.finish().map_err(|e| err(e.to_string()))?
         }
-        FilterKind::Zstd { level } => ZSTD_OUT.with(|cell| -> Result<Vec<u8>, FilterError> {
-            let mut slot = cell.borrow_mut();
-            if slot.as_ref().is_none_or(|(l, _)| l != level) {
-                let c = zstd::bulk::Compressor::new(*level).map_err(|e| err(e.to_string()))?;
-                *slot = Some((*level, c));
-            }
-            let (_, c) = slot.as_mut().expect("set above");
-            c.compress(input).map_err(|e| err(e.to_string()))
-        })?,
+        // A compression context reused at its level: a new one per 64 KiB
+        // chunk allocates and clears its tables each time.
+        FilterKind::Zstd { level } => Reuse::zstd_out(cx.reuse, *level, |c| c.compress(input))
+            .map_err(|e| err(e.to_string()))?,
         FilterKind::Lz4 { .. } => {
             // LZ4_compress_default, as libtiledb calls it; no size prefix.
             lz4::block::compress(input, None, false).map_err(|e| err(e.to_string()))?
@@ -240,21 +214,23 @@ mod tests {
     use crate::gates::LibtiledbRelease;
     use tessera_tile::FormatVersion;
 
-    fn cx() -> ChunkCx<'static> {
+    fn cx(reuse: Option<&Reuse>) -> ChunkCx<'_> {
         ChunkCx {
             version: FormatVersion::new(22),
             writer: LibtiledbRelease::LATEST,
             cell_size: 1,
             chunk: 3,
             max_alloc: 1 << 20,
-            _marker: std::marker::PhantomData,
+            reuse,
         }
     }
 
-    /// The zlib decoder each thread reuses must check the stream's size
-    /// both ways and start afresh after a failure.
+    /// The zlib decoder a read reuses must check the stream's size both
+    /// ways and start afresh after a failure.
     #[test]
     fn zlib_streams_must_hold_exactly_the_expected_bytes() {
+        let reuse = Reuse::default();
+        let cx = || cx(Some(&reuse));
         let gzip = Filter::new(FilterKind::Gzip { level: 6 }, Datatype::UInt8);
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let packed = compress(&gzip, &data, &cx()).unwrap();
@@ -279,7 +255,7 @@ mod tests {
         assert!(e.to_string().contains("of the expected 10000"), "{e}");
         assert!(decompress(&gzip, b"not zlib", &mut out, &cx()).is_err());
 
-        // After the failures, the same thread's decoder works again.
+        // After the failures, the decoder kept works again.
         out.fill(0);
         decompress(&gzip, &packed, &mut out, &cx()).unwrap();
         assert_eq!(out, data);

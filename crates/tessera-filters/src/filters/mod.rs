@@ -574,8 +574,8 @@ pub(crate) struct ChunkCx<'a> {
     /// Largest buffer a filter may allocate for this chunk: sizes read off
     /// disk are checked against it before allocating.
     pub max_alloc: u64,
-    /// Ties the context to the pipeline call.
-    pub _marker: std::marker::PhantomData<&'a ()>,
+    /// What the chunk's codecs reuse, where the caller keeps it.
+    pub reuse: Option<&'a crate::reuse::Reuse>,
 }
 
 /// Helper: numeric datatypes the delta-like filters accept, with the datetime gate.

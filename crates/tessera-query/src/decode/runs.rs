@@ -16,7 +16,7 @@ pub(crate) type Runs<'d> = Vec<(u64, &'d mut [u8])>;
 /// Decodes the cells of tile `t` of a fixed-sized field (validity aside)
 /// that `runs` ask for straight to their destinations, with no buffer for
 /// the tile: each chunk holding a wanted cell is decoded into a small buffer
-/// the thread reuses and its parts copied out (or, when one destination is
+/// the read reuses and its parts copied out (or, when one destination is
 /// the whole chunk, decoded into it). Chunks no run needs are not decoded.
 /// Runs may share tile cells; a run past the tile is an error.
 pub(crate) fn decode_tile_runs(
@@ -36,7 +36,9 @@ pub(crate) fn decode_tile_runs(
         ));
     }
     let (bytes, file) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
-    let ctx = TileContext::new(frag.version(), w).expect_size(total);
+    let ctx = TileContext::new(frag.version(), w)
+        .expect_size(total)
+        .reusing(src.ctx.codecs.clone());
     let mut parts = ChunkParts::new(runs);
     let targets = |chunk: Range<u64>| parts.of(chunk);
     let place = |parts: Vec<(usize, &mut [u8])>, chunk: &[u8]| {

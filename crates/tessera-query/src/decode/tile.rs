@@ -69,7 +69,7 @@ pub fn decode_field_tile_span(
         tile_len(frag, t, 8)?;
         let (vbytes, vfile) = read(FileKind::Var)?;
         let pipeline = keyed(&spec.filters, key);
-        let ctx = TileContext::new(v, spec.datatype.size());
+        let ctx = TileContext::new(v, spec.datatype.size()).reusing(src.ctx.codecs.clone());
         let (data, offsets) = if spec
             .filters
             .offsets_in_data(spec.datatype, frag.schema.version)
@@ -178,7 +178,9 @@ pub fn decode_tile_into(
     let v = frag.version();
     let unfilter = |kind: FileKind, pipeline: &FilterPipeline, cell_size: u64, dst: &mut [u8]| {
         let (bytes, file) = tile_bytes(src, frag, spec, t, kind)?;
-        let ctx = TileContext::new(v, cell_size).expect_size(cells * cell_size);
+        let ctx = TileContext::new(v, cell_size)
+            .expect_size(cells * cell_size)
+            .reusing(src.ctx.codecs.clone());
         let pipeline = keyed(pipeline, key);
         let decoded = match only {
             None => TileDecoder::new(&pipeline, &bytes, &ctx).and_then(|d| d.decode_into(dst)),

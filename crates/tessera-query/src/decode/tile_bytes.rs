@@ -156,7 +156,9 @@ pub(super) fn offsets_into(
 ) -> Result<(), QueryError> {
     let cells = dst.len() as u64;
     let (obytes, ofile) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
-    let octx = TileContext::new(frag.version(), 8).expect_size(cells * 8);
+    let octx = TileContext::new(frag.version(), 8)
+        .expect_size(cells * 8)
+        .reusing(src.ctx.codecs.clone());
     // Scratch from the tile pool: offsets are rebased on the way out.
     let mut raw = src.ctx.tile_buffer(dst.len() * 8);
     TileDecoder::new(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)

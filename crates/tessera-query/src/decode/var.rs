@@ -56,7 +56,9 @@ pub fn pick_var_tile(
     // Offsets: a chunk is wanted when it holds a picked cell's or the next
     // cell's (the picked value's end).
     let (obytes, ofile) = tile_bytes(src, frag, spec, t, FileKind::Fixed)?;
-    let octx = TileContext::new(v, 8).expect_size(cells * 8);
+    let octx = TileContext::new(v, 8)
+        .expect_size(cells * 8)
+        .reusing(src.ctx.codecs.clone());
     let among = picked_cells(picked);
     let wanted_offsets = |r: Range<u64>| among((r.start / 8).saturating_sub(1)..r.end.div_ceil(8));
     TileDecoder::new(&keyed(&frag.schema.offsets_filters, key), &obytes, &octx)
@@ -101,7 +103,9 @@ pub fn pick_var_tile(
     // Values: only the chunks overlapping a span.
     scratch_to(values, var_size as usize);
     let (vbytes, vfile) = tile_bytes(src, frag, spec, t, FileKind::Var)?;
-    let vctx = TileContext::new(v, spec.datatype.size()).expect_size(var_size);
+    let vctx = TileContext::new(v, spec.datatype.size())
+        .expect_size(var_size)
+        .reusing(src.ctx.codecs.clone());
     let needed: Vec<&Range<u64>> = spans
         .iter()
         .map(|s| &s.1)
@@ -159,7 +163,9 @@ pub fn decode_var_tile_into(
     validity: Option<&mut [u8]>,
 ) -> Result<(), QueryError> {
     let (vbytes, vfile) = tile_bytes(src, frag, spec, t, FileKind::Var)?;
-    let ctx = TileContext::new(frag.version(), spec.datatype.size()).expect_size(data.len() as u64);
+    let ctx = TileContext::new(frag.version(), spec.datatype.size())
+        .expect_size(data.len() as u64)
+        .reusing(src.ctx.codecs.clone());
     TileDecoder::new(&keyed(&spec.filters, key), &vbytes, &ctx)
         .and_then(|d| d.decode_into(data))
         .map_err(|e| tile_error(frag, t, &vfile, e))?;

@@ -8,8 +8,9 @@ use super::buffer::{FieldBuffer, FieldInfo};
 use crate::WriteError;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
-use tessera_filters::{EncryptionKey, FilterPipeline, TileContext, TileEncoder};
+use tessera_filters::{EncryptionKey, FilterPipeline, Reuse, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
 use tessera_tile::storage::{side_by_side, FileWriter, Location};
 
@@ -56,6 +57,8 @@ pub(crate) struct FieldEncoder<'a> {
     validity: FilterPipeline,
     /// Offsets folded into the values (string filters).
     folded: bool,
+    /// Codec contexts the field's tiles reuse, dropped with the encoder.
+    reuse: Arc<Reuse>,
 }
 
 impl<'a> FieldEncoder<'a> {
@@ -74,22 +77,30 @@ impl<'a> FieldEncoder<'a> {
             offsets: keyed(&schema.offsets_filters, key),
             validity: keyed(&schema.validity_filters, key),
             folded: f.cell_val_num.is_var() && filters.offsets_in_data(f.datatype, version),
+            reuse: Arc::default(),
         }
+    }
+
+    /// The context of a tile of cells of `cell_size` bytes.
+    fn context(&self, cell_size: u64) -> TileContext {
+        TileContext::new(self.version, cell_size)
+            .writer(self.release)
+            .reusing(self.reuse.clone())
     }
 
     /// The tile of the cells `r` of `buf`.
     pub fn encode(&self, buf: &FieldBuffer, r: Range<usize>) -> Result<FilteredTile, WriteError> {
-        let (v, release, f) = (self.version, self.release, self.f);
+        let f = self.f;
         let validity = match &buf.validity {
             Some(val) => {
-                let ctx = TileContext::new(v, 1).writer(release);
+                let ctx = self.context(1);
                 Some(TileEncoder::new(&self.validity, &ctx).encode(&val[r.clone()])?)
             }
             None => None,
         };
         let Some(offsets) = &buf.offsets else {
             let cs = f.cell_size();
-            let ctx = TileContext::new(v, cs).writer(release);
+            let ctx = self.context(cs);
             let cells = &buf.data[r.start * cs as usize..r.end * cs as usize];
             let fixed = TileEncoder::new(&self.data, &ctx).encode(cells)?;
             return Ok(FilteredTile {
@@ -103,7 +114,7 @@ impl<'a> FieldEncoder<'a> {
         let values = &buf.data[start as usize..end as usize];
         let rel: Vec<u64> = offsets[r.clone()].iter().map(|o| o - start).collect();
         let rel_bytes: Vec<u8> = rel.iter().flat_map(|o| o.to_le_bytes()).collect();
-        let ctx = TileContext::new(v, f.datatype.size()).writer(release);
+        let ctx = self.context(f.datatype.size());
         let encoder = TileEncoder::new(&self.data, &ctx);
         let var = match self.folded {
             true => encoder.encode_strings(values, &rel)?,
@@ -114,7 +125,7 @@ impl<'a> FieldEncoder<'a> {
         let fixed = match self.folded {
             true => 0u64.to_le_bytes().to_vec(),
             false => {
-                let octx = TileContext::new(v, 8).writer(release);
+                let octx = self.context(8);
                 TileEncoder::new(&self.offsets, &octx).encode(&rel_bytes)?
             }
         };
