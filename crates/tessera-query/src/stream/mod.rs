@@ -38,8 +38,9 @@ pub const DEFAULT_BUDGET: u64 = 1 << 30;
 /// thread of its own; returns with the result's schema
 /// ([`output_schema`](crate::arrow::output_schema), known before any tile
 /// is read), or with the error that ended the read before its first batch
-/// (an unknown field, a range outside the domain). A read of no cells has
-/// its schema and no batch.
+/// (an unknown field, an ill-typed range or condition, a range outside the
+/// domain). A read of no cells has its schema, and at least one batch, of
+/// no rows.
 ///
 /// ```
 /// use std::sync::Arc;
