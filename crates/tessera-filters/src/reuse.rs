@@ -114,20 +114,21 @@ impl Reuse {
     }
 
     /// Runs `f` with a zlib decompression context, reset.
-    pub(crate) fn zlib_in<R>(
+    pub(crate) fn zlib_in<R, E>(
         reuse: Option<&Reuse>,
-        f: impl FnOnce(&mut flate2::Decompress) -> R,
-    ) -> R {
+        f: impl FnOnce(&mut flate2::Decompress) -> Result<R, E>,
+    ) -> Result<R, E> {
         let pool = reuse.map(|r| &r.zlib_in);
-        let new = || Ok::<_, std::convert::Infallible>(flate2::Decompress::new(true));
-        let run = |d: &mut flate2::Decompress| {
-            d.reset(true);
-            Ok(f(d))
-        };
-        match with_kept(pool, |_| true, new, run) {
-            Ok(r) => r,
-            Err(never) => match never {},
-        }
+        let new = || Ok(flate2::Decompress::new(true));
+        with_kept(
+            pool,
+            |_| true,
+            new,
+            |d| {
+                d.reset(true);
+                f(d)
+            },
+        )
     }
 
     /// Runs `f` with a zstd compression context at `level`.

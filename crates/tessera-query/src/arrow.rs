@@ -552,23 +552,30 @@ pub fn output_schema(
     request: &ReadRequest,
     enumerations: &[tessera_schema::Enumeration],
 ) -> Result<Schema, QueryError> {
+    Ok(schema_and_dictionaries(array, request, enumerations)?.0)
+}
+
+/// [`output_schema`] and the dictionaries its enumerated attributes' keys
+/// are put over (none where the request reads values): the request
+/// checked once, the dictionaries built once.
+pub(crate) fn schema_and_dictionaries(
+    array: &tessera_fragment::OpenArray,
+    request: &ReadRequest,
+    enumerations: &[tessera_schema::Enumeration],
+) -> Result<(Schema, Option<Dictionaries>), QueryError> {
     request.check(&array.schema)?;
     let dictionaries = match request.reads_enumeration_values() {
         true => None,
         false => Some(Dictionaries::new(array, enumerations)?),
     };
-    Ok(fields_schema(
-        array,
-        request,
-        dictionaries.as_ref(),
-        enumerations,
-    ))
+    let schema = fields_schema(array, request, dictionaries.as_ref(), enumerations);
+    Ok((schema, dictionaries))
 }
 
 /// [`output_schema`] of a checked request: enumerated attributes over
 /// `dictionaries`, else as the values of `enumerations` where the request
 /// reads values, else as keys.
-pub(crate) fn fields_schema(
+fn fields_schema(
     array: &tessera_fragment::OpenArray,
     request: &ReadRequest,
     dictionaries: Option<&Dictionaries>,

@@ -3,7 +3,7 @@
 //! read was built: `ReadRequest::check`).
 
 use crate::dense::DenseReader;
-use crate::prefetch::{fetch_metadata, returned_attributes};
+use crate::prefetch::fetch_metadata;
 use crate::read::Read;
 use crate::result::ReadResult;
 use crate::sparse::SparseReader;
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// enumerations.
 pub(crate) fn execute(read: Read<'_>) -> Result<ReadResult, QueryError> {
     let schema = read.array.schema.clone();
-    let attrs = returned_attributes(&read);
+    let attrs = read.returned_attributes();
     fetch_metadata(&read, &attrs);
     let layout = read.resolved_layout();
     let mut r = if schema.is_dense() {
@@ -42,7 +42,7 @@ pub(crate) fn tile_requests(read: &Read<'_>) -> Result<Option<ByteRanges>, Query
     if !schema.is_dense() {
         return Ok(None);
     }
-    let attrs = returned_attributes(read);
+    let attrs = read.returned_attributes();
     let layout = read.resolved_layout();
     DenseReader::new(read)
         .tile_requests(schema, &attrs, layout)

@@ -9,16 +9,6 @@ use crate::read::Read;
 use tessera_cells::Expr;
 use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
 
-/// The attributes the read returns: those asked for, or every one.
-pub(crate) fn returned_attributes<'a>(read: &Read<'a>) -> Vec<String> {
-    match &read.request.attributes {
-        Some(a) => a.clone(),
-        None => (read.array.schema.attributes.iter())
-            .map(|a| a.name.clone())
-            .collect(),
-    }
-}
-
 /// Fetches ahead the metadata sections of a read of `attrs` (and the
 /// fields its condition and the delete commits name), on storage that
 /// prefers batches; a no-op elsewhere.

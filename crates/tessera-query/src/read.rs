@@ -6,10 +6,10 @@ use crate::context::ReadContext;
 use crate::geometry::dense_grid;
 use crate::prune::Answered;
 use crate::request::ReadRequest;
-use crate::result::{ColumnBuilder, ReadResult};
+use crate::result::{field_column, ReadResult};
 use std::sync::Arc;
 use tessera_filters::pipeline::FilterPipeline;
-use tessera_fragment::OpenArray;
+use tessera_fragment::{Field, OpenArray};
 use tessera_schema::Value;
 use tessera_tile::storage::Storage;
 
@@ -61,34 +61,32 @@ impl<'a> Read<'a> {
         }
     }
 
+    /// The attributes the read returns: those asked for, or every one.
+    pub(crate) fn returned_attributes(&self) -> Vec<String> {
+        match &self.request.attributes {
+            Some(a) => a.clone(),
+            None => (self.array.schema.attributes.iter())
+                .map(|a| a.name.clone())
+                .collect(),
+        }
+    }
+
     /// The read's result when it reads no cell: its columns (the
-    /// dimensions where they are returned, then the attributes selected,
-    /// in the order selected), each empty.
+    /// dimensions where they are returned, then the attributes returned,
+    /// in that order), each empty.
     pub(crate) fn no_cells(&self) -> ReadResult {
         let schema = &self.array.schema;
-        let column = |name: &str, is_dimension, datatype, cvn, nullable| {
-            ColumnBuilder::new(
-                &self.context,
-                name,
-                is_dimension,
-                datatype,
-                cvn,
-                nullable,
-                0,
-            )
-            .col
-        };
-        let dims = (schema.dimensions.iter())
+        let dims = (0..schema.dimensions.len())
             .filter(|_| self.request.dimensions)
-            .map(|d| column(&d.name, true, d.datatype, d.cell_val_num, false));
-        let attrs: Vec<&tessera_schema::Attribute> = match &self.request.attributes {
-            Some(names) => names.iter().filter_map(|n| schema.attribute(n)).collect(),
-            None => schema.attributes.iter().collect(),
-        };
-        let attrs = (attrs.into_iter())
-            .map(|a| column(&a.name, false, a.datatype, a.cell_val_num, a.nullable));
+            .map(Field::Dimension);
+        let attrs = self.returned_attributes().into_iter().filter_map(|n| {
+            let i = schema.attributes.iter().position(|a| a.name == n)?;
+            Some(Field::Attribute(i))
+        });
         ReadResult {
-            columns: dims.chain(attrs).collect(),
+            columns: (dims.chain(attrs))
+                .map(|f| field_column(&self.context, schema, f))
+                .collect(),
             ..ReadResult::default()
         }
     }

@@ -449,8 +449,10 @@ pub(crate) fn dense_coords(
     data
 }
 
-/// An empty result column for a dimension or an attribute of `schema`.
+/// An empty result column for a dimension or an attribute of `schema`
+/// (of no capacity: no buffer is taken from `ctx`'s pools).
 pub(crate) fn field_column(
+    ctx: &crate::ReadContext,
     schema: &tessera_schema::ArraySchema,
     field: tessera_fragment::Field,
 ) -> Column {
@@ -466,17 +468,7 @@ pub(crate) fn field_column(
         }
         _ => unreachable!("results hold only dimensions and attributes"),
     };
-    // Built empty, to be replaced: no buffer is taken from any pool.
-    ColumnBuilder::new(
-        &crate::ReadContext::new(),
-        name,
-        is_dimension,
-        datatype,
-        cvn,
-        nullable,
-        0,
-    )
-    .col
+    ColumnBuilder::new(ctx, name, is_dimension, datatype, cvn, nullable, 0).col
 }
 
 /// The `take` items of `rest` after its first `skip`; `rest` keeps what

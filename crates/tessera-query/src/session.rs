@@ -239,8 +239,8 @@ impl ReadSession {
     /// assert!(b.min.is_some() && b.null_count == 0);
     /// ```
     pub fn field_bounds(&self, name: &str) -> Result<Option<FieldBounds>, QueryError> {
-        let context = self.context_for(&ReadRequest::new());
         let whole = ReadRequest::new();
+        let context = self.context_for(&whole);
         let read = Read::resolve(&*self.storage, &self.array, &whole, context);
         field_bounds(&read, name)
     }

@@ -39,7 +39,7 @@ use crate::context::ReadContext;
 use crate::dense::{DensePrune, Verdict};
 use crate::execute::{execute, tile_requests};
 use crate::geometry::{dense_grid, MbrTest};
-use crate::prefetch::{fetch_metadata, returned_attributes};
+use crate::prefetch::fetch_metadata;
 use crate::prune::Answered;
 use crate::read::Read;
 use crate::request::ReadRequest;
@@ -159,7 +159,7 @@ impl Batches {
         let layout = read.resolved_layout();
         let holds_cut_tiles = !read.array.schema.is_dense()
             && !crate::sparse::SparseReader::new(&read)
-                .picks_cut_tiles(&read.array.schema, &returned_attributes(&read));
+                .picks_cut_tiles(&read.array.schema, &read.returned_attributes());
         let (first, cell_bytes, tile_cell_bytes) = match request.budget {
             None => (read.ranges.clone(), 0.0, 0.0),
             Some(_) => {
@@ -167,7 +167,7 @@ impl Batches {
                 // object store, every metadata section the read needs comes
                 // first, as one batch (each batch's read then finds them
                 // loaded).
-                fetch_metadata(&read, &returned_attributes(&read));
+                fetch_metadata(&read, &read.returned_attributes());
                 let (cell_bytes, tile_cell_bytes) = cell_bytes(&read)?;
                 (first_piece(&read)?, cell_bytes, tile_cell_bytes)
             }

@@ -375,7 +375,10 @@ pub(crate) fn sparse_picked<'a>(
         }
     }
     let n: u64 = kept.iter().map(|k| k.0).sum();
-    let mut columns: Vec<Column> = wanted.iter().map(|&f| field_column(schema, f)).collect();
+    let mut columns: Vec<Column> = wanted
+        .iter()
+        .map(|&f| field_column(&read.context, schema, f))
+        .collect();
     columns
         .par_iter_mut()
         .enumerate()

@@ -80,7 +80,7 @@ fn allocate_column(
     sizes: Option<&Vec<u64>>,
     n: u64,
 ) -> Result<Column, QueryError> {
-    let mut c = field_column(schema, field);
+    let mut c = field_column(ctx, schema, field);
     let size = match sizes {
         Some(s) => s.iter().try_fold(0u64, |a, &b| a.checked_add(b)),
         None => fixed_bytes(c.cell_val_num, c.datatype).map_or(Some(0), |w| w.checked_mul(n)),
@@ -203,7 +203,7 @@ fn known_var_sizes<'a>(
     let own = &plan.own;
     let mut var_sizes = Vec::with_capacity(plan.wanted.len());
     for (k, &field) in plan.wanted.iter().enumerate() {
-        let c = field_column(schema, field);
+        let c = field_column(&read.context, schema, field);
         let direct_var = c.cell_val_num.is_var()
             && frags.iter().zip(own).all(|(f, own)| {
                 !FieldSpec::of(f, own[k])

@@ -19,7 +19,7 @@ mod thread;
 
 pub use thread::BatchStream;
 
-use crate::arrow::{fields_schema, Dictionaries};
+use crate::arrow::{schema_and_dictionaries, Dictionaries};
 use crate::push::{decoded_on_pool, PushDecoder};
 use crate::{QueryError, ReadRequest, ReadResult, ReadSession};
 use arrow_array::RecordBatch;
@@ -162,18 +162,12 @@ impl Conversion {
     /// but the array's enumerations.
     fn new(session: &ReadSession, request: &ReadRequest) -> Result<Conversion, QueryError> {
         let array = session.array();
-        request.check(&array.schema)?;
         let enumerations = array.enumerations(&**session.storage())?;
         // Keys are put over their enumeration's values; values read as
         // values are plain columns.
-        let dictionaries = match request.enumeration_values {
-            true => None,
-            false => Some(Dictionaries::new(array, enumerations)?),
-        };
-        let schema = fields_schema(array, request, dictionaries.as_ref(), enumerations);
-        let schema = SchemaRef::new(schema);
+        let (schema, dictionaries) = schema_and_dictionaries(array, request, enumerations)?;
         Ok(Conversion {
-            schema,
+            schema: SchemaRef::new(schema),
             dictionaries,
             return_buffers: request.return_buffers,
         })
