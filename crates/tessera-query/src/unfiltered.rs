@@ -17,7 +17,7 @@ use crate::decode::{file_name, fixed_tile_len, tile_range, FieldSpec, Runs};
 use crate::QueryError;
 use std::path::PathBuf;
 use tessera_fragment::{FileKind, FragmentMetadata};
-use tessera_tile::storage::Storage;
+use tessera_tile::storage::{KeptFile, Storage};
 
 /// Bytes of a chunk header: original, filtered and metadata lengths.
 const CHUNK_HEADER: u64 = 12;
@@ -82,13 +82,15 @@ impl UnfilteredTile {
         self.chunk.min(self.bytes - k * self.chunk)
     }
 
-    /// Reads runs of the tile's cells into their places. `Ok(false)` when a run overlaps
-    /// another or a chunk header read is not the predicted one: then the
-    /// destinations hold whatever was read, and the caller reads the tile
-    /// the ordinary way.
+    /// Reads runs of the tile's cells into their places, from the file
+    /// kept open in `kept` where it is this tile's. `Ok(false)` when a run
+    /// overlaps another or a chunk header read is not the predicted one:
+    /// then the destinations hold whatever was read, and the caller reads
+    /// the tile the ordinary way.
     pub(crate) fn read_runs(
         &self,
         storage: &dyn Storage,
+        kept: &mut KeptFile,
         fragment: &str,
         t: u64,
         mut runs: Runs<'_>,
@@ -170,7 +172,7 @@ impl UnfilteredTile {
                 }
             }
             storage
-                .read_scattered(&self.path, r.start, &mut bufs)
+                .read_scattered(&self.path, r.start, &mut bufs, kept)
                 .map_err(|e| QueryError::Io {
                     path: self.path.display().to_string(),
                     source: e,
@@ -244,7 +246,9 @@ mod tests {
         let mut b = [0u8; 4]; // cell 6, the short last chunk
         let mut c = [0u8; 4]; // cell 0, given out of order
         let runs = vec![(4, &mut a[..]), (24, &mut b[..]), (0, &mut c[..])];
-        assert!(t.read_runs(&m, "f", 0, runs).expect("read"));
+        assert!(t
+            .read_runs(&m, &mut KeptFile::new(), "f", 0, runs)
+            .expect("read"));
         assert_eq!(a, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
         assert_eq!(b, [6; 4]);
         assert_eq!(c, [0; 4]);
@@ -256,7 +260,9 @@ mod tests {
         let mut a = [0u8; 8];
         let mut b = [0u8; 4];
         let overlapping = vec![(0, &mut a[..]), (4, &mut b[..])];
-        assert!(!t.read_runs(&m, "f", 0, overlapping).expect("no error"));
+        assert!(!t
+            .read_runs(&m, &mut KeptFile::new(), "f", 0, overlapping)
+            .expect("no error"));
         // Chunk 2 claims 4 bytes of metadata: not the predicted layout.
         let mut f = m.read_all("a0.tdb".as_ref()).expect("file");
         let h2 = 5 + 8 + 2 * 20;
@@ -264,11 +270,11 @@ mod tests {
         m.insert("a0.tdb", f);
         let mut a = [0u8; 4];
         assert!(t
-            .read_runs(&m, "f", 0, vec![(0, &mut a[..])])
+            .read_runs(&m, &mut KeptFile::new(), "f", 0, vec![(0, &mut a[..])])
             .expect("chunk 0"));
         let mut a = [0u8; 4];
         assert!(!t
-            .read_runs(&m, "f", 0, vec![(16, &mut a[..])])
+            .read_runs(&m, &mut KeptFile::new(), "f", 0, vec![(16, &mut a[..])])
             .expect("chunk 2"));
     }
 
@@ -277,7 +283,7 @@ mod tests {
         let (m, t) = tile();
         let mut a = [0u8; 8];
         let err = t
-            .read_runs(&m, "f", 3, vec![(24, &mut a[..])])
+            .read_runs(&m, &mut KeptFile::new(), "f", 3, vec![(24, &mut a[..])])
             .expect_err("past");
         assert!(err.to_string().contains("24..32"), "{err}");
     }

@@ -2,11 +2,20 @@
 //!
 //! Each structure is encoded beside its parser in the crate that reads it
 //! (`ArraySchema::encode`, `Enumeration::encode`, `Footer::encode`,
-//! `TileEncoder`); this crate puts them together into arrays on disk. So
-//! far: [`create_array`] (folders, schema and enumeration files, at format
-//! version 22, optionally encrypted), published whole or not at all, and
-//! [`FragmentWriter`] (a sparse or dense fragment, committed last), and
-//! array metadata ([`metadata::put_metadata`]).
+//! `TileEncoder`); this crate puts them together into arrays and groups
+//! through [`WritableStorage`](tessera_tile::storage::WritableStorage), so
+//! a local folder and an object store are written alike:
+//! - [`create_array`]: folders, schema and enumeration files, at format
+//!   version 22, optionally encrypted, published whole or not at all;
+//! - [`FragmentWriter`], [`SortedFragmentWriter`], [`RowMajorWriter`] and
+//!   [`BoxWriter`]: sparse and dense fragments, committed last, from
+//!   [`Rows`] of JSON or [`arrow`] record batches;
+//! - [`metadata`] (array metadata), [`delete`] (delete commits),
+//!   [`evolve`] (schema evolution) and [`group`] (groups and their
+//!   members);
+//! - consolidation and vacuum: of fragments ([`consolidate`]), commits
+//!   ([`commits`]), fragment metadata ([`fragment_meta`]) and array and
+//!   group metadata ([`metadata`]).
 
 pub mod arrow;
 mod atomic;

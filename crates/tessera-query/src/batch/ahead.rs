@@ -11,7 +11,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tessera_tile::storage::{
-    DirEntry, ListableStorage, MappedFile, PendingBatch, ReadableStorage, Storage, StorageHints,
+    DirEntry, KeptFile, ListableStorage, MappedFile, PendingBatch, ReadableStorage, Storage,
+    StorageHints,
 };
 
 /// A storage serving requests from the tiles begun ahead where they cover
@@ -165,8 +166,14 @@ impl ReadableStorage for TilesAhead {
         self.inner.read_range_into(path, range, buf)
     }
 
-    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
-        self.inner.read_scattered(path, start, bufs)
+    fn read_scattered(
+        &self,
+        path: &Path,
+        start: u64,
+        bufs: &mut [&mut [u8]],
+        kept: &mut KeptFile,
+    ) -> io::Result<()> {
+        self.inner.read_scattered(path, start, bufs, kept)
     }
 
     fn map(&self, path: &Path, run_bytes: u64) -> Option<io::Result<MappedFile>> {

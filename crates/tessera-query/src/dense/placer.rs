@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::Attribute;
-use tessera_tile::storage::keep_files_open;
+use tessera_tile::storage::KeptFile;
 
 /// A tile's fields as a dense read places them: decoded, or for those read
 /// straight from unfiltered tiles, where their cells lie.
@@ -388,7 +388,7 @@ impl<'r> FragmentPlacer<'r> {
             return Ok(());
         }
         if !(band.banded && rows > 1 && self.query.request.tuning.dense_band_bytes != u64::MAX) {
-            return keep_files_open(|| self.place_tiles(decoded, outs, first, None));
+            return self.place_tiles(decoded, outs, first, None);
         }
         let p_first = (first / s_slow) as u64;
         let count = (rayon::current_num_threads() as u64 * 2).min(rows);
@@ -404,16 +404,14 @@ impl<'r> FragmentPlacer<'r> {
             .into_par_iter()
             .zip(slabs)
             .try_for_each(|(mut v, (p, q))| {
-                // Its rows of every tile, from one open file.
-                keep_files_open(|| {
-                    self.place_tiles(decoded, &mut v, p as usize * s_slow, Some((p, q)))
-                })
+                self.place_tiles(decoded, &mut v, p as usize * s_slow, Some((p, q)))
             })
     }
 
     /// Places every decoded tile's cells whose positions on the slowest
     /// dimension are in `rows` (all, without) into `outs`, the region of
-    /// the result from position `first`.
+    /// the result from position `first`. Rows read straight from a field's
+    /// files come from one open file while its tiles share it.
     fn place_tiles(
         &self,
         decoded: &[DecodedTile],
@@ -421,6 +419,7 @@ impl<'r> FragmentPlacer<'r> {
         first: usize,
         rows: Option<(u64, u64)>,
     ) -> Result<(), QueryError> {
+        let mut kept: Vec<KeptFile> = outs.iter().map(|_| KeptFile::new()).collect();
         for (i, (fields, direct), ids) in decoded {
             let tile = PlacedTile {
                 coords: &self.tiles.coords[*i],
@@ -429,7 +428,7 @@ impl<'r> FragmentPlacer<'r> {
                 direct,
                 ids,
             };
-            self.place_tile(&tile, outs, first, rows)?;
+            self.place_tile(&tile, outs, first, rows, &mut kept)?;
         }
         Ok(())
     }
@@ -444,6 +443,7 @@ impl<'r> FragmentPlacer<'r> {
         outs: &mut [BandOut<'_>],
         first: usize,
         rows: Option<(u64, u64)>,
+        kept: &mut [KeptFile],
     ) -> Result<(), QueryError> {
         let mut boxes = self.tiles.boxes_of(tile.coords, rows);
         // When the innermost result dimension is also the innermost cell
@@ -453,7 +453,7 @@ impl<'r> FragmentPlacer<'r> {
             let wanted = self
                 .tiles
                 .row_runs(tile.coords, std::mem::take(&mut boxes), first);
-            self.place_runs(tile, outs, &wanted)?;
+            self.place_runs(tile, outs, &wanted, kept)?;
         }
         let name = &self.frag.name;
         self.tiles
@@ -467,12 +467,14 @@ impl<'r> FragmentPlacer<'r> {
     }
 
     /// Copies the rows `wanted` of one tile into `outs`: from its decoded
-    /// fields, or read from unfiltered tiles straight to their places.
+    /// fields, or read from unfiltered tiles straight to their places
+    /// (through each field's file kept open in `kept`).
     fn place_runs(
         &self,
         tile: &PlacedTile<'_>,
         outs: &mut [BandOut<'_>],
         wanted: &[RowRun],
+        kept: &mut [KeptFile],
     ) -> Result<(), QueryError> {
         let q = self.query;
         let name = &self.frag.name;
@@ -494,7 +496,7 @@ impl<'r> FragmentPlacer<'r> {
             }
             if let Some(fx) = o.fixed.as_deref_mut() {
                 if let Some(dsts) = carve_runs(fx, o.cell, wanted)? {
-                    if u.read_runs(q.storage, name, tile.number, dsts)? {
+                    if u.read_runs(q.storage, &mut kept[k], name, tile.number, dsts)? {
                         continue;
                     }
                 }

@@ -11,6 +11,7 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+mod kept;
 mod location;
 mod mapped;
 mod need;
@@ -18,6 +19,7 @@ mod side_by_side;
 mod vanished;
 mod write;
 
+pub use kept::KeptFile;
 pub use location::Location;
 pub use mapped::MappedFile;
 pub use need::{answer, Answer, AnswersFuture, AsyncStorage, Data, Grouped, Need};
@@ -60,9 +62,17 @@ pub trait ReadableStorage: Send + Sync {
     /// Reads the bytes of `path` from `start` on into `bufs`, filling each
     /// in turn (a scatter read of `start..start + total length`). Readers
     /// that place unfiltered cells straight into their result use it: the
-    /// bytes are copied once, from storage to their place. The default
-    /// reads the range and copies it out.
-    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+    /// bytes are copied once, from storage to their place. Storage that
+    /// opens files keeps the file open in `kept`, the reader's, for its
+    /// next scatter read. The default reads the range and copies it out.
+    fn read_scattered(
+        &self,
+        path: &Path,
+        start: u64,
+        bufs: &mut [&mut [u8]],
+        kept: &mut KeptFile,
+    ) -> io::Result<()> {
+        let _ = kept;
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
         let bytes = self.read_range(path, start..start.saturating_add(total))?;
         let mut at = 0;
@@ -266,11 +276,14 @@ impl ReadableStorage for LocalFs {
         read_open_range(&mut f, range, buf)
     }
 
-    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
-        match kept_open(path) {
-            Some(f) => scatter_from(&*f?, start, bufs),
-            None => scatter_from(&std::fs::File::open(path)?, start, bufs),
-        }
+    fn read_scattered(
+        &self,
+        path: &Path,
+        start: u64,
+        bufs: &mut [&mut [u8]],
+        kept: &mut KeptFile,
+    ) -> io::Result<()> {
+        scatter_from(kept.open(path)?, start, bufs)
     }
 
     fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
@@ -387,61 +400,6 @@ fn scatter_from(mut f: &std::fs::File, start: u64, bufs: &mut [&mut [u8]]) -> io
     Ok(())
 }
 
-/// The file kept open by [`keep_files_open`] on one thread, with its path.
-type KeptFile = Option<(PathBuf, std::rc::Rc<std::fs::File>)>;
-
-thread_local! {
-    /// How deep this thread is in [`keep_files_open`], and the file its
-    /// scatter reads last opened there.
-    static KEPT: (std::cell::Cell<usize>, std::cell::RefCell<KeptFile>) = Default::default();
-}
-
-/// Runs `f` with the file [`LocalFs`]'s scatter reads last opened on this
-/// thread kept open for the next, until `f` returns. A job reading rows of
-/// several tiles of one file opens it once, not once a tile (an open and a
-/// close are about 3 % of a dense read of unfiltered tiles). Callers scope
-/// it to one read of files that do not change meanwhile, as a fragment's
-/// do not.
-pub fn keep_files_open<R>(f: impl FnOnce() -> R) -> R {
-    struct Leave;
-    impl Drop for Leave {
-        fn drop(&mut self) {
-            KEPT.with(|(depth, file)| {
-                depth.set(depth.get() - 1);
-                if depth.get() == 0 {
-                    // Only this thread touches it, and never across a call
-                    // out: free.
-                    if let Ok(mut f) = file.try_borrow_mut() {
-                        f.take();
-                    }
-                }
-            });
-        }
-    }
-    KEPT.with(|(depth, _)| depth.set(depth.get() + 1));
-    let _leave = Leave;
-    f()
-}
-
-/// The open file at `path` inside [`keep_files_open`], opened now (and
-/// kept) if it is not the one kept; `None` outside.
-fn kept_open(path: &Path) -> Option<io::Result<std::rc::Rc<std::fs::File>>> {
-    KEPT.with(|(depth, kept)| {
-        if depth.get() == 0 {
-            return None;
-        }
-        let mut kept = kept.try_borrow_mut().ok()?;
-        Some(match &*kept {
-            Some((p, f)) if p == path => Ok(f.clone()),
-            _ => std::fs::File::open(path).map(|f| {
-                let f = std::rc::Rc::new(f);
-                *kept = Some((path.to_path_buf(), f.clone()));
-                f
-            }),
-        })
-    })
-}
-
 /// A [`Storage`] wrapper that records every request, for I/O plan tests.
 #[derive(Debug)]
 pub struct Recording<S> {
@@ -499,7 +457,13 @@ impl<S: Storage> ReadableStorage for Recording<S> {
         self.inner.read_range(path, range)
     }
 
-    fn read_scattered(&self, path: &Path, start: u64, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+    fn read_scattered(
+        &self,
+        path: &Path,
+        start: u64,
+        bufs: &mut [&mut [u8]],
+        kept: &mut KeptFile,
+    ) -> io::Result<()> {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
         self.push(format!(
             "read (scattered) {} {}..{}",
@@ -507,7 +471,7 @@ impl<S: Storage> ReadableStorage for Recording<S> {
             start,
             start + total
         ));
-        self.inner.read_scattered(path, start, bufs)
+        self.inner.read_scattered(path, start, bufs, kept)
     }
 
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
@@ -710,11 +674,13 @@ mod tests {
                 rest = r;
             }
             let used = 9000 - rest.len();
-            storage.read_scattered(&path, 100, &mut bufs).expect("read");
+            storage
+                .read_scattered(&path, 100, &mut bufs, &mut KeptFile::new())
+                .expect("read");
             assert_eq!(&out[..used], &bytes[100..100 + used]);
             let mut past = [0u8; 16];
             let err = storage
-                .read_scattered(&path, 19_990, &mut [&mut past[..]])
+                .read_scattered(&path, 19_990, &mut [&mut past[..]], &mut KeptFile::new())
                 .expect_err("past the end");
             assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
         }
@@ -745,41 +711,6 @@ mod tests {
         assert!(!listed[0].is_dir && listed[0].size.is_none());
         let listed = mem.list(&dir).expect("list");
         assert_eq!(listed[0].size, Some(5000));
-        std::fs::remove_dir_all(&dir).ok();
-    }
-
-    /// Inside `keep_files_open` a scatter read reuses the file the last
-    /// one opened (a file replaced at its path meanwhile still reads as
-    /// the one opened), another path opens anew, a missing file is an
-    /// error; once the scope ends, the path is opened again.
-    #[test]
-    fn kept_files_serve_the_scatter_reads_of_their_scope() {
-        let dir = std::env::temp_dir().join(format!("tessera-kept-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let (a, b) = (dir.join("a.tdb"), dir.join("b.tdb"));
-        std::fs::write(&a, b"aaaa").expect("temp file");
-        std::fs::write(&b, b"bbbb").expect("temp file");
-        let read = |p: &Path| {
-            let mut x = [0u8; 2];
-            LocalFs.read_scattered(p, 1, &mut [&mut x[..]]).map(|()| x)
-        };
-        keep_files_open(|| {
-            assert_eq!(&read(&a).unwrap(), b"aa");
-            // Replaced by a rename, as a writer would: the kept file reads.
-            let new = dir.join("new.tdb");
-            std::fs::write(&new, b"AAAA").expect("temp file");
-            std::fs::rename(&new, &a).expect("rename");
-            assert_eq!(&read(&a).unwrap(), b"aa");
-            // Nested scopes keep the same file until the outer one ends.
-            keep_files_open(|| assert_eq!(&read(&a).unwrap(), b"aa"));
-            assert_eq!(&read(&a).unwrap(), b"aa");
-            assert_eq!(&read(&b).unwrap(), b"bb");
-            assert!(read(&dir.join("missing")).is_err());
-            // `b` was the last opened; `a` opens anew.
-            assert_eq!(&read(&a).unwrap(), b"AA");
-        });
-        std::fs::write(&a, b"cccc").expect("temp file");
-        assert_eq!(&read(&a).unwrap(), b"cc");
         std::fs::remove_dir_all(&dir).ok();
     }
 }
