@@ -14,14 +14,12 @@ use std::path::PathBuf;
 /// Runs `read`: sends it to the dense or sparse reader, applies
 /// enumerations.
 pub(crate) fn execute(read: Read<'_>) -> Result<ReadResult, QueryError> {
-    let schema = read.array.schema.clone();
     let attrs = read.returned_attributes();
     fetch_metadata(&read, &attrs);
-    let layout = read.resolved_layout();
-    let mut r = if schema.is_dense() {
-        DenseReader::new(&read).run(&schema, &attrs, layout)?
+    let mut r = if read.array.schema.is_dense() {
+        DenseReader::plan(&read, attrs)?.run()?
     } else {
-        SparseReader::new(&read).run(&schema, &attrs, layout)?
+        SparseReader::plan(&read, attrs).run()?
     };
     r.context = Some(read.context.clone());
     if read.request.enumeration_values {
@@ -38,13 +36,9 @@ type ByteRanges = Vec<(PathBuf, Range<u64>)>;
 /// from metadata before it runs: a dense read's, on storage that prefers
 /// batches ([`DenseReader::tile_requests`]); `None` for a sparse read.
 pub(crate) fn tile_requests(read: &Read<'_>) -> Result<Option<ByteRanges>, QueryError> {
-    let schema = &read.array.schema;
-    if !schema.is_dense() {
+    if !read.array.schema.is_dense() {
         return Ok(None);
     }
-    let attrs = read.returned_attributes();
-    let layout = read.resolved_layout();
-    DenseReader::new(read)
-        .tile_requests(schema, &attrs, layout)
-        .map(Some)
+    let reader = DenseReader::plan(read, read.returned_attributes())?;
+    reader.tile_requests().map(Some)
 }

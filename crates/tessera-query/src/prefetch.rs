@@ -8,6 +8,7 @@ use crate::prune::Answered;
 use crate::read::Read;
 use tessera_cells::Expr;
 use tessera_fragment::{Field, FragmentMetadata, Overlap, SectionWants};
+use tessera_schema::Value;
 
 /// Fetches ahead the metadata sections of a read of `attrs` (and the
 /// fields its condition and the delete commits name), on storage that
@@ -35,37 +36,45 @@ pub(crate) fn fetch_metadata<'a>(read: &Read<'a>, attrs: &[String]) {
             named
         });
     let (fields, pruned) = (&fields, pruned.as_deref());
+    let deletes = !read.array.delete_conditions.is_empty();
     let wants: Vec<(&FragmentMetadata, SectionWants)> = read
         .array
         .fragments
         .iter()
         .enumerate()
-        .filter(|&(fi, frag)| may_read(read, fi, frag))
-        .map(|(_, frag)| (frag, wants_of(read, frag, fields, pruned)))
+        .filter(|&(fi, frag)| may_read(&read.answered, &read.ranges, fi, frag))
+        .map(|(_, frag)| (frag, wants_of(frag, fields, pruned, deletes)))
         .collect();
     FragmentMetadata::fetch_sections(read.storage, &wants);
 }
 
-/// Whether the read may touch fragment `fi`: not answered already, and
-/// its non-empty domain meets the subarray.
-fn may_read<'a>(read: &Read<'a>, fi: usize, frag: &FragmentMetadata) -> bool {
-    if read.answered.get(fi) == Some(&Answered::Fragment) {
+/// Whether a read of `ranges` may touch fragment `fi`: not answered
+/// already (`answered`, per fragment), and its non-empty domain meets the
+/// ranges.
+fn may_read(
+    answered: &[Answered],
+    ranges: &[Vec<(Value, Value)>],
+    fi: usize,
+    frag: &FragmentMetadata,
+) -> bool {
+    if answered.get(fi) == Some(&Answered::Fragment) {
         return false;
     }
     frag.footer
         .non_empty_domain
         .as_ref()
-        .is_none_or(|ned| mbr_overlap(ned, &read.ranges, &frag.schema.dimensions) != Overlap::None)
+        .is_none_or(|ned| mbr_overlap(ned, ranges, &frag.schema.dimensions) != Overlap::None)
 }
 
 /// The sections of `frag` a read of `fields` asks for, with the tile
 /// metadata and summary a pruning condition reads (`pruned`: the
-/// fields it names).
-fn wants_of<'a>(
-    read: &Read<'a>,
+/// fields it names), and the processed delete conditions where the array
+/// has `deletes`.
+fn wants_of(
     frag: &FragmentMetadata,
     fields: &[String],
     pruned: Option<&[String]>,
+    deletes: bool,
 ) -> SectionWants {
     let schema = &frag.schema;
     let sparse = !frag.footer.dense;
@@ -100,7 +109,7 @@ fn wants_of<'a>(
     SectionWants {
         rtree: sparse,
         summary: pruned.is_some(),
-        processed_conditions: !read.array.delete_conditions.is_empty(),
+        processed_conditions: deletes,
         tiles,
         tile_metadata,
     }

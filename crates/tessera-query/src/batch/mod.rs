@@ -158,8 +158,8 @@ impl Batches {
         let read = Read::resolve(&*storage, &array, &request, context.clone());
         let layout = read.resolved_layout();
         let holds_cut_tiles = !read.array.schema.is_dense()
-            && !crate::sparse::SparseReader::new(&read)
-                .picks_cut_tiles(&read.array.schema, &read.returned_attributes());
+            && !crate::sparse::SparseReader::plan(&read, read.returned_attributes())
+                .picks_cut_tiles();
         let (first, cell_bytes, tile_cell_bytes) = match request.budget {
             None => (read.ranges.clone(), 0.0, 0.0),
             Some(_) => {

@@ -18,40 +18,59 @@ use tessera_schema::Value;
 use tessera_schema::{ArraySchema, Attribute};
 use tessera_tile::Layout;
 
-/// The dense reader: a read of a dense array. Each fragment's tiles are
-/// placed into the result band by band, in parallel (`placer`), and the
-/// bands of fragments that fill regions apart from each other's all at
-/// once; cells no fragment wrote keep the fill value.
+/// The dense reader: a read of a dense array, planned. Each fragment's
+/// tiles are placed into the result band by band, in parallel
+/// (`placer`), and the bands of fragments that fill regions apart from
+/// each other's all at once; cells no fragment wrote keep the fill value.
 pub(crate) struct DenseReader<'r, 'a> {
     read: &'r Read<'a>,
+    /// The array's schema.
+    schema: &'a Arc<ArraySchema>,
+    /// The attributes returned, by name.
+    attrs: Vec<String>,
+    /// The same, as the schema has them.
+    attributes: Vec<&'a Attribute>,
+    /// The cells returned, and their places in the result.
+    sub: DenseSubarray,
+    /// The fragments, their non-empty domains and the order they apply in.
+    fragments: DenseFragments,
 }
 
 impl<'r, 'a> DenseReader<'r, 'a> {
-    /// The reader of `read`.
-    pub(crate) fn new(read: &'r Read<'a>) -> Self {
-        DenseReader { read }
+    /// The read of `attrs` (the attributes `read` returns) planned: its
+    /// cells and their places, and the fragments in the order they apply.
+    pub(crate) fn plan(read: &'r Read<'a>, attrs: Vec<String>) -> Result<Self, QueryError> {
+        let schema = &read.array.schema;
+        let sub = DenseSubarray::new(schema, &read.ranges, read.resolved_layout())?;
+        let fragments = DenseFragments::new(&read.array.fragments, schema, &attrs);
+        let attributes = attrs
+            .iter()
+            .map(|a| {
+                schema
+                    .attribute(a)
+                    .ok_or_else(|| QueryError::Invalid(format!("no attribute `{a}` to read")))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(DenseReader {
+            read,
+            schema,
+            attrs,
+            attributes,
+            sub,
+            fragments,
+        })
     }
 
     /// The dense read: every cell of the subarray, from the newest
     /// fragment that wrote it, else the fill value.
-    pub(crate) fn run(
-        &self,
-        schema: &Arc<ArraySchema>,
-        attrs: &[String],
-        layout: Layout,
-    ) -> Result<ReadResult, QueryError> {
-        let sub = DenseSubarray::new(schema, &self.read.ranges, layout)?;
-        let fragments = DenseFragments::new(&self.read.array.fragments, schema, attrs);
-        let attributes: Vec<&Attribute> = attrs
-            .iter()
-            .map(|a| schema.attribute(a).expect("checked"))
-            .collect();
+    pub(crate) fn run(self) -> Result<ReadResult, QueryError> {
+        let (sub, attrs, schema) = (&self.sub, &self.attrs, self.schema);
         // Outputs start as fill values, unless fragments writing every
         // selected attribute cover the subarray.
-        let covered = fragments.cover(&sub);
+        let covered = self.fragments.cover(sub);
         let mut bufs: Vec<Arc<Vec<u8>>> = Vec::new();
         let mut outs: Vec<DenseOut> = Vec::with_capacity(attrs.len());
-        for at in &attributes {
+        for at in &self.attributes {
             bufs.push(Arc::new(at.fill_value.clone()));
             let fill_id = (bufs.len() - 1) as u32;
             outs.push(DenseOut::new(
@@ -66,21 +85,27 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         // of the result apart from each other's.
         let at_once = self.read.request.tuning.dense_band_bytes != u64::MAX;
         let mut waiting = Waiting::default();
-        for (k, &fi) in fragments.order.iter().enumerate() {
+        for (k, &fi) in self.fragments.order.iter().enumerate() {
             let frag = &self.read.array.fragments[fi];
-            let Some(ned) = &fragments.domains[fi] else {
+            let Some(ned) = &self.fragments.domains[fi] else {
                 continue;
             };
             if !frag.footer.dense {
                 waiting.place(&mut outs, &mut bufs)?;
-                self.place_sparse_fragment(fi, &sub, &attributes, attrs, &mut outs, &mut bufs)?;
+                self.place_sparse_fragment(fi, &mut outs, &mut bufs)?;
                 continue;
             }
-            let Some(tiles) = self.tiles_read(&fragments, k, ned, &sub) else {
+            let Some(tiles) = self.tiles_read(k, ned) else {
                 continue;
             };
-            let placer =
-                FragmentPlacer::new(self.read, attributes.clone(), attrs, frag, tiles, &outs);
+            let placer = FragmentPlacer::new(
+                self.read,
+                self.attributes.clone(),
+                attrs,
+                frag,
+                tiles,
+                &outs,
+            );
             // A later fragment meeting one waiting writes over it: those
             // waiting are placed first.
             if !at_once || waiting.meets(&placer) {
@@ -94,7 +119,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             ..ReadResult::default()
         };
         if self.read.request.dimensions {
-            self.dimension_columns(schema, &sub, &mut result);
+            self.dimension_columns(&mut result);
         }
         let columns =
             super::assemble::attribute_columns(schema, attrs, &mut outs, &bufs, sub.cells);
@@ -104,7 +129,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             // as fill values, as in libtiledb.
             result = super::assemble::fill_unmatched(&self.read.context, result, c, schema);
         }
-        if layout == Layout::GlobalOrder {
+        if sub.layout == Layout::GlobalOrder {
             if let Some(perm) = sub.global_order() {
                 result = super::assemble::permute(&self.read.context, result, &perm);
             }
@@ -116,45 +141,33 @@ impl<'r, 'a> DenseReader<'r, 'a> {
     /// the read fetches: those meeting the subarray, less those whose
     /// cells in it a later fragment writes again (neither read nor
     /// placed); `None` if none is left.
-    fn tiles_read<'s>(
-        &self,
-        fragments: &DenseFragments,
-        k: usize,
-        ned: &'s [(i128, i128)],
-        sub: &'s DenseSubarray,
-    ) -> Option<FragmentTiles<'s>> {
+    fn tiles_read<'s>(&'s self, k: usize, ned: &'s [(i128, i128)]) -> Option<FragmentTiles<'s>> {
         let later = match self.read.request.tuning.skip_overwritten {
-            true => fragments.later_meeting(k, ned, sub),
+            true => self.fragments.later_meeting(k, ned, &self.sub),
             false => Vec::new(),
         };
-        FragmentTiles::new(sub, ned, &later)
+        FragmentTiles::new(&self.sub, ned, &later)
     }
 
-    /// The byte ranges of every tile the read of `attrs` fetches, on
+    /// The byte ranges of every tile the read fetches, on
     /// storage where requests cost a round trip (every field's tiles are
     /// then fetched, none read in place); each dense fragment's tiles
     /// merged into runs of neighbours as its placer plans them. Sparse
     /// fragments of a dense array are left out (their tiles are read as a
     /// sparse read's).
-    pub(crate) fn tile_requests(
-        &self,
-        schema: &ArraySchema,
-        attrs: &[String],
-        layout: Layout,
-    ) -> Result<Vec<(PathBuf, Range<u64>)>, QueryError> {
-        let sub = DenseSubarray::new(schema, &self.read.ranges, layout)?;
-        let fragments = DenseFragments::new(&self.read.array.fragments, schema, attrs);
+    pub(crate) fn tile_requests(&self) -> Result<Vec<(PathBuf, Range<u64>)>, QueryError> {
         let mut requests = Vec::new();
-        for (k, &fi) in fragments.order.iter().enumerate() {
+        for (k, &fi) in self.fragments.order.iter().enumerate() {
             let frag = &self.read.array.fragments[fi];
-            let Some(ned) = fragments.domains[fi].as_ref().filter(|_| frag.footer.dense) else {
+            let domain = self.fragments.domains[fi].as_ref();
+            let Some(ned) = domain.filter(|_| frag.footer.dense) else {
                 continue;
             };
-            let Some(tiles) = self.tiles_read(&fragments, k, ned, &sub) else {
+            let Some(tiles) = self.tiles_read(k, ned) else {
                 continue;
             };
-            let specs: Vec<FieldSpec> = (attrs.iter())
-                .filter_map(|a| FieldSpec::named(frag, schema, a))
+            let specs: Vec<FieldSpec> = (self.attrs.iter())
+                .filter_map(|a| FieldSpec::named(frag, self.schema, a))
                 .collect();
             let specs: Vec<&FieldSpec> = specs.iter().collect();
             let runs = TileRuns::plan(self.read.storage, frag, &specs, &tiles.numbers)?;
@@ -166,7 +179,8 @@ impl<'r, 'a> DenseReader<'r, 'a> {
     /// The coordinates of a dense result, in the order positions were
     /// given (global order permutes them after, conditions read them as
     /// columns): described by their grid, or as columns.
-    fn dimension_columns(&self, schema: &ArraySchema, sub: &DenseSubarray, r: &mut ReadResult) {
+    fn dimension_columns(&self, r: &mut ReadResult) {
+        let (schema, sub) = (self.schema, &self.sub);
         let grid = CoordinateGrid {
             dimensions: schema
                 .dimensions
@@ -193,17 +207,15 @@ impl<'r, 'a> DenseReader<'r, 'a> {
     fn place_sparse_fragment(
         &self,
         fi: usize,
-        sub: &DenseSubarray,
-        attributes: &[&Attribute],
-        attrs: &[String],
         outs: &mut [DenseOut],
         bufs: &mut Vec<Arc<Vec<u8>>>,
     ) -> Result<(), QueryError> {
+        let (sub, attributes) = (&self.sub, &self.attributes);
         let frag = &self.read.array.fragments[fi];
-        let dims = &self.read.array.schema.dimensions;
+        let dims = &self.schema.dimensions;
         let mut whole = band_outs(outs, &[(0, sub.cells)]);
         let outs = &mut whole[0];
-        for mut tc in sparse_tiles(self.read, fi, frag, attrs, None)? {
+        for mut tc in sparse_tiles(self.read, fi, frag, &self.attrs, None)? {
             let ids = var_ids(&mut tc.fields, outs, bufs);
             for &c in &tc.cells {
                 let coords = dims

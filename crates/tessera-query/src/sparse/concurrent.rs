@@ -1,11 +1,11 @@
 //! Sparse fragments read side by side where a request costs a round trip.
 
-use crate::read::Read;
+use crate::tuning::Tuning;
 use crate::QueryError;
 use tessera_fragment::FragmentMetadata;
-use tessera_tile::storage::{side_by_side, side_by_side_on};
+use tessera_tile::storage::{side_by_side, side_by_side_on, Storage};
 
-/// `each` of every fragment of `read`, in fragment order. On storage that
+/// `each` of every one of `fragments`, in order, read from `storage`. On storage that
 /// prefers batches, up to [`Tuning::fragments_in_flight`] fragments
 /// at once ([`side_by_side`]: they wait on the network, not the CPU);
 /// elsewhere one after another. The first error stops the fragments
@@ -15,13 +15,14 @@ use tessera_tile::storage::{side_by_side, side_by_side_on};
 /// decoding would queue on the pool behind the threads waiting for them.
 ///
 /// [`Tuning::fragments_in_flight`]: crate::tuning::Tuning
-pub(crate) fn per_fragment<'a, T: Send>(
-    read: &Read<'a>,
+pub(crate) fn per_fragment<T: Send>(
+    storage: &dyn Storage,
+    tuning: &Tuning,
+    fragments: &[FragmentMetadata],
     each: impl Fn(usize, &FragmentMetadata) -> Result<T, QueryError> + Sync,
 ) -> Result<Vec<T>, QueryError> {
-    let limit = fragments_at_once(read);
-    let fragments: Vec<(usize, &FragmentMetadata)> =
-        read.array.fragments.iter().enumerate().collect();
+    let limit = fragments_at_once(storage, tuning);
+    let fragments: Vec<(usize, &FragmentMetadata)> = fragments.iter().enumerate().collect();
     let each = |(fi, f)| each(fi, f);
     let results = match rayon::current_thread_index() {
         Some(_) => side_by_side_on(fragments, limit, each, |workers, work| {
@@ -36,19 +37,19 @@ pub(crate) fn per_fragment<'a, T: Send>(
     results.into_iter().collect()
 }
 
-/// How many fragments [`per_fragment`] reads at once.
-fn fragments_at_once<'a>(read: &Read<'a>) -> usize {
-    match read.storage.prefers_batches() {
-        true => read.request.tuning.fragments_in_flight.max(1),
+/// How many fragments [`per_fragment`] reads at once from `storage`.
+fn fragments_at_once(storage: &dyn Storage, tuning: &Tuning) -> usize {
+    match storage.prefers_batches() {
+        true => tuning.fragments_in_flight.max(1),
         false => 1,
     }
 }
 
-/// The bytes each fragment read by [`per_fragment`] fetches
-/// ahead of its decoding, at most: the storage's read-ahead shared
-/// among the fragments read at once, so the read as a whole keeps
+/// The bytes each fragment read by [`per_fragment`] (of `fragments`)
+/// fetches ahead of its decoding, at most: the storage's read-ahead
+/// shared among the fragments read at once, so the read as a whole keeps
 /// within it.
-pub(crate) fn read_ahead_each<'a>(read: &Read<'a>) -> u64 {
-    let at_once = fragments_at_once(read).min(read.array.fragments.len().max(1));
-    read.storage.read_ahead() / at_once as u64
+pub(crate) fn read_ahead_each(storage: &dyn Storage, tuning: &Tuning, fragments: usize) -> u64 {
+    let at_once = fragments_at_once(storage, tuning).min(fragments.max(1));
+    storage.read_ahead() / at_once as u64
 }

@@ -24,18 +24,31 @@ use tessera_fragment::FragmentMetadata;
 use tessera_schema::ArraySchema;
 use tessera_tile::Layout;
 
-/// The sparse reader: a read of a sparse array's fragments. The fast
-/// paths where nothing is deduplicated or sorted ([`SparseReader::direct`]),
+/// The sparse reader: a read of a sparse array's fragments, of the
+/// attributes it returns in the layout it returns them in. The fast paths
+/// where nothing is deduplicated or sorted ([`SparseReader::direct`]),
 /// else the general path: every touched tile decoded, cells deduplicated,
 /// deletes and the condition applied, the cells sorted.
 pub(crate) struct SparseReader<'r, 'a> {
     read: &'r Read<'a>,
+    /// The array's schema.
+    schema: &'a Arc<ArraySchema>,
+    /// The attributes returned, by name.
+    attrs: Vec<String>,
+    /// The order the cells are returned in.
+    layout: Layout,
 }
 
 impl<'r, 'a> SparseReader<'r, 'a> {
-    /// The reader of `read`.
-    pub(crate) fn new(read: &'r Read<'a>) -> Self {
-        SparseReader { read }
+    /// The read of `attrs` (the attributes `read` returns), in the layout
+    /// it resolves to.
+    pub(crate) fn plan(read: &'r Read<'a>, attrs: Vec<String>) -> Self {
+        SparseReader {
+            read,
+            schema: &read.array.schema,
+            attrs,
+            layout: read.resolved_layout(),
+        }
     }
 
     /// The sparse fast path. When every cell of every tile the read touches
@@ -46,13 +59,9 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// ([`sparse_picked`]): the condition is a test of each cell
     /// alone here, as nothing is deduplicated. `None` when the read needs
     /// the general path.
-    pub(crate) fn direct(
-        &self,
-        schema: &ArraySchema,
-        attrs: &[String],
-        layout: Layout,
-    ) -> Result<Option<ReadResult>, QueryError> {
-        let Some(plan) = direct_plan(self.read, schema, attrs, layout) else {
+    fn direct(&self) -> Result<Option<ReadResult>, QueryError> {
+        let (schema, attrs) = (&**self.schema, &self.attrs[..]);
+        let Some(plan) = direct_plan(self.read, schema, attrs, self.layout) else {
             return Ok(None);
         };
         let frags = &self.read.array.fragments;
@@ -89,10 +98,9 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// time, holding no decoded tile to the end ([`sparse_picked`]): the
     /// fast path, on fragments with coordinates per dimension. Only the
     /// tiles it returns whole are held (batches estimate from this).
-    pub(crate) fn picks_cut_tiles(&self, schema: &ArraySchema, attrs: &[String]) -> bool {
-        let layout = self.read.resolved_layout();
+    pub(crate) fn picks_cut_tiles(&self) -> bool {
         !self.read.request.versions
-            && direct_plan(self.read, schema, attrs, layout).is_some()
+            && direct_plan(self.read, self.schema, &self.attrs, self.layout).is_some()
             && self.coordinates_split()
     }
 
@@ -100,17 +108,13 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// ([`SparseReader::direct`]), else every touched tile decoded, cells
     /// deduplicated (the newest write of a coordinate wins), deletes and
     /// the condition applied after that, and the cells sorted.
-    pub(crate) fn run(
-        &self,
-        schema: &Arc<ArraySchema>,
-        attrs: &[String],
-        layout: Layout,
-    ) -> Result<ReadResult, QueryError> {
+    pub(crate) fn run(&self) -> Result<ReadResult, QueryError> {
         if !self.read.request.versions {
-            if let Some(r) = self.direct(schema, attrs, layout)? {
+            if let Some(r) = self.direct()? {
                 return Ok(r);
             }
         }
+        let (schema, attrs, layout) = (&**self.schema, &self.attrs[..], self.layout);
         let deletes: Vec<DeleteCommit> = self
             .read
             .array
@@ -239,9 +243,11 @@ impl<'r, 'a> SparseReader<'r, 'a> {
                 frag.name
             )));
         }
-        let per_fragment = per_fragment(self.read, |fi, frag| {
-            sparse_tiles(self.read, fi, frag, fields, prune_by)
-        })?;
+        let (storage, tuning) = (self.read.storage, &self.read.request.tuning);
+        let per_fragment =
+            per_fragment(storage, tuning, &self.read.array.fragments, |fi, frag| {
+                sparse_tiles(self.read, fi, frag, fields, prune_by)
+            })?;
         Ok(per_fragment.into_iter().flatten().collect())
     }
 

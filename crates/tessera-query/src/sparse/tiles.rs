@@ -87,7 +87,11 @@ pub(crate) fn sparse_tiles<'a>(
     let located = decode_in_runs(
         read.storage,
         &read.context,
-        read_ahead_each(read),
+        read_ahead_each(
+            read.storage,
+            &read.request.tuning,
+            read.array.fragments.len(),
+        ),
         frag,
         &coord_specs,
         &numbers,
@@ -149,7 +153,11 @@ pub(crate) fn sparse_tiles<'a>(
     let decoded = decode_in_runs(
         read.storage,
         &read.context,
-        read_ahead_each(read),
+        read_ahead_each(
+            read.storage,
+            &read.request.tuning,
+            read.array.fragments.len(),
+        ),
         frag,
         &field_specs,
         &numbers,
