@@ -1,9 +1,8 @@
 //! Whether a sparse read takes a fast path (nothing deduplicated or
 //! sorted), and what it decodes there.
 
-use crate::read::Read;
-use tessera_fragment::{Field, FragmentMetadata};
-use tessera_schema::ArraySchema;
+use crate::request::ReadRequest;
+use tessera_fragment::{Field, FragmentMetadata, OpenArray};
 use tessera_tile::Layout;
 
 /// What a read on a fast path decodes.
@@ -22,13 +21,13 @@ pub(crate) struct DirectPlan {
 /// timestamps, deletes or (for coordinates) zipped coordinates, a
 /// condition naming a field some fragment lacks (fill values stand in
 /// there), or a wanted field some fragment lacks.
-pub(crate) fn direct_plan<'a>(
-    read: &Read<'a>,
-    schema: &ArraySchema,
+pub(crate) fn direct_plan(
+    request: &ReadRequest,
+    array: &OpenArray,
     attrs: &[String],
     layout: Layout,
 ) -> Option<DirectPlan> {
-    let frags = &read.array.fragments;
+    let (schema, frags) = (&*array.schema, &array.fragments);
     let in_stored_order = match layout {
         Layout::Unordered => frags.len() <= 1 || schema.allows_dups,
         Layout::GlobalOrder => frags.len() <= 1 && schema.cell_order != Layout::Hilbert,
@@ -38,12 +37,11 @@ pub(crate) fn direct_plan<'a>(
         !f.footer.dense
             && !f.footer.has_timestamps
             && !f.footer.has_delete_meta
-            && (!read.request.dimensions
-                || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
+            && (!request.dimensions || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
     };
     // A condition is a filter on each cell alone here (nothing to
     // deduplicate), tested while cells are picked.
-    let cond_fields: Vec<String> = match &read.request.condition {
+    let cond_fields: Vec<String> = match &request.condition {
         Some(c) => {
             let mut names = Vec::new();
             c.fields(&mut names);
@@ -54,24 +52,21 @@ pub(crate) fn direct_plan<'a>(
     };
     let has_cond_fields =
         |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
-    if !read.request.tuning.direct
+    if !request.tuning.direct
         || !in_stored_order
-        || !read.array.delete_conditions.is_empty()
+        || !array.delete_conditions.is_empty()
         || !frags.iter().all(|f| plain(f) && has_cond_fields(f))
         || cond_fields.iter().any(|n| schema.attribute(n).is_none())
     {
         return None;
     }
     let mut wanted: Vec<Field> = Vec::new();
-    if read.request.dimensions {
+    if request.dimensions {
         wanted.extend((0..schema.dimensions.len()).map(Field::Dimension));
     }
     for a in attrs {
-        let i = schema
-            .attributes
-            .iter()
-            .position(|x| &x.name == a)
-            .expect("checked");
+        // An attribute the schema lacks is the general path's to refuse.
+        let i = schema.attributes.iter().position(|x| &x.name == a)?;
         wanted.push(Field::Attribute(i));
     }
     let own = frags

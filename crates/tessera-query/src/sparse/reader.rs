@@ -61,7 +61,8 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// the general path.
     fn direct(&self) -> Result<Option<ReadResult>, QueryError> {
         let (schema, attrs) = (&**self.schema, &self.attrs[..]);
-        let Some(plan) = direct_plan(self.read, schema, attrs, self.layout) else {
+        let (request, array) = (self.read.request, self.read.array);
+        let Some(plan) = direct_plan(request, array, attrs, self.layout) else {
             return Ok(None);
         };
         let frags = &self.read.array.fragments;
@@ -79,7 +80,8 @@ impl<'r, 'a> SparseReader<'r, 'a> {
         }
         // With a condition, every tile's cells are picked.
         if self.read.request.condition.is_none() && hits.iter().all(|h| h.2) {
-            return sparse_whole(self.read, schema, &hits, &plan).map(Some);
+            let (storage, context) = (self.read.storage, &*self.read.context);
+            return sparse_whole(storage, context, array, &hits, &plan).map(Some);
         }
         match self.coordinates_split() {
             true => sparse_picked(self.read, schema, &hits, &plan).map(Some),
@@ -100,7 +102,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     /// tiles it returns whole are held (batches estimate from this).
     pub(crate) fn picks_cut_tiles(&self) -> bool {
         !self.read.request.versions
-            && direct_plan(self.read, self.schema, &self.attrs, self.layout).is_some()
+            && direct_plan(self.read.request, self.read.array, &self.attrs, self.layout).is_some()
             && self.coordinates_split()
     }
 

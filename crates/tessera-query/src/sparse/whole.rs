@@ -8,13 +8,14 @@ use crate::decode::{
     decode_field_tile, decode_in_runs, decode_tile_into, decode_var_tile_into, var_tile_size,
     Fetched, FieldSpec, FieldTile,
 };
-use crate::read::Read;
 use crate::result::{cut, field_column, Column, ColumnBuilder, ReadResult};
 use crate::QueryError;
 use rayon::prelude::*;
 use std::sync::Mutex;
-use tessera_fragment::FragmentMetadata;
+use tessera_filters::EncryptionKey;
+use tessera_fragment::{FragmentMetadata, OpenArray};
 use tessera_schema::{ArraySchema, CellValNum};
+use tessera_tile::storage::Storage;
 use tessera_tile::Datatype;
 
 /// A touched tile: its fragment, its number, and its first cell in the result.
@@ -138,13 +139,14 @@ fn column_slots<'b>(
 
 /// The whole-tile fast path: `hits` (fragment, tile, wholly inside),
 /// by fragment, every one wholly inside.
-pub(crate) fn sparse_whole<'a>(
-    read: &Read<'a>,
-    schema: &ArraySchema,
+pub(crate) fn sparse_whole(
+    storage: &dyn Storage,
+    context: &ReadContext,
+    array: &OpenArray,
     hits: &[(usize, u64, bool)],
     plan: &DirectPlan,
 ) -> Result<ReadResult, QueryError> {
-    let frags = &read.array.fragments;
+    let (schema, frags) = (&*array.schema, &array.fragments);
     let mut tiles: Vec<PlacedTile> = Vec::with_capacity(hits.len());
     let mut n = 0u64;
     for &(fi, t, _) in hits {
@@ -152,21 +154,21 @@ pub(crate) fn sparse_whole<'a>(
         // An absurd count fails the allocation below, as an error.
         n = n.saturating_add(frags[fi].cell_num(t));
     }
-    let var_sizes = known_var_sizes(read, schema, &tiles, plan)?;
+    let var_sizes = known_var_sizes(storage, context, array, &tiles, plan)?;
     // Fixed-sized fields and validity decode into their place; var-sized
     // values without known sizes are copied after.
     let mut columns: Vec<Column> = plan
         .wanted
         .iter()
         .zip(&var_sizes)
-        .map(|(&field, sizes)| allocate_column(&read.context, schema, field, sizes.as_ref(), n))
+        .map(|(&field, sizes)| allocate_column(context, schema, field, sizes.as_ref(), n))
         .collect::<Result<_, QueryError>>()?;
     let slots: Vec<Vec<Mutex<Slot<'_>>>> = columns
         .iter_mut()
         .zip(&var_sizes)
         .map(|(c, sizes)| column_slots(c, sizes.as_ref(), &tiles, frags))
         .collect();
-    let var_tiles = decode_whole(read, &tiles, plan, &var_sizes, &slots)?;
+    let var_tiles = decode_whole(storage, context, array, &tiles, plan, &var_sizes, &slots)?;
     drop(slots);
     // Var-sized columns: values and validity copied, offsets rebased.
     let mut var_columns: Vec<&mut Column> = columns
@@ -175,11 +177,12 @@ pub(crate) fn sparse_whole<'a>(
         .filter(|(c, sizes)| c.cell_val_num.is_var() && sizes.is_none())
         .map(|(c, _)| c)
         .collect();
-    var_columns.par_iter_mut().enumerate().for_each(|(k, c)| {
-        ColumnBuilder::refill(c, &read.context, var_tiles.iter().map(|v| &v[k]))
-    });
+    var_columns
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(k, c)| ColumnBuilder::refill(c, context, var_tiles.iter().map(|v| &v[k])));
     for tile in var_tiles.into_iter().flatten() {
-        tile.recycle(&read.context);
+        tile.recycle(context);
     }
     Ok(ReadResult {
         cell_count: n as usize,
@@ -193,17 +196,18 @@ pub(crate) fn sparse_whole<'a>(
 /// decode into their place too: the fragment metadata gives each
 /// tile's var size, and offsets have their own tiles. `None` for other
 /// columns (such values are decoded apart and copied after).
-fn known_var_sizes<'a>(
-    read: &Read<'a>,
-    schema: &ArraySchema,
+fn known_var_sizes(
+    storage: &dyn Storage,
+    context: &ReadContext,
+    array: &OpenArray,
     tiles: &[PlacedTile],
     plan: &DirectPlan,
 ) -> Result<Vec<Option<Vec<u64>>>, QueryError> {
-    let frags = &read.array.fragments;
+    let (schema, frags) = (&*array.schema, &array.fragments);
     let own = &plan.own;
     let mut var_sizes = Vec::with_capacity(plan.wanted.len());
     for (k, &field) in plan.wanted.iter().enumerate() {
-        let c = field_column(&read.context, schema, field);
+        let c = field_column(context, schema, field);
         let direct_var = c.cell_val_num.is_var()
             && frags.iter().zip(own).all(|(f, own)| {
                 !FieldSpec::of(f, own[k])
@@ -216,7 +220,7 @@ fn known_var_sizes<'a>(
         }
         let sizes = tiles
             .iter()
-            .map(|&(fi, t, _)| var_tile_size(read.storage, &frags[fi], own[fi][k], t))
+            .map(|&(fi, t, _)| var_tile_size(storage, &frags[fi], own[fi][k], t))
             .collect::<Result<_, _>>()?;
         var_sizes.push(Some(sizes));
     }
@@ -226,8 +230,10 @@ fn known_var_sizes<'a>(
 /// Decodes every tile into its slots, fragment by fragment; returns,
 /// per tile in result order, its var-sized fields without known sizes,
 /// decoded apart, in column order.
-fn decode_whole<'a>(
-    read: &Read<'a>,
+fn decode_whole(
+    storage: &dyn Storage,
+    context: &ReadContext,
+    array: &OpenArray,
     tiles: &[PlacedTile],
     plan: &DirectPlan,
     var_sizes: &[Option<Vec<u64>>],
@@ -235,7 +241,7 @@ fn decode_whole<'a>(
 ) -> Result<Vec<Vec<FieldTile>>, QueryError> {
     let mut var_tiles: Vec<Vec<FieldTile>> = Vec::with_capacity(tiles.len());
     let mut first = 0;
-    for (fi, frag) in read.array.fragments.iter().enumerate() {
+    for (fi, frag) in array.fragments.iter().enumerate() {
         let count = tiles[first..].iter().take_while(|x| x.0 == fi).count();
         let numbers: Vec<u64> = tiles[first..first + count].iter().map(|x| x.1).collect();
         let specs: Vec<FieldSpec> = plan.own[fi]
@@ -244,15 +250,15 @@ fn decode_whole<'a>(
             .collect();
         let spec_refs: Vec<&FieldSpec> = specs.iter().collect();
         let decoded = decode_in_runs(
-            read.storage,
-            &read.context,
-            read.storage.read_ahead(),
+            storage,
+            context,
+            storage.read_ahead(),
             frag,
             &spec_refs,
             &numbers,
             |src, t| {
                 let at = first + numbers.binary_search(&t).expect("one of ours");
-                decode_whole_tile(read, src, frag, t, &specs, var_sizes, slots, at)
+                decode_whole_tile(array.key, src, frag, t, &specs, var_sizes, slots, at)
             },
         )?;
         var_tiles.extend(decoded);
@@ -261,11 +267,12 @@ fn decode_whole<'a>(
     Ok(var_tiles)
 }
 
-/// Decodes tile `t` of `frag` (the `at`-th in result order) into its
-/// slots; returns its var-sized fields without known sizes.
+/// Decodes tile `t` of `frag` (the `at`-th in result order, encrypted
+/// with `key` if any) into its slots; returns its var-sized fields
+/// without known sizes.
 #[allow(clippy::too_many_arguments)]
-fn decode_whole_tile<'a>(
-    read: &Read<'a>,
+fn decode_whole_tile(
+    key: Option<EncryptionKey>,
     src: &Fetched<'_>,
     frag: &FragmentMetadata,
     t: u64,
@@ -274,7 +281,6 @@ fn decode_whole_tile<'a>(
     slots: &[Vec<Mutex<Slot<'_>>>],
     at: usize,
 ) -> Result<Vec<FieldTile>, QueryError> {
-    let key = read.array.key;
     let mut var = Vec::new();
     for (k, spec) in specs.iter().enumerate() {
         if spec.cell_val_num.is_var() && var_sizes[k].is_none() {
