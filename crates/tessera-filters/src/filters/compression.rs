@@ -119,12 +119,8 @@ fn decompress(
         // much as decoding a 64 KiB chunk.
         FilterKind::Zstd { .. } => Reuse::zstd_in(cx.reuse, |d| d.decompress_to_buffer(input, out))
             .map_err(|e| err(e.to_string()))?,
-        FilterKind::Lz4 { .. } => {
-            // A raw LZ4 block (no size prefix); its size is the part's.
-            let n = i32::try_from(expect)
-                .map_err(|_| err(format!("{expect} bytes is too long for an LZ4 block")))?;
-            lz4::block::decompress_to_buffer(input, Some(n), out).map_err(|e| err(e.to_string()))?
-        }
+        // A raw LZ4 block (no size prefix); its size is the part's.
+        FilterKind::Lz4 { .. } => super::lz4_block::decompress(input, out).map_err(err)?,
         FilterKind::Bzip2 { .. } => {
             let mut dec = bzip2::read::BzDecoder::new(input);
             dec.read_exact(out).map_err(|e| err(e.to_string()))?;
@@ -189,10 +185,7 @@ fn compress(f: &Filter, input: &[u8], cx: &ChunkCx<'_>) -> Result<Vec<u8>, Filte
         // chunk allocates and clears its tables each time.
         FilterKind::Zstd { level } => Reuse::zstd_out(cx.reuse, *level, |c| c.compress(input))
             .map_err(|e| err(e.to_string()))?,
-        FilterKind::Lz4 { .. } => {
-            // LZ4_compress_default, as libtiledb calls it; no size prefix.
-            lz4::block::compress(input, None, false).map_err(|e| err(e.to_string()))?
-        }
+        FilterKind::Lz4 { .. } => super::lz4_block::compress(input).map_err(err)?,
         FilterKind::Bzip2 { level } => {
             let lvl = (*level).clamp(1, 9) as u32;
             let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(lvl));

@@ -17,6 +17,7 @@ pub mod dictionary;
 pub mod double_delta;
 pub mod encryption;
 pub mod float_scale;
+mod lz4_block;
 mod parts;
 pub mod positive_delta;
 pub mod rle;
