@@ -111,4 +111,8 @@ impl StorageHints for Prefetched<'_> {
     fn batches_ahead(&self) -> u64 {
         self.inner.batches_ahead()
     }
+
+    fn pause_before_listing_again(&self, attempt: usize) -> std::time::Duration {
+        self.inner.pause_before_listing_again(attempt)
+    }
 }

@@ -7,7 +7,8 @@
 //! rayon's pool, a decoder answered by its storage inside each step and
 //! one whose needs are awaited read the same batches too, and so does one
 //! that begins later batches' tiles ahead, which are then fetched before
-//! their batch's step.
+//! their batch's step. A file that stays missing ends the read in a few
+//! rounds, with the error a read over storage gives.
 
 mod common;
 
@@ -205,4 +206,64 @@ fn tiles_begun_ahead_are_not_asked_for_again() {
         asked_ahead.len(),
         asked_plain.len()
     );
+}
+
+/// A copy of the fixture `case` (0.36.1) in a fresh temporary folder.
+fn copied(case: &str, test: &str) -> std::path::PathBuf {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).expect("temp dir");
+        for e in std::fs::read_dir(from).expect("fixture").flatten() {
+            match e.path().is_dir() {
+                true => copy(&e.path(), &to.join(e.file_name())),
+                false => drop(std::fs::copy(e.path(), to.join(e.file_name())).expect("copy")),
+            }
+        }
+    }
+    let from = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1");
+    let to = std::env::temp_dir().join(format!("tessera-push-{test}-{}", std::process::id()));
+    std::fs::remove_dir_all(&to).ok();
+    copy(&std::path::Path::new(from).join(case).join("array"), &to);
+    to
+}
+
+/// An array whose listed fragment lost its metadata file stays that way
+/// however often it is listed again: the decoder lists anew a bounded
+/// number of times over the whole read, as a read over storage does
+/// (each attempt replays the open, which alone would list anew at every
+/// round, forever), then fails naming the file, as that read does.
+#[test]
+fn a_file_that_stays_missing_ends_the_read_in_bounded_rounds() {
+    let dir = copied("sparse_2d", "missing");
+    let fragments = std::fs::read_dir(dir.join("__fragments")).expect("fragments");
+    let first = fragments.flatten().next().expect("a fragment").path();
+    std::fs::remove_file(first.join("__fragment_metadata.tdb")).expect("remove");
+    let over_storage = local_at(&dir).map(|_| ());
+    let mut decoder = PushDecoder::new(&dir, None, ReadRequest::new());
+    let mut rounds = 0;
+    let outcome = loop {
+        match decoder.step() {
+            Ok(tessera_query::push::Step::Need(needs)) => decoder.push(answer(&LocalFs, needs)),
+            Ok(tessera_query::push::Step::Batch(_)) => {}
+            Ok(tessera_query::push::Step::Done) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+        rounds += 1;
+        assert!(rounds < 100, "still asking after {rounds} rounds");
+    };
+    let (pushed, read) = (
+        outcome.expect_err("a file is missing"),
+        over_storage.expect_err("same"),
+    );
+    assert!(
+        pushed.to_string().contains("__fragment_metadata.tdb"),
+        "{pushed}"
+    );
+    assert_eq!(pushed.to_string(), read.to_string());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every cell of the array at `dir`, read over local storage.
+fn local_at(dir: &std::path::Path) -> Result<Vec<ReadResult>, QueryError> {
+    let session = tessera_query::ReadSession::open(Arc::new(LocalFs), dir, None)?;
+    session.batches(&ReadRequest::new())?.collect()
 }

@@ -1,26 +1,39 @@
 //! tessera's read core inside WebAssembly, driven by a JavaScript host
-//! (`run.mjs`, in Node): the host hands over an array's files, the module
-//! reads every cell with the push decoder (its needs answered from those
-//! files in memory: no file, thread or clock of the host's is touched) and
-//! gives back a summary of the cells as JSON, which the host checks against
-//! what libtiledb read (each fixture's `expected.json`).
+//! (`run.mjs`, in Node): the module reads every cell of an array with the
+//! push decoder and gives back a summary of the cells as JSON, which the
+//! host checks against what libtiledb read (each fixture's
+//! `expected.json`). Two ways:
+//! - the host hands over the array's files at once ([`probe_read`]), and
+//!   the decoder's needs are answered from them in memory;
+//! - the host does the I/O ([`probe_open`], [`probe_step`],
+//!   [`probe_push`]): each step gives the decoder's needs, which the host
+//!   reads from the array's folder and pushes back, as a browser would
+//!   fetch them.
 //!
-//! The exports speak numbers only, so the host needs no generated glue:
-//! [`probe_alloc`] a buffer, write the files into it, [`probe_read`] them,
-//! read the summary at the pointer returned (a little-endian `u32` length,
-//! then that many bytes of JSON), [`probe_free`] both.
+//! No file, thread or clock of the host's is touched. The exports speak
+//! numbers only, so the host needs no generated glue: [`probe_alloc`] a
+//! buffer and write into it; a JSON answer is at the pointer returned (a
+//! little-endian `u32` length, then that many bytes); [`probe_free`]
+//! both.
 
-use serde_json::{json, Map, Value as Json};
+mod bytes;
+mod driven;
+mod files;
+mod tally;
+
+pub use driven::Driven;
+pub use files::files;
+pub use tally::Tally;
+
+use serde_json::{json, Value as Json};
 use std::path::Path;
 use tessera_filters::EncryptionKey;
 use tessera_query::push::PushDecoder;
-use tessera_query::{ReadRequest, ReadResult};
-use tessera_schema::{CellValNum, Value};
+use tessera_query::ReadRequest;
 use tessera_tile::storage::Memory;
-use tessera_tile::Datatype;
 
-/// Where the array's files are put: paths in the blob are below it.
-const ROOT: &str = "/array";
+/// Where the array is: the paths the host is given and gives are below it.
+pub(crate) const ROOT: &str = "/array";
 
 /// A buffer of `len` bytes for the host to write into.
 #[allow(unsafe_code)]
@@ -32,7 +45,7 @@ pub extern "C" fn probe_alloc(len: usize) -> *mut u8 {
     at
 }
 
-/// Frees a buffer [`probe_alloc`] or [`probe_read`] gave, of `len` bytes.
+/// Frees a buffer of `len` bytes this module gave.
 ///
 /// # Safety
 /// `at` and `len` must be those of one such buffer, freed once.
@@ -40,15 +53,13 @@ pub extern "C" fn probe_alloc(len: usize) -> *mut u8 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn probe_free(at: *mut u8, len: usize) {
     // SAFETY: the caller gives back a buffer this module made with this
-    // capacity (see above).
+    // capacity (`probe_alloc`, `answer`).
     drop(unsafe { Vec::from_raw_parts(at, 0, len) });
 }
 
-/// Reads the array whose files are in the `len` bytes at `blob` (each
-/// file: its path's length as a little-endian `u32`, the path relative to
-/// the array, its length as a `u64`, its bytes), with the 32-byte key at
-/// `key` if it is not null. Returns a buffer of a `u32` length and the
-/// summary's JSON (see [`summary`]); its size is that length plus 4.
+/// Reads the array whose files are the `len` bytes at `blob` (see
+/// [`files`]), with the 32-byte key at `key` unless it is null: the
+/// summary (see [`summary`]).
 ///
 /// # Safety
 /// `blob` must point to `len` readable bytes, `key` to 32 or be null.
@@ -56,18 +67,92 @@ pub unsafe extern "C" fn probe_free(at: *mut u8, len: usize) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn probe_read(blob: *const u8, len: usize, key: *const u8) -> *mut u8 {
     // SAFETY: as the caller promises.
-    let blob = unsafe { std::slice::from_raw_parts(blob, len) };
-    let key = (!key.is_null()).then(|| {
-        let mut k = [0u8; 32];
-        // SAFETY: as the caller promises.
-        k.copy_from_slice(unsafe { std::slice::from_raw_parts(key, 32) });
-        EncryptionKey::new(k)
-    });
-    let answer = match files(blob) {
+    let (blob, key) = unsafe { (bytes_at(blob, len), key_at(key)) };
+    answer(match files(blob) {
         Ok(storage) => summary(&storage, key),
         Err(e) => json!({ "error": e }),
-    };
-    let text = answer.to_string().into_bytes();
+    })
+}
+
+/// Starts a read the host does the I/O of ([`Driven`]), with the
+/// 32-byte key at `key` unless it is null; [`probe_close`] ends it.
+///
+/// # Safety
+/// `key` must point to 32 readable bytes or be null.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn probe_open(key: *const u8) -> *mut Driven {
+    // SAFETY: as the caller promises.
+    let key = unsafe { key_at(key) };
+    Box::into_raw(Box::new(Driven::new(key)))
+}
+
+/// The read's next step ([`Driven::step`]).
+///
+/// # Safety
+/// `read` must be one [`probe_open`] gave and not yet closed.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn probe_step(read: *mut Driven) -> *mut u8 {
+    // SAFETY: as the caller promises.
+    answer(unsafe { &mut *read }.step())
+}
+
+/// Pushes the `len` bytes of answers at `blob` ([`Driven::push`]):
+/// `{"ok": true}` or `{"error": message}`.
+///
+/// # Safety
+/// `read` must be one [`probe_open`] gave and not yet closed; `blob` must
+/// point to `len` readable bytes.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn probe_push(read: *mut Driven, blob: *const u8, len: usize) -> *mut u8 {
+    // SAFETY: as the caller promises.
+    let (read, blob) = unsafe { (&mut *read, bytes_at(blob, len)) };
+    answer(match read.push(blob) {
+        Ok(()) => json!({ "ok": true }),
+        Err(e) => json!({ "error": e }),
+    })
+}
+
+/// Ends a read [`probe_open`] started.
+///
+/// # Safety
+/// `read` must be one [`probe_open`] gave, closed once.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn probe_close(read: *mut Driven) {
+    // SAFETY: as the caller promises: made by `Box::into_raw`.
+    drop(unsafe { Box::from_raw(read) });
+}
+
+/// The `len` bytes at `at`.
+///
+/// # Safety
+/// `at` must point to `len` readable bytes that outlive the slice.
+#[allow(unsafe_code)]
+unsafe fn bytes_at<'b>(at: *const u8, len: usize) -> &'b [u8] {
+    // SAFETY: as the caller promises.
+    unsafe { std::slice::from_raw_parts(at, len) }
+}
+
+/// The key of the 32 bytes at `at`, none if it is null.
+///
+/// # Safety
+/// `at` must point to 32 readable bytes or be null.
+#[allow(unsafe_code)]
+unsafe fn key_at(at: *const u8) -> Option<EncryptionKey> {
+    (!at.is_null()).then(|| {
+        let mut k = [0u8; 32];
+        // SAFETY: as the caller promises.
+        k.copy_from_slice(unsafe { bytes_at(at, 32) });
+        EncryptionKey::new(k)
+    })
+}
+
+/// `json` as a buffer for the host: its length as a `u32`, then its text.
+fn answer(json: Json) -> *mut u8 {
+    let text = json.to_string().into_bytes();
     let mut out = Vec::with_capacity(4 + text.len());
     out.extend_from_slice(&(text.len() as u32).to_le_bytes());
     out.extend_from_slice(&text);
@@ -76,87 +161,19 @@ pub unsafe extern "C" fn probe_read(blob: *const u8, len: usize, key: *const u8)
     at
 }
 
-/// The files of `blob`, in memory under [`ROOT`].
-pub fn files(mut blob: &[u8]) -> Result<Memory, String> {
-    let mut storage = Memory::default();
-    while !blob.is_empty() {
-        let n = u32::from_le_bytes(take(&mut blob, "path length")?) as usize;
-        let path = take_bytes(&mut blob, n, "path")?;
-        let path = String::from_utf8(path.to_vec()).map_err(|e| e.to_string())?;
-        let size = u64::from_le_bytes(take(&mut blob, "length")?);
-        let size = usize::try_from(size).map_err(|e| e.to_string())?;
-        let bytes = take_bytes(&mut blob, size, "bytes")?.to_vec();
-        storage.insert(Path::new(ROOT).join(path), bytes);
-    }
-    Ok(storage)
-}
-
-/// The next `N` bytes of `blob` (a file's `what`), taken off it.
-fn take<const N: usize>(blob: &mut &[u8], what: &str) -> Result<[u8; N], String> {
-    let head = take_bytes(blob, N, what)?;
-    head.try_into().map_err(|_| format!("a file's {what}"))
-}
-
-/// The next `n` bytes of `blob` (a file's `what`), taken off it.
-fn take_bytes<'b>(blob: &mut &'b [u8], n: usize, what: &str) -> Result<&'b [u8], String> {
-    if blob.len() < n {
-        return Err(format!("the files end inside a file's {what}"));
-    }
-    let (head, rest) = blob.split_at(n);
-    *blob = rest;
-    Ok(head)
-}
-
 /// Every cell of the array in `storage` read by the push decoder, its
-/// needs answered from `storage`: `{"cells": n, "batches": b, "columns":
-/// {name: {"sum": s, "float32": f}}}`, `s` the sum of a column of one
-/// number a cell and no nulls (`null` for other columns), `f` whether its
-/// values are FLOAT32; or `{"error": message}`.
+/// needs answered from `storage`: the [`Tally`] of its batches, or
+/// `{"error": message}`.
 pub fn summary(storage: &Memory, key: Option<EncryptionKey>) -> Json {
     let decoder = PushDecoder::new(Path::new(ROOT), key, ReadRequest::new());
-    let (mut cells, mut batches) = (0usize, 0usize);
-    let mut sums: Map<String, Json> = Map::new();
+    let mut tally = Tally::default();
     for batch in decoder.read_from(storage) {
         match batch {
-            Ok(b) => {
-                cells += b.cell_count;
-                batches += 1;
-                add_sums(&b, &mut sums);
-            }
+            Ok(b) => tally.add(&b),
             Err(e) => return json!({ "error": e.to_string() }),
         }
     }
-    json!({ "cells": cells, "batches": batches, "columns": sums })
-}
-
-/// Adds each column's sum of `batch` to `sums` (see [`summary`]).
-fn add_sums(batch: &ReadResult, sums: &mut Map<String, Json>) {
-    for c in &batch.columns {
-        let width = c.datatype.size() as usize;
-        let one_number = c.offsets.is_none()
-            && c.validity.is_none()
-            && c.cell_val_num == CellValNum::Fixed(1)
-            && width > 0;
-        let sum = one_number.then(|| {
-            c.data
-                .chunks_exact(width)
-                .map(|b| match Value::decode(c.datatype, b) {
-                    Value::Int(i) => i as f64,
-                    Value::Float(f) => f,
-                    Value::Bytes(_) => f64::NAN,
-                })
-                .sum::<f64>()
-        });
-        let before = sums.get(&c.name).and_then(|s| s["sum"].as_f64());
-        let total = match (sum, before) {
-            (Some(s), Some(b)) => Some(s + b),
-            (Some(s), None) if !sums.contains_key(&c.name) => Some(s),
-            _ => None,
-        };
-        let total = total.filter(|t| t.is_finite());
-        let float32 = c.datatype == Datatype::Float32;
-        sums.insert(c.name.clone(), json!({ "sum": total, "float32": float32 }));
-    }
+    tally.to_json()
 }
 
 #[cfg(test)]
@@ -201,7 +218,7 @@ mod tests {
         let Err(err) = files(&blob[..2]) else {
             panic!("two bytes were taken for a file")
         };
-        assert!(err.contains("path length"), "{err}");
+        assert!(err.contains("file's path"), "{err}");
     }
 
     /// The summary the module gives, natively: the fixture's cells as

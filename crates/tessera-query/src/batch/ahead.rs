@@ -273,4 +273,8 @@ impl StorageHints for TilesAhead {
     fn batches_ahead(&self) -> u64 {
         self.inner.batches_ahead()
     }
+
+    fn pause_before_listing_again(&self, attempt: usize) -> std::time::Duration {
+        self.inner.pause_before_listing_again(attempt)
+    }
 }

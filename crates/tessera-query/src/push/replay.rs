@@ -18,7 +18,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tessera_tile::storage::{
-    Data, DirEntry, ListableStorage, Need, PendingBatch, ReadableStorage, StorageHints,
+    Data, DirEntry, ListableStorage, Need, PendingBatch, ReadableStorage, StorageHints, REOPENS,
 };
 
 /// An answer kept to be given again: an error as its kind and message
@@ -38,6 +38,8 @@ struct Known {
     used: HashSet<Need>,
     /// Listings are asked anew ([`Need::Relist`]): a file listed was gone.
     anew: bool,
+    /// How many times the read had listings asked anew.
+    relisted: usize,
 }
 
 /// Pushed answers served as a storage; needs noted.
@@ -268,9 +270,17 @@ impl ListableStorage for Replay {
 
     /// Listings and existence are asked anew, listings as
     /// [`Need::Relist`] from now on, so that a storage that keeps its
-    /// listings lists again too.
+    /// listings lists again too. At most [`REOPENS`] times over the
+    /// read, as a read over storage lists at most so often in an open:
+    /// each attempt replays the open, and a file that stays missing would
+    /// otherwise have every attempt ask anew, forever. After that the
+    /// listings stand, and the open fails as that read's does.
     fn list_anew(&self) {
         let mut known = self.known();
+        if known.relisted >= REOPENS {
+            return;
+        }
+        known.relisted += 1;
         known.anew = true;
         known
             .answers
@@ -294,5 +304,11 @@ impl StorageHints for Replay {
     /// drivers ask for the next batch's needs themselves).
     fn batches_ahead(&self) -> u64 {
         self.ahead_bytes
+    }
+
+    /// None: a step never sleeps; its driver answers the listings asked
+    /// anew when it can.
+    fn pause_before_listing_again(&self, _attempt: usize) -> std::time::Duration {
+        std::time::Duration::ZERO
     }
 }

@@ -24,7 +24,9 @@ pub use location::Location;
 pub use mapped::MappedFile;
 pub use need::{answer, Answer, AnswersFuture, AsyncStorage, Data, Grouped, Need};
 pub use side_by_side::{side_by_side, side_by_side_on};
-pub use vanished::{is_missing_file, listing_again, pause_before_reopen, REOPENS};
+pub use vanished::{
+    is_missing_file, listing_again, pause_before_reopen, reopen_pause, wait, REOPENS,
+};
 pub use write::{already_there, entry_names, put_after_looking, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.
@@ -191,6 +193,16 @@ pub trait StorageHints {
             true => self.read_ahead(),
             false => 0,
         }
+    }
+
+    /// How long a reader waits before it lists again after a file it
+    /// listed was found gone ([`listing_again`]; `attempt` counts from
+    /// one): by default [`reopen_pause`], so that a vacuum under way can
+    /// finish its step. Storage whose reader must not wait says zero: a
+    /// push decoder's, whose driver answers when it can (a step never
+    /// sleeps).
+    fn pause_before_listing_again(&self, attempt: usize) -> std::time::Duration {
+        reopen_pause(attempt)
     }
 }
 
@@ -533,6 +545,10 @@ impl<S: Storage> StorageHints for Recording<S> {
 
     fn batches_ahead(&self) -> u64 {
         self.inner.batches_ahead()
+    }
+
+    fn pause_before_listing_again(&self, attempt: usize) -> std::time::Duration {
+        self.inner.pause_before_listing_again(attempt)
     }
 }
 

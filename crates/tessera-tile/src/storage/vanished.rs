@@ -2,8 +2,10 @@
 //! fragments a consolidation replaced, possibly between a reader's listing
 //! of the array and its reading of them. A reader that meets such an
 //! error opens the array again (its commit state has moved on) instead of
-//! failing; [`REOPENS`] bounds how often, [`pause_before_reopen`] spaces
-//! the tries, and [`listing_again`] runs the loop.
+//! failing; [`REOPENS`] bounds how often, [`reopen_pause`] spaces the
+//! tries (where the storage's reader waits at all:
+//! [`StorageHints::pause_before_listing_again`](super::StorageHints::pause_before_listing_again)),
+//! and [`listing_again`] runs the loop.
 
 use super::Storage;
 use std::io;
@@ -15,17 +17,37 @@ use std::time::Duration;
 /// removes the short-lived ignore files of the commits folder often).
 pub const REOPENS: usize = 8;
 
-/// Waits before try `attempt` (from 1) of a reopen: 10 ms, doubling, at
-/// most half a second (about 1.6 s over all [`REOPENS`]), so that a
+/// The wait before try `attempt` (from 1) of a reopen: 10 ms, doubling,
+/// at most half a second (about 1.6 s over all [`REOPENS`]), so that a
 /// vacuum under way can finish its step.
-pub fn pause_before_reopen(attempt: usize) {
+pub fn reopen_pause(attempt: usize) -> Duration {
     let ms = 10u64 << attempt.saturating_sub(1).min(6);
-    std::thread::sleep(Duration::from_millis(ms.min(500)));
+    Duration::from_millis(ms.min(500))
+}
+
+/// Waits [`reopen_pause`] before try `attempt` of a reopen, on this
+/// thread (see [`wait`]).
+pub fn pause_before_reopen(attempt: usize) {
+    wait(reopen_pause(attempt));
+}
+
+/// Sleeps `time` on this thread, where a thread can: not inside
+/// WebAssembly in a browser (`wasm32-unknown-unknown`), where sleeping
+/// would stop the page, and whose readers go on at once.
+pub fn wait(time: Duration) {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    if !time.is_zero() {
+        std::thread::sleep(time);
+    }
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    let _ = time;
 }
 
 /// Runs `attempt` (given how many tries came before it) until it ends
 /// other than with a missing file ([`is_missing_file`]), at most
-/// [`REOPENS`] times more, pausing ([`pause_before_reopen`]) and having
+/// [`REOPENS`] times more, pausing as the storage says
+/// ([`StorageHints::pause_before_listing_again`](super::StorageHints::pause_before_listing_again))
+/// and having
 /// `storage` list anew ([`ListableStorage::list_anew`](super::ListableStorage::list_anew)) before each new try.
 ///
 /// ```
@@ -52,7 +74,7 @@ where
         match attempt(before) {
             Err(e) if before < REOPENS && is_missing_file(&e) => {
                 before += 1;
-                pause_before_reopen(before);
+                wait(storage.pause_before_listing_again(before));
                 storage.list_anew();
             }
             done => return done,
