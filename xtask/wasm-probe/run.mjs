@@ -29,6 +29,10 @@ for (const imp of WebAssembly.Module.imports(module)) {
 }
 const { exports } = new WebAssembly.Instance(module, imports);
 
+// Little-endian integers as the module reads them.
+const u32 = (n) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
+const u64 = (n) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
+
 // An array's files as the module takes them: per file, its path's length
 // (u32), the path, its length (u64) and its bytes, little-endian.
 function blobOf(dir) {
@@ -40,11 +44,7 @@ function blobOf(dir) {
       else {
         const name = Buffer.from(r);
         const data = fs.readFileSync(path.join(dir, r));
-        const head = Buffer.alloc(4 + name.length + 8);
-        head.writeUInt32LE(name.length, 0);
-        name.copy(head, 4);
-        head.writeBigUInt64LE(BigInt(data.length), 4 + name.length);
-        parts.push(head, data);
+        parts.push(u32(name.length), name, u64(data.length), data);
       }
     }
   };
@@ -59,6 +59,7 @@ function give(bytes) {
   return at;
 }
 
+// Reads the array at `dir` from its files handed over at once: the summary.
 function read(dir, key) {
   const blob = blobOf(dir);
   const at = give(blob);
@@ -82,8 +83,6 @@ function taken(out) {
 // the answer, little-endian.
 function answersOf(dir, needs) {
   const parts = [];
-  const u64 = (n) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
-  const u32 = (n) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
   for (const need of needs) {
     const p = path.join(dir, need.path);
     const exists = fs.existsSync(p);

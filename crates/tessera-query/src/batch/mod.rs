@@ -157,9 +157,9 @@ impl Batches {
     ) -> Result<Batches, QueryError> {
         let read = Read::resolve(&*storage, &array, &request, context.clone());
         let layout = read.resolved_layout();
+        let attrs = read.returned_attributes();
         let holds_cut_tiles = !read.array.schema.is_dense()
-            && !crate::sparse::SparseReader::plan(&read, read.returned_attributes())
-                .picks_cut_tiles();
+            && !crate::sparse::SparseReader::plan(&read, attrs.clone()).picks_cut_tiles();
         let (first, cell_bytes, tile_cell_bytes) = match request.budget {
             None => (read.ranges.clone(), 0.0, 0.0),
             Some(_) => {
@@ -167,7 +167,7 @@ impl Batches {
                 // object store, every metadata section the read needs comes
                 // first, as one batch (each batch's read then finds them
                 // loaded).
-                fetch_metadata(&read, &read.returned_attributes());
+                fetch_metadata(&read, &attrs);
                 let (cell_bytes, tile_cell_bytes) = cell_bytes(&read)?;
                 (first_piece(&read)?, cell_bytes, tile_cell_bytes)
             }

@@ -55,6 +55,8 @@ pub(crate) fn sparse_tiles<'a>(
     let dims = &frag.schema.dimensions;
     let nd = dims.len();
     let key = read.array.key;
+    let fragments = read.array.fragments.len();
+    let ahead = read_ahead_each(read.storage, &read.request.tuning, fragments);
     let legacy_coords = !frag.version().has(crate::gates::COORDINATES_PER_DIMENSION);
     let dim_ranges: Vec<DimRanges> = (0..nd)
         .map(|j| DimRanges::new(&read.ranges[j], dims[j].datatype))
@@ -87,11 +89,7 @@ pub(crate) fn sparse_tiles<'a>(
     let located = decode_in_runs(
         read.storage,
         &read.context,
-        read_ahead_each(
-            read.storage,
-            &read.request.tuning,
-            read.array.fragments.len(),
-        ),
+        ahead,
         frag,
         &coord_specs,
         &numbers,
@@ -153,11 +151,7 @@ pub(crate) fn sparse_tiles<'a>(
     let decoded = decode_in_runs(
         read.storage,
         &read.context,
-        read_ahead_each(
-            read.storage,
-            &read.request.tuning,
-            read.array.fragments.len(),
-        ),
+        ahead,
         frag,
         &field_specs,
         &numbers,

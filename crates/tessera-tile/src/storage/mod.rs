@@ -24,9 +24,7 @@ pub use location::Location;
 pub use mapped::MappedFile;
 pub use need::{answer, Answer, AnswersFuture, AsyncStorage, Data, Grouped, Need};
 pub use side_by_side::{side_by_side, side_by_side_on};
-pub use vanished::{
-    is_missing_file, listing_again, pause_before_reopen, reopen_pause, wait, REOPENS,
-};
+pub use vanished::{is_missing_file, listing_again, pause_before_reopen, reopen_pause, REOPENS};
 pub use write::{already_there, entry_names, put_after_looking, FileWriter, WritableStorage};
 
 /// One entry of a folder listing.

@@ -26,7 +26,8 @@ pub fn reopen_pause(attempt: usize) -> Duration {
 }
 
 /// Waits [`reopen_pause`] before try `attempt` of a reopen, on this
-/// thread (see [`wait`]).
+/// thread, where a thread can sleep (not inside WebAssembly in a
+/// browser).
 pub fn pause_before_reopen(attempt: usize) {
     wait(reopen_pause(attempt));
 }
@@ -34,7 +35,7 @@ pub fn pause_before_reopen(attempt: usize) {
 /// Sleeps `time` on this thread, where a thread can: not inside
 /// WebAssembly in a browser (`wasm32-unknown-unknown`), where sleeping
 /// would stop the page, and whose readers go on at once.
-pub fn wait(time: Duration) {
+fn wait(time: Duration) {
     #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
     if !time.is_zero() {
         std::thread::sleep(time);
