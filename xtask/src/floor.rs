@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use tessera::filters::{FilterKind, FilterPipeline, TileContext, TileDecoder};
 use tessera::fragment::{Field, FileKind, FragmentMetadata, OpenArray};
 use tessera::schema::{Range1D, Value};
-use tessera::tile::storage::{LocalFs, MappedFile, ReadableStorage};
+use tessera::storage::{LocalFs, MappedFile, ReadableStorage};
 use tessera::tile::{tile::ChunkList, Layout};
 
 /// Inclusive integer ranges, one per dimension.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 use tessera::fragment::group::OpenGroup;
-use tessera::tile::storage::LocalFs;
+use tessera::storage::LocalFs;
 use tessera_write::group::{change_members, create_group, MemberChange};
 
 /// Members of a copy of the release's `group_nested` removed and added

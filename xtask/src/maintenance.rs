@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use tessera::filters::EncryptionKey;
 use tessera::schema::load_enumerations;
-use tessera::tile::storage::LocalFs;
+use tessera::storage::LocalFs;
 use tessera_write::evolve::{evolve_array, Evolution};
 
 /// Every check, for one release's fixtures.

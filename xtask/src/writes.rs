@@ -28,7 +28,7 @@ use std::path::Path;
 use std::process::Command;
 use tessera::schema::json::{schema_from_json, schema_to_json};
 use tessera::schema::{list_schemas, load_enumerations, load_schema, schema_at};
-use tessera::tile::storage::LocalFs;
+use tessera::storage::LocalFs;
 
 /// Creates the copies under `target/check-writes/` and has TileDB-Py check them.
 ///

@@ -494,7 +494,7 @@ impl Expr {
     /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_cells::{Expr, CellError};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
     /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// assert!(Expr::parse("a > 0 and (s == 'ab' or n is null)", &a.schema).is_ok());

@@ -259,7 +259,7 @@ pub fn major_order(l: Layout, nd: usize) -> Vec<usize> {
 mod tests {
     use super::*;
     use std::path::Path;
-    use tessera_tile::storage::LocalFs;
+    use tessera_storage::LocalFs;
 
     /// A fixture's schema: two INT32 dimensions, x in [-20, 43] tiled by
     /// 8, y in [0, 63] tiled by 16.

@@ -6,7 +6,7 @@
 use crate::column::Column;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 /// Why a [`CellSource`] could not give cells (the reader's own error).
 pub type SourceError = Box<dyn std::error::Error + Send + Sync>;

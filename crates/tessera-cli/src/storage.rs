@@ -12,7 +12,7 @@
 use crate::error::BoxError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tessera::tile::storage::{LocalFs, Location, Storage};
+use tessera::storage::{LocalFs, Location, Storage};
 
 type ObjectStorage = tessera::object_store::ObjectStorage;
 

@@ -4,7 +4,7 @@
 use tessera::fragment::{Field, FileKind, OpenArray, Overlap};
 use tessera::query::Value;
 use tessera::query::{read_field_tile, FieldSpec};
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 
 /// Checks an opened array; returns the problems found. `done` is called
 /// after each fragment.

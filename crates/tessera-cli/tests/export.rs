@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::{ReadRequest, ReadSession};
-use tessera::tile::storage::LocalFs;
+use tessera::storage::LocalFs;
 
 const CASES: &[&str] = &[
     "tiledb-0.36.1/dense_2d_types",

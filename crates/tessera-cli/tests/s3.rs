@@ -331,7 +331,7 @@ fn maintenance_through_s3_as_locally() {
             let fresh = ObjectStorage::for_uri(&format!("s3://{BUCKET}")).unwrap();
             assert_eq!(
                 shape(&fresh, Path::new(&uri)),
-                shape(&tessera::tile::storage::LocalFs, &local),
+                shape(&tessera::storage::LocalFs, &local),
                 "{release}: files after {step:?}"
             );
         }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::stream::stream_async;
 use tessera::query::{ReadContext, ReadRequest, ReadSession};
-use tessera::tile::storage::{AsyncStorage, Storage};
+use tessera::storage::{AsyncStorage, Storage};
 
 /// Buffers a partition's read keeps for its next batches, in batch
 /// budgets: the result buffers of batches DataFusion has dropped (half of

@@ -17,7 +17,7 @@ use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 use std::sync::Arc;
 use tessera::fragment::OpenArray;
 use tessera::query::{extent, ReadSession, Value};
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 
 /// The statistics of every column of the table of `array` read through
 /// `storage`, whose columns are `schema` and which has `rows` rows.

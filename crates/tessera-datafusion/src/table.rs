@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tessera::filters::EncryptionKey;
 use tessera::fragment::OpenArray;
 use tessera::query::arrow::{array_schema, Dictionaries};
-use tessera::tile::storage::{AsyncStorage, Storage};
+use tessera::storage::{AsyncStorage, Storage};
 
 /// A TileDB array (local or on an object store) as a table.
 ///

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas_in, load_schema, schema_at, ArraySchema, SchemaFile};
+use tessera_storage::{listing_again, DirEntry, Storage};
 use tessera_tile::parse::{fits, parse, sized_text, u32_le, u64_le, PResult};
-use tessera_tile::storage::{listing_again, DirEntry, Storage};
 
 /// Folder of fragments (from version 12).
 pub const FRAGMENTS_FOLDER: &str = "__fragments";
@@ -123,7 +123,7 @@ impl OpenArray {
     ///
     /// A file listed and then gone before it was read (a fragment, a
     /// commits file another process's vacuum removed) has the array
-    /// listed again, up to [`tessera_tile::storage::REOPENS`] times: the new listing is the state
+    /// listed again, up to [`tessera_storage::REOPENS`] times: the new listing is the state
     /// the vacuum left, which holds the same cells.
     pub fn open(
         storage: &dyn Storage,
@@ -192,8 +192,10 @@ impl OpenArray {
         if let (true, Some(gone)) = (dangling_missing, folders.dangling_commits(&log).first()) {
             let what = path.join(FRAGMENTS_FOLDER).join(gone);
             let why = "committed, but removed (vacuumed) before it was listed";
-            let e = std::io::Error::new(std::io::ErrorKind::NotFound, why);
-            return Err(FragmentError::io(&what, e));
+            let kind = tessera_storage::StorageErrorKind::NotFound;
+            return Err(
+                tessera_storage::StorageError::new(kind, what.to_string_lossy(), why).into(),
+            );
         }
         let (visible, skipped) = folders.visible_fragments(storage, &log, &window);
         let footers = folders.consolidated_footers(storage, key.as_ref())?;
@@ -665,8 +667,8 @@ impl CommitLog {
             vacuumed: HashSet::new(),
             deletes: Vec::new(),
         };
-        for ((kind, path, name), bytes) in files.into_iter().zip(contents) {
-            let bytes = bytes.map_err(|er| FragmentError::io(&path, er))?;
+        for ((kind, _, name), bytes) in files.into_iter().zip(contents) {
+            let bytes = bytes?;
             match kind {
                 LogFile::Ignore => listed_names(&bytes, &mut log.ignored),
                 LogFile::Vacuum => listed_names(&bytes, &mut log.vacuumed),

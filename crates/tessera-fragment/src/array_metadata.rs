@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::path::Path;
 use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_storage::Storage;
 use tessera_tile::parse::{bytes, flag, parse, u32_le, u8_le, FieldError, PResult};
-use tessera_tile::storage::Storage;
 use tessera_tile::Datatype;
 
 /// One metadata value: its datatype and raw bytes.
@@ -153,8 +153,8 @@ pub fn replay_metadata(
     let mut map = BTreeMap::new();
     let names: Vec<&String> = files.iter().map(|(_, name)| name).collect();
     let paths: Vec<std::path::PathBuf> = names.iter().map(|n| dir.join(n)).collect();
-    for ((name, p), bytes) in names.iter().zip(&paths).zip(storage.read_files(&paths)) {
-        let bytes = bytes.map_err(|e| FragmentError::io(p, e))?;
+    for (name, bytes) in names.iter().zip(storage.read_files(&paths)) {
+        let bytes = bytes?;
         let tile = read_generic_tile(&bytes, key, 0)
             .map_err(|e| FragmentError::from(e).within(name, "array metadata"))?;
         apply_entries(&tile.data, &mut map).map_err(|e| e.within(name, "array metadata"))?;
@@ -175,9 +175,7 @@ pub fn metadata_files(
     let mut vacuumed = HashSet::new();
     for e in entries.iter().filter(|e| ext(&e.name) == "vac") {
         let p = dir.join(&e.name);
-        let text = storage
-            .read_all(&p)
-            .map_err(|er| FragmentError::io(&p, er))?;
+        let text = storage.read_all(&p).map_err(FragmentError::from)?;
         for line in String::from_utf8_lossy(&text).lines() {
             vacuumed.insert(base_name(line).to_owned());
         }

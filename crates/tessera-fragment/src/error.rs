@@ -13,15 +13,11 @@ pub enum FragmentError {
     /// A schema problem.
     #[error(transparent)]
     Schema(#[from] tessera_schema::SchemaError),
-    /// A file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file could not be read or listed.
+    // Not transparent: the storage error stays in the source chain, where
+    // `tessera_storage::is_missing_file` looks for it.
+    #[error("{0}")]
+    Storage(#[from] tessera_storage::StorageError),
     /// Something is wrong with a named fragment or file.
     #[error("{what}: {message}")]
     Invalid {
@@ -60,12 +56,6 @@ impl FragmentError {
         FragmentError::Invalid {
             what: what.into(),
             message: message.into(),
-        }
-    }
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> FragmentError {
-        FragmentError::Io {
-            path: path.display().to_string(),
-            source,
         }
     }
     pub(crate) fn within(self, fragment: &str, section: impl Into<String>) -> FragmentError {

@@ -19,10 +19,10 @@ use nom::multi::count as count_exact;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_storage::Storage;
 use tessera_tile::parse::{
     fits, flag, parse, sized_text, u32_le, u64_le, u8_le, within, FieldError, PResult,
 };
-use tessera_tile::storage::Storage;
 
 /// The empty file marking a group folder.
 pub const GROUP_FILE: &str = "__tiledb_group.tdb";
@@ -138,7 +138,7 @@ impl OpenGroup {
     ///
     /// ```
     /// use tessera_fragment::group::{ObjectType, OpenGroup};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/groups/tiledb-0.36.1/group_nested/group");
     /// let g = OpenGroup::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let ms = g.members.iter().find(|m| m.display_name() == "ms").unwrap();
@@ -181,8 +181,8 @@ impl OpenGroup {
             &files[..]
         };
         let paths: Vec<PathBuf> = replay.iter().map(|(_, name)| dir.join(name)).collect();
-        for (((_, name), p), bytes) in replay.iter().zip(&paths).zip(storage.read_files(&paths)) {
-            let bytes = bytes.map_err(|e| FragmentError::io(p, e))?;
+        for ((_, name), bytes) in replay.iter().zip(storage.read_files(&paths)) {
+            let bytes = bytes?;
             let tile = read_generic_tile(&bytes, key.as_ref(), 0)
                 .map_err(|e| FragmentError::from(e).within(name, "group details"))?;
             let entries =

@@ -15,7 +15,7 @@ impl OpenArray {
     ///
     /// ```
     /// use tessera_fragment::OpenArray;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let f = &a.fragment_info()[0];
@@ -53,7 +53,7 @@ impl OpenArray {
     ///
     /// ```
     /// use tessera_fragment::OpenArray;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let mbrs = a.fragment_mbrs(&LocalFs).unwrap();
@@ -62,7 +62,7 @@ impl OpenArray {
     /// ```
     pub fn fragment_mbrs(
         &self,
-        storage: &dyn tessera_tile::storage::Storage,
+        storage: &dyn tessera_storage::Storage,
     ) -> Result<Vec<Vec<Json>>, crate::FragmentError> {
         self.fragments
             .iter()
@@ -95,7 +95,7 @@ impl OpenArray {
     /// ```
     /// use tessera_fragment::OpenArray;
     /// use tessera_schema::Value;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
     /// let ned = a.non_empty_domain().unwrap();

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use tessera_fragment::OpenArray;
-//! use tessera_tile::storage::LocalFs;
+//! use tessera_storage::LocalFs;
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_1d_fragments/array");
 //! let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 //! assert_eq!(a.fragments.len(), 3);

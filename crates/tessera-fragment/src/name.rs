@@ -6,7 +6,7 @@
 use crate::FragmentError;
 use serde::Serialize;
 use std::path::Path;
-use tessera_tile::storage::{DirEntry, Storage};
+use tessera_storage::{DirEntry, Storage};
 
 /// A parsed timestamped name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -82,7 +82,7 @@ impl TimestampedName {
 
 /// A folder's entries, an error naming the folder.
 pub(crate) fn list(storage: &dyn Storage, p: &Path) -> Result<Vec<DirEntry>, FragmentError> {
-    storage.list(p).map_err(|e| FragmentError::io(p, e))
+    storage.list(p).map_err(FragmentError::from)
 }
 
 pub(crate) fn ext(name: &str) -> &str {

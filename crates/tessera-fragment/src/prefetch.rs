@@ -4,12 +4,11 @@
 //! rayon thread at a time, and a schema file no larger than a tail whole.
 
 use std::collections::HashMap;
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tessera_tile::storage::{
-    DirEntry, ListableStorage, PendingBatch, ReadableStorage, Storage, StorageHints,
+use tessera_storage::{
+    DirEntry, ListableStorage, PendingBatch, ReadableStorage, Storage, StorageHints, StorageResult,
 };
 
 /// A storage whose `read_tail` of some files was done ahead; everything
@@ -40,7 +39,7 @@ impl<'s> Prefetched<'s> {
 }
 
 impl ReadableStorage for Prefetched<'_> {
-    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+    fn read_tail(&self, path: &Path, max: u64) -> StorageResult<(u64, Vec<u8>)> {
         if max == self.max {
             if let Some(t) = self.tails.lock().ok().and_then(|mut t| t.remove(path)) {
                 return Ok(t);
@@ -49,15 +48,20 @@ impl ReadableStorage for Prefetched<'_> {
         self.inner.read_tail(path, max)
     }
 
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         self.inner.read_range(path, range)
     }
 
-    fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
+    fn read_range_into(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        buf: &mut Vec<u8>,
+    ) -> StorageResult<()> {
         self.inner.read_range_into(path, range, buf)
     }
 
-    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Vec<Vec<u8>>> {
         self.inner.read_batch(requests)
     }
 
@@ -65,7 +69,7 @@ impl ReadableStorage for Prefetched<'_> {
         self.inner.begin_batch(requests)
     }
 
-    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read_all(&self, path: &Path) -> StorageResult<Vec<u8>> {
         // A tail holding the whole file is the file.
         if let Ok(mut tails) = self.tails.lock() {
             if tails
@@ -80,7 +84,7 @@ impl ReadableStorage for Prefetched<'_> {
         self.inner.read_all(path)
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         self.inner.size(path)
     }
 }
@@ -90,7 +94,7 @@ impl ListableStorage for Prefetched<'_> {
         self.inner.list_anew()
     }
 
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         self.inner.list(path)
     }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use tessera_fragment::condition::{CompareOp, Condition};
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 fn testdata() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")

@@ -4,7 +4,7 @@
 
 use tessera_fragment::footer::Footer;
 use tessera_schema::{list_schemas, load_schema};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 fn u32le(v: u32) -> [u8; 4] {
     v.to_le_bytes()

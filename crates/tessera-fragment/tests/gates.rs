@@ -8,7 +8,7 @@ use tessera_fragment::footer::{field_count, Footer};
 use tessera_fragment::gates;
 use tessera_fragment::RTree;
 use tessera_schema::{list_schemas, load_schema, ArraySchema, Range1D};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::{FormatVersion, Gate};
 
 /// A sparse schema with two int64 dimensions and two attributes, one

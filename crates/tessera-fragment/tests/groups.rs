@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use tessera_fragment::group::OpenGroup;
-use tessera_tile::storage::{LocalFs, Recording};
+use tessera_storage::{LocalFs, Recording};
 
 #[test]
 fn a_recursive_listing_lists_each_groups_details_folder_once() {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 #[test]
 fn an_open_arrays_debug_output_hides_its_key() {

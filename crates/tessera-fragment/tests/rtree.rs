@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use tessera_fragment::{OpenArray, Overlap};
 use tessera_schema::Range1D;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 fn int(b: &[u8]) -> i64 {
     i32::from_le_bytes(b[..4].try_into().unwrap()) as i64

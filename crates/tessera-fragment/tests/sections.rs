@@ -4,7 +4,10 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use tessera_fragment::{Field, FileKind, FragmentMetadata, OpenArray};
-use tessera_tile::storage::{ListableStorage, Memory, ReadableStorage, Storage, StorageHints};
+use tessera_storage::{
+    ListableStorage, Memory, ReadableStorage, Storage, StorageError, StorageErrorKind,
+    StorageHints, StorageResult,
+};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array")
@@ -90,23 +93,23 @@ struct Hooked<'m, F> {
 
 impl<F> ReadableStorage for Hooked<'_, F>
 where
-    F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync,
+    F: Fn(&dyn Storage, &Path, &Range<u64>) -> StorageResult<()> + Send + Sync,
 {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> std::io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         (self.hook)(self, path, &range)?;
         self.inner.read_range(path, range)
     }
 
-    fn size(&self, path: &Path) -> std::io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         self.inner.size(path)
     }
 }
 
 impl<F> ListableStorage for Hooked<'_, F>
 where
-    F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync,
+    F: Fn(&dyn Storage, &Path, &Range<u64>) -> StorageResult<()> + Send + Sync,
 {
-    fn list(&self, path: &Path) -> std::io::Result<Vec<tessera_tile::storage::DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<tessera_storage::DirEntry>> {
         self.inner.list(path)
     }
 
@@ -116,7 +119,7 @@ where
 }
 
 impl<F> StorageHints for Hooked<'_, F> where
-    F: Fn(&dyn Storage, &Path, &Range<u64>) -> std::io::Result<()> + Send + Sync
+    F: Fn(&dyn Storage, &Path, &Range<u64>) -> StorageResult<()> + Send + Sync
 {
 }
 
@@ -138,7 +141,8 @@ fn load_rtree_loading(inner: &'static str) {
             inner: &clean,
             hook: |s: &dyn Storage, _: &Path, _: &Range<u64>| {
                 if armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
-                    load(frag, s, inner).map_err(std::io::Error::other)?;
+                    load(frag, s, inner)
+                        .map_err(|e| StorageError::new(StorageErrorKind::Other, "hook", e))?;
                 }
                 Ok(())
             },

@@ -8,10 +8,7 @@
 //! ones kept or one LIST.
 
 use crate::store::ObjectStorage;
-use std::io;
-use tessera_tile::storage::{
-    Answer, AnswersFuture, AsyncStorage, Data, Grouped, ListableStorage, Need,
-};
+use tessera_storage::{Answer, AnswersFuture, AsyncStorage, Data, Grouped, ListableStorage, Need};
 
 impl AsyncStorage for ObjectStorage {
     fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
@@ -21,11 +18,7 @@ impl AsyncStorage for ObjectStorage {
         Box::pin(async move {
             match task.finish().await {
                 Ok(answers) => answers,
-                Err(e) => {
-                    let msg = e.to_string();
-                    let failed = |n| (n, Err(io::Error::other(msg.clone())));
-                    asked.into_iter().map(failed).collect()
-                }
+                Err(e) => asked.into_iter().map(|n| (n, Err(e.copied()))).collect(),
             }
         })
     }

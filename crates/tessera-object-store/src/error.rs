@@ -38,15 +38,4 @@ pub enum ObjectStoreError {
         /// Which variable, and what is wrong with its value.
         reason: String,
     },
-    /// A local file to publish could not be read.
-    #[error("{path}: {source}")]
-    Local {
-        /// The local file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// A request failed.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
 }

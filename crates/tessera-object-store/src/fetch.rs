@@ -6,10 +6,10 @@ use crate::plan::Plan;
 use futures::StreamExt;
 use object_store::path::Path as Key;
 use object_store::{GetOptions, GetRange, ObjectStore};
-use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tessera_storage::{StorageError, StorageErrorKind, StorageResult};
 
 /// A GET to make: the key, the range (`None`: the whole object) and the
 /// room its buffer is made with.
@@ -34,7 +34,7 @@ impl Get {
     /// Sends the request once a permit is free, copies its body as it
     /// streams in into one buffer (the client's chunks are not gathered
     /// twice), and checks the range came whole.
-    pub(crate) async fn run(self, permits: Arc<tokio::sync::Semaphore>) -> io::Result<Vec<u8>> {
+    pub(crate) async fn run(self, permits: Arc<tokio::sync::Semaphore>) -> StorageResult<Vec<u8>> {
         let Get {
             store,
             uri,
@@ -48,7 +48,7 @@ impl Get {
         let _permit = permits
             .acquire_owned()
             .await
-            .map_err(|e| io::Error::other(format!("{uri}: {e}")))?;
+            .map_err(|e| StorageError::caused(StorageErrorKind::Other, &uri, e))?;
         let options = GetOptions {
             range: range.clone().map(GetRange::Bounded),
             ..Default::default()
@@ -60,15 +60,16 @@ impl Get {
         let mut body = got.into_stream();
         let mut out = Vec::new();
         out.try_reserve_exact(capacity)
-            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, format!("{uri}: {e}")))?;
+            .map_err(|_| StorageError::no_memory(&uri, capacity as u64))?;
         while let Some(chunk) = body.next().await {
             out.extend_from_slice(&chunk.map_err(|e| failed("GET", &uri, e))?);
         }
         if let Some(r) = range.filter(|r| out.len() as u64 != r.end - r.start) {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
+            return Err(StorageError::new(
+                StorageErrorKind::OutOfRange,
+                uri,
                 format!(
-                    "{uri}: byte range {}..{} is outside the object ({} bytes came)",
+                    "byte range {}..{} is outside the object ({} bytes came)",
                     r.start,
                     r.end,
                     out.len()
@@ -93,26 +94,27 @@ impl<T> Drop for AbortOnDrop<T> {
 /// A task started where a storage's requests run (or why it could not
 /// start); dropped unwaited (a reader that failed before it needed the
 /// bytes), it is cancelled.
-pub(crate) struct Started<T>(pub(crate) Option<io::Result<tokio::task::JoinHandle<io::Result<T>>>>);
+pub(crate) struct Started<T>(
+    pub(crate) Option<StorageResult<tokio::task::JoinHandle<StorageResult<T>>>>,
+);
 
 impl<T> Started<T> {
     /// Waits for the task. Waiting on a spawned task never panics, whatever
     /// runtime the caller is on.
-    pub(crate) fn wait(mut self) -> io::Result<T> {
+    pub(crate) fn wait(mut self) -> StorageResult<T> {
         let task = self.0.take().expect("waited once")?;
-        crate::runtime::wait_for(task)
-            .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
+        crate::runtime::wait_for(task).map_err(task_failed)?
     }
 
     /// Awaits the task, from any executor.
-    pub(crate) async fn finish(mut self) -> io::Result<T> {
+    pub(crate) async fn finish(mut self) -> StorageResult<T> {
         let task = self.0.take().expect("awaited once")?;
         // Taken out of `self`, the task is not aborted when `self` drops;
         // a caller that drops this future drops the task's handle, which
         // lets it run on: abort it then too.
         let mut task = AbortOnDrop(vec![task]);
         let got = (&mut task.0[0]).await;
-        got.map_err(|e| io::Error::other(format!("object store task failed: {e}")))?
+        got.map_err(task_failed)?
     }
 }
 
@@ -124,14 +126,33 @@ impl<T> Drop for Started<T> {
     }
 }
 
-/// An I/O error for a failed request: what was asked of which object, and
-/// the store's answer (status and message); missing objects are NotFound.
-pub(crate) fn failed(method: &str, uri: &str, e: object_store::Error) -> io::Error {
-    let kind = match e {
-        object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
-        _ => io::ErrorKind::Other,
+/// The error of a failed request: which object, what was asked of it,
+/// and the store's answer (status and message), its kind told from the
+/// store client's.
+pub(crate) fn failed(method: &str, uri: &str, e: object_store::Error) -> StorageError {
+    use object_store::Error as E;
+    let kind = match &e {
+        E::NotFound { .. } => StorageErrorKind::NotFound,
+        E::AlreadyExists { .. } | E::Precondition { .. } => StorageErrorKind::AlreadyExists,
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
+            StorageErrorKind::PermissionDenied
+        }
+        E::InvalidPath { .. } => StorageErrorKind::InvalidKey,
+        E::NotSupported { .. } | E::NotImplemented { .. } => StorageErrorKind::Unsupported,
+        _ => StorageErrorKind::Other,
     };
-    io::Error::new(kind, format!("{method} {uri}: {e}"))
+    let message = format!("{method}: {e}");
+    StorageError::new(kind, uri, message)
+}
+
+/// The error of a request's task that did not finish (cancelled, or
+/// failed inside the client).
+pub(crate) fn task_failed(e: tokio::task::JoinError) -> StorageError {
+    StorageError::new(
+        StorageErrorKind::Other,
+        "",
+        format!("object store task failed: {e}"),
+    )
 }
 
 /// The wanted ranges of `plan`, in the order asked, from its requests'
@@ -174,7 +195,7 @@ pub(crate) fn serve(
 }
 
 /// A file's size and last bytes, or why not.
-pub(crate) type Tail = io::Result<(u64, Vec<u8>)>;
+pub(crate) type Tail = StorageResult<(u64, Vec<u8>)>;
 
 /// GETs each of `wanted` (its index in the caller's list, key, range) from
 /// `store` (named `root` in messages), `n` at once: each file's size and

@@ -10,8 +10,8 @@
 //! `GOOGLE_*` and `AZURE_*` variables `object_store` reads).
 //!
 //! What makes it fast where a request costs tens of milliseconds: readers
-//! hand it their whole read plan ([`ReadableStorage::read_batch`](tessera_tile::storage::ReadableStorage::read_batch),
-//! [`ReadableStorage::read_tails`](tessera_tile::storage::ReadableStorage::read_tails)), and it merges neighbouring ranges of a file
+//! hand it their whole read plan ([`ReadableStorage::read_batch`](tessera_storage::ReadableStorage::read_batch),
+//! [`ReadableStorage::read_tails`](tessera_storage::ReadableStorage::read_tails)), and it merges neighbouring ranges of a file
 //! ([`plan`]), reads overlapping ranges once, cuts large ranges into
 //! requests of the size that suits the store, and keeps many requests in
 //! flight at once ([`StoreTuning`]: per store, overridable from the
@@ -31,7 +31,7 @@
 //! ```
 //! use std::path::Path;
 //! use tessera_object_store::ObjectStorage;
-//! use tessera_tile::storage::{ListableStorage, ReadableStorage, WritableStorage};
+//! use tessera_storage::{ListableStorage, ReadableStorage, WritableStorage};
 //!
 //! // An in-memory store: the same code paths as S3, no server.
 //! let storage = ObjectStorage::for_uri("memory://bucket").unwrap();
@@ -61,8 +61,9 @@ mod write;
 pub use error::ObjectStoreError;
 pub use request::Request;
 pub use store::ObjectStorage;
-pub use tessera_tile::storage::{
-    ListableStorage, Location, ReadableStorage, Storage, StorageHints, WritableStorage,
+pub use tessera_storage::{
+    ListableStorage, Location, ReadableStorage, Storage, StorageError, StorageErrorKind,
+    StorageHints, WritableStorage,
 };
 pub use tuning::StoreTuning;
 pub use uri::ObjectUri;

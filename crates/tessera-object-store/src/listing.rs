@@ -9,9 +9,8 @@
 //! empty: object stores have no empty folders.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io;
 use std::path::Path;
-use tessera_tile::storage::DirEntry;
+use tessera_storage::{DirEntry, StorageError, StorageErrorKind, StorageResult};
 
 /// Listings by folder id (the folder's URI, `scheme://bucket/key`).
 #[derive(Debug, Default)]
@@ -117,18 +116,20 @@ fn join(folder: &str, name: &str) -> String {
 }
 
 /// The size of the object at `path` from its listing `entry`.
-pub(crate) fn sized(path: &Path, entry: Option<DirEntry>) -> io::Result<u64> {
+pub(crate) fn sized(path: &Path, entry: Option<DirEntry>) -> StorageResult<u64> {
     match entry {
         Some(DirEntry {
             size: Some(size), ..
         }) => Ok(size),
-        Some(_) => Err(io::Error::other(format!(
-            "{}: a folder, not an object",
-            path.display()
-        ))),
-        None => Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{}: no such object", path.display()),
+        Some(_) => Err(StorageError::new(
+            StorageErrorKind::InvalidKey,
+            path.to_string_lossy(),
+            "a folder, not an object",
+        )),
+        None => Err(StorageError::new(
+            StorageErrorKind::NotFound,
+            path.to_string_lossy(),
+            "no such object",
         )),
     }
 }

@@ -5,8 +5,8 @@
 //! that only ever runs on the caller's never starts one).
 
 use std::future::Future;
-use std::io;
 use std::sync::OnceLock;
+use tessera_storage::{StorageError, StorageErrorKind, StorageResult};
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 use tokio::task::JoinHandle;
 
@@ -46,7 +46,7 @@ impl Executor {
     /// that must answer, or one of its blocking threads, which Tokio does
     /// not tell apart from it; the request then goes to the storage's own
     /// runtime.
-    fn handle(&self) -> io::Result<Handle> {
+    fn handle(&self) -> StorageResult<Handle> {
         if let Some(caller) = &self.caller {
             let driving = Handle::try_current().is_ok_and(|current| {
                 current.id() == caller.id()
@@ -66,9 +66,11 @@ impl Executor {
         });
         match own {
             Ok(rt) => Ok(rt.handle().clone()),
-            Err(e) => Err(io::Error::other(format!(
-                "starting the object store's runtime: {e}"
-            ))),
+            Err(e) => Err(StorageError::new(
+                StorageErrorKind::Other,
+                "",
+                format!("starting the object store's runtime: {e}"),
+            )),
         }
     }
 
@@ -76,7 +78,7 @@ impl Executor {
     pub(crate) fn spawn<T: Send + 'static>(
         &self,
         fut: impl Future<Output = T> + Send + 'static,
-    ) -> io::Result<JoinHandle<T>> {
+    ) -> StorageResult<JoinHandle<T>> {
         Ok(self.handle()?.spawn(fut))
     }
 
@@ -86,7 +88,7 @@ impl Executor {
     pub(crate) fn spawn_awaited<T: Send + 'static>(
         &self,
         fut: impl Future<Output = T> + Send + 'static,
-    ) -> io::Result<JoinHandle<T>> {
+    ) -> StorageResult<JoinHandle<T>> {
         match &self.caller {
             Some(caller) => Ok(caller.spawn(fut)),
             None => self.spawn(fut),

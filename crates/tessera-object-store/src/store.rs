@@ -1,6 +1,8 @@
 //! [`ObjectStorage`]: tessera's [`Storage`] over one object store.
 
-use crate::fetch::{failed, get_tails, serve, AbortOnDrop, Batch, Fetch, Get, Started, Tail};
+use crate::fetch::{
+    failed, get_tails, serve, task_failed, AbortOnDrop, Batch, Fetch, Get, Started, Tail,
+};
 use crate::listing::{sized, Listings};
 use crate::options::StoreOptions;
 use crate::plan::Plan;
@@ -13,12 +15,12 @@ use crate::ObjectStoreError;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{GetRange, ObjectStore};
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tessera_tile::storage::{
-    DirEntry, ListableStorage, PendingBatch, ReadableStorage, StorageHints,
+use tessera_storage::{
+    DirEntry, ListableStorage, PendingBatch, ReadableStorage, StorageError, StorageErrorKind,
+    StorageHints, StorageResult,
 };
 
 /// Objects in one page of a listing (S3's and GCS's default): a subtree
@@ -231,7 +233,7 @@ impl ObjectStorage {
     /// ```
     /// use std::path::Path;
     /// use tessera_object_store::ObjectStorage;
-    /// use tessera_tile::storage::{ReadableStorage, WritableStorage};
+    /// use tessera_storage::{ReadableStorage, WritableStorage};
     ///
     /// let rt = tokio::runtime::Runtime::new().unwrap();
     /// let storage = ObjectStorage::for_uri("memory://bucket").unwrap().on_runtime(rt.handle().clone());
@@ -270,18 +272,18 @@ impl ObjectStorage {
     }
 
     /// The object key of `path`, which must be a URI of this store.
-    pub(crate) fn key(&self, path: &Path) -> io::Result<Key> {
+    pub(crate) fn key(&self, path: &Path) -> StorageResult<Key> {
         let text = path.to_string_lossy();
-        let uri = ObjectUri::parse(&text).map_err(|e| io::Error::other(e.to_string()))?;
+        let invalid = |why: String| StorageError::new(StorageErrorKind::InvalidKey, &*text, why);
+        let uri = ObjectUri::parse(&text).map_err(|e| invalid(e.to_string()))?;
         let root = &self.shared.root;
         if uri.scheme != root.scheme || uri.bucket != root.bucket {
-            return Err(io::Error::other(format!(
-                "{text}: not in {}, the store this storage serves",
+            return Err(invalid(format!(
+                "not in {}, the store this storage serves",
                 root.store()
             )));
         }
-        Key::parse(&uri.key)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{text}: {e}")))
+        Key::parse(&uri.key).map_err(|e| invalid(e.to_string()))
     }
 
     pub(crate) fn uri_of(&self, key: &Key) -> String {
@@ -291,15 +293,15 @@ impl ObjectStorage {
     /// Runs `fut` where this storage's requests run and waits for it.
     pub(crate) fn run<T: Send + 'static>(
         &self,
-        fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
-    ) -> io::Result<T> {
+        fut: impl std::future::Future<Output = StorageResult<T>> + Send + 'static,
+    ) -> StorageResult<T> {
         self.start(fut).wait()
     }
 
     /// Starts `fut` where this storage's requests run.
     pub(crate) fn start<T: Send + 'static>(
         &self,
-        fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
+        fut: impl std::future::Future<Output = StorageResult<T>> + Send + 'static,
     ) -> Started<T> {
         Started(Some(self.executor.spawn(fut)))
     }
@@ -308,7 +310,7 @@ impl ObjectStorage {
     /// than waits for it: on the caller's runtime from any of its threads.
     pub(crate) fn start_awaited<T: Send + 'static>(
         &self,
-        fut: impl std::future::Future<Output = io::Result<T>> + Send + 'static,
+        fut: impl std::future::Future<Output = StorageResult<T>> + Send + 'static,
     ) -> Started<T> {
         Started(Some(self.executor.spawn_awaited(fut)))
     }
@@ -355,7 +357,7 @@ impl ObjectStorage {
     /// The listing of `folder`, from the ones kept, or one `LIST` of its
     /// whole subtree where that fits in a page (keeping every folder's
     /// below it), or else one `LIST` of the folder.
-    fn listing(&self, folder: &Path) -> io::Result<Vec<DirEntry>> {
+    fn listing(&self, folder: &Path) -> StorageResult<Vec<DirEntry>> {
         if let Some(l) = self.kept_listing(folder) {
             return Ok(l);
         }
@@ -372,7 +374,7 @@ impl ObjectStorage {
     }
 
     /// [`ObjectStorage::listing`], awaited.
-    pub(crate) async fn listing_async(&self, folder: &Path) -> io::Result<Vec<DirEntry>> {
+    pub(crate) async fn listing_async(&self, folder: &Path) -> StorageResult<Vec<DirEntry>> {
         let id = folder_id(folder);
         if let Some(l) = self.kept_listing(folder) {
             return Ok(l);
@@ -462,7 +464,7 @@ impl ObjectStorage {
 
     /// The entry `path` names in its folder's listing: from the kept
     /// listing, or [`ObjectStorage::entry_async`] waited for.
-    fn entry(&self, path: &Path) -> io::Result<Option<DirEntry>> {
+    fn entry(&self, path: &Path) -> StorageResult<Option<DirEntry>> {
         if let Some(kept) = self.kept_entry(path) {
             return Ok(kept);
         }
@@ -471,7 +473,7 @@ impl ObjectStorage {
     }
 
     /// [`ObjectStorage::entry`], awaited.
-    pub(crate) async fn entry_async(&self, path: &Path) -> io::Result<Option<DirEntry>> {
+    pub(crate) async fn entry_async(&self, path: &Path) -> StorageResult<Option<DirEntry>> {
         let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
             return Ok(None);
         };
@@ -489,7 +491,7 @@ impl ObjectStorage {
     /// The size and last `max` bytes of each of `files` (at most the
     /// tuned concurrency of requests at once), each file's on its own.
     pub(crate) async fn read_tails_async(&self, files: &[PathBuf], max: u64) -> Vec<Tail> {
-        let mut keys: Vec<io::Result<Key>> = files.iter().map(|f| self.key(f)).collect();
+        let mut keys: Vec<StorageResult<Key>> = files.iter().map(|f| self.key(f)).collect();
         // Azure takes no suffix range: there the size comes from the
         // folder's listing (which opening an array made) and the range is
         // bounded; an empty file needs no request.
@@ -546,7 +548,7 @@ impl ObjectStorage {
     }
 
     /// The size of the object at `path`, from its folder's listing.
-    pub(crate) async fn size_async(&self, path: &Path) -> io::Result<u64> {
+    pub(crate) async fn size_async(&self, path: &Path) -> StorageResult<u64> {
         let entry = self.entry_async(path).await?;
         sized(path, entry)
     }
@@ -555,7 +557,7 @@ impl ObjectStorage {
     pub(crate) fn start_batch(
         &self,
         requests: &[(PathBuf, Range<u64>)],
-    ) -> io::Result<(Plan<PathBuf>, Started<Batch>)> {
+    ) -> StorageResult<(Plan<PathBuf>, Started<Batch>)> {
         let (plan, fetches) = self.batch_fetches(requests)?;
         Ok((plan, self.start_all(fetches)))
     }
@@ -565,7 +567,7 @@ impl ObjectStorage {
     pub(crate) async fn fetch_batch(
         &self,
         requests: &[(PathBuf, Range<u64>)],
-    ) -> io::Result<Vec<Vec<u8>>> {
+    ) -> StorageResult<Vec<Vec<u8>>> {
         let (plan, fetches) = self.batch_fetches(requests)?;
         let gets = self.gets(fetches).into_iter();
         let got = futures::future::try_join_all(gets.map(|g| g.run(self.permits.clone()))).await?;
@@ -576,13 +578,13 @@ impl ObjectStorage {
     fn batch_fetches(
         &self,
         requests: &[(PathBuf, Range<u64>)],
-    ) -> io::Result<(Plan<PathBuf>, Vec<Fetch>)> {
+    ) -> StorageResult<(Plan<PathBuf>, Vec<Fetch>)> {
         let plan = self.batch_plan(requests)?;
         let keys: Vec<Key> = plan
             .files
             .iter()
             .map(|p| self.key(p))
-            .collect::<io::Result<_>>()?;
+            .collect::<StorageResult<_>>()?;
         // Each buffer with room for its range; a span's first part's with
         // room for the whole span, its later parts appended to it.
         let mut fetches: Vec<Fetch> = plan
@@ -603,11 +605,12 @@ impl ObjectStorage {
 
     /// The plan fetching `requests`: neighbours merged into spans,
     /// overlaps read once, spans cut into requests of the tuned size.
-    fn batch_plan(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Plan<PathBuf>> {
-        for (_, r) in requests {
+    fn batch_plan(&self, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Plan<PathBuf>> {
+        for (p, r) in requests {
             if r.start > r.end {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
+                return Err(StorageError::new(
+                    StorageErrorKind::OutOfRange,
+                    p.to_string_lossy(),
                     format!("byte range {}..{} ends before it starts", r.start, r.end),
                 ));
             }
@@ -622,12 +625,10 @@ impl ObjectStorage {
         }
         for (p, end) in ends {
             if let Some(size) = self.listed_size(p).filter(|&size| end > size) {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!(
-                        "{}: bytes up to {end} asked of an object of {size} bytes",
-                        p.display()
-                    ),
+                return Err(StorageError::new(
+                    StorageErrorKind::OutOfRange,
+                    p.to_string_lossy(),
+                    format!("bytes up to {end} asked of an object of {size} bytes"),
                 ));
             }
         }
@@ -637,7 +638,7 @@ impl ObjectStorage {
 
     /// GETs `range` of each of `fetches` (key, range; `None` for the whole
     /// object), results in order.
-    fn get_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> io::Result<Vec<Vec<u8>>> {
+    fn get_all(&self, fetches: Vec<(Key, Option<Range<u64>>)>) -> StorageResult<Vec<Vec<u8>>> {
         let sized = fetches
             .into_iter()
             .map(|(key, range)| {
@@ -654,7 +655,7 @@ impl ObjectStorage {
     /// [`StoreTuning::concurrency`] at once across the storage; each
     /// buffer made with the room given beside its range.
     fn start_all(&self, fetches: Vec<Fetch>) -> Started<Batch> {
-        let tasks: io::Result<Vec<_>> = self
+        let tasks: StorageResult<Vec<_>> = self
             .gets(fetches)
             .into_iter()
             .map(|get| self.executor.spawn(get.run(self.permits.clone())))
@@ -669,9 +670,7 @@ impl ObjectStorage {
             let mut tasks = AbortOnDrop(tasks);
             let mut out = Vec::with_capacity(tasks.0.len());
             for task in &mut tasks.0 {
-                let got = task
-                    .await
-                    .map_err(|e| io::Error::other(format!("object store task failed: {e}")))?;
+                let got = task.await.map_err(task_failed)?;
                 out.push(got?);
             }
             Ok(out)
@@ -709,13 +708,13 @@ fn folder_id(folder: &Path) -> String {
 }
 
 impl ReadableStorage for ObjectStorage {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         // A batch of one: a large range goes in requests of the tuned size.
         let mut got = self.read_batch(&[(path.to_path_buf(), range)])?;
         Ok(got.pop().unwrap_or_default())
     }
 
-    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> StorageResult<Vec<Vec<u8>>> {
         let requests: Vec<(PathBuf, Range<u64>)> = ranges
             .iter()
             .map(|r| (path.to_path_buf(), r.clone()))
@@ -723,7 +722,7 @@ impl ReadableStorage for ObjectStorage {
         self.read_batch(&requests)
     }
 
-    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Vec<Vec<u8>>> {
         self.begin_batch(requests.to_vec()).wait()
     }
 
@@ -737,40 +736,34 @@ impl ReadableStorage for ObjectStorage {
         }
     }
 
-    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
+    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<StorageResult<(u64, Vec<u8>)>> {
         let (me, wanted) = (self.clone(), files.to_vec());
         match self.run(async move { Ok(me.read_tails_async(&wanted, max).await) }) {
             Ok(tails) => tails,
-            Err(e) => {
-                let msg = e.to_string();
-                files
-                    .iter()
-                    .map(|_| Err(io::Error::other(msg.clone())))
-                    .collect()
-            }
+            Err(e) => files.iter().map(|_| Err(e.copied())).collect(),
         }
     }
 
-    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+    fn read_tail(&self, path: &Path, max: u64) -> StorageResult<(u64, Vec<u8>)> {
         self.read_tails(&[path.to_path_buf()], max)
             .pop()
             .expect("one result per file")
     }
 
-    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read_all(&self, path: &Path) -> StorageResult<Vec<u8>> {
         let key = self.key(path)?;
         let mut got = self.get_all(vec![(key, None)])?;
         Ok(got.pop().unwrap_or_default())
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         // From the folder's listing, which opening an array made anyway.
         sized(path, self.entry(path)?)
     }
 }
 
 impl ListableStorage for ObjectStorage {
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         self.listing(path)
     }
 

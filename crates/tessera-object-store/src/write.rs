@@ -14,11 +14,10 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutPayload};
 use std::collections::VecDeque;
-use std::io;
 use std::path::Path;
 use std::sync::Mutex;
-use tessera_tile::storage::{
-    already_there, put_after_looking, FileWriter, ReadableStorage, WritableStorage,
+use tessera_storage::{
+    already_there, put_after_looking, FileWriter, ReadableStorage, StorageResult, WritableStorage,
 };
 
 /// A part of a multipart upload: big enough that S3's 10,000 parts hold
@@ -38,7 +37,7 @@ const CONDITIONAL_RESENDS: usize = 3;
 const PARTS_PER_DOUBLING: usize = 1000;
 
 impl WritableStorage for ObjectStorage {
-    fn put(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn put(&self, path: &Path, bytes: &[u8]) -> StorageResult<()> {
         let key = self.key(path)?;
         self.forget_listing(path);
         let (call, store) = (self.call(), self.store());
@@ -59,7 +58,7 @@ impl WritableStorage for ObjectStorage {
     /// bytes is this put's own, sent again after its answer was lost; a
     /// store that cannot put conditionally (S3 with `aws_conditional_put`
     /// set to `disabled`) is looked at first instead.
-    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> StorageResult<()> {
         let key = self.key(path)?;
         let uri = self.uri_of(&key);
         let mut resent = 0;
@@ -91,7 +90,7 @@ impl WritableStorage for ObjectStorage {
         }
     }
 
-    fn writer(&self, path: &Path) -> io::Result<Box<dyn FileWriter>> {
+    fn writer(&self, path: &Path) -> StorageResult<Box<dyn FileWriter>> {
         Ok(Box::new(ObjectWriter {
             storage: self.clone(),
             path: path.to_path_buf(),
@@ -105,7 +104,7 @@ impl WritableStorage for ObjectStorage {
         }))
     }
 
-    fn delete(&self, path: &Path) -> io::Result<bool> {
+    fn delete(&self, path: &Path) -> StorageResult<bool> {
         let key = self.key(path)?;
         // S3 answers a DELETE alike whether the object was there; the
         // kept listing tells, where there is one (no request for it).
@@ -123,7 +122,7 @@ impl WritableStorage for ObjectStorage {
         Ok(there)
     }
 
-    fn delete_folder(&self, path: &Path) -> io::Result<usize> {
+    fn delete_folder(&self, path: &Path) -> StorageResult<usize> {
         let prefix = self.key(path)?;
         self.forget_folder(path);
         let (call, store) = (self.call(), self.store());
@@ -156,11 +155,11 @@ impl WritableStorage for ObjectStorage {
         Ok(n)
     }
 
-    fn create_folder(&self, _path: &Path) -> io::Result<()> {
+    fn create_folder(&self, _path: &Path) -> StorageResult<()> {
         Ok(())
     }
 
-    fn uri(&self, path: &Path) -> io::Result<String> {
+    fn uri(&self, path: &Path) -> StorageResult<String> {
         Ok(self.uri_of(&self.key(path)?))
     }
 }
@@ -187,7 +186,7 @@ impl ObjectWriter {
 
     /// Sends `bytes` as the next part, starting the upload first if
     /// needed; waits for the oldest part while too many are in flight.
-    fn send_part(&mut self, bytes: Vec<u8>) -> io::Result<()> {
+    fn send_part(&mut self, bytes: Vec<u8>) -> StorageResult<()> {
         let s = self.storage.clone();
         let uri = s.uri_of(&self.key);
         if self.upload.is_none() {
@@ -215,7 +214,7 @@ impl ObjectWriter {
         Ok(())
     }
 
-    fn complete(&mut self) -> io::Result<()> {
+    fn complete(&mut self) -> StorageResult<()> {
         let s = self.storage.clone();
         s.forget_listing(&self.path);
         let Some(mut upload) = self.upload.take() else {
@@ -247,7 +246,7 @@ impl ObjectWriter {
 }
 
 impl FileWriter for ObjectWriter {
-    fn write(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+    fn write(&mut self, mut bytes: &[u8]) -> StorageResult<()> {
         self.len += bytes.len() as u64;
         while !bytes.is_empty() {
             let want = self.part_bytes();
@@ -262,7 +261,7 @@ impl FileWriter for ObjectWriter {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> io::Result<u64> {
+    fn finish(mut self: Box<Self>) -> StorageResult<u64> {
         self.complete()?;
         self.done = true;
         Ok(self.len)

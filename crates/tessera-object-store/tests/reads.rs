@@ -7,7 +7,7 @@ mod common;
 use common::stored;
 use std::path::{Path, PathBuf};
 use tessera_object_store::{
-    ListableStorage, ObjectStorage, ReadableStorage, StoreTuning, WritableStorage,
+    ListableStorage, ObjectStorage, ReadableStorage, StorageErrorKind, StoreTuning, WritableStorage,
 };
 
 #[test]
@@ -50,6 +50,48 @@ fn spans_come_whole_from_requests_of_the_tuned_size() {
     assert_eq!((ranges[0].0, ranges[9].1), (0, 10_000));
 }
 
+/// Each failure names the object and says what kind it is: a missing
+/// object, a key of another bucket, a conditional put that found one, a
+/// folder where an object was asked for; a missing folder lists empty.
+#[test]
+fn failures_name_the_object_and_their_kind() {
+    let s = ObjectStorage::for_uri("memory://b").unwrap();
+    s.put(Path::new("memory://b/a/f.tdb"), b"bytes").unwrap();
+    let kind_and_key = |e: tessera_object_store::StorageError| (e.kind(), e.key().to_owned());
+    let missing = s.read_all(Path::new("memory://b/a/gone.tdb")).unwrap_err();
+    assert!(
+        missing.is_not_found() && missing.to_string().contains("gone.tdb"),
+        "{missing}"
+    );
+    assert!(tessera_storage::is_missing_file(&missing));
+    let missing = s.read_range(Path::new("memory://b/a/gone.tdb"), 0..2);
+    assert_eq!(
+        kind_and_key(missing.unwrap_err()),
+        (StorageErrorKind::NotFound, "memory://b/a/gone.tdb".into())
+    );
+    let size = s.size(Path::new("memory://b/a/gone.tdb")).unwrap_err();
+    assert_eq!(size.kind(), StorageErrorKind::NotFound);
+    let folder = s.size(Path::new("memory://b/a")).unwrap_err();
+    assert_eq!(
+        kind_and_key(folder),
+        (StorageErrorKind::InvalidKey, "memory://b/a".into())
+    );
+    let elsewhere = s.read_all(Path::new("memory://other/f.tdb")).unwrap_err();
+    assert_eq!(
+        kind_and_key(elsewhere),
+        (StorageErrorKind::InvalidKey, "memory://other/f.tdb".into())
+    );
+    let again = s
+        .put_new(Path::new("memory://b/a/f.tdb"), b"other")
+        .unwrap_err();
+    assert_eq!(again.kind(), StorageErrorKind::AlreadyExists, "{again}");
+    assert_eq!(
+        s.read_all(Path::new("memory://b/a/f.tdb")).unwrap(),
+        b"bytes"
+    );
+    assert!(s.list(Path::new("memory://b/none")).unwrap().is_empty());
+}
+
 #[test]
 fn a_range_past_a_listed_object_is_an_error_before_any_request() {
     let s = ObjectStorage::for_uri("memory://b").unwrap();
@@ -60,7 +102,8 @@ fn a_range_past_a_listed_object_is_an_error_before_any_request() {
     let err = s
         .read_batch(&[("memory://b/a/f.tdb".into(), 50..(1u64 << 60))])
         .unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    assert_eq!(err.kind(), tessera_storage::StorageErrorKind::OutOfRange);
+    assert_eq!(err.key(), "memory://b/a/f.tdb");
     assert!(
         err.to_string().contains("asked of an object of 100 bytes"),
         "{err}"
@@ -135,7 +178,7 @@ fn a_read_awaited_on_the_callers_runtime_starts_no_runtime_of_its_own() {
                 rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread;
             let on = storage.fresh().on_runtime(rt.handle().clone());
             let (on2, uri, request) = (on.clone(), uri.clone(), request.clone());
-            let awaited: Arc<dyn tessera_tile::storage::AsyncStorage> = Arc::new(on.clone());
+            let awaited: Arc<dyn tessera_storage::AsyncStorage> = Arc::new(on.clone());
             let (got, got_awaited): (Vec<_>, Vec<_>) = rt.block_on(async move {
                 let open = move || ReadSession::open(Arc::new(on2), uri.as_ref(), None).unwrap();
                 let session = match current {

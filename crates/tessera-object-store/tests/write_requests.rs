@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{Column, QuerySource, ReadRequest, ReadSession};
-use tessera_tile::storage::{ListableStorage, LocalFs, Location};
+use tessera_storage::{ListableStorage, LocalFs, Location};
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 use tessera_write::{FragmentWriter, WriteOptions};
 

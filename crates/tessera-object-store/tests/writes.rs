@@ -102,7 +102,11 @@ fn a_conditional_put_never_replaces_another_writers_file() {
     s.put_new(f, b"mine").unwrap();
     s.put_new(f, b"mine").unwrap();
     let e = s.put_new(f, b"theirs").unwrap_err();
-    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+    assert_eq!(
+        e.kind(),
+        tessera_storage::StorageErrorKind::AlreadyExists,
+        "{e}"
+    );
     assert!(e.to_string().contains("__1_1_x_22.wrt"), "{e}");
     assert_eq!(s.fresh().read_all(f).unwrap(), b"mine");
     assert_eq!(names(&s, "memory://b/a/__commits"), ["__1_1_x_22.wrt"]);

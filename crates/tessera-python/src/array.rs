@@ -13,7 +13,7 @@ use tessera::query::partition;
 use tessera::query::stream::stream;
 use tessera::query::Expr;
 use tessera::query::{ReadRequest, ReadSession};
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 use tessera::tile::Layout;
 
 /// An opened array. Cheap to share between Python threads: reads hold

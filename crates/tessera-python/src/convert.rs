@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use tessera::filters::EncryptionKey;
 use tessera::fragment::array_metadata::{read_metadata, MetadataValue};
 use tessera::fragment::FragmentError;
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 
 /// An object's metadata, as read when it was opened.
 pub type Metadata = BTreeMap<String, MetadataValue>;

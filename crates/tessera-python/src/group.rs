@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use tessera::fragment::group::{ObjectType, OpenGroup};
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 
 /// An opened group.
 #[pyclass(module = "tessera._native", frozen)]

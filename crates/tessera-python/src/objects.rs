@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use tessera::fragment::array_metadata::MetadataValue;
-use tessera::tile::storage::{Location, Storage};
+use tessera::storage::{Location, Storage};
 use tessera::tile::Datatype;
 use tessera_write::evolve::Evolution;
 use tessera_write::group::{MemberChange, MemberLookup};

@@ -9,7 +9,7 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_pyarrow::PyArrowType;
 use pyo3::prelude::*;
 use std::path::Path;
-use tessera::tile::storage::Location;
+use tessera::storage::Location;
 use tessera_write::{BoxWriter, FragmentWriter, WriteOptions};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

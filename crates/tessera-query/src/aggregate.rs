@@ -31,7 +31,7 @@ use std::sync::Arc;
 use tessera_fragment::tile_metadata::{compare_cells as order, Sum};
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, Overlap};
 use tessera_schema::{ArraySchema, CellValNum, Range1D, Value};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 use tessera_tile::Datatype;
 
 /// An aggregate over the cells a query selects.
@@ -557,7 +557,7 @@ struct TileFieldMeta {
 
 impl TileFieldMeta {
     fn load(
-        storage: &dyn tessera_tile::storage::Storage,
+        storage: &dyn tessera_storage::Storage,
         frag: &FragmentMetadata,
         schema: &ArraySchema,
         name: &str,

@@ -278,7 +278,7 @@ impl ReadResult {
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// for batch in session.batches(&ReadRequest::new().budget(64 << 20)).unwrap() {
@@ -301,7 +301,7 @@ impl ReadResult {
     /// ```
     /// use std::sync::Arc;
     /// use tessera_query::{ReadContext, ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let context = Arc::new(ReadContext::with_budget(64 << 20));
     /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap().context(context.clone());
@@ -359,7 +359,7 @@ impl ReadResult {
 ///
 /// ```
 /// use tessera_query::{arrow::Dictionaries, ReadRequest, ReadSession};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
 /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
 /// let array = session.array();
@@ -508,7 +508,7 @@ fn dictionary_field(keys: &Field, d: &Dictionary) -> Field {
 /// ```
 /// use tessera_fragment::OpenArray;
 /// use tessera_query::arrow::{array_schema, Dictionaries};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// let d = Dictionaries::new(&a, a.enumerations(&LocalFs).unwrap()).unwrap();
@@ -534,7 +534,7 @@ pub fn array_schema(
 /// use tessera_query::arrow::output_schema;
 /// use tessera_query::stream::stream;
 /// use tessera_query::{ReadRequest, ReadSession, Value};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
 /// let array = session.array();
@@ -731,7 +731,7 @@ fn dictionary(
 mod tests {
     use crate::{ReadContext, ReadRequest, ReadSession};
     use std::sync::Arc;
-    use tessera_tile::storage::LocalFs;
+    use tessera_storage::LocalFs;
 
     fn session(context: &Arc<ReadContext>) -> ReadSession {
         let path = concat!(

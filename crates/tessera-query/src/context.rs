@@ -117,7 +117,7 @@ const RESULT_POOL_BYTES: usize = 1 << 30;
 /// ```
 /// use std::sync::Arc;
 /// use tessera_query::{ReadContext, ReadRequest, ReadSession};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
 /// // A context of this caller's own, capped at 64 MiB of kept buffers.
 /// let context = Arc::new(ReadContext::with_budget(64 << 20));

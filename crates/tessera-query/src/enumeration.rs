@@ -5,7 +5,7 @@ use crate::result::{ColumnBuilder, ReadResult};
 use crate::QueryError;
 use tessera_fragment::OpenArray;
 use tessera_schema::Value;
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 /// Replaces the keys of every enumerated attribute column of `r` by their
 /// values. A key past the end of its enumeration is an error naming the

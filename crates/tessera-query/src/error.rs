@@ -25,15 +25,11 @@ pub enum QueryError {
         #[source]
         source: Box<tessera_filters::FilterError>,
     },
-    /// A data file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file could not be read or listed.
+    // Not transparent: the storage error stays in the source chain, where
+    // `tessera_storage::is_missing_file` looks for it.
+    #[error("{0}")]
+    Storage(#[from] tessera_storage::StorageError),
     /// The query names a field the array does not have.
     #[error("the array has no {kind} `{name}`")]
     UnknownField {

@@ -15,7 +15,7 @@ use crate::error::QueryError;
 use tessera_cells::Expr;
 use tessera_fragment::{FragmentMetadata, OpenArray, SectionWants};
 use tessera_schema::{Dimension, Range1D, Value};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 /// Inclusive ranges by dimension name.
 pub type Ranges = Vec<(String, Value, Value)>;
@@ -30,7 +30,7 @@ pub type Ranges = Vec<(String, Value, Value)>;
 /// use tessera_fragment::OpenArray;
 /// use tessera_query::partition::plan;
 /// use tessera_query::Value;
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// let rows = [("x".to_string(), Value::Int(0), Value::Int(49))];
@@ -111,7 +111,7 @@ pub fn intersect(a: &[(Value, Value)], b: &[(Value, Value)]) -> Vec<(Value, Valu
 /// use tessera_fragment::OpenArray;
 /// use tessera_query::partition::cut;
 /// use tessera_query::{extent, Value};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_large/array");
 /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// let whole = vec![None; a.schema.dimensions.len()];

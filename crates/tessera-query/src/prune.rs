@@ -11,7 +11,7 @@ use tessera_fragment::tile_metadata::{trusted, TileBounds};
 use tessera_fragment::{Field, FragmentMetadata};
 use tessera_schema::Value;
 use tessera_schema::{ArraySchema, CellValNum};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 use tessera_tile::Datatype;
 
 /// The metadata of one condition field in one fragment.

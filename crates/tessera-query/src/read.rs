@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tessera_filters::pipeline::FilterPipeline;
 use tessera_fragment::{Field, OpenArray};
 use tessera_schema::Value;
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 use tessera_tile::Layout;
 

@@ -15,14 +15,14 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::{listing_again, AsyncStorage, Storage};
+use tessera_storage::{listing_again, AsyncStorage, Storage};
 
 /// An opened array with its storage, read by [`ReadRequest`]s.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use tessera_query::{ReadRequest, ReadSession};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
 /// let mut cells = 0;
@@ -75,7 +75,7 @@ impl ReadSession {
     /// ```
     /// use std::sync::Arc;
     /// use tessera_query::{ReadContext, ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let context = Arc::new(ReadContext::new());
     /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap().context(context);
@@ -150,7 +150,7 @@ impl ReadSession {
     /// Reads `request` in one batch, whatever its budget. A fragment
     /// found gone (another process vacuumed it after this session opened
     /// the array) has the read start again on the array opened anew
-    /// ([`ReadSession::reopened`]), up to [`tessera_tile::storage::REOPENS`] times.
+    /// ([`ReadSession::reopened`]), up to [`tessera_storage::REOPENS`] times.
     pub fn execute(&self, request: &ReadRequest) -> Result<ReadResult, QueryError> {
         request.check(&self.array.schema)?;
         let mut whole = request.clone();
@@ -203,7 +203,7 @@ impl ReadSession {
     /// ```
     /// use std::sync::Arc;
     /// use tessera_query::{Aggregate, ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
     /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let request = ReadRequest::new().budget(64 << 20);
@@ -232,7 +232,7 @@ impl ReadSession {
     /// ```
     /// use std::sync::Arc;
     /// use tessera_query::ReadSession;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let b = session.field_bounds("i").unwrap().unwrap();
@@ -259,7 +259,7 @@ impl ReadSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_tile::storage::LocalFs;
+    use tessera_storage::LocalFs;
 
     fn session() -> ReadSession {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

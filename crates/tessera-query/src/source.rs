@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tessera_cells::{CellBatches, CellSource, Column, SourceError, SparseCells};
 use tessera_fragment::OpenArray;
 use tessera_schema::Value;
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 use tessera_tile::Layout;
 
 /// Reads an array's cells with a [`ReadSession`] for a writer that
@@ -16,7 +16,7 @@ use tessera_tile::Layout;
 /// ```
 /// use std::sync::Arc;
 /// use tessera_query::{QuerySource, ReadRequest, ReadSession};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 /// # let dir = std::env::temp_dir().join(format!("tessera-doc-source-{}", std::process::id()));
 /// # let _ = std::fs::remove_dir_all(&dir);

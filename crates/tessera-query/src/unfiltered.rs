@@ -17,7 +17,7 @@ use crate::decode::{file_name, fixed_tile_len, tile_range, FieldSpec, Runs};
 use crate::QueryError;
 use std::path::PathBuf;
 use tessera_fragment::{FileKind, FragmentMetadata};
-use tessera_tile::storage::{KeptFile, Storage};
+use tessera_storage::{KeptFile, Storage};
 
 /// Bytes of a chunk header: original, filtered and metadata lengths.
 const CHUNK_HEADER: u64 = 12;
@@ -171,12 +171,7 @@ impl UnfilteredTile {
                     }
                 }
             }
-            storage
-                .read_scattered(&self.path, r.start, &mut bufs, kept)
-                .map_err(|e| QueryError::Io {
-                    path: self.path.display().to_string(),
-                    source: e,
-                })?;
+            storage.read_scattered(&self.path, r.start, &mut bufs, kept)?;
             drop(bufs);
             // Every chunk the read crosses has its header in a gap.
             let first = (r.start - self.header(0)) / (CHUNK_HEADER + self.chunk);
@@ -210,7 +205,7 @@ impl UnfilteredTile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_tile::storage::{Memory, ReadableStorage};
+    use tessera_storage::{Memory, ReadableStorage};
 
     /// A file with 5 bytes, then a tile of 4-byte cells in chunks of 8
     /// bytes: cells 0..7 (28 bytes, the last chunk 4), cell i holding

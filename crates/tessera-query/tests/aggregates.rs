@@ -12,8 +12,8 @@ use tessera_fragment::tile_metadata::compare_cells as order;
 use tessera_fragment::Sum;
 use tessera_query::{Aggregate, AggregateValue, Expr, ReadRequest, ReadResult, ReadSession, Value};
 use tessera_schema::CellValNum;
+use tessera_storage::LocalFs;
 use tessera_tile::datatype::Physical;
-use tessera_tile::storage::LocalFs;
 use tessera_tile::Datatype;
 
 /// The aggregates of one field over cells `keep` of `r`.

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{Column, ReadRequest, ReadSession};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 /// The bytes of cell `i` of a primitive, fixed-size-list or list array.
 fn cell_bytes(a: &ArrayRef, i: usize) -> Vec<u8> {

@@ -10,7 +10,7 @@ use tessera_fragment::OpenArray;
 use tessera_query::arrow::{array_schema, output_schema, Dictionaries};
 use tessera_query::stream::{stream, stream_async};
 use tessera_query::{ReadRequest, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 /// Every fixture array of every release, with its encryption key.
 fn fixtures() -> Vec<(PathBuf, Option<EncryptionKey>)> {

@@ -6,7 +6,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 use tessera_query::stream::stream_async;
 use tessera_query::{ReadRequest, ReadSession};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 /// The names of this process's threads.
 fn threads() -> Vec<String> {

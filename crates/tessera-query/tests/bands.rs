@@ -14,7 +14,7 @@ mod common;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::{LocalFs, Recording};
+use tessera_storage::{LocalFs, Recording};
 use tessera_tile::Layout;
 
 type Setup<'s> = dyn Fn(ReadRequest) -> ReadRequest + 's;

@@ -6,14 +6,15 @@
 
 mod common;
 
-use std::io;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::{DirEntry, ListableStorage, LocalFs, ReadableStorage, StorageHints};
+use tessera_storage::{
+    DirEntry, ListableStorage, LocalFs, ReadableStorage, StorageHints, StorageResult,
+};
 
 /// Local files, counting the bytes read from fragments' data files.
 #[derive(Default)]
@@ -28,7 +29,7 @@ impl Counting {
 }
 
 impl ReadableStorage for Counting {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         let data = !path.to_string_lossy().contains("__fragment_metadata");
         if data && path.extension().is_some_and(|e| e == "tdb") {
             self.data_bytes
@@ -37,17 +38,17 @@ impl ReadableStorage for Counting {
         LocalFs.read_range(path, range)
     }
 
-    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read_all(&self, path: &Path) -> StorageResult<Vec<u8>> {
         LocalFs.read_all(path)
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         LocalFs.size(path)
     }
 }
 
 impl ListableStorage for Counting {
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         LocalFs.list(path)
     }
 

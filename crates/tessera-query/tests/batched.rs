@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,8 +20,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::{
-    DirEntry, ListableStorage, LocalFs, PendingBatch, ReadableStorage, StorageHints,
+use tessera_storage::{
+    DirEntry, ListableStorage, LocalFs, PendingBatch, ReadableStorage, StorageError,
+    StorageErrorKind, StorageHints, StorageResult,
 };
 use tessera_tile::Layout;
 
@@ -67,12 +67,12 @@ impl InFlight {
 }
 
 impl ReadableStorage for InFlight {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         self.log(path, &range);
         LocalFs.read_range(path, range)
     }
 
-    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Vec<Vec<u8>>> {
         self.begin_batch(requests.to_vec()).wait()
     }
 
@@ -90,22 +90,26 @@ impl ReadableStorage for InFlight {
             std::thread::sleep(Duration::from_millis((nth % 3) as u64));
             (requests.iter())
                 .map(|(p, r)| LocalFs.read_range(p, r.clone()))
-                .collect::<io::Result<Vec<Vec<u8>>>>()
+                .collect::<StorageResult<Vec<Vec<u8>>>>()
         });
         PendingBatch::in_flight(move || {
-            fetch
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("fetch thread panicked")))
+            fetch.join().unwrap_or_else(|_| {
+                Err(StorageError::new(
+                    StorageErrorKind::Other,
+                    "",
+                    "fetch thread panicked",
+                ))
+            })
         })
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         LocalFs.size(path)
     }
 }
 
 impl ListableStorage for InFlight {
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         LocalFs.list(path)
     }
 

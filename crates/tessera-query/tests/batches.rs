@@ -9,7 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadContext, ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::{storage::LocalFs, Layout};
+use tessera_storage::LocalFs;
+use tessera_tile::Layout;
 
 /// Each cell as its field values, for multiset comparison.
 fn rows(r: &ReadResult) -> Vec<Vec<(Vec<u8>, bool)>> {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{Expr, ReadRequest, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 const CASES: &[&str] = &[
     "tiledb-0.36.1/dense_1d_fragments",

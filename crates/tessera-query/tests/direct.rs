@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::{Field, FileKind, OpenArray};
 use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::{LocalFs, Recording, Storage};
+use tessera_storage::{LocalFs, Recording, Storage};
 use tessera_tile::Layout;
 
 /// Sets a request up for one case.

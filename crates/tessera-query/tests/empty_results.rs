@@ -19,8 +19,8 @@ use tessera_query::push::PushDecoder;
 use tessera_query::stream::{stream, stream_async};
 use tessera_query::{Aggregate, AggregateValue, CompareOp, Expr, ReadRequest, ReadResult, Value};
 use tessera_schema::CellValNum;
+use tessera_storage::LocalFs;
 use tessera_tile::datatype::Physical;
-use tessera_tile::storage::LocalFs;
 
 /// The first single-valued number attribute of `array` (integers only
 /// where `integers`), and the bytes of its greatest valid value in `whole`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadSession};
 use tessera_schema::Value;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 #[test]
 fn enumerated_attributes_read_as_values() {
@@ -63,7 +63,7 @@ fn enumerated_attributes_read_as_values() {
 /// read: a read in batches runs one read per batch, and each maps its keys.
 #[test]
 fn reads_of_an_open_array_read_each_enumeration_once() {
-    use tessera_tile::storage::Recording;
+    use tessera_storage::Recording;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/tiledb-0.36.1/enumerations/array");
     let rec = Arc::new(Recording::new(LocalFs, &root));

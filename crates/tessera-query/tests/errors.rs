@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
 use tessera_query::{Expr, QueryError, ReadRequest, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 fn fixture(case: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

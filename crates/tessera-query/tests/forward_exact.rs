@@ -17,7 +17,7 @@ use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{FilterPipeline, FilterType, TileContext, TileDecoder, TileEncoder};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
 use tessera_query::FieldSpec;
-use tessera_tile::storage::{LocalFs, ReadableStorage};
+use tessera_storage::{LocalFs, ReadableStorage};
 use tessera_tile::tile::ChunkList;
 
 /// The first libtiledb release whose libzstd writes the frames ours does.

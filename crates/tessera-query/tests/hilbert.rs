@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tessera_cells::hilbert;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadSession};
-use tessera_tile::{storage::LocalFs, Layout};
+use tessera_storage::LocalFs;
+use tessera_tile::Layout;
 
 #[test]
 fn stored_order_is_our_hilbert_order() {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadSession, Value};
-use tessera_tile::storage::{LocalFs, Recording};
+use tessera_storage::{LocalFs, Recording};
 
 fn plan(case: &str, read: impl Fn(&Arc<Recording<LocalFs>>, &Arc<OpenArray>)) -> String {
     let array = Path::new(env!("CARGO_MANIFEST_DIR"))

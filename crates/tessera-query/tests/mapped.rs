@@ -5,14 +5,13 @@
 
 mod common;
 
-use std::io;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tessera_query::{ReadRequest, ReadSession};
-use tessera_tile::storage::{
-    DirEntry, ListableStorage, LocalFs, MappedFile, ReadableStorage, StorageHints,
+use tessera_storage::{
+    DirEntry, ListableStorage, LocalFs, MappedFile, ReadableStorage, StorageHints, StorageResult,
 };
 use tessera_tile::Layout;
 
@@ -25,15 +24,15 @@ struct Local {
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 
 impl ReadableStorage for Local {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         LocalFs.read_range(path, range)
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         LocalFs.size(path)
     }
 
-    fn map(&self, path: &Path, _run_bytes: u64) -> Option<io::Result<MappedFile>> {
+    fn map(&self, path: &Path, _run_bytes: u64) -> Option<StorageResult<MappedFile>> {
         self.maps.then(|| {
             MAPPED.fetch_add(1, Ordering::Relaxed);
             MappedFile::open(path)
@@ -42,7 +41,7 @@ impl ReadableStorage for Local {
 }
 
 impl ListableStorage for Local {
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         LocalFs.list(path)
     }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
 use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::Layout;
 
 fn cases(name: &str) -> Vec<(PathBuf, serde_json::Value)> {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 #[test]
 fn picking_reads_of_large_tiles_survive_nested_jobs() {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tessera_query::push::{decoded_on_pool, Convert, PushDecoder};
 use tessera_query::{ReadRequest, ReadResult, ReadSession};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 #[test]
 fn sparse_fragments_read_side_by_side_on_a_pool_of_one_thread() {

@@ -13,7 +13,7 @@ use tessera_fragment::OpenArray;
 use tessera_query::push::PushDecoder;
 use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession};
 use tessera_schema::CellValNum;
-use tessera_tile::storage::{LocalFs, Recording};
+use tessera_storage::{LocalFs, Recording};
 use tessera_tile::Datatype;
 
 /// Cell `i` of `r` against cell `j` of `q`: field by field, bytes then

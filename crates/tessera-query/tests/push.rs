@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tessera_query::push::{answer, decoded_on_pool, Convert, PushDecoder};
 use tessera_query::{QueryError, ReadRequest, ReadResult};
-use tessera_tile::storage::{LocalFs, Need};
+use tessera_storage::{LocalFs, Need};
 
 /// The batches of a read over storage, or the error that ended it.
 fn read_over_storage(
@@ -206,6 +206,35 @@ fn tiles_begun_ahead_are_not_asked_for_again() {
         asked_ahead.len(),
         asked_plain.len()
     );
+}
+
+/// A read in batches that begins tiles ahead holds the bytes pushed for
+/// them until it reads them, and nothing once it is over: the decoder
+/// drops what it was given (listings too) when the read ends.
+#[test]
+fn a_finished_read_holds_no_answers() {
+    use tessera_query::push::Step;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/tiledb-0.36.1/dense_large/array"
+    );
+    let request = ReadRequest::new().budget(256 << 10);
+    let mut decoder = PushDecoder::new(path.as_ref(), None, request).ahead(4 << 20);
+    let (mut held, mut batches) = (0, 0);
+    loop {
+        let step = decoder.step().unwrap();
+        let ahead = decoder.take_ahead();
+        decoder.push(answer(&LocalFs, ahead));
+        held = held.max(decoder.buffered_bytes());
+        match step {
+            Step::Need(needs) => decoder.push(answer(&LocalFs, needs)),
+            Step::Batch(_) => batches += 1,
+            Step::Done => break,
+        }
+    }
+    assert!(batches > 2, "{batches} batches");
+    assert!(held > 0, "no bytes held during the read");
+    assert_eq!(decoder.buffered_bytes(), 0);
 }
 
 /// A copy of the fixture `case` (0.36.1) in a fresh temporary folder.

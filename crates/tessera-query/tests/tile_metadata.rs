@@ -9,7 +9,7 @@ use tessera_fragment::tile_metadata::trusted;
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, Sum};
 use tessera_query::{read_field_tile, FieldSpec, FieldTile};
 use tessera_schema::{CellValNum, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::Datatype;
 
 /// What libtiledb's tile metadata should say about some cells.

@@ -4,7 +4,6 @@
 //! metadata file another writer adds during a metadata consolidation.
 
 use futures::StreamExt;
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,9 +12,9 @@ use tessera_fragment::OpenArray;
 use tessera_query::push::{answer, PushDecoder};
 use tessera_query::stream::{stream, stream_async};
 use tessera_query::{QuerySource, ReadRequest, ReadSession};
-use tessera_tile::storage::{
+use tessera_storage::{
     DirEntry, FileWriter, ListableStorage, LocalFs, Location, ReadableStorage, StorageHints,
-    WritableStorage,
+    StorageResult, WritableStorage,
 };
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 
@@ -98,7 +97,7 @@ impl VacuumWhen {
 }
 
 impl ReadableStorage for VacuumWhen {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         let data = path.extension().is_some_and(|e| e == "tdb")
             && !path.ends_with("__fragment_metadata.tdb")
             && path.components().any(|c| c.as_os_str() == "__fragments");
@@ -109,13 +108,13 @@ impl ReadableStorage for VacuumWhen {
         LocalFs.read_range(path, range)
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         LocalFs.size(path)
     }
 }
 
 impl ListableStorage for VacuumWhen {
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         let listed = LocalFs.list(path)?;
         let array = path.parent().expect("array folder");
         match path.file_name().and_then(|n| n.to_str()) {
@@ -134,22 +133,22 @@ impl ListableStorage for VacuumWhen {
 impl StorageHints for VacuumWhen {}
 
 impl WritableStorage for VacuumWhen {
-    fn put(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn put(&self, path: &Path, bytes: &[u8]) -> StorageResult<()> {
         LocalFs.put(path, bytes)
     }
-    fn writer(&self, path: &Path) -> io::Result<Box<dyn FileWriter>> {
+    fn writer(&self, path: &Path) -> StorageResult<Box<dyn FileWriter>> {
         LocalFs.writer(path)
     }
-    fn delete(&self, path: &Path) -> io::Result<bool> {
+    fn delete(&self, path: &Path) -> StorageResult<bool> {
         LocalFs.delete(path)
     }
-    fn delete_folder(&self, path: &Path) -> io::Result<usize> {
+    fn delete_folder(&self, path: &Path) -> StorageResult<usize> {
         LocalFs.delete_folder(path)
     }
-    fn create_folder(&self, path: &Path) -> io::Result<()> {
+    fn create_folder(&self, path: &Path) -> StorageResult<()> {
         LocalFs.create_folder(path)
     }
-    fn uri(&self, path: &Path) -> io::Result<String> {
+    fn uri(&self, path: &Path) -> StorageResult<String> {
         LocalFs.uri(path)
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadSession, VERSION_TIMESTAMPS};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 fn i64_at(c: &tessera_query::Column, i: usize) -> i64 {
     let v = c.value(i);

@@ -18,15 +18,11 @@ pub enum SchemaError {
         /// Why.
         message: String,
     },
-    /// A file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file could not be read or listed.
+    // Not transparent: the storage error stays in the source chain, where
+    // `tessera_storage::is_missing_file` looks for it.
+    #[error("{0}")]
+    Storage(#[from] tessera_storage::StorageError),
     /// An error in a named file.
     #[error("{file}: {source}")]
     InFile {

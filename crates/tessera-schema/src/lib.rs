@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use tessera_schema::{list_schemas, load_schema};
-//! use tessera_tile::storage::LocalFs;
+//! use tessera_storage::LocalFs;
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
 //! let array = std::path::Path::new(path);
 //! let files = list_schemas(&LocalFs, array).unwrap();
@@ -41,7 +41,7 @@ pub use value::{Value, ValueParseError};
 
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
-use tessera_tile::storage::{DirEntry, Storage};
+use tessera_storage::{DirEntry, Storage};
 
 /// The legacy schema file name (format versions up to 9).
 pub const LEGACY_SCHEMA_FILE: &str = "__array_schema.tdb";
@@ -63,10 +63,7 @@ pub struct SchemaFile {
 
 /// Lists an array's schema files, oldest first.
 pub fn list_schemas(storage: &dyn Storage, array: &Path) -> Result<Vec<SchemaFile>, SchemaError> {
-    let root = storage.list(array).map_err(|e| SchemaError::Io {
-        path: array.display().to_string(),
-        source: e,
-    })?;
+    let root = storage.list(array)?;
     list_schemas_in(storage, array, &root)
 }
 
@@ -78,10 +75,6 @@ pub fn list_schemas_in(
     root: &[DirEntry],
 ) -> Result<Vec<SchemaFile>, SchemaError> {
     let mut out = Vec::new();
-    let io = |p: &Path, e| SchemaError::Io {
-        path: p.display().to_string(),
-        source: e,
-    };
     for e in root {
         if e.name == LEGACY_SCHEMA_FILE && !e.is_dir {
             out.push(SchemaFile {
@@ -92,7 +85,7 @@ pub fn list_schemas_in(
         }
     }
     let folder = array.join(SCHEMA_FOLDER);
-    for e in storage.list(&folder).map_err(|e| io(&folder, e))? {
+    for e in storage.list(&folder)? {
         if e.is_dir || !e.name.starts_with("__") {
             continue;
         }
@@ -126,10 +119,7 @@ pub fn load_schema(
     key: Option<&EncryptionKey>,
 ) -> Result<ArraySchema, SchemaError> {
     let path = array.join(&file.relative_path);
-    let bytes = storage.read_all(&path).map_err(|e| SchemaError::Io {
-        path: path.display().to_string(),
-        source: e,
-    })?;
+    let bytes = storage.read_all(&path)?;
     let at = |e: SchemaError| e.in_file(path.display().to_string());
     let tile = read_generic_tile(&bytes, key, 0).map_err(|e| at(e.into()))?;
     ArraySchema::parse(&tile.data, &file.name).map_err(at)
@@ -157,10 +147,7 @@ pub fn load_enumerations(
         .iter()
         .zip(files)
         .map(|(path, bytes)| {
-            let bytes = bytes.map_err(|err| SchemaError::Io {
-                path: path.display().to_string(),
-                source: err,
-            })?;
+            let bytes = bytes?;
             let tile = read_generic_tile(&bytes, key, 0)
                 .map_err(|err| SchemaError::from(err).in_file(path.display().to_string()))?;
             Enumeration::parse(&tile.data).map_err(|err| err.in_file(path.display().to_string()))

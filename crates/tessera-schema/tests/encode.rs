@@ -6,7 +6,7 @@
 
 use tessera_filters::read_generic_tile;
 use tessera_schema::{gates, list_schemas, ArraySchema};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::{FormatVersion, Gate};
 
 mod common;

@@ -9,7 +9,7 @@ mod common;
 use common::{stored_schemas, StoredSchema};
 use tessera_schema::json::{schema_from_json, schema_to_json, WRITTEN_VERSION};
 use tessera_schema::load_enumerations;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 #[test]
 fn every_stored_schema_round_trips_through_json() {

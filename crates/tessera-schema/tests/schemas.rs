@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use tessera_schema::{describe, list_schemas, load_schema, ArraySchema};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 
 const KEY: tessera_filters::EncryptionKey =
     tessera_filters::EncryptionKey::new(*b"0123456789abcdeF0123456789abcdeF");

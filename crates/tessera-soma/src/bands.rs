@@ -8,7 +8,7 @@
 use crate::SomaError;
 use tessera::query::Column;
 use tessera::schema::CellValNum;
-use tessera::tile::storage::Location;
+use tessera::storage::Location;
 use tessera::tile::{ArrayType, Datatype, Layout};
 use tessera::write::{FragmentWriter, SortedFragmentWriter, WriteOptions};
 

@@ -12,12 +12,11 @@
 //!   field and the byte offset, and which check every length read off disk
 //!   against the bytes present before allocating;
 //! * [`tile`]: the chunk framing of a data tile, and [`generic`]: the header of
-//!   a generic tile;
-//! * [`storage`]: the small I/O trait the decoders are driven by (read a byte
-//!   range, read several, list a folder) with a local filesystem implementation.
+//!   a generic tile.
 //!
 //! Decoders here are sans-IO: they take bytes and return structures, so any
-//! storage (object stores, HTTP) can feed them.
+//! storage (the local filesystem, object stores, bytes a browser fetched)
+//! can feed them.
 //!
 //! ```
 //! use tessera_tile::tile::ChunkList;
@@ -38,7 +37,6 @@ pub mod gates;
 pub mod generic;
 pub mod hex;
 pub mod parse;
-pub mod storage;
 pub mod tile;
 
 pub use datatype::{ArrayType, Datatype, Layout};

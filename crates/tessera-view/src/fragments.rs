@@ -8,7 +8,7 @@ use crate::plane::{numeric, Plane};
 use std::fmt::Write;
 use tessera::fragment::{FragmentMetadata, OpenArray};
 use tessera::schema::Value;
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 
 /// One fragment as the page shows it.
 #[derive(Debug, Clone)]

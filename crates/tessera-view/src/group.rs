@@ -14,7 +14,7 @@ use tessera::fragment::group::{ListedMember, ObjectType, OpenGroup};
 use tessera::fragment::OpenArray;
 use tessera::query::ReadSession;
 use tessera::schema::Value;
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 
 /// The storage serving a member: the group's where it is on the same store.
 fn member_storage(

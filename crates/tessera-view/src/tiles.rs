@@ -11,7 +11,7 @@ use std::fmt::Write;
 use tessera::fragment::metadata::FileKind;
 use tessera::fragment::{Field, FragmentMetadata, OpenArray, SectionWants};
 use tessera::schema::Value;
-use tessera::tile::storage::Storage;
+use tessera::storage::Storage;
 use tessera::tile::Layout;
 
 /// The plots' width in pixels.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tessera::query::{ReadRequest, ReadSession};
 use tessera::schema::Value;
-use tessera::tile::storage::LocalFs;
+use tessera::storage::LocalFs;
 use tessera_view::colour::ColourScale;
 use tessera_view::png::{decode_rgba, unbase64, Rgba};
 use tessera_view::{view, ViewOptions};

@@ -6,7 +6,7 @@
 //! happens, nothing another writer wrote is replaced.
 
 use crate::WriteError;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 /// Writes `bytes` as `dir/name`, whole or not at all, failing if another
 /// writer wrote that name first.
@@ -14,5 +14,5 @@ pub(crate) fn write_whole(dir: &Location, name: &str, bytes: &[u8]) -> Result<()
     let path = dir.path().join(name);
     dir.storage()
         .put_new(&path, bytes)
-        .map_err(WriteError::io(path))
+        .map_err(WriteError::from)
 }

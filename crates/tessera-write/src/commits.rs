@@ -15,7 +15,7 @@ use crate::WriteError;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use tessera_fragment::array::consolidated_commits;
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::{listing_again, Location};
+use tessera_storage::{listing_again, Location};
 
 const COMMITS: &str = "__commits";
 

@@ -24,7 +24,7 @@ use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
 use tessera_schema::{ArraySchema, Range1D};
-use tessera_tile::storage::{listing_again, Location};
+use tessera_storage::{listing_again, Location};
 use tessera_tile::{ArrayType, FormatVersion};
 
 const COMMITS: &str = "__commits";
@@ -127,7 +127,7 @@ pub struct Consolidation {
 ///
 /// Fragments listed and then removed by another process's vacuum before
 /// they were read have the consolidation start again on the array listed
-/// anew, up to [`tessera_tile::storage::REOPENS`] times (what it had written stays uncommitted,
+/// anew, up to [`tessera_storage::REOPENS`] times (what it had written stays uncommitted,
 /// seen by no reader).
 pub fn consolidate_fragments(
     array: impl Into<Location>,
@@ -493,10 +493,7 @@ fn write_vacuum_list(
         true => "/__fragments/".to_owned(),
         false => {
             let uri = array.storage().uri(array.path());
-            format!(
-                "{}/__fragments/",
-                uri.map_err(WriteError::io(array.path()))?
-            )
+            format!("{}/__fragments/", uri.map_err(WriteError::from)?)
         }
     };
     let listed: String = replaced.iter().map(|n| format!("{prefix}{n}\n")).collect();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use tessera_filters::{write_generic_tile, EncryptionKey, Filter, FilterKind, FilterPipeline};
 use tessera_schema::json::SchemaDocument;
 use tessera_schema::ArraySchema;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 use tessera_tile::Datatype;
 
 /// The folders of a new array (format 12 and later): schemas, fragments,
@@ -234,7 +234,7 @@ impl Staging {
         let at = self.dir.join(rel);
         at.storage()
             .put_new(at.path(), bytes)
-            .map_err(WriteError::io(at.path()))
+            .map_err(WriteError::from)
     }
 
     /// Renames the finished array into place (over an empty folder too).
@@ -242,7 +242,7 @@ impl Staging {
         if self.hidden {
             dest.storage()
                 .rename_folder(self.dir.path(), dest.path())
-                .map_err(WriteError::io(dest.path()))?;
+                .map_err(WriteError::from)?;
         }
         self.published = true;
         Ok(())

@@ -10,7 +10,7 @@ use crate::name::{now_ms, uuid};
 use crate::WriteError;
 use tessera_cells::Expr;
 use tessera_filters::{write_generic_tile, EncryptionKey};
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 /// The payload of a delete commit for `condition`: its negation, nested
 /// groups of one operator merged as libtiledb merges them, serialized as
@@ -25,7 +25,7 @@ pub fn delete_commit_payload(condition: &Expr) -> Vec<u8> {
 /// ```
 /// use tessera_cells::Expr;
 /// use tessera_fragment::OpenArray;
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-delete-{}", std::process::id()));
 /// # let _ = std::fs::remove_dir_all(&dir);
@@ -85,7 +85,7 @@ pub fn delete_cells(
 /// #   for e in std::fs::read_dir(a).unwrap().flatten() { let p = e.path();
 /// #     if p.is_dir() { copy(&p, &b.join(e.file_name())) } else { std::fs::copy(&p, b.join(e.file_name())).unwrap(); } } }
 /// use tessera_fragment::OpenArray;
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-delete-fragments-{}", std::process::id()));
 /// # let _ = std::fs::remove_dir_all(&dir);

@@ -34,15 +34,15 @@ pub enum WriteError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A file or folder could not be written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file or folder could not be written, read or listed.
+    // Not transparent: the storage error stays in the source chain, where
+    // `tessera_storage::is_missing_file` looks for it.
+    #[error("{0}")]
+    Storage(#[from] tessera_storage::StorageError),
+    /// The operating system's random source (for the uuids of names)
+    /// failed.
+    #[error("the operating system's random source: {0}")]
+    Randomness(String),
 }
 
 impl WriteError {
@@ -67,12 +67,6 @@ impl WriteError {
     /// Whether a file was missing: one listed and then removed by another
     /// process's vacuum, or one another writer was to have made.
     pub fn is_missing_file(&self) -> bool {
-        tessera_tile::storage::is_missing_file(self)
-    }
-
-    /// The error of an I/O step on `path`.
-    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> WriteError {
-        let path = path.into();
-        move |source| WriteError::Io { path, source }
+        tessera_storage::is_missing_file(self)
     }
 }

@@ -16,8 +16,8 @@ use tessera_schema::{
     load_enumerations, ArraySchema, Attribute, CurrentDomain, Enumeration, EnumerationRef, Range1D,
     Value,
 };
+use tessera_storage::Location;
 use tessera_tile::datatype::Physical;
-use tessera_tile::storage::Location;
 
 /// What an evolution changes.
 #[derive(Debug, Clone, Default)]

@@ -4,32 +4,30 @@
 //! was removed by an earlier, interrupted run.
 
 use crate::WriteError;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 /// The names of the entries of `dir`, sorted; none if it does not exist.
 pub(crate) fn entry_names(dir: &Location) -> Result<Vec<String>, WriteError> {
-    tessera_tile::storage::entry_names(dir.reader(), dir.path()).map_err(WriteError::io(dir.path()))
+    tessera_storage::entry_names(dir.reader(), dir.path()).map_err(WriteError::from)
 }
 
 /// Removes the file at `path`; true if it was there.
 pub(crate) fn remove_if_present(path: &Location) -> Result<bool, WriteError> {
-    path.storage()
-        .delete(path.path())
-        .map_err(WriteError::io(path.path()))
+    path.storage().delete(path.path()).map_err(WriteError::from)
 }
 
 /// The whole file at `path`.
 pub(crate) fn read(path: &Location) -> Result<Vec<u8>, WriteError> {
     path.reader()
         .read_all(path.path())
-        .map_err(WriteError::io(path.path()))
+        .map_err(WriteError::from)
 }
 
 /// Makes the folder at `dir` where folders exist (not on object stores).
 pub(crate) fn create(dir: &Location) -> Result<(), WriteError> {
     dir.storage()
         .create_folder(dir.path())
-        .map_err(WriteError::io(dir.path()))
+        .map_err(WriteError::from)
 }
 
 /// Removes the folder at `dir` with everything in it; false if there was
@@ -38,5 +36,5 @@ pub(crate) fn remove_folder(dir: &Location) -> Result<bool, WriteError> {
     dir.storage()
         .delete_folder(dir.path())
         .map(|n| n > 0)
-        .map_err(WriteError::io(dir.path()))
+        .map_err(WriteError::from)
 }

@@ -14,7 +14,7 @@ use crate::name::uuid;
 use crate::WriteError;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 const FRAGMENT_META: &str = "__fragment_meta";
 

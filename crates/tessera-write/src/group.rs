@@ -25,7 +25,7 @@ use tessera_fragment::group::{
     encode_details, GroupMember, ObjectType, OpenGroup, GROUP_DETAILS_FOLDER, GROUP_FILE,
 };
 use tessera_fragment::TimestampedName;
-use tessera_tile::storage::{LocalFs, Location, Storage, WritableStorage};
+use tessera_storage::{LocalFs, Location, Storage, WritableStorage};
 use tessera_tile::FormatVersion;
 
 /// The format version libtiledb 2.30 writes a group's files at.
@@ -36,7 +36,7 @@ const NEW_GROUP_VERSION: u32 = 22;
 /// ```
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-group-{}", std::process::id()));
 /// tessera_write::group::create_group(&dir).unwrap();
-/// let g = tessera_fragment::group::OpenGroup::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let g = tessera_fragment::group::OpenGroup::open(&tessera_storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
 /// assert!(g.members.is_empty());
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
@@ -82,7 +82,7 @@ pub enum MemberChange {
 /// create_group(&dir.join("ms")).unwrap();
 /// let add = MemberChange::Add { uri: "ms".into(), name: Some("ms".into()), relative: true };
 /// change_members(&dir, &[add], None, None).unwrap();
-/// let g = tessera_fragment::group::OpenGroup::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let g = tessera_fragment::group::OpenGroup::open(&tessera_storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
 /// assert_eq!(g.members[0].display_name(), "ms");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
@@ -218,7 +218,7 @@ fn new_member(
         (true, _) => uri.trim_start_matches("./").to_owned(),
         (false, true) => uri.to_owned(),
         // libtiledb stores a local path as an absolute file:// URI.
-        (false, false) => LocalFs.uri(&at).map_err(WriteError::io(&at))?,
+        (false, false) => LocalFs.uri(&at).map_err(WriteError::from)?,
     };
     if name.as_deref() == Some("") {
         return Err(refuse("a member's name cannot be empty".into()));

@@ -3,7 +3,7 @@
 //! Each structure is encoded beside its parser in the crate that reads it
 //! (`ArraySchema::encode`, `Enumeration::encode`, `Footer::encode`,
 //! `TileEncoder`); this crate puts them together into arrays and groups
-//! through [`WritableStorage`](tessera_tile::storage::WritableStorage), so
+//! through [`WritableStorage`](tessera_storage::WritableStorage), so
 //! a local folder and an object store are written alike:
 //! - [`create_array`]: folders, schema and enumeration files, at format
 //!   version 22, optionally encrypted, published whole or not at all;

@@ -16,7 +16,7 @@ use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::{
     encode_entries, metadata_files, replay_metadata, MetadataValue, METADATA_FOLDER,
 };
-use tessera_tile::storage::{listing_again, Location};
+use tessera_storage::{listing_again, Location};
 use tessera_tile::Datatype;
 
 /// Puts (`Some`) and deletes (`None`) keys of the array at `array`'s
@@ -39,8 +39,8 @@ use tessera_tile::Datatype;
 ///     ("scale".to_string(), Some(value_from_text("[1, 2]", None).unwrap())),
 /// ]);
 /// put_metadata(&dir, &entries, None, None).unwrap();
-/// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
-/// let meta = array.metadata(&tessera_tile::storage::LocalFs).unwrap();
+/// let array = tessera_fragment::OpenArray::open(&tessera_storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let meta = array.metadata(&tessera_storage::LocalFs).unwrap();
 /// assert_eq!(meta["unit"].to_json(), "m/s");
 /// assert_eq!(meta["scale"].to_json(), serde_json::json!([1, 2]));
 /// # std::fs::remove_dir_all(&dir).unwrap();
@@ -164,7 +164,7 @@ fn consolidate_metadata_files(
         true => format!("/{METADATA_FOLDER}/"),
         false => {
             let uri = dir.storage().uri(dir.path());
-            format!("{}/", uri.map_err(WriteError::io(dir.path()))?)
+            format!("{}/", uri.map_err(WriteError::from)?)
         }
     };
     let listed: String = files

@@ -9,10 +9,7 @@ use crate::WriteError;
 /// A random uuid, as 32 lowercase hex digits.
 pub fn uuid() -> Result<String, WriteError> {
     let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| WriteError::Io {
-        path: "the operating system's random source".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    getrandom::fill(&mut b).map_err(|e| WriteError::Randomness(e.to_string()))?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 

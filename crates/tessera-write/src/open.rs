@@ -3,7 +3,7 @@
 use crate::WriteError;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 /// The array at `array`, opened over all its timestamps with `key`; an
 /// array that cannot be opened is an error naming it.

@@ -10,7 +10,7 @@ use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_fragment::OpenArray;
 use tessera_schema::json::{schema_from_json, schema_to_json};
 use tessera_schema::{list_schemas, load_enumerations, load_schema, schema_at};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_write::{create_array, WriteError};
 
 fn fixtures() -> Vec<PathBuf> {

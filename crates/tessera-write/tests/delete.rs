@@ -9,7 +9,7 @@ use std::path::Path;
 use tessera_cells::Expr;
 use tessera_filters::{read_generic_tile, write_generic_tile};
 use tessera_fragment::{Condition, OpenArray};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::FormatVersion;
 use tessera_write::delete::delete_commit_payload;
 use tessera_write::generic_tile_pipeline;

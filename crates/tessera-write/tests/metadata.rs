@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, write_generic_tile};
 use tessera_fragment::array_metadata::{decode_entries, encode_entries};
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::FormatVersion;
 use tessera_write::generic_tile_pipeline;
 use tessera_write::metadata::{put_metadata, value_from_text};

@@ -5,7 +5,8 @@
 //!
 //! | crate | what it knows |
 //! |---|---|
-//! | [`tile`] | datatypes, format versions, bounded parsing, tile and chunk framing, storage |
+//! | [`storage`] | reading, listing and writing files: the local filesystem, files in memory, the traits object stores implement |
+//! | [`tile`] | datatypes, format versions, bounded parsing, tile and chunk framing |
 //! | [`filters`] | filter pipelines, every filter, generic tiles |
 //! | [`schema`] | array schemas, enumerations |
 //! | [`fragment`] | array folders, fragments, R-trees, commits, array metadata |
@@ -25,6 +26,7 @@ pub use tessera_filters as filters;
 pub use tessera_fragment as fragment;
 pub use tessera_query as query;
 pub use tessera_schema as schema;
+pub use tessera_storage as storage;
 pub use tessera_tile as tile;
 pub use tessera_write as write;
 
@@ -34,12 +36,12 @@ pub use tessera_object_store as object_store;
 pub use tessera_query::{
     Column, Expr, QueryError, QuerySource, ReadRequest, ReadResult, ReadSession, Value,
 };
-pub use tessera_tile::storage::LocalFs;
+pub use tessera_storage::LocalFs;
 
-mod storage;
-pub use storage::{is_uri, local_path, location_with, storage_for, storage_with, store_of};
+mod serving;
+pub use serving::{is_uri, local_path, location_with, storage_for, storage_with, store_of};
 #[cfg(feature = "object-store")]
-pub use storage::{storage_on_runtime, RuntimeStorage};
+pub use serving::{storage_on_runtime, RuntimeStorage};
 
 /// Opens the array at `path`, at the latest timestamp, for reads; `key`
 /// is the AES-256-GCM key of an encrypted array. `path` is local, or with
@@ -96,7 +98,7 @@ pub mod fuzzing {
     //! replaces that file's content.
 
     use std::path::{Path, PathBuf};
-    use tessera_tile::storage::Memory;
+    use tessera_storage::Memory;
 
     /// testdata/tiledb-0.36.1 cases the target mutates: between them they
     /// hold every commits-folder file kind, consolidated fragment metadata,
@@ -113,7 +115,9 @@ pub mod fuzzing {
     ];
 
     /// Each fixture's array folder, loaded into memory.
-    pub fn load_fixtures(testdata: &Path) -> std::io::Result<Vec<(PathBuf, Memory)>> {
+    pub fn load_fixtures(
+        testdata: &Path,
+    ) -> tessera_storage::StorageResult<Vec<(PathBuf, Memory)>> {
         ARRAY_FOLDER_FIXTURES
             .iter()
             .map(|c| {

@@ -38,7 +38,7 @@ use tessera_filters::EncryptionKey;
 use tessera_fragment::group::{is_group, ObjectType, OpenGroup};
 use tessera_fragment::{FragmentError, OpenArray};
 use tessera_query::QuerySource;
-use tessera_tile::storage::{entry_names, Location};
+use tessera_storage::{entry_names, Location};
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 use tessera_write::{commits, fragment_meta, metadata, WriteError};
 
@@ -226,8 +226,8 @@ pub fn maintain_tree(
 /// The arrays below `root` (member path, location), or `root` alone when
 /// it is an array.
 fn tree_arrays(root: &Path, m: &TreeMaintenance) -> Result<Vec<(String, PathBuf)>, FragmentError> {
-    let root = crate::storage::local_path(root);
-    let storage = crate::storage::storage_with(root, &m.storage_options)?;
+    let root = crate::serving::local_path(root);
+    let storage = crate::serving::storage_with(root, &m.storage_options)?;
     if !is_group(&*storage, root)? {
         return Ok(vec![(String::new(), root.to_path_buf())]);
     }
@@ -249,7 +249,7 @@ fn maintain_member(
 ) -> ArrayMaintained {
     let started = Instant::now();
     let mut steps = Vec::new();
-    let error = crate::storage::location_with(location, &m.storage_options)
+    let error = crate::serving::location_with(location, &m.storage_options)
         .map_err(|e| e.to_string())
         .and_then(|at| {
             for &mode in &m.modes {
@@ -350,7 +350,7 @@ fn vacuum(at: &Location, mode: Mode, key: Option<EncryptionKey>) -> Result<Strin
 
 fn names(at: &Location, folder: &str) -> Result<Vec<String>, WriteError> {
     let dir = at.path().join(folder);
-    entry_names(at.reader(), &dir).map_err(|source| WriteError::Io { path: dir, source })
+    Ok(entry_names(at.reader(), &dir)?)
 }
 
 fn open(at: &Location, key: Option<EncryptionKey>) -> Result<OpenArray, WriteError> {

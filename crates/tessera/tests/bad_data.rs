@@ -9,7 +9,7 @@ use tessera::tile::tile::ChunkList;
 
 fn decode(decoder: &str, data: &[u8]) -> Result<(), String> {
     use std::sync::OnceLock;
-    static FIXTURES: OnceLock<Vec<(std::path::PathBuf, tessera::tile::storage::Memory)>> =
+    static FIXTURES: OnceLock<Vec<(std::path::PathBuf, tessera::storage::Memory)>> =
         OnceLock::new();
     let s = |e: &dyn std::fmt::Display| e.to_string();
     match decoder {

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadRequest, ReadSession};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_write::commits::{consolidate_commits, vacuum_commits};
 
 fn cells(dir: &Path) -> Vec<String> {

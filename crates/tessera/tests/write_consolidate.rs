@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{QuerySource, ReadRequest, ReadSession};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 
 /// The array's cells, one string per cell, sorted; `None` when the read

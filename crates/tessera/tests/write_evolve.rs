@@ -14,7 +14,7 @@ use tessera_filters::{read_generic_tile, write_generic_tile};
 use tessera_query::{ReadRequest, ReadSession};
 use tessera_schema::json::attribute_from_json;
 use tessera_schema::ArraySchema;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::FormatVersion;
 use tessera_write::evolve::{evolve_array, evolved_schema, Evolution};
 use tessera_write::generic_tile_pipeline;

@@ -13,7 +13,7 @@ use tessera_fragment::OpenArray;
 use tessera_query::{
     QuerySource, ReadRequest, ReadSession, DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS,
 };
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_write::commits::consolidate_commits;
 use tessera_write::consolidate::{consolidate_fragments, vacuum_fragments, ConsolidateOptions};
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_fragment::{Field, OpenArray};
 use tessera_query::{ReadRequest, ReadResult, ReadSession, Value};
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::{ArrayType, Layout};
 use tessera_write::{FragmentWriter, WriteOptions};
 

@@ -13,7 +13,7 @@ use tessera_fragment::OpenArray;
 use tessera_query::{Column, ReadRequest, ReadSession, Value};
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
-use tessera_tile::storage::LocalFs;
+use tessera_storage::LocalFs;
 use tessera_tile::Datatype;
 use tessera_write::{create_array, FragmentWriter, WriteOptions};
 

@@ -6,12 +6,11 @@ use crate::bytes::{take, take_bytes, take_len, take_str};
 use crate::tally::Tally;
 use crate::ROOT;
 use serde_json::{json, Value as Json};
-use std::io;
 use std::path::Path;
 use tessera_filters::EncryptionKey;
 use tessera_query::push::{Answer, Data, Need, PushDecoder, Step};
 use tessera_query::ReadRequest;
-use tessera_tile::storage::DirEntry;
+use tessera_storage::{DirEntry, StorageError, StorageErrorKind};
 
 /// Status byte of an answer: the need was answered.
 const ANSWERED: u8 = 0;
@@ -70,9 +69,10 @@ impl Driven {
             let [status] = take(&mut blob, "answer's status")?;
             let data = match status {
                 ANSWERED => Ok(data(&need, &mut blob)?),
-                MISSING => Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{}: no such file", path_of(&need).display()),
+                MISSING => Err(StorageError::new(
+                    StorageErrorKind::NotFound,
+                    path_of(&need).to_string_lossy(),
+                    "no such file",
                 )),
                 other => return Err(format!("answer status {other}")),
             };

@@ -3,7 +3,7 @@
 use crate::bytes::{take_bytes, take_len, take_str};
 use crate::ROOT;
 use std::path::Path;
-use tessera_tile::storage::Memory;
+use tessera_storage::Memory;
 
 /// The files of `blob`, in memory under [`ROOT`]: each file is its path
 /// relative to the array (a `u32` length, then UTF-8), its length (a

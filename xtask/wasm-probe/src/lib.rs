@@ -30,7 +30,7 @@ use std::path::Path;
 use tessera_filters::EncryptionKey;
 use tessera_query::push::PushDecoder;
 use tessera_query::ReadRequest;
-use tessera_tile::storage::Memory;
+use tessera_storage::Memory;
 
 /// Where the array is: the paths the host is given and gives are below it.
 pub(crate) const ROOT: &str = "/array";

@@ -91,7 +91,7 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
 
 /// Consolidates the local array `array` as `args` ask.
 fn consolidate_in(
-    array: &tessera::tile::storage::Location,
+    array: &tessera::storage::Location,
     args: &Args,
     key: Option<tessera::filters::EncryptionKey>,
 ) -> Result<(), BoxError> {

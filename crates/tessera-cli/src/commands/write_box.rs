@@ -18,7 +18,7 @@ use tessera_write::{FragmentWriter, RowMajorWriter, Walk, WriteOptions};
 /// The file is read in place ([`MappedArrowFile`]): no copy of it is read,
 /// and the pages of batches whose cells are written are given back.
 pub fn write(
-    array: &tessera::tile::storage::Location,
+    array: &tessera::storage::Location,
     options: WriteOptions,
     input: &Path,
 ) -> Result<Option<(usize, Vec<String>)>, BoxError> {

@@ -398,7 +398,7 @@ pub fn conditional_puts_keep_the_first_writer(e: &Emulator, refuses: bool) {
     let refused = storage.put_new(path, b"second").unwrap_err();
     assert_eq!(
         refused.kind(),
-        std::io::ErrorKind::AlreadyExists,
+        tessera::storage::StorageErrorKind::AlreadyExists,
         "{refused}"
     );
     assert_eq!(storage.fresh().read_all(path).unwrap(), b"first");

@@ -24,9 +24,7 @@ impl FragmentMetadata {
         dense: bool,
     ) -> Result<FragmentMetadata, FragmentError> {
         let file = path.join(FRAGMENT_METADATA_FILE);
-        let bytes = storage
-            .read_all(&file)
-            .map_err(|e| FragmentError::io(&file, e))?;
+        let bytes = storage.read_all(&file).map_err(FragmentError::from)?;
         let within = |e: FragmentError| e.within(&name, "legacy fragment metadata");
         let tile = read_generic_tile(&bytes, key.as_ref(), 0).map_err(|e| within(e.into()))?;
         let attrs = schema.attributes.len();

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::ArraySchema;
+use tessera_storage::Storage;
 use tessera_tile::generic::BASE_SIZE;
-use tessera_tile::storage::Storage;
 use tessera_tile::FormatVersion;
 
 mod batch;
@@ -168,7 +168,7 @@ impl FragmentMetadata {
         // whole footer (three round trips on an object store otherwise).
         let (size, tail_bytes) = storage
             .read_tail(&file, FOOTER_READ)
-            .map_err(|e| FragmentError::io(&file, e))?;
+            .map_err(FragmentError::from)?;
         let tail_start = size.checked_sub(tail_bytes.len() as u64).ok_or_else(|| {
             FragmentError::invalid(&name, "the storage returned more bytes than the file holds")
         })?;
@@ -186,9 +186,7 @@ impl FragmentMetadata {
                 );
                 return Ok(tail_bytes[a..b].to_vec());
             }
-            storage
-                .read_range(&file, r)
-                .map_err(|e| FragmentError::io(&file, e))
+            storage.read_range(&file, r).map_err(FragmentError::from)
         };
         // The footer length that ends the file.
         let footer_length = || -> Result<u64, FragmentError> {
@@ -560,7 +558,7 @@ mod tests {
     fn file_names_on_both_sides_of_their_gates() {
         let array = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../testdata/tiledb-0.36.1/sparse_2d/array");
-        let storage = tessera_tile::storage::LocalFs;
+        let storage = tessera_storage::LocalFs;
         let files = tessera_schema::list_schemas(&storage, &array).unwrap();
         let mut schema = tessera_schema::load_schema(&storage, &array, &files[0], None).unwrap();
         schema.attributes[0].name = "a b/c".into();

@@ -35,7 +35,7 @@ impl FragmentMetadata {
         let hint = self.section_end(offset).unwrap_or(end).max(end);
         let head = storage
             .read_range(&file, offset..hint)
-            .map_err(|e| within(FragmentError::io(&file, e)))?;
+            .map_err(|e| within(e.into()))?;
         let stop = self.section_stop(offset, &head, section)?;
         Ok(if stop <= hint {
             let mut head = head;
@@ -44,7 +44,7 @@ impl FragmentMetadata {
         } else {
             storage
                 .read_range(&file, offset..stop)
-                .map_err(|e| within(FragmentError::io(&file, e)))?
+                .map_err(|e| within(e.into()))?
         })
     }
 

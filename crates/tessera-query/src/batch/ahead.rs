@@ -6,13 +6,12 @@
 //! carries the next batches while one decodes, not one batch at a time.
 
 use crate::context::ReadContext;
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use tessera_tile::storage::{
+use tessera_storage::{
     DirEntry, KeptFile, ListableStorage, MappedFile, PendingBatch, ReadableStorage, Storage,
-    StorageHints,
+    StorageError, StorageErrorKind, StorageHints, StorageResult,
 };
 
 /// A storage serving requests from the tiles begun ahead where they cover
@@ -40,8 +39,8 @@ struct Begun {
     landed: OnceLock<Landed>,
 }
 
-/// A batch's bytes, or its error's kind and message.
-type Landed = Result<Vec<Vec<u8>>, (io::ErrorKind, String)>;
+/// A batch's bytes, or its error.
+type Landed = StorageResult<Vec<Vec<u8>>>;
 
 /// A part of a request's bytes: bytes `range` of request `k` of a begun
 /// piece.
@@ -50,7 +49,7 @@ type Part = (Arc<Begun>, usize, Range<usize>);
 impl Begun {
     /// Appends bytes `range` of request `k` to `out`, waiting for the
     /// batch to land first.
-    fn copy(&self, k: usize, range: Range<usize>, out: &mut Vec<u8>) -> io::Result<()> {
+    fn copy(&self, k: usize, range: Range<usize>, out: &mut Vec<u8>) -> StorageResult<()> {
         // Other requests wait here while the first waits for the batch.
         let landed = self.landed.get_or_init(|| {
             let pending = self
@@ -59,19 +58,17 @@ impl Begun {
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
             let pending = pending.unwrap_or_else(|| PendingBatch::ready(Ok(Vec::new())));
-            pending.wait().map_err(|e| (e.kind(), e.to_string()))
+            pending.wait()
         });
         let bytes = match landed {
             Ok(all) => all.get(k).and_then(|b| b.get(range.clone())),
-            Err((kind, message)) => return Err(io::Error::new(*kind, message.clone())),
+            Err(e) => return Err(e.copied()),
         };
         let bytes = bytes.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "{}: bytes {range:?} of a range fetched ahead were not returned",
-                    self.requests[k].0.display()
-                ),
+            StorageError::new(
+                StorageErrorKind::OutOfRange,
+                self.requests[k].0.to_string_lossy(),
+                format!("bytes {range:?} of a range fetched ahead were not returned"),
             )
         })?;
         out.extend_from_slice(bytes);
@@ -158,11 +155,16 @@ impl TilesAhead {
 }
 
 impl ReadableStorage for TilesAhead {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         self.inner.read_range(path, range)
     }
 
-    fn read_range_into(&self, path: &Path, range: Range<u64>, buf: &mut Vec<u8>) -> io::Result<()> {
+    fn read_range_into(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        buf: &mut Vec<u8>,
+    ) -> StorageResult<()> {
         self.inner.read_range_into(path, range, buf)
     }
 
@@ -172,19 +174,19 @@ impl ReadableStorage for TilesAhead {
         start: u64,
         bufs: &mut [&mut [u8]],
         kept: &mut KeptFile,
-    ) -> io::Result<()> {
+    ) -> StorageResult<()> {
         self.inner.read_scattered(path, start, bufs, kept)
     }
 
-    fn map(&self, path: &Path, run_bytes: u64) -> Option<io::Result<MappedFile>> {
+    fn map(&self, path: &Path, run_bytes: u64) -> Option<StorageResult<MappedFile>> {
         self.inner.map(path, run_bytes)
     }
 
-    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> StorageResult<Vec<Vec<u8>>> {
         self.inner.read_ranges(path, ranges)
     }
 
-    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Vec<Vec<u8>>> {
         self.begin_batch(requests.to_vec()).wait()
     }
 
@@ -214,13 +216,13 @@ impl ReadableStorage for TilesAhead {
                 }
             }
             for (i, parts) in covered {
-                let (_, r) = &requests[i];
+                let (r_path, r) = &requests[i];
                 let len = (r.end - r.start) as usize;
                 let mut bytes = context.read.take(len);
                 bytes.clear();
                 bytes
                     .try_reserve_exact(len)
-                    .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+                    .map_err(|_| StorageError::no_memory(r_path, len as u64))?;
                 for (begun, k, range) in parts {
                     begun.copy(k, range, &mut bytes)?;
                 }
@@ -230,25 +232,25 @@ impl ReadableStorage for TilesAhead {
         })
     }
 
-    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<io::Result<(u64, Vec<u8>)>> {
+    fn read_tails(&self, files: &[PathBuf], max: u64) -> Vec<StorageResult<(u64, Vec<u8>)>> {
         self.inner.read_tails(files, max)
     }
 
-    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read_all(&self, path: &Path) -> StorageResult<Vec<u8>> {
         self.inner.read_all(path)
     }
 
-    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+    fn read_tail(&self, path: &Path, max: u64) -> StorageResult<(u64, Vec<u8>)> {
         self.inner.read_tail(path, max)
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         self.inner.size(path)
     }
 }
 
 impl ListableStorage for TilesAhead {
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         self.inner.list(path)
     }
 

@@ -26,7 +26,7 @@
 //!
 //! Where a request costs a round trip (object stores), a dense read in
 //! batches begins the tiles of the pieces after the one it reads, up to
-//! the storage's [`batches_ahead`](tessera_tile::storage::StorageHints::batches_ahead)
+//! the storage's [`batches_ahead`](tessera_storage::StorageHints::batches_ahead)
 //! bytes, so that the network carries the next batches while one is
 //! decoded (`ahead`).
 //!
@@ -51,7 +51,7 @@ use tessera_cells::order::major_order;
 use tessera_fragment::{Field, OpenArray};
 use tessera_schema::Range1D;
 use tessera_schema::Value;
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 use tessera_tile::{Datatype, Layout};
 
 mod ahead;
@@ -266,7 +266,7 @@ impl Batches {
     /// ```
     /// use std::sync::Arc;
     /// use tessera_query::{ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let request = ReadRequest::new();
@@ -753,7 +753,7 @@ impl Iterator for Batches {
 /// ```
 /// use tessera_fragment::OpenArray;
 /// use tessera_query::{extent, Value};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// assert_eq!(extent(&a).unwrap()[0], Some((Value::Int(0), Value::Int(99))));

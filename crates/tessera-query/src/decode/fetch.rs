@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use tessera_fragment::{FileKind, FragmentMetadata};
-use tessera_tile::storage::{MappedFile, Storage};
+use tessera_storage::{MappedFile, Storage, StorageError};
 
 /// Tile bytes read ahead: for a run of tiles, the byte ranges of neighbouring
 /// tiles in one file are merged into one request. A range not held is read
@@ -69,23 +69,16 @@ impl<'s> Fetched<'s> {
             mapped: Vec::new(),
         };
         // One reservation for the whole run (lengths come from metadata).
-        if let Err(e) = fetched.buf.try_reserve_exact(total) {
-            return Err(QueryError::Io {
-                path: spans
-                    .first()
-                    .map(|s| s.0.display().to_string())
-                    .unwrap_or_default(),
-                source: std::io::Error::new(std::io::ErrorKind::OutOfMemory, e.to_string()),
-            });
+        if fetched.buf.try_reserve_exact(total).is_err() {
+            let first = spans
+                .first()
+                .map(|s| s.0.as_path())
+                .unwrap_or(Path::new(""));
+            return Err(StorageError::no_memory(first, total as u64).into());
         }
         for (path, r) in spans {
             let at = fetched.buf.len();
-            storage
-                .read_range_into(&path, r.clone(), &mut fetched.buf)
-                .map_err(|e| QueryError::Io {
-                    path: path.display().to_string(),
-                    source: e,
-                })?;
+            storage.read_range_into(&path, r.clone(), &mut fetched.buf)?;
             fetched
                 .spans
                 .push((path, r.start, at, fetched.buf.len() - at));
@@ -110,10 +103,7 @@ impl<'s> Fetched<'s> {
             let Some(file) = maps.get(storage, path, total) else {
                 return Ok(None);
             };
-            file.range(r.clone()).map_err(|e| QueryError::Io {
-                path: path.display().to_string(),
-                source: e,
-            })?;
+            file.range(r.clone())?;
             mapped.push((path.clone(), file));
         }
         let mut fetched = Fetched::nothing(storage, ctx);
@@ -206,10 +196,7 @@ pub(super) fn read_now(
     path: &Path,
     range: Range<u64>,
 ) -> Result<Vec<u8>, QueryError> {
-    storage.read_range(path, range).map_err(|e| QueryError::Io {
-        path: path.display().to_string(),
-        source: e,
-    })
+    Ok(storage.read_range(path, range)?)
 }
 
 pub(crate) fn tile_range(
@@ -229,10 +216,9 @@ pub(crate) fn tile_range(
 mod tests {
     use super::*;
     use rayon::prelude::*;
-    use std::io;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use tessera_tile::storage::{
-        DirEntry, ListableStorage, LocalFs, ReadableStorage, StorageHints,
+    use tessera_storage::{
+        DirEntry, ListableStorage, LocalFs, ReadableStorage, StorageHints, StorageResult,
     };
 
     /// Local files, every run mapped, counting the mappings made.
@@ -240,22 +226,22 @@ mod tests {
     struct Counted(AtomicUsize);
 
     impl ReadableStorage for Counted {
-        fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+        fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
             LocalFs.read_range(path, range)
         }
 
-        fn size(&self, path: &Path) -> io::Result<u64> {
+        fn size(&self, path: &Path) -> StorageResult<u64> {
             LocalFs.size(path)
         }
 
-        fn map(&self, path: &Path, _run_bytes: u64) -> Option<io::Result<MappedFile>> {
+        fn map(&self, path: &Path, _run_bytes: u64) -> Option<StorageResult<MappedFile>> {
             self.0.fetch_add(1, Ordering::Relaxed);
             Some(MappedFile::open(path))
         }
     }
 
     impl ListableStorage for Counted {
-        fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
             LocalFs.list(path)
         }
 

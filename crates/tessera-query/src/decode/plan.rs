@@ -9,11 +9,10 @@ use super::spec::*;
 use crate::context::ReadContext;
 use crate::QueryError;
 use rayon::prelude::*;
-use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 use tessera_fragment::FragmentMetadata;
-use tessera_tile::storage::{PendingBatch, Storage};
+use tessera_storage::{PendingBatch, Storage, StorageResult};
 
 /// The largest run of neighbouring tiles fetched with one request per file:
 /// large enough that the cost of a request (a round trip on an object store)
@@ -27,7 +26,7 @@ const _: () = assert!(2 * MAX_RUN_BYTES as usize == crate::context::READ_POOL_BY
 /// many bytes each ([`decode_in_runs`]): smaller reads stay one request.
 pub const MIN_SPLIT_RUN_BYTES: u64 = 256 << 10;
 
-/// Where requests cost a round trip ([`StorageHints::prefers_batches`](tessera_tile::storage::StorageHints::prefers_batches)), runs
+/// Where requests cost a round trip ([`StorageHints::prefers_batches`](tessera_storage::StorageHints::prefers_batches)), runs
 /// are fetched in units of up to this many bytes (and a quarter of the
 /// read-ahead), one batch each (the storage merges a unit's neighbouring
 /// runs and cuts it into requests of its own size); a unit is decoded as
@@ -116,7 +115,7 @@ impl TileRuns {
         }
     }
 
-    /// Starts fetching every run as one batch ([`ReadableStorage::begin_batch`](tessera_tile::storage::ReadableStorage::begin_batch)):
+    /// Starts fetching every run as one batch ([`ReadableStorage::begin_batch`](tessera_storage::ReadableStorage::begin_batch)):
     /// on an object store the requests are in flight when this returns.
     pub fn begin<'s>(&self, storage: &'s dyn Storage) -> PendingBatch<'s> {
         storage.begin_batch(self.requests())
@@ -179,7 +178,7 @@ impl TileRuns {
         self,
         storage: &dyn Storage,
         ctx: &ReadContext,
-        read: io::Result<Vec<Vec<u8>>>,
+        read: StorageResult<Vec<Vec<u8>>>,
         decode: F,
     ) -> Result<Vec<T>, QueryError>
     where
@@ -317,7 +316,7 @@ fn decode_fetched<T, F>(
     ctx: &ReadContext,
     tiles: &[u64],
     runs: Vec<Run>,
-    read: io::Result<Vec<Vec<u8>>>,
+    read: StorageResult<Vec<Vec<u8>>>,
     decode: &F,
 ) -> Result<Vec<Vec<(usize, T)>>, QueryError>
 where
@@ -325,15 +324,7 @@ where
     F: Fn(&Fetched<'_>, u64) -> Result<T, QueryError> + Sync,
 {
     let asked = runs.iter().map(|r| r.spans.len()).sum::<usize>();
-    let mut read = read.map_err(|e| QueryError::Io {
-        path: runs
-            .iter()
-            .flat_map(|r| r.spans.first())
-            .map(|s| s.0.display().to_string())
-            .next()
-            .unwrap_or_default(),
-        source: e,
-    })?;
+    let mut read = read?;
     if read.len() != asked {
         return Err(QueryError::Invalid(format!(
             "the storage returned {} ranges for a batch of {asked}",

@@ -9,7 +9,7 @@ use crate::QueryError;
 use std::ops::Range;
 use tessera_filters::{FilterPipeline, TileContext, TileDecoder};
 use tessera_fragment::{FileKind, FragmentMetadata};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 /// Reads and unfilters tile `t` of a field, with one request per file.
 pub fn read_field_tile(

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::path::Path;
 use tessera_filters::{FilterPipeline, TileContext, TileDecoder};
 use tessera_fragment::{Field, FileKind, FragmentMetadata};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 /// Sizes scratch `buf` to `len` bytes, keeping what it holds. Growing past
 /// its capacity takes fresh zeroed memory (`vec!`: the allocator's zeroed

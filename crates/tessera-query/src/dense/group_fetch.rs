@@ -7,7 +7,7 @@
 use crate::decode::TileRuns;
 use crate::QueryError;
 use std::sync::Mutex;
-use tessera_tile::storage::PendingBatch;
+use tessera_storage::PendingBatch;
 
 /// A group's batch: its read plan, and the reads begun.
 pub(super) type Begun<'s> = (TileRuns, PendingBatch<'s>);
@@ -81,7 +81,7 @@ impl<'s> GroupFetch<'s> {
 mod tests {
     use super::*;
     use std::cell::RefCell;
-    use tessera_tile::storage::PendingBatch;
+    use tessera_storage::PendingBatch;
 
     fn runs() -> TileRuns {
         TileRuns::empty()

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tessera_fragment::FragmentMetadata;
 use tessera_schema::Attribute;
-use tessera_tile::storage::KeptFile;
+use tessera_storage::KeptFile;
 
 /// A tile's fields as a dense read places them: decoded, or for those read
 /// straight from unfiltered tiles, where their cells lie.

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use tessera_cells::{Bounds, Expr};
 use tessera_fragment::{Field, FragmentMetadata, OpenArray, SectionWants};
 use tessera_schema::{Attribute, CellValNum, Value};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 use tessera_tile::{Datatype, Layout};
 
 /// Pieces of more space tiles than this are not judged (their halves are,
@@ -69,7 +69,7 @@ impl TileTally {
 /// ```
 /// use tessera_fragment::OpenArray;
 /// use tessera_query::{dense_tiles_may_match, Expr, Value};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
 /// let a = OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap();
 /// let above = Expr::parse("f64 > 1000.0", &a.schema).unwrap();

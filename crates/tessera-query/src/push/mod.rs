@@ -23,7 +23,7 @@
 //! ```
 //! use tessera_query::push::PushDecoder;
 //! use tessera_query::ReadRequest;
-//! use tessera_tile::storage::LocalFs;
+//! use tessera_storage::LocalFs;
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 //! let decoder = PushDecoder::new(path.as_ref(), None, ReadRequest::new().budget(4 << 10));
 //! let mut cells = 0;
@@ -38,7 +38,7 @@ mod replay;
 
 pub(crate) use pooled::on_pool;
 pub use pooled::{decoded_on_pool, Convert};
-pub use tessera_tile::storage::{answer, Answer, AsyncStorage, Data, Need};
+pub use tessera_storage::{answer, Answer, AsyncStorage, Data, Need};
 
 use crate::{Batches, QueryError, ReadContext, ReadRequest, ReadResult, ReadSession};
 use replay::Replay;
@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_tile::storage::{is_missing_file, ListableStorage, Storage, REOPENS};
+use tessera_storage::{is_missing_file, ListableStorage, Storage, REOPENS};
 
 /// What a [`PushDecoder`] gives at each step.
 pub enum Step {
@@ -151,7 +151,7 @@ impl PushDecoder {
     /// use tessera_fragment::OpenArray;
     /// use tessera_query::push::PushDecoder;
     /// use tessera_query::ReadRequest;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let array = Arc::new(OpenArray::open(&LocalFs, path.as_ref(), 0, u64::MAX, None).unwrap());
     /// let decoder = PushDecoder::for_array(array, ReadRequest::new());
@@ -203,7 +203,7 @@ impl PushDecoder {
     /// use std::sync::Arc;
     /// use tessera_query::push::{PushDecoder, Step};
     /// use tessera_query::ReadRequest;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let mut decoder = PushDecoder::new(path.as_ref(), None, ReadRequest::new()).answered_by(Arc::new(LocalFs));
     /// assert!(matches!(decoder.step().unwrap(), Step::Batch(b) if b.cell_count > 0));
@@ -225,7 +225,7 @@ impl PushDecoder {
     /// ```
     /// use tessera_query::push::{answer, PushDecoder, Step};
     /// use tessera_query::ReadRequest;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let request = ReadRequest::new().attributes(["i32"]).budget(256);
     /// let mut decoder = PushDecoder::new(path.as_ref(), None, request).ahead(1 << 20);
@@ -246,6 +246,13 @@ impl PushDecoder {
     pub fn ahead(mut self, bytes: u64) -> PushDecoder {
         self.replay = Arc::new(Replay::ahead(bytes));
         self
+    }
+
+    /// The bytes of answers the decoder holds: pushed and not read yet
+    /// (ranges begun ahead among them), or kept for the steps that read
+    /// them again; none once the read is over.
+    pub fn buffered_bytes(&self) -> u64 {
+        self.replay.buffered_bytes()
     }
 
     /// The ranges the read began ahead ([`PushDecoder::ahead`]) since the
@@ -307,12 +314,19 @@ impl PushDecoder {
                             return Ok(Step::Batch(batch));
                         }
                         Some(Err(e)) => self.start_again_or_fail(e)?,
-                        None => self.state = State::Done,
+                        None => self.finish(),
                     }
                 }
                 State::Done => return Ok(Step::Done),
             }
         }
+    }
+
+    /// Ends the read: what it was given is dropped, ranges begun ahead
+    /// and never read among them.
+    fn finish(&mut self) {
+        self.state = State::Done;
+        self.replay.forget_all();
     }
 
     /// After `error`: a file found gone before any batch was given (a
@@ -321,7 +335,7 @@ impl PushDecoder {
     /// to [`REOPENS`] times; otherwise the read ends with `error`.
     fn start_again_or_fail(&mut self, error: QueryError) -> Result<(), QueryError> {
         if self.given || self.reopens == REOPENS || !is_missing_file(&error) {
-            self.state = State::Done;
+            self.finish();
             return Err(error);
         }
         self.reopens += 1;
@@ -372,7 +386,7 @@ impl PushDecoder {
     /// use futures::StreamExt;
     /// use tessera_query::push::{answer, PushDecoder};
     /// use tessera_query::ReadRequest;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let decoder = PushDecoder::new(path.as_ref(), None, ReadRequest::new());
     /// let batches = decoder.into_stream(|needs| async move { answer(&LocalFs, needs) });

@@ -18,7 +18,7 @@ use futures::channel::oneshot;
 use futures::{FutureExt, Stream};
 use std::future::Future;
 use std::sync::Arc;
-use tessera_tile::storage::{AsyncStorage, Need};
+use tessera_storage::{AsyncStorage, Need};
 
 /// A batch made into what the caller takes (an Arrow record batch), on
 /// the pool with the step that decoded it.
@@ -113,7 +113,7 @@ pub(crate) fn on_pool<R: Send + 'static>(
 /// use std::sync::Arc;
 /// use tessera_query::push::{decoded_on_pool, PushDecoder};
 /// use tessera_query::ReadRequest;
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let request = ReadRequest::new().budget(4 << 10);
 /// let decoder = PushDecoder::new(path.as_ref(), None, request).answered_by(Arc::new(LocalFs));

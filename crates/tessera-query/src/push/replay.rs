@@ -13,17 +13,17 @@
 //! before.
 
 use std::collections::{HashMap, HashSet};
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tessera_tile::storage::{
-    Data, DirEntry, ListableStorage, Need, PendingBatch, ReadableStorage, StorageHints, REOPENS,
+use tessera_storage::{
+    Data, DirEntry, ListableStorage, Need, PendingBatch, ReadableStorage, StorageError,
+    StorageErrorKind, StorageHints, StorageResult, REOPENS,
 };
 
-/// An answer kept to be given again: an error as its kind and message
-/// (errors are not cloned), so that replays fail as the storage did.
-type Kept = Result<Data, (io::ErrorKind, String)>;
+/// An answer kept to be given again, so that replays fail as the
+/// storage did.
+type Kept = StorageResult<Data>;
 
 /// What was pushed, and what the current attempt lacked.
 #[derive(Default)]
@@ -53,23 +53,40 @@ pub(crate) struct Replay {
     ahead_bytes: u64,
 }
 
+/// The file or folder `need` is about.
+fn key(need: &Need) -> std::borrow::Cow<'_, str> {
+    match need {
+        Need::Range(p, _)
+        | Need::Tail(p, _)
+        | Need::Size(p)
+        | Need::List(p)
+        | Need::Relist(p)
+        | Need::Exists(p) => p.to_string_lossy(),
+    }
+}
+
 /// The error an attempt meets for an answer not yet pushed.
-fn not_pushed(need: &Need) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::WouldBlock,
+fn not_pushed(need: &Need) -> StorageError {
+    StorageError::new(
+        StorageErrorKind::Other,
+        key(need),
         format!("not yet pushed to the read: {need:?}"),
     )
 }
 
 /// A kept answer as the storage gave it.
-fn given(kept: Kept) -> io::Result<Data> {
-    kept.map_err(|(kind, message)| io::Error::new(kind, message))
+fn given(kept: &Kept) -> StorageResult<Data> {
+    match kept {
+        Ok(data) => Ok(data.clone()),
+        Err(e) => Err(e.copied()),
+    }
 }
 
 /// The error for `need` answered with `data` of another kind.
-fn wrong(need: &Need, data: &Data) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
+fn wrong(need: &Need, data: &Data) -> StorageError {
+    StorageError::new(
+        StorageErrorKind::Other,
+        key(need),
         format!("{need:?} was answered with {}", data_kind(data)),
     )
 }
@@ -94,7 +111,7 @@ fn lock(known: &Mutex<Known>) -> std::sync::MutexGuard<'_, Known> {
 fn answer(known: &Mutex<Known>, need: Need) -> Option<Kept> {
     let mut known = lock(known);
     if let Some(a) = known.answers.get(&need) {
-        let a = a.clone();
+        let a = given(a);
         if matches!(need, Need::Range(..)) {
             known.used.insert(need);
         }
@@ -107,13 +124,14 @@ fn answer(known: &Mutex<Known>, need: Need) -> Option<Kept> {
 }
 
 /// The bytes `range` of `path`, pushed.
-fn bytes(known: &Mutex<Known>, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+fn bytes(known: &Mutex<Known>, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
     let need = Need::Range(path.to_path_buf(), range.clone());
-    match answer(known, need.clone()).map(given) {
+    match answer(known, need.clone()) {
         None => Err(not_pushed(&need)),
         Some(Ok(Data::Bytes(b))) if b.len() as u64 == range.end - range.start => Ok(b),
-        Some(Ok(Data::Bytes(b))) => Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
+        Some(Ok(Data::Bytes(b))) => Err(StorageError::new(
+            StorageErrorKind::OutOfRange,
+            key(&need),
             format!("{need:?} was answered with {} bytes", b.len()),
         )),
         Some(Ok(other)) => Err(wrong(&need, &other)),
@@ -123,8 +141,8 @@ fn bytes(known: &Mutex<Known>, path: &Path, range: Range<u64>) -> io::Result<Vec
 
 /// Every request looked up (all that are lacking noted at once), then the
 /// first failure returned.
-fn batch(known: &Mutex<Known>, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
-    let got: Vec<io::Result<Vec<u8>>> = requests
+fn batch(known: &Mutex<Known>, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Vec<Vec<u8>>> {
+    let got: Vec<StorageResult<Vec<u8>>> = requests
         .iter()
         .map(|(p, r)| bytes(known, p, r.clone()))
         .collect();
@@ -146,9 +164,8 @@ impl Replay {
     }
 
     /// Keeps `answer` for the next attempts.
-    pub(crate) fn push(&self, need: Need, answer: io::Result<Data>) {
-        let kept = answer.map_err(|e| (e.kind(), e.to_string()));
-        self.known().answers.insert(need, kept);
+    pub(crate) fn push(&self, need: Need, answer: StorageResult<Data>) {
+        self.known().answers.insert(need, answer);
     }
 
     /// What the attempt since the last call lacked, in the order first
@@ -187,6 +204,24 @@ impl Replay {
         });
     }
 
+    /// Forgets every answer and every need noted: the read is over.
+    pub(crate) fn forget_all(&self) {
+        let known = &mut *self.known();
+        *known = Known::default();
+    }
+
+    /// The bytes of the answers kept: ranges, tails and the names in
+    /// listings.
+    pub(crate) fn buffered_bytes(&self) -> u64 {
+        let known = self.known();
+        let size = |data: &Data| match data {
+            Data::Bytes(b) | Data::Tail(_, b) => b.len() as u64,
+            Data::List(entries) => entries.iter().map(|e| e.name.len() as u64).sum(),
+            Data::Size(_) | Data::Exists(_) => 0,
+        };
+        known.answers.values().flatten().map(size).sum()
+    }
+
     /// The answer to `need`, or `None` (noted as lacked).
     fn answer(&self, need: Need) -> Option<Kept> {
         answer(&self.known, need)
@@ -194,13 +229,13 @@ impl Replay {
 }
 
 impl ReadableStorage for Replay {
-    fn read_range(&self, path: &Path, range: Range<u64>) -> io::Result<Vec<u8>> {
+    fn read_range(&self, path: &Path, range: Range<u64>) -> StorageResult<Vec<u8>> {
         bytes(&self.known, path, range)
     }
 
     /// Every request is looked up (all that are lacking noted at once),
     /// then the first failure returned.
-    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> io::Result<Vec<Vec<u8>>> {
+    fn read_batch(&self, requests: &[(PathBuf, Range<u64>)]) -> StorageResult<Vec<Vec<u8>>> {
         batch(&self.known, requests)
     }
 
@@ -224,9 +259,9 @@ impl ReadableStorage for Replay {
         PendingBatch::in_flight(move || batch(&known, &requests))
     }
 
-    fn read_tail(&self, path: &Path, max: u64) -> io::Result<(u64, Vec<u8>)> {
+    fn read_tail(&self, path: &Path, max: u64) -> StorageResult<(u64, Vec<u8>)> {
         let need = Need::Tail(path.to_path_buf(), max);
-        match self.answer(need.clone()).map(given) {
+        match self.answer(need.clone()) {
             None => Err(not_pushed(&need)),
             Some(Ok(Data::Tail(size, b))) => Ok((size, b)),
             Some(Ok(other)) => Err(wrong(&need, &other)),
@@ -234,9 +269,9 @@ impl ReadableStorage for Replay {
         }
     }
 
-    fn size(&self, path: &Path) -> io::Result<u64> {
+    fn size(&self, path: &Path) -> StorageResult<u64> {
         let need = Need::Size(path.to_path_buf());
-        match self.answer(need.clone()).map(given) {
+        match self.answer(need.clone()) {
             None => Err(not_pushed(&need)),
             Some(Ok(Data::Size(n))) => Ok(n),
             Some(Ok(other)) => Err(wrong(&need, &other)),
@@ -249,12 +284,12 @@ impl ListableStorage for Replay {
     /// Unknown: empty, as a missing folder lists (the attempt is void
     /// anyway, having noted the need), so that one attempt goes on to
     /// note every folder it lists that does not depend on this one.
-    fn list(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+    fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         let need = match self.known().anew {
             true => Need::Relist(path.to_path_buf()),
             false => Need::List(path.to_path_buf()),
         };
-        match self.answer(need.clone()).map(given) {
+        match self.answer(need.clone()) {
             None => Ok(Vec::new()),
             Some(Ok(Data::List(entries))) => Ok(entries),
             Some(Ok(other)) => Err(wrong(&need, &other)),

@@ -15,7 +15,8 @@ use tessera_tile::Layout;
 ///
 /// ```
 /// use tessera_query::{ReadRequest, ReadSession, Value};
-/// use tessera_tile::{storage::LocalFs, Layout};
+/// use tessera_storage::LocalFs;
+/// use tessera_tile::Layout;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/random_sparse/array");
 /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
 /// let request = ReadRequest::new()
@@ -124,7 +125,8 @@ impl ReadRequest {
     ///
     /// ```
     /// use tessera_query::{Expr, ReadRequest, ReadSession};
-    /// use tessera_tile::{storage::LocalFs, Layout};
+    /// use tessera_storage::LocalFs;
+    /// use tessera_tile::Layout;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let above = Expr::parse("f64 > 1000.0", &session.array().schema).unwrap();
@@ -170,7 +172,7 @@ impl ReadRequest {
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let request = ReadRequest::new().budget(1 << 30).recycled_batches(8 << 20);
@@ -196,7 +198,7 @@ impl ReadRequest {
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/dense_2d_types/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let r = session.execute(&ReadRequest::new().coordinate_grid(true)).unwrap();
@@ -230,7 +232,7 @@ impl ReadRequest {
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession, VERSION_TIMESTAMPS};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_dups/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let r = session.execute(&ReadRequest::new().versions(true)).unwrap();
@@ -254,7 +256,7 @@ impl ReadRequest {
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession, DELETE_TIMESTAMPS};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/deletes/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let versions = ReadRequest::new().versions(true);
@@ -275,7 +277,7 @@ impl ReadRequest {
     ///
     /// ```
     /// use tessera_query::{ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/enumerations/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let r = session.execute(&ReadRequest::new().enumeration_values(true)).unwrap();
@@ -297,7 +299,7 @@ impl ReadRequest {
     /// use std::sync::Arc;
     /// use tessera_query::stream::stream;
     /// use tessera_query::{ReadContext, ReadRequest, ReadSession};
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let context = Arc::new(ReadContext::with_budget(16 << 20));
     /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap().context(context);
@@ -326,7 +328,7 @@ impl ReadRequest {
     /// ```
     /// use tessera_query::{Expr, QueryError, ReadRequest, ReadSession, Value};
     /// use tessera_query::CompareOp;
-    /// use tessera_tile::storage::LocalFs;
+    /// use tessera_storage::LocalFs;
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
     /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
     /// let schema = &session.array().schema;

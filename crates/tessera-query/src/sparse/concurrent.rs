@@ -3,7 +3,7 @@
 use crate::tuning::Tuning;
 use crate::QueryError;
 use tessera_fragment::FragmentMetadata;
-use tessera_tile::storage::{side_by_side, side_by_side_on, Storage};
+use tessera_storage::{side_by_side, side_by_side_on, Storage};
 
 /// `each` of every one of `fragments`, in order, read from `storage`. On storage that
 /// prefers batches, up to [`Tuning::fragments_in_flight`] fragments

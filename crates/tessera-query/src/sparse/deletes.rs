@@ -14,7 +14,7 @@ use crate::QueryError;
 use rayon::prelude::*;
 use tessera_cells::{Compiled, Expr};
 use tessera_fragment::FragmentMetadata;
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 
 /// A delete commit: its timestamp, its name, and the condition it stores.
 pub(super) type DeleteCommit = (u64, String, Expr);

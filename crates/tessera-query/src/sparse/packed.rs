@@ -313,7 +313,7 @@ mod tests {
     use std::path::Path;
     use tessera_cells::order::{major_order, GlobalOrder};
     use tessera_schema::ArraySchema;
-    use tessera_tile::storage::LocalFs;
+    use tessera_storage::LocalFs;
     use tessera_tile::Layout;
 
     /// A fixture's schema: two INT32 dimensions, x in [-20, 43] tiled by

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use tessera_filters::EncryptionKey;
 use tessera_fragment::{FragmentMetadata, OpenArray};
 use tessera_schema::{ArraySchema, CellValNum};
-use tessera_tile::storage::Storage;
+use tessera_storage::Storage;
 use tessera_tile::Datatype;
 
 /// A touched tile: its fragment, its number, and its first cell in the result.

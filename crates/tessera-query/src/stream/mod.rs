@@ -29,7 +29,7 @@ use futures::StreamExt;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tessera_tile::storage::AsyncStorage;
+use tessera_storage::AsyncStorage;
 
 /// The memory of a streamed read whose request sets none.
 pub const DEFAULT_BUDGET: u64 = 1 << 30;
@@ -46,7 +46,7 @@ pub const DEFAULT_BUDGET: u64 = 1 << 30;
 /// use std::sync::Arc;
 /// use tessera_query::stream::stream;
 /// use tessera_query::{ReadRequest, ReadSession};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
 /// let request = ReadRequest::new().attributes(["i"]).budget(4 << 10);
@@ -76,7 +76,7 @@ pub fn stream(session: ReadSession, request: ReadRequest) -> Result<BatchStream,
 /// use std::sync::Arc;
 /// use tessera_query::stream::stream_async;
 /// use tessera_query::{ReadRequest, ReadSession};
-/// use tessera_tile::storage::LocalFs;
+/// use tessera_storage::LocalFs;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
 /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
 /// let request = ReadRequest::new().attributes(["i"]).budget(4 << 10);

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::channel::mpsc::{channel, Receiver, Sender};
 use futures::{SinkExt, StreamExt};
-use tessera_tile::storage::{is_missing_file, pause_before_reopen, REOPENS};
+use tessera_storage::{is_missing_file, pause_before_reopen, REOPENS};
 
 /// What the read thread sends: the schema first, then batches.
 enum Message {

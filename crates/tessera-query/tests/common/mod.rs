@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
 use tessera_query::{ReadResult, ReadSession, Value};
-use tessera_tile::storage::{answer, AnswersFuture, AsyncStorage, LocalFs, Need};
+use tessera_storage::{answer, AnswersFuture, AsyncStorage, LocalFs, Need};
 
 /// Every fixture array of every TileDB-Py version, opened whole (arrays
 /// that cannot be opened without a key are left out), with its path.

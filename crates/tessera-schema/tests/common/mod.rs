@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{list_schemas, ArraySchema, SchemaFile};
-use tessera_tile::storage::{LocalFs, ReadableStorage};
+use tessera_storage::{LocalFs, ReadableStorage};
 
 /// The key of the encrypted fixtures.
 pub const KEY: tessera_filters::EncryptionKey =

@@ -17,7 +17,7 @@ use arrow_buffer::Buffer;
 use std::ops::Range;
 use tessera_cells::Column;
 use tessera_schema::{ArraySchema, CellValNum};
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 use tessera_tile::ArrayType;
 
 /// Memory for a box write when [`WriteOptions::budget`] sets none.

@@ -42,7 +42,7 @@ impl FragmentWriter {
     /// let mut w = FragmentWriter::try_new(&dir, WriteOptions::default()).unwrap();
     /// w.write_box(&[(2, 3), (1, 3)], vec![v]).unwrap();
     /// w.finish().unwrap();
-    /// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+    /// let array = tessera_fragment::OpenArray::open(&tessera_storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
     /// let box_written = vec![(Value::Int(2), Value::Int(3)), (Value::Int(1), Value::Int(3))];
     /// assert_eq!(array.non_empty_domain(), Some(box_written));
     /// # std::fs::remove_dir_all(&dir).unwrap();

@@ -10,7 +10,7 @@
 use crate::atomic::write_whole;
 use crate::name::uuid;
 use crate::WriteError;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 /// A new fragment's folder: invisible to readers until its commit exists,
 /// and removed if the write fails before that.

@@ -7,12 +7,11 @@
 use super::buffer::{FieldBuffer, FieldInfo};
 use crate::WriteError;
 use std::ops::Range;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
 use tessera_filters::{EncryptionKey, FilterPipeline, Reuse, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
-use tessera_tile::storage::{side_by_side, FileWriter, Location};
+use tessera_storage::{side_by_side, FileWriter, Location};
 
 /// One field's files (their sizes) and their tiles.
 #[derive(Debug, Default)]
@@ -215,7 +214,6 @@ const FILES_IN_FLIGHT: usize = 16;
 /// A data file being written, tile after tile: streamed to its storage
 /// (on an object store, uploaded part by part as tiles come).
 struct TileFile {
-    path: PathBuf,
     out: Box<dyn FileWriter>,
     len: u64,
 }
@@ -223,13 +221,13 @@ struct TileFile {
 impl TileFile {
     fn create(dir: &Location, stem: &str, suffix: &str) -> Result<TileFile, WriteError> {
         let path = dir.path().join(format!("{stem}{suffix}.tdb"));
-        let out = dir.storage().writer(&path).map_err(WriteError::io(&path))?;
-        Ok(TileFile { out, path, len: 0 })
+        let out = dir.storage().writer(&path).map_err(WriteError::from)?;
+        Ok(TileFile { out, len: 0 })
     }
 
     /// Appends a tile; returns where it starts.
     fn append(&mut self, tile: &[u8]) -> Result<u64, WriteError> {
-        self.out.write(tile).map_err(WriteError::io(&self.path))?;
+        self.out.write(tile).map_err(WriteError::from)?;
         let at = self.len;
         self.len += tile.len() as u64;
         Ok(at)
@@ -237,8 +235,8 @@ impl TileFile {
 
     /// Flushes the file; returns its size.
     fn finish(self) -> Result<u64, WriteError> {
-        let TileFile { path, out, len } = self;
-        out.finish().map_err(WriteError::io(&path))?;
+        let TileFile { out, len } = self;
+        out.finish().map_err(WriteError::from)?;
         Ok(len)
     }
 }

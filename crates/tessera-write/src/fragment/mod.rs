@@ -51,7 +51,7 @@ use tessera_filters::EncryptionKey;
 use tessera_fragment::{FieldSummary, RTree};
 use tessera_schema::json::WRITTEN_VERSION;
 use tessera_schema::{ArraySchema, Range1D, Value};
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 use tessera_tile::ArrayType;
 
 /// The R-tree fanout libtiledb writes (`constants::rtree_fanout`).
@@ -125,7 +125,7 @@ fn dense_rtree() -> RTree {
 ///     column("v", tessera_tile::Datatype::Int32, [70i32, 30].iter().flat_map(|v| v.to_le_bytes()).collect()),
 /// ]).unwrap();
 /// w.finish().unwrap();
-/// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let array = tessera_fragment::OpenArray::open(&tessera_storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
 /// assert_eq!(array.fragments.len(), 1);
 /// assert_eq!(array.fragments[0].total_cell_num(), 2);
 /// # std::fs::remove_dir_all(&dir).unwrap();

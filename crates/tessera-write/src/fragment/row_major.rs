@@ -13,7 +13,7 @@ use crate::WriteError;
 use arrow_array::{Array, RecordBatch};
 use rayon::prelude::*;
 use tessera_schema::ArraySchema;
-use tessera_tile::storage::Location;
+use tessera_storage::Location;
 
 /// Memory for a write when [`WriteOptions::budget`] sets none: streamed
 /// cells need no more than a few bands of tiles.

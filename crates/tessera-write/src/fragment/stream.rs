@@ -53,7 +53,7 @@ use tessera_tile::ArrayType;
 ///                 column("v", tessera_tile::Datatype::Int32, 2i32.to_le_bytes().to_vec())];
 /// assert!(w.write_owned(late).is_err());
 /// assert_eq!(w.finish().unwrap().len(), 1);
-/// let array = tessera_fragment::OpenArray::open(&tessera_tile::storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
+/// let array = tessera_fragment::OpenArray::open(&tessera_storage::LocalFs, &dir, 0, u64::MAX, None).unwrap();
 /// assert_eq!(array.fragments[0].total_cell_num(), 6);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```

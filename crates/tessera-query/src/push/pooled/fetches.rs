@@ -8,7 +8,7 @@ use futures::FutureExt;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use tessera_tile::storage::{Answer, AnswersFuture, AsyncStorage, Need};
+use tessera_storage::{Answer, AnswersFuture, AsyncStorage, Need};
 
 /// The storage that answers a read's needs, and its answers in flight.
 pub(super) struct Fetches {

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 /// before the first of them (so an error always comes first in order).
 ///
 /// ```
-/// use tessera_tile::storage::side_by_side;
+/// use tessera_storage::side_by_side;
 /// let sizes = side_by_side(vec!["a", "bb", "ccc"], 2, |s| Ok::<_, ()>(s.len()));
 /// assert_eq!(sizes, vec![Ok(1), Ok(2), Ok(3)]);
 /// ```
@@ -36,7 +36,7 @@ pub fn side_by_side<T: Send, R: Send, E: Send>(
 /// the caller holds a thread of the pool).
 ///
 /// ```
-/// use tessera_tile::storage::side_by_side_on;
+/// use tessera_storage::side_by_side_on;
 /// let run = |workers: usize, work: &(dyn Fn() + Sync)| {
 ///     std::thread::scope(|s| (0..workers).for_each(|_| drop(s.spawn(work))))
 /// };

@@ -4,10 +4,12 @@
 //! error opens the array again (its commit state has moved on) instead of
 //! failing; [`REOPENS`] bounds how often, [`reopen_pause`] spaces the
 //! tries (where the storage's reader waits at all:
-//! [`StorageHints::pause_before_listing_again`](super::StorageHints::pause_before_listing_again)),
+//! [`StorageHints::pause_before_listing_again`](crate::StorageHints::pause_before_listing_again)),
 //! and [`listing_again`] runs the loop.
 
-use super::Storage;
+use crate::error::StorageError;
+use crate::hints::reopen_pause;
+use crate::storage::Storage;
 use std::io;
 use std::time::Duration;
 
@@ -16,14 +18,6 @@ use std::time::Duration;
 /// is needed only when vacuums keep coming (a process vacuuming in a loop
 /// removes the short-lived ignore files of the commits folder often).
 pub const REOPENS: usize = 8;
-
-/// The wait before try `attempt` (from 1) of a reopen: 10 ms, doubling,
-/// at most half a second (about 1.6 s over all [`REOPENS`]), so that a
-/// vacuum under way can finish its step.
-pub fn reopen_pause(attempt: usize) -> Duration {
-    let ms = 10u64 << attempt.saturating_sub(1).min(6);
-    Duration::from_millis(ms.min(500))
-}
 
 /// Waits [`reopen_pause`] before try `attempt` of a reopen, on this
 /// thread, where a thread can sleep (not inside WebAssembly in a
@@ -47,12 +41,12 @@ fn wait(time: Duration) {
 /// Runs `attempt` (given how many tries came before it) until it ends
 /// other than with a missing file ([`is_missing_file`]), at most
 /// [`REOPENS`] times more, pausing as the storage says
-/// ([`StorageHints::pause_before_listing_again`](super::StorageHints::pause_before_listing_again))
+/// ([`StorageHints::pause_before_listing_again`](crate::StorageHints::pause_before_listing_again))
 /// and having
-/// `storage` list anew ([`ListableStorage::list_anew`](super::ListableStorage::list_anew)) before each new try.
+/// `storage` list anew ([`ListableStorage::list_anew`](crate::ListableStorage::list_anew)) before each new try.
 ///
 /// ```
-/// use tessera_tile::storage::{listing_again, LocalFs};
+/// use tessera_storage::{listing_again, LocalFs};
 /// let mut tries = 0;
 /// let r: Result<u32, std::io::Error> = listing_again(&LocalFs, |before| {
 ///     tries += 1;
@@ -83,20 +77,23 @@ where
     }
 }
 
-/// Whether `error`, or an error it was caused by, is an I/O error saying
-/// a file is not there.
+/// Whether `error`, or an error it was caused by, is a storage (or I/O)
+/// error saying a file is not there.
 ///
 /// ```
-/// use tessera_tile::storage::is_missing_file;
-/// let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "fragment");
+/// use tessera_storage::{is_missing_file, StorageError, StorageErrorKind};
+/// let gone = StorageError::new(StorageErrorKind::NotFound, "a/__fragments/f", "vacuumed");
 /// assert!(is_missing_file(&gone));
+/// assert!(is_missing_file(&std::io::Error::from(gone)));
 /// assert!(!is_missing_file(&std::io::Error::other("disk on fire")));
 /// ```
 pub fn is_missing_file(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut at = Some(error);
     while let Some(e) = at {
-        if e.downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::NotFound)
+        if e.downcast_ref::<StorageError>()
+            .is_some_and(StorageError::is_not_found)
+            || e.downcast_ref::<io::Error>()
+                .is_some_and(|io| io.kind() == io::ErrorKind::NotFound)
         {
             return true;
         }

@@ -3,14 +3,16 @@
 //! folder (`Location::from(path)`) or an object store
 //! (`Location::new(storage, "s3://bucket/array")`).
 
-use super::{LocalFs, Storage, WritableStorage};
+use crate::local::LocalFs;
+use crate::storage::Storage;
+use crate::write::WritableStorage;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A path and the storage it is in.
 ///
 /// ```
-/// use tessera_tile::storage::{Location, WritableStorage};
+/// use tessera_storage::{Location, WritableStorage};
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-location-{}", std::process::id()));
 /// let at = Location::from(&dir);
 /// at.storage().create_folder(at.path()).unwrap();

@@ -8,10 +8,10 @@
 //! (consolidation writes new fragments; vacuuming removes whole files,
 //! which leaves mappings readable), so readers map the files of fragments
 //! they read. Small reads are not worth a mapping: see
-//! [`ReadableStorage::map`](super::ReadableStorage::map).
+//! [`ReadableStorage::map`](crate::ReadableStorage::map).
 
+use crate::error::{inside, StorageError, StorageErrorKind, StorageResult};
 use std::fs::File;
-use std::io;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
@@ -19,16 +19,22 @@ use std::sync::Arc;
 /// A file mapped read-only; clones share the mapping, which ends with the
 /// last of them.
 #[derive(Clone)]
-pub struct MappedFile(Arc<memmap2::Mmap>);
+pub struct MappedFile {
+    map: Arc<memmap2::Mmap>,
+    /// The path it was mapped from, to name in errors.
+    path: Arc<str>,
+}
 
 impl MappedFile {
     /// Maps the file at `path`. An empty file has nothing to map: an error
     /// (readers then read it as usual).
-    pub fn open(path: &Path) -> io::Result<MappedFile> {
-        let file = File::open(path)?;
-        if file.metadata()?.len() == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
+    pub fn open(path: &Path) -> StorageResult<MappedFile> {
+        let at = |e| StorageError::io(path, e);
+        let file = File::open(path).map_err(at)?;
+        if file.metadata().map_err(at)?.len() == 0 {
+            return Err(StorageError::new(
+                StorageErrorKind::OutOfRange,
+                path.to_string_lossy(),
                 "an empty file is not mapped",
             ));
         }
@@ -37,29 +43,30 @@ impl MappedFile {
         // valid while the file keeps its length, which TileDB's data files
         // do once written (see the module's documentation).
         #[allow(unsafe_code)]
-        let map = unsafe { memmap2::Mmap::map(&file)? };
-        Ok(MappedFile(Arc::new(map)))
+        let map = unsafe { memmap2::Mmap::map(&file).map_err(at)? };
+        Ok(MappedFile {
+            map: Arc::new(map),
+            path: path.to_string_lossy().into(),
+        })
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.0
+        &self.map
     }
 
     /// The bytes of `range`; a range not inside the file is an error, as
-    /// [`LocalFs`](super::LocalFs)'s read of it would be.
-    pub fn range(&self, range: Range<u64>) -> io::Result<&[u8]> {
-        let len = self.0.len() as u64;
-        if range.start > range.end || range.end > len {
-            return Err(super::outside_file(&range, len));
-        }
-        Ok(&self.0[range.start as usize..range.end as usize])
+    /// [`LocalFs`](crate::LocalFs)'s read of it would be.
+    pub fn range(&self, range: Range<u64>) -> StorageResult<&[u8]> {
+        let len = self.map.len() as u64;
+        inside(&*self.path, &range, len)?;
+        Ok(&self.map[range.start as usize..range.end as usize])
     }
 }
 
 impl std::fmt::Debug for MappedFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MappedFile({} bytes)", self.0.len())
+        write!(f, "MappedFile({}, {} bytes)", self.path, self.map.len())
     }
 }
 
@@ -84,7 +91,10 @@ mod tests {
         let past = clone.range(99_990..100_001).unwrap_err().to_string();
         assert_eq!(
             past,
-            "byte range 99990..100001 is outside the file (100000 bytes)"
+            format!(
+                "{}: byte range 99990..100001 is outside the file (100000 bytes)",
+                path.display()
+            )
         );
         std::fs::write(&path, b"").unwrap();
         assert!(MappedFile::open(&path).is_err());

@@ -5,7 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The file a reader's last scatter read opened
-/// ([`ReadableStorage::read_scattered`](super::ReadableStorage::read_scattered)),
+/// ([`ReadableStorage::read_scattered`](crate::ReadableStorage::read_scattered)),
 /// kept open for its next: a job reading rows of several tiles of one
 /// file opens it once, not once a tile (an open and a close are about 3 %
 /// of a dense read of unfiltered tiles). The reader owns it and drops it
@@ -35,7 +35,7 @@ impl KeptFile {
 #[cfg(test)]
 mod tests {
     use super::KeptFile;
-    use crate::storage::{LocalFs, ReadableStorage};
+    use crate::{LocalFs, ReadableStorage};
     use std::path::Path;
 
     /// A scatter read reuses the file the last one opened (a file

@@ -3,10 +3,11 @@
 //! synchronous [`Storage`] ([`answer`]) or an asynchronous one
 //! ([`AsyncStorage`]). `tessera_query::push::PushDecoder` is such a reader.
 
-use super::{DirEntry, Storage};
+use crate::error::StorageResult;
+use crate::listable::DirEntry;
+use crate::storage::Storage;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -46,17 +47,17 @@ pub enum Data {
 }
 
 /// A need with its answer, or why storage could not answer it.
-pub type Answer = (Need, io::Result<Data>);
+pub type Answer = (Need, StorageResult<Data>);
 
 /// Answers `needs` from `storage`: every range as one
-/// [`read_batch`](tessera_tile::storage::ReadableStorage::read_batch) (each
+/// [`read_batch`](crate::ReadableStorage::read_batch) (each
 /// alone if the batch fails, so that a failure is the range's own), the
 /// tails of each size as one
-/// [`read_tails`](tessera_tile::storage::ReadableStorage::read_tails), the
+/// [`read_tails`](crate::ReadableStorage::read_tails), the
 /// rest one by one.
 ///
 /// ```
-/// use tessera_tile::storage::{answer, Data, LocalFs, Need};
+/// use tessera_storage::{answer, Data, LocalFs, Need};
 /// let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array/__schema");
 /// let answers = answer(&LocalFs, vec![Need::Exists(schema.into())]);
 /// assert_eq!(answers[0].1.as_ref().unwrap(), &Data::Exists(true));
@@ -132,7 +133,7 @@ impl Grouped {
     pub fn tails_answered(
         files: Vec<PathBuf>,
         max: u64,
-        got: Vec<io::Result<(u64, Vec<u8>)>>,
+        got: Vec<StorageResult<(u64, Vec<u8>)>>,
     ) -> impl Iterator<Item = Answer> {
         files
             .into_iter()

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use tessera_tile::storage::{LocalFs, Location, Storage, WritableStorage};
+use tessera_storage::{LocalFs, Location, Storage, WritableStorage};
 
 /// True if `path` is a URI of an object store (`s3://`, `gs://`, `az://`,
 /// `abfs://`, `http(s)://`, `memory://`) rather than a local path; a
@@ -87,7 +87,7 @@ pub struct RuntimeStorage {
     /// awaited on the runtime (`ReadSession::awaiting`), which no thread
     /// waits on; `None` for a local path (a read awaited decodes on
     /// rayon's pool, its files read there).
-    pub awaited: Option<Arc<dyn tessera_tile::storage::AsyncStorage>>,
+    pub awaited: Option<Arc<dyn tessera_storage::AsyncStorage>>,
 }
 
 /// [`storage_for`] for a caller on Tokio: an object store's requests run
@@ -176,8 +176,6 @@ fn object_storage(
 
 /// Storage for `path` could not be made, for `reason`.
 fn failed(path: &Path, reason: String) -> tessera_fragment::FragmentError {
-    tessera_fragment::FragmentError::Io {
-        path: path.display().to_string(),
-        source: std::io::Error::other(reason),
-    }
+    let kind = tessera_storage::StorageErrorKind::InvalidKey;
+    tessera_storage::StorageError::new(kind, path.to_string_lossy(), reason).into()
 }

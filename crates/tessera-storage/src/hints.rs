@@ -1,0 +1,51 @@
+//! What requests cost on a storage.
+
+use std::time::Duration;
+
+/// The wait before try `attempt` (from 1) of a reopen: 10 ms, doubling,
+/// at most half a second (about 1.6 s over all [`REOPENS`](crate::REOPENS)), so that a
+/// vacuum under way can finish its step.
+pub fn reopen_pause(attempt: usize) -> Duration {
+    let ms = 10u64 << attempt.saturating_sub(1).min(6);
+    Duration::from_millis(ms.min(500))
+}
+
+/// What requests cost on a storage: hints readers plan their requests
+/// with. They change how a read runs, never what it returns; the defaults
+/// suit a local filesystem.
+pub trait StorageHints {
+    /// True where a request costs a round trip worth batching for: readers
+    /// then gather what they need into [`crate::ReadableStorage::read_batch`] and
+    /// [`crate::ReadableStorage::read_tails`] calls instead of reading from each thread.
+    fn prefers_batches(&self) -> bool {
+        false
+    }
+
+    /// Where readers batch ([`StorageHints::prefers_batches`]): the bytes a
+    /// read keeps begun ahead of its decoding, in flight or landed, at
+    /// most; enough to keep the storage's connections busy.
+    fn read_ahead(&self) -> u64 {
+        256 << 20
+    }
+
+    /// The bytes of later batches' tiles a read in batches begins fetching
+    /// while it reads one, at most (0: none): the default is
+    /// [`StorageHints::read_ahead`] where requests cost a round trip, else
+    /// none. A storage whose caller fetches ahead itself says 0.
+    fn batches_ahead(&self) -> u64 {
+        match self.prefers_batches() {
+            true => self.read_ahead(),
+            false => 0,
+        }
+    }
+
+    /// How long a reader waits before it lists again after a file it
+    /// listed was found gone ([`listing_again`](crate::listing_again); `attempt` counts from
+    /// one): by default [`reopen_pause`], so that a vacuum under way can
+    /// finish its step. Storage whose reader must not wait says zero: a
+    /// push decoder's, whose driver answers when it can (a step never
+    /// sleeps).
+    fn pause_before_listing_again(&self, attempt: usize) -> Duration {
+        reopen_pause(attempt)
+    }
+}
