@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use tessera::fuzzing::{load_fixtures, mutate, open_and_read};
-use tessera::tile::storage::Memory;
+use tessera::storage::Memory;
 
 fn fixtures() -> &'static [(PathBuf, Memory)] {
     static F: OnceLock<Vec<(PathBuf, Memory)>> = OnceLock::new();
