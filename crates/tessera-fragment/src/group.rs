@@ -19,6 +19,7 @@ use nom::multi::count as count_exact;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
+use tessera_schema::{LEGACY_SCHEMA_FILE, SCHEMA_FOLDER};
 use tessera_storage::Storage;
 use tessera_tile::parse::{
     fits, flag, parse, sized_text, u32_le, u64_le, u8_le, within, FieldError, PResult,
@@ -111,6 +112,39 @@ pub fn is_group(storage: &dyn Storage, path: &Path) -> Result<bool, FragmentErro
     Ok(entries
         .iter()
         .any(|e| (e.is_dir && e.name == GROUP_DETAILS_FOLDER) || e.name == GROUP_FILE))
+}
+
+/// What is at `path`, from one listing: an array (it has `__schema/` or
+/// `__array_schema.tdb`; an array is looked for first, as libtiledb does),
+/// a group (`__group/` or `__tiledb_group.tdb`), or nothing TileDB knows
+/// (`None`, also for a missing folder). A store that does not answer is an
+/// error, never `None`: nothing is taken for absent that was not seen.
+///
+/// ```
+/// use std::path::Path;
+/// use tessera_fragment::group::{object_type, ObjectType};
+/// use tessera_storage::LocalFs;
+/// let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+/// let at = |p: &str| object_type(&LocalFs, &data.join(p)).unwrap();
+/// assert_eq!(at("soma/experiment_dense/experiment"), Some(ObjectType::Group));
+/// assert_eq!(at("soma/experiment_dense/experiment/obs"), Some(ObjectType::Array));
+/// assert_eq!(at("soma/experiment_dense/experiment/no_such_member"), None);
+/// ```
+pub fn object_type(
+    storage: &dyn Storage,
+    path: &Path,
+) -> Result<Option<ObjectType>, FragmentError> {
+    let entries = list(storage, path)?;
+    let has = |name: &str, dir: bool| entries.iter().any(|e| e.name == name && e.is_dir == dir);
+    Ok(
+        if has(SCHEMA_FOLDER, true) || has(LEGACY_SCHEMA_FILE, false) {
+            Some(ObjectType::Array)
+        } else if has(GROUP_DETAILS_FOLDER, true) || has(GROUP_FILE, false) {
+            Some(ObjectType::Group)
+        } else {
+            None
+        },
+    )
 }
 
 /// A group opened at a time: its members in force and where its metadata is.

@@ -57,6 +57,26 @@ pub fn open_group(
     Group::open(py, (storage, options), &path, uri, timestamp, key)
 }
 
+/// `"array"`, `"group"` or `None` for what is at `uri`, from one listing
+/// (`tessera::fragment::group::object_type`); a store that does not answer
+/// raises, so nothing is taken for absent that was not seen.
+#[pyfunction]
+#[pyo3(signature = (uri, options=StorageOptions::new()))]
+pub fn object_type(
+    py: Python<'_>,
+    uri: &str,
+    options: StorageOptions,
+) -> PyResult<Option<&'static str>> {
+    let (storage, path) = storage_for(uri, &options)?;
+    let kind = py
+        .detach(|| tessera::fragment::group::object_type(&*storage, &path))
+        .map_err(py_err)?;
+    Ok(kind.map(|k| match k {
+        ObjectType::Array => "array",
+        ObjectType::Group => "group",
+    }))
+}
+
 impl Group {
     /// Opens the group at `path` (named `uri`) through `storage` (made
     /// with the options beside it).

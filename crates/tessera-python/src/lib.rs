@@ -41,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::LabelRegistry>()?;
     m.add_function(wrap_pyfunction!(array::open_array, m)?)?;
     m.add_function(wrap_pyfunction!(group::open_group, m)?)?;
+    m.add_function(wrap_pyfunction!(group::object_type, m)?)?;
     m.add_function(wrap_pyfunction!(write::create, m)?)?;
     m.add_function(wrap_pyfunction!(write::check_schema, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;

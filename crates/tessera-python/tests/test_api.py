@@ -235,3 +235,15 @@ print("pandas" in sys.modules)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_the_group_module_examples_run(monkeypatch):
+    """The examples in tessera._group's docstrings (object_type's among
+    them), from the repository's root as they are written."""
+    import doctest
+
+    import tessera._group
+
+    monkeypatch.chdir(TESTDATA.parent)
+    result = doctest.testmod(tessera._group, raise_on_error=False)
+    assert result.attempted >= 3 and result.failed == 0, result

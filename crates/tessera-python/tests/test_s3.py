@@ -95,6 +95,33 @@ def test_soma_experiment_through_s3_reads_as_locally(moto):
                      tiledbsoma.io.to_anndata(theirs, "RNA", X_layer_name="data"))
 
 
+def test_what_is_at_a_uri_is_seen_not_guessed(moto, tmp_path):
+    """tessera.object_type, tessera.tiledb's and tessera.soma's
+    DoesNotExistError tell an array, a group and nothing apart by what the
+    store lists; a store that does not answer raises, and is never taken
+    for nothing there (where a create would then go ahead)."""
+    import tessera.soma as tsoma
+    import tessera.tiledb as ttiledb
+
+    uri = f"s3://{BUCKET}/object_type"
+    upload(str(TESTDATA / "soma" / "experiment_dense" / "experiment"), uri, moto)
+    assert tessera.object_type(uri) == "group"
+    assert tessera.object_type(f"{uri}/obs") == "array"
+    assert tessera.object_type(f"{uri}/nothing") is None
+    assert ttiledb.object_type(f"{uri}/obs") == "array"
+    assert ttiledb.object_type(f"{uri}/nothing") is None
+    with pytest.raises(tsoma.DoesNotExistError):
+        tsoma.open(f"{uri}/nothing")
+    with fault_proxy(moto, tmp_path / "none.json", 1.0, seed=3) as endpoint:
+        ctx = proxied_ctx(endpoint, **{"vfs.s3.connect_max_tries": 0})
+        with pytest.raises(ttiledb.TileDBError, match="nothing"):
+            ttiledb.object_type(f"{uri}/nothing", ctx=ctx)
+        context = tsoma.SOMATileDBContext(tiledb_config=ctx.config().dict("vfs.s3."))
+        with pytest.raises(tsoma.SOMAError) as e:
+            tsoma.open(f"{uri}/nothing", context=context)
+        assert not isinstance(e.value, tsoma.DoesNotExistError), e.value
+
+
 def test_soma_context_reaches_the_store_without_the_environment(moto, monkeypatch):
     """A SOMATileDBContext's libtiledb keys (tessera.soma's or tiledbsoma's
     own) configure the storage: with no AWS_ variables set, the experiment

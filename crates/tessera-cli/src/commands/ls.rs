@@ -4,7 +4,7 @@ use crate::args::*;
 use crate::storage::Stores;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tessera::fragment::group::{is_group, OpenGroup};
+use tessera::fragment::group::{is_group, object_type, ObjectType, OpenGroup};
 
 /// List a group's members (with --recursive, their members too): one line
 /// each, `path  type`; with --json one object per line,
@@ -36,11 +36,9 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
         Ok(g) => g,
         // Not a group: say what it is instead (listings only on this path).
         Err(_) if !is_group(s, &args.group)? => {
-            let schemas = tessera::schema::list_schemas(s, &args.group);
-            let what = if schemas.is_ok_and(|s| !s.is_empty()) {
-                "an array"
-            } else {
-                "neither a group nor an array"
+            let what = match object_type(s, &args.group)? {
+                Some(ObjectType::Array) => "an array",
+                _ => "neither a group nor an array",
             };
             return Err(format!("{}: {what}, not a TileDB group", args.group.display()).into());
         }

@@ -12,7 +12,7 @@ Errors are :class:`TesseraError` with tessera's message.
 
 from ._native import TesseraError
 from ._array import Array, open
-from ._group import Group, open_group
+from ._group import Group, object_type, open_group
 from ._maintain import ArrayMaintained, consolidate_tree, vacuum_tree
 from ._schema import Attribute, Dimension, Filter, Schema
 from ._view import View
@@ -30,6 +30,7 @@ __all__ = [
     "View",
     "consolidate_tree",
     "create",
+    "object_type",
     "open",
     "open_group",
     "vacuum_tree",

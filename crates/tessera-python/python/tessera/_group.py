@@ -82,6 +82,22 @@ class Group:
         return f"tessera.Group({self.uri!r}, {len(self)} members)"
 
 
+def object_type(uri, storage_options=None):
+    """``"array"``, ``"group"`` or ``None`` (nothing TileDB wrote) for what
+    is at ``uri``, from one listing. A store that does not answer raises
+    :class:`TesseraError` rather than passing for ``None``.
+
+        >>> import tessera
+        >>> tessera.object_type("testdata/soma/experiment_dense/experiment")
+        'group'
+        >>> tessera.object_type("testdata/tiledb-0.36.1/sparse_2d/array")
+        'array'
+        >>> tessera.object_type("testdata/no_such_array") is None
+        True
+    """
+    return _native.object_type(str(uri), storage_pairs(storage_options))
+
+
 def open_group(uri, timestamp=None, key=None, storage_options=None):
     """Opens the group at ``uri`` (a path or an object store URI);
     ``storage_options`` as :func:`tessera.open`'s, for the group and the

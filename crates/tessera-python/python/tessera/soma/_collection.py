@@ -199,7 +199,13 @@ def _open(uri, mode, timestamp, options):
         try:
             obj = tessera.open(uri, timestamp=timestamp, storage_options=options)
         except tessera.TesseraError as array_error:
-            if _context.is_missing(group_error) and _context.is_missing(array_error):
+            # Told apart by what the folder holds, not by the errors' words;
+            # a store that does not answer is no proof that nothing is there.
+            try:
+                missing = tessera.object_type(uri, storage_options=options) is None
+            except tessera.TesseraError:
+                missing = False
+            if missing:
                 raise DoesNotExistError(f"{uri}: not a SOMA object, nothing there: {group_error}; "
                                         f"{array_error}") from None
             raise SOMAError(f"{uri}: not a SOMA object: {group_error}; {array_error}") from None

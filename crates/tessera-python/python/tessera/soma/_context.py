@@ -77,13 +77,6 @@ def with_options(options):
     return context
 
 
-def is_missing(error):
-    """Whether a tessera error says there is nothing at the URI."""
-    text = str(error).lower()
-    return any(s in text for s in ("no such file", "not found", "does not exist", "no array schema",
-                                   "not a tiledb group", "not a tiledb array", "notfound"))
-
-
 def is_object_store(uri):
     """Whether ``uri`` names an object store (a URI other than ``file://``)."""
     return "://" in uri and not uri.startswith("file://")

@@ -15,13 +15,7 @@ ENCODING_VERSION = "1.1.0"
 
 
 def _exists(uri, options):
-    for opener in (tessera.open_group, tessera.open):
-        try:
-            opener(uri, storage_options=options)
-            return True
-        except tessera.TesseraError:
-            pass
-    return False
+    return tessera.object_type(uri, storage_options=options) is not None
 
 
 def create_object(uri, make, metadata, is_group, options):

@@ -36,16 +36,9 @@ def object_type(uri, ctx=None):
     uri = str(uri)
     path = local_path(uri)
     if path is None:
-        try:
-            open_native(uri, ctx)
-            return "array"
-        except Exception:
-            pass
-        try:
-            _native.open_group(uri, None, None, storage(uri, ctx))
-            return "group"
-        except Exception:
-            return None
+        # One listing; a store that does not answer raises rather than
+        # passing for "nothing there".
+        return errors(_native.object_type, uri, storage(uri, ctx))
     if os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(os.path.join(path, "__array_schema.tdb")):
         return "array"
     if os.path.isfile(os.path.join(path, "__tiledb_group.tdb")) or os.path.isdir(os.path.join(path, "__group")):
