@@ -155,12 +155,9 @@ impl OpenArray {
         let folders = ArrayFolders::list(storage, path)?;
         let schema_files = list_schemas_in(storage, path, &folders.root)?;
         if schema_files.is_empty() {
-            let group = folders.root.iter().any(|e| {
-                e.name == crate::group::GROUP_FILE || e.name == crate::group::GROUP_DETAILS_FOLDER
-            });
             return Err(FragmentError::invalid(
                 path.display().to_string(),
-                if group {
+                if crate::group::group_marked(&folders.root) {
                     "a TileDB group, not an array (`tessera ls` lists its members)"
                 } else {
                     "not a TileDB array: no __array_schema.tdb and no schema in __schema/"

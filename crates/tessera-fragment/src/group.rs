@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tessera_filters::{read_generic_tile, EncryptionKey};
 use tessera_schema::{LEGACY_SCHEMA_FILE, SCHEMA_FOLDER};
-use tessera_storage::Storage;
+use tessera_storage::{DirEntry, Storage};
 use tessera_tile::parse::{
     fits, flag, parse, sized_text, u32_le, u64_le, u8_le, within, FieldError, PResult,
 };
@@ -108,10 +108,15 @@ fn join_lexical(base: &Path, rel: &str) -> PathBuf {
 /// Whether `path` is a group folder: it has `__group/` or, before any
 /// member was written, `__tiledb_group.tdb`.
 pub fn is_group(storage: &dyn Storage, path: &Path) -> Result<bool, FragmentError> {
-    let entries = list(storage, path)?;
-    Ok(entries
+    Ok(group_marked(&list(storage, path)?))
+}
+
+/// Whether a folder's entries mark a group: `__group/` or
+/// `__tiledb_group.tdb`.
+pub(crate) fn group_marked(entries: &[DirEntry]) -> bool {
+    entries
         .iter()
-        .any(|e| (e.is_dir && e.name == GROUP_DETAILS_FOLDER) || e.name == GROUP_FILE))
+        .any(|e| (e.is_dir && e.name == GROUP_DETAILS_FOLDER) || e.name == GROUP_FILE)
 }
 
 /// What is at `path`, from one listing: an array (it has `__schema/` or
@@ -139,7 +144,7 @@ pub fn object_type(
     Ok(
         if has(SCHEMA_FOLDER, true) || has(LEGACY_SCHEMA_FILE, false) {
             Some(ObjectType::Array)
-        } else if has(GROUP_DETAILS_FOLDER, true) || has(GROUP_FILE, false) {
+        } else if group_marked(&entries) {
             Some(ObjectType::Group)
         } else {
             None

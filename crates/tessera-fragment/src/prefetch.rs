@@ -104,19 +104,5 @@ impl ListableStorage for Prefetched<'_> {
 }
 
 impl StorageHints for Prefetched<'_> {
-    fn prefers_batches(&self) -> bool {
-        self.inner.prefers_batches()
-    }
-
-    fn read_ahead(&self) -> u64 {
-        self.inner.read_ahead()
-    }
-
-    fn batches_ahead(&self) -> u64 {
-        self.inner.batches_ahead()
-    }
-
-    fn pause_before_listing_again(&self, attempt: usize) -> std::time::Duration {
-        self.inner.pause_before_listing_again(attempt)
-    }
+    tessera_storage::forward_storage_hints!(inner);
 }

@@ -135,17 +135,10 @@ impl DimRanges {
         } = self
         {
             if *width == w {
-                let inside = |&i: &u32| {
+                return cells_where(data.len() / w, among, |i| {
                     let i = i as usize * w;
                     bits.has(self.int_of(&data[i..i + w]))
-                };
-                return match among {
-                    None => (0..(data.len() / w) as u32).filter(inside).collect(),
-                    Some(mut c) => {
-                        c.retain(inside);
-                        c
-                    }
-                };
+                });
             }
         }
         // Many integer ranges: coordinates come mostly in order within a
@@ -153,30 +146,16 @@ impl DimRanges {
         if let DimRanges::Int { width, bounds, .. } = self {
             if *width == w && bounds.len() > 8 {
                 let mut cursor = Cursor::new(bounds);
-                let mut inside = |&i: &u32| {
+                return cells_where(data.len() / w, among, |i| {
                     let i = i as usize * w;
                     cursor.inside(self.int_of(&data[i..i + w]))
-                };
-                return match among {
-                    None => (0..(data.len() / w) as u32).filter(|i| inside(i)).collect(),
-                    Some(mut c) => {
-                        c.retain(|i| inside(i));
-                        c
-                    }
-                };
+                });
             }
         }
-        let inside = |i: &u32| {
-            let i = *i as usize * w;
+        cells_where(data.len() / w.max(1), among, |i| {
+            let i = i as usize * w;
             self.contains(&data[i..i + w])
-        };
-        match among {
-            None => (0..(data.len() / w.max(1)) as u32).filter(inside).collect(),
-            Some(mut c) => {
-                c.retain(inside);
-                c
-            }
-        }
+        })
     }
 
     /// Whether the coordinate `v` lies in one of the ranges.
@@ -425,6 +404,18 @@ pub(crate) fn mbr_overlap(
     dims: &[tessera_schema::Dimension],
 ) -> Overlap {
     MbrTest::new(ranges, dims).overlap(mbr)
+}
+
+/// The cells among `among` (all `n` when `None`) for which `inside` holds,
+/// in order.
+fn cells_where(n: usize, among: Option<Vec<u32>>, mut inside: impl FnMut(u32) -> bool) -> Vec<u32> {
+    match among {
+        None => (0..n as u32).filter(|&i| inside(i)).collect(),
+        Some(mut c) => {
+            c.retain(|&i| inside(i));
+            c
+        }
+    }
 }
 
 /// The cells of a tile of signed 64-bit coordinates inside `a..=b`,

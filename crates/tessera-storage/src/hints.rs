@@ -49,3 +49,39 @@ pub trait StorageHints {
         reopen_pause(attempt)
     }
 }
+
+/// Inside `impl StorageHints for Wrapper { ... }`: every hint answered by
+/// the field `$inner` (a storage that wraps another changes none of its
+/// costs). One list, so a hint added to the trait reaches every wrapper
+/// instead of falling back to its default in one of them.
+///
+/// ```
+/// use tessera_storage::{forward_storage_hints, LocalFs, StorageHints};
+/// struct Counted {
+///     inner: LocalFs,
+/// }
+/// impl StorageHints for Counted {
+///     forward_storage_hints!(inner);
+/// }
+/// assert_eq!(Counted { inner: LocalFs }.read_ahead(), LocalFs.read_ahead());
+/// ```
+#[macro_export]
+macro_rules! forward_storage_hints {
+    ($inner:ident) => {
+        fn prefers_batches(&self) -> bool {
+            self.$inner.prefers_batches()
+        }
+
+        fn read_ahead(&self) -> u64 {
+            self.$inner.read_ahead()
+        }
+
+        fn batches_ahead(&self) -> u64 {
+            self.$inner.batches_ahead()
+        }
+
+        fn pause_before_listing_again(&self, attempt: usize) -> ::std::time::Duration {
+            self.$inner.pause_before_listing_again(attempt)
+        }
+    };
+}

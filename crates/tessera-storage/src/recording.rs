@@ -133,21 +133,7 @@ impl<S: Storage> ListableStorage for Recording<S> {
 }
 
 impl<S: Storage> StorageHints for Recording<S> {
-    fn prefers_batches(&self) -> bool {
-        self.inner.prefers_batches()
-    }
-
-    fn read_ahead(&self) -> u64 {
-        self.inner.read_ahead()
-    }
-
-    fn batches_ahead(&self) -> u64 {
-        self.inner.batches_ahead()
-    }
-
-    fn pause_before_listing_again(&self, attempt: usize) -> std::time::Duration {
-        self.inner.pause_before_listing_again(attempt)
-    }
+    crate::forward_storage_hints!(inner);
 }
 
 impl<S: WritableStorage> WritableStorage for Recording<S> {

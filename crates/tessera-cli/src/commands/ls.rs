@@ -4,7 +4,7 @@ use crate::args::*;
 use crate::storage::Stores;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tessera::fragment::group::{is_group, object_type, ObjectType, OpenGroup};
+use tessera::fragment::group::{object_type, ObjectType, OpenGroup};
 
 /// List a group's members (with --recursive, their members too): one line
 /// each, `path  type`; with --json one object per line,
@@ -34,15 +34,15 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let s = &*stores.storage(&args.group)?;
     let g = match OpenGroup::open(s, &args.group, t1, t2, key) {
         Ok(g) => g,
-        // Not a group: say what it is instead (listings only on this path).
-        Err(_) if !is_group(s, &args.group)? => {
+        // Not a group: say what it is instead (a listing only on this path).
+        Err(e) => {
             let what = match object_type(s, &args.group)? {
+                Some(ObjectType::Group) => return Err(e.into()),
                 Some(ObjectType::Array) => "an array",
-                _ => "neither a group nor an array",
+                None => "neither a group nor an array",
             };
             return Err(format!("{}: {what}, not a TileDB group", args.group.display()).into());
         }
-        Err(e) => return Err(e.into()),
     };
     for m in g.list(s, args.recursive)? {
         if args.json {
