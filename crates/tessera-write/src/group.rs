@@ -22,7 +22,7 @@ use std::sync::Arc;
 use tessera_filters::{write_generic_tile, EncryptionKey};
 use tessera_fragment::array_metadata::METADATA_FOLDER;
 use tessera_fragment::group::{
-    encode_details, GroupMember, ObjectType, OpenGroup, GROUP_DETAILS_FOLDER, GROUP_FILE,
+    encode_details, GroupMember, OpenGroup, GROUP_DETAILS_FOLDER, GROUP_FILE,
 };
 use tessera_fragment::TimestampedName;
 use tessera_storage::{LocalFs, Location, Storage, WritableStorage};
@@ -205,11 +205,11 @@ fn new_member(
         }
         (false, false) => &LocalFs,
     };
-    let object_type = if tessera_fragment::group::is_group(storage, &at).unwrap_or(false) {
-        ObjectType::Group
-    } else if tessera_schema::list_schemas(storage, &at).is_ok_and(|s| !s.is_empty()) {
-        ObjectType::Array
-    } else {
+    // A store that does not answer is an error of reading, not a member
+    // taken for missing.
+    let Some(object_type) =
+        tessera_fragment::group::object_type(storage, &at).map_err(WriteError::read(&at))?
+    else {
         return Err(refuse(format!(
             "cannot add `{uri}`: neither a TileDB array nor a group"
         )));
@@ -313,4 +313,66 @@ pub(crate) fn next_after_newest(dir: &Location) -> u64 {
         .map(|n| n.t2.saturating_add(1))
         .max()
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Range;
+    use tessera_storage::{
+        DirEntry, ListableStorage, ReadableStorage, StorageError, StorageErrorKind, StorageHints,
+        StorageResult,
+    };
+
+    /// A store that answers nothing: every read and listing fails.
+    struct Down;
+
+    impl Down {
+        fn error(path: &Path) -> StorageError {
+            let key = path.display().to_string();
+            StorageError::new(StorageErrorKind::Unavailable, key, "503 Slow Down")
+        }
+    }
+
+    impl ReadableStorage for Down {
+        fn read_range(&self, path: &Path, _: Range<u64>) -> StorageResult<Vec<u8>> {
+            Err(Down::error(path))
+        }
+
+        fn size(&self, path: &Path) -> StorageResult<u64> {
+            Err(Down::error(path))
+        }
+    }
+
+    impl ListableStorage for Down {
+        fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
+            Err(Down::error(path))
+        }
+
+        fn exists(&self, _: &Path) -> bool {
+            false
+        }
+    }
+
+    impl StorageHints for Down {}
+
+    #[test]
+    fn a_member_on_a_store_that_does_not_answer_is_not_called_missing() {
+        let dir = std::env::temp_dir().join(format!("tessera-group-down-{}", std::process::id()));
+        create_group(&dir).unwrap();
+        let lookup = MemberLookup {
+            storage: &|_| Ok(Arc::new(Down) as Arc<dyn Storage>),
+        };
+        let add = MemberChange::Add {
+            uri: "s3://elsewhere/ms".into(),
+            name: Some("ms".into()),
+            relative: false,
+        };
+        let e = change_members_at(&Location::local(&dir), &lookup, &[add], None, None)
+            .unwrap_err()
+            .to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains("503 Slow Down"), "{e}");
+        assert!(!e.contains("neither"), "{e}");
+    }
 }
