@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tessera_fragment::condition::CompareOp;
 use tessera_fragment::OpenArray;
 use tessera_query::push::PushDecoder;
-use tessera_query::{Expr, ReadRequest, ReadResult, ReadSession};
+use tessera_query::{Column, Expr, ReadRequest, ReadResult, ReadSession};
 use tessera_schema::CellValNum;
 use tessera_storage::{LocalFs, Recording};
 use tessera_tile::Datatype;
@@ -302,19 +302,22 @@ fn check(path: &Path, cond: &Expr) -> Tally {
 fn dense_prunes_keep_every_passing_cell() {
     use rayon::prelude::*;
     let arrays = common::fixture_arrays();
-    let jobs: Vec<(&Path, &Arc<OpenArray>, Expr)> = arrays
+    // Each array's whole read, once: every condition is checked against it.
+    let wholes: Vec<Whole> = arrays
         .iter()
         .filter(|(_, array)| array.schema.is_dense())
-        .flat_map(|(path, array)| {
-            let conditions = conditions_of(array);
-            conditions
-                .into_iter()
-                .map(move |c| (path.as_path(), array, c))
+        .map(|(path, array)| Whole::read(path, array))
+        .collect();
+    let jobs: Vec<(&Whole, Expr)> = wholes
+        .iter()
+        .flat_map(|whole| {
+            let conditions = conditions_of(whole.array);
+            conditions.into_iter().map(move |c| (whole, c))
         })
         .collect();
     let (failures, read, whole): (Vec<String>, usize, usize) = jobs
         .par_iter()
-        .map(|(path, array, cond)| check_dense(path, array, cond))
+        .map(|(whole, cond)| check_dense(whole, cond))
         .reduce(
             || (Vec::new(), 0, 0),
             |mut a, b| {
@@ -331,40 +334,70 @@ fn dense_prunes_keep_every_passing_cell() {
     println!("{} conditions; {read} of {whole} cells read", jobs.len());
 }
 
-/// One cell's coordinates (the key) and its attributes' bytes and validity.
-fn cells_by_coordinates(
-    r: &ReadResult,
-    array: &OpenArray,
-) -> std::collections::HashMap<Vec<u8>, Vec<u8>> {
-    let dims: Vec<_> = (array.schema.dimensions.iter())
-        .map(|d| r.column(&d.name).unwrap())
-        .collect();
-    let attrs: Vec<_> = (array.schema.attributes.iter())
-        .map(|a| r.column(&a.name).unwrap())
-        .collect();
-    (0..r.cell_count)
-        .map(|i| {
-            let key = dims.iter().flat_map(|c| c.value(i).to_vec()).collect();
-            let mut value = Vec::new();
-            for c in &attrs {
-                value.extend_from_slice(&(c.value(i).len() as u64).to_le_bytes());
-                value.extend_from_slice(c.value(i));
-                value.push(c.is_valid(i) as u8);
-            }
-            (key, value)
-        })
-        .collect()
+/// One cell's coordinates, in `key` (cleared first).
+fn coordinates(dims: &[&Column], i: usize, key: &mut Vec<u8>) {
+    key.clear();
+    for c in dims {
+        key.extend_from_slice(c.value(i));
+    }
 }
 
-/// `cond` as a prune of `array` read in one-tile batches, against the
+/// The columns of `r` named by `fields`, in their order.
+fn columns_of<'r>(r: &'r ReadResult, fields: impl Iterator<Item = &'r String>) -> Vec<&'r Column> {
+    fields.map(|f| r.column(f).unwrap()).collect()
+}
+
+/// A dense array read whole, and where each of its cells is by its
+/// coordinates.
+struct Whole<'a> {
+    path: &'a Path,
+    array: &'a Arc<OpenArray>,
+    result: ReadResult,
+    at: std::collections::HashMap<Vec<u8>, usize>,
+}
+
+impl<'a> Whole<'a> {
+    fn read(path: &'a Path, array: &'a Arc<OpenArray>) -> Whole<'a> {
+        let result = common::local(array).execute(&ReadRequest::new()).unwrap();
+        let dims = columns_of(&result, array.schema.dimensions.iter().map(|d| &d.name));
+        let mut at = std::collections::HashMap::new();
+        for i in 0..result.cell_count {
+            let mut key = Vec::new();
+            coordinates(&dims, i, &mut key);
+            at.insert(key, i);
+        }
+        Whole {
+            path,
+            array,
+            result,
+            at,
+        }
+    }
+
+    /// Whether cell `i` of `batch` is cell `j` of the whole read, value
+    /// for value.
+    fn same_cell(&self, batch: &ReadResult, i: usize, j: usize) -> bool {
+        self.array.schema.attributes.iter().all(|a| {
+            let (b, w) = (
+                batch.column(&a.name).unwrap(),
+                self.result.column(&a.name).unwrap(),
+            );
+            b.value(i) == w.value(j) && b.is_valid(i) == w.is_valid(j)
+        })
+    }
+}
+
+/// `cond` as a prune of the array read in one-tile batches, against the
 /// whole read: failures, cells the pruned read returned, cells in all.
-fn check_dense(path: &Path, array: &Arc<OpenArray>, cond: &Expr) -> (Vec<String>, usize, usize) {
+fn check_dense(whole_read: &Whole, cond: &Expr) -> (Vec<String>, usize, usize) {
+    let (path, array, whole) = (whole_read.path, whole_read.array, &whole_read.result);
     let session = common::local(array);
-    let whole = session.execute(&ReadRequest::new()).unwrap();
     let request = ReadRequest::new().budget(1).prune(cond.clone());
-    let mut pruned = std::collections::HashMap::new();
+    // Which cells of the whole read the pruned read returned, unchanged.
+    let mut returned = vec![false; whole.cell_count];
     let mut read = 0;
     let mut failures = Vec::new();
+    let mut key = Vec::new();
     // The push decoder reads the same batches: its attempts lack tile
     // metadata the pruning reads, and a piece put back is pruned again.
     let mut pushed = PushDecoder::for_array(array.clone(), request.clone()).read_from(&LocalFs);
@@ -380,7 +413,20 @@ fn check_dense(path: &Path, array: &Arc<OpenArray>, cond: &Expr) -> (Vec<String>
                 path.display()
             ));
         }
-        pruned.extend(cells_by_coordinates(&batch, array));
+        let dims = columns_of(&batch, array.schema.dimensions.iter().map(|d| &d.name));
+        for c in 0..batch.cell_count {
+            coordinates(&dims, c, &mut key);
+            match whole_read.at.get(&key[..]) {
+                Some(&j) if whole_read.same_cell(&batch, c, j) => returned[j] = true,
+                _ => {
+                    failures.push(format!(
+                        "{}: `{cond:?}`: batch {i} cell {c} is not the whole read's",
+                        path.display()
+                    ));
+                    break;
+                }
+            }
+        }
     }
     if pushed.next().is_some() {
         failures.push(format!(
@@ -388,14 +434,10 @@ fn check_dense(path: &Path, array: &Arc<OpenArray>, cond: &Expr) -> (Vec<String>
             path.display()
         ));
     }
-    let all = cells_by_coordinates(&whole, array);
     let mut fields = Vec::new();
     cond.fields(&mut fields);
-    let columns: Vec<_> = fields.iter().map(|f| whole.column(f).unwrap()).collect();
-    let dims: Vec<_> = (array.schema.dimensions.iter())
-        .map(|d| whole.column(&d.name).unwrap())
-        .collect();
-    for i in 0..whole.cell_count {
+    let columns = columns_of(whole, fields.iter());
+    for (i, &was_returned) in returned.iter().enumerate() {
         let get = |name: &str| {
             let k = fields.iter().position(|f| f == name)?;
             let t = array.schema.attribute(name).map(|a| a.datatype)?;
@@ -404,11 +446,7 @@ fn check_dense(path: &Path, array: &Arc<OpenArray>, cond: &Expr) -> (Vec<String>
         let nan = fields.iter().any(|f| {
             get(f).is_some_and(|(t, v, ok)| ok && tessera_query::Value::decode(t, v).is_nan())
         });
-        if !(nan || cond.eval(&get)) {
-            continue;
-        }
-        let key: Vec<u8> = dims.iter().flat_map(|c| c.value(i).to_vec()).collect();
-        if pruned.get(&key) != all.get(&key) {
+        if (nan || cond.eval(&get)) && !was_returned {
             failures.push(format!(
                 "{}: `{cond:?}`: cell {i} passes, not read",
                 path.display()
