@@ -75,6 +75,17 @@ def test_tiledb_py_reads_tessera_tiledb_groups(tmp_path):
         np.testing.assert_array_equal(A[:], np.arange(6, dtype=np.int32))
 
 
+def test_object_type_says_what_tiledb_py_says(tmp_path):
+    """An array, a group, a plain file and nothing: the same answers."""
+    root = tmp_path / "g"
+    ttiledb.Group.create(str(root))
+    ttiledb.from_numpy(str(root / "a"), np.arange(3, dtype=np.int32))
+    (tmp_path / "notes.txt").write_text("not TileDB")
+    for p in (root, root / "a", tmp_path / "notes.txt", tmp_path / "missing", tmp_path):
+        for uri in (str(p), f"file://{p}"):
+            assert ttiledb.object_type(uri) == tiledb.object_type(uri), uri
+
+
 def test_errors_are_tiledb_errors(tmp_path):
     with pytest.raises(ttiledb.TileDBError) as e:
         ttiledb.open(str(tmp_path / "missing"))

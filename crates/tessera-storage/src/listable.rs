@@ -19,7 +19,8 @@ pub struct DirEntry {
 /// Listing folders: how an array's files are found.
 pub trait ListableStorage: Send + Sync {
     /// Lists a folder. A missing folder lists as empty: git, and some object
-    /// stores, drop empty folders that libtiledb creates.
+    /// stores, drop empty folders that libtiledb creates; so does a file,
+    /// as a key with nothing under it does on an object store.
     fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>>;
 
     /// True if a file or folder exists at `path`.

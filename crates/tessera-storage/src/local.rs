@@ -82,7 +82,16 @@ impl ListableStorage for LocalFs {
     fn list(&self, path: &Path) -> StorageResult<Vec<DirEntry>> {
         let rd = match std::fs::read_dir(path) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            // Nothing is listed under a missing path or a file, as nothing
+            // is under a key an object store holds no folder at.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Vec::new())
+            }
             Err(e) => return Err(StorageError::io(path, e)),
         };
         let entry = |e: io::Result<std::fs::DirEntry>| {
@@ -372,6 +381,12 @@ mod tests {
         assert!(!listed[0].is_dir && listed[0].size.is_none());
         let listed = mem.list(&dir).expect("list");
         assert_eq!(listed[0].size, Some(5000));
+        // Under a file, as under a missing folder, nothing is listed.
+        assert!(LocalFs.list(&path).expect("a file listed").is_empty());
+        assert!(LocalFs
+            .list(&dir.join("missing"))
+            .expect("missing")
+            .is_empty());
         std::fs::remove_dir_all(&dir).ok();
     }
 

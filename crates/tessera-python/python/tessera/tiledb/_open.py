@@ -1,7 +1,6 @@
 """Opening arrays through tessera's native layer, with a context's
 storage options, tessera's errors given as :class:`TileDBError`."""
 
-import os
 import shutil
 
 import tessera
@@ -34,16 +33,9 @@ def open_native(uri, ctx=None, key=None, timestamp=None):
 def object_type(uri, ctx=None):
     """``"array"``, ``"group"`` or ``None`` for what is at ``uri``."""
     uri = str(uri)
-    path = local_path(uri)
-    if path is None:
-        # One listing; a store that does not answer raises rather than
-        # passing for "nothing there".
-        return errors(_native.object_type, uri, storage(uri, ctx))
-    if os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(os.path.join(path, "__array_schema.tdb")):
-        return "array"
-    if os.path.isfile(os.path.join(path, "__tiledb_group.tdb")) or os.path.isdir(os.path.join(path, "__group")):
-        return "group"
-    return None
+    # One listing (a file is a folder with nothing in it); a store that
+    # does not answer raises rather than passing for "nothing there".
+    return errors(_native.object_type, local_path(uri) or uri, storage(uri, ctx))
 
 
 def remove(uri, ctx=None):
