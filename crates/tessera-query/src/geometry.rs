@@ -130,10 +130,15 @@ impl DimRanges {
         // one bit looked up per coordinate.
         if let DimRanges::Int {
             width,
+            signed,
             bits: Some(bits),
             ..
         } = self
         {
+            // Signed 64-bit coordinates (SOMA's joinids) in the tight loop.
+            if *width == 8 && w == 8 && *signed {
+                return pick_i64_where(data, among, |v| bits.has(v as i128));
+            }
             if *width == w {
                 return cells_where(data.len() / w, among, |i| {
                     let i = i as usize * w;
@@ -419,10 +424,7 @@ fn cells_where(n: usize, among: Option<Vec<u32>>, mut inside: impl FnMut(u32) ->
 }
 
 /// The cells of a tile of signed 64-bit coordinates inside `a..=b`,
-/// among `among` (all cells when `None`): one unsigned comparison a cell,
-/// and every cell's index written where the next pick goes, kept by
-/// advancing past it only when inside (no branch to mispredict on a
-/// tile the range cuts).
+/// among `among` (all cells when `None`): one unsigned comparison a cell.
 fn pick_i64(data: &[u8], (a, b): (i128, i128), among: Option<Vec<u32>>) -> Vec<u32> {
     let (min, max) = (i64::MIN as i128, i64::MAX as i128);
     if a > b || a > max || b < min {
@@ -430,7 +432,16 @@ fn pick_i64(data: &[u8], (a, b): (i128, i128), among: Option<Vec<u32>>) -> Vec<u
     }
     let (lo, hi) = (a.max(min) as i64, b.min(max) as i64);
     let span = hi.wrapping_sub(lo) as u64;
-    let inside = move |v: i64| v.wrapping_sub(lo) as u64 <= span;
+    pick_i64_where(data, among, move |v: i64| v.wrapping_sub(lo) as u64 <= span)
+}
+
+/// The cells of a tile of signed 64-bit coordinates for which `inside`
+/// holds, among `among` (all cells when `None`): every cell's index
+/// written where the next pick goes, kept by advancing past it only when
+/// inside (no branch to mispredict on a tile the ranges cut), and
+/// `inside` inlined into the loop.
+#[inline]
+fn pick_i64_where(data: &[u8], among: Option<Vec<u32>>, inside: impl Fn(i64) -> bool) -> Vec<u32> {
     let at = |i: u32| {
         let i = i as usize * 8;
         data.get(i..i + 8)
@@ -454,7 +465,7 @@ fn pick_i64(data: &[u8], (a, b): (i128, i128), among: Option<Vec<u32>>) -> Vec<u
             for j in 0..c.len() {
                 let i = c[j];
                 c[k] = i;
-                k += at(i).is_some_and(inside) as usize;
+                k += at(i).is_some_and(&inside) as usize;
             }
             c.truncate(k);
             c
