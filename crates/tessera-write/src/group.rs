@@ -316,16 +316,16 @@ pub(crate) fn next_after_newest(dir: &Location) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::ops::Range;
     use tessera_storage::{
-        DirEntry, ListableStorage, ReadableStorage, StorageError, StorageErrorKind, StorageHints,
-        StorageResult,
+        DirEntry, FileWriter, ListableStorage, ReadableStorage, StorageError, StorageErrorKind,
+        StorageHints, StorageResult,
     };
 
-    /// A store that answers nothing: every read and listing fails.
-    struct Down;
+    /// A store that answers nothing: every read, listing and write fails.
+    pub(crate) struct Down;
 
     impl Down {
         fn error(path: &Path) -> StorageError {
@@ -355,6 +355,32 @@ mod tests {
     }
 
     impl StorageHints for Down {}
+
+    impl WritableStorage for Down {
+        fn put(&self, path: &Path, _: &[u8]) -> StorageResult<()> {
+            Err(Down::error(path))
+        }
+
+        fn writer(&self, path: &Path) -> StorageResult<Box<dyn FileWriter>> {
+            Err(Down::error(path))
+        }
+
+        fn delete(&self, path: &Path) -> StorageResult<bool> {
+            Err(Down::error(path))
+        }
+
+        fn delete_folder(&self, path: &Path) -> StorageResult<usize> {
+            Err(Down::error(path))
+        }
+
+        fn create_folder(&self, path: &Path) -> StorageResult<()> {
+            Err(Down::error(path))
+        }
+
+        fn uri(&self, path: &Path) -> StorageResult<String> {
+            Ok(format!("s3://{}", path.display()))
+        }
+    }
 
     #[test]
     fn a_member_on_a_store_that_does_not_answer_is_not_called_missing() {

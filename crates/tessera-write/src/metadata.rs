@@ -68,8 +68,11 @@ pub fn put_group_metadata(
     timestamp: Option<u64>,
 ) -> Result<String, WriteError> {
     let group = &group.into();
-    let is_group = tessera_fragment::group::is_group(group.reader(), group.path());
-    if !is_group.unwrap_or(false) {
+    // A store that does not answer is an error of reading, not a folder
+    // taken for no group.
+    let is_group = tessera_fragment::group::is_group(group.reader(), group.path())
+        .map_err(WriteError::read(group.path()))?;
+    if !is_group {
         return Err(WriteError::refused(group.path(), "not a TileDB group"));
     }
     let version = crate::group::group_format_version(group);
@@ -269,5 +272,22 @@ fn infer(text: &str) -> Datatype {
         }
         Ok(j) => number(&j).unwrap_or(Datatype::StringUtf8),
         Err(_) => Datatype::StringUtf8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::group::tests::Down;
+    use std::sync::Arc;
+
+    #[test]
+    fn group_metadata_on_a_store_that_does_not_answer_is_not_called_no_group() {
+        let group = Location::new(Arc::new(Down), "elsewhere/g");
+        let e = put_group_metadata(group, &BTreeMap::new(), None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("503 Slow Down"), "{e}");
+        assert!(!e.contains("not a TileDB group"), "{e}");
     }
 }
