@@ -127,28 +127,29 @@ impl DimRanges {
             }
         }
         // Many integer ranges within a short span (a list of genes, say):
-        // one bit looked up per coordinate.
+        // one bit looked up per coordinate, signed 64-bit coordinates
+        // (SOMA's joinids) in the tight loop, others by `contains` below.
         if let DimRanges::Int {
-            width,
-            signed,
+            width: 8,
+            signed: true,
             bits: Some(bits),
             ..
         } = self
         {
-            // Signed 64-bit coordinates (SOMA's joinids) in the tight loop.
-            if *width == 8 && w == 8 && *signed {
+            if w == 8 {
                 return pick_i64_where(data, among, |v| bits.has(v as i128));
             }
-            if *width == w {
-                return cells_where(data.len() / w, among, |i| {
-                    let i = i as usize * w;
-                    bits.has(self.int_of(&data[i..i + w]))
-                });
-            }
         }
-        // Many integer ranges: coordinates come mostly in order within a
-        // tile (the cell order), so each is placed from where the last was.
-        if let DimRanges::Int { width, bounds, .. } = self {
+        // Many integer ranges and no table: coordinates come mostly in
+        // order within a tile (the cell order), so each is placed from
+        // where the last was.
+        if let DimRanges::Int {
+            width,
+            bounds,
+            bits: None,
+            ..
+        } = self
+        {
             if *width == w && bounds.len() > 8 {
                 let mut cursor = Cursor::new(bounds);
                 return cells_where(data.len() / w, among, |i| {
