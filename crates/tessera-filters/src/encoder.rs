@@ -38,6 +38,13 @@ impl<'t> TileEncoder<'t> {
     /// when the pipeline's max chunk size is 0 or it holds WebP (which encodes
     /// whole images).
     pub fn encode(&self, cells: &[u8]) -> Result<Vec<u8>, FilterError> {
+        self.encode_parts(cells).map(TileBytes::into_vec)
+    }
+
+    /// [`encode`](Self::encode), the tile left in the pieces it is made
+    /// in (each chunk's header, each chunk's data), to be written back to
+    /// back without first being copied into one buffer.
+    pub fn encode_parts(&self, cells: &[u8]) -> Result<TileBytes, FilterError> {
         let (p, ctx) = (self.pipeline, self.ctx);
         let len = cells.len() as u64;
         let mut bounds = vec![0u64];
@@ -56,6 +63,13 @@ impl<'t> TileEncoder<'t> {
     /// start offsets. (For strings under RLE or dictionary encoding use
     /// [`encode_strings`](Self::encode_strings).)
     pub fn encode_var(&self, data: &[u8], offsets: &[u64]) -> Result<Vec<u8>, FilterError> {
+        self.encode_var_parts(data, offsets)
+            .map(TileBytes::into_vec)
+    }
+
+    /// [`encode_var`](Self::encode_var), the tile left in pieces (see
+    /// [`encode_parts`](Self::encode_parts)).
+    pub fn encode_var_parts(&self, data: &[u8], offsets: &[u64]) -> Result<TileBytes, FilterError> {
         let (p, ctx) = (self.pipeline, self.ctx);
         let len = data.len() as u64;
         let mut bounds = vec![0u64];
@@ -175,7 +189,7 @@ fn run_forward(
     cells: &[u8],
     bounds: &[u64],
     ctx: &TileContext,
-) -> Result<Vec<u8>, FilterError> {
+) -> Result<TileBytes, FilterError> {
     let ends = bounds[1..].iter().copied().chain([cells.len() as u64]);
     let pieces: Vec<&[u8]> = bounds
         .iter()
@@ -199,15 +213,103 @@ fn run_forward(
             Ok((piece.len() as u32, m.concat(), d.into_owned()))
         })
         .collect::<Result<_, FilterError>>()?;
-    let size: usize = chunks.iter().map(|(_, m, d)| 12 + m.len() + d.len()).sum();
-    let mut out = Vec::with_capacity(8 + size);
-    out.extend_from_slice(&(pieces.len() as u64).to_le_bytes());
+    // Each chunk's header and metadata in a piece of its own, before its
+    // data as the filters left it.
+    let mut out = TileBytes::default();
+    let mut head = (pieces.len() as u64).to_le_bytes().to_vec();
     for (len, m, d) in chunks {
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(d.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(m.len() as u32).to_le_bytes());
-        out.extend_from_slice(&m);
-        out.extend_from_slice(&d);
+        head.extend_from_slice(&len.to_le_bytes());
+        head.extend_from_slice(&(d.len() as u32).to_le_bytes());
+        head.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        head.extend_from_slice(&m);
+        out.push(std::mem::take(&mut head));
+        out.push(d);
+    }
+    if !head.is_empty() {
+        out.push(head);
     }
     Ok(out)
+}
+
+/// A filtered tile as it is stored, in pieces to be written back to back.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TileBytes {
+    parts: Vec<Vec<u8>>,
+    len: usize,
+}
+
+impl TileBytes {
+    /// The tile's size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the tile has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pieces, in order.
+    pub fn parts(&self) -> &[Vec<u8>] {
+        &self.parts
+    }
+
+    /// The tile in one buffer (a tile of one piece is not copied).
+    pub fn into_vec(mut self) -> Vec<u8> {
+        match self.parts.len() {
+            1 => self.parts.pop().unwrap_or_default(),
+            _ => self.parts.concat(),
+        }
+    }
+
+    fn push(&mut self, part: Vec<u8>) {
+        self.len += part.len();
+        self.parts.push(part);
+    }
+}
+
+impl From<Vec<u8>> for TileBytes {
+    fn from(bytes: Vec<u8>) -> TileBytes {
+        let mut t = TileBytes::default();
+        t.push(bytes);
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Filter, FilterKind, FilterPipeline, TileContext, TileDecoder, TileEncoder};
+    use tessera_tile::{Datatype, FormatVersion};
+
+    /// The pieces of a tile, back to back, are the tile: chunked, with a
+    /// filter whose metadata the compressor compresses before its data,
+    /// and fixed- and var-sized.
+    #[test]
+    fn a_tile_in_pieces_is_the_tile() {
+        let zstd = Filter::new(FilterKind::Zstd { level: 3 }, Datatype::Int64);
+        let reduce = Filter::new(
+            FilterKind::BitWidthReduction { max_window: 256 },
+            Datatype::Int64,
+        );
+        let cells: Vec<u8> = (0..5000i64).flat_map(|v| (v % 300).to_le_bytes()).collect();
+        let ctx = TileContext::new(FormatVersion::new(22), 8).writer_chunk_size(8000);
+        for filters in [vec![zstd.clone()], vec![reduce, zstd]] {
+            let p = FilterPipeline::new(filters, 65536);
+            let e = TileEncoder::new(&p, &ctx);
+            let parts = e.encode_parts(&cells).unwrap();
+            // Five chunks: a header and the data of each.
+            assert_eq!(parts.parts().len(), 10);
+            assert_eq!(
+                parts.len(),
+                parts.parts().iter().map(Vec::len).sum::<usize>()
+            );
+            let tile = parts.clone().into_vec();
+            assert_eq!(tile, e.encode(&cells).unwrap());
+            let back = TileDecoder::new(&p, &tile, &ctx).unwrap().decode().unwrap();
+            assert_eq!(back, cells);
+            let offsets: Vec<u64> = (0..5000).map(|i| i * 8).collect();
+            let var = e.encode_var_parts(&cells, &offsets).unwrap();
+            assert_eq!(var.into_vec(), e.encode_var(&cells, &offsets).unwrap());
+        }
+    }
 }

@@ -38,7 +38,7 @@ pub mod pipeline;
 mod reuse;
 
 pub use decoder::{ChunkFilter, ChunkTarget, TileDecoder};
-pub use encoder::TileEncoder;
+pub use encoder::{TileBytes, TileEncoder};
 pub use error::FilterError;
 pub use filters::{Filter, FilterKind, FilterType};
 pub use generic::{read_generic_tile, write_generic_tile};

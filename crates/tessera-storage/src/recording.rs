@@ -199,6 +199,11 @@ impl FileWriter for RecordedWriter {
         self.inner.write(bytes)
     }
 
+    fn write_parts(&mut self, parts: &[&[u8]]) -> StorageResult<()> {
+        self.len += parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        self.inner.write_parts(parts)
+    }
+
     fn finish(self: Box<Self>) -> StorageResult<u64> {
         let line = format!("write {} ({} bytes)", self.line, self.len);
         self.log.lock().expect("log lock").push(line);

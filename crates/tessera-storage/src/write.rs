@@ -81,6 +81,12 @@ pub trait FileWriter: Send + Sync {
     /// Appends `bytes`.
     fn write(&mut self, bytes: &[u8]) -> StorageResult<()>;
 
+    /// Appends `parts`, back to back (a filtered tile's pieces), as one
+    /// write where the storage can (a local file's vectored write).
+    fn write_parts(&mut self, parts: &[&[u8]]) -> StorageResult<()> {
+        parts.iter().try_for_each(|p| self.write(p))
+    }
+
     /// Completes the file, which then appears whole; returns its size.
     fn finish(self: Box<Self>) -> StorageResult<u64>;
 }

@@ -149,19 +149,27 @@ pub(crate) fn forward(
     data: &[u8],
     cx: &ChunkCx<'_>,
 ) -> Result<(Vec<u8>, Vec<u8>), FilterError> {
-    let mut out_data = Vec::new();
-    let mut part = |bytes: &[u8]| -> Result<CompressedPart, FilterError> {
-        let c = compress(f, bytes, cx)?;
-        out_data.extend_from_slice(&c);
-        Ok(CompressedPart {
-            original: bytes.len() as u32,
-            compressed: c.len() as u32,
-        })
+    let part = |bytes: &[u8], c: &[u8]| CompressedPart {
+        original: bytes.len() as u32,
+        compressed: c.len() as u32,
     };
-    let metadata_parts = meta.iter().map(|m| part(m)).collect::<Result<_, _>>()?;
+    let mut metadata_parts = Vec::with_capacity(meta.len());
+    let mut out_meta = Vec::new();
+    for m in meta {
+        let c = compress(f, m, cx)?;
+        metadata_parts.push(part(m, &c));
+        out_meta.extend_from_slice(&c);
+    }
+    let compressed = compress(f, data, cx)?;
     let m = CompressionMetadata {
         metadata_parts,
-        data_parts: vec![part(data)?],
+        data_parts: vec![part(data, &compressed)],
+    };
+    // The metadata parts come first; without any (the usual first filter)
+    // the compressed data is the output as it is, not copied.
+    let out_data = match out_meta.is_empty() {
+        true => compressed,
+        false => [out_meta, compressed].concat(),
     };
     Ok((m.encode(), out_data))
 }

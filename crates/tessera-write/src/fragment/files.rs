@@ -9,7 +9,7 @@ use crate::WriteError;
 use std::ops::Range;
 use std::sync::Arc;
 use tessera_filters::gates::LibtiledbRelease;
-use tessera_filters::{EncryptionKey, FilterPipeline, Reuse, TileContext, TileEncoder};
+use tessera_filters::{EncryptionKey, FilterPipeline, Reuse, TileBytes, TileContext, TileEncoder};
 use tessera_schema::ArraySchema;
 use tessera_storage::{side_by_side, FileWriter, Location};
 
@@ -31,9 +31,9 @@ pub(crate) struct FieldFiles {
 
 /// One tile of a field, filtered.
 pub(crate) struct FilteredTile {
-    fixed: Vec<u8>,
-    var: Option<(Vec<u8>, u64)>,
-    validity: Option<Vec<u8>>,
+    fixed: TileBytes,
+    var: Option<(TileBytes, u64)>,
+    validity: Option<TileBytes>,
 }
 
 /// A pipeline with the encryption filter appended when the array has a key.
@@ -93,7 +93,7 @@ impl<'a> FieldEncoder<'a> {
         let validity = match &buf.validity {
             Some(val) => {
                 let ctx = self.context(1);
-                Some(TileEncoder::new(&self.validity, &ctx).encode(&val[r.clone()])?)
+                Some(TileEncoder::new(&self.validity, &ctx).encode_parts(&val[r.clone()])?)
             }
             None => None,
         };
@@ -101,7 +101,7 @@ impl<'a> FieldEncoder<'a> {
             let cs = f.cell_size();
             let ctx = self.context(cs);
             let cells = &buf.data[r.start * cs as usize..r.end * cs as usize];
-            let fixed = TileEncoder::new(&self.data, &ctx).encode(cells)?;
+            let fixed = TileEncoder::new(&self.data, &ctx).encode_parts(cells)?;
             return Ok(FilteredTile {
                 fixed,
                 var: None,
@@ -116,16 +116,16 @@ impl<'a> FieldEncoder<'a> {
         let ctx = self.context(f.datatype.size());
         let encoder = TileEncoder::new(&self.data, &ctx);
         let var = match self.folded {
-            true => encoder.encode_strings(values, &rel)?,
-            false => encoder.encode_var(values, &rel)?,
+            true => encoder.encode_strings(values, &rel)?.into(),
+            false => encoder.encode_var_parts(values, &rel)?,
         };
         // Offsets folded into the values leave an offsets tile of no
         // chunks (its chunk count, 0), as libtiledb writes it.
         let fixed = match self.folded {
-            true => 0u64.to_le_bytes().to_vec(),
+            true => 0u64.to_le_bytes().to_vec().into(),
             false => {
                 let octx = self.context(8);
-                TileEncoder::new(&self.offsets, &octx).encode(&rel_bytes)?
+                TileEncoder::new(&self.offsets, &octx).encode_parts(&rel_bytes)?
             }
         };
         Ok(FilteredTile {
@@ -226,8 +226,9 @@ impl TileFile {
     }
 
     /// Appends a tile; returns where it starts.
-    fn append(&mut self, tile: &[u8]) -> Result<u64, WriteError> {
-        self.out.write(tile).map_err(WriteError::from)?;
+    fn append(&mut self, tile: &TileBytes) -> Result<u64, WriteError> {
+        let parts: Vec<&[u8]> = tile.parts().iter().map(Vec::as_slice).collect();
+        self.out.write_parts(&parts).map_err(WriteError::from)?;
         let at = self.len;
         self.len += tile.len() as u64;
         Ok(at)
