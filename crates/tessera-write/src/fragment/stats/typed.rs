@@ -170,7 +170,7 @@ const FAR_FROM_OVERFLOW: f64 = 1e300;
 fn fold_floats<T: Number<Sum = FloatSum> + Float>(values: &[u8], acc: &mut Bounds<T>) {
     for block in values.chunks(BLOCK * T::WIDTH) {
         let FloatSum(start, saturated) = acc.sum;
-        if saturated || !(start.abs() < FAR_FROM_OVERFLOW) {
+        if saturated || start.is_nan() || start.abs() >= FAR_FROM_OVERFLOW {
             fold_cells(block, acc);
             continue;
         }
