@@ -57,6 +57,7 @@ mod store;
 mod tuning;
 mod uri;
 mod write;
+mod write_async;
 
 pub use error::ObjectStoreError;
 pub use request::Request;

@@ -8,17 +8,13 @@
 //! for incomplete uploads removes.
 
 use crate::fetch::{failed, Started};
-use crate::retry::listed_again_if_cut;
 use crate::store::ObjectStorage;
-use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutPayload};
+use object_store::{MultipartUpload, ObjectStoreExt, PutPayload};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Mutex;
-use tessera_storage::{
-    already_there, put_after_looking, FileWriter, ReadableStorage, StorageResult, WritableStorage,
-};
+use tessera_storage::{FileWriter, StorageResult, WritableStorage};
 
 /// A part of a multipart upload: big enough that S3's 10,000 parts hold
 /// files of tens of gigabytes (and above S3's 5 MiB least part), small
@@ -28,66 +24,17 @@ const PART_BYTES: usize = 8 << 20;
 /// Parts in flight at once per file: each on its own connection.
 const PARTS_IN_FLIGHT: usize = 8;
 
-/// Times a conditional `PUT` is sent again after a timeout or a dropped
-/// connection, which `object_store` does not retry for it (whether the
-/// first one landed cannot be known from the client).
-const CONDITIONAL_RESENDS: usize = 3;
-
 /// After this many parts, each part is twice as big (S3 allows 10,000).
 const PARTS_PER_DOUBLING: usize = 1000;
 
 impl WritableStorage for ObjectStorage {
     fn put(&self, path: &Path, bytes: &[u8]) -> StorageResult<()> {
-        let key = self.key(path)?;
-        self.forget_listing(path);
-        let (call, store) = (self.call(), self.store());
-        self.log(call, "PUT", &key, String::new());
-        let uri = self.uri_of(&key);
-        let payload = PutPayload::from(bytes.to_vec());
-        self.run(async move {
-            store
-                .put(&key, payload)
-                .await
-                .map(|_| ())
-                .map_err(|e| failed("PUT", &uri, e))
-        })
+        self.run(self.clone().put_async(path.into(), bytes.to_vec()))
     }
 
-    /// `PUT` with `If-None-Match: *` (S3, Azure; on GCS
-    /// `ifGenerationMatch=0`). An object already there holding these very
-    /// bytes is this put's own, sent again after its answer was lost; a
-    /// store that cannot put conditionally (S3 with `aws_conditional_put`
-    /// set to `disabled`) is looked at first instead.
+    /// A conditional `PUT` (see `ObjectStorage::put_new_async`).
     fn put_new(&self, path: &Path, bytes: &[u8]) -> StorageResult<()> {
-        let key = self.key(path)?;
-        let uri = self.uri_of(&key);
-        let mut resent = 0;
-        loop {
-            self.forget_listing(path);
-            let (call, store) = (self.call(), self.store());
-            self.log(call, "PUT", &key, "(if none match)".into());
-            let (k, payload) = (key.clone(), PutPayload::from(bytes.to_vec()));
-            let outcome =
-                self.run(
-                    async move { Ok(store.put_opts(&k, payload, PutMode::Create.into()).await) },
-                )?;
-            match outcome {
-                Ok(_) => return Ok(()),
-                Err(object_store::Error::AlreadyExists { .. }) => {
-                    return match self.read_all(path) {
-                        Ok(there) if there == bytes => Ok(()),
-                        _ => Err(already_there(path)),
-                    };
-                }
-                Err(object_store::Error::NotImplemented { .. }) => {
-                    return put_after_looking(self, path, bytes);
-                }
-                Err(object_store::Error::Generic { .. }) if resent < CONDITIONAL_RESENDS => {
-                    resent += 1;
-                }
-                Err(e) => return Err(failed("PUT", &uri, e)),
-            }
-        }
+        self.run(self.clone().put_new_async(path.into(), bytes.to_vec()))
     }
 
     fn writer(&self, path: &Path) -> StorageResult<Box<dyn FileWriter>> {
@@ -105,54 +52,11 @@ impl WritableStorage for ObjectStorage {
     }
 
     fn delete(&self, path: &Path) -> StorageResult<bool> {
-        let key = self.key(path)?;
-        // S3 answers a DELETE alike whether the object was there; the
-        // kept listing tells, where there is one (no request for it).
-        let there = self.listed(path).unwrap_or(true);
-        self.forget_listing(path);
-        let (call, store) = (self.call(), self.store());
-        self.log(call, "DELETE", &key, String::new());
-        let uri = self.uri_of(&key);
-        self.run(async move {
-            match store.delete(&key).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                Err(e) => Err(failed("DELETE", &uri, e)),
-            }
-        })?;
-        Ok(there)
+        self.run(self.clone().delete_async(path.into()))
     }
 
     fn delete_folder(&self, path: &Path) -> StorageResult<usize> {
-        let prefix = self.key(path)?;
-        self.forget_folder(path);
-        let (call, store) = (self.call(), self.store());
-        self.log(call, "LIST", &prefix, "(all below)".into());
-        let uri = self.uri_of(&prefix);
-        let keys: Vec<Key> = self.run(async move {
-            let (store, prefix) = (&store, &prefix);
-            listed_again_if_cut(move || {
-                store
-                    .list(Some(prefix))
-                    .map_ok(|m| m.location)
-                    .try_collect()
-            })
-            .await
-            .map_err(|e| failed("LIST", &uri, e))
-        })?;
-        for key in &keys {
-            self.log(call, "DELETE", key, String::new());
-        }
-        let (store, n) = (self.store(), keys.len());
-        let uri = self.uri_of(&self.key(path)?);
-        self.run(async move {
-            let keys = futures::stream::iter(keys.into_iter().map(Ok)).boxed();
-            store
-                .delete_stream(keys)
-                .try_collect::<Vec<_>>()
-                .await
-                .map_err(|e| failed("DELETE", &uri, e))
-        })?;
-        Ok(n)
+        self.run(self.clone().delete_folder_async(path.into()))
     }
 
     fn create_folder(&self, _path: &Path) -> StorageResult<()> {
@@ -162,6 +66,12 @@ impl WritableStorage for ObjectStorage {
     fn uri(&self, path: &Path) -> StorageResult<String> {
         Ok(self.uri_of(&self.key(path)?))
     }
+}
+
+/// The size of the part after `sent` parts: doubled every
+/// [`PARTS_PER_DOUBLING`] parts, four times at most.
+pub(crate) fn part_bytes(sent: usize) -> usize {
+    PART_BYTES << (sent / PARTS_PER_DOUBLING).min(4)
 }
 
 /// A file sent as one `PUT` if it stays under a part, or else as a
@@ -181,7 +91,7 @@ struct ObjectWriter {
 
 impl ObjectWriter {
     fn part_bytes(&self) -> usize {
-        PART_BYTES << (self.parts / PARTS_PER_DOUBLING).min(4)
+        part_bytes(self.parts)
     }
 
     /// Sends `bytes` as the next part, starting the upload first if

@@ -3,6 +3,18 @@
 //! `tessera_module_order::check` says what it checks.
 
 tessera_module_order::test!(
-    "error", "uri", "tuning", "plan", "request", "runtime", "fetch", "listing", "options", "retry",
-    "store", "answer", "write",
+    "error",
+    "uri",
+    "tuning",
+    "plan",
+    "request",
+    "runtime",
+    "fetch",
+    "listing",
+    "options",
+    "retry",
+    "store",
+    "answer",
+    "write",
+    "write_async",
 );

@@ -3,7 +3,9 @@
 //! Decoders never touch files; the layers that open arrays ask a
 //! [`Storage`] for byte ranges ([`ReadableStorage`]) and folder listings
 //! ([`ListableStorage`]), planning with its [`StorageHints`], and the layers that
-//! write them a [`WritableStorage`] for puts, streamed files and removal.
+//! write them a [`WritableStorage`] for puts, streamed files and removal
+//! (or an [`Outbox`] that takes the writes down, for a driver to carry
+//! out over an [`AsyncWritableStorage`]).
 //! [`LocalFs`] serves a local filesystem; object stores plug in as
 //! separate adapter crates. A [`Location`] is a path with its storage.
 //!
@@ -24,6 +26,7 @@
 //! ```
 
 mod error;
+mod fetched;
 mod hints;
 mod kept;
 mod listable;
@@ -32,14 +35,17 @@ mod location;
 mod mapped;
 mod memory;
 mod need;
+mod outbox;
 mod readable;
 mod recording;
 mod side_by_side;
 mod storage;
 mod vanished;
 mod write;
+mod write_async;
 
 pub use error::{StorageError, StorageErrorKind, StorageResult};
+pub use fetched::fetched;
 pub use hints::{reopen_pause, StorageHints};
 pub use kept::KeptFile;
 pub use listable::{DirEntry, ListableStorage};
@@ -48,9 +54,11 @@ pub use location::Location;
 pub use mapped::MappedFile;
 pub use memory::Memory;
 pub use need::{answer, Answer, AnswersFuture, AsyncStorage, Data, Grouped, Need};
+pub use outbox::{Outbox, WriteOp};
 pub use readable::{PendingBatch, ReadableStorage};
 pub use recording::Recording;
 pub use side_by_side::{side_by_side, side_by_side_on};
 pub use storage::Storage;
 pub use vanished::{is_missing_file, listing_again, pause_before_reopen, REOPENS};
 pub use write::{already_there, entry_names, put_after_looking, FileWriter, WritableStorage};
+pub use write_async::{AsyncUpload, AsyncWritableStorage, Pending};

@@ -9,7 +9,8 @@
 //!   version 22, optionally encrypted, published whole or not at all;
 //! - [`FragmentWriter`], [`SortedFragmentWriter`], [`RowMajorWriter`] and
 //!   [`BoxWriter`]: sparse and dense fragments, committed last, from
-//!   [`Rows`] of JSON or [`arrow`] record batches;
+//!   [`Rows`] of JSON or [`arrow`] record batches; [`AsyncFragmentWriter`]
+//!   the same, its I/O awaited on the caller's runtime;
 //! - [`metadata`] (array metadata), [`delete`] (delete commits),
 //!   [`evolve`] (schema evolution) and [`group`] (groups and their
 //!   members);
@@ -19,6 +20,7 @@
 
 pub mod arrow;
 mod atomic;
+mod carry;
 pub mod commits;
 pub mod consolidate;
 mod create;
@@ -39,6 +41,7 @@ pub mod rows;
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
 pub use fragment::{
-    BoxWriter, FragmentWriter, RowMajorWriter, SortedFragmentWriter, Walk, WriteOptions,
+    latest_schema, AsyncFragmentWriter, BoxWriter, FragmentWriter, RowMajorWriter,
+    SortedFragmentWriter, Walk, WriteOptions,
 };
 pub use rows::Rows;

@@ -10,6 +10,7 @@ tessera_module_order::test!(
     "folder",
     "arrow",
     "open",
+    "carry",
     "commits",
     "create",
     "fragment",

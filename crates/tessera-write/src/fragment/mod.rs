@@ -12,7 +12,8 @@
 //! metadata as libtiledb computes it), `files` (tiles filtered into data
 //! files), `metadata` (the fragment metadata file), `stream` and `bands`
 //! (a sparse fragment written as its sorted cells come, a dense one band
-//! of tiles after another), over `appended` (tiles appended as they come).
+//! of tiles after another), over `appended` (tiles appended as they come);
+//! `on_store` (the same writer driven asynchronously).
 
 mod appended;
 mod bands;
@@ -22,6 +23,7 @@ mod commit;
 mod dense;
 mod files;
 mod metadata;
+mod on_store;
 mod order;
 mod placement;
 mod row_major;
@@ -39,6 +41,7 @@ use commit::{commit, FragmentFolder};
 use dense::{box_tiles, dense_tiles, DensePlan};
 use files::FieldFiles;
 use metadata::{fragment_metadata, FragmentFacts, Slot};
+pub use on_store::{latest_schema, AsyncFragmentWriter};
 use rayon::prelude::*;
 pub use row_major::{RowMajorWriter, Walk};
 use stats::{field_summary, TileStats};
