@@ -33,6 +33,7 @@ pub fn check_s3_maintained() -> Result<(), Error> {
             .arg(&moto_py)
             .arg(root().join("xtask/bench/s3_upload.py"))
             .arg(&tessera)
+            .arg(std::env::current_exe()?)
             .arg(root().join("testdata"))
             .args(releases))?;
         eprint!("{}", String::from_utf8_lossy(&report.stdout));

@@ -17,5 +17,6 @@ tessera_module_order::test!(
     "maintenance",
     "sequences",
     "s3_maintained",
+    "write_async",
     "writes",
 );
