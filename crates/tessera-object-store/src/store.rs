@@ -315,6 +315,13 @@ impl ObjectStorage {
         Started(Some(self.executor.spawn_awaited(fut)))
     }
 
+    /// Starts `fut` where this storage's requests run, to run to its end
+    /// unawaited (the abort of an upload given up as it is dropped).
+    pub(crate) fn detach(&self, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+        // A dropped handle lets its task run on.
+        let _ = self.executor.spawn_awaited(fut);
+    }
+
     /// The client.
     pub(crate) fn store(&self) -> Arc<dyn ObjectStore> {
         self.shared.store.clone()

@@ -145,7 +145,7 @@ impl ObjectStorage {
             path,
             key,
             uri,
-            upload,
+            upload: Some(upload),
             parts: 0,
         })
     }
@@ -186,14 +186,38 @@ impl AsyncWritableStorage for ObjectStorage {
     }
 }
 
-/// A multipart upload under way.
+/// A multipart upload under way: aborted if dropped before it is
+/// completed or aborted (a write given up, or its future dropped), so
+/// that the store keeps (and bills) no parts of it.
 pub(crate) struct ObjectUpload {
     storage: ObjectStorage,
     path: PathBuf,
     key: Key,
     uri: String,
-    upload: Box<dyn MultipartUpload>,
+    /// Taken by `complete` and `abort`.
+    upload: Option<Box<dyn MultipartUpload>>,
     parts: usize,
+}
+
+impl ObjectUpload {
+    fn taken(&mut self) -> Box<dyn MultipartUpload> {
+        self.upload
+            .take()
+            .expect("completed or aborted once, consuming it")
+    }
+}
+
+impl Drop for ObjectUpload {
+    fn drop(&mut self) {
+        if let Some(mut upload) = self.upload.take() {
+            let (s, key) = (self.storage.clone(), self.key.clone());
+            self.storage.detach(async move {
+                // Logged as it is sent, on the runtime.
+                s.log(s.call(), "DELETE", &key, "(abort multipart)".into());
+                let _ = upload.abort().await;
+            });
+        }
+    }
 }
 
 impl AsyncUpload for ObjectUpload {
@@ -205,23 +229,19 @@ impl AsyncUpload for ObjectUpload {
         self.parts += 1;
         let s = &self.storage;
         s.log(s.call(), "PUT", &self.key, format!("part {}", self.parts));
-        let part = self.upload.put_part(PutPayload::from(bytes));
+        let upload = self.upload.as_mut().expect("not completed: it takes self");
+        let part = upload.put_part(PutPayload::from(bytes));
         let uri = self.uri.clone();
         s.begin(|_| async move { part.await.map_err(|e| failed("PUT", &uri, e)) })
     }
 
-    fn complete(self: Box<Self>) -> Pending<()> {
-        let ObjectUpload {
-            storage,
-            path,
-            key,
-            uri,
-            mut upload,
-            ..
-        } = *self;
-        storage.forget_listing(&path);
-        storage.log(storage.call(), "POST", &key, "(complete multipart)".into());
-        storage.begin(|_| async move {
+    fn complete(mut self: Box<Self>) -> Pending<()> {
+        let mut upload = self.taken();
+        let s = &self.storage;
+        s.forget_listing(&self.path);
+        s.log(s.call(), "POST", &self.key, "(complete multipart)".into());
+        let uri = self.uri.clone();
+        s.begin(|_| async move {
             upload
                 .complete()
                 .await
@@ -230,15 +250,11 @@ impl AsyncUpload for ObjectUpload {
         })
     }
 
-    fn abort(self: Box<Self>) -> Pending<()> {
-        let ObjectUpload {
-            storage,
-            key,
-            mut upload,
-            ..
-        } = *self;
-        storage.log(storage.call(), "DELETE", &key, "(abort multipart)".into());
-        storage.begin(|_| async move {
+    fn abort(mut self: Box<Self>) -> Pending<()> {
+        let mut upload = self.taken();
+        let s = &self.storage;
+        s.log(s.call(), "DELETE", &self.key, "(abort multipart)".into());
+        s.begin(|_| async move {
             let _ = upload.abort().await;
             Ok(())
         })

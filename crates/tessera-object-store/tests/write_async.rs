@@ -158,3 +158,41 @@ fn an_async_write_uploads_the_sync_writers_files_and_commits_last() {
         "files land before the metadata: {sent:?}"
     );
 }
+
+/// An upload dropped before it completes (a write given up, or its
+/// future dropped) is aborted on the runtime, unawaited: nothing of it
+/// appears. One completed appears whole.
+#[test]
+fn an_upload_dropped_unfinished_is_aborted() {
+    use tessera_storage::AsyncWritableStorage;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let storage = ObjectStorage::for_uri("memory://u").unwrap();
+    let on = storage.on_runtime(rt.handle().clone());
+    on.record_requests();
+    let (dropped, done) = (
+        Path::new("memory://u/a/dropped"),
+        Path::new("memory://u/a/done"),
+    );
+    rt.block_on(async {
+        let mut up = on.upload(dropped.into()).await.unwrap();
+        up.part(vec![1; 6 << 20]).await.unwrap();
+        drop(up);
+        let mut up = on.upload(done.into()).await.unwrap();
+        up.part(vec![2; 6 << 20]).await.unwrap();
+        up.part(vec![3; 10]).await.unwrap();
+        up.complete().await.unwrap();
+        // The abort runs as a task of its own.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    });
+    let sent: Vec<String> = on.requests().iter().map(|r| r.to_string()).collect();
+    assert!(
+        sent.contains(&"DELETE a/dropped (abort multipart)".to_string()),
+        "{sent:?}"
+    );
+    let fresh = storage.fresh();
+    assert!(!fresh.exists(dropped));
+    assert_eq!(fresh.read_all(done).unwrap().len(), (6 << 20) + 10);
+}
