@@ -264,3 +264,23 @@ fn a_refused_commit_leaves_nothing() {
     assert!(array.fragments.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The writer's futures, and the schema read's, can be spawned on a
+/// multi-thread runtime (they are `Send`).
+#[test]
+fn the_futures_can_be_spawned() {
+    fn send<T: Send>(_: &T) {}
+    let dir = fresh_array("send", true);
+    let read = latest_schema(&Local, &dir, None);
+    send(&read);
+    let schema = block_on(read).unwrap();
+    let mut w =
+        AsyncFragmentWriter::new(Arc::new(LocalFs), &dir, schema, WriteOptions::default()).unwrap();
+    let step = w.write(columns());
+    send(&step);
+    block_on(step).unwrap();
+    let finish = w.finish();
+    send(&finish);
+    assert_eq!(block_on(finish).unwrap().len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
