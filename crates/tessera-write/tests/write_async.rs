@@ -101,6 +101,11 @@ fn columns() -> Vec<Column> {
     ]
 }
 
+/// The attributes of `columns`, for a box written without coordinates.
+fn without_x(columns: Vec<Column>) -> Vec<Column> {
+    columns.into_iter().filter(|c| c.name != "x").collect()
+}
+
 /// A copy of the folder `from` at `to`.
 fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
@@ -150,10 +155,16 @@ fn written(dir: &Path) -> (Vec<(String, Vec<u8>)>, Vec<String>) {
 /// The same cells written by the synchronous writer and, over the same
 /// local files driven asynchronously, by the asynchronous one (a budget
 /// cuts the sparse write into fragments committed together; the dense
-/// one is a box of coordinates): the same files, byte for byte.
+/// one is given with its coordinates, and as a box without them): the
+/// same files, byte for byte.
 #[test]
 fn the_async_writer_writes_the_sync_writers_files() {
-    for (sparse, budget) in [(true, None), (false, None), (true, Some(12 << 20))] {
+    for (sparse, budget, boxed) in [
+        (true, None, false),
+        (false, None, false),
+        (false, None, true),
+        (true, Some(12 << 20), false),
+    ] {
         let options = WriteOptions {
             timestamp: Some(1000),
             budget,
@@ -167,14 +178,23 @@ fn the_async_writer_writes_the_sync_writers_files() {
         // Twice where a budget is set: past it, each batch is a fragment.
         let batches = if budget.is_some() { 2 } else { 1 };
         for _ in 0..batches {
-            w.write_owned(columns()).unwrap();
+            match boxed {
+                true => w.write_box(&[(0, 299_999)], without_x(columns())).unwrap(),
+                false => w.write_owned(columns()).unwrap(),
+            }
         }
         let names = w.finish().unwrap();
         let got = block_on(async {
             let schema = latest_schema(&Local, &asynced, None).await?;
             let mut w = AsyncFragmentWriter::new(Arc::new(LocalFs), &asynced, schema, options)?;
             for _ in 0..batches {
-                w.write(columns()).await?;
+                match boxed {
+                    true => {
+                        w.write_box(vec![(0, 299_999)], without_x(columns()))
+                            .await?
+                    }
+                    false => w.write(columns()).await?,
+                }
             }
             w.finish().await
         })
@@ -182,16 +202,16 @@ fn the_async_writer_writes_the_sync_writers_files() {
         assert_eq!(got.len(), names.len(), "sparse {sparse}, budget {budget:?}");
         if budget.is_none() {
             let ((want, want_commits), (got, got_commits)) = (written(&sync), written(&asynced));
-            assert_eq!(got_commits, want_commits, "sparse {sparse}");
+            assert_eq!(got_commits, want_commits, "sparse {sparse}, box {boxed}");
             let names = |files: &[(String, Vec<u8>)]| -> Vec<String> {
                 files.iter().map(|(n, _)| n.clone()).collect()
             };
-            assert_eq!(names(&got), names(&want), "sparse {sparse}");
+            assert_eq!(names(&got), names(&want), "sparse {sparse}, box {boxed}");
             for ((name, g), (_, w)) in got.iter().zip(&want) {
                 let first = g.iter().zip(w).position(|(a, b)| a != b);
                 assert!(
                     g.len() == w.len() && first.is_none(),
-                    "sparse {sparse}: {name}: {} bytes against {}, first difference at {first:?}",
+                    "sparse {sparse}, box {boxed}: {name}: {} bytes against {}, first difference at {first:?}",
                     g.len(),
                     w.len()
                 );

@@ -106,16 +106,36 @@ impl AsyncFragmentWriter {
     /// Adds cells, as [`FragmentWriter::write_owned`]; files the cells
     /// complete (past the budget) are uploaded before it returns.
     pub async fn write(&mut self, columns: Vec<Column>) -> Result<(), WriteError> {
+        self.step(move |w| w.write_owned(columns)).await
+    }
+
+    /// Writes a dense box of cells given without coordinates, as
+    /// [`FragmentWriter::write_box`] (`bounds`: each dimension's first
+    /// and last coordinate).
+    pub async fn write_box(
+        &mut self,
+        bounds: Vec<(i128, i128)>,
+        columns: Vec<Column>,
+    ) -> Result<(), WriteError> {
+        self.step(move |w| w.write_box(&bounds, columns)).await
+    }
+
+    /// Runs `work` on the writer on rayon's pool, then carries out the
+    /// writes it took down.
+    async fn step(
+        &mut self,
+        work: impl FnOnce(&mut FragmentWriter) -> Result<(), WriteError> + Send + 'static,
+    ) -> Result<(), WriteError> {
         let writer = self.writer.take().ok_or_else(finished)?;
-        let (writer, written) = on_pool(move || {
+        let (writer, done) = on_pool(move || {
             let mut writer = writer;
-            let written = writer.write_owned(columns);
-            (writer, written)
+            let done = work(&mut writer);
+            (writer, done)
         })
         .await?;
         self.writer = Some(writer);
         let carried = self.carry().await;
-        written.and(carried)
+        done.and(carried)
     }
 
     /// Writes the cells held and commits the write once every file of it
