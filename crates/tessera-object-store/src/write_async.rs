@@ -10,8 +10,23 @@ use crate::store::ObjectStorage;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutPayload};
+use std::future::Future;
 use std::path::PathBuf;
 use tessera_storage::{already_there, AsyncUpload, AsyncWritableStorage, Pending, StorageResult};
+
+/// A part of a multipart upload: big enough that S3's 10,000 parts hold
+/// files of tens of gigabytes (and above S3's 5 MiB least part), small
+/// enough that a few in flight stay a few tens of megabytes.
+const PART_BYTES: usize = 8 << 20;
+
+/// After this many parts, each part is twice as big (S3 allows 10,000).
+const PARTS_PER_DOUBLING: usize = 1000;
+
+/// The size of the part after `sent` parts: doubled every
+/// [`PARTS_PER_DOUBLING`] parts, four times at most.
+pub(crate) fn part_bytes(sent: usize) -> usize {
+    PART_BYTES << (sent / PARTS_PER_DOUBLING).min(4)
+}
 
 /// Times a conditional `PUT` is sent again after a timeout or a dropped
 /// connection, which `object_store` does not retry for it (whether the
@@ -24,7 +39,7 @@ impl ObjectStorage {
     where
         T: Send + 'static,
         F: FnOnce(ObjectStorage) -> Fut,
-        Fut: std::future::Future<Output = StorageResult<T>> + Send + 'static,
+        Fut: Future<Output = StorageResult<T>> + Send + 'static,
     {
         let task = self.start_awaited(request(self.clone()));
         Box::pin(task.finish())
@@ -177,7 +192,7 @@ impl AsyncWritableStorage for ObjectStorage {
 
     /// One part: a file that fits goes as one `PUT`.
     fn put_whole_up_to(&self) -> usize {
-        crate::write::part_bytes(0)
+        part_bytes(0)
     }
 
     /// Object stores have no folders: nothing to do.
@@ -200,6 +215,54 @@ pub(crate) struct ObjectUpload {
 }
 
 impl ObjectUpload {
+    /// The next part's request (logged now), for the caller to start:
+    /// awaited here, waited for by the synchronous writer (`write.rs`).
+    pub(crate) fn part_request(
+        &mut self,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = StorageResult<()>> + Send + 'static {
+        self.parts += 1;
+        let s = &self.storage;
+        s.log(s.call(), "PUT", &self.key, format!("part {}", self.parts));
+        let upload = self.upload.as_mut().expect("not completed: that takes it");
+        let part = upload.put_part(PutPayload::from(bytes));
+        let uri = self.uri.clone();
+        async move { part.await.map_err(|e| failed("PUT", &uri, e)) }
+    }
+
+    /// The request completing the upload (logged now), once every part
+    /// sent has landed.
+    pub(crate) fn complete_request(mut self) -> impl Future<Output = StorageResult<()>> + Send {
+        let mut upload = self.taken();
+        let s = &self.storage;
+        s.forget_listing(&self.path);
+        s.log(s.call(), "POST", &self.key, "(complete multipart)".into());
+        let uri = self.uri.clone();
+        async move {
+            upload
+                .complete()
+                .await
+                .map(|_| ())
+                .map_err(|e| failed("POST", &uri, e))
+        }
+    }
+
+    /// The request giving the upload up (logged now).
+    pub(crate) fn abort_request(mut self) -> impl Future<Output = StorageResult<()>> + Send {
+        let mut upload = self.taken();
+        let s = &self.storage;
+        s.log(s.call(), "DELETE", &self.key, "(abort multipart)".into());
+        async move {
+            let _ = upload.abort().await;
+            Ok(())
+        }
+    }
+
+    /// The bytes the next part holds, unless it is the last.
+    pub(crate) fn next_part_bytes(&self) -> usize {
+        part_bytes(self.parts)
+    }
+
     fn taken(&mut self) -> Box<dyn MultipartUpload> {
         self.upload
             .take()
@@ -222,41 +285,23 @@ impl Drop for ObjectUpload {
 
 impl AsyncUpload for ObjectUpload {
     fn part_size(&self) -> usize {
-        crate::write::part_bytes(self.parts)
+        self.next_part_bytes()
     }
 
     fn part(&mut self, bytes: Vec<u8>) -> Pending<()> {
-        self.parts += 1;
-        let s = &self.storage;
-        s.log(s.call(), "PUT", &self.key, format!("part {}", self.parts));
-        let upload = self.upload.as_mut().expect("not completed: it takes self");
-        let part = upload.put_part(PutPayload::from(bytes));
-        let uri = self.uri.clone();
-        s.begin(|_| async move { part.await.map_err(|e| failed("PUT", &uri, e)) })
+        let request = self.part_request(bytes);
+        self.storage.begin(|_| request)
     }
 
-    fn complete(mut self: Box<Self>) -> Pending<()> {
-        let mut upload = self.taken();
-        let s = &self.storage;
-        s.forget_listing(&self.path);
-        s.log(s.call(), "POST", &self.key, "(complete multipart)".into());
-        let uri = self.uri.clone();
-        s.begin(|_| async move {
-            upload
-                .complete()
-                .await
-                .map(|_| ())
-                .map_err(|e| failed("POST", &uri, e))
-        })
+    fn complete(self: Box<Self>) -> Pending<()> {
+        let s = self.storage.clone();
+        let request = (*self).complete_request();
+        s.begin(|_| request)
     }
 
-    fn abort(mut self: Box<Self>) -> Pending<()> {
-        let mut upload = self.taken();
-        let s = &self.storage;
-        s.log(s.call(), "DELETE", &self.key, "(abort multipart)".into());
-        s.begin(|_| async move {
-            let _ = upload.abort().await;
-            Ok(())
-        })
+    fn abort(self: Box<Self>) -> Pending<()> {
+        let s = self.storage.clone();
+        let request = (*self).abort_request();
+        s.begin(|_| request)
     }
 }

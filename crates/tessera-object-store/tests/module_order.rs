@@ -15,6 +15,6 @@ tessera_module_order::test!(
     "retry",
     "store",
     "answer",
-    "write",
     "write_async",
+    "write",
 );
