@@ -21,6 +21,7 @@ mod fixtures;
 mod floor;
 mod fuzz;
 mod groups;
+mod maintain_async;
 mod maintained;
 mod maintenance;
 mod random;
@@ -56,6 +57,7 @@ fn main() {
         Some("venvs") => common::venvs(),
         Some("check-s3-maintained") => s3_maintained::check_s3_maintained(),
         Some("write-async") => write_async::write_async(&args[1..]),
+        Some("maintain-async") => maintain_async::maintain_async(&args[1..]),
         Some("maintained") => maintained::record(&picked_versions(&args[1..])),
         Some("sequences") => sequences::record(&picked_versions(&args[1..])),
         // The maintenance sequences part of check-writes alone.
@@ -82,7 +84,7 @@ fn main() {
         Some("check-groups") => ["0.19.1", "0.23.5", "0.25.1", "0.31.1", "0.36.1"]
             .iter()
             .try_for_each(|r| groups::check_groups(r)),
-        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-ab --before REV [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--only TEXT] | cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR] | cargo xtask bench-s3-faults [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--rates R,R,...] | cargo xtask bench-dask [--scale S] [--rounds N] [--cells N] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask bench-soma [--rounds N] [--s3 [--rig DIR] [--delay MS] [--mbps MB]] | cargo xtask bench-soma-ingest [--rounds N] [--cells N] [--large] | cargo xtask dist | cargo xtask check-writes | cargo xtask venvs | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained | cargo xtask write-async URI ARROW_FILE TIMESTAMP".into()),
+        _ => Err("usage: cargo xtask fixtures [--check | --reread] [--version V]... [--case C]... | cargo xtask fuzz [--time S] [--target T]... | cargo xtask bench [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-write [--scale S] [--rounds N] [--only TEXT] | cargo xtask bench-ab --before REV [--scale S] [--rounds N] | cargo xtask bench-consolidate [--scale S] [--rounds N] | cargo xtask bench-s3 [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--only TEXT] | cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR] | cargo xtask bench-s3-faults [--scale S] [--rounds N] [--rig DIR] [--delay MS] [--mbps MB] [--rates R,R,...] | cargo xtask bench-dask [--scale S] [--rounds N] [--cells N] | cargo xtask bench-python [--scale S] [--rounds N] | cargo xtask bench-sql [--scale S] [--rounds N] | cargo xtask bench-soma [--rounds N] [--s3 [--rig DIR] [--delay MS] [--mbps MB]] | cargo xtask bench-soma-ingest [--rounds N] [--cells N] [--large] | cargo xtask dist | cargo xtask check-writes | cargo xtask venvs | cargo xtask maintained [--version V]... | cargo xtask sequences [--version V]... | cargo xtask check-sequences [--version V]... | cargo xtask check-groups | cargo xtask check-maintenance | cargo xtask check-consolidation | cargo xtask check-s3-maintained | cargo xtask write-async URI ARROW_FILE TIMESTAMP | cargo xtask maintain-async URI".into()),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

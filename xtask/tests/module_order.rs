@@ -18,5 +18,6 @@ tessera_module_order::test!(
     "sequences",
     "s3_maintained",
     "write_async",
+    "maintain_async",
     "writes",
 );

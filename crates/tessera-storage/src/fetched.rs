@@ -14,6 +14,7 @@ use crate::storage::Storage;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Attempts before [`fetched`] gives up: each one fetches what the one
@@ -57,8 +58,19 @@ pub async fn fetched<T>(
     run: impl Fn(&dyn Storage) -> T,
 ) -> StorageResult<T> {
     let known = Fetched::default();
+    until_fetched(storage, &known, || run(&known)).await
+}
+
+/// What `attempt` returns once it lacked nothing of `known`, fetching
+/// into `known` what each attempt lacked.
+pub(crate) async fn until_fetched<T>(
+    storage: &dyn AsyncStorage,
+    known: &Fetched,
+    mut attempt: impl FnMut() -> T,
+) -> StorageResult<T> {
     for _ in 0..ROUNDS {
-        let got = run(&known);
+        known.anew_asked.store(0, Ordering::Relaxed);
+        let got = attempt();
         let lacked = std::mem::take(&mut *lock(&known.lacked));
         if lacked.is_empty() {
             return Ok(got);
@@ -76,10 +88,17 @@ pub async fn fetched<T>(
 
 /// Listings and whole files fetched, and what an attempt lacked.
 #[derive(Default)]
-struct Fetched {
+pub(crate) struct Fetched {
     lists: Mutex<HashMap<PathBuf, StorageResult<Vec<DirEntry>>>>,
     files: Mutex<HashMap<PathBuf, StorageResult<Vec<u8>>>>,
     lacked: Mutex<Vec<Need>>,
+    /// Listings are asked anew ([`Need::Relist`]): a file listed was gone.
+    relist: AtomicBool,
+    /// How often what was fetched was dropped, and how often the attempt
+    /// under way asked for that: an attempt runs again from its start,
+    /// so only its asks past those already met drop anything.
+    anew_done: AtomicUsize,
+    anew_asked: AtomicUsize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -174,7 +193,11 @@ impl ListableStorage for Fetched {
         if let Some(kept) = lock(&self.lists).get(path) {
             return again(kept);
         }
-        self.lack(Need::List(path.into()));
+        let relist = self.relist.load(Ordering::Relaxed);
+        self.lack(match relist {
+            true => Need::Relist(path.into()),
+            false => Need::List(path.into()),
+        });
         Err(not_yet(path))
     }
 
@@ -187,15 +210,33 @@ impl ListableStorage for Fetched {
         self.list(folder)
             .is_ok_and(|entries| entries.iter().any(|e| e.name == name))
     }
+
+    /// Everything fetched is dropped, to be fetched again with listings
+    /// asked anew: a file listed was gone (a vacuum elsewhere), so the
+    /// work runs again over what storage holds now.
+    fn list_anew(&self) {
+        let asked = self.anew_asked.fetch_add(1, Ordering::Relaxed) + 1;
+        if asked > self.anew_done.load(Ordering::Relaxed) {
+            self.anew_done.store(asked, Ordering::Relaxed);
+            self.relist.store(true, Ordering::Relaxed);
+            lock(&self.lists).clear();
+            lock(&self.files).clear();
+        }
+    }
 }
 
-impl StorageHints for Fetched {}
+impl StorageHints for Fetched {
+    /// No wait: the work runs again only once the listing is fetched
+    /// anew, and a thread of the caller's runtime never sleeps.
+    fn pause_before_listing_again(&self, _attempt: usize) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{answer, AnswersFuture, Memory};
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Answers from files in memory, counting the rounds.
     struct Counted(Memory, AtomicUsize);

@@ -21,4 +21,5 @@ tessera_module_order::test!(
     "fetched",
     "side_by_side",
     "location",
+    "staged",
 );

@@ -27,6 +27,15 @@ struct Streamed {
     in_flight: VecDeque<Pending<()>>,
 }
 
+/// What removals a batch of writes made.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Carried {
+    /// Files removed that were there.
+    pub files_removed: usize,
+    /// Folders removed that held anything.
+    pub folders_removed: usize,
+}
+
 /// The driver of an outbox's writes, holding the uploads under way
 /// between one batch of writes and the next.
 pub(crate) struct Carrier {
@@ -43,7 +52,8 @@ impl Carrier {
     }
 
     /// Carries out `ops` in order; on a failure, the first.
-    pub async fn carry(&mut self, ops: Vec<WriteOp>) -> StorageResult<()> {
+    pub async fn carry(&mut self, ops: Vec<WriteOp>) -> StorageResult<Carried> {
+        let mut carried = Carried::default();
         let mut side: VecDeque<Pending<()>> = VecDeque::new();
         for op in ops {
             match op {
@@ -57,11 +67,12 @@ impl Carrier {
                 }
                 WriteOp::Delete(path) => {
                     landed(&mut side, 0).await?;
-                    self.storage.delete(path).await?;
+                    carried.files_removed += usize::from(self.storage.delete(path).await?);
                 }
                 WriteOp::DeleteFolder(path) => {
                     landed(&mut side, 0).await?;
-                    self.storage.delete_folder(path).await?;
+                    let files = self.storage.delete_folder(path).await?;
+                    carried.folders_removed += usize::from(files > 0);
                 }
                 WriteOp::CreateFolder(path) => {
                     landed(&mut side, 0).await?;
@@ -70,7 +81,8 @@ impl Carrier {
             }
             landed(&mut side, FILES_IN_FLIGHT).await?;
         }
-        landed(&mut side, 0).await
+        landed(&mut side, 0).await?;
+        Ok(carried)
     }
 
     /// Gives up every upload under way (after a failure): nothing of them

@@ -58,17 +58,21 @@ impl CommitsFolder {
             conditions: HashMap::new(),
             ignored: HashSet::new(),
         };
-        for name in &names {
-            let path = dir.join(name);
+        // The ignore and consolidated commits files, fetched as one batch.
+        let read: Vec<&String> = names
+            .iter()
+            .filter(|n| n.ends_with(".ign") || n.ends_with(".con"))
+            .collect();
+        let paths: Vec<_> = read.iter().map(|n| dir.path().join(n)).collect();
+        for (name, bytes) in read.into_iter().zip(array.reader().read_files(&paths)) {
+            let bytes = bytes.map_err(WriteError::from)?;
             if name.ends_with(".ign") {
-                let text = crate::folder::read(&path)?;
-                let text = String::from_utf8_lossy(&text);
+                let text = String::from_utf8_lossy(&bytes);
                 // Lines read `__commits/<name>`; tessera once wrote a leading `/`.
                 folder
                     .ignored
                     .extend(text.lines().map(|l| l.trim_start_matches('/').to_owned()));
-            } else if name.ends_with(".con") {
-                let bytes = crate::folder::read(&path)?;
+            } else {
                 let listed = folder.parse_con(&bytes, name)?;
                 let mut raw_lines: Vec<Vec<u8>> =
                     bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
@@ -154,6 +158,20 @@ pub fn consolidate_commits(
     key: Option<tessera_filters::EncryptionKey>,
 ) -> Result<Option<String>, WriteError> {
     let array = &array.into();
+    let Some((name, fragments)) = write_consolidated_commits(array, key)? else {
+        return Ok(None);
+    };
+    ignore_gone_fragments(array, &fragments)?;
+    Ok(Some(name))
+}
+
+/// The first step of [`consolidate_commits`]: the `.con` file written;
+/// its name and the fragments whose commits it names, for the second step
+/// ([`ignore_gone_fragments`], which reads what the first wrote).
+pub(crate) fn write_consolidated_commits(
+    array: &Location,
+    key: Option<tessera_filters::EncryptionKey>,
+) -> Result<Option<(String, Vec<String>)>, WriteError> {
     let opened = crate::open::open_array(array, key)?;
     let version = opened.schema.version;
     if !version.has(crate::gates::CONSOLIDATED_COMMITS) {
@@ -167,12 +185,10 @@ pub fn consolidate_commits(
     }
     let folder = CommitsFolder::read(array)?;
     let list = folder.to_consolidate();
-    let (Some(first), Some(last)) = (list.first(), list.last()) else {
+    if list.is_empty() {
         return Ok(None);
-    };
-    let stamp = |uri: &str| TimestampedName::parse(uri.rsplit('/').next().unwrap_or(uri));
-    let t1 = stamp(first).map_or(0, |t| t.t1);
-    let t2 = stamp(last).map_or(0, |t| t.t2);
+    }
+    let (t1, t2) = timestamp_range(list.iter().map(|uri| uri.rsplit('/').next().unwrap_or(uri)));
     let mut bytes = Vec::new();
     for uri in &list {
         bytes.extend_from_slice(uri.as_bytes());
@@ -198,8 +214,7 @@ pub fn consolidate_commits(
         })
         .map(str::to_owned)
         .collect();
-    ignore_gone_fragments(array, &fragments)?;
-    Ok(Some(name))
+    Ok(Some((name, fragments)))
 }
 
 /// Whether [`consolidate_commits`] has anything to do at `array`: false
@@ -214,7 +229,7 @@ pub fn commits_to_consolidate(array: impl Into<Location>) -> Result<bool, WriteE
 
 /// Removes the commit files a `.con` file names and, once one `.con`
 /// names every commit, the other `.con` and the `.ign` files; returns how
-/// many files it removed. `key`, when given, must open the array.
+/// many files it removed (less those another process removed first). `key`, when given, must open the array.
 pub fn vacuum_commits(
     array: impl Into<Location>,
     key: Option<tessera_filters::EncryptionKey>,
@@ -226,8 +241,7 @@ pub fn vacuum_commits(
     let dir = array.join(COMMITS);
     let mut removed = 0;
     let mut remove = |name: &str| -> Result<(), WriteError> {
-        crate::folder::remove_if_present(&dir.join(name))?;
-        removed += 1;
+        removed += usize::from(crate::folder::remove_if_present(&dir.join(name))?);
         Ok(())
     };
     // The commits first: each is named by a `.con` that stays.
@@ -291,17 +305,29 @@ pub(crate) fn ignore_gone_fragments(
 /// `__commits/__t1_t2_<uuid>_<v>.ign`: the commit files (`<name>.wrt`) that
 /// stay in a `.con` but whose fragments are gone, one a line relative to
 /// the array (`__commits/<name>.wrt`, as the `.con` lines read: libtiledb
-/// matches the two as text), named from the first's start to the last's
-/// end and the format version they were written at.
+/// matches the two as text), named for the timestamps they span and the
+/// format version the last was written at.
 pub(crate) fn write_ignore_list(dir: &Location, ignore: &[String]) -> Result<(), WriteError> {
-    let t = |n: &str| TimestampedName::parse(n.trim_end_matches(".wrt"));
-    let (first, last) = match (ignore.first(), ignore.last()) {
-        (Some(a), Some(b)) => (t(a), t(b)),
-        _ => return Ok(()),
+    let Some(last) = ignore.last() else {
+        return Ok(());
     };
-    let (t1, t2) = (first.map_or(0, |t| t.t1), last.as_ref().map_or(0, |t| t.t2));
-    let version = last.and_then(|t| t.version).unwrap_or(22);
+    let (t1, t2) = timestamp_range(ignore.iter().map(|n| n.trim_end_matches(".wrt")));
+    let version = TimestampedName::parse(last.trim_end_matches(".wrt"))
+        .and_then(|t| t.version)
+        .unwrap_or(22);
     let body: String = ignore.iter().map(|w| format!("{COMMITS}/{w}\n")).collect();
     let name = format!("__{t1}_{t2}_{}_{version}.ign", uuid()?);
     write_whole(dir, &name, body.as_bytes())
+}
+
+/// The first start and last end of the timestamped names `names` (0 for
+/// none): a file naming commits is named for the range they span, as the
+/// format says, whatever order their names sort in (`__1000_1000_…`
+/// sorts before `__5_5_…`; a name starting after it ends is one
+/// libtiledb refuses to make).
+fn timestamp_range<'a>(names: impl Iterator<Item = &'a str>) -> (u64, u64) {
+    let stamps: Vec<TimestampedName> = names.filter_map(TimestampedName::parse).collect();
+    let t1 = stamps.iter().map(|t| t.t1).min().unwrap_or(0);
+    let t2 = stamps.iter().map(|t| t.t2).max().unwrap_or(0);
+    (t1, t2)
 }

@@ -529,6 +529,30 @@ pub fn vacuum_fragments_within(
 ) -> Result<usize, WriteError> {
     let array = &array.into();
     crate::open::check_key(array, key)?;
+    let Some(vacuum) = vacuum_lists(array, window)? else {
+        return Ok(0);
+    };
+    let removed = remove_fragments(array, &vacuum.fragments, on_step)?;
+    remove_vacuum_lists(array, &vacuum.lists, on_step)?;
+    Ok(removed)
+}
+
+/// What a vacuum of fragments removes: the vacuum files and the replaced
+/// fragments they list.
+pub(crate) struct VacuumLists {
+    /// The vacuum files (names in `__commits/`).
+    pub lists: Vec<String>,
+    /// The fragments they list (names in `__fragments/`).
+    pub fragments: Vec<String>,
+}
+
+/// The vacuum files in `__commits/` of consolidations written within
+/// `window` (`None`: all) and the fragments they list; `None` if there is
+/// none.
+pub(crate) fn vacuum_lists(
+    array: &Location,
+    window: Option<(u64, u64)>,
+) -> Result<Option<VacuumLists>, WriteError> {
     let dir = array.join(COMMITS);
     let names = crate::folder::entry_names(&dir)?;
     let inside = |n: &str| match (window, TimestampedName::parse(n.trim_end_matches(".vac"))) {
@@ -536,17 +560,18 @@ pub fn vacuum_fragments_within(
         (Some((t1, t2)), Some(t)) => t1 <= t.t1 && t.t2 <= t2,
         (Some(_), None) => false,
     };
-    let vacs: Vec<&String> = names
-        .iter()
+    let lists: Vec<String> = names
+        .into_iter()
         .filter(|n| n.ends_with(".vac") && inside(n))
         .collect();
-    if vacs.is_empty() {
-        return Ok(0);
+    if lists.is_empty() {
+        return Ok(None);
     }
-    let mut listed: Vec<String> = Vec::new();
-    for vac in &vacs {
+    let paths: Vec<_> = lists.iter().map(|n| dir.path().join(n)).collect();
+    let mut fragments: Vec<String> = Vec::new();
+    for text in array.reader().read_files(&paths) {
         // Gone: another vacuum did this one (and removed its fragments).
-        let text = match crate::folder::read(&dir.join(vac)) {
+        let text = match text.map_err(WriteError::from) {
             Err(e) if e.is_missing_file() => continue,
             read => read?,
         };
@@ -556,17 +581,27 @@ pub fn vacuum_fragments_within(
                 .rsplit('/')
                 .next()
                 .unwrap_or(line);
-            if TimestampedName::parse(name).is_some() && !listed.iter().any(|l| l == name) {
-                listed.push(name.to_owned());
+            if TimestampedName::parse(name).is_some() && !fragments.iter().any(|l| l == name) {
+                fragments.push(name.to_owned());
             }
         }
     }
-    let removed = remove_fragments(array, &listed, on_step)?;
-    for vac in vacs {
+    Ok(Some(VacuumLists { lists, fragments }))
+}
+
+/// Removes the vacuum files `lists` (names in `__commits/`), last: while
+/// one stays, a later vacuum finds the fragments it lists.
+pub(crate) fn remove_vacuum_lists(
+    array: &Location,
+    lists: &[String],
+    on_step: &mut dyn FnMut(VacuumStep),
+) -> Result<(), WriteError> {
+    let dir = array.join(COMMITS);
+    for vac in lists {
         crate::folder::remove_if_present(&dir.join(vac))?;
         on_step(VacuumStep::VacuumListRemoved);
     }
-    Ok(removed)
+    Ok(())
 }
 
 /// Removes the fragments `names` (of `__fragments/`), each commit file
@@ -575,6 +610,23 @@ pub fn vacuum_fragments_within(
 /// ignore file (`.ign`), written first. Returns how many folders it
 /// removed.
 pub(crate) fn remove_fragments(
+    array: &Location,
+    names: &[String],
+    on_step: &mut dyn FnMut(VacuumStep),
+) -> Result<usize, WriteError> {
+    let removed = remove_fragment_folders(array, names, on_step)?;
+    // A commits consolidation may have named these commits meanwhile.
+    if crate::commits::ignore_gone_fragments(array, names)? {
+        on_step(VacuumStep::IgnoreListed);
+    }
+    Ok(removed)
+}
+
+/// The first step of [`remove_fragments`]: the ignore file written and
+/// each commit and folder removed; the second
+/// ([`ignore_gone_fragments`](crate::commits::ignore_gone_fragments))
+/// reads what this step left.
+pub(crate) fn remove_fragment_folders(
     array: &Location,
     names: &[String],
     on_step: &mut dyn FnMut(VacuumStep),
@@ -602,10 +654,6 @@ pub(crate) fn remove_fragments(
             removed += 1;
             on_step(VacuumStep::FolderRemoved);
         }
-    }
-    // A commits consolidation may have named these commits meanwhile.
-    if crate::commits::ignore_gone_fragments(array, names)? {
-        on_step(VacuumStep::IgnoreListed);
     }
     Ok(removed)
 }

@@ -104,8 +104,7 @@ pub fn vacuum_fragment_meta(
     let latest = metas.iter().map(|(t2, _)| *t2).max().unwrap_or(0);
     let mut removed = 0;
     for (_, name) in metas.iter().filter(|(t2, _)| *t2 != latest) {
-        crate::folder::remove_if_present(&dir.join(name))?;
-        removed += 1;
+        removed += usize::from(crate::folder::remove_if_present(&dir.join(name))?);
     }
     Ok(removed)
 }

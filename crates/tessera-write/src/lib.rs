@@ -16,7 +16,9 @@
 //!   members);
 //! - consolidation and vacuum: of fragments ([`consolidate`]), commits
 //!   ([`commits`]), fragment metadata ([`fragment_meta`]) and array and
-//!   group metadata ([`metadata`]).
+//!   group metadata ([`metadata`]); [`maintain_async`] the same for
+//!   commits and metadata, and the vacuum of fragments, awaited on the
+//!   caller's runtime.
 
 pub mod arrow;
 mod atomic;
@@ -32,6 +34,7 @@ mod fragment;
 pub mod fragment_meta;
 pub mod gates;
 pub mod group;
+pub mod maintain_async;
 pub mod metadata;
 pub mod name;
 mod open;

@@ -199,20 +199,18 @@ pub fn vacuum_group_metadata(group: impl Into<Location>) -> Result<usize, WriteE
 fn vacuum_metadata_files(dir: &Location) -> Result<usize, WriteError> {
     let names = crate::folder::entry_names(dir)?;
     let vacs: Vec<&String> = names.iter().filter(|n| n.ends_with(".vac")).collect();
+    let paths: Vec<_> = vacs.iter().map(|n| dir.path().join(n)).collect();
     let mut removed = 0;
-    for vac in &vacs {
-        let text = crate::folder::read(&dir.join(vac))?;
+    for text in dir.reader().read_files(&paths) {
+        let text = text.map_err(WriteError::from)?;
         for line in String::from_utf8_lossy(&text).lines() {
             let name = line.rsplit('/').next().unwrap_or(line);
-            if crate::folder::remove_if_present(&dir.join(name))? {
-                removed += 1;
-            }
+            removed += usize::from(crate::folder::remove_if_present(&dir.join(name))?);
         }
     }
     // The lists last: while one stays, the files it lists stay hidden.
     for vac in vacs {
-        crate::folder::remove_if_present(&dir.join(vac))?;
-        removed += 1;
+        removed += usize::from(crate::folder::remove_if_present(&dir.join(vac))?);
     }
     Ok(removed)
 }

@@ -22,4 +22,5 @@ tessera_module_order::test!(
     "fragment_meta",
     "group",
     "metadata",
+    "maintain_async",
 );

@@ -1,49 +1,21 @@
 //! The asynchronous fragment writer: the synchronous writer's files, byte
 //! for byte; nothing committed or left when its storage fails.
 
-use std::future::Future;
+mod common;
+
+use common::{block_on, copy_dir, Local};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
 use tessera_cells::Column;
 use tessera_schema::json::schema_from_json;
 use tessera_schema::CellValNum;
 use tessera_storage::{
-    AnswersFuture, AsyncStorage, AsyncUpload, AsyncWritableStorage, LocalFs, Need, Pending,
-    StorageError, StorageErrorKind,
+    AsyncUpload, AsyncWritableStorage, LocalFs, Pending, StorageError, StorageErrorKind,
 };
 use tessera_tile::Datatype;
 use tessera_write::{
     create_array, latest_schema, AsyncFragmentWriter, FragmentWriter, WriteOptions,
 };
-
-/// Runs `f` to its end on this thread, asleep while it waits.
-fn block_on<F: Future>(f: F) -> F::Output {
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park();
-    }
-}
-
-/// Local files answered as an asynchronous storage.
-struct Local;
-
-impl AsyncStorage for Local {
-    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
-        Box::pin(std::future::ready(tessera_storage::answer(&LocalFs, needs)))
-    }
-}
 
 fn fresh_array(name: &str, sparse: bool) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tessera-async-{name}-{}", std::process::id()));
@@ -104,18 +76,6 @@ fn columns() -> Vec<Column> {
 /// The attributes of `columns`, for a box written without coordinates.
 fn without_x(columns: Vec<Column>) -> Vec<Column> {
     columns.into_iter().filter(|c| c.name != "x").collect()
-}
-
-/// A copy of the folder `from` at `to`.
-fn copy_dir(from: &Path, to: &Path) {
-    let _ = std::fs::remove_dir_all(to);
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        match e.path().is_dir() {
-            true => copy_dir(&e.path(), &to.join(e.file_name())),
-            false => drop(std::fs::copy(e.path(), to.join(e.file_name())).unwrap()),
-        }
-    }
 }
 
 /// Every file of the array's one fragment, by name, and the commits'

@@ -1,0 +1,48 @@
+//! `cargo xtask maintain-async URI`: the array at `URI` (an object store,
+//! configured from the environment as the CLI's is) maintained by
+//! tessera's asynchronous maintenance, awaited on a current-thread tokio
+//! runtime with no runtime of the storage's own: its commits, fragment
+//! metadata and array metadata consolidated, then the fragments a
+//! consolidation replaced, the commits, the fragment metadata and the
+//! array metadata vacuumed. check-s3-maintained runs it and has TileDB-Py
+//! read the array back.
+
+use crate::common::Error;
+use std::sync::Arc;
+use tessera::object_store::ObjectStorage;
+use tessera::storage::AsyncLocation;
+use tessera::write::maintain_async as awaited;
+
+pub fn maintain_async(args: &[String]) -> Result<(), Error> {
+    let [uri] = args else {
+        return Err("usage: cargo xtask maintain-async URI".into());
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let storage = ObjectStorage::for_uri(uri)?.on_runtime(rt.handle().clone());
+    let at = AsyncLocation::new(Arc::new(storage.clone()), uri);
+    let said = rt.block_on(async {
+        let mut said = Vec::new();
+        let con = awaited::consolidate_commits(&at, None).await?;
+        said.push(format!("commits consolidated: {con:?}"));
+        let meta = awaited::consolidate_fragment_meta(&at, None).await?;
+        said.push(format!("fragment metadata consolidated: {meta:?}"));
+        let array_meta = awaited::consolidate_metadata(&at, None).await?;
+        said.push(format!("array metadata consolidated: {array_meta:?}"));
+        let n = awaited::vacuum_fragments(&at, None, None).await?;
+        said.push(format!("fragments vacuumed: {n}"));
+        let n = awaited::vacuum_commits(&at, None).await?;
+        said.push(format!("commit files vacuumed: {n}"));
+        let n = awaited::vacuum_fragment_meta(&at, None).await?;
+        said.push(format!("fragment metadata files vacuumed: {n}"));
+        let n = awaited::vacuum_metadata(&at, None).await?;
+        said.push(format!("array metadata files vacuumed: {n}"));
+        Ok::<_, Error>(said)
+    })?;
+    if storage.started_own_runtime() {
+        return Err("the storage started a runtime of its own".into());
+    }
+    println!("{}", said.join("\n"));
+    Ok(())
+}
