@@ -16,8 +16,9 @@ pub fn write_async(args: &[String]) -> Result<(), Error> {
     let [uri, file, timestamp] = args else {
         return Err("usage: cargo xtask write-async URI ARROW_FILE TIMESTAMP".into());
     };
-    let batches = arrow_ipc::reader::FileReader::try_new(std::fs::File::open(file)?, None)?
-        .collect::<Result<Vec<_>, _>>()?;
+    // Batches read one at a time, as the CLI reads them: the file's cells
+    // are not held beside the writer's.
+    let batches = arrow_ipc::reader::FileReader::try_new(std::fs::File::open(file)?, None)?;
     let options = WriteOptions {
         timestamp: Some(timestamp.parse()?),
         ..WriteOptions::default()
@@ -30,8 +31,9 @@ pub fn write_async(args: &[String]) -> Result<(), Error> {
         let schema = latest_schema(&storage, Path::new(uri), None).await?;
         let shared = Arc::new(storage.clone());
         let mut w = AsyncFragmentWriter::new(shared, uri, schema.clone(), options)?;
-        for batch in &batches {
-            w.write(columns_from_batch(batch, &schema)?).await?;
+        for batch in batches {
+            let batch = batch.map_err(|e| tessera_write::WriteError::Input(e.to_string()))?;
+            w.write(columns_from_batch(&batch, &schema)?).await?;
         }
         w.finish().await
     })?;

@@ -320,13 +320,21 @@ pub(crate) fn write_ignore_list(dir: &Location, ignore: &[String]) -> Result<(),
     write_whole(dir, &name, body.as_bytes())
 }
 
-/// The first start and last end of the timestamped names `names` (0 for
-/// none): a file naming commits is named for the range they span, as the
-/// format says, whatever order their names sort in (`__1000_1000_…`
-/// sorts before `__5_5_…`; a name starting after it ends is one
-/// libtiledb refuses to make).
+/// The timestamps a file naming the commits `names` (in name order) is
+/// named for: from the first's start to the last's end, as libtiledb
+/// names it; where that would start after it ends (names sort by their
+/// digits: `__1000_1000_…` before `__5_5_…`), from the earliest start to
+/// the latest end, as the format says (libtiledb 2.30 refuses to make
+/// such a name; 2.13 makes it, and the libtiledb of TileDB-Py 0.25.1
+/// then fails to consolidate the array). 0 for none.
 fn timestamp_range<'a>(names: impl Iterator<Item = &'a str>) -> (u64, u64) {
     let stamps: Vec<TimestampedName> = names.filter_map(TimestampedName::parse).collect();
+    let (Some(first), Some(last)) = (stamps.first(), stamps.last()) else {
+        return (0, 0);
+    };
+    if first.t1 <= last.t2 {
+        return (first.t1, last.t2);
+    }
     let t1 = stamps.iter().map(|t| t.t1).min().unwrap_or(0);
     let t2 = stamps.iter().map(|t| t.t2).max().unwrap_or(0);
     (t1, t2)
