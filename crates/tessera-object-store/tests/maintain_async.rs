@@ -5,28 +5,19 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use tessera_object_store::{ListableStorage, ObjectStorage, ReadableStorage, WritableStorage};
+mod common;
+
+use common::{files, stored};
+use tessera_object_store::{ListableStorage, ObjectStorage};
 use tessera_storage::{AsyncLocation, Location};
 use tessera_write::{commits, consolidate, fragment_meta, maintain_async};
 
 /// Every object below `folder`, by path below it (UUIDs of new names
 /// replaced), with its bytes.
 fn objects(storage: &ObjectStorage, folder: &str) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    while let Some(rel) = stack.pop() {
-        let dir = Path::new(folder).join(&rel);
-        for e in storage.list(&dir).unwrap() {
-            let name = Path::new(&rel).join(&e.name).to_string_lossy().into_owned();
-            match e.is_dir {
-                true => stack.push(name),
-                false => out.push((
-                    without_uuids(&name),
-                    storage.read_all(&dir.join(&e.name)).unwrap(),
-                )),
-            }
-        }
-    }
+    let mut out: Vec<_> = (files(storage, folder).into_iter())
+        .map(|(name, bytes)| (without_uuids(&name), bytes))
+        .collect();
     out.sort();
     out
 }
@@ -43,28 +34,12 @@ fn without_uuids(name: &str) -> String {
         .join("_")
 }
 
-/// The local folder `from`, put below `to`.
-fn upload(storage: &ObjectStorage, from: &Path, to: &str) {
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let to = format!("{to}/{}", e.file_name().to_string_lossy());
-        match e.path().is_dir() {
-            true => upload(storage, &e.path(), &to),
-            false => storage
-                .put(Path::new(&to), &std::fs::read(e.path()).unwrap())
-                .unwrap(),
-        }
-    }
-}
-
 #[test]
 fn maintenance_awaited_leaves_the_sync_objects() {
-    let storage = ObjectStorage::for_uri("memory://m").unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/tiledb-0.36.1/deletes_consolidated/array");
-    let (sync, asynced) = ("memory://m/sync", "memory://m/async");
-    upload(&storage, &fixture, sync);
-    upload(&storage, &fixture, asynced);
-
+    // Two copies of the fixture, each in a store of its own.
+    let (storage, sync) = stored("deletes_consolidated");
+    let (other, asynced) = stored("deletes_consolidated");
+    let (sync, asynced) = (sync.as_str(), asynced.as_str());
     let at = Location::new(Arc::new(storage.clone()), sync);
     let con = commits::consolidate_commits(at.clone(), None).unwrap();
     let meta = fragment_meta::consolidate_fragment_meta(at.clone(), None).unwrap();
@@ -75,7 +50,7 @@ fn maintenance_awaited_leaves_the_sync_objects() {
         .enable_all()
         .build()
         .unwrap();
-    let on = storage.fresh().on_runtime(rt.handle().clone());
+    let on = other.on_runtime(rt.handle().clone());
     let at = AsyncLocation::new(Arc::new(on.clone()), asynced);
     let awaited = rt.block_on(async {
         let con = maintain_async::consolidate_commits(&at, None).await?;

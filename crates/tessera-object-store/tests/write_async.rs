@@ -3,6 +3,9 @@
 //! synchronous writer's files, uploaded in parts as they fill, committed
 //! last, and no runtime of the storage's own.
 
+mod common;
+
+use common::files;
 use std::path::Path;
 use std::sync::Arc;
 use tessera_cells::Column;
@@ -39,24 +42,6 @@ fn columns() -> Vec<Column> {
             (0..n).flat_map(|i| (i as f64).to_le_bytes()).collect(),
         ),
     ]
-}
-
-/// Every file below `folder`, by path below it, with its bytes.
-fn files(storage: &ObjectStorage, folder: &str) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    while let Some(rel) = stack.pop() {
-        let dir = Path::new(folder).join(&rel);
-        for e in storage.list(&dir).unwrap() {
-            let name = Path::new(&rel).join(&e.name).to_string_lossy().into_owned();
-            match e.is_dir {
-                true => stack.push(name),
-                false => out.push((name.clone(), storage.read_all(&dir.join(&e.name)).unwrap())),
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]

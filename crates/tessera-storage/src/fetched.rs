@@ -236,27 +236,8 @@ impl StorageHints for Fetched {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{answer, AnswersFuture, Memory};
-
-    /// Answers from files in memory, counting the rounds.
-    struct Counted(Memory, AtomicUsize);
-
-    impl AsyncStorage for Counted {
-        fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
-            self.1.fetch_add(1, Ordering::Relaxed);
-            Box::pin(std::future::ready(answer(&self.0, needs)))
-        }
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let mut f = std::pin::pin!(f);
-        loop {
-            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-    }
+    use crate::need::testing::{block_on, Held};
+    use crate::Memory;
 
     /// A file found through a listing, and one named in that file: one
     /// round each; a missing file is the storage's error, kept.
@@ -265,7 +246,7 @@ mod tests {
         let mut m = Memory::default();
         m.insert("a/list/first", b"a/second".to_vec());
         m.insert("a/second", b"found".to_vec());
-        let s = Counted(m, AtomicUsize::new(0));
+        let s = Held::new(m);
         let got = block_on(fetched(&s, |st| -> StorageResult<Vec<u8>> {
             let entries = st.list(Path::new("a/list"))?;
             let first = Path::new("a/list").join(&entries[0].name);

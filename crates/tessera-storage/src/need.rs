@@ -166,3 +166,39 @@ pub trait AsyncStorage: Send + Sync {
 
 /// The answers an [`AsyncStorage`] gives, to be awaited.
 pub type AnswersFuture = Pin<Box<dyn Future<Output = Vec<Answer>> + Send + 'static>>;
+
+/// What this crate's tests of asynchronous storage share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{answer, AnswersFuture, AsyncStorage, Need};
+    use crate::memory::Memory;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Files in memory answered as an asynchronous storage, counting the
+    /// rounds of needs asked.
+    pub(crate) struct Held(pub Memory, pub AtomicUsize);
+
+    impl Held {
+        pub fn new(files: Memory) -> Held {
+            Held(files, AtomicUsize::new(0))
+        }
+    }
+
+    impl AsyncStorage for Held {
+        fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            Box::pin(std::future::ready(answer(&self.0, needs)))
+        }
+    }
+
+    /// Polls `f` to its end on this thread (its futures never wait long).
+    pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut f = std::pin::pin!(f);
+        loop {
+            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+}

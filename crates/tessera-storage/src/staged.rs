@@ -222,25 +222,8 @@ impl WritableStorage for Staged {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::need::testing::{block_on, Held};
     use crate::{answer, AnswersFuture, Memory};
-
-    struct Held(Memory);
-
-    impl AsyncStorage for Held {
-        fn answer(&self, needs: Vec<crate::Need>) -> AnswersFuture {
-            Box::pin(std::future::ready(answer(&self.0, needs)))
-        }
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let mut f = std::pin::pin!(f);
-        loop {
-            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-    }
 
     /// Only the writes of the attempt that lacked nothing are kept, once
     /// each, though earlier attempts asked some of them too.
@@ -249,7 +232,7 @@ mod tests {
         let mut m = Memory::default();
         m.insert("a/list/one", b"1".to_vec());
         m.insert("a/list/two", b"2".to_vec());
-        let (sum, writes) = block_on(planned(&Held(m), Path::new("a"), |at| {
+        let (sum, writes) = block_on(planned(&Held::new(m), Path::new("a"), |at| {
             let s = at.storage();
             s.delete(Path::new("a/old"))?;
             let mut sum = 0;

@@ -3,7 +3,9 @@
 //! as lines to compare.
 
 use std::path::Path;
-use tessera_object_store::{ObjectStorage, Request, WritableStorage};
+use tessera_object_store::{
+    ListableStorage, ObjectStorage, ReadableStorage, Request, WritableStorage,
+};
 
 /// `case` of TileDB-Py 0.36.1 copied into a memory store.
 pub fn stored(case: &str) -> (ObjectStorage, String) {
@@ -105,5 +107,23 @@ pub fn without_uuids(line: &str) -> String {
         out.push(c);
     }
     out.pop();
+    out
+}
+
+/// Every file below `folder`, by path below it, with its bytes, sorted.
+pub fn files(storage: &ObjectStorage, folder: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = Path::new(folder).join(&rel);
+        for e in storage.list(&dir).unwrap() {
+            let name = Path::new(&rel).join(&e.name).to_string_lossy().into_owned();
+            match e.is_dir {
+                true => stack.push(name),
+                false => out.push((name.clone(), storage.read_all(&dir.join(&e.name)).unwrap())),
+            }
+        }
+    }
+    out.sort();
     out
 }
