@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 mod common;
 
-use common::{files, stored};
+use common::{files, stored, without_uuids};
 use tessera_object_store::{ListableStorage, ObjectStorage};
 use tessera_storage::{AsyncLocation, Location};
 use tessera_write::{commits, consolidate, fragment_meta, maintain_async};
@@ -20,18 +20,6 @@ fn objects(storage: &ObjectStorage, folder: &str) -> Vec<(String, Vec<u8>)> {
         .collect();
     out.sort();
     out
-}
-
-/// A name with each 32-hex-digit part (a UUID) replaced by `U`.
-fn without_uuids(name: &str) -> String {
-    let hex = |p: &str| p.len() >= 32 && p[..32].chars().all(|c| c.is_ascii_hexdigit());
-    name.split('_')
-        .map(|p| match hex(p) {
-            true => format!("U{}", &p[32..]),
-            false => p.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("_")
 }
 
 #[test]
