@@ -229,7 +229,8 @@ pub fn commits_to_consolidate(array: impl Into<Location>) -> Result<bool, WriteE
 
 /// Removes the commit files a `.con` file names and, once one `.con`
 /// names every commit, the other `.con` and the `.ign` files; returns how
-/// many files it removed (less those another process removed first). `key`, when given, must open the array.
+/// many files it removed (less those another process removed first).
+/// `key`, when given, must open the array.
 pub fn vacuum_commits(
     array: impl Into<Location>,
     key: Option<tessera_filters::EncryptionKey>,

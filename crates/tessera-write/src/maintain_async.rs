@@ -10,7 +10,10 @@
 //! consolidated commits file is written), that read is a second step,
 //! planned once the first is carried out.
 //!
-//! A step that fails while planned carries out nothing.
+//! A step that fails while planned carries out nothing. A consolidation
+//! of fragments, which reads their cells, is
+//! [`consolidate::consolidate_fragments`](crate::consolidate::consolidate_fragments)'s,
+//! which waits for its requests; its vacuum is here.
 //!
 //! ```
 //! # fn copy(a: &std::path::Path, b: &std::path::Path) { std::fs::create_dir_all(b).unwrap();
