@@ -101,8 +101,8 @@ impl ObjectWriter {
     }
 
     fn complete(&mut self) -> StorageResult<()> {
+        // The put and the completion forget the folder's listing.
         let s = self.storage.clone();
-        s.forget_listing(&self.path);
         if self.upload.is_none() {
             return s.put(&self.path, &std::mem::take(&mut self.buf));
         }

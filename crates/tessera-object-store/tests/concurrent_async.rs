@@ -5,6 +5,9 @@
 //! sparse array. Every read sees whole writes only, never loses one it
 //! saw, and at the end every cell written is there once.
 
+mod common;
+
+use common::fixed;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +16,6 @@ use tessera_cells::Column;
 use tessera_object_store::ObjectStorage;
 use tessera_query::{QuerySource, ReadRequest, ReadSession};
 use tessera_schema::json::schema_from_json;
-use tessera_schema::CellValNum;
 use tessera_storage::{AsyncLocation, Location};
 use tessera_tile::Datatype;
 use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions};
@@ -27,23 +29,14 @@ const CELLS: i64 = 10;
 /// `v = x` (so a read shows which writes it holds, and whole).
 fn cells(w: i64, k: i64) -> Vec<Column> {
     let first = (w * WRITES + k) * CELLS;
-    let column = |name: &str, t, data: Vec<u8>| Column {
-        name: name.into(),
-        is_dimension: name == "x",
-        datatype: t,
-        cell_val_num: CellValNum::Fixed(1),
-        data,
-        offsets: None,
-        validity: None,
-    };
     let x: Vec<i64> = (first..first + CELLS).rev().collect();
     vec![
-        column(
+        fixed(
             "x",
             Datatype::Int64,
             x.iter().flat_map(|i| i.to_le_bytes()).collect(),
         ),
-        column(
+        fixed(
             "v",
             Datatype::Int64,
             x.iter().flat_map(|i| i.to_le_bytes()).collect(),

@@ -5,13 +5,12 @@
 
 mod common;
 
-use common::files;
+use common::{files, fixed};
 use std::path::Path;
 use std::sync::Arc;
 use tessera_cells::Column;
 use tessera_object_store::{ListableStorage, ObjectStorage, ReadableStorage, WritableStorage};
 use tessera_schema::json::schema_from_json;
-use tessera_schema::CellValNum;
 use tessera_storage::Location;
 use tessera_tile::Datatype;
 use tessera_write::{
@@ -21,22 +20,13 @@ use tessera_write::{
 /// 1,200,000 cells: 9.6 MB of attribute values (above one 8 MiB part).
 fn columns() -> Vec<Column> {
     let n = 1_200_000i64;
-    let column = |name: &str, t, data: Vec<u8>| Column {
-        name: name.into(),
-        is_dimension: name == "x",
-        datatype: t,
-        cell_val_num: CellValNum::Fixed(1),
-        data,
-        offsets: None,
-        validity: None,
-    };
     vec![
-        column(
+        fixed(
             "x",
             Datatype::Int64,
             (0..n).rev().flat_map(|i| i.to_le_bytes()).collect(),
         ),
-        column(
+        fixed(
             "v",
             Datatype::Float64,
             (0..n).flat_map(|i| (i as f64).to_le_bytes()).collect(),

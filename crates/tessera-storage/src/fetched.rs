@@ -14,7 +14,7 @@ use crate::storage::Storage;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Attempts before [`fetched`] gives up: each one fetches what the one
@@ -92,11 +92,11 @@ pub(crate) struct Fetched {
     lists: Mutex<HashMap<PathBuf, StorageResult<Vec<DirEntry>>>>,
     files: Mutex<HashMap<PathBuf, StorageResult<Vec<u8>>>>,
     lacked: Mutex<Vec<Need>>,
-    /// Listings are asked anew ([`Need::Relist`]): a file listed was gone.
-    relist: AtomicBool,
-    /// How often what was fetched was dropped, and how often the attempt
-    /// under way asked for that: an attempt runs again from its start,
-    /// so only its asks past those already met drop anything.
+    /// How often what was fetched was dropped (from the first time on,
+    /// listings are asked anew, [`Need::Relist`]: a file listed was
+    /// gone), and how often the attempt under way asked for that: an
+    /// attempt runs again from its start, so only its asks past those
+    /// already met drop anything.
     anew_done: AtomicUsize,
     anew_asked: AtomicUsize,
 }
@@ -193,7 +193,7 @@ impl ListableStorage for Fetched {
         if let Some(kept) = lock(&self.lists).get(path) {
             return again(kept);
         }
-        let relist = self.relist.load(Ordering::Relaxed);
+        let relist = self.anew_done.load(Ordering::Relaxed) > 0;
         self.lack(match relist {
             true => Need::Relist(path.into()),
             false => Need::List(path.into()),
@@ -218,7 +218,6 @@ impl ListableStorage for Fetched {
         let asked = self.anew_asked.fetch_add(1, Ordering::Relaxed) + 1;
         if asked > self.anew_done.load(Ordering::Relaxed) {
             self.anew_done.store(asked, Ordering::Relaxed);
-            self.relist.store(true, Ordering::Relaxed);
             lock(&self.lists).clear();
             lock(&self.files).clear();
         }

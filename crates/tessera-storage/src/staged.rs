@@ -170,11 +170,7 @@ impl ListableStorage for Staged {
 }
 
 impl StorageHints for Staged {
-    /// No wait: the work runs again only once the listing is fetched
-    /// anew, and a thread of the caller's runtime never sleeps.
-    fn pause_before_listing_again(&self, _attempt: usize) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
+    crate::forward_storage_hints!(known);
 }
 
 impl WritableStorage for Staged {

@@ -52,7 +52,7 @@ impl Carrier {
     }
 
     /// Carries out `ops` in order; on a failure, the first.
-    pub async fn carry(&mut self, ops: Vec<WriteOp>) -> StorageResult<Carried> {
+    async fn carry(&mut self, ops: Vec<WriteOp>) -> StorageResult<Carried> {
         let mut carried = Carried::default();
         let mut side: VecDeque<Pending<()>> = VecDeque::new();
         for op in ops {
@@ -85,9 +85,19 @@ impl Carrier {
         Ok(carried)
     }
 
+    /// Carries out `ops` in order; on a failure, the first, after giving
+    /// up every upload under way (nothing of them appears).
+    pub async fn carry_or_give_up(&mut self, ops: Vec<WriteOp>) -> StorageResult<Carried> {
+        let carried = self.carry(ops).await;
+        if carried.is_err() {
+            self.abandon_all().await;
+        }
+        carried
+    }
+
     /// Gives up every upload under way (after a failure): nothing of them
     /// appears.
-    pub async fn abandon_all(&mut self) {
+    async fn abandon_all(&mut self) {
         let paths: Vec<PathBuf> = self.files.keys().cloned().collect();
         for path in paths {
             self.abandon(path).await;

@@ -71,14 +71,8 @@ async fn step<T>(
 ) -> Result<(T, Carried), WriteError> {
     let (got, ops) = planned(at.reader(), at.path(), run).await?;
     let got = got?;
-    let mut carrier = Carrier::new(at.writer());
-    match carrier.carry(ops).await {
-        Ok(carried) => Ok((got, carried)),
-        Err(e) => {
-            carrier.abandon_all().await;
-            Err(e.into())
-        }
-    }
+    let carried = Carrier::new(at.writer()).carry_or_give_up(ops).await?;
+    Ok((got, carried))
 }
 
 /// [`commits::consolidate_commits`](crate::commits::consolidate_commits),

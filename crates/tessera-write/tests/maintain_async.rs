@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{block_on, copy_dir, Local};
+use common::{block_on, copy_dir, fixed, Local};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_storage::{AsyncLocation, LocalFs};
@@ -244,7 +244,6 @@ fn a_refused_vacuum_removes_nothing() {
 /// is after its end), both ways.
 #[test]
 fn files_naming_commits_are_named_for_their_range() {
-    use tessera_cells::Column;
     use tessera_write::{create_array, FragmentWriter, WriteOptions};
     let dir = std::env::temp_dir().join(format!("tessera-maint-range-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -255,15 +254,6 @@ fn files_naming_commits_are_named_for_their_range() {
     }))
     .unwrap();
     create_array(&dir, &doc, None, None).unwrap();
-    let column = |name: &str, t, data: Vec<u8>| Column {
-        name: name.into(),
-        is_dimension: name == "x",
-        datatype: t,
-        cell_val_num: tessera_schema::CellValNum::Fixed(1),
-        data,
-        offsets: None,
-        validity: None,
-    };
     let mut fragments = Vec::new();
     for t in [1000u64, 5] {
         let options = WriteOptions {
@@ -272,12 +262,12 @@ fn files_naming_commits_are_named_for_their_range() {
         };
         let mut w = FragmentWriter::try_new(&dir, options).unwrap();
         w.write_owned(vec![
-            column(
+            fixed(
                 "x",
                 tessera_tile::Datatype::Int64,
                 7i64.to_le_bytes().to_vec(),
             ),
-            column(
+            fixed(
                 "v",
                 tessera_tile::Datatype::Int32,
                 (t as i32).to_le_bytes().to_vec(),

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{block_on, copy_dir, Local};
+use common::{block_on, copy_dir, fixed, Local};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera_cells::Column;
@@ -37,15 +37,6 @@ fn fresh_array(name: &str, sparse: bool) -> PathBuf {
 /// numbers, and strings with nulls.
 fn columns() -> Vec<Column> {
     let n = 300_000i64;
-    let fixed = |name: &str, t, data: Vec<u8>| Column {
-        name: name.into(),
-        is_dimension: name == "x",
-        datatype: t,
-        cell_val_num: CellValNum::Fixed(1),
-        data,
-        offsets: None,
-        validity: None,
-    };
     let x = (0..n).rev().flat_map(|i| i.to_le_bytes()).collect();
     let v = (0..n)
         .flat_map(|i| (i as f64 * 0.5).to_le_bytes())

@@ -163,10 +163,7 @@ impl AsyncFragmentWriter {
     /// the uploads under way.
     async fn carry(&mut self) -> Result<(), WriteError> {
         let ops = self.outbox.take();
-        if let Err(e) = self.carrier.carry(ops).await {
-            self.carrier.abandon_all().await;
-            return Err(e.into());
-        }
+        self.carrier.carry_or_give_up(ops).await?;
         Ok(())
     }
 }
