@@ -1,16 +1,19 @@
 //! `cargo xtask maintain-async URI`: the array at `URI` (an object store,
 //! configured from the environment as the CLI's is) maintained by
 //! tessera's asynchronous maintenance, awaited on a current-thread tokio
-//! runtime with no runtime of the storage's own: its commits, fragment
-//! metadata and array metadata consolidated, then the fragments a
-//! consolidation replaced, the commits, the fragment metadata and the
-//! array metadata vacuumed. check-s3-maintained runs it and has TileDB-Py
+//! runtime with no runtime of the storage's own: its fragments
+//! consolidated (their cells read by the query crate's push decoder,
+//! awaited), its commits, fragment metadata and array metadata
+//! consolidated, then the fragments the consolidation replaced, the
+//! commits, the fragment metadata and the array metadata vacuumed. check-s3-maintained runs it and has TileDB-Py
 //! read the array back.
 
 use crate::common::Error;
 use std::sync::Arc;
 use tessera::object_store::ObjectStorage;
+use tessera::query::QuerySource;
 use tessera::storage::AsyncLocation;
+use tessera::write::consolidate::ConsolidateOptions;
 use tessera::write::maintain_async as awaited;
 
 pub fn maintain_async(args: &[String]) -> Result<(), Error> {
@@ -24,6 +27,9 @@ pub fn maintain_async(args: &[String]) -> Result<(), Error> {
     let at = AsyncLocation::new(Arc::new(storage.clone()), uri);
     let said = rt.block_on(async {
         let mut said = Vec::new();
+        let options = ConsolidateOptions::default();
+        let done = awaited::consolidate_fragments(&at, &options, &QuerySource).await?;
+        said.push(format!("fragments consolidated: {done:?}"));
         let con = awaited::consolidate_commits(&at, None).await?;
         said.push(format!("commits consolidated: {con:?}"));
         let meta = awaited::consolidate_fragment_meta(&at, None).await?;

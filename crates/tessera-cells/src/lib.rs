@@ -33,4 +33,7 @@ pub use column::Column;
 pub use condition::{Bounds, BoundsLookup, Compiled, Expr, FieldCells, FieldLookup, NumberTest};
 pub use error::CellError;
 pub use fields::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
-pub use source::{CellBatches, CellSource, SourceError, SparseCells};
+pub use source::{
+    AsyncCellBatches, AsyncCellSource, AsyncColumns, CellBatches, CellSource, SourceError,
+    SparseCells,
+};

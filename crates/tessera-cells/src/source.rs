@@ -1,18 +1,28 @@
 //! Where a writer gets an array's own cells when it rewrites them (a
-//! fragment consolidation): a reader of the array's fragments. The query
-//! crate's `tessera_query::QuerySource` is one; the write crate asks it
-//! for cells and writes what it gets.
+//! fragment consolidation): a reader of the array's fragments, waited on
+//! ([`CellSource`]) or awaited ([`AsyncCellSource`]). The query crate's
+//! `tessera_query::QuerySource` is both; the write crate asks it for cells
+//! and writes what it gets.
 
 use crate::column::Column;
+use futures_core::Stream;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use tessera_fragment::OpenArray;
-use tessera_storage::Storage;
+use tessera_storage::{AsyncStorage, Storage};
 
 /// Why a [`CellSource`] could not give cells (the reader's own error).
 pub type SourceError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Batches of cells, a column per field each, as a reader gives them.
 pub type CellBatches = Box<dyn Iterator<Item = Result<Vec<Column>, SourceError>> + Send>;
+
+/// [`CellBatches`] awaited: a stream of batches.
+pub type AsyncCellBatches = Pin<Box<dyn Stream<Item = Result<Vec<Column>, SourceError>> + Send>>;
+
+/// The cells of a box, awaited.
+pub type AsyncColumns = Pin<Box<dyn Future<Output = Result<Vec<Column>, SourceError>> + Send>>;
 
 /// Which cells of a sparse array's fragments [`CellSource::global_order`]
 /// gives, and in what memory.
@@ -48,4 +58,26 @@ pub trait CellSource: Sync {
         array: Arc<OpenArray>,
         bounds: &[(i128, i128)],
     ) -> Result<Vec<Column>, SourceError>;
+}
+
+/// [`CellSource`] over an [`AsyncStorage`]: the same cells, its requests
+/// awaited by the caller's task (an object store on the caller's runtime)
+/// rather than waited on by a thread.
+pub trait AsyncCellSource: Sync {
+    /// [`CellSource::global_order`], its batches awaited; a read that
+    /// cannot start fails at the first batch.
+    fn global_order(
+        &self,
+        storage: Arc<dyn AsyncStorage>,
+        array: Arc<OpenArray>,
+        which: SparseCells,
+    ) -> AsyncCellBatches;
+
+    /// [`CellSource::dense_box`], awaited.
+    fn dense_box(
+        &self,
+        storage: Arc<dyn AsyncStorage>,
+        array: Arc<OpenArray>,
+        bounds: Vec<(i128, i128)>,
+    ) -> AsyncColumns;
 }

@@ -1,6 +1,6 @@
 //! Many writers on one object store, awaited: two asynchronous fragment
-//! writers, the asynchronous maintenance (commits and fragment metadata
-//! consolidated, every vacuum) on a runtime of the caller's, a
+//! writers, the asynchronous maintenance (fragments, commits and fragment
+//! metadata consolidated, every vacuum) on a runtime of the caller's, a
 //! synchronous fragment consolidator, and a reader, all at once on one
 //! sparse array. Every read sees whole writes only, never loses one it
 //! saw, and at the end every cell written is there once.
@@ -115,8 +115,11 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
             writing.clone(),
         );
         rt.spawn(async move {
-            let mut rounds = 0;
+            let (mut rounds, mut consolidated) = (0, 0);
+            let options = ConsolidateOptions::default();
             while writing.load(Ordering::SeqCst) || rounds < 2 {
+                let done = maintain_async::consolidate_fragments(&at, &options, &QuerySource);
+                consolidated += done.await?.is_some() as usize;
                 maintain_async::consolidate_commits(&at, None).await?;
                 maintain_async::consolidate_fragment_meta(&at, None).await?;
                 maintain_async::vacuum_fragments(&at, None, None).await?;
@@ -124,7 +127,7 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
                 maintain_async::vacuum_fragment_meta(&at, None).await?;
                 rounds += 1;
             }
-            Ok::<_, tessera_write::WriteError>(rounds)
+            Ok::<_, tessera_write::WriteError>((rounds, consolidated))
         })
     };
     let consolidator = {
@@ -165,7 +168,7 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
     writing.store(false, Ordering::SeqCst);
     let consolidations = consolidator.join().unwrap();
     let reads = reader.join().unwrap();
-    let rounds = rt.block_on(maintainer).unwrap().unwrap();
+    let (rounds, awaited) = rt.block_on(maintainer).unwrap().unwrap();
     assert!(!on.started_own_runtime());
     let all: BTreeSet<i64> = (0..2 * WRITES).collect();
     assert_eq!(writes_seen(&storage), all);
@@ -173,5 +176,11 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
         reads > 0 && rounds >= 2,
         "{reads} reads, {rounds} rounds of maintenance"
     );
-    eprintln!("{consolidations} consolidations, {rounds} rounds of maintenance, {reads} reads");
+    assert!(
+        awaited > 0,
+        "the awaited maintenance consolidated no fragments"
+    );
+    eprintln!(
+        "{consolidations} consolidations, {rounds} rounds of maintenance ({awaited} consolidations), {reads} reads"
+    );
 }

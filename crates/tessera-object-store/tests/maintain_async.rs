@@ -7,20 +7,10 @@ use std::path::Path;
 use std::sync::Arc;
 mod common;
 
-use common::{files, stored, without_uuids};
-use tessera_object_store::{ListableStorage, ObjectStorage};
+use common::{objects, stored, without_uuids};
+use tessera_object_store::ListableStorage;
 use tessera_storage::{AsyncLocation, Location};
 use tessera_write::{commits, consolidate, fragment_meta, maintain_async};
-
-/// Every object below `folder`, by path below it (UUIDs of new names
-/// replaced), with its bytes.
-fn objects(storage: &ObjectStorage, folder: &str) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<_> = (files(storage, folder).into_iter())
-        .map(|(name, bytes)| (without_uuids(&name), bytes))
-        .collect();
-    out.sort();
-    out
-}
 
 #[test]
 fn maintenance_awaited_leaves_the_sync_objects() {
@@ -58,11 +48,15 @@ fn maintenance_awaited_leaves_the_sync_objects() {
     // Three fragments replaced (their commits went with them); the write
     // and the delete left.
     assert_eq!((fragments, removed), (3, 2));
+    // Each store read afresh (both arrays have the same URI, each in a
+    // store of its own).
     let fresh = storage.fresh();
+    let objects_sync = objects(&fresh, sync);
     assert!(
-        objects(&fresh, sync) == objects(&fresh, asynced),
+        objects_sync == objects(&other.fresh(), asynced),
         "the same objects"
     );
+    assert!(objects_sync.iter().any(|(n, _)| n.ends_with(".con")));
 
     // Each replaced fragment's commit goes before its folder's objects,
     // the vacuum file last.

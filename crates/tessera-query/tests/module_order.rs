@@ -32,9 +32,9 @@ const ORDER: &[&str] = &[
     "partition",
     "aggregate",
     "session",
-    "source",
     "arrow",
     "push",
+    "source",
     "stream",
 ];
 

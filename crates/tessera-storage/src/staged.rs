@@ -63,6 +63,12 @@ impl AsyncLocation {
         &*self.reads
     }
 
+    /// The storage, to read through, shared (a read that outlives the
+    /// borrow holds it).
+    pub fn shared_reader(&self) -> Arc<dyn AsyncStorage> {
+        self.reads.clone()
+    }
+
     /// The storage, to write through.
     pub fn writer(&self) -> Arc<dyn AsyncWritableStorage> {
         self.writes.clone()

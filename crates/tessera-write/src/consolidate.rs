@@ -14,68 +14,15 @@
 //! (a folder without a commit is invisible) and the vacuum file last.
 
 use crate::atomic::write_whole;
-use crate::fragment::{
-    BoxWriter, Consolidated, FragmentWriter, SortedFragmentWriter, WriteOptions,
-};
-use crate::gates;
+use crate::consolidate_plan::{cell_count, plan, Reading, COMMITS};
+pub use crate::consolidate_plan::{ConsolidateOptions, Consolidation};
+use crate::fragment::{BoxWriter, SortedFragmentWriter};
 use crate::WriteError;
 use std::sync::Arc;
-use tessera_cells::{CellBatches, CellSource, Column, SparseCells};
+use tessera_cells::CellSource;
 use tessera_filters::EncryptionKey;
-use tessera_fragment::{FragmentMetadata, OpenArray, TimestampedName};
-use tessera_schema::{ArraySchema, Range1D};
+use tessera_fragment::{OpenArray, TimestampedName};
 use tessera_storage::{listing_again, Location};
-use tessera_tile::{ArrayType, FormatVersion};
-
-const COMMITS: &str = "__commits";
-
-/// How fragments are consolidated (libtiledb's `sm.consolidation.*`).
-#[derive(Debug, Clone, Copy)]
-pub struct ConsolidateOptions {
-    /// Consolidate the fragments written inside `[t1, t2]` (ms;
-    /// `sm.consolidation.timestamp_start`/`_end`); default every one.
-    pub window: (u64, u64),
-    /// Whether every version of each cell is kept with its timestamp, so
-    /// time travel still sees older versions and delete commits among the
-    /// fragments still apply to what was written before them. `None`
-    /// (the default) does what libtiledb does: sparse arrays keep them
-    /// (from format 15), whatever `sm.consolidation.with_timestamps` says;
-    /// dense arrays do not. `Some(true)` asks for them (refused for dense
-    /// arrays); `Some(false)` keeps the newest version of each cell only
-    /// (refused where a delete commit falls among the fragments).
-    ///
-    /// Where delete commits come after the first fragment (or a fragment
-    /// keeps delete metadata), the versions they delete are kept too,
-    /// marked with when and by which commit (`dt.tdb`, `dci.tdb`), and the
-    /// fragment lists those commits as processed, as libtiledb does.
-    pub with_timestamps: Option<bool>,
-    /// Leave out the cells the delete commits delete (as of the window's
-    /// end), as `sm.consolidation.purge_deleted_cells` does; timestamps are
-    /// kept (the commits stay and apply, on reading, to nothing left).
-    pub purge_deleted: bool,
-    /// The array's AES-256-GCM key.
-    pub key: Option<EncryptionKey>,
-    /// Memory for a consolidation, in bytes (default 1 GiB): a sparse
-    /// one reads the cells in batches of a third of it, in global order,
-    /// and writes them out tile by tile as they come; a dense one reads
-    /// its box in bands of whole space tiles of about a third of it (one
-    /// row of tiles at least) and writes each band's tiles before reading
-    /// the next. (A purge holds, besides, the newest deleted version of
-    /// each cell the deletes hit.)
-    pub budget: Option<u64>,
-}
-
-impl Default for ConsolidateOptions {
-    fn default() -> Self {
-        ConsolidateOptions {
-            window: (0, u64::MAX),
-            with_timestamps: None,
-            purge_deleted: false,
-            key: None,
-            budget: None,
-        }
-    }
-}
 
 /// A step of consolidation, reported as it completes (a test stops the
 /// process at each to check the array reads the same).
@@ -100,17 +47,6 @@ pub enum VacuumStep {
     FolderRemoved,
     /// A vacuum file is removed.
     VacuumListRemoved,
-}
-
-/// What a consolidation did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Consolidation {
-    /// The new fragment's name.
-    pub fragment: String,
-    /// The fragments it replaces, oldest first.
-    pub replaced: Vec<String>,
-    /// Its cells.
-    pub cells: usize,
 }
 
 /// Consolidates the fragments inside the window into one; `None` when
@@ -147,361 +83,60 @@ fn consolidate_listed(
     source: &dyn CellSource,
     on_step: &mut dyn FnMut(Step),
 ) -> Result<Option<Consolidation>, WriteError> {
-    let array = at.path();
-    let refuse = |m: String| WriteError::refused(array, m);
-    let mut opened = crate::open::open_array(at, options.key)?;
-    let dense = opened.schema.array_type == ArrayType::Dense;
-    if dense && options.with_timestamps == Some(true) {
-        return Err(refuse(
-            "--with-timestamps: libtiledb keeps per-cell timestamps in sparse fragments only"
-                .into(),
-        ));
-    }
-    let (w1, w2) = options.window;
-    let inside = |f: &FragmentMetadata| {
-        let (t1, t2) = f.timestamp_range();
-        t1 >= w1 && t2 <= w2
-    };
-    let selected: Vec<&FragmentMetadata> = opened.fragments.iter().filter(|f| inside(f)).collect();
-    if selected.len() < 2 {
+    let Some(plan) = plan(at, options)? else {
         return Ok(None);
-    }
-    let a = selected
-        .iter()
-        .map(|f| f.timestamp_range().0)
-        .min()
-        .unwrap_or(0);
-    let b = selected
-        .iter()
-        .map(|f| f.timestamp_range().1)
-        .max()
-        .unwrap_or(0);
-    // Named as libtiledb names it: from the first fragment's start to the
-    // end of the last one in start order (not always the latest end).
-    let named_end = selected
-        .iter()
-        .map(|f| f.timestamp_range())
-        .max()
-        .map_or(b, |(_, t2)| t2);
-    for f in opened.fragments.iter().filter(|f| !inside(f)) {
-        let (t1, t2) = f.timestamp_range();
-        if t1 <= b && t2 >= a {
-            return Err(refuse(format!(
-                "fragment {} ([{t1}, {t2}]) overlaps the fragments to consolidate ([{a}, {b}]) in time: widen --timestamp to include it",
-                f.name
-            )));
-        }
-    }
-    if dense {
-        check_dense(&opened, &selected, a, &refuse)?;
-    }
-    let version = opened.schema.version;
-    let Kept {
-        timestamps,
-        delete_meta,
-    } = Kept::choose(&opened, &selected, options, (a, b)).map_err(refuse)?;
-    let processed: Option<Vec<String>> = delete_meta.then(|| {
-        let names = opened.delete_conditions.iter();
-        names.map(|d| format!("{COMMITS}/{}", d.name)).collect()
-    });
-    let replaced: Vec<String> = selected.iter().map(|f| f.name.clone()).collect();
-    let union = non_empty_union(&opened, &selected);
-    narrow(&mut opened, &replaced, (a, b));
-    let reader = ConsolidationRead {
-        array: at,
-        source,
-        union,
-        timestamps,
-        delete_meta,
     };
-    let write_options = WriteOptions {
-        key: options.key,
-        ..WriteOptions::default()
+    let writer = plan.writer(at.clone())?;
+    let read_failed = WriteError::read(at.path());
+    let storage = at.shared();
+    let global_order = |array: &Arc<OpenArray>, share| {
+        let which = plan.sparse_cells(share);
+        let read = source.global_order(storage.clone(), array.clone(), which);
+        read.map_err(read_failed)
     };
-    let consolidated = Consolidated {
-        range: (a, named_end),
-        timestamps,
-        delete_meta: processed,
-    };
-    let schema = opened.schema.clone();
-    let writer = FragmentWriter::consolidating(at, schema, write_options, consolidated)?;
+    let written = &mut || on_step(Step::FragmentWritten);
     let mut cells = 0;
-    let names = if dense {
-        // The box read band by band of whole space tiles, row-major,
-        // without coordinates (the band places the cells), each band's
-        // tiles written before the next is read.
-        opened.delete_conditions.clear();
-        let opened = Arc::new(opened);
-        let bounds = reader.bounds(&opened.schema)?;
-        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
-        let band_cells = (budget / 3) / crate::fragment::cell_bytes(&opened.schema);
-        let mut banded = BoxWriter::new(writer, &bounds, band_cells)?;
-        for band in banded.bands().to_vec() {
-            let columns = reader.read_band(&opened, &band)?;
-            cells += columns.first().map_or(0, Column::cell_count);
-            banded.write_band(columns)?;
-        }
-        banded.finish_observed(&mut || on_step(Step::FragmentWritten))?
-    } else if options.purge_deleted {
-        // Every version, and the versions the deletes keep (as of the
-        // window's end), side by side; then the kept ones again, written.
-        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
-        let mut with_deletes = crate::open::open_array(at, options.key)?;
-        narrow(&mut with_deletes, &replaced, (a, b));
-        with_deletes.delete_conditions.retain(|d| d.timestamp <= b);
-        opened.delete_conditions.clear();
-        let (opened, with_deletes) = (Arc::new(opened), Arc::new(with_deletes));
-        let read_failed = |e| WriteError::read(array)(e);
-        let dims = opened.schema.dimensions.len();
-        let deleted = crate::purge::deleted_versions(
-            reader.batches(&opened, budget / 6)?,
-            reader.batches(&with_deletes, budget / 6)?,
-            dims,
-        )
-        .map_err(read_failed)?;
-        let mut sorted = SortedFragmentWriter::new(writer)?;
-        for batch in reader.batches(&with_deletes, budget / 3)? {
-            let batch = batch.map_err(read_failed)?;
-            for run in crate::purge::kept_runs(&opened.schema, &batch, &deleted) {
-                cells += run.first().map_or(0, Column::cell_count);
-                sorted.write_owned(run)?;
+    let names = match &plan.reading {
+        Reading::Dense { bounds, band_cells } => {
+            let mut banded = BoxWriter::new(writer, bounds, *band_cells)?;
+            for band in banded.bands().to_vec() {
+                let read = source.dense_box(storage.clone(), plan.opened.clone(), &band);
+                let columns = read.map_err(read_failed)?;
+                cells += cell_count(&columns);
+                banded.write_band(columns)?;
             }
+            banded.finish_observed(written)?
         }
-        sorted.finish_observed(&mut || on_step(Step::FragmentWritten))?
-    } else {
-        // Deletes stay commits. With delete metadata the versions they
-        // delete are kept, marked; else readers apply them (to each version
-        // by its timestamp, or, without timestamps, to none of these
-        // cells: none comes after the first fragment).
-        if !delete_meta {
-            opened.delete_conditions.clear();
+        Reading::Purge { with_deletes } => {
+            let dims = plan.opened.schema.dimensions.len();
+            let all = global_order(&plan.opened, 6)?;
+            let kept = global_order(with_deletes, 6)?;
+            let deleted = crate::purge::deleted_versions(all, kept, dims).map_err(read_failed)?;
+            let mut sorted = SortedFragmentWriter::new(writer)?;
+            for batch in global_order(with_deletes, 3)? {
+                let batch = batch.map_err(read_failed)?;
+                for run in crate::purge::kept_runs(&plan.opened.schema, &batch, &deleted) {
+                    cells += cell_count(&run);
+                    sorted.write_owned(run)?;
+                }
+            }
+            sorted.finish_observed(written)?
         }
-        let opened = Arc::new(opened);
-        let mut sorted = SortedFragmentWriter::new(writer)?;
-        let budget = options.budget.unwrap_or(DEFAULT_BUDGET);
-        for batch in reader.batches(&opened, budget / 3)? {
-            let batch = batch.map_err(WriteError::read(array))?;
-            cells += batch.first().map_or(0, Column::cell_count);
-            sorted.write_owned(batch)?;
+        Reading::Sparse => {
+            let mut sorted = SortedFragmentWriter::new(writer)?;
+            for batch in global_order(&plan.opened, 3)? {
+                let batch = batch.map_err(read_failed)?;
+                cells += cell_count(&batch);
+                sorted.write_owned(batch)?;
+            }
+            sorted.finish_observed(written)?
         }
-        sorted.finish_observed(&mut || on_step(Step::FragmentWritten))?
     };
     on_step(Step::Committed);
-    let [fragment] = &names[..] else {
-        return Err(refuse(format!(
-            "consolidation wrote {} fragments, not one",
-            names.len()
-        )));
-    };
-    write_vacuum_list(at, fragment, &replaced, version)?;
+    let (vac, listed) = plan.vacuum_list(&names)?;
+    write_whole(&at.join(COMMITS), &vac, listed.as_bytes())?;
     on_step(Step::VacuumListed);
-    Ok(Some(Consolidation {
-        fragment: fragment.clone(),
-        replaced,
-        cells,
-    }))
-}
-
-/// Which versions of the cells a consolidation keeps.
-struct Kept {
-    /// Every version with its timestamp (sparse arrays).
-    timestamps: bool,
-    /// The versions delete commits delete too, marked (delete metadata).
-    delete_meta: bool,
-}
-
-impl Kept {
-    /// As libtiledb chooses by default: sparse arrays keep timestamps
-    /// (from format 15), and where a delete commit comes after the first
-    /// fragment (or a fragment keeps delete metadata) delete metadata
-    /// (from format 16), unless the deleted cells are purged. Purging keeps
-    /// timestamps too: the commits stay and apply again on reading, to
-    /// nothing written before them. Refused (the why) where the newest
-    /// versions alone would be deleted again by a commit among them.
-    fn choose(
-        opened: &OpenArray,
-        selected: &[&FragmentMetadata],
-        options: &ConsolidateOptions,
-        (a, b): (u64, u64),
-    ) -> Result<Kept, String> {
-        let dense = opened.schema.array_type == ArrayType::Dense;
-        let version = opened.schema.version;
-        let deletes = &opened.delete_conditions;
-        let timestamps = !dense
-            && match options.with_timestamps {
-                Some(keep) => keep || options.purge_deleted,
-                None => version.has(gates::CONSOLIDATION_TIMESTAMPS),
-            };
-        let among = deletes.iter().find(|d| d.timestamp > a && d.timestamp <= b);
-        if let (Some(d), false, false) = (among, dense, timestamps) {
-            return Err(format!(
-                "delete commit {} falls among the fragments: consolidate keeping timestamps (the default: the versions it deletes are kept, marked) or with --purge-deleted (remove the cells it deletes)",
-                d.name
-            ));
-        }
-        let after_first = deletes.iter().any(|d| d.timestamp >= a);
-        let marked = selected.iter().any(|f| f.footer.has_delete_meta);
-        Ok(Kept {
-            timestamps,
-            delete_meta: timestamps
-                && !options.purge_deleted
-                && version.has(gates::CONSOLIDATION_DELETE_METADATA)
-                && (after_first || marked),
-        })
-    }
-}
-
-/// Has `opened` read only the fragments to consolidate (`replaced`), as
-/// of the end of their time range `(a, b)`.
-fn narrow(opened: &mut OpenArray, replaced: &[String], (a, b): (u64, u64)) {
-    opened.fragments.retain(|f| replaced.contains(&f.name));
-    opened.timestamp_start = a;
-    opened.timestamp_end = b;
-}
-
-/// The default memory for a consolidation.
-const DEFAULT_BUDGET: u64 = 1 << 30;
-
-/// How the fragments to consolidate are read.
-struct ConsolidationRead<'p> {
-    array: &'p Location,
-    /// What reads the cells.
-    source: &'p dyn CellSource,
-    /// The fragments' bounding box (a dense consolidation's box).
-    union: Vec<Range1D>,
-    /// Every version of each cell, with its timestamp (sparse).
-    timestamps: bool,
-    /// Deleted versions too, marked (sparse, with timestamps).
-    delete_meta: bool,
-}
-
-impl<'p> ConsolidationRead<'p> {
-    /// The box a dense consolidation writes, as integers.
-    fn bounds(&self, schema: &ArraySchema) -> Result<Vec<(i128, i128)>, WriteError> {
-        self.union
-            .iter()
-            .zip(&schema.dimensions)
-            .map(|(r, d)| {
-                let int = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b).as_int();
-                int(&r.lo).zip(int(&r.hi)).ok_or_else(|| {
-                    WriteError::Input(format!("dense dimension `{}` is not an integer", d.name))
-                })
-            })
-            .collect()
-    }
-
-    /// The cells of the sparse fragments `opened` holds, in global order,
-    /// in batches of about `budget` bytes.
-    fn batches(&self, opened: &Arc<OpenArray>, budget: u64) -> Result<CellBatches, WriteError> {
-        let which = SparseCells {
-            versions: self.timestamps,
-            delete_metadata: self.delete_meta,
-            budget,
-        };
-        self.source
-            .global_order(self.array.shared(), opened.clone(), which)
-            .map_err(WriteError::read(self.array.path()))
-    }
-
-    /// The cells of the dense box `band` (first and last coordinate per
-    /// dimension), row-major, without coordinates.
-    fn read_band(
-        &self,
-        opened: &Arc<OpenArray>,
-        band: &[(i128, i128)],
-    ) -> Result<Vec<Column>, WriteError> {
-        self.source
-            .dense_box(self.array.shared(), opened.clone(), band)
-            .map_err(WriteError::read(self.array.path()))
-    }
-}
-
-/// A dense consolidation writes the fragments' whole bounding box, cells
-/// none of them wrote as fill values: refused where that box overlaps an
-/// older fragment left out (its cells there would be hidden), as
-/// libtiledb's `are_consolidatable` refuses; a sparse fragment (written
-/// into a dense array before libtiledb 2.5) is refused too.
-fn check_dense(
-    opened: &OpenArray,
-    selected: &[&FragmentMetadata],
-    a: u64,
-    refuse: &dyn Fn(String) -> WriteError,
-) -> Result<(), WriteError> {
-    if let Some(f) = selected.iter().find(|f| !f.footer.dense) {
-        return Err(refuse(format!(
-            "fragment {} is sparse in a dense array: tessera consolidates dense fragments only there",
-            f.name
-        )));
-    }
-    let union = non_empty_union(opened, selected);
-    let dims = &opened.schema.dimensions;
-    for f in &opened.fragments {
-        if f.timestamp_range().1 >= a || selected.iter().any(|s| s.name == f.name) {
-            continue;
-        }
-        let ned = f.footer.non_empty_domain.as_deref().unwrap_or(&[]);
-        let overlap = ned.len() == union.len()
-            && ned.iter().zip(&union).zip(dims).all(|((x, u), d)| {
-                let v = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
-                v(&x.lo) <= v(&u.hi) && v(&u.lo) <= v(&x.hi)
-            });
-        if overlap {
-            return Err(refuse(format!(
-                "the fragments' box overlaps the older fragment {}, left out: consolidate from its timestamp (--timestamp)",
-                f.name
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The bounding box of the fragments' non-empty domains.
-fn non_empty_union(opened: &OpenArray, fragments: &[&FragmentMetadata]) -> Vec<Range1D> {
-    let dims = &opened.schema.dimensions;
-    let mut union: Vec<Range1D> = Vec::new();
-    for f in fragments {
-        let Some(ned) = f.footer.non_empty_domain.as_deref() else {
-            continue;
-        };
-        if union.is_empty() {
-            union = ned.to_vec();
-            continue;
-        }
-        for ((u, x), d) in union.iter_mut().zip(ned).zip(dims) {
-            let v = |b: &[u8]| tessera_schema::Value::decode(d.datatype, b);
-            if v(&x.lo) < v(&u.lo) {
-                u.lo.clone_from(&x.lo);
-            }
-            if v(&x.hi) > v(&u.hi) {
-                u.hi.clone_from(&x.hi);
-            }
-        }
-    }
-    union
-}
-
-/// `__commits/<fragment>.vac`: the replaced fragments, relative to the
-/// array from format 19 (`/__fragments/<name>`), absolute `file://` URIs
-/// before, as libtiledb writes them.
-fn write_vacuum_list(
-    array: &Location,
-    fragment: &str,
-    replaced: &[String],
-    version: FormatVersion,
-) -> Result<(), WriteError> {
-    let prefix = match version.has(crate::gates::RELATIVE_VACUUM_PATHS) {
-        true => "/__fragments/".to_owned(),
-        false => {
-            let uri = array.storage().uri(array.path());
-            format!("{}/__fragments/", uri.map_err(WriteError::from)?)
-        }
-    };
-    let listed: String = replaced.iter().map(|n| format!("{prefix}{n}\n")).collect();
-    write_whole(
-        &array.join(COMMITS),
-        &format!("{fragment}.vac"),
-        listed.as_bytes(),
-    )
+    Ok(Some(plan.done(names, cells)))
 }
 
 /// Removes the fragments consolidation replaced (those the vacuum files in

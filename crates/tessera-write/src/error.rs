@@ -57,7 +57,7 @@ impl WriteError {
     /// The error of reading the array at `path`.
     pub(crate) fn read<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
         path: &std::path::Path,
-    ) -> impl FnOnce(E) -> WriteError + '_ {
+    ) -> impl Fn(E) -> WriteError + Copy + '_ {
         move |e| WriteError::Read {
             path: path.into(),
             source: e.into(),

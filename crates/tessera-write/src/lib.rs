@@ -16,15 +16,15 @@
 //!   members);
 //! - consolidation and vacuum: of fragments ([`consolidate`]), commits
 //!   ([`commits`]), fragment metadata ([`fragment_meta`]) and array and
-//!   group metadata ([`metadata`]); [`maintain_async`] the same for
-//!   commits and metadata, and the vacuum of fragments, awaited on the
-//!   caller's runtime.
+//!   group metadata ([`metadata`]); [`maintain_async`] the same,
+//!   awaited on the caller's runtime.
 
 pub mod arrow;
 mod atomic;
 mod carry;
 pub mod commits;
 pub mod consolidate;
+mod consolidate_plan;
 mod create;
 pub mod delete;
 mod error;

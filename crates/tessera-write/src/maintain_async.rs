@@ -11,9 +11,10 @@
 //! planned once the first is carried out.
 //!
 //! A step that fails while planned carries out nothing. A consolidation
-//! of fragments, which reads their cells, is
-//! [`consolidate::consolidate_fragments`](crate::consolidate::consolidate_fragments)'s,
-//! which waits for its requests; its vacuum is here.
+//! of fragments ([`consolidate_fragments`]) is planned the same way; the
+//! cells it reads come from an [`AsyncCellSource`], and the fragment it
+//! writes is uploaded as its files complete, as [`AsyncFragmentWriter`](crate::AsyncFragmentWriter)
+//! uploads a write.
 //!
 //! ```
 //! # fn copy(a: &std::path::Path, b: &std::path::Path) { std::fs::create_dir_all(b).unwrap();
@@ -57,11 +58,18 @@
 //! # }
 //! ```
 
+use crate::atomic::write_whole;
 use crate::carry::{Carried, Carrier};
-use crate::consolidate::VacuumLists;
+use crate::consolidate::{ConsolidateOptions, Consolidation, VacuumLists};
+use crate::consolidate_plan::{cell_count, plan, Reading, COMMITS};
+use crate::fragment::{on_pool, BoxWriter, OnStore, SortedFragmentWriter};
+use crate::purge::{kept_runs, Deleted, Sweep, Wanted};
 use crate::WriteError;
+use std::sync::Arc;
+use tessera_cells::{AsyncCellBatches, AsyncCellSource, Column, SourceError};
 use tessera_filters::EncryptionKey;
-use tessera_storage::{planned, AsyncLocation, Location};
+use tessera_fragment::OpenArray;
+use tessera_storage::{planned, AsyncLocation, Location, Need, REOPENS};
 
 /// Plans `run` over `at`, then carries out its writes; what `run`
 /// returned and what the writes removed.
@@ -167,4 +175,143 @@ pub async fn vacuum_fragments(
     })
     .await?;
     Ok(carried.folders_removed)
+}
+
+/// [`consolidate::consolidate_fragments`](crate::consolidate::consolidate_fragments),
+/// awaited: the consolidation is planned over the listings and metadata
+/// fetched as it asks, the cells come from `source` (the query crate's
+/// `tessera_query::QuerySource`, whose steps decode on rayon's pool), and
+/// the new fragment is written on rayon's pool, its files uploaded as
+/// they complete; its commit, then its vacuum file, are put once
+/// everything before them has landed. In the memory
+/// [`ConsolidateOptions::budget`] gives, as the synchronous one.
+///
+/// Fragments listed and then removed by another process's vacuum before
+/// they were read have the consolidation start again with the array
+/// listed anew, up to [`REOPENS`] times (what it had written stays
+/// uncommitted, seen by no reader).
+pub async fn consolidate_fragments(
+    at: &AsyncLocation,
+    options: &ConsolidateOptions,
+    source: &dyn AsyncCellSource,
+) -> Result<Option<Consolidation>, WriteError> {
+    let mut before = 0;
+    loop {
+        match consolidate_planned(at, options, source).await {
+            Err(e) if before < REOPENS && e.is_missing_file() => {
+                before += 1;
+                // The store forgets the listings it holds.
+                let relist = Need::Relist(at.path().join("__fragments"));
+                at.reader().answer(vec![relist]).await;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// One attempt of [`consolidate_fragments`].
+async fn consolidate_planned(
+    at: &AsyncLocation,
+    options: &ConsolidateOptions,
+    source: &dyn AsyncCellSource,
+) -> Result<Option<Consolidation>, WriteError> {
+    let (plan, _) = planned(at.reader(), at.path(), |a| plan(a, options)).await?;
+    let Some(plan) = plan? else {
+        return Ok(None);
+    };
+    let storage = at.shared_reader();
+    let read_failed = WriteError::read(at.path());
+    let global_order = |array: &Arc<OpenArray>, share| {
+        source.global_order(storage.clone(), array.clone(), plan.sparse_cells(share))
+    };
+    let folder = at.path().to_path_buf();
+    let sorted = || {
+        OnStore::new(at.writer(), folder.clone(), |a| {
+            SortedFragmentWriter::new(plan.writer(a)?)
+        })
+    };
+    let mut cells = 0;
+    let names = match &plan.reading {
+        Reading::Dense { bounds, band_cells } => {
+            let mut bands = Vec::new();
+            let mut banded = OnStore::new(at.writer(), folder.clone(), |a| {
+                let banded = BoxWriter::new(plan.writer(a)?, bounds, *band_cells)?;
+                bands = banded.bands().to_vec();
+                Ok(banded)
+            })?;
+            for band in bands {
+                let read = source.dense_box(storage.clone(), plan.opened.clone(), band);
+                let columns = read.await.map_err(read_failed)?;
+                cells += cell_count(&columns);
+                banded.step(move |b| b.write_band(columns)).await?;
+            }
+            banded.finish(BoxWriter::finish).await?
+        }
+        Reading::Purge { with_deletes } => {
+            let (all, kept) = (global_order(&plan.opened, 6), global_order(with_deletes, 6));
+            let dims = plan.opened.schema.dimensions.len();
+            let deleted = Arc::new(deleted_versions(all, kept, dims, read_failed).await?);
+            let mut sorted = sorted()?;
+            let mut batches = global_order(with_deletes, 3);
+            while let Some(batch) = next(&mut batches).await {
+                let batch = batch.map_err(read_failed)?;
+                let (schema, deleted) = (plan.opened.schema.clone(), deleted.clone());
+                let written = sorted.step(move |s| {
+                    let mut n = 0;
+                    for run in kept_runs(&schema, &batch, &deleted) {
+                        n += cell_count(&run);
+                        s.write_owned(run)?;
+                    }
+                    Ok(n)
+                });
+                cells += written.await?;
+            }
+            sorted.finish(SortedFragmentWriter::finish).await?
+        }
+        Reading::Sparse => {
+            let mut sorted = sorted()?;
+            let mut batches = global_order(&plan.opened, 3);
+            while let Some(batch) = next(&mut batches).await {
+                let batch: Vec<Column> = batch.map_err(read_failed)?;
+                cells += cell_count(&batch);
+                sorted.step(move |s| s.write_owned(batch)).await?;
+            }
+            sorted.finish(SortedFragmentWriter::finish).await?
+        }
+    };
+    let (vac, listed) = plan.vacuum_list(&names)?;
+    step(at, |a| {
+        write_whole(&a.join(COMMITS), &vac, listed.as_bytes())
+    })
+    .await?;
+    Ok(Some(plan.done(names, cells)))
+}
+
+/// The deleted versions of a purge ([`Sweep`]), its two reads awaited and
+/// the sweep run on rayon's pool.
+async fn deleted_versions(
+    mut all: AsyncCellBatches,
+    mut kept: AsyncCellBatches,
+    dims: usize,
+    read_failed: impl Fn(SourceError) -> WriteError,
+) -> Result<Deleted, WriteError> {
+    let mut sweep = Sweep::new(dims);
+    loop {
+        let (swept, wanted) = on_pool(move || {
+            let wanted = sweep.run();
+            (sweep, wanted)
+        })
+        .await?;
+        sweep = swept;
+        match wanted {
+            Wanted::All => sweep.all(next(&mut all).await.transpose().map_err(&read_failed)?),
+            Wanted::Kept => sweep.kept(next(&mut kept).await.transpose().map_err(&read_failed)?),
+            Wanted::Done => return Ok(sweep.deleted()),
+        }
+    }
+}
+
+/// The next batch of `batches`.
+async fn next(batches: &mut AsyncCellBatches) -> Option<Result<Vec<Column>, SourceError>> {
+    std::future::poll_fn(|cx| batches.as_mut().poll_next(cx)).await
 }

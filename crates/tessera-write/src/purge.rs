@@ -39,58 +39,104 @@ fn cells(cols: &[Column]) -> usize {
     cols.first().map_or(0, Column::cell_count)
 }
 
-/// The versions of a read, one at a time across its batches.
-struct Cursor {
-    batches: CellBatches,
-    batch: Vec<Column>,
-    at: usize,
-    dims: usize,
+/// What a [`Sweep`] needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    /// The next batch of every version (`None` past the last).
+    All,
+    /// The next batch of the versions the deletes keep.
+    Kept,
+    /// Nothing: the deleted versions are found.
+    Done,
 }
 
-impl Cursor {
-    /// The version under the cursor; `None` past the last.
-    fn peek(&mut self) -> Result<Option<Version>, SourceError> {
-        while self.at >= cells(&self.batch) {
-            match self.batches.next() {
-                None => return Ok(None),
-                Some(b) => {
-                    self.batch = b?;
-                    self.at = 0;
-                }
-            }
+/// The deleted versions found as the two reads' batches are given, by
+/// whoever reads them (waited on or awaited): the versions of `all`
+/// (every version, in global order) that `kept` (the same read with the
+/// deletes applied: a subsequence of it) lacks, per cell the newest.
+pub(crate) struct Sweep {
+    dims: usize,
+    all: Vec<Column>,
+    all_at: usize,
+    all_over: bool,
+    kept: Vec<Column>,
+    kept_at: usize,
+    kept_over: bool,
+    deleted: Deleted,
+}
+
+impl Sweep {
+    /// A sweep of versions with `dims` dimensions.
+    pub(crate) fn new(dims: usize) -> Sweep {
+        Sweep {
+            dims,
+            all: Vec::new(),
+            all_at: 0,
+            all_over: false,
+            kept: Vec::new(),
+            kept_at: 0,
+            kept_over: false,
+            deleted: Deleted::new(),
         }
-        Ok(Some(version_of(&self.batch, self.dims, self.at)))
     }
-}
 
-/// The deleted versions: those of `all` (every version, in global order)
-/// that `kept` (the same read with the deletes applied: a subsequence of
-/// it) lacks, per cell the newest.
-pub(crate) fn deleted_versions(
-    all: CellBatches,
-    kept: CellBatches,
-    dims: usize,
-) -> Result<Deleted, SourceError> {
-    let mut kept = Cursor {
-        batches: kept,
-        batch: Vec::new(),
-        at: 0,
-        dims,
-    };
-    let mut deleted = Deleted::new();
-    for batch in all {
-        let cols = batch?;
-        for i in 0..cells(&cols) {
-            let version = version_of(&cols, dims, i);
-            if kept.peek()?.as_ref() == Some(&version) {
-                kept.at += 1;
+    /// Goes on through the versions given; says what it needs next.
+    pub(crate) fn run(&mut self) -> Wanted {
+        loop {
+            if self.all_at >= cells(&self.all) {
+                return match self.all_over {
+                    true => Wanted::Done,
+                    false => Wanted::All,
+                };
+            }
+            if self.kept_at >= cells(&self.kept) && !self.kept_over {
+                return Wanted::Kept;
+            }
+            let version = version_of(&self.all, self.dims, self.all_at);
+            self.all_at += 1;
+            let kept = (self.kept_at < cells(&self.kept))
+                .then(|| version_of(&self.kept, self.dims, self.kept_at));
+            if kept.as_ref() == Some(&version) {
+                self.kept_at += 1;
                 continue;
             }
-            let newest = deleted.entry(version.0).or_insert(version.1);
+            let newest = self.deleted.entry(version.0).or_insert(version.1);
             *newest = (*newest).max(version.1);
         }
     }
-    Ok(deleted)
+
+    /// The next batch of every version; `None`: there is no more.
+    pub(crate) fn all(&mut self, batch: Option<Vec<Column>>) {
+        self.all_over = batch.is_none();
+        (self.all, self.all_at) = (batch.unwrap_or_default(), 0);
+    }
+
+    /// The next batch of the versions kept; `None`: there is no more.
+    pub(crate) fn kept(&mut self, batch: Option<Vec<Column>>) {
+        self.kept_over = batch.is_none();
+        (self.kept, self.kept_at) = (batch.unwrap_or_default(), 0);
+    }
+
+    /// The deleted versions, once [`run`](Self::run) is done.
+    pub(crate) fn deleted(self) -> Deleted {
+        self.deleted
+    }
+}
+
+/// The deleted versions ([`Sweep`]) of two reads waited on.
+pub(crate) fn deleted_versions(
+    mut all: CellBatches,
+    mut kept: CellBatches,
+    dims: usize,
+) -> Result<Deleted, SourceError> {
+    let mut sweep = Sweep::new(dims);
+    loop {
+        match sweep.run() {
+            Wanted::All => sweep.all(all.next().transpose()?),
+            Wanted::Kept => sweep.kept(kept.next().transpose()?),
+            Wanted::Done => return Ok(sweep.deleted()),
+        }
+    }
 }
 
 /// The runs of consecutive versions of `batch` (read with the deletes

@@ -15,6 +15,7 @@ tessera_module_order::test!(
     "create",
     "fragment",
     "purge",
+    "consolidate_plan",
     "consolidate",
     "delete",
     "rows",

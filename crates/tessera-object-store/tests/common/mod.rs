@@ -9,9 +9,14 @@ use tessera_object_store::{
 
 /// `case` of TileDB-Py 0.36.1 copied into a memory store.
 pub fn stored(case: &str) -> (ObjectStorage, String) {
+    stored_from("0.36.1", case)
+}
+
+/// `case` of TileDB-Py `release` copied into a memory store of its own.
+pub fn stored_from(release: &str, case: &str) -> (ObjectStorage, String) {
     let storage = ObjectStorage::for_uri("memory://fixtures").unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/tiledb-0.36.1")
+        .join(format!("../../testdata/tiledb-{release}"))
         .join(case)
         .join("array");
     let uri = format!("memory://fixtures/{case}");
@@ -87,6 +92,16 @@ pub fn plan_side_by_side(mut requests: Vec<Request>) -> Vec<String> {
         .enumerate()
         .flat_map(|(n, c)| c.iter().map(move |r| format!("{n}: {r}")))
         .collect()
+}
+
+/// Every object below `folder`, by path below it (UUIDs of new names
+/// replaced), with its bytes.
+pub fn objects(storage: &ObjectStorage, folder: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<_> = (files(storage, folder).into_iter())
+        .map(|(name, bytes)| (without_uuids(&name), bytes))
+        .collect();
+    out.sort();
+    out
 }
 
 /// `line` with each uuid (32 hex digits) of a file name written as

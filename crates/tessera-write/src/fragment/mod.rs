@@ -42,6 +42,7 @@ use dense::{box_tiles, dense_tiles, DensePlan};
 use files::FieldFiles;
 use metadata::{fragment_metadata, FragmentFacts, Slot};
 pub use on_store::{latest_schema, AsyncFragmentWriter};
+pub(crate) use on_store::{on_pool, OnStore};
 use rayon::prelude::*;
 pub use row_major::{RowMajorWriter, Walk};
 use stats::{field_summary, TileStats};

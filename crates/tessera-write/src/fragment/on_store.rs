@@ -76,11 +76,7 @@ use tessera_storage::{fetched, AsyncStorage, AsyncWritableStorage, Location, Out
 /// # }
 /// ```
 pub struct AsyncFragmentWriter {
-    array: PathBuf,
-    /// The writer, away on the pool while a step runs.
-    writer: Option<FragmentWriter>,
-    outbox: Outbox,
-    carrier: Carrier,
+    on_store: OnStore<FragmentWriter>,
 }
 
 impl AsyncFragmentWriter {
@@ -92,21 +88,16 @@ impl AsyncFragmentWriter {
         schema: Arc<ArraySchema>,
         options: WriteOptions,
     ) -> Result<AsyncFragmentWriter, WriteError> {
-        let outbox = Outbox::default();
-        let array = array.into();
-        let at = Location::new(Arc::new(outbox.clone()), &array);
-        Ok(AsyncFragmentWriter {
-            array,
-            writer: Some(FragmentWriter::with_schema(at, schema, options)?),
-            outbox,
-            carrier: Carrier::new(storage),
-        })
+        let on_store = OnStore::new(storage, array.into(), |at| {
+            FragmentWriter::with_schema(at, schema, options)
+        })?;
+        Ok(AsyncFragmentWriter { on_store })
     }
 
     /// Adds cells, as [`FragmentWriter::write_owned`]; files the cells
     /// complete (past the budget) are uploaded before it returns.
     pub async fn write(&mut self, columns: Vec<Column>) -> Result<(), WriteError> {
-        self.step(move |w| w.write_owned(columns)).await
+        self.on_store.step(move |w| w.write_owned(columns)).await
     }
 
     /// Writes a dense box of cells given without coordinates, as
@@ -117,15 +108,54 @@ impl AsyncFragmentWriter {
         bounds: Vec<(i128, i128)>,
         columns: Vec<Column>,
     ) -> Result<(), WriteError> {
-        self.step(move |w| w.write_box(&bounds, columns)).await
+        self.on_store
+            .step(move |w| w.write_box(&bounds, columns))
+            .await
+    }
+
+    /// Writes the cells held and commits the write once every file of it
+    /// has landed; returns the names of its fragments (see
+    /// [`FragmentWriter::finish`]).
+    pub async fn finish(self) -> Result<Vec<String>, WriteError> {
+        self.on_store.finish(FragmentWriter::finish).await
+    }
+}
+
+/// A writer over an [`Outbox`] (a [`FragmentWriter`], or one built on it)
+/// whose steps run on rayon's pool, each followed by carrying out the
+/// writes it took down over an [`AsyncWritableStorage`].
+pub(crate) struct OnStore<W> {
+    array: PathBuf,
+    /// The writer, away on the pool while a step runs.
+    writer: Option<W>,
+    outbox: Outbox,
+    carrier: Carrier,
+}
+
+impl<W: Send + 'static> OnStore<W> {
+    /// The writer `make` builds over an outbox for the array at `array`,
+    /// whose writes go to `storage`.
+    pub(crate) fn new(
+        storage: Arc<dyn AsyncWritableStorage>,
+        array: PathBuf,
+        make: impl FnOnce(Location) -> Result<W, WriteError>,
+    ) -> Result<OnStore<W>, WriteError> {
+        let outbox = Outbox::default();
+        let at = Location::new(Arc::new(outbox.clone()), &array);
+        Ok(OnStore {
+            array,
+            writer: Some(make(at)?),
+            outbox,
+            carrier: Carrier::new(storage),
+        })
     }
 
     /// Runs `work` on the writer on rayon's pool, then carries out the
     /// writes it took down.
-    async fn step(
+    pub(crate) async fn step<T: Send + 'static>(
         &mut self,
-        work: impl FnOnce(&mut FragmentWriter) -> Result<(), WriteError> + Send + 'static,
-    ) -> Result<(), WriteError> {
+        work: impl FnOnce(&mut W) -> Result<T, WriteError> + Send + 'static,
+    ) -> Result<T, WriteError> {
         let writer = self.writer.take().ok_or_else(finished)?;
         let (writer, done) = on_pool(move || {
             let mut writer = writer;
@@ -135,17 +165,21 @@ impl AsyncFragmentWriter {
         .await?;
         self.writer = Some(writer);
         let carried = self.carry().await;
-        done.and(carried)
+        done.and_then(|got| carried.map(|()| got))
     }
 
-    /// Writes the cells held and commits the write once every file of it
-    /// has landed; returns the names of its fragments (see
-    /// [`FragmentWriter::finish`]).
-    pub async fn finish(mut self) -> Result<Vec<String>, WriteError> {
+    /// Finishes the writer with `finish` on the pool (which writes the
+    /// cells held and the commit) and carries out its writes, the commit
+    /// after every file before it has landed; returns the fragments'
+    /// names.
+    pub(crate) async fn finish(
+        mut self,
+        finish: impl FnOnce(W) -> Result<Vec<String>, WriteError> + Send + 'static,
+    ) -> Result<Vec<String>, WriteError> {
         let writer = self.writer.take().ok_or_else(finished)?;
         // A failure drops the fragments' folders, which takes their
         // removal down: carried out below like the rest.
-        let names = on_pool(move || writer.finish()).await?;
+        let names = on_pool(move || finish(writer)).await?;
         let carried = self.carry().await;
         let names = names?;
         if let Err(e) = carried {
@@ -175,7 +209,7 @@ fn finished() -> WriteError {
 
 /// Runs `work` on rayon's pool; the caller's task awaits it, no thread
 /// waits. A panic in it is an error, not the caller's panic.
-async fn on_pool<T: Send + 'static>(
+pub(crate) async fn on_pool<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, WriteError> {
     let (tx, rx) = futures_channel::oneshot::channel();
