@@ -3,7 +3,7 @@ same run, both on the S3 rig of shared/bench/s3 (s3s-fs, a file-backed
 server whose ranged GET costs its range, behind delay_proxy.py: 20 ms a
 request, 100 MB/s a connection).
 
-    python s3_consolidate.py BENCH_DIR TESSERA S3S_FS DELAY_PROXY ROUNDS OUT_MD
+    python s3_consolidate.py BENCH_DIR TESSERA XTASK S3S_FS DELAY_PROXY ROUNDS OUT_MD
 
 Arrays: the bench's 20-fragment dense array (dense_f32_fragments) and the
 100-fragment sparse array of fragmented.py. The server's root folder is
@@ -12,6 +12,10 @@ consolidated as s3://bench/COPY into one fragment:
   - tessera: `tessera consolidate s3://bench/COPY` (sparse:
     `--with-timestamps`, so that both keep every version), the whole
     process timed;
+  - tessera, awaited: `xtask consolidate-async s3://bench/COPY` (the
+    same flags), the same consolidation awaited on one current-thread
+    tokio runtime of the process's (`maintain_async::consolidate_fragments`),
+    the whole process timed;
   - libtiledb: `tiledb.consolidate` (TileDB-Py 0.36.1, libtiledb 2.30;
     mode fragments, every fragment in one step), the call alone timed, in
     a fresh process.
@@ -38,7 +42,7 @@ sys.path.insert(0, here)
 from common import free_port, libtiledb_s3, s3_env, start_s3s_fs, wait  # noqa: E402
 from fragmented import sparse_100_fragments  # noqa: E402
 
-bench, tessera, s3s_fs, delay_proxy, rounds, out_md = sys.argv[1:7]
+bench, tessera, xtask, s3s_fs, delay_proxy, rounds, out_md = sys.argv[1:8]
 rounds = int(rounds)
 root = os.path.join(bench, "s3root")
 shutil.rmtree(root, ignore_errors=True)
@@ -99,14 +103,23 @@ def fresh(src, tag):
     return dst, f"s3://bench/{tag}"
 
 
-def tessera_side(src, flags, tag, port):
+def process_side(command, src, flags, tag, port):
     dst, uri = fresh(src, tag)
     t0 = time.perf_counter()
-    p = subprocess.Popen([tessera, "consolidate", uri, *flags], env=env_for(port), stderr=subprocess.DEVNULL)
+    p = subprocess.Popen([*command, uri, *flags], env=env_for(port), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
-    assert status == 0, "tessera consolidate failed"
+    assert status == 0, f"{command} {uri} failed"
     return dst, dt, ru.ru_maxrss / 1024, ru.ru_oublock * 512
+
+
+def tessera_side(src, flags, tag, port):
+    return process_side([tessera, "consolidate"], src, flags, tag, port)
+
+
+def awaited_side(src, flags, tag, port):
+    return process_side([xtask, "consolidate-async"], src, flags, tag, port)
 
 
 def libtiledb_side(src, flags, tag, port):
@@ -136,18 +149,18 @@ try:
     for name, flags in (("dense_f32_fragments", []), ("sparse_100_fragments", ["--with-timestamps"])):
         src = os.path.join(bench, name)
         n, want = len(tiledb.array_fragments(src)), cells(src)
-        sides = {"tessera": tessera_side, "libtiledb": libtiledb_side}
+        sides = {"tessera": tessera_side, "tessera, awaited": awaited_side, "libtiledb": libtiledb_side}
         timed = {k: [] for k in sides}
         for i in range(rounds):
             order = list(sides) if i % 2 == 0 else list(sides)[::-1]
             for k in order:
-                timed[k].append(checked(sides[k], src, flags, f"{k}-{i}", delayed, want))
+                timed[k].append(checked(sides[k], src, flags, f"{k.replace(', ', '-')}-{i}", delayed, want))
             print(f"{name} round {i}: " + ", ".join(f"{k} {timed[k][-1][0]:.2f}s {timed[k][-1][1]:.0f} MiB" for k in sides),
                   file=sys.stderr, flush=True)
         moved = {}
         for k in sides:
             counts()
-            checked(sides[k], src, flags, f"{k}-counted", counting, want)
+            checked(sides[k], src, flags, f"{k.replace(', ', '-')}-counted", counting, want)
             moved[k] = counts()
         med = {k: statistics.median(x[0] for x in timed[k]) for k in sides}
         rss = {k: max(x[1] for x in timed[k]) for k in sides}

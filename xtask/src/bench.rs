@@ -156,13 +156,18 @@ pub fn bench_s3(args: &[String]) -> Result<(), Error> {
 
 /// `cargo xtask bench-s3-consolidate [--scale S] [--rounds N] [--rig DIR]`:
 /// consolidating the 20-fragment dense and 100-fragment sparse arrays where
-/// they live on S3, tessera against libtiledb in the same run, on the rig
+/// they live on S3, tessera (waiting for its requests, and awaiting them:
+/// `xtask consolidate-async`) against libtiledb in the same run, on the rig
 /// of DIR (default `../shared/bench/s3`: s3s-fs, built once into
 /// target/bench-s3, behind its delaying proxy); time, peak RSS, local disk
 /// written, requests and bytes (xtask/bench/s3_consolidate.py). The table
 /// goes into docs/PERFORMANCE.md.
 pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
-    let (python, dir, bin, rounds) = prepare(args, "3")?;
+    let (python, dir, rounds) = bench_arrays(args, "3")?;
+    // The awaited consolidation's process (`xtask consolidate-async`)
+    // built with the CLI, as `cargo xtask bench` builds them.
+    let bin = crate::dist::build(&["tessera-cli", "xtask"], &[], Profiling)?;
+    let xtask = bin.join("xtask");
     let rig = S3Rig::built(args)?;
     let run = Run {
         python: &python,
@@ -174,6 +179,7 @@ pub fn bench_s3_consolidate(args: &[String]) -> Result<(), Error> {
     run.into_doc(&[
         dir.as_os_str(),
         bin.join("tessera").as_os_str(),
+        xtask.as_os_str(),
         rig.server.as_os_str(),
         rig.proxy.as_os_str(),
         OsStr::new(&rounds),

@@ -7,6 +7,10 @@
 //! consolidated, then the fragments the consolidation replaced, the
 //! commits, the fragment metadata and the array metadata vacuumed. check-s3-maintained runs it and has TileDB-Py
 //! read the array back.
+//!
+//! `cargo xtask consolidate-async URI [--with-timestamps]`: the fragments
+//! of the array at `URI` consolidated so, and nothing else;
+//! bench-s3-consolidate times it beside `tessera consolidate`.
 
 use crate::common::Error;
 use std::sync::Arc;
@@ -50,5 +54,36 @@ pub fn maintain_async(args: &[String]) -> Result<(), Error> {
         return Err("the storage started a runtime of its own".into());
     }
     println!("{}", said.join("\n"));
+    Ok(())
+}
+
+pub fn consolidate_async(args: &[String]) -> Result<(), Error> {
+    let (uri, with_timestamps) = match args {
+        [uri] => (uri, None),
+        [uri, flag] if flag == "--with-timestamps" => (uri, Some(true)),
+        _ => return Err("usage: cargo xtask consolidate-async URI [--with-timestamps]".into()),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let storage = ObjectStorage::for_uri(uri)?.on_runtime(rt.handle().clone());
+    let at = AsyncLocation::new(Arc::new(storage.clone()), uri);
+    let options = ConsolidateOptions {
+        with_timestamps,
+        ..ConsolidateOptions::default()
+    };
+    let done = rt.block_on(awaited::consolidate_fragments(&at, &options, &QuerySource))?;
+    if storage.started_own_runtime() {
+        return Err("the storage started a runtime of its own".into());
+    }
+    let Some(done) = done else {
+        return Err(format!("{uri}: fewer than two fragments to consolidate").into());
+    };
+    println!(
+        "{} fragments consolidated into {} ({} cells)",
+        done.replaced.len(),
+        done.fragment,
+        done.cells
+    );
     Ok(())
 }

@@ -144,6 +144,29 @@ impl Fetched {
         None
     }
 
+    /// The answer to `need` (a range, a tail or a size) from a file
+    /// fetched whole; `None` for a file not fetched, or another need.
+    pub(crate) fn held(&self, need: &Need) -> Option<Data> {
+        let path = match need {
+            Need::Range(p, _) | Need::Tail(p, _) | Need::Size(p) => p,
+            _ => return None,
+        };
+        let files = lock(&self.files);
+        let bytes = files.get(path)?.as_ref().ok()?;
+        let len = bytes.len() as u64;
+        match need {
+            Need::Range(_, r) if r.start <= r.end && r.end <= len => Some(Data::Bytes(
+                bytes[r.start as usize..r.end as usize].to_vec(),
+            )),
+            Need::Tail(_, max) => {
+                let from = len.saturating_sub(*max) as usize;
+                Some(Data::Tail(len, bytes[from..].to_vec()))
+            }
+            Need::Size(_) => Some(Data::Size(len)),
+            _ => None,
+        }
+    }
+
     fn lack(&self, need: Need) {
         let mut lacked = lock(&self.lacked);
         if !lacked.contains(&need) {

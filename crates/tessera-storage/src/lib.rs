@@ -59,7 +59,7 @@ pub use outbox::{Outbox, WriteOp};
 pub use readable::{PendingBatch, ReadableStorage};
 pub use recording::Recording;
 pub use side_by_side::{side_by_side, side_by_side_on};
-pub use staged::{planned, AsyncLocation};
+pub use staged::{planned, planned_for_reading, AsyncLocation};
 pub use storage::Storage;
 pub use vanished::{is_missing_file, listing_again, pause_before_reopen, REOPENS};
 pub use write::{already_there, entry_names, put_after_looking, FileWriter, WritableStorage};

@@ -16,7 +16,7 @@ use crate::fetched::{until_fetched, Fetched};
 use crate::hints::StorageHints;
 use crate::listable::{DirEntry, ListableStorage};
 use crate::location::Location;
-use crate::need::AsyncStorage;
+use crate::need::{AnswersFuture, AsyncStorage, Need};
 use crate::outbox::{Outbox, WriteOp};
 use crate::readable::ReadableStorage;
 use crate::write::{FileWriter, WritableStorage};
@@ -125,6 +125,72 @@ pub async fn planned<T>(
     at: &Path,
     run: impl Fn(&Location) -> T,
 ) -> StorageResult<(T, Vec<WriteOp>)> {
+    let (got, writes, _) = planned_fetching(storage, at, run).await?;
+    Ok((got, writes))
+}
+
+/// [`planned`], for a plan a read then follows: besides, `storage` as it
+/// answers the read, the whole files the planning fetched (schemas,
+/// fragment metadata) answered from memory, not fetched again.
+///
+/// ```
+/// use std::path::Path;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// use tessera_storage::{answer, planned_for_reading, AnswersFuture, AsyncStorage, Data, LocalFs, Need};
+/// // Local files answered as an asynchronous storage would, counted.
+/// struct Local(AtomicUsize);
+/// impl AsyncStorage for Local {
+///     fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
+///         self.0.fetch_add(needs.len(), Ordering::Relaxed);
+///         Box::pin(std::future::ready(answer(&LocalFs, needs)))
+///     }
+/// }
+/// let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array"));
+/// let local = Arc::new(Local(AtomicUsize::new(0)));
+/// let (schema, _, reading) = block_on(planned_for_reading(local.clone(), dir, |at| {
+///     let names = tessera_storage::entry_names(at.reader(), &at.path().join("__schema"))?;
+///     let schema = at.path().join("__schema").join(&names[0]);
+///     at.reader().read_all(&schema)?; // fetched whole while planning
+///     Ok::<_, tessera_storage::StorageError>(schema)
+/// }))
+/// .unwrap();
+/// let schema = schema.unwrap();
+/// let asked = local.0.load(Ordering::Relaxed);
+/// // The schema's first bytes, from what the planning fetched.
+/// let got = block_on(reading.answer(vec![Need::Range(schema.clone(), 0..4)]));
+/// let whole = std::fs::read(&schema).unwrap();
+/// assert_eq!(got[0].1.as_ref().unwrap(), &Data::Bytes(whole[..4].to_vec()));
+/// assert_eq!(local.0.load(Ordering::Relaxed), asked);
+/// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// #     let mut f = std::pin::pin!(f);
+/// #     loop {
+/// #         if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+/// #             return v;
+/// #         }
+/// #     }
+/// # }
+/// ```
+pub async fn planned_for_reading<T>(
+    storage: Arc<dyn AsyncStorage>,
+    at: &Path,
+    run: impl Fn(&Location) -> T,
+) -> StorageResult<(T, Vec<WriteOp>, Arc<dyn AsyncStorage>)> {
+    let (got, writes, known) = planned_fetching(&*storage, at, run).await?;
+    let primed = Primed {
+        known,
+        inner: storage,
+    };
+    Ok((got, writes, Arc::new(primed)))
+}
+
+/// [`planned`] and what it fetched.
+async fn planned_fetching<T>(
+    storage: &dyn AsyncStorage,
+    at: &Path,
+    run: impl Fn(&Location) -> T,
+) -> StorageResult<(T, Vec<WriteOp>, Arc<Fetched>)> {
     let known = Arc::new(Fetched::default());
     let mut outbox = Outbox::default();
     let got = until_fetched(storage, &known, || {
@@ -138,7 +204,34 @@ pub async fn planned<T>(
         run(&Location::new(Arc::new(staged), at))
     })
     .await?;
-    Ok((got, outbox.take()))
+    Ok((got, outbox.take(), known))
+}
+
+/// A storage answering ranges, tails and sizes of the files fetched
+/// whole from them, and every other need from `inner`.
+struct Primed {
+    known: Arc<Fetched>,
+    inner: Arc<dyn AsyncStorage>,
+}
+
+impl AsyncStorage for Primed {
+    fn answer(&self, needs: Vec<Need>) -> AnswersFuture {
+        let (mut held, mut rest) = (Vec::new(), Vec::new());
+        for need in needs {
+            match self.known.held(&need) {
+                Some(data) => held.push((need, Ok(data))),
+                None => rest.push(need),
+            }
+        }
+        if rest.is_empty() {
+            return Box::pin(std::future::ready(held));
+        }
+        let later = self.inner.answer(rest);
+        Box::pin(async move {
+            held.extend(later.await);
+            held
+        })
+    }
 }
 
 /// Reads from what was fetched, writes into an outbox.

@@ -69,7 +69,7 @@ use std::sync::Arc;
 use tessera_cells::{AsyncCellBatches, AsyncCellSource, Column, SourceError};
 use tessera_filters::EncryptionKey;
 use tessera_fragment::OpenArray;
-use tessera_storage::{planned, AsyncLocation, Location, Need, REOPENS};
+use tessera_storage::{planned, planned_for_reading, AsyncLocation, Location, Need, REOPENS};
 
 /// Plans `run` over `at`, then carries out its writes; what `run`
 /// returned and what the writes removed.
@@ -215,11 +215,15 @@ async fn consolidate_planned(
     options: &ConsolidateOptions,
     source: &dyn AsyncCellSource,
 ) -> Result<Option<Consolidation>, WriteError> {
-    let (plan, _) = planned(at.reader(), at.path(), |a| plan(a, options)).await?;
+    // The array's whole tree listed once: a store that keeps listings
+    // (an object store's) answers the planning's listings from it.
+    at.reader().answer(vec![Need::List(at.path().into())]).await;
+    // The read after the plan takes the metadata the plan fetched.
+    let planning = planned_for_reading(at.shared_reader(), at.path(), |a| plan(a, options));
+    let (plan, _, storage) = planning.await?;
     let Some(plan) = plan? else {
         return Ok(None);
     };
-    let storage = at.shared_reader();
     let read_failed = WriteError::read(at.path());
     let global_order = |array: &Arc<OpenArray>, share| {
         source.global_order(storage.clone(), array.clone(), plan.sparse_cells(share))
