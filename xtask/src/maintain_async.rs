@@ -58,10 +58,10 @@ pub fn maintain_async(args: &[String]) -> Result<(), Error> {
 }
 
 pub fn consolidate_async(args: &[String]) -> Result<(), Error> {
-    let (uri, with_timestamps) = match args {
-        [uri] => (uri, None),
-        [uri, flag] if flag == "--with-timestamps" => (uri, Some(true)),
-        _ => return Err("usage: cargo xtask consolidate-async URI [--with-timestamps]".into()),
+    let flag = |a: &String| a == "--with-timestamps";
+    let with_timestamps = args.iter().any(flag).then_some(true);
+    let [uri] = &args.iter().filter(|a| !flag(a)).collect::<Vec<_>>()[..] else {
+        return Err("usage: cargo xtask consolidate-async URI [--with-timestamps]".into());
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -10,9 +10,12 @@ use tessera_storage::{side_by_side, side_by_side_on, Storage};
 /// at once ([`side_by_side`]: they wait on the network, not the CPU);
 /// elsewhere one after another. The first error stops the fragments
 /// not yet started. A read on a thread of rayon's pool (one decoded on the
-/// pool, `push::decoded_on_pool`) reads them as jobs of the pool, which
-/// the thread helps run while it waits: on threads of their own, their
-/// decoding would queue on the pool behind the threads waiting for them.
+/// pool, `push::decoded_on_pool`, or a consolidation's) reads them on
+/// threads of their own too, and its thread runs the pool's jobs while it
+/// waits ([`help_pool_until`]): the fragments' decoding, which they queue
+/// on the pool, would otherwise wait behind the pool's threads waiting for
+/// them. As jobs of the pool they would be as many at once as the pool
+/// has threads, each holding one while it waits on the network.
 ///
 /// [`Tuning::fragments_in_flight`]: crate::tuning::Tuning
 pub(crate) fn per_fragment<T: Send>(
@@ -26,15 +29,24 @@ pub(crate) fn per_fragment<T: Send>(
     let each = |(fi, f)| each(fi, f);
     let results = match rayon::current_thread_index() {
         Some(_) => side_by_side_on(fragments, limit, each, |workers, work| {
-            rayon::scope(|s| {
-                for _ in 0..workers {
-                    s.spawn(move |_| work());
-                }
+            std::thread::scope(|s| {
+                let threads: Vec<_> = (0..workers).map(|_| s.spawn(work)).collect();
+                help_pool_until(|| threads.iter().all(|t| t.is_finished()));
             })
         }),
         None => side_by_side(fragments, limit, each),
     };
     results.into_iter().collect()
+}
+
+/// Runs jobs of rayon's pool on this thread (one of the pool's) until
+/// `done`, napping briefly when none is queued.
+fn help_pool_until(done: impl Fn() -> bool) {
+    while !done() {
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
 }
 
 /// How many fragments [`per_fragment`] reads at once from `storage`.
