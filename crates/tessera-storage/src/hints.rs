@@ -39,6 +39,15 @@ pub trait StorageHints {
         }
     }
 
+    /// True for a storage that answers what it was given and notes what
+    /// it lacks (a push decoder's): a reader then goes on past a part of
+    /// a step that lacked something (a fragment, of many read side by
+    /// side), so that one attempt notes all the step lacks, not only what
+    /// came before its first gap.
+    fn notes_needs(&self) -> bool {
+        false
+    }
+
     /// How long a reader waits before it lists again after a file it
     /// listed was found gone ([`listing_again`](crate::listing_again); `attempt` counts from
     /// one): by default [`reopen_pause`], so that a vacuum under way can
@@ -78,6 +87,10 @@ macro_rules! forward_storage_hints {
 
         fn batches_ahead(&self) -> u64 {
             self.$inner.batches_ahead()
+        }
+
+        fn notes_needs(&self) -> bool {
+            self.$inner.notes_needs()
         }
 
         fn pause_before_listing_again(&self, attempt: usize) -> ::std::time::Duration {

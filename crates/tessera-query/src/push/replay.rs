@@ -341,6 +341,12 @@ impl StorageHints for Replay {
         self.ahead_bytes
     }
 
+    /// Yes: an attempt notes its needs and is run again once they are
+    /// answered.
+    fn notes_needs(&self) -> bool {
+        true
+    }
+
     /// None: a step never sleeps; its driver answers the listings asked
     /// anew when it can.
     fn pause_before_listing_again(&self, _attempt: usize) -> std::time::Duration {

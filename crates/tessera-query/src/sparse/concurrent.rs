@@ -2,6 +2,7 @@
 
 use crate::tuning::Tuning;
 use crate::QueryError;
+use std::convert::Infallible;
 use tessera_fragment::FragmentMetadata;
 use tessera_storage::{side_by_side, side_by_side_on, Storage};
 
@@ -27,16 +28,43 @@ pub(crate) fn per_fragment<T: Send>(
     let limit = fragments_at_once(storage, tuning);
     let fragments: Vec<(usize, &FragmentMetadata)> = fragments.iter().enumerate().collect();
     let each = |(fi, f)| each(fi, f);
-    let results = match rayon::current_thread_index() {
-        Some(_) => side_by_side_on(fragments, limit, each, |workers, work| {
+    if storage.notes_needs() {
+        // Every fragment tried, each failure its own: a push decoder's
+        // step then notes what all of them lack in one attempt, instead
+        // of what the few started before the first gap lack, a round each.
+        let tried = here_side_by_side(fragments, limit, |x| Ok::<_, Infallible>(each(x)));
+        return tried
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|n| match n {}))
+            .collect();
+    }
+    here_side_by_side(fragments, limit, each)
+        .into_iter()
+        .collect()
+}
+
+/// [`side_by_side`] from this thread: on threads of their own, the
+/// waiting thread, if it is one of rayon's pool, running the pool's jobs.
+fn here_side_by_side<I: Send, R: Send, E: Send>(
+    items: Vec<I>,
+    limit: usize,
+    f: impl Fn(I) -> Result<R, E> + Sync,
+) -> Vec<Result<R, E>> {
+    match rayon::current_thread_index() {
+        Some(_) => side_by_side_on(items, limit, f, |workers, work| {
             std::thread::scope(|s| {
-                let threads: Vec<_> = (0..workers).map(|_| s.spawn(work)).collect();
-                help_pool_until(|| threads.iter().all(|t| t.is_finished()));
+                let spawn = |_| std::thread::Builder::new().spawn_scoped(s, work).ok();
+                let threads: Vec<_> = (0..workers).filter_map(spawn).collect();
+                match threads.is_empty() {
+                    // No threads to be had (WebAssembly): this one reads
+                    // them all.
+                    true => work(),
+                    false => help_pool_until(|| threads.iter().all(|t| t.is_finished())),
+                }
             })
         }),
-        None => side_by_side(fragments, limit, each),
-    };
-    results.into_iter().collect()
+        None => side_by_side(items, limit, f),
+    }
 }
 
 /// Runs jobs of rayon's pool on this thread (one of the pool's) until
