@@ -115,10 +115,8 @@ fn consolidate_listed(
             let mut sorted = SortedFragmentWriter::new(writer)?;
             for batch in global_order(with_deletes, 3)? {
                 let batch = batch.map_err(read_failed)?;
-                for run in crate::purge::kept_runs(&plan.opened.schema, &batch, &deleted) {
-                    cells += cell_count(&run);
-                    sorted.write_owned(run)?;
-                }
+                let schema = &plan.opened.schema;
+                cells += crate::purge::write_kept(&mut sorted, schema, &batch, &deleted)?;
             }
             sorted.finish_observed(written)?
         }

@@ -63,7 +63,7 @@ use crate::carry::{Carried, Carrier};
 use crate::consolidate::{ConsolidateOptions, Consolidation, VacuumLists};
 use crate::consolidate_plan::{cell_count, plan, Reading, COMMITS};
 use crate::fragment::{on_pool, BoxWriter, OnStore, SortedFragmentWriter};
-use crate::purge::{kept_runs, Deleted, Sweep, Wanted};
+use crate::purge::{write_kept, Deleted, Sweep, Wanted};
 use crate::WriteError;
 use std::sync::Arc;
 use tessera_cells::{AsyncCellBatches, AsyncCellSource, Column, SourceError};
@@ -260,14 +260,7 @@ async fn consolidate_planned(
             while let Some(batch) = next(&mut batches).await {
                 let batch = batch.map_err(read_failed)?;
                 let (schema, deleted) = (plan.opened.schema.clone(), deleted.clone());
-                let written = sorted.step(move |s| {
-                    let mut n = 0;
-                    for run in kept_runs(&schema, &batch, &deleted) {
-                        n += cell_count(&run);
-                        s.write_owned(run)?;
-                    }
-                    Ok(n)
-                });
+                let written = sorted.step(move |s| write_kept(s, &schema, &batch, &deleted));
                 cells += written.await?;
             }
             sorted.finish(SortedFragmentWriter::finish).await?

@@ -9,6 +9,8 @@
 //! allowed): reads after the deletes showed no version of such a cell, and
 //! dropping only the deleted one would bring an older one back.
 
+use crate::fragment::SortedFragmentWriter;
+use crate::WriteError;
 use std::collections::HashMap;
 use tessera_cells::{CellBatches, Column, SourceError};
 use tessera_schema::ArraySchema;
@@ -139,14 +141,26 @@ pub(crate) fn deleted_versions(
     }
 }
 
-/// The runs of consecutive versions of `batch` (read with the deletes
-/// applied) to write: every one, less those older than a deleted version
-/// of their cell where duplicates are not allowed.
-pub(crate) fn kept_runs(
+/// Writes the versions of `batch` (read with the deletes applied) that
+/// [`kept_runs`] keeps into `sorted`; returns how many.
+pub(crate) fn write_kept(
+    sorted: &mut SortedFragmentWriter,
     schema: &ArraySchema,
     batch: &[Column],
     deleted: &Deleted,
-) -> Vec<Vec<Column>> {
+) -> Result<usize, WriteError> {
+    let mut written = 0;
+    for run in kept_runs(schema, batch, deleted) {
+        written += cells(&run);
+        sorted.write_owned(run)?;
+    }
+    Ok(written)
+}
+
+/// The runs of consecutive versions of `batch` (read with the deletes
+/// applied) to write: every one, less those older than a deleted version
+/// of their cell where duplicates are not allowed.
+fn kept_runs(schema: &ArraySchema, batch: &[Column], deleted: &Deleted) -> Vec<Vec<Column>> {
     let dims = schema.dimensions.len();
     let n = cells(batch);
     let keep = |i: usize| {
