@@ -13,8 +13,8 @@
 //! bench-s3-consolidate times it beside `tessera consolidate`.
 
 use crate::common::Error;
+use crate::write_async::on_caller_runtime;
 use std::sync::Arc;
-use tessera::object_store::ObjectStorage;
 use tessera::query::QuerySource;
 use tessera::storage::AsyncLocation;
 use tessera::write::consolidate::ConsolidateOptions;
@@ -24,12 +24,8 @@ pub fn maintain_async(args: &[String]) -> Result<(), Error> {
     let [uri] = args else {
         return Err("usage: cargo xtask maintain-async URI".into());
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let storage = ObjectStorage::for_uri(uri)?.on_runtime(rt.handle().clone());
-    let at = AsyncLocation::new(Arc::new(storage.clone()), uri);
-    let said = rt.block_on(async {
+    let said = on_caller_runtime(uri, |storage| async move {
+        let at = AsyncLocation::new(Arc::new(storage), uri);
         let mut said = Vec::new();
         let options = ConsolidateOptions::default();
         let done = awaited::consolidate_fragments(&at, &options, &QuerySource).await?;
@@ -48,11 +44,8 @@ pub fn maintain_async(args: &[String]) -> Result<(), Error> {
         said.push(format!("fragment metadata files vacuumed: {n}"));
         let n = awaited::vacuum_metadata(&at, None).await?;
         said.push(format!("array metadata files vacuumed: {n}"));
-        Ok::<_, Error>(said)
+        Ok(said)
     })?;
-    if storage.started_own_runtime() {
-        return Err("the storage started a runtime of its own".into());
-    }
     println!("{}", said.join("\n"));
     Ok(())
 }
@@ -63,19 +56,14 @@ pub fn consolidate_async(args: &[String]) -> Result<(), Error> {
     let [uri] = &args.iter().filter(|a| !flag(a)).collect::<Vec<_>>()[..] else {
         return Err("usage: cargo xtask consolidate-async URI [--with-timestamps]".into());
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let storage = ObjectStorage::for_uri(uri)?.on_runtime(rt.handle().clone());
-    let at = AsyncLocation::new(Arc::new(storage.clone()), uri);
     let options = ConsolidateOptions {
         with_timestamps,
         ..ConsolidateOptions::default()
     };
-    let done = rt.block_on(awaited::consolidate_fragments(&at, &options, &QuerySource))?;
-    if storage.started_own_runtime() {
-        return Err("the storage started a runtime of its own".into());
-    }
+    let done = on_caller_runtime(uri, |storage| async move {
+        let at = AsyncLocation::new(Arc::new(storage), uri);
+        Ok(awaited::consolidate_fragments(&at, &options, &QuerySource).await?)
+    })?;
     let Some(done) = done else {
         return Err(format!("{uri}: fewer than two fragments to consolidate").into());
     };

@@ -23,11 +23,7 @@ pub fn write_async(args: &[String]) -> Result<(), Error> {
         timestamp: Some(timestamp.parse()?),
         ..WriteOptions::default()
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let storage = ObjectStorage::for_uri(uri)?.on_runtime(rt.handle().clone());
-    let names = rt.block_on(async {
+    let names = on_caller_runtime(uri, |storage| async move {
         let schema = latest_schema(&storage, Path::new(uri), None).await?;
         let shared = Arc::new(storage.clone());
         let mut w = AsyncFragmentWriter::new(shared, uri, schema.clone(), options)?;
@@ -35,11 +31,27 @@ pub fn write_async(args: &[String]) -> Result<(), Error> {
             let batch = batch.map_err(|e| tessera_write::WriteError::Input(e.to_string()))?;
             w.write(columns_from_batch(&batch, &schema)?).await?;
         }
-        w.finish().await
+        Ok(w.finish().await?)
     })?;
+    println!("wrote {}", names.join(", "));
+    Ok(())
+}
+
+/// What `work` gives, awaited on a current-thread tokio runtime of this
+/// call with the object storage of `uri` on it (as an application on its
+/// own runtime would hold it); an error if the storage started a runtime
+/// of its own, which the awaited paths must not need.
+pub fn on_caller_runtime<T, F>(uri: &str, work: impl FnOnce(ObjectStorage) -> F) -> Result<T, Error>
+where
+    F: std::future::Future<Output = Result<T, Error>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let storage = ObjectStorage::for_uri(uri)?.on_runtime(rt.handle().clone());
+    let done = rt.block_on(work(storage.clone()))?;
     if storage.started_own_runtime() {
         return Err("the storage started a runtime of its own".into());
     }
-    println!("wrote {}", names.join(", "));
-    Ok(())
+    Ok(done)
 }

@@ -24,6 +24,36 @@ pub struct Column {
 }
 
 impl Column {
+    /// An attribute's column of one fixed-sized value per cell, never
+    /// null: `data` holds the values one after the other.
+    ///
+    /// ```
+    /// use tessera_cells::Column;
+    /// use tessera_tile::Datatype;
+    /// let c = Column::fixed("a", Datatype::Int32, [1i32, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect());
+    /// assert_eq!((c.cell_count(), c.is_dimension), (3, false));
+    /// assert_eq!(c.value(2), 3i32.to_le_bytes());
+    /// ```
+    pub fn fixed(name: impl Into<String>, datatype: Datatype, data: Vec<u8>) -> Column {
+        Column {
+            name: name.into(),
+            is_dimension: false,
+            datatype,
+            cell_val_num: CellValNum::Fixed(1),
+            data,
+            offsets: None,
+            validity: None,
+        }
+    }
+
+    /// A dimension's column: one coordinate per cell, as [`Column::fixed`].
+    pub fn fixed_dimension(name: impl Into<String>, datatype: Datatype, data: Vec<u8>) -> Column {
+        Column {
+            is_dimension: true,
+            ..Column::fixed(name, datatype, data)
+        }
+    }
+
     /// The bytes of cell `i`.
     pub fn value(&self, i: usize) -> &[u8] {
         match &self.offsets {

@@ -148,15 +148,8 @@ impl CoordinateGrid {
             .map(|(d, stride)| {
                 let coords: Vec<i128> = d.ranges.iter().flat_map(|&(a, b)| a..=b).collect();
                 let w = d.datatype.size() as usize;
-                Column {
-                    name: d.name.clone(),
-                    is_dimension: true,
-                    datatype: d.datatype,
-                    cell_val_num: CellValNum::Fixed(1),
-                    data: dense_coords(ctx, n, w, &coords, stride),
-                    offsets: None,
-                    validity: None,
-                }
+                let data = dense_coords(ctx, n, w, &coords, stride);
+                Column::fixed_dimension(d.name.clone(), d.datatype, data)
             })
             .collect()
     }

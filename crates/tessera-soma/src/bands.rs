@@ -185,20 +185,11 @@ impl BandWriter {
             dim1.extend_from_slice(&col[i].to_le_bytes());
             data.extend_from_slice(&self.values[i * size..(i + 1) * size]);
         }
-        let column = |name: &str, is_dimension, datatype, data| Column {
-            name: name.into(),
-            is_dimension,
-            datatype,
-            cell_val_num: CellValNum::Fixed(1),
-            data,
-            offsets: None,
-            validity: None,
-        };
         let s = self.out_schema_names();
         let columns = vec![
-            column(&s[0], true, Datatype::Int64, dim0),
-            column(&s[1], true, Datatype::Int64, dim1),
-            column(&s[2], false, self.value_type, data),
+            Column::fixed_dimension(s[0].as_str(), Datatype::Int64, dim0),
+            Column::fixed_dimension(s[1].as_str(), Datatype::Int64, dim1),
+            Column::fixed(s[2].as_str(), self.value_type, data),
         ];
         self.out.write_owned(columns)?;
         self.row.clear();

@@ -14,7 +14,7 @@
 //! (a folder without a commit is invisible) and the vacuum file last.
 
 use crate::atomic::write_whole;
-use crate::consolidate_plan::{cell_count, plan, Reading, COMMITS};
+use crate::consolidate_plan::{cell_count, plan, ReadShare, Reading, COMMITS};
 pub use crate::consolidate_plan::{ConsolidateOptions, Consolidation};
 use crate::fragment::{BoxWriter, SortedFragmentWriter};
 use crate::WriteError;
@@ -109,11 +109,11 @@ fn consolidate_listed(
         }
         Reading::Purge { with_deletes } => {
             let dims = plan.opened.schema.dimensions.len();
-            let all = global_order(&plan.opened, 6)?;
-            let kept = global_order(with_deletes, 6)?;
+            let all = global_order(&plan.opened, ReadShare::Swept)?;
+            let kept = global_order(with_deletes, ReadShare::Swept)?;
             let deleted = crate::purge::deleted_versions(all, kept, dims).map_err(read_failed)?;
             let mut sorted = SortedFragmentWriter::new(writer)?;
-            for batch in global_order(with_deletes, 3)? {
+            for batch in global_order(with_deletes, ReadShare::Written)? {
                 let batch = batch.map_err(read_failed)?;
                 let schema = &plan.opened.schema;
                 cells += crate::purge::write_kept(&mut sorted, schema, &batch, &deleted)?;
@@ -122,7 +122,7 @@ fn consolidate_listed(
         }
         Reading::Sparse => {
             let mut sorted = SortedFragmentWriter::new(writer)?;
-            for batch in global_order(&plan.opened, 3)? {
+            for batch in global_order(&plan.opened, ReadShare::Written)? {
                 let batch = batch.map_err(read_failed)?;
                 cells += cell_count(&batch);
                 sorted.write_owned(batch)?;

@@ -104,6 +104,17 @@ pub(crate) struct Plan {
 }
 
 /// How a consolidation reads the cells it writes.
+/// The part of a consolidation's budget one sparse read of it holds.
+#[derive(Clone, Copy)]
+pub(crate) enum ReadShare {
+    /// One of a purge's two reads side by side, swept for the versions
+    /// deletes remove, not written: a sixth each.
+    Swept,
+    /// A read whose batches are written: a third, the writer's tiles the
+    /// rest.
+    Written,
+}
+
 pub(crate) enum Reading {
     /// A dense array's box, band by band of whole space tiles, row-major,
     /// without coordinates (the band places the cells), each band's tiles
@@ -131,13 +142,17 @@ impl Plan {
         FragmentWriter::consolidating(&at, schema, options, self.consolidated.clone())
     }
 
-    /// A sparse read of the versions the plan keeps, in batches of about
-    /// a `share`th of the budget.
-    pub(crate) fn sparse_cells(&self, share: u64) -> SparseCells {
+    /// A sparse read of the versions the plan keeps, in batches of the
+    /// budget's `share`.
+    pub(crate) fn sparse_cells(&self, share: ReadShare) -> SparseCells {
+        let parts = match share {
+            ReadShare::Swept => 6,
+            ReadShare::Written => 3,
+        };
         SparseCells {
             versions: self.timestamps,
             delete_metadata: self.delete_meta,
-            budget: self.budget / share,
+            budget: self.budget / parts,
         }
     }
 

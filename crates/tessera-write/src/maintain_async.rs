@@ -61,7 +61,7 @@
 use crate::atomic::write_whole;
 use crate::carry::{Carried, Carrier};
 use crate::consolidate::{ConsolidateOptions, Consolidation, VacuumLists};
-use crate::consolidate_plan::{cell_count, plan, Reading, COMMITS};
+use crate::consolidate_plan::{cell_count, plan, ReadShare, Reading, COMMITS};
 use crate::fragment::{on_pool, BoxWriter, OnStore, SortedFragmentWriter};
 use crate::purge::{write_kept, Deleted, Sweep, Wanted};
 use crate::WriteError;
@@ -252,11 +252,14 @@ async fn consolidate_planned(
             banded.finish(BoxWriter::finish).await?
         }
         Reading::Purge { with_deletes } => {
-            let (all, kept) = (global_order(&plan.opened, 6), global_order(with_deletes, 6));
+            let (all, kept) = (
+                global_order(&plan.opened, ReadShare::Swept),
+                global_order(with_deletes, ReadShare::Swept),
+            );
             let dims = plan.opened.schema.dimensions.len();
             let deleted = Arc::new(deleted_versions(all, kept, dims, read_failed).await?);
             let mut sorted = sorted()?;
-            let mut batches = global_order(with_deletes, 3);
+            let mut batches = global_order(with_deletes, ReadShare::Written);
             while let Some(batch) = next(&mut batches).await {
                 let batch = batch.map_err(read_failed)?;
                 let (schema, deleted) = (plan.opened.schema.clone(), deleted.clone());
@@ -267,7 +270,7 @@ async fn consolidate_planned(
         }
         Reading::Sparse => {
             let mut sorted = sorted()?;
-            let mut batches = global_order(&plan.opened, 3);
+            let mut batches = global_order(&plan.opened, ReadShare::Written);
             while let Some(batch) = next(&mut batches).await {
                 let batch: Vec<Column> = batch.map_err(read_failed)?;
                 cells += cell_count(&batch);

@@ -69,15 +69,8 @@ mod tests {
     }
 
     fn column(values: &[f64]) -> Column {
-        Column {
-            name: "label".into(),
-            is_dimension: false,
-            datatype: Datatype::Float64,
-            cell_val_num: CellValNum::Fixed(1),
-            data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            offsets: None,
-            validity: None,
-        }
+        let data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Column::fixed("label", Datatype::Float64, data)
     }
 
     #[test]

@@ -50,13 +50,8 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// A column of one fixed-sized value per cell, the dimension if named `x`.
 pub fn fixed(name: &str, datatype: tessera_tile::Datatype, data: Vec<u8>) -> tessera_cells::Column {
-    tessera_cells::Column {
-        name: name.into(),
-        is_dimension: name == "x",
-        datatype,
-        cell_val_num: tessera_schema::CellValNum::Fixed(1),
-        data,
-        offsets: None,
-        validity: None,
+    match name {
+        "x" => tessera_cells::Column::fixed_dimension(name, datatype, data),
+        _ => tessera_cells::Column::fixed(name, datatype, data),
     }
 }
