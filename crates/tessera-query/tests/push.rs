@@ -8,7 +8,8 @@
 //! one whose needs are awaited read the same batches too, and so does one
 //! that begins later batches' tiles ahead, which are then fetched before
 //! their batch's step. A file that stays missing ends the read in a few
-//! rounds, with the error a read over storage gives.
+//! rounds, with the error a read over storage gives. A dense read asks
+//! for all its fragments' tiles in one round.
 
 mod common;
 
@@ -295,4 +296,45 @@ fn a_file_that_stays_missing_ends_the_read_in_bounded_rounds() {
 fn local_at(dir: &std::path::Path) -> Result<Vec<ReadResult>, QueryError> {
     let session = tessera_query::ReadSession::open(Arc::new(LocalFs), dir, None)?;
     session.batches(&ReadRequest::new())?.collect()
+}
+
+/// A dense read of fragments placed one after another (they overlap:
+/// each is placed once those before it are) asks for every fragment's
+/// tiles in one round, not one fragment a round, each round decoding
+/// again the fragments before it.
+#[test]
+fn a_dense_read_asks_for_all_its_fragments_tiles_at_once() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/tiledb-0.36.1/dense_3d_overlaps/array");
+    let mut decoder = PushDecoder::new(&path, None, ReadRequest::new());
+    let mut tile_rounds = Vec::new();
+    let mut cells = 0;
+    loop {
+        match decoder.step().unwrap() {
+            tessera_query::push::Step::Need(needs) => {
+                let fragments: std::collections::BTreeSet<_> = (needs.iter())
+                    .filter_map(|n| match n {
+                        Need::Range(p, _)
+                            if p.file_name().unwrap() != "__fragment_metadata.tdb" =>
+                        {
+                            p.parent().map(|f| f.to_path_buf())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if !fragments.is_empty() {
+                    tile_rounds.push(fragments.len());
+                }
+                decoder.push(answer(&LocalFs, needs));
+            }
+            tessera_query::push::Step::Batch(b) => cells += b.cell_count,
+            tessera_query::push::Step::Done => break,
+        }
+    }
+    assert_eq!(cells, 216);
+    assert_eq!(
+        tile_rounds,
+        [3],
+        "fragments whose tiles each round asked for"
+    );
 }

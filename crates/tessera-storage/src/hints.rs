@@ -1,5 +1,7 @@
 //! What requests cost on a storage.
 
+use std::ops::Range;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The wait before try `attempt` (from 1) of a reopen: 10 ms, doubling,
@@ -48,6 +50,17 @@ pub trait StorageHints {
         false
     }
 
+    /// Whether every one of `ranges` can be read now. A storage that
+    /// notes what it lacks ([`StorageHints::notes_needs`]) notes, all at
+    /// once, those it was not given, and says no: a reader about to read
+    /// them one part after another (a dense read's fragments) can stop
+    /// there, its attempt void, instead of finding one gap an attempt.
+    /// Others say yes: they read what is asked when it is asked.
+    fn has_ranges(&self, ranges: &[(PathBuf, Range<u64>)]) -> bool {
+        let _ = ranges;
+        true
+    }
+
     /// How long a reader waits before it lists again after a file it
     /// listed was found gone ([`listing_again`](crate::listing_again); `attempt` counts from
     /// one): by default [`reopen_pause`], so that a vacuum under way can
@@ -91,6 +104,10 @@ macro_rules! forward_storage_hints {
 
         fn notes_needs(&self) -> bool {
             self.$inner.notes_needs()
+        }
+
+        fn has_ranges(&self, ranges: &[(::std::path::PathBuf, ::std::ops::Range<u64>)]) -> bool {
+            self.$inner.has_ranges(ranges)
         }
 
         fn pause_before_listing_again(&self, attempt: usize) -> ::std::time::Duration {

@@ -64,6 +64,16 @@ impl<'r, 'a> DenseReader<'r, 'a> {
     /// The dense read: every cell of the subarray, from the newest
     /// fragment that wrote it, else the fill value.
     pub(crate) fn run(self) -> Result<ReadResult, QueryError> {
+        // A push decoder's attempt asks for every tile of the read at
+        // once and goes no further without them: placing fragment after
+        // fragment, it would find one fragment lacking an attempt, each
+        // attempt decoding again all the fragments before it.
+        if self.read.storage.notes_needs() && !self.read.storage.has_ranges(&self.tile_requests()?)
+        {
+            return Err(QueryError::Invalid(
+                "the dense read's tiles are not all given yet".into(),
+            ));
+        }
         let (sub, attrs, schema) = (&self.sub, &self.attrs, self.schema);
         // Outputs start as fill values, unless fragments writing every
         // selected attribute cover the subarray.

@@ -347,6 +347,24 @@ impl StorageHints for Replay {
         true
     }
 
+    /// Whether all of `ranges` were pushed; those not pushed are noted
+    /// as lacked (the attempt is void).
+    fn has_ranges(&self, ranges: &[(PathBuf, Range<u64>)]) -> bool {
+        let known = &mut *self.known();
+        let mut all = true;
+        for (p, r) in ranges {
+            let need = Need::Range(p.clone(), r.clone());
+            if known.answers.contains_key(&need) {
+                continue;
+            }
+            all = false;
+            if known.noted.insert(need.clone()) {
+                known.lacked.push(need);
+            }
+        }
+        all
+    }
+
     /// None: a step never sleeps; its driver answers the listings asked
     /// anew when it can.
     fn pause_before_listing_again(&self, _attempt: usize) -> std::time::Duration {
