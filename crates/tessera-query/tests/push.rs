@@ -17,7 +17,7 @@ use common::{assert_same_outcome, fixture_arrays, local, AwaitedLocal};
 use futures::StreamExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use tessera_query::push::{answer, decoded_on_pool, Convert, PushDecoder};
+use tessera_query::push::{answer, decoded_on_pool, Convert, PushDecoder, Step};
 use tessera_query::{QueryError, ReadRequest, ReadResult};
 use tessera_storage::{LocalFs, Need};
 
@@ -158,7 +158,6 @@ fn reads_decoded_on_the_pool_equal_reads_over_storage() {
 /// The needs `decoder` asks for at its steps while the ranges it begins
 /// ahead are answered as soon as it names them, and its batches.
 fn stepped_with_ahead_answered(mut decoder: PushDecoder) -> (Vec<Need>, Vec<ReadResult>) {
-    use tessera_query::push::Step;
     let (mut asked, mut batches) = (Vec::new(), Vec::new());
     loop {
         let step = decoder.step().unwrap();
@@ -214,7 +213,6 @@ fn tiles_begun_ahead_are_not_asked_for_again() {
 /// drops what it was given (listings too) when the read ends.
 #[test]
 fn a_finished_read_holds_no_answers() {
-    use tessera_query::push::Step;
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../testdata/tiledb-0.36.1/dense_large/array"
@@ -272,9 +270,9 @@ fn a_file_that_stays_missing_ends_the_read_in_bounded_rounds() {
     let mut rounds = 0;
     let outcome = loop {
         match decoder.step() {
-            Ok(tessera_query::push::Step::Need(needs)) => decoder.push(answer(&LocalFs, needs)),
-            Ok(tessera_query::push::Step::Batch(_)) => {}
-            Ok(tessera_query::push::Step::Done) => break Ok(()),
+            Ok(Step::Need(needs)) => decoder.push(answer(&LocalFs, needs)),
+            Ok(Step::Batch(_)) => {}
+            Ok(Step::Done) => break Ok(()),
             Err(e) => break Err(e),
         }
         rounds += 1;
@@ -311,7 +309,7 @@ fn a_dense_read_asks_for_all_its_fragments_tiles_at_once() {
     let mut cells = 0;
     loop {
         match decoder.step().unwrap() {
-            tessera_query::push::Step::Need(needs) => {
+            Step::Need(needs) => {
                 let fragments: std::collections::BTreeSet<_> = (needs.iter())
                     .filter_map(|n| match n {
                         Need::Range(p, _)
@@ -327,8 +325,8 @@ fn a_dense_read_asks_for_all_its_fragments_tiles_at_once() {
                 }
                 decoder.push(answer(&LocalFs, needs));
             }
-            tessera_query::push::Step::Batch(b) => cells += b.cell_count,
-            tessera_query::push::Step::Done => break,
+            Step::Batch(b) => cells += b.cell_count,
+            Step::Done => break,
         }
     }
     assert_eq!(cells, 216);

@@ -103,7 +103,6 @@ pub(crate) struct Plan {
     vacuum_prefix: String,
 }
 
-/// How a consolidation reads the cells it writes.
 /// The part of a consolidation's budget one sparse read of it holds.
 #[derive(Clone, Copy)]
 pub(crate) enum ReadShare {
@@ -115,6 +114,7 @@ pub(crate) enum ReadShare {
     Written,
 }
 
+/// How a consolidation reads the cells it writes.
 pub(crate) enum Reading {
     /// A dense array's box, band by band of whole space tiles, row-major,
     /// without coordinates (the band places the cells), each band's tiles

@@ -42,6 +42,15 @@ struct Known {
     relisted: usize,
 }
 
+impl Known {
+    /// Notes `need` as lacked by this attempt, once.
+    fn lack(&mut self, need: Need) {
+        if self.noted.insert(need.clone()) {
+            self.lacked.push(need);
+        }
+    }
+}
+
 /// Pushed answers served as a storage; needs noted.
 #[derive(Default)]
 pub(crate) struct Replay {
@@ -117,9 +126,7 @@ fn answer(known: &Mutex<Known>, need: Need) -> Option<Kept> {
         }
         return Some(a);
     }
-    if known.noted.insert(need.clone()) {
-        known.lacked.push(need);
-    }
+    known.lack(need);
     None
 }
 
@@ -358,9 +365,7 @@ impl StorageHints for Replay {
                 continue;
             }
             all = false;
-            if known.noted.insert(need.clone()) {
-                known.lacked.push(need);
-            }
+            known.lack(need);
         }
         all
     }
