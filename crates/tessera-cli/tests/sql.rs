@@ -106,3 +106,37 @@ fn tables_on_s3_answer_as_local_ones() {
         );
     }
 }
+
+/// DataFusion's settings come from `DATAFUSION_*` variables, as in its own
+/// CLI: with the information schema on, `SHOW` answers the batch size set;
+/// an ill-formed setting fails naming the variables.
+#[test]
+fn datafusion_settings_from_the_environment() {
+    let table = format!("a={}", fixture("sparse_2d"));
+    let run = |vars: &[(&str, &str)], q: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["sql", "--table", &table, "--format", "csv", q])
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    let show = "SHOW datafusion.execution.batch_size";
+    let (ok, _, _) = run(&[], show);
+    assert!(!ok, "SHOW without the information schema");
+    let set = [
+        ("DATAFUSION_CATALOG_INFORMATION_SCHEMA", "true"),
+        ("DATAFUSION_EXECUTION_BATCH_SIZE", "1234"),
+    ];
+    let (ok, out, err) = run(&set, show);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("datafusion.execution.batch_size,1234"),
+        "{out}"
+    );
+    let (ok, out, err) = run(&set[1..], "SELECT count(*) AS n FROM a");
+    assert!(ok && out.starts_with("n\n"), "{out}{err}");
+    let (ok, _, err) = run(&[("DATAFUSION_EXECUTION_BATCH_SIZE", "many")], show);
+    assert!(!ok && err.contains("DATAFUSION_* settings"), "{err}");
+}

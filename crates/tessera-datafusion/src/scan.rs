@@ -301,10 +301,10 @@ fn partition_budget(dense: bool) -> u64 {
     }
 }
 
-/// The read the projected `schema` needs: the attributes it names, the
-/// dimensions if it names any. With no column at all (`count(*)`), the
-/// cheapest read that still counts cells: coordinates of a sparse array,
-/// the first attribute of a dense one.
+/// The read the projected `schema` needs: the attributes and dimensions
+/// it names. With no column at all (`count(*)`), the cheapest read that
+/// still counts cells: the first dimension's coordinates of a sparse
+/// array, the first attribute of a dense one.
 fn read_plan(
     array: &OpenArray,
     schema: &SchemaRef,
@@ -313,23 +313,25 @@ fn read_plan(
 ) -> ReadRequest {
     let s = &array.schema;
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let dimensions = s
-        .dimensions
-        .iter()
-        .any(|d| names.contains(&d.name.as_str()));
+    let mut dimensions: Vec<String> = (s.dimensions.iter())
+        .filter(|d| names.contains(&d.name.as_str()))
+        .map(|d| d.name.clone())
+        .collect();
     let mut attributes: Vec<String> = s
         .attributes
         .iter()
         .filter(|a| names.contains(&a.name.as_str()))
         .map(|a| a.name.clone())
         .collect();
-    let dimensions = dimensions || (attributes.is_empty() && !s.is_dense());
-    if attributes.is_empty() && !dimensions {
-        attributes.extend(s.attributes.first().map(|a| a.name.clone()));
+    if attributes.is_empty() && dimensions.is_empty() {
+        match s.is_dense() {
+            true => attributes.extend(s.attributes.first().map(|a| a.name.clone())),
+            false => dimensions.extend(s.dimensions.first().map(|d| d.name.clone())),
+        }
     }
     let request = ReadRequest::new()
         .attributes(attributes)
-        .dimensions(dimensions)
+        .dimension_names(dimensions)
         .budget(partition_budget(s.is_dense()));
     // SQL asks no order of a scan: a batch of a dense array is whole
     // space tiles (read row-major, one would be at least a row of them).

@@ -252,7 +252,7 @@ impl Array {
 
     /// A `pyarrow.RecordBatchReader` over the cells asked for, read in
     /// batches of about `budget` bytes on a thread of its own.
-    #[pyo3(signature = (attrs=None, subarray=None, condition=None, layout=None, dims=true, budget=1u64 << 30, enum_values=false))]
+    #[pyo3(signature = (attrs=None, subarray=None, condition=None, layout=None, dims=Dims::All(true), budget=1u64 << 30, enum_values=false))]
     #[allow(clippy::too_many_arguments)]
     fn reader<'py>(
         &self,
@@ -261,7 +261,7 @@ impl Array {
         subarray: Option<&Bound<'py, PyAny>>,
         condition: Option<String>,
         layout: Option<&str>,
-        dims: bool,
+        dims: Dims,
         budget: u64,
         enum_values: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -271,12 +271,15 @@ impl Array {
             .map_err(py_err)?;
         let mut request = ReadRequest::new()
             .with_ranges(ranges_from(&self.array, subarray)?)
-            .dimensions(dims)
             .budget(budget.max(1))
             .enumeration_values(enum_values);
         if let Some(a) = attrs {
             request = request.attributes(a);
         }
+        request = match dims {
+            Dims::All(yes) => request.dimensions(yes),
+            Dims::Named(names) => request.dimension_names(names),
+        };
         if let Some(l) = layout.map(parse_layout).transpose()? {
             request = request.layout(l);
         }
@@ -306,4 +309,12 @@ fn parse_layout(s: &str) -> PyResult<Layout> {
             )))
         }
     })
+}
+
+/// The dimensions a read returns: all of them or none (`True`, `False`), or
+/// those named (a list).
+#[derive(FromPyObject)]
+enum Dims {
+    All(bool),
+    Named(Vec<String>),
 }

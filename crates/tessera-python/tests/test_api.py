@@ -9,6 +9,7 @@ import pytest
 import tiledb
 
 import tessera
+import tessera.tiledb as ttiledb
 from conftest import TESTDATA, canonical, contract_rows
 
 NEW = TESTDATA / "tiledb-0.36.1"
@@ -83,6 +84,25 @@ def test_a_read_of_no_cell_has_its_schema(case, where):
     assert list(A.query(cond=where).df[:].columns) == whole.column_names
     with tiledb.open(uri(case)) as T:
         assert len(T.query(cond=where).df[:]) == 0
+
+
+def test_a_read_of_some_dimensions_matches_tiledb_py():
+    """``dims=["y"]`` returns that dimension alone, as TileDB-Py's query
+    does, through ``read`` and ``tessera.tiledb``; a dimension the array
+    lacks is refused by name."""
+    A = tessera.open(uri("sparse_2d"))
+    t = A.read(dims=["y"], attrs=["i"], layout="row-major")
+    assert t.column_names == ["y", "i"]
+    with tiledb.open(uri("sparse_2d")) as T:
+        want = T.query(dims=["y"], attrs=["i"], order="C")[:]
+    np.testing.assert_array_equal(t.column("y").to_numpy(), want["y"])
+    with ttiledb.open(uri("sparse_2d")) as T:
+        got = T.query(dims=["y"], attrs=["i"], order="C")[:]
+    assert sorted(got) == sorted(want) == ["i", "y"]
+    np.testing.assert_array_equal(got["y"], want["y"])
+    np.testing.assert_array_equal(got["i"], want["i"])
+    with pytest.raises(Exception, match="no dimension `z`"):
+        A.read(dims=["z"])
 
 
 def test_multi_index_and_df_match_tiledb_py():

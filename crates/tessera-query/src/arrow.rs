@@ -591,10 +591,8 @@ fn fields_schema(
         validity: nullable.then(Vec::new),
     };
     let schema = &array.schema;
-    let dims = schema
-        .dimensions
-        .iter()
-        .filter(|_| request.returns_dimensions())
+    let dims = (schema.dimensions.iter())
+        .filter(|d| request.returns_dimension(&d.name))
         .map(|d| arrow_field(&empty(&d.name, true, d.datatype, d.cell_val_num, false)));
     let selected: Vec<&tessera_schema::Attribute> = match request.selected_attributes() {
         Some(names) => names.iter().filter_map(|n| schema.attribute(n)).collect(),

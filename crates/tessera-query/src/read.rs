@@ -76,9 +76,7 @@ impl<'a> Read<'a> {
     /// in that order), each empty.
     pub(crate) fn no_cells(&self) -> ReadResult {
         let schema = &self.array.schema;
-        let dims = (0..schema.dimensions.len())
-            .filter(|_| self.request.dimensions)
-            .map(Field::Dimension);
+        let dims = (self.request.returned_dimensions(schema).into_iter()).map(Field::Dimension);
         let attrs = self.returned_attributes().into_iter().filter_map(|n| {
             let i = schema.attributes.iter().position(|a| a.name == n)?;
             Some(Field::Attribute(i))
@@ -106,6 +104,7 @@ impl<'a> Read<'a> {
     /// grid instead of building them ([`ReadRequest::coordinate_grid`]).
     pub(crate) fn describes_coordinates(&self) -> bool {
         self.request.coordinate_grid
+            && self.request.dimensions.is_none()
             && self.request.condition.is_none()
             && matches!(self.resolved_layout(), Layout::RowMajor | Layout::ColMajor)
     }

@@ -50,7 +50,7 @@ fn array_schema_is_what_reads_return() {
 }
 
 /// The requests each fixture is read with: the defaults, no dimensions,
-/// attributes chosen and reordered, enumerations as values, every
+/// the last dimension alone, attributes chosen and reordered, enumerations as values, every
 /// version, and deleted versions with their marks.
 fn requests(array: &OpenArray) -> Vec<ReadRequest> {
     let names: Vec<String> = array
@@ -64,6 +64,7 @@ fn requests(array: &OpenArray) -> Vec<ReadRequest> {
     vec![
         ReadRequest::new(),
         ReadRequest::new().dimensions(false),
+        ReadRequest::new().dimension_names(array.schema.dimensions.last().map(|d| d.name.clone())),
         ReadRequest::new().attributes(reversed),
         ReadRequest::new().attributes(names.into_iter().take(1)),
         ReadRequest::new().enumeration_values(true),

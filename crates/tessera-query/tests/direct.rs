@@ -46,6 +46,8 @@ fn direct_reads_equal_general_reads() {
         let span = common::first_dim_span(&a);
         let cond = attribute_condition(&a);
         let cond_in_half = cond.clone();
+        let last = a.schema.dimensions.last().map(|d| d.name.clone());
+        let (last_half, d0_last) = (last.clone(), d0.clone());
         let cases: Vec<(&str, Box<Setup>)> = vec![
             ("full", Box::new(|q| q)),
             ("global order", Box::new(|q| q.layout(Layout::GlobalOrder))),
@@ -53,6 +55,22 @@ fn direct_reads_equal_general_reads() {
             (
                 "one attribute",
                 Box::new(move |q| q.attributes(first_attr.clone()).dimensions(false)),
+            ),
+            (
+                "last dimension",
+                Box::new(move |q| q.dimension_names(last.clone())),
+            ),
+            // Tiles the range cuts test the first dimension, not returned.
+            (
+                "last dimension, first half",
+                Box::new(move |q| match span {
+                    Some((lo, hi)) => q.dimension_names(last_half.clone()).range(
+                        &d0_last,
+                        Value::Int(lo),
+                        Value::Int(lo + (hi - lo) / 2),
+                    ),
+                    None => q,
+                }),
             ),
             // Tiles partly inside the range take the general path.
             (
@@ -109,10 +127,12 @@ fn attribute_condition(a: &OpenArray) -> Option<Expr> {
 }
 
 /// A single-fragment sparse array read without coordinates touches no
-/// coordinate file, with or without a condition on an attribute.
+/// coordinate file, with or without a condition on an attribute; read for
+/// its last dimension alone (coordinates split by dimension), no file of
+/// the others.
 #[test]
 fn direct_reads_skip_coordinates_nobody_asked_for() {
-    let mut skipped = 0;
+    let (mut skipped, mut one_dimension) = (0, 0);
     for (path, a) in common::fixture_arrays() {
         let plain = |f: &tessera_fragment::FragmentMetadata| {
             !f.footer.has_timestamps && !f.footer.has_delete_meta
@@ -136,25 +156,53 @@ fn direct_reads_skip_coordinates_nobody_asked_for() {
                 .execute(&ReadRequest::new().dimensions(false).condition(c))
                 .unwrap();
         }
-        // The requests name files relative to the array.
-        let frag = &a.fragments[0];
-        let files: Vec<String> = (0..a.schema.dimensions.len())
-            .map(Field::Dimension)
-            .chain([Field::Coords])
-            .flat_map(|f| [FileKind::Fixed, FileKind::Var].map(|k| frag.data_file(f, k)))
-            .map(|p| format!("read {} ", p.strip_prefix(&path).unwrap().display()))
-            .collect();
-        let coordinate_reads: Vec<String> = rec.requests()[before..]
-            .iter()
-            .filter(|r| files.iter().any(|f| r.starts_with(f.as_str())))
-            .cloned()
-            .collect();
+        let nd = a.schema.dimensions.len();
+        let fields = (0..nd).map(Field::Dimension).chain([Field::Coords]);
+        let coordinate_reads = reads_of(&rec, before, &path, &a, fields);
         assert!(
             coordinate_reads.is_empty(),
             "{}: {coordinate_reads:?}",
             path.display()
         );
         skipped += 1;
+        let split = a.fragments[0]
+            .version()
+            .has(tessera_fragment::gates::SPLIT_COORDINATES);
+        if nd < 2 || !split {
+            continue;
+        }
+        let before = rec.requests().len();
+        let last = &a.schema.dimensions[nd - 1].name;
+        let r = session
+            .execute(&ReadRequest::new().dimension_names([last]))
+            .unwrap();
+        assert_eq!(&r.columns[0].name, last);
+        let others = reads_of(&rec, before, &path, &a, (0..nd - 1).map(Field::Dimension));
+        assert!(others.is_empty(), "{}: {others:?}", path.display());
+        one_dimension += 1;
     }
-    assert!(skipped > 10, "only {skipped} arrays checked");
+    assert!(
+        skipped > 10 && one_dimension > 10,
+        "only {skipped} arrays checked, {one_dimension} for one dimension"
+    );
+}
+
+/// The reads `rec` recorded from its `before`-th on of the files of
+/// `fields` of `a`'s one fragment (the requests name files relative to
+/// the array at `path`).
+fn reads_of(
+    rec: &Recording<LocalFs>,
+    before: usize,
+    path: &std::path::Path,
+    a: &OpenArray,
+    fields: impl Iterator<Item = Field>,
+) -> Vec<String> {
+    let frag = &a.fragments[0];
+    let files: Vec<String> = fields
+        .flat_map(|f| [FileKind::Fixed, FileKind::Var].map(|k| frag.data_file(f, k)))
+        .map(|p| format!("read {} ", p.strip_prefix(path).unwrap().display()))
+        .collect();
+    let mut reads = rec.requests().split_off(before);
+    reads.retain(|r| files.iter().any(|f| r.starts_with(f.as_str())));
+    reads
 }

@@ -10,7 +10,7 @@ use crate::format::{push_f32, push_f64, push_json_str};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::ScalarValue;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -59,7 +59,11 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         Some(c) => runtime
             .block_on(tessera_ballista::remote_context(c))
             .map_err(|e| format!("--cluster {c}: {e}"))?,
-        None => SessionContext::new(),
+        // DataFusion's settings from `DATAFUSION_*` variables, as its own
+        // CLI reads them (`DATAFUSION_EXECUTION_BATCH_SIZE=32768`).
+        None => SessionContext::new_with_config(
+            SessionConfig::from_env().map_err(|e| format!("DATAFUSION_* settings: {e}"))?,
+        ),
     };
     // Tables opened in the runtime's context send their object-store
     // requests on it: one runtime for DataFusion and every table.

@@ -139,8 +139,9 @@ class Array:
 
     def read(self, attrs=None, subarray=None, where=None, layout=None, dims=True,
              budget=_DEFAULT_BUDGET, enum_values=False):
-        """The cells as a ``pyarrow.Table``: dimensions (unless ``dims=False``)
-        then attributes; enumerated attributes as dictionary columns over
+        """The cells as a ``pyarrow.Table``: dimensions (unless ``dims=False``;
+        with ``dims=["x"]`` those named, in the schema's order) then
+        attributes; enumerated attributes as dictionary columns over
         their stored keys (``enum_values=True``: their values)."""
         reader = self.reader(attrs, subarray, where, layout, dims, budget, enum_values)
         return _wrap_errors(reader.read_all)

@@ -607,8 +607,10 @@ fn cell_bytes<'a>(read: &Read<'a>) -> Result<(f64, f64), QueryError> {
     let dense = schema.is_dense();
     // Dense coordinates are computed, not decoded, and take no result
     // memory where a grid describes them.
-    if !dense || (read.request.dimensions && !read.describes_coordinates()) {
+    if !dense {
         fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
+    } else if !read.describes_coordinates() {
+        fields.extend((read.request.returned_dimensions(schema).into_iter()).map(Field::Dimension));
     }
     let in_place = read.places_unfiltered();
     let mut total = 0.0;

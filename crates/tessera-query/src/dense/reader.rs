@@ -128,9 +128,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             cell_count: sub.cells,
             ..ReadResult::default()
         };
-        if self.read.request.dimensions {
-            self.dimension_columns(&mut result);
-        }
+        self.dimension_columns(&mut result);
         let columns =
             super::assemble::attribute_columns(schema, attrs, &mut outs, &bufs, sub.cells);
         result.columns.extend(columns);
@@ -138,6 +136,9 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             // Dense reads keep every cell; cells failing the condition read
             // as fill values, as in libtiledb.
             result = super::assemble::fill_unmatched(&self.read.context, result, c, schema);
+            // The coordinates only the condition tested.
+            let request = self.read.request;
+            (result.columns).retain(|c| !c.is_dimension || request.returns_dimension(&c.name));
         }
         if sub.layout == Layout::GlobalOrder {
             if let Some(perm) = sub.global_order() {
@@ -186,11 +187,25 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         Ok(requests)
     }
 
-    /// The coordinates of a dense result, in the order positions were
-    /// given (global order permutes them after, conditions read them as
-    /// columns): described by their grid, or as columns.
+    /// The coordinates of a dense result returned or tested by the
+    /// condition, in the order positions were given (global order permutes
+    /// them after, conditions read them as columns): described by their
+    /// grid, or as columns.
     fn dimension_columns(&self, r: &mut ReadResult) {
         let (schema, sub) = (self.schema, &self.sub);
+        let mut named = Vec::new();
+        if let Some(c) = &self.read.request.condition {
+            c.fields(&mut named);
+        }
+        let built: Vec<usize> = (schema.dimensions.iter().enumerate())
+            .filter(|(_, d)| {
+                self.read.request.returns_dimension(&d.name) || named.contains(&d.name)
+            })
+            .map(|(j, _)| j)
+            .collect();
+        if built.is_empty() {
+            return;
+        }
         let grid = CoordinateGrid {
             dimensions: schema
                 .dimensions
@@ -207,7 +222,12 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         if self.read.describes_coordinates() {
             r.grid = Some(grid);
         } else {
-            r.columns = grid.columns_in(&self.read.context);
+            let mut columns = grid.columns_in(&self.read.context);
+            if built.len() < columns.len() {
+                let mut j = 0..;
+                columns.retain(|_| built.contains(&j.next().expect("unbounded")));
+            }
+            r.columns = columns;
         }
     }
 

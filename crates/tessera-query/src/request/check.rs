@@ -32,6 +32,14 @@ pub(super) fn attributes(names: &[String], schema: &ArraySchema) -> Result<(), Q
     }
 }
 
+/// Every dimension selected is the array's.
+pub(super) fn dimensions(names: &[String], schema: &ArraySchema) -> Result<(), QueryError> {
+    match names.iter().find(|d| schema.dimension(d).is_none()) {
+        Some(d) => Err(unknown("dimension", d)),
+        None => Ok(()),
+    }
+}
+
 /// Every range is on one of the array's dimensions, with bounds of its
 /// kind: numbers for number dimensions, bytes for string ones.
 pub(super) fn ranges(

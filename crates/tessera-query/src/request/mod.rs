@@ -27,7 +27,7 @@ use tessera_tile::Layout;
 /// assert_eq!(result.columns.len(), 3); // x, y, a
 /// println!("{} cells", result.cell_count);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ReadRequest {
     pub(crate) attributes: Option<Vec<String>>,
     /// Inclusive ranges by dimension name (several on one: their union).
@@ -36,7 +36,8 @@ pub struct ReadRequest {
     pub(crate) condition: Option<Expr>,
     /// A condition that only lets the read leave tiles unread.
     pub(crate) prune: Option<Expr>,
-    pub(crate) dimensions: bool,
+    /// The dimensions returned, by name (`None`: all of them).
+    pub(crate) dimensions: Option<Vec<String>>,
     pub(crate) coordinate_grid: bool,
     pub(crate) versions: bool,
     pub(crate) delete_metadata: bool,
@@ -49,27 +50,6 @@ pub struct ReadRequest {
     pub(crate) recycled_batch_bytes: Option<u64>,
     /// How the read runs (not what it returns).
     pub(crate) tuning: Tuning,
-}
-
-impl Default for ReadRequest {
-    fn default() -> Self {
-        ReadRequest {
-            attributes: None,
-            ranges: Vec::new(),
-            layout: None,
-            condition: None,
-            prune: None,
-            dimensions: true,
-            coordinate_grid: false,
-            versions: false,
-            delete_metadata: false,
-            enumeration_values: false,
-            return_buffers: false,
-            budget: None,
-            recycled_batch_bytes: None,
-            tuning: Tuning::default(),
-        }
-    }
 }
 
 impl ReadRequest {
@@ -145,9 +125,29 @@ impl ReadRequest {
         self
     }
 
-    /// Whether to return the dimensions (default: yes).
+    /// Whether to return the dimensions (default: yes): all of them, or
+    /// none.
     pub fn dimensions(mut self, yes: bool) -> Self {
-        self.dimensions = yes;
+        self.dimensions = (!yes).then(Vec::new);
+        self
+    }
+
+    /// Returns only the dimensions named (as TileDB-Py's `dims=[...]`), in
+    /// the schema's order, before the attributes. A read decodes only the
+    /// coordinates it returns, unless it needs the others to cut tiles by
+    /// its ranges, test its condition or deduplicate cells.
+    ///
+    /// ```
+    /// use tessera_query::{ReadRequest, ReadSession};
+    /// use tessera_storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_2d/array");
+    /// let session = ReadSession::open(std::sync::Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let request = ReadRequest::new().dimension_names(["y"]).attributes(["f"]);
+    /// let names: Vec<_> = session.execute(&request).unwrap().columns.iter().map(|c| c.name.clone()).collect();
+    /// assert_eq!(names, ["y", "f"]);
+    /// ```
+    pub fn dimension_names<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.dimensions = Some(names.into_iter().map(Into::into).collect());
         self
     }
 
@@ -348,6 +348,7 @@ impl ReadRequest {
     /// ```
     pub fn check(&self, schema: &ArraySchema) -> Result<(), QueryError> {
         check::attributes(self.attributes.as_deref().unwrap_or_default(), schema)?;
+        check::dimensions(self.dimensions.as_deref().unwrap_or_default(), schema)?;
         check::ranges(&self.ranges, schema)?;
         for c in self.condition.iter().chain(&self.prune) {
             check::condition(c, schema)?;
@@ -375,9 +376,17 @@ impl ReadRequest {
         self.enumeration_values
     }
 
-    /// Whether the dimensions are returned.
-    pub fn returns_dimensions(&self) -> bool {
-        self.dimensions
+    /// Whether the dimension named `name` is returned.
+    pub fn returns_dimension(&self, name: &str) -> bool {
+        (self.dimensions.as_ref()).is_none_or(|names| names.iter().any(|n| n == name))
+    }
+
+    /// The numbers of the dimensions of `schema` returned, ascending.
+    pub(crate) fn returned_dimensions(&self, schema: &ArraySchema) -> Vec<usize> {
+        (schema.dimensions.iter().enumerate())
+            .filter(|(_, d)| self.returns_dimension(&d.name))
+            .map(|(j, _)| j)
+            .collect()
     }
 
     /// Whether every version of each cell is read ([`ReadRequest::versions`]).

@@ -28,6 +28,7 @@ pub(crate) fn direct_plan(
     layout: Layout,
 ) -> Option<DirectPlan> {
     let (schema, frags) = (&*array.schema, &array.fragments);
+    let returned = request.returned_dimensions(schema);
     let in_stored_order = match layout {
         Layout::Unordered => frags.len() <= 1 || schema.allows_dups,
         Layout::GlobalOrder => frags.len() <= 1 && schema.cell_order != Layout::Hilbert,
@@ -37,7 +38,7 @@ pub(crate) fn direct_plan(
         !f.footer.dense
             && !f.footer.has_timestamps
             && !f.footer.has_delete_meta
-            && (!request.dimensions || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
+            && (returned.is_empty() || f.version().has(crate::gates::COORDINATES_PER_DIMENSION))
     };
     // A condition is a filter on each cell alone here (nothing to
     // deduplicate), tested while cells are picked.
@@ -61,9 +62,7 @@ pub(crate) fn direct_plan(
         return None;
     }
     let mut wanted: Vec<Field> = Vec::new();
-    if request.dimensions {
-        wanted.extend((0..schema.dimensions.len()).map(Field::Dimension));
-    }
+    wanted.extend(returned.into_iter().map(Field::Dimension));
     for a in attrs {
         // An attribute the schema lacks is the general path's to refuse.
         let i = schema.attributes.iter().position(|x| &x.name == a)?;

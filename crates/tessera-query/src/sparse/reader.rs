@@ -325,23 +325,23 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     ) -> ReadResult {
         let n = refs.len();
         let dims = &schema.dimensions;
-        // None: dimension j; Some(k): field k.
-        let mut wanted: Vec<Option<usize>> = Vec::new();
-        if self.read.request.dimensions {
-            wanted.extend((0..dims.len()).map(|_| None));
-        }
+        // Dimension j, or field k.
+        let mut wanted: Vec<Result<usize, usize>> = (self.read.request)
+            .returned_dimensions(schema)
+            .into_iter()
+            .map(Ok)
+            .collect();
         wanted.extend(
             attrs
                 .iter()
-                .map(|a| Some(fields.iter().position(|f| f == a).expect("selected"))),
+                .map(|a| Err(fields.iter().position(|f| f == a).expect("selected"))),
         );
         let ctx = &self.read.context;
         let columns: Vec<Column> = wanted
             .par_iter()
-            .enumerate()
-            .map(|(w, field)| match *field {
-                None => {
-                    let d = &dims[w];
+            .map(|field| match *field {
+                Ok(j) => {
+                    let d = &dims[j];
                     let mut b = ColumnBuilder::new(
                         ctx,
                         &d.name,
@@ -352,11 +352,11 @@ impl<'r, 'a> SparseReader<'r, 'a> {
                         n,
                     );
                     for (ti, from, to) in runs(refs) {
-                        b.push_run(&tiles[ti].dims[w], from, to);
+                        b.push_run(&tiles[ti].dims[j], from, to);
                     }
                     b.col
                 }
-                Some(k) => {
+                Err(k) => {
                     let a = &fields[k];
                     let at = schema.attribute(a).expect("checked");
                     let mut b = ColumnBuilder::new(

@@ -299,7 +299,7 @@ class Array:
         shaped when the array is dense and ``shape`` is whole."""
         schema = self._schema
         cond = query._cond_text() if query is not None else None
-        out = self._fields(self._table(subarray or None, attrs, bool(dims), self._layout(query), cond), attrs, dims)
+        out = self._fields(self._table(subarray or None, attrs, list(dims), self._layout(query), cond), attrs, dims)
         if not schema.sparse and shape and all(n is not None for n in shape) and cond is None:
             n = int(np.prod(shape))
             for k, v in out.items():

@@ -267,7 +267,7 @@ class ResultChunks:
         array, query = self._indexer.array, self._indexer.query
         if self._subarray is None:
             return
-        reader = array._reader(self._subarray or None, self._attrs, bool(self._dims), array._layout(query),
+        reader = array._reader(self._subarray or None, self._attrs, list(self._dims), array._layout(query),
                                query._cond_text(), budget)
         yield from reader
 
