@@ -134,6 +134,16 @@ impl CoordinateGrid {
 
     /// [`CoordinateGrid::columns`], in buffers from `ctx`.
     pub(crate) fn columns_in(&self, ctx: &crate::ReadContext) -> Vec<Column> {
+        self.columns_of(ctx, |_| true)
+    }
+
+    /// The columns of the dimensions `built` picks (by number), in schema
+    /// order, in buffers from `ctx`; the others are not computed.
+    pub(crate) fn columns_of(
+        &self,
+        ctx: &crate::ReadContext,
+        built: impl Fn(usize) -> bool,
+    ) -> Vec<Column> {
         let n = self.cell_count();
         let counts = self.counts();
         let mut strides = vec![1usize; self.dimensions.len()];
@@ -142,10 +152,9 @@ impl CoordinateGrid {
             strides[j] = s;
             s = s.saturating_mul(counts[j] as usize);
         }
-        self.dimensions
-            .iter()
-            .zip(strides)
-            .map(|(d, stride)| {
+        (self.dimensions.iter().zip(strides).enumerate())
+            .filter(|(j, _)| built(*j))
+            .map(|(_, (d, stride))| {
                 let coords: Vec<i128> = d.ranges.iter().flat_map(|&(a, b)| a..=b).collect();
                 let w = d.datatype.size() as usize;
                 let data = dense_coords(ctx, n, w, &coords, stride);

@@ -222,12 +222,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
         if self.read.describes_coordinates() {
             r.grid = Some(grid);
         } else {
-            let mut columns = grid.columns_in(&self.read.context);
-            if built.len() < columns.len() {
-                let mut j = 0..;
-                columns.retain(|_| built.contains(&j.next().expect("unbounded")));
-            }
-            r.columns = columns;
+            r.columns = grid.columns_of(&self.read.context, |j| built.contains(&j));
         }
     }
 
