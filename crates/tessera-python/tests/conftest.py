@@ -34,6 +34,16 @@ REPO = Path(__file__).resolve().parents[3]
 TESTDATA = REPO / "testdata"
 sys.path.insert(0, str(REPO / "xtask" / "fixtures"))
 
+# Files whose tests take minutes (TileDB-Py's whole suite, run twice;
+# writers racing on S3), started first: under pytest-xdist (CI runs two
+# workers) the other tests then run beside them rather than after.
+LONGEST_FIRST = ("test_tiledb_py_suite.py", "test_concurrency.py")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)
+
+
 RELEASES = sorted(p.name for p in TESTDATA.glob("tiledb-*"))
 BLOB_TYPES = ("BLOB", "GEOM_WKB", "GEOM_WKT")
 
