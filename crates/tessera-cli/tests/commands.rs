@@ -271,10 +271,11 @@ fn no_progress_output_through_a_pipe() {
     }
 }
 
-/// `--no-dims` leaves the dimension keys out of every JSON line and keeps
-/// the rest of each line, in the same order, dense and sparse.
+/// `--no-dims` leaves the dimension keys out of every JSON line, and
+/// `--dims` all but those it names; the rest of each line is kept, in the
+/// same order, dense and sparse. A name the array lacks fails naming it.
 #[test]
-fn no_dims_leaves_the_coordinates_out() {
+fn dims_and_no_dims_leave_coordinates_out() {
     for case in [
         "dense_2d_types",
         "dense_nullable_var",
@@ -288,26 +289,38 @@ fn no_dims_leaves_the_coordinates_out() {
         let a = a.to_str().unwrap();
         let (ok, full, err) = tessera(&["read", a]);
         assert!(ok, "{case}: {err}");
-        let (ok, bare, err) = tessera(&["read", a, "--no-dims"]);
-        assert!(ok, "{case}: {err}");
         let schema = tessera::open(a, None).unwrap().array().schema.clone();
         let dims: Vec<&str> = schema.dimensions.iter().map(|d| d.name.as_str()).collect();
-        let full: Vec<&str> = full.lines().collect();
-        let bare: Vec<&str> = bare.lines().collect();
-        assert!(!full.is_empty(), "{case}: no cells");
-        assert_eq!(full.len(), bare.len(), "{case}");
-        for (f, b) in full.iter().zip(&bare) {
-            let mut f: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(f).unwrap();
-            let b: serde_json::Map<String, serde_json::Value> = serde_json::from_str(b).unwrap();
-            for d in &dims {
-                assert!(f.shift_remove(*d).is_some(), "{case}: no `{d}` in {f:?}");
+        let last = *dims.last().unwrap();
+        for (flags, kept) in [
+            (vec!["--no-dims"], None),
+            (vec!["--dims", last], Some(last)),
+        ] {
+            let (ok, bare, err) = tessera(&[&["read", a][..], &flags].concat());
+            assert!(ok, "{case} {flags:?}: {err}");
+            let full: Vec<&str> = full.lines().collect();
+            let bare: Vec<&str> = bare.lines().collect();
+            assert!(!full.is_empty(), "{case}: no cells");
+            assert_eq!(full.len(), bare.len(), "{case} {flags:?}");
+            for (f, b) in full.iter().zip(&bare) {
+                let mut f: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(f).unwrap();
+                let b: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(b).unwrap();
+                for d in dims.iter().filter(|d| Some(**d) != kept) {
+                    assert!(f.shift_remove(*d).is_some(), "{case}: no `{d}` in {f:?}");
+                }
+                // Value order too (the maps compare as sets).
+                let pairs = |m: serde_json::Map<String, serde_json::Value>| {
+                    m.into_iter().collect::<Vec<_>>()
+                };
+                assert_eq!(pairs(f), pairs(b), "{case} {flags:?}");
             }
-            // Value order too (the maps compare as sets).
-            let pairs =
-                |m: serde_json::Map<String, serde_json::Value>| m.into_iter().collect::<Vec<_>>();
-            assert_eq!(pairs(f), pairs(b), "{case}");
         }
+        let (ok, _, err) = tessera(&["read", a, "--dims", "no_such_dim"]);
+        assert!(!ok && err.contains("no_such_dim"), "{case}: {err}");
+        let (ok, _, err) = tessera(&["read", a, "--dims", last, "--no-dims"]);
+        assert!(!ok && err.contains("--no-dims"), "{case}: {err}");
     }
 }
 

@@ -376,3 +376,27 @@ def test_errors_are_tessera_errors_naming_the_object_and_the_problem(tmp_path):
             call()
         assert isinstance(e.value, kind), (type(e.value), problem)
         assert where in str(e.value) and problem in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("writer", ["tiledbsoma", "tessera"])
+def test_a_frame_of_two_index_columns_reads_any_of_its_columns_alike(tmp_path, writer):
+    """A DataFrame indexed by ``soma_joinid`` and ``plate``: a read naming
+    some of its columns (one index column, the other, neither) gives what
+    tiledbsoma gives, whichever of the two wrote it."""
+    schema = pa.schema([("soma_joinid", pa.int64()), ("plate", pa.int64()), ("value", pa.float64())])
+    rows = pa.table({"soma_joinid": pa.array(range(40), pa.int64()),
+                     "plate": pa.array([i % 7 for i in range(40)], pa.int64()),
+                     "value": pa.array([i / 4 for i in range(40)], pa.float64())})
+    uri = str(tmp_path / "frame")
+    make = soma.DataFrame if writer == "tiledbsoma" else tsoma.DataFrame
+    with make.create(uri, schema=schema, index_column_names=["soma_joinid", "plate"],
+                     domain=[(0, 99), (0, 9)]) as frame:
+        frame.write(rows)
+    ours, theirs = tsoma.DataFrame.open(uri), soma.DataFrame.open(uri)
+    assert ours.index_column_names == theirs.index_column_names == ("soma_joinid", "plate")
+    for coords in [(), (slice(5, 30),), (slice(None), [2, 3]), ([1, 8, 15], 1)]:
+        for columns in [None, ["plate"], ["value"], ["value", "soma_joinid"], ["plate", "value"]]:
+            for value_filter in [None, "plate > 2", "value < 3"]:
+                alike(lambda: ours.read(coords, column_names=columns, value_filter=value_filter).concat(),
+                      lambda: theirs.read(coords, column_names=columns, value_filter=value_filter).concat(),
+                      same_table)

@@ -72,3 +72,39 @@ fn a_dimension_the_array_lacks_fails_as_the_read_is_built() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A dense read computes the coordinates its condition tests, returned or
+/// not, and holds them until the condition has run: within a memory
+/// budget it is cut into the batches of the same read returning them.
+#[test]
+fn a_dense_read_in_batches_counts_the_dimensions_its_condition_tests() {
+    let mut compared = 0;
+    for (path, a) in common::fixture_arrays() {
+        if !a.schema.is_dense() || a.schema.dimensions.len() < 2 {
+            continue;
+        }
+        let Some((lo, _)) = common::first_dim_span(&a) else {
+            continue;
+        };
+        let (first, second) = (&a.schema.dimensions[0].name, &a.schema.dimensions[1].name);
+        // A condition every cell passes: the batches' cells are the pieces'.
+        let Ok(every) = Expr::parse(&format!("{first} >= {lo}"), &a.schema) else {
+            continue;
+        };
+        let session = ReadSession::new(Arc::new(LocalFs), a.clone());
+        let cells = |names: Vec<String>| -> Vec<usize> {
+            let request = ReadRequest::new()
+                .dimension_names(names)
+                .condition(every.clone())
+                .budget(4 << 10);
+            (session.batches(&request).unwrap())
+                .map(|b| b.unwrap().cell_count)
+                .collect()
+        };
+        let tested = cells(vec![second.clone()]);
+        let returned = cells(vec![first.clone(), second.clone()]);
+        assert_eq!(tested, returned, "{}", path.display());
+        compared += (tested.len() > 1) as usize;
+    }
+    assert!(compared > 10, "{compared} arrays read in several batches");
+}

@@ -15,6 +15,10 @@ pub struct Args {
     /// Attributes to read, comma-separated (default: all, in schema order).
     #[arg(long, value_delimiter = ',')]
     pub attrs: Option<Vec<String>>,
+    /// Dimensions (coordinates) to read, comma-separated (default: all, in
+    /// schema order; they come in schema order, before the attributes).
+    #[arg(long, value_delimiter = ',', conflicts_with = "no_dims")]
+    pub dims: Option<Vec<String>>,
     /// Leave the dimensions (coordinates) out: attributes only.
     #[arg(long)]
     pub no_dims: bool,
@@ -43,6 +47,7 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
     let Args {
         array,
         attrs,
+        dims,
         no_dims,
         select,
         layout,
@@ -61,6 +66,9 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
         .coordinate_grid(true);
     if let Some(attrs) = attrs {
         q = q.attributes(attrs);
+    }
+    if let Some(dims) = dims {
+        q = q.dimension_names(dims);
     }
     if let Some(l) = layout {
         q = q.layout(l.layout());

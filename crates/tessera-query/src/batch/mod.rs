@@ -606,11 +606,13 @@ fn cell_bytes<'a>(read: &Read<'a>) -> Result<(f64, f64), QueryError> {
     let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
     let dense = schema.is_dense();
     // Dense coordinates are computed, not decoded, and take no result
-    // memory where a grid describes them.
+    // memory where a grid describes them; those only the condition tests
+    // are computed too, and held until it has run.
     if !dense {
         fields.extend((0..schema.dimensions.len()).map(Field::Dimension));
     } else if !read.describes_coordinates() {
-        fields.extend((read.request.returned_dimensions(schema).into_iter()).map(Field::Dimension));
+        let computed = read.request.returned_or_tested_dimensions(schema);
+        fields.extend(computed.into_iter().map(Field::Dimension));
     }
     let in_place = read.places_unfiltered();
     let mut total = 0.0;

@@ -193,16 +193,7 @@ impl<'r, 'a> DenseReader<'r, 'a> {
     /// grid, or as columns.
     fn dimension_columns(&self, r: &mut ReadResult) {
         let (schema, sub) = (self.schema, &self.sub);
-        let mut named = Vec::new();
-        if let Some(c) = &self.read.request.condition {
-            c.fields(&mut named);
-        }
-        let built: Vec<usize> = (schema.dimensions.iter().enumerate())
-            .filter(|(_, d)| {
-                self.read.request.returns_dimension(&d.name) || named.contains(&d.name)
-            })
-            .map(|(j, _)| j)
-            .collect();
+        let built = self.read.request.returned_or_tested_dimensions(schema);
         if built.is_empty() {
             return;
         }

@@ -389,6 +389,20 @@ impl ReadRequest {
             .collect()
     }
 
+    /// The numbers of the dimensions of `schema` returned or tested by the
+    /// condition, ascending: the coordinate columns a dense read computes
+    /// (it drops the tested-only ones once the condition has run).
+    pub(crate) fn returned_or_tested_dimensions(&self, schema: &ArraySchema) -> Vec<usize> {
+        let mut tested = Vec::new();
+        if let Some(c) = &self.condition {
+            c.fields(&mut tested);
+        }
+        (schema.dimensions.iter().enumerate())
+            .filter(|(_, d)| self.returns_dimension(&d.name) || tested.contains(&d.name))
+            .map(|(j, _)| j)
+            .collect()
+    }
+
     /// Whether every version of each cell is read ([`ReadRequest::versions`]).
     pub fn reads_versions(&self) -> bool {
         self.versions

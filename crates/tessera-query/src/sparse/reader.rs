@@ -325,22 +325,21 @@ impl<'r, 'a> SparseReader<'r, 'a> {
     ) -> ReadResult {
         let n = refs.len();
         let dims = &schema.dimensions;
-        // Dimension j, or field k.
-        let mut wanted: Vec<Result<usize, usize>> = (self.read.request)
+        let mut wanted: Vec<ResultColumn> = (self.read.request)
             .returned_dimensions(schema)
             .into_iter()
-            .map(Ok)
+            .map(ResultColumn::Dimension)
             .collect();
         wanted.extend(
-            attrs
-                .iter()
-                .map(|a| Err(fields.iter().position(|f| f == a).expect("selected"))),
+            attrs.iter().map(|a| {
+                ResultColumn::Decoded(fields.iter().position(|f| f == a).expect("selected"))
+            }),
         );
         let ctx = &self.read.context;
         let columns: Vec<Column> = wanted
             .par_iter()
             .map(|field| match *field {
-                Ok(j) => {
+                ResultColumn::Dimension(j) => {
                     let d = &dims[j];
                     let mut b = ColumnBuilder::new(
                         ctx,
@@ -356,7 +355,7 @@ impl<'r, 'a> SparseReader<'r, 'a> {
                     }
                     b.col
                 }
-                Err(k) => {
+                ResultColumn::Decoded(k) => {
                     let a = &fields[k];
                     let at = schema.attribute(a).expect("checked");
                     let mut b = ColumnBuilder::new(
@@ -387,6 +386,13 @@ impl<'r, 'a> SparseReader<'r, 'a> {
             context: None,
         }
     }
+}
+
+/// A column of a sparse read's result: a dimension of the schema (its
+/// number), or a field the read decoded (its place among them).
+enum ResultColumn {
+    Dimension(usize),
+    Decoded(usize),
 }
 
 /// The runs of `refs` that follow each other in one tile, as (tile,

@@ -327,7 +327,9 @@ class DataFrame(_Array):
         unknown = [] if names is None else [n for n in names if n not in columns]
         if unknown:
             raise SOMAValueError(f"{self.uri}: no column {unknown[0]!r} (columns: {', '.join(self.keys())})")
-        want_dims = names is None or any(n in dims for n in names)
+        # The index columns asked for, by name: a read decodes no other
+        # dimension's coordinates.
+        want_dims = True if names is None else [d for d in self.index_column_names if d in names] or False
         where = self._condition(value_filter)
         kwargs = dict(attrs=attrs, where=where, dims=want_dims, layout=_layout(result_order))
         whole, batches = self._read(coords, **kwargs)

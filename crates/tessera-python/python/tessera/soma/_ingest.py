@@ -268,7 +268,7 @@ def _write_frame(plan, uri, frame, id_column_name, axis_map, index_map=True):
 def _new_rows(soma_df, table):
     """The rows of ``table`` whose joinids the DataFrame does not hold yet,
     with its columns: an append writes new cells only."""
-    have = soma_df._array.read(attrs=[], dims=True).column("soma_joinid").to_numpy()
+    have = soma_df._array.read(attrs=[], dims=["soma_joinid"]).column("soma_joinid").to_numpy()
     keep = ~np.isin(table.column("soma_joinid").to_numpy(), have)
     return table.filter(pa.array(keep))
 

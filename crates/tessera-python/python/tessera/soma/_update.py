@@ -54,7 +54,7 @@ def _update_dataframe(sdf, new_data, caller, default_index_name):
     df.set_index("soma_joinid", inplace=True)
     table = _frames.arrow_table(df)
     old, new = _signature(sdf.schema), _signature(table.schema)
-    joinids = sorted(sdf._array.read(attrs=[], dims=True).column("soma_joinid").to_pylist())
+    joinids = sorted(sdf._array.read(attrs=[], dims=["soma_joinid"]).column("soma_joinid").to_pylist())
     if len(joinids) != len(new_data):
         raise SOMAValueError(f"{caller}: old and new data must have the same row count; "
                              f"got {len(joinids)} != {len(new_data)}")
