@@ -117,66 +117,75 @@ pub fn compare(got: &[Value], exp: &[Value], ordered: bool, dims: &[String]) -> 
     None
 }
 
-#[test]
-fn reads_match_tiledb_py() {
-    let bin = env!("CARGO_BIN_EXE_tessera");
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    let all = cases();
-    assert!(!all.is_empty(), "no fixtures under testdata/");
-    for path in all {
-        let case: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let array = path.parent().unwrap().join("array");
-        let dims: Vec<String> = case["schema"]["dims"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d["name"].as_str().unwrap().to_string())
-            .collect();
-        // Each query whole, and again in the smallest batches the memory
-        // budget allows (one tile each), which must concatenate to the same rows.
-        let queries = case["queries"].as_array().unwrap();
-        for (q, budget) in queries.iter().flat_map(|q| [(q, "1G"), (q, "1")]) {
-            // A query TileDB-Py errored on has no rows to compare; one the
-            // case marks `libtiledb_inconsistent` contradicts libtiledb's own
-            // answer to another query of the case (see testdata/README.md).
-            if q.get("error").is_some() || q.get("libtiledb_inconsistent").is_some() {
-                continue;
-            }
-            let out = Command::new(bin)
-                .args(args_for(&case, q, &array))
-                .args(["--budget", budget])
-                .output()
-                .unwrap();
-            let name = format!(
-                "{} / {} (budget {budget})",
-                path.parent()
-                    .unwrap()
-                    .strip_prefix(testdata())
-                    .unwrap()
-                    .display(),
-                q["name"]
-            );
-            checked += 1;
-            if !out.status.success() {
-                failures.push(format!(
-                    "{name}: exit {}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-                continue;
-            }
-            let got: Vec<Value> = String::from_utf8(out.stdout)
+/// Every query of `case` (at `path`) run by `bin`, whole and in the
+/// smallest batches: the number of reads and what differed.
+fn case_reads(bin: &str, path: &Path) -> (usize, Vec<String>) {
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let array = path.parent().unwrap().join("array");
+    let dims: Vec<String> = case["schema"]["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect();
+    let (mut checked, mut failures) = (0, Vec::new());
+    // Each query whole, and again in the smallest batches the memory
+    // budget allows (one tile each), which must concatenate to the same rows.
+    let queries = case["queries"].as_array().unwrap();
+    for (q, budget) in queries.iter().flat_map(|q| [(q, "1G"), (q, "1")]) {
+        // A query TileDB-Py errored on has no rows to compare; one the
+        // case marks `libtiledb_inconsistent` contradicts libtiledb's own
+        // answer to another query of the case (see testdata/README.md).
+        if q.get("error").is_some() || q.get("libtiledb_inconsistent").is_some() {
+            continue;
+        }
+        let out = Command::new(bin)
+            .args(args_for(&case, q, &array))
+            .args(["--budget", budget])
+            .output()
+            .unwrap();
+        let name = format!(
+            "{} / {} (budget {budget})",
+            path.parent()
                 .unwrap()
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            let exp = q["rows"].as_array().unwrap();
-            if let Some(d) = compare(&got, exp, q["ordered"].as_bool().unwrap_or(false), &dims) {
-                failures.push(format!("{name}: {d}"));
-            }
+                .strip_prefix(testdata())
+                .unwrap()
+                .display(),
+            q["name"]
+        );
+        checked += 1;
+        if !out.status.success() {
+            failures.push(format!(
+                "{name}: exit {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+            continue;
+        }
+        let got: Vec<Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let exp = q["rows"].as_array().unwrap();
+        if let Some(d) = compare(&got, exp, q["ordered"].as_bool().unwrap_or(false), &dims) {
+            failures.push(format!("{name}: {d}"));
         }
     }
+    (checked, failures)
+}
+
+/// Cases side by side (a process each): most of a read's time is the
+/// process starting, on one core.
+#[test]
+fn reads_match_tiledb_py() {
+    use rayon::prelude::*;
+    let bin = env!("CARGO_BIN_EXE_tessera");
+    let all = cases();
+    assert!(!all.is_empty(), "no fixtures under testdata/");
+    let done: Vec<(usize, Vec<String>)> = all.par_iter().map(|p| case_reads(bin, p)).collect();
+    let checked: usize = done.iter().map(|(n, _)| n).sum();
+    let failures: Vec<String> = done.into_iter().flat_map(|(_, f)| f).collect();
     assert!(
         failures.is_empty(),
         "{} of {checked} reads differ from TileDB-Py:\n{}",

@@ -138,31 +138,40 @@ fn recorded_rows(rows: &Value) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The steps of the sequence recorded at `path`, replayed on a copy under
+/// `scratch`: how many, and what differed.
+fn sequence_differences(path: &Path, scratch: &Path) -> (usize, Vec<String>) {
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let case = &record["case"];
+    let id = case["id"].as_str().unwrap();
+    let release = path.parent().and_then(Path::file_name).unwrap();
+    let dir = scratch.join(release).join(id);
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&testdata().join(case["path"].as_str().unwrap()), &dir);
+    let recorded = record["steps"].as_array().unwrap();
+    let copy = Copy { dir, case };
+    let failures = match copy.differences(&record["rows"], recorded) {
+        Ok(found) => (found.into_iter())
+            .map(|f| format!("{release:?} {id}: {f}"))
+            .collect(),
+        Err(e) => vec![format!("{release:?} {id}: {e}")],
+    };
+    (recorded.len(), failures)
+}
+
+/// Sequences side by side (each on its own copy): most of a step's time
+/// is a `tessera` process starting, on one core.
 #[test]
 fn tessera_reads_each_step_as_libtiledb_read_it() {
+    use rayon::prelude::*;
     let scratch = std::env::temp_dir().join(format!("tessera-sequences-{}", std::process::id()));
-    let mut failures = Vec::new();
     let records = records("sequences");
-    let mut steps = 0;
-    for path in &records {
-        let record: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let case = &record["case"];
-        let id = case["id"].as_str().unwrap();
-        let release = path.parent().and_then(Path::file_name).unwrap();
-        let dir = scratch.join(release).join(id);
-        let _ = std::fs::remove_dir_all(&dir);
-        copy_dir(&testdata().join(case["path"].as_str().unwrap()), &dir);
-        let recorded = record["steps"].as_array().unwrap();
-        steps += recorded.len();
-        let copy = Copy { dir, case };
-        match copy.differences(&record["rows"], recorded) {
-            Ok(found) => {
-                failures.extend(found.into_iter().map(|f| format!("{release:?} {id}: {f}")))
-            }
-            Err(e) => failures.push(format!("{release:?} {id}: {e}")),
-        }
-    }
+    let done: Vec<(usize, Vec<String>)> = (records.par_iter())
+        .map(|path| sequence_differences(path, &scratch))
+        .collect();
     let _ = std::fs::remove_dir_all(&scratch);
+    let steps: usize = done.iter().map(|(n, _)| n).sum();
+    let failures: Vec<String> = done.into_iter().flat_map(|(_, f)| f).collect();
     assert!(
         records.len() >= 100,
         "only {} sequence records",

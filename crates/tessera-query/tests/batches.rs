@@ -24,13 +24,144 @@ fn rows(r: &ReadResult) -> Vec<Vec<(Vec<u8>, bool)>> {
         .collect()
 }
 
+/// What the batched reads of arrays found: reads compared, split into
+/// several batches, cut inside tiles; and what differed.
+#[derive(Default)]
+struct Found {
+    compared: usize,
+    split: usize,
+    in_tiles: usize,
+    problems: Vec<String>,
+}
+
+/// `array` (`case`: release/name) read in batches, in every layout, whole
+/// and cut by two ranges, at several budgets, against its one-shot read.
+fn batched_reads(case: &str, array: &Arc<OpenArray>) -> Found {
+    let mut found = Found::default();
+    let dense = array.schema.is_dense();
+    let layouts: &[Layout] = if dense {
+        &[Layout::RowMajor, Layout::ColMajor, Layout::GlobalOrder]
+    } else {
+        &[
+            Layout::Unordered,
+            Layout::RowMajor,
+            Layout::ColMajor,
+            Layout::GlobalOrder,
+        ]
+    };
+    // Two ranges on the first dimension, when it has integers to cut.
+    let d0 = &array.schema.dimensions[0];
+    let ranges = match common::first_dim_span(array) {
+        Some((lo, hi)) if hi - lo >= 4 => {
+            let w = hi - lo;
+            vec![(lo, lo + w / 3), (lo + w / 2, hi)]
+        }
+        _ => Vec::new(),
+    };
+    let query = || {
+        let mut q = ReadRequest::new();
+        for (a, b) in &ranges {
+            q = q.range(&d0.name, Value::Int(*a), Value::Int(*b));
+        }
+        q
+    };
+    for (&layout, sub) in layouts.iter().flat_map(|l| [(l, false), (l, true)]) {
+        if sub && ranges.is_empty() {
+            continue;
+        }
+        let q = || {
+            if sub {
+                query()
+            } else {
+                ReadRequest::new()
+            }
+        };
+        let session = common::local(array);
+        let Ok(whole) = session.execute(&q().layout(layout)) else {
+            continue;
+        };
+        // With every unfiltered tile read in place, dense reads of
+        // unfiltered fixed-sized attributes cut within tiles.
+        // (budget, tiles read in place, each batch's buffers
+        // recycled into the next: stale bytes must all be written over).
+        let runs: &[(u64, bool, bool)] = if dense {
+            &[
+                (1, false, false),
+                (5000, false, false),
+                (64, true, false),
+                (5000, false, true),
+            ]
+        } else {
+            &[(1, false, false), (5000, false, false), (5000, false, true)]
+        };
+        for &(budget, in_place, recycled) in runs {
+            // Batches appended, or (recycled) each one's rows taken
+            // before its buffers go to the next.
+            let mut appended = ReadResult::default();
+            let mut taken = Vec::new();
+            let mut n = 0;
+            let mut q = q().layout(layout);
+            if in_place {
+                q = q.tune(|t| t.direct_tile_bytes = 0);
+            }
+            // Recycled buffers go to a context of the test's own:
+            // one a read makes itself is capped by its tiny budget.
+            let session = match recycled {
+                true => session.clone().context(Arc::new(ReadContext::new())),
+                false => session.clone(),
+            };
+            let batches = session.batches(&q.budget(budget)).unwrap();
+            for b in batches {
+                let b = b.unwrap();
+                if recycled {
+                    taken.extend(rows(&b));
+                    b.recycle();
+                } else {
+                    appended.append(b);
+                }
+                n += 1;
+            }
+            found.compared += 1;
+            found.split += (n > 1) as usize;
+            // More batches than a tile's worth of cells each: cut inside tiles.
+            found.in_tiles += (in_place && n as u64 * 4 > whole.cell_count as u64) as usize;
+            let what = format!(
+                "{case} {layout:?} subarray {sub} budget {budget} in place {in_place} recycled {recycled} ({n} batches)"
+            );
+            let got = match recycled {
+                true => taken,
+                false => rows(&appended),
+            };
+            if got.len() != whole.cell_count {
+                found.problems.push(format!(
+                    "{what}: {} cells, one-shot {}",
+                    got.len(),
+                    whole.cell_count
+                ));
+                continue;
+            }
+            let (mut a, mut b) = (got, rows(&whole));
+            if layout == Layout::Unordered {
+                a.sort();
+                b.sort();
+            }
+            if a != b {
+                found.problems.push(format!("{what}: cells differ"));
+            }
+        }
+    }
+    found
+}
+
+/// Arrays side by side: most are small, read on one core.
 #[test]
 fn batches_concatenate_to_the_one_shot_read() {
+    use rayon::prelude::*;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-    let (mut compared, mut split, mut in_tiles) = (0, 0, 0);
-    let mut problems = Vec::new();
+    let mut arrays = Vec::new();
     for version in std::fs::read_dir(&root).unwrap().flatten() {
-        if !version.file_name().to_string_lossy().starts_with("tiledb-") {
+        let release = version.file_name().to_string_lossy().into_owned();
+        if !release.starts_with("tiledb-") {
             continue;
         }
         for case in std::fs::read_dir(version.path()).unwrap().flatten() {
@@ -43,122 +174,16 @@ fn batches_concatenate_to_the_one_shot_read() {
             else {
                 continue; // encrypted without its key
             };
-            let array = Arc::new(array);
-            let dense = array.schema.is_dense();
-            let layouts: &[Layout] = if dense {
-                &[Layout::RowMajor, Layout::ColMajor, Layout::GlobalOrder]
-            } else {
-                &[
-                    Layout::Unordered,
-                    Layout::RowMajor,
-                    Layout::ColMajor,
-                    Layout::GlobalOrder,
-                ]
-            };
-            // Two ranges on the first dimension, when it has integers to cut.
-            let d0 = &array.schema.dimensions[0];
-            let ranges = match common::first_dim_span(&array) {
-                Some((lo, hi)) if hi - lo >= 4 => {
-                    let w = hi - lo;
-                    vec![(lo, lo + w / 3), (lo + w / 2, hi)]
-                }
-                _ => Vec::new(),
-            };
-            let query = || {
-                let mut q = ReadRequest::new();
-                for (a, b) in &ranges {
-                    q = q.range(&d0.name, Value::Int(*a), Value::Int(*b));
-                }
-                q
-            };
-            for (&layout, sub) in layouts.iter().flat_map(|l| [(l, false), (l, true)]) {
-                if sub && ranges.is_empty() {
-                    continue;
-                }
-                let q = || {
-                    if sub {
-                        query()
-                    } else {
-                        ReadRequest::new()
-                    }
-                };
-                let session = common::local(&array);
-                let Ok(whole) = session.execute(&q().layout(layout)) else {
-                    continue;
-                };
-                // With every unfiltered tile read in place, dense reads of
-                // unfiltered fixed-sized attributes cut within tiles.
-                // (budget, tiles read in place, each batch's buffers
-                // recycled into the next: stale bytes must all be written over).
-                let runs: &[(u64, bool, bool)] = if dense {
-                    &[
-                        (1, false, false),
-                        (5000, false, false),
-                        (64, true, false),
-                        (5000, false, true),
-                    ]
-                } else {
-                    &[(1, false, false), (5000, false, false), (5000, false, true)]
-                };
-                for &(budget, in_place, recycled) in runs {
-                    // Batches appended, or (recycled) each one's rows taken
-                    // before its buffers go to the next.
-                    let mut appended = ReadResult::default();
-                    let mut taken = Vec::new();
-                    let mut n = 0;
-                    let mut q = q().layout(layout);
-                    if in_place {
-                        q = q.tune(|t| t.direct_tile_bytes = 0);
-                    }
-                    // Recycled buffers go to a context of the test's own:
-                    // one a read makes itself is capped by its tiny budget.
-                    let session = match recycled {
-                        true => session.clone().context(Arc::new(ReadContext::new())),
-                        false => session.clone(),
-                    };
-                    let batches = session.batches(&q.budget(budget)).unwrap();
-                    for b in batches {
-                        let b = b.unwrap();
-                        if recycled {
-                            taken.extend(rows(&b));
-                            b.recycle();
-                        } else {
-                            appended.append(b);
-                        }
-                        n += 1;
-                    }
-                    compared += 1;
-                    split += (n > 1) as usize;
-                    // More batches than a tile's worth of cells each: cut inside tiles.
-                    in_tiles += (in_place && n as u64 * 4 > whole.cell_count as u64) as usize;
-                    let what = format!(
-                        "{}/{name} {layout:?} subarray {sub} budget {budget} in place {in_place} recycled {recycled} ({n} batches)",
-                        version.file_name().to_string_lossy()
-                    );
-                    let got = match recycled {
-                        true => taken,
-                        false => rows(&appended),
-                    };
-                    if got.len() != whole.cell_count {
-                        problems.push(format!(
-                            "{what}: {} cells, one-shot {}",
-                            got.len(),
-                            whole.cell_count
-                        ));
-                        continue;
-                    }
-                    let (mut a, mut b) = (got, rows(&whole));
-                    if layout == Layout::Unordered {
-                        a.sort();
-                        b.sort();
-                    }
-                    if a != b {
-                        problems.push(format!("{what}: cells differ"));
-                    }
-                }
-            }
+            arrays.push((format!("{release}/{name}"), Arc::new(array)));
         }
     }
+    let found: Vec<Found> = (arrays.par_iter())
+        .map(|(case, array)| batched_reads(case, array))
+        .collect();
+    let compared: usize = found.iter().map(|f| f.compared).sum();
+    let split: usize = found.iter().map(|f| f.split).sum();
+    let in_tiles: usize = found.iter().map(|f| f.in_tiles).sum();
+    let problems: Vec<String> = found.into_iter().flat_map(|f| f.problems).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(
         compared > 300 && split > 200 && in_tiles > 20,
