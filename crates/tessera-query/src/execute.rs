@@ -17,7 +17,7 @@ pub(crate) fn execute(read: Read<'_>) -> Result<ReadResult, QueryError> {
     let attrs = read.returned_attributes();
     fetch_metadata(&read, &attrs);
     let mut r = if read.array.schema.is_dense() {
-        DenseReader::plan(&read, attrs)?.run()?
+        DenseReader::plan(&read, read.placed_attributes())?.run()?
     } else {
         SparseReader::plan(&read, attrs).run()?
     };
@@ -39,6 +39,6 @@ pub(crate) fn tile_requests(read: &Read<'_>) -> Result<Option<ByteRanges>, Query
     if !read.array.schema.is_dense() {
         return Ok(None);
     }
-    let reader = DenseReader::plan(read, read.returned_attributes())?;
+    let reader = DenseReader::plan(read, read.placed_attributes())?;
     reader.tile_requests().map(Some)
 }

@@ -71,6 +71,22 @@ impl<'a> Read<'a> {
         }
     }
 
+    /// The attributes a dense read places: those it returns, then those
+    /// only its condition tests (placed to be tested, dropped after).
+    pub(crate) fn placed_attributes(&self) -> Vec<String> {
+        let mut attrs = self.returned_attributes();
+        let mut tested = Vec::new();
+        if let Some(c) = &self.request.condition {
+            c.fields(&mut tested);
+        }
+        for name in tested {
+            if self.array.schema.attribute(&name).is_some() && !attrs.contains(&name) {
+                attrs.push(name);
+            }
+        }
+        attrs
+    }
+
     /// The read's result when it reads no cell: its columns (the
     /// dimensions where they are returned, then the attributes returned,
     /// in that order), each empty.

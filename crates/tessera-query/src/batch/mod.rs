@@ -596,15 +596,16 @@ impl Batches {
 /// stores them).
 fn cell_bytes<'a>(read: &Read<'a>) -> Result<(f64, f64), QueryError> {
     let schema = &read.array.schema;
-    let attrs: Vec<usize> = match &read.request.attributes {
-        Some(names) => names
-            .iter()
-            .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
-            .collect(),
-        None => (0..schema.attributes.len()).collect(),
-    };
-    let mut fields: Vec<Field> = attrs.iter().map(|&i| Field::Attribute(i)).collect();
     let dense = schema.is_dense();
+    // A dense read places the attributes its condition tests too.
+    let names = match dense {
+        true => read.placed_attributes(),
+        false => read.returned_attributes(),
+    };
+    let mut fields: Vec<Field> = (names.iter())
+        .filter_map(|n| schema.attributes.iter().position(|a| &a.name == n))
+        .map(Field::Attribute)
+        .collect();
     // Dense coordinates are computed, not decoded, and take no result
     // memory where a grid describes them; those only the condition tests
     // are computed too, and held until it has run.

@@ -136,9 +136,13 @@ impl<'r, 'a> DenseReader<'r, 'a> {
             // Dense reads keep every cell; cells failing the condition read
             // as fill values, as in libtiledb.
             result = super::assemble::fill_unmatched(&self.read.context, result, c, schema);
-            // The coordinates only the condition tested.
+            // The coordinates and attributes only the condition tested.
             let request = self.read.request;
-            (result.columns).retain(|c| !c.is_dimension || request.returns_dimension(&c.name));
+            let returned = self.read.returned_attributes();
+            (result.columns).retain(|c| match c.is_dimension {
+                true => request.returns_dimension(&c.name),
+                false => returned.contains(&c.name),
+            });
         }
         if sub.layout == Layout::GlobalOrder {
             if let Some(perm) = sub.global_order() {
