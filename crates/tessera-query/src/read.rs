@@ -75,11 +75,7 @@ impl<'a> Read<'a> {
     /// only its condition tests (placed to be tested, dropped after).
     pub(crate) fn placed_attributes(&self) -> Vec<String> {
         let mut attrs = self.returned_attributes();
-        let mut tested = Vec::new();
-        if let Some(c) = &self.request.condition {
-            c.fields(&mut tested);
-        }
-        for name in tested {
+        for name in self.request.tested_fields() {
             if self.array.schema.attribute(&name).is_some() && !attrs.contains(&name) {
                 attrs.push(name);
             }

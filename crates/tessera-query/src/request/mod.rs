@@ -389,14 +389,21 @@ impl ReadRequest {
             .collect()
     }
 
-    /// The numbers of the dimensions of `schema` returned or tested by the
-    /// condition, ascending: the coordinate columns a dense read computes
-    /// (it drops the tested-only ones once the condition has run).
-    pub(crate) fn returned_or_tested_dimensions(&self, schema: &ArraySchema) -> Vec<usize> {
+    /// The names of the fields (dimensions and attributes) the condition
+    /// tests; none without one.
+    pub(crate) fn tested_fields(&self) -> Vec<String> {
         let mut tested = Vec::new();
         if let Some(c) = &self.condition {
             c.fields(&mut tested);
         }
+        tested
+    }
+
+    /// The numbers of the dimensions of `schema` returned or tested by the
+    /// condition, ascending: the coordinate columns a dense read computes
+    /// (it drops the tested-only ones once the condition has run).
+    pub(crate) fn returned_or_tested_dimensions(&self, schema: &ArraySchema) -> Vec<usize> {
+        let tested = self.tested_fields();
         (schema.dimensions.iter().enumerate())
             .filter(|(_, d)| self.returns_dimension(&d.name) || tested.contains(&d.name))
             .map(|(j, _)| j)

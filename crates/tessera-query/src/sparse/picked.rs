@@ -418,10 +418,7 @@ fn tile_picker<'a, 'r>(
     let dim_ranges: Vec<DimRanges> = (0..schema_dims.len())
         .map(|j| DimRanges::new(&read.ranges[j], schema_dims[j].datatype))
         .collect();
-    let mut named = Vec::new();
-    if let Some(c) = &read.request.condition {
-        c.fields(&mut named);
-    }
+    let named = read.request.tested_fields();
     let dim_used: Vec<bool> = (0..schema_dims.len())
         .map(|j| named.contains(&schema_dims[j].name) || own.contains(&Field::Dimension(j)))
         .collect();

@@ -42,15 +42,8 @@ pub(crate) fn direct_plan(
     };
     // A condition is a filter on each cell alone here (nothing to
     // deduplicate), tested while cells are picked.
-    let cond_fields: Vec<String> = match &request.condition {
-        Some(c) => {
-            let mut names = Vec::new();
-            c.fields(&mut names);
-            names.retain(|n| schema.dimensions.iter().all(|d| &d.name != n));
-            names
-        }
-        None => Vec::new(),
-    };
+    let mut cond_fields = request.tested_fields();
+    cond_fields.retain(|n| schema.dimensions.iter().all(|d| &d.name != n));
     let has_cond_fields =
         |f: &FragmentMetadata| cond_fields.iter().all(|n| f.schema.attribute(n).is_some());
     if !request.tuning.direct
