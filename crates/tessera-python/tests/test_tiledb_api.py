@@ -221,3 +221,46 @@ def test_labels_keep_their_order(tmp_path):
     with ttiledb.open(uri) as A:
         with pytest.raises(ttiledb.TileDBError, match="no label"):
             A.label_index(["depth"])[0.1:0.2]
+
+
+# Selections of a dense array as TileDB-Py indexes them: ``[...]`` (half-open)
+# and ``.multi_index[...]`` (inclusive, lists of ranges kept in their order).
+_DENSE_SELECTIONS = [
+    ("getitem", slice(None)),
+    ("getitem", (slice(2, 5), slice(1, 4))),
+    ("multi_index", (slice(2, 4), slice(1, 3))),
+    ("multi_index", ([slice(1, 2), slice(4, 5)], [1, slice(3, 4)])),
+    ("multi_index", ([slice(4, 5), slice(1, 2)], slice(2, 3))),
+    ("multi_index", (slice(1, 2), [6, 1])),
+    ("multi_index", ([3, 3], slice(None))),
+]
+_DENSE_QUERIES = [dict(), dict(cond="a > 10"), dict(cond="a > 10", attrs=["b"]), dict(cond="b < 9", dims=True),
+                  dict(cond="a > 10", coords=True), dict(attrs=["b"], dims=["y"])]
+
+
+@pytest.mark.parametrize("query", _DENSE_QUERIES, ids=lambda q: ",".join(f"{k}={v}" for k, v in q.items()) or "all")
+def test_dense_selections_are_shaped_as_tiledb_py_shapes_them(tmp_path, query):
+    uri = str(tmp_path / "dense")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(1, 6), tile=3, dtype=np.int32),
+                        tiledb.Dim("y", domain=(1, 6), tile=3, dtype=np.int32))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr("a", dtype=np.int32),
+                                                                    tiledb.Attr("b", dtype=np.float64)]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = {"a": np.arange(36, dtype=np.int32).reshape(6, 6), "b": np.arange(36.0).reshape(6, 6) / 2}
+    with ttiledb.open(uri) as ours, tiledb.open(uri) as theirs:
+        for how, key in _DENSE_SELECTIONS:
+            got = getattr(ours.query(**query), how) if how != "getitem" else ours.query(**query)
+            want = getattr(theirs.query(**query), how) if how != "getitem" else theirs.query(**query)
+            got, want = got[key], want[key]
+            assert list(got) == list(want), (how, key)
+            for k in want:
+                assert got[k].shape == want[k].shape, (how, key, k)
+                np.testing.assert_array_equal(got[k], want[k], err_msg=f"{how} {key} {k}")
+            # A data frame: the query's columns, the cells in the same order.
+            if how == "multi_index":
+                got, want = ours.query(**query).df[key], theirs.query(**query).df[key]
+                assert list(got.columns) == list(want.columns), key
+                np.testing.assert_array_equal(got.to_numpy(), want.to_numpy(), err_msg=str(key))
+        got, want = ours.df[2:3, :], theirs.df[2:3, :]
+        assert list(got.columns) == list(want.columns)
+        np.testing.assert_array_equal(got.to_numpy(), want.to_numpy())

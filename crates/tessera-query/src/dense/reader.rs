@@ -242,20 +242,19 @@ impl<'r, 'a> DenseReader<'r, 'a> {
                     .iter()
                     .enumerate()
                     .map(|(j, d)| Value::decode(d.datatype, tc.dims[j].value(c as usize)).as_int());
-                let Some(ri) = sub.position(coords) else {
-                    continue;
-                };
-                for (k, o) in outs.iter_mut().enumerate() {
-                    let tile = tc.fields[k].as_ref();
-                    put_cell(
-                        o,
-                        tile,
-                        c as usize,
-                        ri as usize,
-                        attributes[k],
-                        ids[k],
-                        &frag.name,
-                    )?;
+                for ri in sub.positions(coords) {
+                    for (k, o) in outs.iter_mut().enumerate() {
+                        let tile = tc.fields[k].as_ref();
+                        put_cell(
+                            o,
+                            tile,
+                            c as usize,
+                            ri as usize,
+                            attributes[k],
+                            ids[k],
+                            &frag.name,
+                        )?;
+                    }
                 }
             }
         }

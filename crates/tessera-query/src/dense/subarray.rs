@@ -141,26 +141,39 @@ impl DenseSubarray {
         self.axes.len()
     }
 
-    /// Position of coordinate `c` of dimension `j` among the subarray's
-    /// coordinates of that dimension.
-    pub(crate) fn pos_of(&self, j: usize, c: i128) -> Option<u64> {
-        let mut base = 0u64;
-        for (a, b) in &self.ranges[j] {
-            if c >= *a && c <= *b {
-                return Some(base + (c - a) as u64);
-            }
-            base += (b - a + 1) as u64;
-        }
-        None
+    /// The positions of coordinate `c` of dimension `j` among the
+    /// subarray's coordinates of that dimension: one per range holding it
+    /// (ranges may overlap), in the order of the ranges.
+    fn positions_on(&self, j: usize, c: i128) -> impl Iterator<Item = u64> + '_ {
+        self.ranges[j]
+            .iter()
+            .scan(0u64, |base, &(a, b)| {
+                let at = *base;
+                *base += (b - a + 1) as u64;
+                Some((at, a, b))
+            })
+            .filter(move |&(_, a, b)| c >= a && c <= b)
+            .map(move |(at, a, _)| at + (c - a) as u64)
     }
 
-    /// The result position of the cell at `coords`, if inside.
-    pub(crate) fn position(&self, coords: impl Iterator<Item = Option<i128>>) -> Option<u64> {
-        let mut ri = 0u64;
+    /// The result positions of the cell at `coords`: none outside the
+    /// subarray, several where ranges overlap.
+    pub(crate) fn positions(&self, coords: impl Iterator<Item = Option<i128>>) -> Vec<u64> {
+        let mut out = vec![0u64];
         for (j, c) in coords.enumerate() {
-            ri += self.pos_of(j, c?)? * self.strides[j];
+            let Some(c) = c else {
+                return Vec::new();
+            };
+            let stride = self.strides[j];
+            out = out
+                .iter()
+                .flat_map(|&ri| self.positions_on(j, c).map(move |p| ri + p * stride))
+                .collect();
+            if out.is_empty() {
+                break;
+            }
         }
-        Some(ri)
+        out
     }
 
     /// The result's slowest dimension.

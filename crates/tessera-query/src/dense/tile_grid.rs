@@ -11,8 +11,26 @@ use std::ops::Range;
 /// the result region, and length.
 pub(crate) type RowRun = (usize, usize, usize);
 
-/// A box of cells: per dimension, first and last coordinate.
-pub(crate) type CellBox = Vec<(i128, i128)>;
+/// A box of cells: per dimension, its side.
+pub(crate) type CellBox = Vec<BoxSide>;
+
+/// A box's side along one dimension: first and last coordinate, and the
+/// position of the first among the subarray's coordinates there. The box
+/// lies in one range of the dimension, so positions run with coordinates;
+/// ranges that overlap give a coordinate several positions, one a box.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BoxSide {
+    pub(crate) lo: i128,
+    pub(crate) hi: i128,
+    pub(crate) pos: u64,
+}
+
+impl BoxSide {
+    /// The position of coordinate `c` of the side.
+    fn position(&self, c: i128) -> u64 {
+        self.pos + (c - self.lo) as u64
+    }
+}
 
 /// The tiles of one dense fragment a read places.
 pub(crate) struct FragmentTiles<'s> {
@@ -147,42 +165,45 @@ impl<'s> FragmentTiles<'s> {
         for (j, ranges) in self.sub.ranges.iter().enumerate() {
             let mut nb = Vec::new();
             for b in &boxes {
+                // Positions of a range's coordinates start after the
+                // earlier ranges' (in the order given).
+                let mut base = 0u64;
                 for (a, z) in ranges {
-                    let (a, z) = ((*a).max(lo[j]), (*z).min(hi[j]));
-                    if a <= z {
-                        let mut x = b.clone();
-                        x.push((a, z));
-                        nb.push(x);
+                    let (x, y) = ((*a).max(lo[j]), (*z).min(hi[j]));
+                    if x <= y {
+                        let mut bx = b.clone();
+                        let pos = base + (x - a) as u64;
+                        bx.push(BoxSide { lo: x, hi: y, pos });
+                        nb.push(bx);
                     }
+                    base += (z - a + 1) as u64;
                 }
             }
             boxes = nb;
         }
         if let Some((p0, p1)) = rows {
-            // A box lies in one range, where positions run with
-            // coordinates: keep the coordinates at positions p0..p1.
+            // Keep the coordinates at positions p0..p1.
             let slow = self.sub.slowest();
             boxes.retain_mut(|b| {
-                let (a, z) = b[slow];
-                let pa = self.sub.pos_of(slow, a).unwrap_or(0) as i128;
-                let pz = pa + (z - a);
-                b[slow] = (
-                    a + (p0 as i128 - pa).max(0),
-                    z - (pz - (p1 as i128 - 1)).max(0),
-                );
-                b[slow].0 <= b[slow].1
+                let side = &mut b[slow];
+                let (pa, pz) = (side.pos as i128, side.position(side.hi) as i128);
+                let (cut_lo, cut_hi) = ((p0 as i128 - pa).max(0), (pz - (p1 as i128 - 1)).max(0));
+                side.lo += cut_lo;
+                side.pos += cut_lo as u64;
+                side.hi -= cut_hi;
+                side.lo <= side.hi
             });
         }
         boxes
     }
 
-    /// A coordinate's position in tile `tc` (cell order) and in the region
-    /// of the result from position `first`.
-    pub(crate) fn locate(&self, tc: &[i128], first: usize, c: &[i128]) -> (usize, usize) {
+    /// The position of coordinates `c` of box `bx` in tile `tc` (cell
+    /// order) and in the region of the result from position `first`.
+    fn locate(&self, tc: &[i128], first: usize, bx: &[BoxSide], c: &[i128]) -> (usize, usize) {
         let (mut cell, mut ri) = (0i128, 0u64);
         for (j, axis) in self.sub.axes.iter().enumerate() {
             cell += (c[j] - axis.tile_start(tc[j])) * self.cell_strides[j];
-            ri += self.sub.pos_of(j, c[j]).unwrap_or(0) * self.sub.strides[j];
+            ri += bx[j].position(c[j]) * self.sub.strides[j];
         }
         (cell as usize, ri as usize - first)
     }
@@ -194,10 +215,10 @@ impl<'s> FragmentTiles<'s> {
         let inner = self.sub.innermost();
         let mut wanted: Vec<RowRun> = Vec::new();
         for bx in boxes {
-            let len = (bx[inner].1 - bx[inner].0 + 1) as usize;
-            let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+            let len = (bx[inner].hi - bx[inner].lo + 1) as usize;
+            let mut c: Vec<i128> = bx.iter().map(|s| s.lo).collect();
             loop {
-                let (cell, ri) = self.locate(tc, first, &c);
+                let (cell, ri) = self.locate(tc, first, &bx, &c);
                 wanted.push((cell, ri, len));
                 // Next row: advance the other dimensions.
                 let mut j = nd;
@@ -207,12 +228,12 @@ impl<'s> FragmentTiles<'s> {
                     if j == inner {
                         continue;
                     }
-                    if c[j] < bx[j].1 {
+                    if c[j] < bx[j].hi {
                         c[j] += 1;
                         done = false;
                         break;
                     }
-                    c[j] = bx[j].0;
+                    c[j] = bx[j].lo;
                 }
                 if done {
                     break;
@@ -233,17 +254,17 @@ impl<'s> FragmentTiles<'s> {
     ) -> Result<(), E> {
         let nd = self.sub.dims();
         for bx in boxes {
-            let mut c: Vec<i128> = bx.iter().map(|r| r.0).collect();
+            let mut c: Vec<i128> = bx.iter().map(|s| s.lo).collect();
             'cells: loop {
-                let (cell, ri) = self.locate(tc, first, &c);
+                let (cell, ri) = self.locate(tc, first, &bx, &c);
                 visit(cell, ri)?;
                 // Next cell: advance the fastest dimension first.
                 for j in (0..nd).rev() {
-                    if c[j] < bx[j].1 {
+                    if c[j] < bx[j].hi {
                         c[j] += 1;
                         continue 'cells;
                     }
-                    c[j] = bx[j].0;
+                    c[j] = bx[j].lo;
                 }
                 break;
             }

@@ -65,8 +65,10 @@ impl ReadRequest {
         self
     }
 
-    /// Adds an inclusive range on a dimension (several ranges per
-    /// dimension may be given: their union).
+    /// Adds an inclusive range on a dimension. Several ranges of a
+    /// dimension select their union in a sparse array; a dense read
+    /// places them one after another in the order given, as libtiledb
+    /// does, so a coordinate in two ranges has two places in its result.
     pub fn range(mut self, dim: &str, lo: Value, hi: Value) -> Self {
         self.ranges.push((dim.to_owned(), lo, hi));
         self

@@ -269,7 +269,8 @@ class Array:
     def df(self):
         from .query import Query
 
-        return Query(self).df
+        # Coordinates are columns of A.df, dense or sparse, as TileDB-Py gives them.
+        return Query(self, coords=True).df
 
     @property
     def _read_attrs(self):
@@ -300,7 +301,7 @@ class Array:
         schema = self._schema
         cond = query._cond_text() if query is not None else None
         out = self._fields(self._table(subarray or None, attrs, list(dims), self._layout(query), cond), attrs, dims)
-        if not schema.sparse and shape and all(n is not None for n in shape) and cond is None:
+        if not schema.sparse and shape and all(n is not None for n in shape):
             n = int(np.prod(shape))
             for k, v in out.items():
                 if len(v) == n:
@@ -319,8 +320,13 @@ class Array:
             found = resolved_ranges(self, subarray._ranges, subarray._label_ranges)
             subarray = Subarray(self)
             subarray.add_ranges([r or [] for r in found])
-        return self._read_combinations(subarray.ranges(), attrs, dims, Query(self),
-                                       None if self._schema.sparse else subarray.shape())
+        if self._schema.sparse:
+            return self._read_combinations(subarray.ranges(), attrs, dims, Query(self))
+        # A dense read places each range after the one before, as given.
+        domain = list(self._schema.domain)
+        ranges = {d.name: [tuple(_native_bound(v, d) for v in r) for r in rs]
+                  for d, rs in zip(domain, subarray.ranges())}
+        return self._read_ranges(ranges, attrs, dims, Query(self), subarray.shape())
 
     def label_index(self, labels):
         """``[...]`` by label: each dimension with one of ``labels`` is
@@ -329,45 +335,20 @@ class Array:
 
         return LabelIndexer(self, labels, Query(self))
 
-    def _read_combinations(self, ranges, attrs, dims, query, shape=None):
-        """Reads each combination of ranges (one per dimension) in turn, so
-        the cells come in the order the ranges were given, as libtiledb
-        gives them; a dense array's placed into ``shape``."""
+    def _read_combinations(self, ranges, attrs, dims, query):
+        """Reads each combination of ranges (one per dimension) of a sparse
+        array in turn, so the cells come in the order the ranges were
+        given, as libtiledb gives them."""
         import itertools
 
         domain = list(self._schema.domain)
-        combos = list(itertools.product(*ranges))
         parts = []
-        for combo in combos:
+        for combo in itertools.product(*ranges):
             sub = {d.name: [tuple(_native_bound(v, d) for v in r)] for d, r in zip(domain, combo)}
-            lengths = None if shape is None else [extent(*sub[d.name][0]) for d in domain]
-            parts.append((self._read_ranges(sub, attrs, dims, query, lengths), lengths))
+            parts.append(self._read_ranges(sub, attrs, dims, query))
         if len(parts) == 1:
-            return parts[0][0]
-        if shape is None:
-            return OrderedDict((k, np.concatenate([p[k] for p, _ in parts])) for k in parts[0][0])
-        return self._placed(parts, ranges, shape)
-
-    @staticmethod
-    def _placed(parts, ranges, shape):
-        """Dense boxes of a multi-range read put together in range order."""
-        import itertools
-
-        offsets = []
-        for rs in ranges:
-            at, starts = 0, []
-            for lo, hi in rs:
-                starts.append(at)
-                at += extent(lo, hi)
-            offsets.append(starts)
-        out = OrderedDict()
-        for (part, lengths), starts in zip(parts, itertools.product(*offsets)):
-            for k, v in part.items():
-                if k not in out:
-                    out[k] = np.empty(shape, dtype=v.dtype)
-                box = tuple(slice(s, s + n) for s, n in zip(starts, lengths))
-                out[k][box] = v.reshape(lengths)
-        return out
+            return parts[0]
+        return OrderedDict((k, np.concatenate([p[k] for p in parts])) for k in parts[0])
 
     def _answer(self, out, coords):
         """A read's fields as the array kind gives them."""

@@ -264,7 +264,11 @@ def open_dataframe(uri, *, attrs=None, use_arrow=None, idx=slice(None), ctx=None
     from .highlevel import open as open_array
 
     with open_array(uri, ctx=ctx) as A:
-        return A.query(attrs=attrs).df[idx]
+        df = A.query(attrs=attrs, coords=True).df[idx]
+    # Only ``attrs``, in their order, once an index was taken from the metadata.
+    if attrs and list(df.columns) != list(attrs):
+        df = df[attrs]
+    return df
 
 
 def from_csv(uri, csv_file, **kwargs):

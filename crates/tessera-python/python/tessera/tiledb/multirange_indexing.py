@@ -99,8 +99,10 @@ class MultiRangeIndexer:
                 shape.append(None if d.isvar else extent(lo, hi))
                 continue
             subarray[d.name] = ranges
-            if len(ranges) == 1 and not d.isvar and d.dtype.kind in "iumM":
-                shape.append(extent(*ranges[0]))
+            # Ranges of a dense array's dimension are placed one after
+            # another along it, in the order given.
+            if (len(ranges) == 1 or not schema.sparse) and not d.isvar and d.dtype.kind in "iumM":
+                shape.append(sum(extent(*r) for r in ranges))
             else:
                 shape.append(None)
         return subarray, shape, empty
@@ -116,10 +118,9 @@ class MultiRangeIndexer:
         domain = list(a.schema.domain)
         per_dim = [subarray.get(d.name) or ([tuple(d.domain)] if not d.isvar else None) for d in domain]
         combos = int(np.prod([len(r) for r in per_dim if r])) if all(per_dim) else 0
-        if 1 < combos <= 256 and self.query.cond is None:
+        if 1 < combos <= 256 and self.query.cond is None and a.schema.sparse:
             # Several ranges: read in the order given, as libtiledb answers.
-            dense_shape = None if a.schema.sparse or None in shape else shape
-            return a._read_combinations(per_dim, attrs, dims, self.query, dense_shape)
+            return a._read_combinations(per_dim, attrs, dims, self.query)
         return a._read_ranges(subarray, attrs, dims, self.query, shape)
 
     def __getitem__(self, key):
@@ -166,8 +167,8 @@ class LabelIndexer(MultiRangeIndexer):
 
 
 class DataFrameIndexer(MultiRangeIndexer):
-    """As :class:`MultiRangeIndexer`, giving a pandas DataFrame with the
-    dimensions as columns."""
+    """As :class:`MultiRangeIndexer`, giving a pandas DataFrame; the
+    dimensions are columns where the query returns them."""
 
     def __getitem__(self, key):
         schema = self.array.schema
@@ -179,7 +180,8 @@ class DataFrameIndexer(MultiRangeIndexer):
                               "includes all variable-length attributes and fixed-length attributes with more "
                               "than one value. Use `query(use_arrow=False)`.")
         with stats.timer("py.getitem_time", self.query._stats):
-            out = self._result(key, True)
+            # Coordinates as the query says (a sparse array's by default).
+            out = self._result(key, False)
             return out if isinstance(out, ResultChunks) else self._shaped(out)
 
     def _shaped(self, fields):
