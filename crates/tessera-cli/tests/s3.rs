@@ -13,10 +13,10 @@
 
 mod emulated;
 
-use emulated::moto::{moto, BUCKET};
-use emulated::{tessera, testdata, Emulator};
+use emulated::{tessera, testdata, BucketStorage, Emulator};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tessera_emulators::moto::{moto, BUCKET};
 use tessera_object_store::{
     ListableStorage, ObjectStorage, ReadableStorage, Storage, WritableStorage,
 };

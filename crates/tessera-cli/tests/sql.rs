@@ -7,6 +7,7 @@
 mod common;
 mod emulated;
 use common::tessera;
+use emulated::BucketStorage;
 
 fn fixture(case: &str) -> String {
     format!(
@@ -80,7 +81,7 @@ fn time_travel_and_errors() {
 /// sql` runs DataFusion on.
 #[test]
 fn tables_on_s3_answer_as_local_ones() {
-    let Some(m) = emulated::moto::moto() else {
+    let Some(m) = tessera_emulators::moto::moto() else {
         return;
     };
     let storage = m.storage();
@@ -90,7 +91,7 @@ fn tables_on_s3_answer_as_local_ones() {
         ("dense_2d_types", "SELECT * FROM a ORDER BY r, c"),
         ("enumerations", "SELECT * FROM a ORDER BY d"),
     ] {
-        let uri = format!("s3://{}/sql/{case}", emulated::moto::BUCKET);
+        let uri = format!("s3://{}/sql/{case}", tessera_emulators::moto::BUCKET);
         emulated::upload(&storage, fixture(case).as_ref(), &uri);
         let run = |table: &str, on: Option<&emulated::Emulator>| {
             let table = format!("a={table}");

@@ -3,7 +3,9 @@
 //! metadata consolidated, every vacuum) on a runtime of the caller's, a
 //! synchronous fragment consolidator, and a reader, all at once on one
 //! sparse array. Every read sees whole writes only, never loses one it
-//! saw, and at the end every cell written is there once.
+//! saw, and at the end every cell written is there once: in memory, and
+//! on moto, a real S3 server (`tessera_emulators::moto`; CI sets
+//! `TESSERA_MOTO_SERVER`).
 
 mod common;
 
@@ -21,7 +23,6 @@ use tessera_tile::Datatype;
 use tessera_write::consolidate::{consolidate_fragments, ConsolidateOptions};
 use tessera_write::{create_array, latest_schema, maintain_async, AsyncFragmentWriter};
 
-const URI: &str = "memory://concurrent/a";
 const WRITES: i64 = 40;
 const CELLS: i64 = 10;
 
@@ -46,8 +47,8 @@ fn cells(w: i64, k: i64) -> Vec<Column> {
 
 /// The writes a read of the array holds (by `x / CELLS`), each checked
 /// whole and once, its values its own.
-fn writes_seen(storage: &ObjectStorage) -> BTreeSet<i64> {
-    let session = ReadSession::open(Arc::new(storage.fresh()), Path::new(URI), None).unwrap();
+fn writes_seen(storage: &ObjectStorage, uri: &str) -> BTreeSet<i64> {
+    let session = ReadSession::open(Arc::new(storage.fresh()), Path::new(uri), None).unwrap();
     let read = session.execute(&ReadRequest::new()).unwrap();
     let ints = |c: &Column| -> Vec<i64> {
         (c.data.chunks_exact(8))
@@ -70,8 +71,23 @@ fn writes_seen(storage: &ObjectStorage) -> BTreeSet<i64> {
 }
 
 #[test]
-fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
+fn async_writers_maintenance_consolidation_and_a_reader_at_once_in_memory() {
     let storage = ObjectStorage::for_uri("memory://concurrent").unwrap();
+    all_at_once(storage, "memory://concurrent/a");
+}
+
+#[test]
+fn async_writers_maintenance_consolidation_and_a_reader_at_once_on_s3() {
+    let Some(moto) = tessera_emulators::moto::moto() else {
+        return;
+    };
+    let storage = moto.with_env(|| ObjectStorage::for_uri(&moto.root).unwrap());
+    all_at_once(storage, &format!("{}/concurrent/a", moto.root));
+}
+
+/// Two awaited writers, the awaited maintenance, a consolidator and a
+/// reader at once on a new array at `uri` (see the module).
+fn all_at_once(storage: ObjectStorage, uri: &str) {
     let doc = schema_from_json(&serde_json::json!({
         "array_type": "sparse",
         "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 9_999], "tile_extent": 100}],
@@ -79,7 +95,7 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
     }))
     .unwrap();
     create_array(
-        Location::new(Arc::new(storage.clone()), URI),
+        Location::new(Arc::new(storage.clone()), uri),
         &doc,
         None,
         None,
@@ -95,13 +111,13 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
 
     let writers: Vec<_> = (0..2)
         .map(|w| {
-            let on = on.clone();
+            let (on, uri) = (on.clone(), uri.to_owned());
             rt.spawn(async move {
                 for k in 0..WRITES {
-                    let schema = latest_schema(&on, Path::new(URI), None).await?;
+                    let schema = latest_schema(&on, Path::new(&uri), None).await?;
                     let options = tessera_write::WriteOptions::default();
                     let mut writer =
-                        AsyncFragmentWriter::new(Arc::new(on.clone()), URI, schema, options)?;
+                        AsyncFragmentWriter::new(Arc::new(on.clone()), &uri, schema, options)?;
                     writer.write(cells(w, k)).await?;
                     writer.finish().await?;
                 }
@@ -111,7 +127,7 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
         .collect();
     let maintainer = {
         let (at, writing) = (
-            AsyncLocation::new(Arc::new(on.clone()), URI),
+            AsyncLocation::new(Arc::new(on.clone()), uri),
             writing.clone(),
         );
         rt.spawn(async move {
@@ -131,11 +147,11 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
         })
     };
     let consolidator = {
-        let (storage, writing) = (storage.clone(), writing.clone());
+        let (storage, writing, uri) = (storage.clone(), writing.clone(), uri.to_owned());
         std::thread::spawn(move || {
             let mut done = 0;
             while writing.load(Ordering::SeqCst) {
-                let at = Location::new(Arc::new(storage.fresh()), URI);
+                let at = Location::new(Arc::new(storage.fresh()), &uri);
                 let options = ConsolidateOptions::default();
                 done += consolidate_fragments(at, &options, &QuerySource, &mut |_| {})
                     .unwrap()
@@ -145,12 +161,12 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
         })
     };
     let reader = {
-        let (storage, writing) = (storage.clone(), writing.clone());
+        let (storage, writing, uri) = (storage.clone(), writing.clone(), uri.to_owned());
         std::thread::spawn(move || {
             let mut before = BTreeSet::new();
             let mut reads = 0;
             while writing.load(Ordering::SeqCst) {
-                let seen = writes_seen(&storage);
+                let seen = writes_seen(&storage, &uri);
                 assert!(
                     seen.is_superset(&before),
                     "a write seen was lost: {before:?} then {seen:?}"
@@ -171,7 +187,7 @@ fn async_writers_maintenance_consolidation_and_a_reader_at_once() {
     let (rounds, awaited) = rt.block_on(maintainer).unwrap().unwrap();
     assert!(!on.started_own_runtime());
     let all: BTreeSet<i64> = (0..2 * WRITES).collect();
-    assert_eq!(writes_seen(&storage), all);
+    assert_eq!(writes_seen(&storage, uri), all);
     assert!(
         reads > 0 && rounds >= 2,
         "{reads} reads, {rounds} rounds of maintenance"

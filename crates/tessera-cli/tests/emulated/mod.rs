@@ -1,159 +1,27 @@
-//! What the S3, Azure and GCS tests share: an object-store emulator
-//! started on a free port, the `tessera` binary run against it, and (for
+//! What the S3, Azure and GCS tests share: the storage of an emulator's
+//! bucket (`tessera_emulators` starts them), the `tessera` binary run
+//! against it, and (for
 //! Azure and GCS) two checks: every fixture reads through the store as it
 //! reads locally (and, pushed, as it reads over the store), and writes,
 //! metadata, consolidation and vacuum there leave an array that reads as
 //! the same steps leave a local copy.
 #![allow(dead_code)] // each test file uses its part
 
-pub mod moto;
+pub use tessera_emulators::Emulator;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use tessera_object_store::{ObjectStorage, WritableStorage};
 
-/// A running emulator; killed, and its data folder removed, when dropped.
-pub struct Emulator {
-    child: Child,
-    /// The environment that points tessera (object_store) at it.
-    env: Vec<(&'static str, String)>,
-    /// The bucket or container the tests write under: `scheme://name`.
-    pub root: String,
-    data: PathBuf,
+/// The storage tessera makes for an emulator's bucket from its environment.
+pub trait BucketStorage {
+    fn storage(&self) -> ObjectStorage;
 }
 
-impl Drop for Emulator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.data);
+impl BucketStorage for Emulator {
+    fn storage(&self) -> ObjectStorage {
+        self.with_env(|| ObjectStorage::for_uri(&self.root).unwrap())
     }
-}
-
-/// Held while the environment is set and a storage made from it.
-static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-impl Emulator {
-    /// `child`, serving `root` once its bucket is made, configured by `env`,
-    /// keeping its objects under `data`.
-    pub fn new(
-        child: Child,
-        root: String,
-        env: Vec<(&'static str, String)>,
-        data: PathBuf,
-    ) -> Self {
-        Emulator {
-            child,
-            env,
-            root,
-            data,
-        }
-    }
-
-    /// The environment that points tessera at the emulator.
-    pub fn env(&self) -> &[(&'static str, String)] {
-        &self.env
-    }
-
-    /// The storage tessera makes for the bucket from this environment.
-    pub fn storage(&self) -> ObjectStorage {
-        let _held = ENV.lock().unwrap_or_else(|e| e.into_inner());
-        for (k, v) in &self.env {
-            std::env::set_var(k, v);
-        }
-        ObjectStorage::for_uri(&self.root).unwrap()
-    }
-}
-
-/// The program `variable` names, or `None` (the tests skip, saying so)
-/// outside CI; CI must set it.
-pub fn program(variable: &str, what: &str) -> Option<String> {
-    match std::env::var(variable) {
-        Ok(p) => Some(p),
-        Err(_) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI runs the {what} tests: set {variable}"
-            );
-            eprintln!("{variable} not set: {what} tests skipped");
-            None
-        }
-    }
-}
-
-/// A port nothing listens on now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
-/// A fresh folder for an emulator's data.
-pub fn data_folder(name: &str, port: u16) -> PathBuf {
-    let data = std::env::temp_dir().join(format!("tessera-{name}-{port}"));
-    let _ = std::fs::remove_dir_all(&data);
-    std::fs::create_dir_all(&data).unwrap();
-    data
-}
-
-/// An emulator from `start`, tried three times: a port found free may be
-/// taken before the emulator binds it (the tests run in parallel), and an
-/// emulator that exited is started again on another.
-pub fn started(what: &str, mut start: impl FnMut() -> Result<Emulator, String>) -> Emulator {
-    let mut last = String::new();
-    for _ in 0..3 {
-        match start() {
-            Ok(e) => return e,
-            Err(e) => last = e,
-        }
-    }
-    panic!("{what} did not start: {last}");
-}
-
-/// Calls `ready` every 100 ms for 30 s until it says `child` serves
-/// (`Ok(true)`): an error if `child` exits first (another took its port)
-/// or never does. A server still starting may accept and then reset a
-/// connection: a failed attempt is retried while `child` runs.
-pub fn serving(
-    child: &mut Child,
-    what: &str,
-    mut ready: impl FnMut() -> Result<bool, String>,
-) -> Result<(), String> {
-    let mut last = String::new();
-    for _ in 0..300 {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("{what} exited ({status}): {last}"));
-        }
-        match ready() {
-            // Answered by our server only if it still runs.
-            Ok(true) if matches!(child.try_wait(), Ok(None)) => return Ok(()),
-            Ok(true) => last = "the port answered but the server exited".into(),
-            Ok(false) => {}
-            Err(e) => last = e,
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    Err(format!("{what} did not serve in 30 s: {last}"))
-}
-
-/// One HTTP/1.1 request to 127.0.0.1:`port` (`head` without the final
-/// blank line, `Connection: close` added); the whole answer.
-pub fn http(port: u16, head: &str, body: &[u8]) -> std::io::Result<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
-    write!(
-        s,
-        "{head}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    s.write_all(body)?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer)?;
-    Ok(answer)
 }
 
 /// `tessera ARGS`, against the emulator when given: success, stdout, stderr.
@@ -161,7 +29,7 @@ pub fn tessera(e: Option<&Emulator>, args: &[&str]) -> (bool, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
     cmd.args(args);
     if let Some(e) = e {
-        cmd.envs(e.env.iter().map(|(k, v)| (k, v)));
+        cmd.envs(e.env().iter().map(|(k, v)| (k, v)));
     }
     let out = cmd.output().expect("tessera runs");
     (

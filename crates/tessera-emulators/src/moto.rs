@@ -1,20 +1,21 @@
 //! moto, a real S3 protocol server (`TESSERA_MOTO_SERVER` names its
 //! `moto_server`), on a free port of loopback, serving one bucket.
 
-use super::Emulator;
+use crate::emulator::{self, Emulator};
 use std::process::{Command, Stdio};
 
+/// The bucket the emulator serves.
 pub const BUCKET: &str = "fixtures";
 
 /// Starts moto on a free port and makes the bucket; `None` without moto.
 pub fn moto() -> Option<Emulator> {
-    let program = super::program("TESSERA_MOTO_SERVER", "S3")?;
-    Some(super::started("moto_server", || start(&program)))
+    let program = emulator::program("TESSERA_MOTO_SERVER", "S3")?;
+    Some(emulator::started("moto_server", || start(&program)))
 }
 
 /// One moto on a free port, serving the bucket.
 fn start(program: &str) -> Result<Emulator, String> {
-    let port = super::free_port();
+    let port = emulator::free_port();
     let mut child = Command::new(program)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
@@ -24,8 +25,8 @@ fn start(program: &str) -> Result<Emulator, String> {
     // moto takes unsigned requests; creating the bucket again in
     // us-east-1 is a 200 too.
     let what = format!("moto_server on {port}");
-    super::serving(&mut child, &what, || {
-        let answer = super::http(port, &format!("PUT /{BUCKET} HTTP/1.1"), b"")
+    emulator::serving(&mut child, &what, || {
+        let answer = emulator::http(port, &format!("PUT /{BUCKET} HTTP/1.1"), b"")
             .map_err(|e| e.to_string())?;
         match answer.starts_with("HTTP/1.1 200") {
             true => Ok(true),
@@ -40,6 +41,6 @@ fn start(program: &str) -> Result<Emulator, String> {
         ("AWS_ALLOW_HTTP", "true".into()),
     ];
     // moto keeps objects in memory: its data folder stays empty.
-    let data = super::data_folder("moto", port);
+    let data = emulator::data_folder("moto", port);
     Ok(Emulator::new(child, format!("s3://{BUCKET}"), env, data))
 }

@@ -1,0 +1,14 @@
+//! Object-store emulators for tests: moto (S3), Azurite (Azure Blob
+//! Storage) and fake-gcs-server (GCS), each started on a free port of
+//! loopback with its bucket made, and the environment that points
+//! `object_store` at it. The programs come from the environment
+//! (`TESSERA_MOTO_SERVER`, `TESSERA_AZURITE`, `TESSERA_FAKE_GCS`); outside
+//! CI a test without them is skipped, saying so, and in CI (`CI=true`)
+//! their absence fails it.
+
+pub mod azurite;
+mod emulator;
+pub mod fake_gcs;
+pub mod moto;
+
+pub use emulator::{program, Emulator};
