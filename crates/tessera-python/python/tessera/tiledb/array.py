@@ -251,7 +251,7 @@ class Array:
 
     # Reads.
 
-    def query(self, attrs=None, cond=None, dims=None, coords=False, index_col=True, order=None, use_arrow=None,
+    def query(self, attrs=None, cond=None, dims=None, coords=None, index_col=True, order=None, use_arrow=None,
               return_arrow=False, return_incomplete=False, **kwargs):
         """A :class:`Query`: what to read, indexed as the array is."""
         from .query import Query
@@ -635,10 +635,14 @@ class SparseArray(Array):
         return True
 
     def __getitem__(self, key):
-        names = self._read_attrs
-        out = self._read_box(key, None, (names, [d.name for d in self._schema.domain]))
-        out = enumeration_values(self._schema, out)
-        return OrderedDict([(k, out[k]) for k in names] + [(k, v) for k, v in out.items() if k not in names])
+        out = self._read_box(key, None, (self._read_attrs, [d.name for d in self._schema.domain]))
+        return self._answer(enumeration_values(self._schema, out), coords=True)
+
+    def _answer(self, out, coords):
+        """A ``[...]`` read's fields as TileDB-Py gives them: attributes,
+        then dimensions."""
+        dims = [k for k in out if self._schema.domain.has_dim(k)]
+        return OrderedDict([(k, v) for k, v in out.items() if k not in dims] + [(k, out[k]) for k in dims])
 
     def _read_box(self, key, query, names):
         attrs, dims = names

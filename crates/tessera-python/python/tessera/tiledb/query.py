@@ -17,7 +17,7 @@ _ORDERS = {None: None, "C": "row-major", "F": "col-major", "G": "global-order", 
 class Query:
     """What to read (see the module)."""
 
-    def __init__(self, array, attrs=None, cond=None, dims=None, coords=False, index_col=True, order=None,
+    def __init__(self, array, attrs=None, cond=None, dims=None, coords=None, index_col=True, order=None,
                  use_arrow=None, return_arrow=False, return_incomplete=False):
         if order not in _ORDERS:
             raise ValueError(f"order must be one of 'C', 'F', 'G', 'U', not {order!r}")
@@ -55,9 +55,11 @@ class Query:
         attrs = [a for a in (self.attrs if self.attrs is not None else self.array._read_attrs)
                  if schema.has_attr(a)]
         dims_in_attrs = [a for a in (self.attrs or []) if schema.domain.has_dim(a)]
+        # Named dimensions, else all of them where coordinates are asked
+        # for (by default: a sparse array's), else none.
         if self.dims is not None:
             dims = list(self.dims)
-        elif self.has_coords or with_coords_default:
+        elif self.has_coords or (self.has_coords is None and with_coords_default):
             dims = [d.name for d in schema.domain]
         else:
             dims = []
