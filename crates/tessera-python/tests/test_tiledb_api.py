@@ -286,3 +286,27 @@ def test_sparse_queries_return_the_fields_tiledb_py_returns(tmp_path, query):
         got, want = ours.query(**query).df[1:5], theirs.query(**query).df[1:5]
         assert list(got.columns) == list(want.columns)
         assert list(ours[1:6]) == list(theirs[1:6])
+
+
+def test_nullable_and_text_fields_read_as_tiledb_py_reads_them(tmp_path):
+    uri = str(tmp_path / "dense")
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 7), tile=4, dtype=np.int64),
+                        tiledb.Dim("c", domain=(0, 7), tile=3, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("n", dtype=np.int16, nullable=True), tiledb.Attr("s", dtype=str)]))
+    n = np.ma.masked_array(np.arange(36, dtype=np.int16).reshape(6, 6), mask=np.arange(36).reshape(6, 6) % 5 == 0)
+    with tiledb.open(uri, "w") as A:
+        A[0:6, 1:7] = {"n": n, "s": np.array([f"s{i}" for i in range(36)], dtype=object).reshape(6, 6)}
+    with ttiledb.open(uri) as ours, tiledb.open(uri) as theirs:
+        # [...]: nullable attributes as masked arrays, nulls or not, the
+        # values stored under the mask (the fill value where unwritten).
+        for pick in (lambda A: A[:], lambda A: A[1:4, 2:5], lambda A: A[1:2, 1:4], lambda A: A.query(attrs=["n"])[2]):
+            got, want = pick(ours)["n"], pick(theirs)["n"]
+            assert type(got) is type(want) is np.ma.MaskedArray
+            np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+            np.testing.assert_array_equal(np.ma.getdata(got), np.ma.getdata(want))
+        # A data frame of a dense array with text: one row a cell.
+        got, want = ours.df[1:2, 0:1], theirs.df[1:2, 0:1]
+        assert list(got.columns) == list(want.columns)
+        for k in ("r", "c", "n"):
+            np.testing.assert_array_equal(got[k].to_numpy(), want[k].to_numpy(), err_msg=k)

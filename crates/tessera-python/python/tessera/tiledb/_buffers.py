@@ -25,6 +25,11 @@ def _field_numpy(column, dtype, nullable=False):
         if dtype.kind in "SU":
             filled = column.fill_null("" if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
                                       else b"")
+        elif dtype.kind in "iuf" and pa.types.is_primitive(column.type) and not pa.types.is_boolean(column.type):
+            # The values stored under the nulls (a dense cell left out: the
+            # fill value), as libtiledb gives them.
+            filled = pa.Array.from_buffers(column.type, len(column), [None, column.buffers()[1]],
+                                           offset=column.offset)
         elif dtype.kind in "iufb":
             filled = column.fill_null(pa.scalar(0 if dtype.kind != "b" else False, type=column.type))
         else:

@@ -354,6 +354,14 @@ class Array:
         """A read's fields as the array kind gives them."""
         return out
 
+    def _masked_nullable(self, out):
+        """``out`` with every nullable attribute's values a masked array,
+        nulls or not, as TileDB-Py's ``[...]`` gives them."""
+        for k, v in out.items():
+            if self._schema.has_attr(k) and self._schema.attr(k).isnullable and not isinstance(v, np.ma.MaskedArray):
+                out[k] = np.ma.MaskedArray(v, mask=np.zeros(np.shape(v), dtype=bool))
+        return out
+
     @property
     def last_write_info(self):
         """The fragments the last write through this handle made: URI to
@@ -546,6 +554,7 @@ class DenseArray(Array):
     def _answer(self, out, coords):
         """A read's fields as TileDB-Py gives them: the values alone when
         the one attribute is anonymous (or the array is a view of one)."""
+        out = self._masked_nullable(out)
         if not coords and self._schema.nattr == 1 and self._schema.attr(0).isanon:
             return out[self._schema.attr(0).name]
         if self._view_attr is not None:
@@ -641,6 +650,7 @@ class SparseArray(Array):
     def _answer(self, out, coords):
         """A ``[...]`` read's fields as TileDB-Py gives them: attributes,
         then dimensions."""
+        out = self._masked_nullable(out)
         dims = [k for k in out if self._schema.domain.has_dim(k)]
         return OrderedDict([(k, v) for k, v in out.items() if k not in dims] + [(k, out[k]) for k in dims])
 

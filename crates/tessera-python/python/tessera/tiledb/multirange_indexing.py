@@ -221,7 +221,7 @@ def _column(values):
         out = data.astype(object)
         out[mask] = None
         return out
-    return values.ravel() if hasattr(values, "ravel") and values.dtype != object else values
+    return values.ravel() if isinstance(values, np.ndarray) else values
 
 
 def enumeration_values(schema, fields):
