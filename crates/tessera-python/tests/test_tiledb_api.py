@@ -310,3 +310,34 @@ def test_nullable_and_text_fields_read_as_tiledb_py_reads_them(tmp_path):
         assert list(got.columns) == list(want.columns)
         for k in ("r", "c", "n"):
             np.testing.assert_array_equal(got[k].to_numpy(), want[k].to_numpy(), err_msg=k)
+
+
+def test_dense_reads_cover_what_tiledb_py_covers(tmp_path):
+    """A dimension the key names is read over its non-empty domain, one it
+    leaves out over its whole domain; cells in global order come flat;
+    ``return_arrow`` asks for ``.df``."""
+    uri = str(tmp_path / "dense")
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 7), tile=4, dtype=np.int64),
+                        tiledb.Dim("c", domain=(0, 7), tile=3, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr("f", dtype=np.float32)]))
+    with tiledb.open(uri, "w") as A:
+        A[0:6, 1:7] = np.arange(36, dtype=np.float32).reshape(6, 6)
+    with ttiledb.open(uri) as ours, tiledb.open(uri) as theirs:
+        for pick in (lambda A: A.multi_index[1:2], lambda A: A.multi_index[1:2, :], lambda A: A.multi_index[:],
+                     lambda A: A.query(order="G").multi_index[0:3, 0:4], lambda A: A.query(order="G")[0:4, 0:3]):
+            got, want = pick(ours)["f"], pick(theirs)["f"]
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+        got, want = ours.df[1:2], theirs.df[1:2]
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.to_numpy(), want.to_numpy())
+        for A, error in ((ours, ttiledb.TileDBError), (theirs, tiledb.TileDBError)):
+            q = A.query(return_arrow=True)
+            for read in (lambda: q[:], lambda: q.multi_index[:]):
+                with pytest.raises(error, match="requires .df indexer"):
+                    read()
+            # Rows over the non-empty domain, columns over the domain.
+            assert q.df[:].num_rows == 48
+            assert q.df[:].column("f").to_pylist()[1:7] == list(range(6))
+            with pytest.raises(error, match="return_arrow with use_arrow=False"):
+                A.query(return_arrow=True, use_arrow=False)

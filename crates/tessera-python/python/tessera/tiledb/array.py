@@ -573,8 +573,12 @@ class DenseArray(Array):
         bounds, drop = self._box(key)
         domain = list(self._schema.domain)
         subarray = {d.name: [tuple(_native_bound(v, d) for v in b)] for d, b in zip(domain, bounds)}
-        shape = [extent(lo, hi) for lo, hi in bounds]
+        # Cells in global order come from [...] as they are, not as a box.
+        in_order = query is not None and query.order == "G"
+        shape = None if in_order else [extent(lo, hi) for lo, hi in bounds]
         out = self._read_ranges(subarray, attrs, dims, query, shape)
+        if in_order:
+            return out
         for k, v in out.items():
             if v.ndim == len(shape):
                 v = v[steps]

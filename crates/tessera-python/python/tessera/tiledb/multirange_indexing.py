@@ -86,11 +86,12 @@ class MultiRangeIndexer:
             raise IndexError(f"too many indices: {len(key)} for {schema.ndim} dimensions")
         subarray, shape, empty = {}, [], False
         # A dense array's whole dimension is its non-empty domain there, as
-        # TileDB-Py reads it (the domain may be far larger than the data).
+        # TileDB-Py reads it (the domain may be far larger than the data);
+        # a dimension the key leaves out is read over its whole domain.
         ned = None if schema.sparse else self.array.nonempty_domain()
         for i, (d, k) in enumerate(zip(schema.domain, key + (slice(None),) * (schema.ndim - len(key)))):
             ranges = _ranges(k, d)
-            if ranges is None and ned is not None:
+            if ranges is None and ned is not None and i < len(key):
                 ranges = [tuple(native_bound(v, d) for v in ned[i])]
             if ranges == []:
                 empty = True
@@ -124,6 +125,8 @@ class MultiRangeIndexer:
         return a._read_ranges(subarray, attrs, dims, self.query, shape)
 
     def __getitem__(self, key):
+        if self.query.return_arrow:
+            raise TileDBError("`return_arrow=True` requires .df indexer")
         with stats.timer("py.getitem_time", self.query._stats):
             out = self._result(key, False)
             return out if isinstance(out, ResultChunks) else self._shaped(out)
@@ -180,9 +183,24 @@ class DataFrameIndexer(MultiRangeIndexer):
                               "includes all variable-length attributes and fixed-length attributes with more "
                               "than one value. Use `query(use_arrow=False)`.")
         with stats.timer("py.getitem_time", self.query._stats):
+            if self.query.return_arrow and not self.query.return_incomplete:
+                return self._arrow_table(key)
             # Coordinates as the query says (a sparse array's by default).
             out = self._result(key, False)
             return out if isinstance(out, ResultChunks) else self._shaped(out)
+
+    def _arrow_table(self, key):
+        """``return_arrow``: the cells as one Arrow table, as read."""
+        import pyarrow as pa
+
+        a = self.array
+        subarray, _, empty = self._subarray(key)
+        attrs, dims = self.query._names(a.schema.sparse)
+        if empty:
+            fields = _empty_result(a, attrs, dims)
+            return pa.table({k: pa.array(v) for k, v in fields.items()})
+        table = a._table(subarray or None, attrs, dims, a._layout(self.query), self.query._cond_text())
+        return table.select(dims + attrs)
 
     def _shaped(self, fields):
         import pandas as pd

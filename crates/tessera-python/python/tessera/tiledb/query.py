@@ -25,6 +25,8 @@ class Query:
             raise TileDBError("Delete mode is not supported for queries on Dense Arrays")
         if array.schema.sparse is False and order == "U":
             raise TileDBError("unordered reads take sparse arrays")
+        if return_arrow and use_arrow is False:
+            raise TileDBError("Cannot initialize return_arrow with use_arrow=False")
         self.array = array
         # A name given twice is read once.
         self.attrs = None if attrs is None else list(dict.fromkeys(attrs))
@@ -69,6 +71,8 @@ class Query:
         # Coordinates come by default from sparse arrays only.
         if self.return_incomplete and not self.array.schema.sparse:
             raise TileDBError("return_incomplete: incomplete reads are given for sparse arrays only")
+        if self.return_arrow:
+            raise TileDBError("`return_arrow=True` requires .df indexer")
         names = self._names(self.array.schema.sparse)
         with stats.timer("py.getitem_time", self._stats):
             return self.array._answer(self.array._read_box(key, self, names), coords=bool(names[1]))
