@@ -10,6 +10,13 @@ import pyarrow as pa
 from .libtiledb import TileDBError
 
 
+def _stored_under_nulls(t):
+    """Whether an Arrow column of type ``t`` keeps the stored values of its
+    null cells in its buffers (one value buffer, or offsets and data)."""
+    return (pa.types.is_primitive(t) and not pa.types.is_boolean(t)) or pa.types.is_string(t) or \
+        pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+
+
 def _field_numpy(column, dtype, nullable=False):
     """An Arrow column as numpy with TileDB-Py's dtypes: fixed cells as
     ``dtype``, variable-length text and bytes as object arrays; a column
@@ -22,14 +29,15 @@ def _field_numpy(column, dtype, nullable=False):
         return np.ma.MaskedArray(_field_numpy(column, dtype), mask=mask)
     if column.null_count and not pa.types.is_dictionary(column.type):
         mask = column.is_null().to_numpy(zero_copy_only=False)
+        if _stored_under_nulls(column.type):
+            # The values stored under the nulls (a dense cell left out: the
+            # fill value), as libtiledb gives them.
+            stored = pa.Array.from_buffers(column.type, len(column), [None] + column.buffers()[1:],
+                                           offset=column.offset)
+            return np.ma.MaskedArray(_field_numpy(stored, dtype), mask=mask)
         if dtype.kind in "SU":
             filled = column.fill_null("" if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
                                       else b"")
-        elif dtype.kind in "iuf" and pa.types.is_primitive(column.type) and not pa.types.is_boolean(column.type):
-            # The values stored under the nulls (a dense cell left out: the
-            # fill value), as libtiledb gives them.
-            filled = pa.Array.from_buffers(column.type, len(column), [None, column.buffers()[1]],
-                                           offset=column.offset)
         elif dtype.kind in "iufb":
             filled = column.fill_null(pa.scalar(0 if dtype.kind != "b" else False, type=column.type))
         else:

@@ -176,8 +176,7 @@ class DataFrameIndexer(MultiRangeIndexer):
     def __getitem__(self, key):
         schema = self.array.schema
         attrs, _ = self.query._names(True)
-        if self.query.use_arrow and any(schema.attr(a).ncells != 1 and schema.attr(a).dtype.kind not in "SU"
-                                        for a in attrs):
+        if self.query.use_arrow and any(_multi_value(schema, a) for a in attrs):
             # TileDB-Py's Arrow path takes one value a cell.
             raise TileDBError("Multi-value attributes are not currently supported when use_arrow=True. This "
                               "includes all variable-length attributes and fixed-length attributes with more "
@@ -206,11 +205,14 @@ class DataFrameIndexer(MultiRangeIndexer):
         import pandas as pd
 
         schema = self.array.schema
+        # TileDB-Py makes its frames through Arrow (ASCII as str, fixed-size
+        # bytes whole) unless told not to or an attribute is multi-value.
+        arrow = self.query.use_arrow is not False and not any(_multi_value(schema, k) for k in fields)
         columns = {}
         for k, v in fields.items():
             label = schema.attr(k).enum_label if schema.has_attr(k) else None
             if label is None:
-                columns[k] = _column(v)
+                columns[k] = _column(_text(v) if arrow and _is_ascii(schema, k) else v, whole_bytes=arrow)
                 continue
             # Keys over their enumeration's values: a categorical column.
             e = schema.enum(label)
@@ -223,9 +225,37 @@ class DataFrameIndexer(MultiRangeIndexer):
             return update_from_meta(frame, self.array.meta, self.query.index_col)
 
 
-def _column(values):
+def _multi_value(schema, name):
+    """Whether field ``name`` is an attribute of several values a cell
+    (text aside), which TileDB-Py's Arrow frames do not take."""
+    return schema.has_attr(name) and schema.attr(name).ncells != 1 and schema.attr(name).dtype.kind not in "SU"
+
+
+def _is_ascii(schema, name):
+    """Whether field ``name`` is ASCII text (an attribute or a dimension),
+    which TileDB-Py's data frames give as ``str``."""
+    if schema.has_attr(name):
+        return schema.attr(name).isascii
+    return schema.domain.has_dim(name) and schema.domain.dim(name).dtype.kind == "S"
+
+
+def _text(values):
+    """Bytes as ``str`` (UTF-8; bytes that are not stay bytes), nulls kept."""
+    def decoded(x):
+        try:
+            return x.decode() if isinstance(x, bytes) else x
+        except UnicodeDecodeError:
+            return x
+
+    out = np.empty(np.shape(values), dtype=object)
+    out.ravel()[:] = [decoded(x) for x in np.ma.getdata(values).ravel()]
+    return np.ma.MaskedArray(out, mask=np.ma.getmaskarray(values)) if isinstance(values, np.ma.MaskedArray) else out
+
+
+def _column(values, whole_bytes=False):
     """A field's values as a pandas column: nullable integers and booleans
-    as pandas' masked arrays, other nulls as NaN or None."""
+    as pandas' masked arrays, other nulls as NaN or None; with
+    ``whole_bytes``, fixed-size bytes keep their trailing zero bytes."""
     import pandas as pd
 
     if isinstance(values, np.ma.MaskedArray):
@@ -238,6 +268,12 @@ def _column(values):
             return np.where(mask, np.nan, data)
         out = data.astype(object)
         out[mask] = None
+        return out
+    if whole_bytes and isinstance(values, np.ndarray) and values.dtype.kind == "S" and values.dtype.itemsize:
+        # Fixed-size bytes whole, trailing zero bytes too (numpy drops them).
+        n, raw = values.dtype.itemsize, np.ascontiguousarray(values).tobytes()
+        out = np.empty(values.size, dtype=object)
+        out[:] = [raw[i:i + n] for i in range(0, len(raw), n)]
         return out
     return values.ravel() if isinstance(values, np.ndarray) else values
 
