@@ -32,11 +32,7 @@ fn start(program: &str) -> Result<Emulator, String> {
         .expect("azurite-blob starts");
     let what = format!("azurite on {port}");
     let ready = emulator::serving(&mut child, &what, || {
-        let a = create_container(port).map_err(|e| e.to_string())?;
-        match a.starts_with("HTTP/1.1 201") || a.starts_with("HTTP/1.1 409") {
-            true => Ok(true),
-            false => Err(a),
-        }
+        emulator::bucket_made(create_container(port), &["201", "409"])
     });
     if let Err(e) = ready {
         let _ = std::fs::remove_dir_all(&data);

@@ -132,6 +132,21 @@ pub(crate) fn serving(
     Err(format!("{what} did not serve in 30 s: {last}"))
 }
 
+/// What an emulator answered a request making its bucket (the whole
+/// answer, or the error of asking): made if its status is one of `made`
+/// (an answer saying it exists already is among them where a retry may
+/// see it); otherwise the answer, as the error.
+pub(crate) fn bucket_made(answer: std::io::Result<String>, made: &[&str]) -> Result<bool, String> {
+    let answer = answer.map_err(|e| e.to_string())?;
+    match made
+        .iter()
+        .any(|status| answer.starts_with(&format!("HTTP/1.1 {status}")))
+    {
+        true => Ok(true),
+        false => Err(answer),
+    }
+}
+
 /// One HTTP/1.1 request to 127.0.0.1:`port` (`head` without the final
 /// blank line, `Connection: close` added); the whole answer.
 pub(crate) fn http(port: u16, head: &str, body: &[u8]) -> std::io::Result<String> {

@@ -45,16 +45,12 @@ fn start(program: &str) -> Result<Emulator, String> {
     let made = format!(r#"{{"name": "{BUCKET}"}}"#);
     let what = format!("fake-gcs-server on {port}");
     let ready = emulator::serving(&mut child, &what, || {
-        let a = emulator::http(
+        let asked = emulator::http(
             port,
             "POST /storage/v1/b?project=tessera HTTP/1.1\r\nContent-Type: application/json",
             made.as_bytes(),
-        )
-        .map_err(|e| e.to_string())?;
-        match a.starts_with("HTTP/1.1 200") || a.starts_with("HTTP/1.1 409") {
-            true => Ok(true),
-            false => Err(a),
-        }
+        );
+        emulator::bucket_made(asked, &["200", "409"])
     });
     if let Err(e) = ready {
         let _ = std::fs::remove_dir_all(&data);

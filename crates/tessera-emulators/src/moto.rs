@@ -26,12 +26,8 @@ fn start(program: &str) -> Result<Emulator, String> {
     // us-east-1 is a 200 too.
     let what = format!("moto_server on {port}");
     emulator::serving(&mut child, &what, || {
-        let answer = emulator::http(port, &format!("PUT /{BUCKET} HTTP/1.1"), b"")
-            .map_err(|e| e.to_string())?;
-        match answer.starts_with("HTTP/1.1 200") {
-            true => Ok(true),
-            false => Err(answer),
-        }
+        let asked = emulator::http(port, &format!("PUT /{BUCKET} HTTP/1.1"), b"");
+        emulator::bucket_made(asked, &["200"])
     })?;
     let env = vec![
         ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),

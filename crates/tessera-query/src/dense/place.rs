@@ -2,7 +2,7 @@
 //! regions filled in parallel, the bands of a fragment's tiles, and the
 //! runs and cells copied into them.
 
-use super::subarray::Axis;
+use super::subarray::{placed_ranges, Axis};
 use crate::context::ReadContext;
 use crate::decode::{cells_past_tile, FieldTile, Runs};
 use crate::result::cut;
@@ -156,17 +156,16 @@ pub(crate) fn dense_bands(
             (axis.tile_start(t + 1) - 1).min(ned.1),
         );
         // Positions of the band's coordinates: an interval per range.
-        let (mut first, mut last, mut count, mut base) = (u64::MAX, 0u64, 0u64, 0u64);
-        for (a, b) in sub {
-            let (x, y) = ((*a).max(lo), (*b).min(hi));
+        let (mut first, mut last, mut count) = (u64::MAX, 0u64, 0u64);
+        for (at, a, b) in placed_ranges(sub) {
+            let (x, y) = (a.max(lo), b.min(hi));
             if x <= y {
-                let p = base + (x - a) as u64;
-                let q = base + (y - a) as u64;
+                let p = at + (x - a) as u64;
+                let q = at + (y - a) as u64;
                 first = first.min(p);
                 last = last.max(q);
                 count += q - p + 1;
             }
-            base += (b - a + 1) as u64;
         }
         if count == 0 || last - first + 1 != count {
             return None;

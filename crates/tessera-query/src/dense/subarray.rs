@@ -145,13 +145,7 @@ impl DenseSubarray {
     /// subarray's coordinates of that dimension: one per range holding it
     /// (ranges may overlap), in the order of the ranges.
     fn positions_on(&self, j: usize, c: i128) -> impl Iterator<Item = u64> + '_ {
-        self.ranges[j]
-            .iter()
-            .scan(0u64, |base, &(a, b)| {
-                let at = *base;
-                *base += (b - a + 1) as u64;
-                Some((at, a, b))
-            })
+        placed_ranges(&self.ranges[j])
             .filter(move |&(_, a, b)| c >= a && c <= b)
             .map(move |(at, a, _)| at + (c - a) as u64)
     }
@@ -248,4 +242,17 @@ impl DenseSubarray {
         perm.sort_by_key(|&i| keys[i]);
         Some(perm)
     }
+}
+
+/// Each of a dimension's `ranges` with the result position of its first
+/// coordinate: a dense result places the ranges one after another, in the
+/// order given (so a coordinate in two ranges has two positions).
+pub(crate) fn placed_ranges(
+    ranges: &[(i128, i128)],
+) -> impl Iterator<Item = (u64, i128, i128)> + '_ {
+    ranges.iter().scan(0u64, |base, &(a, b)| {
+        let at = *base;
+        *base += (b - a + 1) as u64;
+        Some((at, a, b))
+    })
 }

@@ -3,7 +3,7 @@
 //! each cell lies in the tile and in the result.
 
 use super::fragments::IntDomain;
-use super::subarray::DenseSubarray;
+use super::subarray::{placed_ranges, DenseSubarray};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -165,18 +165,14 @@ impl<'s> FragmentTiles<'s> {
         for (j, ranges) in self.sub.ranges.iter().enumerate() {
             let mut nb = Vec::new();
             for b in &boxes {
-                // Positions of a range's coordinates start after the
-                // earlier ranges' (in the order given).
-                let mut base = 0u64;
-                for (a, z) in ranges {
-                    let (x, y) = ((*a).max(lo[j]), (*z).min(hi[j]));
+                for (at, a, z) in placed_ranges(ranges) {
+                    let (x, y) = (a.max(lo[j]), z.min(hi[j]));
                     if x <= y {
                         let mut bx = b.clone();
-                        let pos = base + (x - a) as u64;
+                        let pos = at + (x - a) as u64;
                         bx.push(BoxSide { lo: x, hi: y, pos });
                         nb.push(bx);
                     }
-                    base += (z - a + 1) as u64;
                 }
             }
             boxes = nb;

@@ -35,9 +35,9 @@ def _field_numpy(column, dtype, nullable=False):
             stored = pa.Array.from_buffers(column.type, len(column), [None] + column.buffers()[1:],
                                            offset=column.offset)
             return np.ma.MaskedArray(_field_numpy(stored, dtype), mask=mask)
+        # Text and bytes columns were given whole above.
         if dtype.kind in "SU":
-            filled = column.fill_null("" if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-                                      else b"")
+            filled = column.fill_null(b"")
         elif dtype.kind in "iufb":
             filled = column.fill_null(pa.scalar(0 if dtype.kind != "b" else False, type=column.type))
         else:
