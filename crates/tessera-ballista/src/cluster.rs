@@ -59,28 +59,51 @@ pub struct ExecutorOptions {
     pub scheduler: SocketAddr,
     /// Where the executor serves its results (Arrow Flight).
     pub bind: SocketAddr,
+    /// Where, on `bind`'s host, the executor takes the tasks the scheduler
+    /// hands it (gRPC). Executors on one host each need their own.
+    pub grpc_port: u16,
     /// Tasks run at once; 0: one per core.
     pub concurrent_tasks: usize,
 }
 
 impl ExecutorOptions {
-    /// An executor on `bind` working for the scheduler at `scheduler`, one
-    /// task per core.
+    /// An executor on `bind` working for the scheduler at `scheduler`,
+    /// taking tasks on the port after `bind`'s, one task per core.
     pub fn new(scheduler: SocketAddr, bind: SocketAddr) -> ExecutorOptions {
         ExecutorOptions {
             scheduler,
             bind,
+            grpc_port: bind.port().wrapping_add(1),
             concurrent_tasks: 0,
         }
+    }
+
+    /// The address the executor takes tasks on.
+    pub fn grpc(&self) -> SocketAddr {
+        SocketAddr::new(self.bind.ip(), self.grpc_port)
     }
 }
 
 /// Runs a Ballista executor until the process is interrupted or
 /// terminated (it then tells the scheduler and finishes its tasks).
 pub async fn run_executor(options: ExecutorOptions) -> Result<(), Error> {
+    // Ballista's error for a port in use names neither port.
+    for (what, address) in [("results", options.bind), ("tasks", options.grpc())] {
+        if address.port() == 0 {
+            // Others reach the executor at the ports it registers.
+            return Err(BallistaError::General(format!(
+                "the executor's {what} port, {address}: give a port, not 0"
+            ))
+            .into());
+        }
+        std::net::TcpListener::bind(address).map_err(|e| {
+            BallistaError::General(format!("the executor's {what} port, {address}: {e}"))
+        })?;
+    }
     let mut config = ExecutorProcessConfig {
         bind_host: options.bind.ip().to_string(),
         port: options.bind.port(),
+        grpc_port: options.grpc_port,
         scheduler_host: options.scheduler.ip().to_string(),
         scheduler_port: options.scheduler.port(),
         // Waits for a scheduler that is still starting, rather than fail.

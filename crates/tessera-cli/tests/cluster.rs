@@ -5,9 +5,15 @@
 
 mod common;
 use common::tessera;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use tessera_emulators::free_ports;
+
+/// Longest a query on the cluster may take: far above what these take
+/// (under a second), so that a job that never ends fails the test.
+const QUERY_DEADLINE: Duration = Duration::from_secs(120);
 
 fn fixture(case: &str) -> String {
     format!(
@@ -16,63 +22,123 @@ fn fixture(case: &str) -> String {
     )
 }
 
-/// A loopback port free at the time of asking.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The cluster's processes; dropped, they are killed (a failed test
-/// leaves nothing running).
+/// The cluster's processes, each logging (Ballista's `info` records too)
+/// to a file of `logs`; dropped, they are killed (a failed test leaves
+/// nothing running).
 struct Cluster {
     scheduler: String,
     processes: Vec<Child>,
+    logs: PathBuf,
 }
 
 impl Cluster {
+    /// A scheduler and two executors, on ports outside the ephemeral range
+    /// (see `free_ports`), once each listens.
     fn start() -> Cluster {
-        let scheduler = format!("127.0.0.1:{}", free_port());
-        let spawn = |args: &[&str]| {
+        let logs = std::env::temp_dir().join(format!("tessera-cluster-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&logs);
+        std::fs::create_dir_all(&logs).unwrap();
+        // The scheduler's; each executor's results and tasks ports.
+        let ports = free_ports(5);
+        let address = |p: u16| format!("127.0.0.1:{p}");
+        let scheduler = address(ports[0]);
+        let spawn = |name: &str, args: &[&str]| {
+            let log = std::fs::File::create(logs.join(format!("{name}.log"))).unwrap();
             Command::new(env!("CARGO_BIN_EXE_tessera"))
                 .args(args)
+                .env("TESSERA_LOG", "info")
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(log)
                 .spawn()
                 .unwrap()
         };
-        let mut processes = vec![spawn(&["scheduler", "--bind", &scheduler])];
-        for _ in 0..2 {
-            let bind = format!("127.0.0.1:{}", free_port());
-            processes.push(spawn(&[
-                "executor",
-                "--scheduler",
-                &scheduler,
-                "--bind",
-                &bind,
-                "--concurrent-tasks",
-                "2",
-            ]));
+        let mut processes = vec![spawn("scheduler", &["scheduler", "--bind", &scheduler])];
+        for (i, two) in ports[1..].chunks(2).enumerate() {
+            processes.push(spawn(
+                &format!("executor-{i}"),
+                &[
+                    "executor",
+                    "--scheduler",
+                    &scheduler,
+                    "--bind",
+                    &address(two[0]),
+                    "--grpc-port",
+                    &two[1].to_string(),
+                    "--concurrent-tasks",
+                    "2",
+                ],
+            ));
         }
+        let mut cluster = Cluster {
+            scheduler,
+            processes,
+            logs,
+        };
+        for port in ports {
+            cluster.wait_for_listener(&address(port));
+        }
+        cluster
+    }
+
+    /// Waits until something listens on `address`, failing if a process
+    /// of the cluster exits or 60 s pass.
+    fn wait_for_listener(&mut self, address: &str) {
         let started = Instant::now();
-        while TcpStream::connect(&scheduler).is_err() {
+        while TcpStream::connect(address).is_err() {
+            self.assert_running(&format!("waiting for {address}"));
             assert!(
                 started.elapsed() < Duration::from_secs(60),
-                "the scheduler did not listen on {scheduler}"
+                "nothing listened on {address} in 60 s{}",
+                self.said()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        Cluster {
-            scheduler,
-            processes,
+    }
+
+    /// Fails, with what the cluster logged, if a process has exited.
+    fn assert_running(&mut self, doing: &str) {
+        for p in &mut self.processes {
+            if let Ok(Some(status)) = p.try_wait() {
+                panic!(
+                    "{doing}: a process of the cluster exited ({status}){}",
+                    self.said()
+                );
+            }
+        }
+    }
+
+    /// What each process of the cluster logged.
+    fn said(&self) -> String {
+        let mut out = String::new();
+        let mut files: Vec<_> = std::fs::read_dir(&self.logs).unwrap().flatten().collect();
+        files.sort_by_key(|f| f.file_name());
+        for f in files {
+            let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+            out.push_str(&format!(
+                "\n--- {}:\n{text}",
+                f.file_name().to_string_lossy()
+            ));
+        }
+        out
+    }
+
+    /// `tessera` with `args` (see `run_within`), the test failed with
+    /// the cluster's logs if it has not ended by `QUERY_DEADLINE`.
+    fn run(&self, args: &[&str]) -> (bool, String, String) {
+        match run_within(args, &self.logs) {
+            Some(answer) => answer,
+            None => panic!(
+                "tessera {} had not ended after {QUERY_DEADLINE:?}{}",
+                args.join(" "),
+                self.said()
+            ),
         }
     }
 
     /// Ends every process with SIGTERM (executors then tell the
-    /// scheduler), and says whether all ended within the grace period.
-    fn stop(mut self) -> bool {
+    /// scheduler); an error, with the cluster's logs, if one has not ended
+    /// within the grace period.
+    fn stop(mut self) -> Result<(), String> {
         for p in self.processes.iter().rev() {
             let _ = Command::new("kill")
                 .args(["-TERM", &p.id().to_string()])
@@ -92,7 +158,10 @@ impl Cluster {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        all
+        match all {
+            true => Ok(()),
+            false => Err(format!("not ended 30 s after SIGTERM{}", self.said())),
+        }
     }
 }
 
@@ -102,7 +171,38 @@ impl Drop for Cluster {
             let _ = p.kill();
             let _ = p.wait();
         }
+        let _ = std::fs::remove_dir_all(&self.logs);
     }
+}
+
+/// `tessera` with `args`, its output kept in files of `scratch`:
+/// (success, stdout, stderr), or `None` if it had not ended by
+/// `QUERY_DEADLINE` (it is then killed).
+fn run_within(args: &[&str], scratch: &Path) -> Option<(bool, String, String)> {
+    let (out, err) = (scratch.join("client.out"), scratch.join("client.err"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > QUERY_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let answer = (status.success(), read(&out), read(&err));
+    let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_file(&err);
+    Some(answer)
 }
 
 #[test]
@@ -132,16 +232,16 @@ fn cluster_queries_equal_local_ones() {
         remote.extend(["--cluster", cluster.scheduler.as_str()]);
         local.push(q);
         remote.push(q);
-        let (ok, want, err) = tessera(&local);
+        let (ok, want, err) = cluster.run(&local);
         assert!(ok, "{q}: {err}");
         assert!(!want.is_empty(), "{q}: no rows");
-        let (ok, got, err) = tessera(&remote);
-        assert!(ok, "{q} on the cluster: {err}");
+        let (ok, got, err) = cluster.run(&remote);
+        assert!(ok, "{q} on the cluster: {err}{}", cluster.said());
         assert_eq!(got, want, "{q}");
     }
     // Planning errors come back as errors, naming what is wrong.
     let s = format!("s={}", fixture("sparse_2d"));
-    let (ok, _, err) = tessera(&[
+    let (ok, _, err) = cluster.run(&[
         "sql",
         "--cluster",
         &cluster.scheduler,
@@ -150,12 +250,14 @@ fn cluster_queries_equal_local_ones() {
         "SELECT nope FROM s",
     ]);
     assert!(!ok && err.contains("nope"), "{err}");
-    assert!(cluster.stop(), "the cluster did not shut down on SIGTERM");
+    if let Err(e) = cluster.stop() {
+        panic!("the cluster did not shut down on SIGTERM: {e}");
+    }
 }
 
 #[test]
 fn no_scheduler_is_an_error_naming_the_address() {
-    let address = format!("127.0.0.1:{}", free_port());
+    let address = format!("127.0.0.1:{}", free_ports(1)[0]);
     let s = format!("s={}", fixture("sparse_2d"));
     let (ok, _, err) = tessera(&[
         "sql",
@@ -166,4 +268,27 @@ fn no_scheduler_is_an_error_naming_the_address() {
         "SELECT count(*) FROM s",
     ]);
     assert!(!ok && err.contains(&address), "{err}");
+}
+
+#[test]
+fn an_executor_whose_port_is_taken_says_which() {
+    let ports = free_ports(3);
+    let scratch = std::env::temp_dir().join(format!("tessera-taken-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    for (taken, what) in [(ports[1], "results"), (ports[2], "tasks")] {
+        let _held = std::net::TcpListener::bind(("127.0.0.1", taken)).unwrap();
+        let args = [
+            "executor",
+            "--scheduler",
+            &format!("127.0.0.1:{}", ports[0]),
+            "--bind",
+            &format!("127.0.0.1:{}", ports[1]),
+            "--grpc-port",
+            &ports[2].to_string(),
+        ];
+        let (ok, _, err) = run_within(&args, &scratch).expect("the executor ended");
+        let named = format!("the executor's {what} port, 127.0.0.1:{taken}");
+        assert!(!ok && err.contains(&named), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -20,7 +20,7 @@ pub fn azurite() -> Option<Emulator> {
 }
 
 fn start(program: &str) -> Result<Emulator, String> {
-    let port = emulator::free_port();
+    let port = crate::ports::free_port();
     let data = emulator::data_folder("azurite", port);
     let mut child = Command::new(program)
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])

@@ -74,14 +74,6 @@ pub fn program(variable: &str, what: &str) -> Option<String> {
     }
 }
 
-/// A port nothing listens on now.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
 /// A fresh folder for an emulator's data.
 pub(crate) fn data_folder(name: &str, port: u16) -> PathBuf {
     let data = std::env::temp_dir().join(format!("tessera-{name}-{port}"));

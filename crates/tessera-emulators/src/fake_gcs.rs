@@ -28,7 +28,7 @@ pub fn fake_gcs() -> Option<Emulator> {
 }
 
 fn start(program: &str) -> Result<Emulator, String> {
-    let port = emulator::free_port();
+    let port = crate::ports::free_port();
     let data = emulator::data_folder("fake-gcs", port);
     let mut child = Command::new(program)
         .args(["-scheme", "http", "-host", "127.0.0.1", "-port"])

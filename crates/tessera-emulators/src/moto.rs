@@ -15,7 +15,7 @@ pub fn moto() -> Option<Emulator> {
 
 /// One moto on a free port, serving the bucket.
 fn start(program: &str) -> Result<Emulator, String> {
-    let port = emulator::free_port();
+    let port = crate::ports::free_port();
     let mut child = Command::new(program)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())

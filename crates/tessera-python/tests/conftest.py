@@ -165,19 +165,39 @@ def walk(coll, prefix=""):
             yield from walk(obj, prefix + name + "/")
 
 
+def free_port():
+    """A loopback port nothing listens on now, below the kernel's ephemeral
+    range: a port of that range (what binding port 0 gives) may become an
+    outgoing connection's before the server binds it, and a connect polling
+    a port nobody listens on yet may be given it as its own, and connect to
+    itself."""
+    import random
+
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(10000):
+        port = random.randrange(10000, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port below {low}")
+
+
 def emulator(variable, what):
     """The server program ``variable`` names and a free loopback port for
     it; without it the test is skipped, except in CI, where it fails."""
-    import socket
-
     program = os.environ.get(variable)
     if not program:
         if os.environ.get("CI"):
             pytest.fail(f"CI runs the {what} tests: set {variable}")
         pytest.skip(f"{variable} is not set (the {what} tests' server)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return program, s.getsockname()[1]
+    return program, free_port()
 
 
 @contextlib.contextmanager
@@ -187,9 +207,7 @@ def faulty(upstream, report, rate, seed=7, only=None):
     of requests (503 SlowDown, 500, dropped, GET bodies cut halfway, PUT
     answers lost; ``only`` one of them); gives its endpoint. Its counts
     go to ``report``."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proxy = subprocess.Popen([sys.executable, str(Path(__file__).parent / "fault_proxy.py"), str(port),
                               str(upstream), "--rate", str(rate), "--seed", str(seed), "--report", str(report),
                               *(["--only", only] if only else [])])

@@ -54,6 +54,9 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
         None => None,
     };
     let key = parse_key(&args.key)?;
+    if args.cluster.is_some() {
+        super::cluster::log_to_stderr()?;
+    }
     let runtime = super::cluster::runtime()?;
     let ctx = match &args.cluster {
         Some(c) => runtime
