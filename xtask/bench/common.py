@@ -176,12 +176,28 @@ def write_markdown(out, intro, header, rows):
 
 
 def free_port():
-    """A port nothing listens on now."""
+    """A loopback port nothing listens on now, below the kernel's ephemeral
+    range: a port of that range (what binding port 0 gives) may become an
+    outgoing connection's before the server binds it, and `wait` polling a
+    port nobody listens on yet may be given it as its own, and connect to
+    itself."""
+    import random
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(10000):
+        port = random.randrange(10000, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit(f"no free loopback port below {low}")
 
 
 def wait(port):

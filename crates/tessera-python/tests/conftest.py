@@ -166,27 +166,15 @@ def walk(coll, prefix=""):
 
 
 def free_port():
-    """A loopback port nothing listens on now, below the kernel's ephemeral
-    range: a port of that range (what binding port 0 gives) may become an
-    outgoing connection's before the server binds it, and a connect polling
-    a port nobody listens on yet may be given it as its own, and connect to
-    itself."""
-    import random
+    """A loopback port nothing listens on now, outside the kernel's
+    ephemeral range: the benchmarks' helper (xtask/bench/common.py says
+    why)."""
+    import importlib.util
 
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            low = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    for _ in range(10000):
-        port = random.randrange(10000, low)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free loopback port below {low}")
+    spec = importlib.util.spec_from_file_location("tessera_bench_common", REPO / "xtask" / "bench" / "common.py")
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    return common.free_port()
 
 
 def emulator(variable, what):
