@@ -10,7 +10,7 @@
 //! | BOOL | Boolean |
 //! | DATETIME_SEC/MS/US/NS | Timestamp (no time zone) |
 //! | other DATETIME_*, TIME_* | Int64 (raw, as in the JSONL contract) |
-//! | STRING_ASCII, STRING_UTF8 | Utf8, one string per cell |
+//! | STRING_ASCII, STRING_UTF8 | Utf8, one string per cell (STRING_ASCII as Binary with [`ReadRequest::ascii_as_binary`]) |
 //! | CHAR, BLOB, GEOM_*, STRING_UTF16/32, STRING_UCS2/4 | Binary, one value per cell |
 //! | multi-value numeric cells | FixedSizeList |
 //! | var-sized numeric cells | List |
@@ -21,255 +21,22 @@
 //! buffers go back to the read's [`ReadContext`] once Arrow drops them,
 //! for the read's next batches to fill.
 
+mod column;
+
+pub use column::{arrow_array, arrow_field};
+
 use crate::result::{Column, ReadResult};
-use crate::{QueryError, ReadContext, ReadRequest};
+use crate::{QueryError, ReadRequest};
 use crate::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, VERSION_TIMESTAMPS};
 use arrow_array::types::*;
-use arrow_array::{
-    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeListArray, ListArray,
-    PrimitiveArray, RecordBatch, StringArray,
-};
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema};
+use column::{column_array, field_of};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_schema::CellValNum;
 use tessera_tile::Datatype;
-
-/// How one TileDB datatype's values are laid out in Arrow.
-enum Kind {
-    Primitive(DataType),
-    Boolean,
-    Utf8,
-    Binary,
-}
-
-fn kind(t: Datatype) -> Kind {
-    use Datatype as D;
-    match t {
-        D::Int8 => Kind::Primitive(DataType::Int8),
-        D::UInt8 => Kind::Primitive(DataType::UInt8),
-        D::Int16 => Kind::Primitive(DataType::Int16),
-        D::UInt16 => Kind::Primitive(DataType::UInt16),
-        D::Int32 => Kind::Primitive(DataType::Int32),
-        D::UInt32 => Kind::Primitive(DataType::UInt32),
-        D::Int64 => Kind::Primitive(DataType::Int64),
-        D::UInt64 => Kind::Primitive(DataType::UInt64),
-        D::Float32 => Kind::Primitive(DataType::Float32),
-        D::Float64 => Kind::Primitive(DataType::Float64),
-        D::Bool => Kind::Boolean,
-        D::DatetimeSec => Kind::Primitive(DataType::Timestamp(TimeUnit::Second, None)),
-        D::DatetimeMs => Kind::Primitive(DataType::Timestamp(TimeUnit::Millisecond, None)),
-        D::DatetimeUs => Kind::Primitive(DataType::Timestamp(TimeUnit::Microsecond, None)),
-        D::DatetimeNs => Kind::Primitive(DataType::Timestamp(TimeUnit::Nanosecond, None)),
-        D::StringAscii | D::StringUtf8 => Kind::Utf8,
-        t if t.size() == 8 && !t.is_string() && !t.is_blob() => Kind::Primitive(DataType::Int64),
-        _ => Kind::Binary,
-    }
-}
-
-/// The Arrow field a column becomes.
-pub fn arrow_field(c: &Column) -> Field {
-    let value = match kind(c.datatype) {
-        Kind::Primitive(t) => t,
-        Kind::Boolean => DataType::Boolean,
-        Kind::Utf8 => DataType::Utf8,
-        Kind::Binary => DataType::Binary,
-    };
-    let is_cell_string = matches!(kind(c.datatype), Kind::Utf8 | Kind::Binary);
-    let data_type = match c.cell_val_num {
-        _ if is_cell_string => value,
-        CellValNum::Fixed(1) => value,
-        CellValNum::Fixed(n) => {
-            DataType::FixedSizeList(Arc::new(Field::new("item", value, false)), n as i32)
-        }
-        CellValNum::Var => DataType::List(Arc::new(Field::new("item", value, false))),
-    };
-    let mut meta = HashMap::from([("tiledb.datatype".to_owned(), c.datatype.name().to_owned())]);
-    if c.is_dimension {
-        meta.insert("tiledb.dimension".to_owned(), "true".to_owned());
-    }
-    Field::new(&c.name, data_type, c.validity.is_some()).with_metadata(meta)
-}
-
-/// A column's bytes as an Arrow buffer, moved: with `back`, a buffer that
-/// gives them to that context's pool of result buffers when Arrow drops
-/// its last reference to them.
-fn buffer(data: Vec<u8>, back: Option<&Arc<ReadContext>>) -> Buffer {
-    match back {
-        None => Buffer::from_vec(data),
-        Some(context) => Buffer::from(bytes::Bytes::from_owner(Returned {
-            data,
-            context: context.clone(),
-        })),
-    }
-}
-
-/// Bytes Arrow holds for a while, then gives back to a read's context.
-struct Returned {
-    data: Vec<u8>,
-    context: Arc<ReadContext>,
-}
-
-impl AsRef<[u8]> for Returned {
-    fn as_ref(&self) -> &[u8] {
-        &self.data
-    }
-}
-
-impl Drop for Returned {
-    fn drop(&mut self) {
-        self.context.results.give(std::mem::take(&mut self.data));
-    }
-}
-
-/// Typed values from little-endian bytes, moved when aligned.
-fn primitive<T: ArrowPrimitiveType>(
-    data: Vec<u8>,
-    t: &DataType,
-    back: Option<&Arc<ReadContext>>,
-) -> ArrayRef {
-    let n = data.len() / std::mem::size_of::<T::Native>();
-    let mut buf = buffer(data, back);
-    if buf.as_ptr().align_offset(std::mem::align_of::<T::Native>()) != 0 {
-        buf = Buffer::from_slice_ref(buf.as_slice());
-    }
-    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::new(buf, 0, n), None).with_data_type(t.clone()))
-}
-
-fn values(t: &DataType, data: Vec<u8>, back: Option<&Arc<ReadContext>>) -> ArrayRef {
-    match t {
-        DataType::Int8 => primitive::<Int8Type>(data, t, back),
-        DataType::UInt8 => primitive::<UInt8Type>(data, t, back),
-        DataType::Int16 => primitive::<Int16Type>(data, t, back),
-        DataType::UInt16 => primitive::<UInt16Type>(data, t, back),
-        DataType::Int32 => primitive::<Int32Type>(data, t, back),
-        DataType::UInt32 => primitive::<UInt32Type>(data, t, back),
-        DataType::Int64 => primitive::<Int64Type>(data, t, back),
-        DataType::UInt64 => primitive::<UInt64Type>(data, t, back),
-        DataType::Float32 => primitive::<Float32Type>(data, t, back),
-        DataType::Float64 => primitive::<Float64Type>(data, t, back),
-        DataType::Timestamp(TimeUnit::Second, _) => primitive::<TimestampSecondType>(data, t, back),
-        DataType::Timestamp(TimeUnit::Millisecond, _) => {
-            primitive::<TimestampMillisecondType>(data, t, back)
-        }
-        DataType::Timestamp(TimeUnit::Microsecond, _) => {
-            primitive::<TimestampMicrosecondType>(data, t, back)
-        }
-        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
-            primitive::<TimestampNanosecondType>(data, t, back)
-        }
-        _ => unreachable!("kind() yields only these primitive types"),
-    }
-}
-
-/// Converts one column, consuming its buffers.
-pub fn arrow_array(c: Column) -> Result<ArrayRef, QueryError> {
-    column_array(c, None)
-}
-
-/// [`arrow_array`], the value buffers given back to `back` when dropped.
-fn column_array(c: Column, back: Option<&Arc<ReadContext>>) -> Result<ArrayRef, QueryError> {
-    // Strings as TileDB reads them back (the JSON output's values too).
-    let c = c.with_string_values();
-    let field = arrow_field(&c);
-    let too_big = || {
-        QueryError::Invalid(format!(
-            "column `{}`: more than 2 GiB of values in one batch; read with a smaller memory budget",
-            c.name
-        ))
-    };
-    let cells = c
-        .validity
-        .as_ref()
-        .map(Vec::len)
-        .or_else(|| c.offsets.as_ref().map(|o| o.len().saturating_sub(1)));
-    let width = c.datatype.size() as usize;
-    let per_cell = match c.cell_val_num {
-        CellValNum::Fixed(n) => n as usize * width,
-        CellValNum::Var => 0,
-    };
-    let n = cells.unwrap_or(c.data.len().checked_div(per_cell).unwrap_or(0));
-    let nulls = c
-        .validity
-        .as_ref()
-        .map(|v| NullBuffer::new(BooleanBuffer::from_iter(v.iter().map(|&b| b != 0))));
-    // Offsets of each cell in bytes (var) or computed from the cell size.
-    let byte_offsets = |c: &Column| -> Result<OffsetBuffer<i32>, QueryError> {
-        let offs: Vec<i32> = match &c.offsets {
-            Some(o) => o
-                .iter()
-                .map(|&x| i32::try_from(x).map_err(|_| too_big()))
-                .collect::<Result<_, _>>()?,
-            None => (0..=n)
-                .map(|i| i32::try_from(i * per_cell).map_err(|_| too_big()))
-                .collect::<Result<_, _>>()?,
-        };
-        Ok(OffsetBuffer::new(ScalarBuffer::from(offs)))
-    };
-    let invalid =
-        |e: arrow_schema::ArrowError| QueryError::Invalid(format!("column `{}`: {e}", c.name));
-    let array: ArrayRef = match kind(c.datatype) {
-        Kind::Utf8 => {
-            let offsets = byte_offsets(&c)?;
-            Arc::new(StringArray::try_new(offsets, buffer(c.data, back), nulls).map_err(invalid)?)
-        }
-        Kind::Binary => {
-            let offsets = byte_offsets(&c)?;
-            Arc::new(BinaryArray::try_new(offsets, buffer(c.data, back), nulls).map_err(invalid)?)
-        }
-        k => {
-            let element = |data: Vec<u8>| -> ArrayRef {
-                match &k {
-                    Kind::Primitive(t) => values(t, data, back),
-                    _ => Arc::new(BooleanArray::from_iter(data.iter().map(|&b| Some(b != 0)))),
-                }
-            };
-            let inner = match field.data_type() {
-                DataType::FixedSizeList(f, _) | DataType::List(f) => f.clone(),
-                _ => {
-                    let v = element(c.data);
-                    return Ok(match nulls {
-                        Some(nb) => {
-                            let d = v.to_data().into_builder().nulls(Some(nb));
-                            arrow_array::make_array(d.build().map_err(invalid)?)
-                        }
-                        None => v,
-                    });
-                }
-            };
-            match c.cell_val_num {
-                CellValNum::Fixed(m) => Arc::new(
-                    FixedSizeListArray::try_new(inner, m as i32, element(c.data), nulls)
-                        .map_err(invalid)?,
-                ),
-                CellValNum::Var => {
-                    // Element offsets: byte offsets over the value width.
-                    let offs: Vec<i32> = c
-                        .offsets
-                        .as_ref()
-                        .map(|o| {
-                            o.iter()
-                                .map(|&x| i32::try_from(x / width as u64).map_err(|_| too_big()))
-                                .collect::<Result<_, _>>()
-                        })
-                        .transpose()?
-                        .unwrap_or_else(|| vec![0]);
-                    Arc::new(
-                        ListArray::try_new(
-                            inner,
-                            OffsetBuffer::new(ScalarBuffer::from(offs)),
-                            element(c.data),
-                            nulls,
-                        )
-                        .map_err(invalid)?,
-                    )
-                }
-            }
-        }
-    };
-    Ok(array)
-}
 
 impl ReadResult {
     /// The cells as an Arrow `RecordBatch`, one field per column (see the
@@ -287,7 +54,7 @@ impl ReadResult {
     /// }
     /// ```
     pub fn into_record_batch(self) -> Result<RecordBatch, QueryError> {
-        self.record_batch(false)
+        self.record_batch(false, false)
     }
 
     /// [`into_record_batch`](Self::into_record_batch), whose value buffers
@@ -310,19 +77,27 @@ impl ReadResult {
     /// drop(batch); // its buffers are now `context`'s, for the next read
     /// ```
     pub fn into_record_batch_returning(self) -> Result<RecordBatch, QueryError> {
-        self.record_batch(true)
+        self.record_batch(true, false)
     }
 
-    fn record_batch(mut self, returning: bool) -> Result<RecordBatch, QueryError> {
+    /// The record batch: buffers `returning` to the read's context,
+    /// STRING_ASCII as Binary with `ascii_binary`.
+    pub(crate) fn record_batch(
+        mut self,
+        returning: bool,
+        ascii_binary: bool,
+    ) -> Result<RecordBatch, QueryError> {
         // Arrow has no column described by a grid.
         self.materialize_coordinates();
         let n = self.cell_count;
         let back = self.context.take().filter(|_| returning);
-        let fields: Vec<Field> = self.columns.iter().map(arrow_field).collect();
+        let fields: Vec<Field> = (self.columns.iter())
+            .map(|c| field_of(c, ascii_binary))
+            .collect();
         let arrays = self
             .columns
             .into_iter()
-            .map(|c| column_array(c, back.as_ref()))
+            .map(|c| column_array(c, back.as_ref(), ascii_binary))
             .collect::<Result<Vec<_>, _>>()?;
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
         RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
@@ -591,9 +366,10 @@ fn fields_schema(
         validity: nullable.then(Vec::new),
     };
     let schema = &array.schema;
+    let field = |c: &Column| field_of(c, request.ascii_as_binary);
     let dims = (schema.dimensions.iter())
         .filter(|d| request.returns_dimension(&d.name))
-        .map(|d| arrow_field(&empty(&d.name, true, d.datatype, d.cell_val_num, false)));
+        .map(|d| field(&empty(&d.name, true, d.datatype, d.cell_val_num, false)));
     let selected: Vec<&tessera_schema::Attribute> = match request.selected_attributes() {
         Some(names) => names.iter().filter_map(|n| schema.attribute(n)).collect(),
         None => schema.attributes.iter().collect(),
@@ -605,7 +381,7 @@ fn fields_schema(
             .filter(|_| request.reads_enumeration_values())
             .and_then(|name| enumerations.iter().find(|e| &e.name == name));
         if let Some(e) = values {
-            return arrow_field(&empty(
+            return field(&empty(
                 &a.name,
                 false,
                 e.datatype,
@@ -613,7 +389,7 @@ fn fields_schema(
                 a.nullable,
             ));
         }
-        let keys = arrow_field(&empty(
+        let keys = field(&empty(
             &a.name,
             false,
             a.datatype,

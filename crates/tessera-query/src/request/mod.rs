@@ -42,6 +42,8 @@ pub struct ReadRequest {
     pub(crate) versions: bool,
     pub(crate) delete_metadata: bool,
     pub(crate) enumeration_values: bool,
+    /// STRING_ASCII fields as Arrow Binary rather than Utf8.
+    pub(crate) ascii_as_binary: bool,
     pub(crate) return_buffers: bool,
     /// Bytes a batch may take; `None`: the whole read in one.
     pub(crate) budget: Option<u64>,
@@ -288,6 +290,35 @@ impl ReadRequest {
     /// ```
     pub fn enumeration_values(mut self, yes: bool) -> Self {
         self.enumeration_values = yes;
+        self
+    }
+
+    /// Whether STRING_ASCII dimensions and attributes become Arrow Binary
+    /// columns, the bytes as stored (default: no, Utf8 strings). libtiledb
+    /// stores any byte in a STRING_ASCII cell and gives it back as bytes,
+    /// while Arrow's Utf8 must be valid UTF-8: with the default, a batch
+    /// holding other bytes fails to convert, naming the column. Taken by
+    /// record batches ([`crate::stream::stream`], [`output_schema`](crate::arrow::output_schema));
+    /// the cells of a [`ReadResult`](crate::ReadResult) are bytes either way.
+    ///
+    /// ```
+    /// use arrow_schema::DataType;
+    /// use std::sync::Arc;
+    /// use tessera_query::stream::stream;
+    /// use tessera_query::{ReadRequest, ReadSession};
+    /// use tessera_storage::LocalFs;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/tiledb-0.36.1/sparse_strings/array");
+    /// let session = ReadSession::open(Arc::new(LocalFs), path.as_ref(), None).unwrap();
+    /// let batches = stream(session, ReadRequest::new().ascii_as_binary(true)).unwrap();
+    /// let schema = batches.schema();
+    /// // `name` is STRING_ASCII, `u` STRING_UTF8.
+    /// assert_eq!(schema.field_with_name("name").unwrap().data_type(), &DataType::Binary);
+    /// assert_eq!(schema.field_with_name("u").unwrap().data_type(), &DataType::Utf8);
+    /// let rows: usize = batches.map(|b| b.unwrap().num_rows()).sum();
+    /// assert_eq!(rows, 12);
+    /// ```
+    pub fn ascii_as_binary(mut self, yes: bool) -> Self {
+        self.ascii_as_binary = yes;
         self
     }
 

@@ -154,6 +154,8 @@ struct Conversion {
     /// Put over enumerated attributes' keys; none where values are read.
     dictionaries: Option<Dictionaries>,
     return_buffers: bool,
+    /// STRING_ASCII as Binary ([`ReadRequest::ascii_as_binary`]).
+    ascii_as_binary: bool,
 }
 
 impl Conversion {
@@ -170,15 +172,13 @@ impl Conversion {
             schema: SchemaRef::new(schema),
             dictionaries,
             return_buffers: request.return_buffers,
+            ascii_as_binary: request.ascii_as_binary,
         })
     }
 
     /// One result as a record batch of the read's schema.
     fn batch(&self, r: ReadResult) -> Result<RecordBatch, QueryError> {
-        let batch = match self.return_buffers {
-            true => r.into_record_batch_returning()?,
-            false => r.into_record_batch()?,
-        };
+        let batch = r.record_batch(self.return_buffers, self.ascii_as_binary)?;
         let batch = match &self.dictionaries {
             Some(d) => d.apply(batch)?,
             None => batch,

@@ -17,6 +17,22 @@ def _stored_under_nulls(t):
         pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
 
 
+def arrow_text(table):
+    """``table`` (a ``pyarrow.Table``) with its STRING_ASCII columns, read as
+    binary (libtiledb keeps any byte there), as the strings TileDB-Py's
+    Arrow results hold; a column holding bytes that are not UTF-8 stays
+    binary, as Arrow text must be UTF-8."""
+    for i, field in enumerate(table.schema):
+        if not pa.types.is_binary(field.type) or (field.metadata or {}).get(b"tiledb.datatype") != b"STRING_ASCII":
+            continue
+        try:
+            text = table.column(i).cast(pa.string())
+        except pa.ArrowInvalid:
+            continue
+        table = table.set_column(i, field.with_type(pa.string()), text)
+    return table
+
+
 def _field_numpy(column, dtype, nullable=False):
     """An Arrow column as numpy with TileDB-Py's dtypes: fixed cells as
     ``dtype``, variable-length text and bytes as object arrays; a column

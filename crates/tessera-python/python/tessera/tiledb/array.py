@@ -393,10 +393,11 @@ class Array:
 
     def _reader(self, subarray, attrs, dims, layout=None, cond=None, budget=1 << 30):
         """A ``pyarrow.RecordBatchReader`` over the cells, in batches of
-        about ``budget`` bytes."""
+        about ``budget`` bytes; STRING_ASCII fields as binary, whose bytes
+        need not be UTF-8 (:func:`arrow_text` makes them text)."""
         self._check_open("r")
         return errors(self._native.reader, attrs=attrs, subarray=subarray, condition=cond, layout=layout,
-                      dims=dims, budget=budget, enum_values=False)
+                      dims=dims, budget=budget, enum_values=False, ascii_binary=True)
 
     def _table(self, subarray, attrs, dims, layout=None, cond=None):
         reader = self._reader(subarray, attrs, dims, layout, cond)

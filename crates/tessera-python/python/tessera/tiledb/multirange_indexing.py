@@ -10,6 +10,7 @@ import numpy as np
 
 from ._values import extent, native_bound
 from . import stats
+from ._buffers import arrow_text
 from .label_query import label_data, label_ranges_of
 from .libtiledb import TileDBError
 
@@ -199,7 +200,7 @@ class DataFrameIndexer(MultiRangeIndexer):
             fields = _empty_result(a, attrs, dims)
             return pa.table({k: pa.array(v) for k, v in fields.items()})
         table = a._table(subarray or None, attrs, dims, a._layout(self.query), self.query._cond_text())
-        return table.select(dims + attrs)
+        return arrow_text(table.select(dims + attrs))
 
     def _shaped(self, fields):
         import pandas as pd
@@ -356,7 +357,7 @@ class ResultChunks:
         for batch in self._batches(budget):
             produced = True
             if indexer.query.return_arrow:
-                yield pa.Table.from_batches([batch]).select(self._dims + self._attrs)
+                yield arrow_text(pa.Table.from_batches([batch]).select(self._dims + self._attrs))
             else:
                 yield indexer._shaped(array._fields(batch, self._attrs, self._dims))
         if not produced:
