@@ -35,11 +35,21 @@ impl Cluster {
     /// A scheduler and two executors, on ports outside the ephemeral range
     /// (see `free_ports`), once each listens.
     fn start() -> Cluster {
-        let logs = std::env::temp_dir().join(format!("tessera-cluster-{}", std::process::id()));
+        Cluster::with_executors(2)
+    }
+
+    /// A scheduler and `executors` executors, once each listens.
+    fn with_executors(executors: usize) -> Cluster {
+        // The scheduler's; each executor's results and tasks ports.
+        let ports = free_ports(1 + 2 * executors);
+        // A folder of this cluster's own (tests run side by side).
+        let logs = std::env::temp_dir().join(format!(
+            "tessera-cluster-{}-{}",
+            std::process::id(),
+            ports[0]
+        ));
         let _ = std::fs::remove_dir_all(&logs);
         std::fs::create_dir_all(&logs).unwrap();
-        // The scheduler's; each executor's results and tasks ports.
-        let ports = free_ports(5);
         let address = |p: u16| format!("127.0.0.1:{p}");
         let scheduler = address(ports[0]);
         let spawn = |name: &str, args: &[&str]| {
@@ -253,6 +263,45 @@ fn cluster_queries_equal_local_ones() {
     if let Err(e) = cluster.stop() {
         panic!("the cluster did not shut down on SIGTERM: {e}");
     }
+}
+
+#[test]
+fn a_query_no_executor_takes_ends_at_its_timeout() {
+    let cluster = Cluster::with_executors(0);
+    let s = format!("s={}", fixture("sparse_2d"));
+    let query = |timeout: &str| {
+        cluster.run(&[
+            "sql",
+            "--cluster",
+            &cluster.scheduler,
+            &format!("--timeout={timeout}"),
+            "--table",
+            &s,
+            "SELECT count(*) FROM s",
+        ])
+    };
+    let started = Instant::now();
+    let (ok, _, err) = query("2");
+    assert!(!ok, "answered with no executor");
+    assert!(
+        err.contains("--timeout 2s") && err.contains("is an executor"),
+        "{err}"
+    );
+    assert!(started.elapsed() < QUERY_DEADLINE);
+    for bad in ["0", "-1", "soon"] {
+        let (ok, _, err) = query(bad);
+        assert!(!ok && err.contains(&format!("`{bad}`")), "{bad}: {err}");
+    }
+    // A query that ends in time is answered as without.
+    let (ok, out, err) = cluster.run(&[
+        "sql",
+        "--timeout",
+        "60",
+        "--table",
+        &s,
+        "SELECT count(*) AS n FROM s",
+    ]);
+    assert!(ok && out.starts_with("{\"n\":"), "{out}{err}");
 }
 
 #[test]

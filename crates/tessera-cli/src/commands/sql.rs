@@ -13,6 +13,7 @@ use datafusion::common::ScalarValue;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Run a SQL query over arrays.
 #[derive(clap::Args)]
@@ -37,6 +38,22 @@ pub struct Args {
     /// tables' URIs (local paths are sent absolute).
     #[arg(long, value_name = "HOST:PORT")]
     pub cluster: Option<String>,
+    /// Give up on the query after SECONDS, with an error (default: wait
+    /// as long as it runs). On a cluster with no executor, a query
+    /// waits for one until then.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
+}
+
+/// `--timeout`: a positive number of seconds.
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number of seconds"))?;
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("`{s}`: expected a positive number of seconds")),
+    }
 }
 
 /// `--format` of `tessera sql`.
@@ -85,11 +102,11 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             .map_err(|e| format!("--table {name}: {e}"))?;
         tables.push(table);
     }
-    let batches: Vec<RecordBatch> = runtime.block_on(async {
+    let query = async {
         let df = ctx.sql(&args.query).await?;
         let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await?;
-        match args.cluster {
+        match &args.cluster {
             // Flight hands results over with dictionaries as their values.
             Some(_) => {
                 let tables: Vec<&tessera_datafusion::TesseraTable> =
@@ -98,7 +115,13 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
             }
             None => Ok(batches),
         }
-    })?;
+    };
+    let batches: Vec<RecordBatch> = match args.timeout {
+        None => runtime.block_on(query)?,
+        Some(limit) => runtime
+            .block_on(async { tokio::time::timeout(limit, query).await })
+            .map_err(|_| timed_out(limit, args.cluster.as_deref()))??,
+    };
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         SqlFormat::Table
     } else {
@@ -115,6 +138,17 @@ pub fn run(args: Args) -> Result<ExitCode, BoxError> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The error of a query `--timeout` ended.
+fn timed_out(limit: Duration, cluster: Option<&str>) -> String {
+    let mut e = format!("the query had not finished after --timeout {limit:?}");
+    if let Some(c) = cluster {
+        e.push_str(&format!(
+            " on the cluster at {c}: is an executor (`tessera executor --scheduler {c}`) running and able to reach the tables?"
+        ));
+    }
+    e
 }
 
 /// One JSON object per row, keyed by the result's column names.
