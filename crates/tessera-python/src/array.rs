@@ -252,9 +252,9 @@ impl Array {
 
     /// A `pyarrow.RecordBatchReader` over the cells asked for, read in
     /// batches of about `budget` bytes on a thread of its own; with
-    /// `ascii_binary`, STRING_ASCII fields as binary (their bytes need not
+    /// `ascii_as_binary`, STRING_ASCII fields as binary (their bytes need not
     /// be UTF-8).
-    #[pyo3(signature = (attrs=None, subarray=None, condition=None, layout=None, dims=Dims::All(true), budget=1u64 << 30, enum_values=false, ascii_binary=false))]
+    #[pyo3(signature = (attrs=None, subarray=None, condition=None, layout=None, dims=Dims::All(true), budget=1u64 << 30, enum_values=false, ascii_as_binary=false))]
     #[allow(clippy::too_many_arguments)]
     fn reader<'py>(
         &self,
@@ -266,7 +266,7 @@ impl Array {
         dims: Dims,
         budget: u64,
         enum_values: bool,
-        ascii_binary: bool,
+        ascii_as_binary: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let condition = condition
             .map(|c| Expr::parse(&c, &self.array.schema))
@@ -276,7 +276,7 @@ impl Array {
             .with_ranges(ranges_from(&self.array, subarray)?)
             .budget(budget.max(1))
             .enumeration_values(enum_values)
-            .ascii_as_binary(ascii_binary);
+            .ascii_as_binary(ascii_as_binary);
         if let Some(a) = attrs {
             request = request.attributes(a);
         }

@@ -120,12 +120,12 @@ class Array:
     # Reads.
 
     def reader(self, attrs=None, subarray=None, where=None, layout=None, dims=True,
-               budget=_DEFAULT_BUDGET, enum_values=False):
+               budget=_DEFAULT_BUDGET, enum_values=False, ascii_as_binary=False):
         """A ``pyarrow.RecordBatchReader`` over the cells, read in batches of
         about ``budget`` bytes: for reads larger than memory."""
         return self._native.reader(attrs=_names(attrs), subarray=self._subarray(subarray),
                                    condition=where, layout=layout, dims=dims, budget=int(budget),
-                                   enum_values=enum_values)
+                                   enum_values=enum_values, ascii_as_binary=ascii_as_binary)
 
     def iter_batches(self, **kwargs):
         """The read's ``pyarrow.RecordBatch``es, one at a time (see :meth:`reader`)."""
@@ -138,12 +138,15 @@ class Array:
             yield batch
 
     def read(self, attrs=None, subarray=None, where=None, layout=None, dims=True,
-             budget=_DEFAULT_BUDGET, enum_values=False):
+             budget=_DEFAULT_BUDGET, enum_values=False, ascii_as_binary=False):
         """The cells as a ``pyarrow.Table``: dimensions (unless ``dims=False``;
         with ``dims=["x"]`` those named, in the schema's order) then
         attributes; enumerated attributes as dictionary columns over
-        their stored keys (``enum_values=True``: their values)."""
-        reader = self.reader(attrs, subarray, where, layout, dims, budget, enum_values)
+        their stored keys (``enum_values=True``: their values). ASCII
+        fields are strings; libtiledb keeps any byte in them, and
+        ``ascii_as_binary=True`` gives them as binary, for bytes that are
+        not UTF-8 (which strings refuse, naming the field)."""
+        reader = self.reader(attrs, subarray, where, layout, dims, budget, enum_values, ascii_as_binary)
         return _wrap_errors(reader.read_all)
 
     def __arrow_c_stream__(self, requested_schema=None):

@@ -204,7 +204,17 @@ pub(super) fn column_array(
     let array: ArrayRef = match kind(c.datatype, ascii_binary) {
         Kind::Utf8 => {
             let offsets = byte_offsets(&c)?;
-            Arc::new(StringArray::try_new(offsets, buffer(c.data, back), nulls).map_err(invalid)?)
+            let ascii = c.datatype == Datatype::StringAscii;
+            let text = StringArray::try_new(offsets, buffer(c.data, back), nulls);
+            // libtiledb keeps any byte in ASCII cells; say how to read them.
+            Arc::new(text.map_err(|e| match ascii {
+                true => QueryError::Invalid(format!(
+                    "column `{}` (STRING_ASCII) holds bytes that are not UTF-8, which Arrow \
+                     text cannot: read it as binary (`ascii_as_binary`): {e}",
+                    c.name
+                )),
+                false => invalid(e),
+            })?)
         }
         Kind::Binary => {
             let offsets = byte_offsets(&c)?;
@@ -282,7 +292,8 @@ mod tests {
             validity: None,
         };
         let e = column_array(column.clone(), None, false).unwrap_err();
-        assert!(e.to_string().contains("column `d`"), "{e}");
+        assert!(e.to_string().contains("column `d` (STRING_ASCII)"), "{e}");
+        assert!(e.to_string().contains("ascii_as_binary"), "{e}");
         let a = column_array(column.clone(), None, true).unwrap();
         let values: Vec<&[u8]> = a.as_binary::<i32>().iter().map(Option::unwrap).collect();
         assert_eq!(values, [&b"a"[..], b"\x81", b"bc"]);

@@ -397,7 +397,7 @@ class Array:
         need not be UTF-8 (:func:`arrow_text` makes them text)."""
         self._check_open("r")
         return errors(self._native.reader, attrs=attrs, subarray=subarray, condition=cond, layout=layout,
-                      dims=dims, budget=budget, enum_values=False, ascii_binary=True)
+                      dims=dims, budget=budget, enum_values=False, ascii_as_binary=True)
 
     def _table(self, subarray, attrs, dims, layout=None, cond=None):
         reader = self._reader(subarray, attrs, dims, layout, cond)

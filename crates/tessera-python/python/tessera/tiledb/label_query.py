@@ -32,7 +32,7 @@ class LabelData:
         lo, hi = ned[0]
         reader = errors(native.reader, attrs=[label.label_attr_name], subarray={"index": [(lo, hi)]},
                         condition=None, layout=None, dims=True, budget=1 << 30, enum_values=False,
-                        ascii_binary=True)
+                        ascii_as_binary=True)
         table = reader.read_all()
         self.index = table.column("index").to_numpy()
         column = table.column(label.label_attr_name)
