@@ -10,7 +10,7 @@ use arrow_pyarrow::PyArrowType;
 use pyo3::prelude::*;
 use std::path::Path;
 use tessera::storage::Location;
-use tessera_write::{BoxWriter, FragmentWriter, WriteOptions};
+use tessera_write::{BoxWriter, Duplicates, FragmentWriter, WriteOptions};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -81,7 +81,7 @@ fn schema_doc(schema_json: &str) -> PyResult<tessera::schema::json::SchemaDocume
 /// the box's cells in row-major order, and no coordinate is written or
 /// checked.
 #[pyfunction]
-#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=StorageOptions::new()))]
+#[pyo3(signature = (uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=StorageOptions::new(), duplicates="refuse"))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -92,11 +92,13 @@ pub fn write(
     budget: Option<u64>,
     subarray: Option<Vec<(i128, i128)>>,
     storage_options: StorageOptions,
+    duplicates: &str,
 ) -> PyResult<Vec<String>> {
     let options = WriteOptions {
         timestamp,
         key: parse_key(key)?,
         budget,
+        duplicates: parse_duplicates(duplicates)?,
         ..Default::default()
     };
     let stream = data.0;
@@ -129,6 +131,21 @@ pub fn write(
         })
     })
     .map_err(|e| py_msg(message(&*e)))
+}
+
+/// `duplicates=`: what a sparse write does with cells given twice at one
+/// coordinate ([`Duplicates`]).
+fn parse_duplicates(s: &str) -> PyResult<Duplicates> {
+    Ok(match s {
+        "refuse" => Duplicates::Refuse,
+        "keep" => Duplicates::Keep,
+        "drop" => Duplicates::Drop,
+        other => {
+            return Err(py_msg(format!(
+                "duplicates=`{other}`: expected refuse, keep or drop"
+            )))
+        }
+    })
 }
 
 /// Writes the box `bounds` whose cells `batch` holds row-major: band by

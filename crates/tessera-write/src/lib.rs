@@ -44,7 +44,7 @@ pub mod rows;
 pub use create::{create_array, generic_tile_pipeline};
 pub use error::WriteError;
 pub use fragment::{
-    latest_schema, AsyncFragmentWriter, BoxWriter, FragmentWriter, RowMajorWriter,
+    latest_schema, AsyncFragmentWriter, BoxWriter, Duplicates, FragmentWriter, RowMajorWriter,
     SortedFragmentWriter, Walk, WriteOptions,
 };
 pub use rows::Rows;

@@ -45,6 +45,7 @@ pub use on_store::{latest_schema, AsyncFragmentWriter};
 pub(crate) use on_store::{on_pool, OnStore};
 use rayon::prelude::*;
 pub use row_major::{RowMajorWriter, Walk};
+pub use sparse::Duplicates;
 use stats::{field_summary, TileStats};
 use std::ops::Range;
 use std::sync::Arc;
@@ -83,6 +84,10 @@ pub struct WriteOptions {
     /// until it finishes, and is refused when that outgrows the budget; a
     /// [`BoxWriter`] takes the box a band of tiles at a time instead.
     pub budget: Option<u64>,
+    /// What a sparse write does with cells given twice at one coordinate
+    /// in an array that does not allow duplicates (default: refuses the
+    /// write).
+    pub duplicates: Duplicates,
 }
 
 /// Where a sparse fragment's cells go, before they are filtered.
@@ -146,6 +151,8 @@ pub struct FragmentWriter {
     /// Cells held, not yet written.
     cells: usize,
     budget: Option<u64>,
+    /// Cells given twice at one coordinate (sparse, no duplicates allowed).
+    duplicates: Duplicates,
     /// Fragments written, not yet committed, and their cells.
     parts: Vec<FragmentFolder>,
     written: usize,
@@ -229,6 +236,7 @@ impl FragmentWriter {
             timestamp: options.timestamp.unwrap_or_else(now_ms),
             cells: 0,
             budget: options.budget,
+            duplicates: options.duplicates,
             parts: Vec::new(),
             written: 0,
             consolidated: None,

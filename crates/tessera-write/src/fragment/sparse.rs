@@ -12,27 +12,58 @@ use tessera_cells::order::GlobalOrder;
 use tessera_fragment::RTree;
 use tessera_schema::{Range1D, Value};
 
+/// What a sparse write does with cells given twice at one coordinate, in
+/// an array whose schema does not allow duplicates: libtiledb's
+/// `sm.check_coord_dups` and `sm.dedup_coords` settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Duplicates {
+    /// The write is refused, naming the coordinates (libtiledb's default).
+    #[default]
+    Refuse,
+    /// Every cell is written, as libtiledb does with `sm.check_coord_dups`
+    /// off: a read then gives any of them.
+    Keep,
+    /// One cell of each coordinate is written, the first given, as
+    /// libtiledb does with `sm.dedup_coords` on (which one it keeps, its
+    /// sort decides).
+    Drop,
+}
+
 impl FragmentWriter {
     /// The cells sorted and cut into tiles, with their R-tree.
     pub(super) fn sparse_layout(&self) -> Result<Layout, WriteError> {
         let dims = self.schema.dimensions.len();
-        let order = {
-            let b = &self.buffers;
-            let f = &self.fields;
-            let coord = |i: usize, j: usize| b[j].value(i, f[j].cell_size() as usize);
-            GlobalOrder::new(&self.schema).sort(self.cells, &coord)
-        };
+        let b = &self.buffers;
+        let f = &self.fields;
+        let coord = |i: usize, j: usize| b[j].value(i, f[j].cell_size() as usize);
+        let mut order = GlobalOrder::new(&self.schema).sort(self.cells, &coord);
+        // Kept versions share coordinates (their timestamps differ).
+        let unique = !self.schema.allows_dups && !self.has_timestamps();
+        if unique && self.duplicates == Duplicates::Drop {
+            // The first of each run of cells at one coordinate kept.
+            let same = |a: usize, b: usize| (0..dims).all(|j| coord(a, j) == coord(b, j));
+            let mut kept: Vec<usize> = Vec::with_capacity(order.len());
+            for &i in &order {
+                if kept.last().is_none_or(|&k| !same(k, i)) {
+                    kept.push(i);
+                }
+            }
+            order = kept;
+        }
         let cells: Vec<FieldBuffer> = self
             .buffers
             .par_iter()
             .zip(&self.fields)
             .map(|(b, f)| b.permuted(&order, f.cell_size() as usize, (&[], 0)))
             .collect();
-        self.check_duplicates(&cells)?;
+        let n = order.len();
+        if unique && self.duplicates == Duplicates::Refuse {
+            self.check_duplicates(&cells, n)?;
+        }
         let capacity = self.schema.capacity.max(1) as usize;
-        let tiles: Vec<Range<usize>> = (0..self.cells)
+        let tiles: Vec<Range<usize>> = (0..n)
             .step_by(capacity)
-            .map(|s| s..(s + capacity).min(self.cells))
+            .map(|s| s..(s + capacity).min(n))
             .collect();
         let mbrs: Vec<Vec<Range1D>> = tiles
             .iter()
@@ -73,12 +104,8 @@ impl FragmentWriter {
             .collect()
     }
 
-    /// No two cells share coordinates, unless the schema allows duplicates.
-    fn check_duplicates(&self, sorted: &[FieldBuffer]) -> Result<(), WriteError> {
-        // Kept versions share coordinates (their timestamps differ).
-        if self.schema.allows_dups || self.has_timestamps() {
-            return Ok(());
-        }
+    /// No two of the `n` sorted cells share coordinates.
+    fn check_duplicates(&self, sorted: &[FieldBuffer], n: usize) -> Result<(), WriteError> {
         let dims = &self.fields[..self.schema.dimensions.len()];
         let same = |a: usize, b: usize| {
             dims.iter().enumerate().all(|(j, f)| {
@@ -86,7 +113,7 @@ impl FragmentWriter {
                 sorted[j].value(a, cs) == sorted[j].value(b, cs)
             })
         };
-        match (1..self.cells).find(|&i| same(i - 1, i)) {
+        match (1..n).find(|&i| same(i - 1, i)) {
             None => Ok(()),
             Some(i) => {
                 let coords: Vec<String> = dims

@@ -428,7 +428,7 @@ class Array:
         ts = self._timestamp if isinstance(self._timestamp, int) else timestamp
         with stats.timer("tessera.write_time"):
             names = errors(_native.write, self._uri, table, ts, self._key, None, subarray,
-                           storage(self._uri, self._ctx))
+                           storage(self._uri, self._ctx), _duplicates(self.ctx.config()))
         # Each fragment by URI, with the timestamps its name holds.
         base = self._uri.rstrip("/") + "/__fragments/"
         self._last_write_info = {base + n: tuple(int(t) for t in n.split("_")[2:4]) for n in names}
@@ -450,6 +450,16 @@ class Array:
         # Reopened where it is unpickled (a worker, another process).
         config = self._ctx.config() if self._ctx is not None else None
         return (_reopen, (type(self), self._uri, self._mode, self._key, self._timestamp, self._view_attr, config))
+
+
+def _duplicates(config):
+    """What a sparse write does with cells at one coordinate, as libtiledb's
+    ``sm.dedup_coords`` (first) and ``sm.check_coord_dups`` say."""
+    if config.get("sm.dedup_coords", raise_keyerror=False) == "true":
+        return "drop"
+    if config.get("sm.check_coord_dups", raise_keyerror=False) == "false":
+        return "keep"
+    return "refuse"
 
 
 def _reopen(cls, uri, mode, key, timestamp, attr, config):
