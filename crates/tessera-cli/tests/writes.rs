@@ -113,6 +113,38 @@ fn write_copies_cells_and_refuses_bad_input() {
         ("not json", "line 1: not JSON"),
     ];
     refused(&dir, b, &before, &cases);
+    // Cells twice at one coordinate, kept or one dropped when asked.
+    let f = dir.join("twice.jsonl");
+    let write_twice = |x: i64, how: &str| {
+        let cell = |i: i64| format!("{{\"x\":{x},\"y\":2,\"f\":1.5,\"i\":{i}}}\n");
+        std::fs::write(&f, cell(3) + &cell(4)).unwrap();
+        let (ok, _, err) = tessera(&[
+            "write",
+            b,
+            "--input",
+            f.to_str().unwrap(),
+            "--duplicates",
+            how,
+        ]);
+        // The newest fragment's line (fragments list oldest first).
+        let (_, listed, _) = tessera(&["fragments", b]);
+        (
+            ok,
+            err,
+            listed.lines().last().unwrap_or_default().to_owned(),
+        )
+    };
+    let (ok, err, newest) = write_twice(90, "keep");
+    assert!(ok && newest.contains("cells=2"), "{err}{newest}");
+    let (ok, err, newest) = write_twice(91, "drop");
+    assert!(ok && newest.contains("cells=1"), "{err}{newest}");
+    let (_, read, _) = tessera(&["read", b, "--where", "x = 91"]);
+    assert!(
+        read.contains("{\"x\":91,\"y\":2,\"f\":1.5,\"i\":3}"),
+        "{read}"
+    );
+    let (ok, err, _) = write_twice(92, "ignore");
+    assert!(!ok && err.contains("refuse, keep, drop"), "{err}");
     // A dense write covers a box exactly once.
     let b = dir.join("dense_partial_fill");
     let b = b.to_str().unwrap();

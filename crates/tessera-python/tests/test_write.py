@@ -88,6 +88,25 @@ def test_write_refusals_leave_nothing_visible(scratch):
         tessera.write(uri, 42)
 
 
+def test_duplicates_are_refused_kept_or_dropped_as_asked(scratch):
+    """Cells twice at one coordinate: refused (nothing visible, the
+    coordinates named), all kept, or the first kept; TileDB-Py reads the
+    cells written."""
+    cells = {"x": np.array([3, 1, 3], np.int64), "name": ["a", "b", "a"], "v": [1.0, 2.0, 3.0], "s": ["p", "q", "r"]}
+    for duplicates, want in [("keep", [(1, 2.0), (3, 1.0), (3, 3.0)]), ("drop", [(1, 2.0), (3, 1.0)])]:
+        uri = str(scratch / duplicates)
+        tessera.create(uri, SPARSE)
+        with pytest.raises(tessera.TesseraError, match='two cells at x = 3, name = "a"'):
+            tessera.write(uri, cells)
+        assert tessera.open(uri).fragments == []
+        tessera.write(uri, cells, duplicates=duplicates)
+        with tiledb.open(uri) as T:
+            got = T[:]
+        assert sorted(zip(got["x"].tolist(), got["v"].tolist())) == want
+    with pytest.raises(tessera.TesseraError, match="refuse, keep or drop"):
+        tessera.write(uri, cells, duplicates="ignore")
+
+
 def test_dense_box_write_read_by_tiledb_py(scratch):
     """A dense write given as a box and attributes only (no coordinates),
     as TileDB-Py's ``A[2:6, 0:10] = data`` takes it."""

@@ -40,6 +40,29 @@ pub struct Args {
     /// budget (default 256 MiB). Default: unbounded.
     #[arg(long, value_parser = parse_size)]
     pub budget: Option<u64>,
+    /// Cells given twice at one coordinate of a sparse array that does not
+    /// allow duplicates: refuse the write, keep them all (a read gives any
+    /// of them), or drop all but the first given.
+    #[arg(long, value_enum, default_value = "refuse")]
+    pub duplicates: DuplicateCells,
+}
+
+/// `--duplicates` of `tessera write`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum DuplicateCells {
+    Refuse,
+    Keep,
+    Drop,
+}
+
+impl From<DuplicateCells> for tessera_write::Duplicates {
+    fn from(d: DuplicateCells) -> Self {
+        match d {
+            DuplicateCells::Refuse => tessera_write::Duplicates::Refuse,
+            DuplicateCells::Keep => tessera_write::Duplicates::Keep,
+            DuplicateCells::Drop => tessera_write::Duplicates::Drop,
+        }
+    }
 }
 
 /// Cells handed to the writer at a time (JSON lines).
@@ -59,6 +82,7 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
         timestamp: args.timestamp,
         key: parse_key(&args.key)?,
         budget: args.budget,
+        duplicates: args.duplicates.into(),
         ..Default::default()
     };
     // Text rows go to the writer in batches well inside the budget.
@@ -91,11 +115,16 @@ pub fn run(args: Args, stores: &Stores) -> Result<ExitCode, BoxError> {
         let crash = &mut || crate::commands::consolidate::crash_if(&crash_after, "FragmentWritten");
         Ok((cells, writer.finish_observed(crash)?))
     })?;
+    // Dropped duplicates are counted among the cells given.
+    let wrote = match args.duplicates {
+        DuplicateCells::Drop => format!("took {cells} cells (one written a coordinate)"),
+        _ => format!("wrote {cells} cells"),
+    };
     match names.as_slice() {
         [] => eprintln!("no cells: nothing written"),
-        [name] => eprintln!("wrote {cells} cells: fragment {name}"),
+        [name] => eprintln!("{wrote}: fragment {name}"),
         names => eprintln!(
-            "wrote {cells} cells: {} fragments (cut by --budget), {}",
+            "{wrote}: {} fragments (cut by --budget), {}",
             names.len(),
             names.join(", ")
         ),

@@ -171,14 +171,16 @@ class Array:
         """Half-open slices, numpy arrays by field (dense: shaped like the box)."""
         return _Query(self)[key]
 
-    def write(self, data, timestamp=None, budget=None, subarray=None):
+    def write(self, data, timestamp=None, budget=None, subarray=None, duplicates="refuse"):
         """Writes ``data`` (pyarrow, pandas, a dict of columns, any Arrow
         stream) as a new fragment; returns the fragment names. A dense
-        write may give its box as ``subarray`` and only attributes
+        write may give its box as ``subarray`` and only attributes;
+        ``duplicates`` says what becomes of cells twice at one coordinate
         (see :func:`tessera.write`)."""
         from ._write import write
 
-        return write(self.uri, data, timestamp=timestamp, key=self._key, budget=budget, subarray=subarray)
+        return write(self.uri, data, timestamp=timestamp, key=self._key, budget=budget, subarray=subarray,
+                     duplicates=duplicates)
 
     # Pictures.
 

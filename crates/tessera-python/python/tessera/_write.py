@@ -21,7 +21,8 @@ def create(uri, schema, key=None, storage_options=None):
     _native.create(str(uri), schema, key, storage_pairs(storage_options))
 
 
-def write(uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=None):
+def write(uri, data, timestamp=None, key=None, budget=None, subarray=None, storage_options=None,
+          duplicates="refuse"):
     """Writes ``data`` as one new fragment of the array at ``uri`` (sparse:
     cells in any order; dense: cells covering a box exactly once); returns
     the fragment names. ``data``: a ``pyarrow.Table``, ``RecordBatch`` or
@@ -39,12 +40,16 @@ def write(uri, data, timestamp=None, key=None, budget=None, subarray=None, stora
         tessera.write(uri, {"a": np.zeros((4, 10))}, subarray={"r": (2, 5), "c": (0, 9)})
 
     ``storage_options`` configure an object store as :func:`tessera.open`'s.
+    Cells given twice at one coordinate of a sparse array that does not
+    allow duplicates refuse the write (``duplicates="refuse"``), or are
+    all written (``"keep"``: a read gives any of them), or one of them is,
+    the first given (``"drop"``).
     """
     bounds = None if subarray is None else _box(uri, subarray, key, storage_options)
     if isinstance(data, dict):
         data = {k: _column(v, bounds is not None) for k, v in data.items()}
     options = storage_pairs(storage_options)
-    return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds, options)
+    return _native.write(str(uri), _stream(data), timestamp, key, budget, bounds, options, duplicates)
 
 
 def _box(uri, subarray, key, storage_options):
