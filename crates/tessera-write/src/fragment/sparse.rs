@@ -38,17 +38,19 @@ impl FragmentWriter {
         let coord = |i: usize, j: usize| b[j].value(i, f[j].cell_size() as usize);
         let mut order = GlobalOrder::new(&self.schema).sort(self.cells, &coord);
         // Kept versions share coordinates (their timestamps differ).
-        let unique = !self.schema.allows_dups && !self.has_timestamps();
-        if unique && self.duplicates == Duplicates::Drop {
-            // The first of each run of cells at one coordinate kept.
+        if !self.schema.allows_dups && !self.has_timestamps() {
             let same = |a: usize, b: usize| (0..dims).all(|j| coord(a, j) == coord(b, j));
-            let mut kept: Vec<usize> = Vec::with_capacity(order.len());
-            for &i in &order {
-                if kept.last().is_none_or(|&k| !same(k, i)) {
-                    kept.push(i);
+            match self.duplicates {
+                Duplicates::Refuse => {
+                    if let Some(w) = order.windows(2).find(|w| same(w[0], w[1])) {
+                        return Err(self.duplicate_at(w[1]));
+                    }
                 }
+                // The first of each run of cells at one coordinate kept
+                // (the sort is stable).
+                Duplicates::Drop => order.dedup_by(|later, kept| same(*kept, *later)),
+                Duplicates::Keep => {}
             }
-            order = kept;
         }
         let cells: Vec<FieldBuffer> = self
             .buffers
@@ -57,9 +59,6 @@ impl FragmentWriter {
             .map(|(b, f)| b.permuted(&order, f.cell_size() as usize, (&[], 0)))
             .collect();
         let n = order.len();
-        if unique && self.duplicates == Duplicates::Refuse {
-            self.check_duplicates(&cells, n)?;
-        }
         let capacity = self.schema.capacity.max(1) as usize;
         let tiles: Vec<Range<usize>> = (0..n)
             .step_by(capacity)
@@ -104,32 +103,19 @@ impl FragmentWriter {
             .collect()
     }
 
-    /// No two of the `n` sorted cells share coordinates.
-    fn check_duplicates(&self, sorted: &[FieldBuffer], n: usize) -> Result<(), WriteError> {
+    /// The error refusing a write with two cells at the coordinates of
+    /// cell `i` (as given).
+    fn duplicate_at(&self, i: usize) -> WriteError {
         let dims = &self.fields[..self.schema.dimensions.len()];
-        let same = |a: usize, b: usize| {
-            dims.iter().enumerate().all(|(j, f)| {
-                let cs = f.cell_size() as usize;
-                sorted[j].value(a, cs) == sorted[j].value(b, cs)
+        let coords: Vec<String> = (dims.iter().zip(&self.buffers))
+            .map(|(f, b)| {
+                let v = Value::decode(f.datatype, b.value(i, f.cell_size() as usize));
+                format!("{} = {}", f.name, v.display())
             })
-        };
-        match (1..n).find(|&i| same(i - 1, i)) {
-            None => Ok(()),
-            Some(i) => {
-                let coords: Vec<String> = dims
-                    .iter()
-                    .enumerate()
-                    .map(|(j, f)| {
-                        let v =
-                            Value::decode(f.datatype, sorted[j].value(i, f.cell_size() as usize));
-                        format!("{} = {}", f.name, v.display())
-                    })
-                    .collect();
-                Err(WriteError::Input(format!(
-                    "two cells at {}: the array does not allow duplicates",
-                    coords.join(", ")
-                )))
-            }
-        }
+            .collect();
+        WriteError::Input(format!(
+            "two cells at {}: the array does not allow duplicates",
+            coords.join(", ")
+        ))
     }
 }
