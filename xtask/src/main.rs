@@ -46,6 +46,10 @@ fn main() {
     if !task.starts_with("bench") && task != "floor" {
         common::without_libtiledb_tile_merge();
     }
+    // The floor's buffers in heaps backed by huge pages, as `tessera read`'s.
+    if task == "floor" {
+        tessera_alloc::huge_heap();
+    }
     let r = match args.first().map(String::as_str) {
         Some("fixtures") => fixtures(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),

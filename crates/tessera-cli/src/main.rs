@@ -91,6 +91,18 @@ impl Command {
             _ => true,
         }
     }
+
+    /// Whether the command makes one read (or query) and exits: its
+    /// buffers are kept in heaps backed by huge pages
+    /// ([`tessera_alloc::huge_heap`]).
+    fn reads_and_exits(&self) -> bool {
+        match self {
+            #[cfg(feature = "sql")]
+            Command::Sql(_) => true,
+            Command::Read(_) | Command::Aggregate(_) => true,
+            _ => false,
+        }
+    }
 }
 
 fn run(cli: Cli, stores: &storage::Stores) -> Result<ExitCode, BoxError> {
@@ -159,6 +171,9 @@ fn main() -> ExitCode {
     // runtime (SQL, the cluster's servers) block the main thread in it: it
     // would be a pool thread that never takes work, and every read would
     // decode on the other threads alone (on two cores, one).
+    if cli.command.reads_and_exits() {
+        tessera_alloc::huge_heap();
+    }
     let pool = rayon::ThreadPoolBuilder::new();
     let pool = match cli.command.reads_on_main_thread() {
         true => pool.use_current_thread(),
