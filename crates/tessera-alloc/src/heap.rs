@@ -44,19 +44,9 @@ fn program_break() -> usize {
     }
 }
 
-/// Advises `[start, end)` (page-aligned outward) to use huge pages.
+/// Advises `[start, end)` (the start page-aligned down) to use huge pages.
 fn advise(start: usize, end: usize) {
-    let start = start / 4096 * 4096;
-    if end > start {
-        // SAFETY: MADV_HUGEPAGE only changes how the kernel backs mapped
-        // anonymous memory, never its contents; a range holding unmapped
-        // pages fails (ENOMEM) and changes nothing else, so the result is
-        // ignored.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
+    crate::madvise::huge_pages(start / 4096 * 4096, end);
 }
 
 /// Keeps buffers below [`MMAP_THRESHOLD`] in glibc's heaps, grows the main
@@ -75,10 +65,15 @@ pub fn enable() {
     ON.store(true, Ordering::Relaxed);
 }
 
-/// After glibc handed out `p` (of `size` bytes): advises the heap it came
-/// from if that heap grew or is new.
+/// Whether heaps are advised (a program called [`enable`]).
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// After glibc handed out `p` (of `size` bytes), heaps being advised
+/// ([`on`]): advises the heap it came from if that heap grew or is new.
 pub fn after_alloc(p: *mut u8, size: usize) {
-    if p.is_null() || size >= MMAP_THRESHOLD || !ON.load(Ordering::Relaxed) {
+    if p.is_null() || size >= MMAP_THRESHOLD {
         return;
     }
     let at = p as usize;

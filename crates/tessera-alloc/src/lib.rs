@@ -31,6 +31,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod heap;
+#[cfg(target_os = "linux")]
+mod madvise;
 
 /// Allocations from this size up are advised to use huge pages: two huge
 /// pages' worth, so at least one aligned huge page lies inside. (Measured:
@@ -42,7 +44,6 @@ pub const LARGE: usize = 4 << 20;
 pub struct HugePages;
 
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
 mod advise {
     use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -77,23 +78,17 @@ mod advise {
         }
         let start = (p as usize).next_multiple_of(HUGE);
         let end = (p as usize + len) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: [start, end) lies inside an allocation we were just
-            // handed, and MADV_HUGEPAGE only changes how the kernel backs
-            // those pages, never their contents. A failure (THP disabled, an
-            // old kernel) leaves the memory as it was, so its result is ignored.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
+        // [start, end) lies inside an allocation we were just handed.
+        crate::madvise::huge_pages(start, end);
     }
 }
 
 /// After the system allocator handed out `p` of `size` bytes: the advice
 /// its heap or its own mapping gets.
 fn advise_after(p: *mut u8, size: usize) {
+    // The heap's switch first: off (libraries, writes), one load.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if advise::enabled() {
+    if heap::on() && advise::enabled() {
         heap::after_alloc(p, size);
     }
     if size >= LARGE {

@@ -2,4 +2,4 @@
 //! crate root on top), and no files import one another in a cycle:
 //! `tessera_module_order::check` says what it checks.
 
-tessera_module_order::test!("heap");
+tessera_module_order::test!("madvise", "heap");
